@@ -1,0 +1,108 @@
+# pg2osync - one Makefile for every tool.
+#
+#   make                 build every tool into build/bin
+#   make SAN=1           the same with AddressSanitizer + UBSan, into build-san/
+#   make check           every test (unit, golden, integration on real servers),
+#                        then again under ASan+UBSan; see tests/README.md
+#   make unit            unit tests only (no servers)
+#   make bench           throughput / latency / memory numbers
+#   make demo            a throwaway PostgreSQL + OpenSearch, synced live
+#   make install PREFIX=/usr/local DESTDIR=
+
+PREFIX	?= /usr/local
+BINDIR	?= $(PREFIX)/bin
+CC	?= cc
+SAN	?=
+
+ifeq ($(SAN),1)
+B	:= build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+OPT	:= -O1 -g
+else
+B	:= build
+SANFLAGS :=
+OPT	:= -O2 -g
+endif
+
+PG_INC	:= $(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql)
+CPPFLAGS += -I lib -I $(PG_INC) -I /usr/include/mariadb -D_GNU_SOURCE
+CFLAGS	+= -std=c11 $(OPT) -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
+	   -Wno-missing-field-initializers $(SANFLAGS) -MMD -MP
+LDFLAGS	+= $(SANFLAGS)
+LDLIBS	:= -lpq -lcurl -ljansson -lyaml -lssl -lcrypto -lm
+
+# tool directory -> installed program name
+TOOLS	:= capture-pg shaper writer ckpt supervisor
+prog_capture-pg	:= capture-pg
+prog_shaper	:= shaper
+prog_writer	:= writer
+prog_ckpt	:= ckpt
+prog_supervisor	:= pg2osync-supervise
+
+LIB_SRC	:= $(wildcard lib/*.c)
+LIB_OBJ	:= $(LIB_SRC:%.c=$(B)/%.o)
+LIB_A	:= $(B)/lib/libp2o.a
+
+# every tool's modules except main.c go in an archive, so unit tests can
+# link a tool's module without its main()
+define tool_rules
+$(1)_SRC := $$(filter-out $(1)/main.c,$$(wildcard $(1)/*.c))
+$(1)_OBJ := $$($(1)_SRC:%.c=$(B)/%.o)
+$(B)/$(1)/lib$(1).a: $$($(1)_OBJ)
+	@mkdir -p $$(@D)
+	rm -f $$@ && ar rcs $$@ $$^
+$(B)/bin/$(prog_$(1)): $(B)/$(1)/main.o $(B)/$(1)/lib$(1).a $(LIB_A)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+endef
+$(foreach t,$(TOOLS),$(eval $(call tool_rules,$(t))))
+
+BINS	:= $(foreach t,$(TOOLS),$(B)/bin/$(prog_$(t)))
+TOOL_A	:= $(foreach t,$(TOOLS),$(B)/$(t)/lib$(t).a)
+
+UNIT_SRC := $(wildcard tests/unit/t-*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+HELPER_SRC := $(wildcard tests/helper/*.c)
+HELPER_BIN := $(HELPER_SRC:tests/helper/%.c=$(B)/tests/%)
+
+all: $(BINS) $(UNIT_BIN) $(HELPER_BIN)
+
+$(B)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(LIB_A): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/tests/%: $(B)/tests/unit/%.o $(TOOL_A) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(TOOL_A) $(LIB_A) $(LDLIBS)
+
+$(B)/tests/%: $(B)/tests/helper/%.o $(TOOL_A) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(TOOL_A) $(LIB_A) $(LDLIBS)
+
+unit: all
+	prove -e '' $(UNIT_BIN)
+
+check:
+	tests/check.sh
+
+bench: all
+	tests/bench/run.sh
+
+demo: all
+	examples/demo.sh
+
+install: $(BINS)
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)
+
+clean:
+	rm -rf build build-san
+
+.PHONY: all unit check bench demo install clean
+.SECONDARY:
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,54 @@
+/*
+ * jscan.h - a strict, allocation-free JSON validator and scanner.
+ *
+ * The data path never builds a tree: a frame is validated once (jscan_validate)
+ * and then read through spans that point into the frame's own bytes, so a
+ * document can be copied into a bulk body without re-encoding it. All the
+ * span functions below require input that jscan_validate accepted.
+ */
+#ifndef JSCAN_H
+#define JSCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum jtype { J_INVALID, J_OBJECT, J_ARRAY, J_STRING, J_NUMBER, J_TRUE,
+	J_FALSE, J_NULL };
+
+struct jspan {
+	const char *p;	/* first byte of the value (the quote, for a string) */
+	size_t	n;	/* bytes of the value, nothing around it */
+};
+
+/* RFC 8259: exactly one value with optional surrounding whitespace, UTF-8
+ * checked, nesting at most 512 deep. 0 if valid; else -1 and *err_off / *why
+ * tell where and what. */
+int	jscan_validate(const char *s, size_t n, size_t *err_off,
+	    const char **why);
+
+enum jtype jspan_type(struct jspan);
+
+/* iterate over an object's members / an array's elements */
+struct jiter {
+	const char *p, *end;
+	int	first;
+};
+int	jiter_init(struct jiter *, struct jspan container);	/* -1 if not obj/arr */
+/* 1 and the member (key is the raw string span incl. quotes), 0 at the end */
+int	jiter_member(struct jiter *, struct jspan *key, struct jspan *val);
+int	jiter_elem(struct jiter *, struct jspan *val);
+
+/* find a member of an object by its (unescaped) name: 1 found, 0 absent */
+int	jobj_get(struct jspan obj, const char *name, struct jspan *val);
+
+/* 1 if the string span's unescaped content equals s */
+int	jstr_eq(struct jspan str, const char *s);
+/* unescape a string span into a NUL-terminated heap copy (xmalloc) */
+char	*jstr_dup(struct jspan str);
+/* unescape into buf (NUL-terminated); -1 if it does not fit */
+int	jstr_copy(struct jspan str, char *buf, size_t cap);
+/* an unsigned integer without sign, fraction or exponent, fitting 64 bits */
+int	jnum_u64(struct jspan num, uint64_t *out);
+int	jnum_i64(struct jspan num, int64_t *out);
+
+#endif
