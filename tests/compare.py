@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""compare.py OS_URL INDEX SRC.json - does the index hold exactly the rows in
+SRC.json (a JSON array of row objects, keyed by "id"), by content?
+
+Prints the differences and exits 1 when there are any. Values are compared as
+JSON after the pipeline's documented mapping, which the caller's SQL applies
+(numeric as text, and so on)."""
+import json
+import sys
+import urllib.request
+
+
+def fetch_all(url, index):
+    docs = {}
+    body = json.dumps({"size": 10000, "sort": ["_doc"],
+                       "query": {"match_all": {}}}).encode()
+    req = urllib.request.Request(f"{url}/{index}/_search?scroll=1m", data=body,
+                                 headers={"Content-Type": "application/json"})
+    try:
+        res = json.load(urllib.request.urlopen(req, timeout=60))
+    except urllib.error.HTTPError as e:
+        if e.code == 404:
+            return docs
+        raise
+    while True:
+        hits = res["hits"]["hits"]
+        if not hits:
+            break
+        for h in hits:
+            docs[h["_id"]] = h["_source"]
+        req = urllib.request.Request(
+            f"{url}/_search/scroll",
+            data=json.dumps({"scroll": "1m", "scroll_id": res["_scroll_id"]}).encode(),
+            headers={"Content-Type": "application/json"})
+        res = json.load(urllib.request.urlopen(req, timeout=60))
+    return docs
+
+
+def main():
+    url, index, src = sys.argv[1:4]
+    rows = json.load(open(src))
+    want = {str(r["id"]): r for r in rows}
+    got = fetch_all(url, index)
+    bad = 0
+    for k in sorted(set(want) | set(got)):
+        if k not in got:
+            print(f"missing from index: id {k}")
+            bad += 1
+        elif k not in want:
+            print(f"in index but not in table (resurrected/stale): id {k}")
+            bad += 1
+        elif want[k] != got[k]:
+            print(f"differs: id {k}: table {json.dumps(want[k])[:300]} index {json.dumps(got[k])[:300]}")
+            bad += 1
+        if bad >= 20:
+            print("...")
+            break
+    print(f"rows {len(want)} docs {len(got)} differences {bad}")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The target goes away for 30 s in mid-stream: nothing is lost, memory stays
+# flat while it is down, and the pipeline catches up when it returns.
+. "$(dirname "$0")/../lib.sh"
+
+S=p2o_down
+drop_slot $S; os_drop ${S}_down
+psql_q -c "drop table if exists down; create table down (id int primary key, v int, pad text)"
+METRICS_PORT=$(free_port)
+mkconfig "$T/cfg.yaml" $S $S down
+pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
+SUP=$!; cleanup_add $SUP
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"; ok $? "pipeline up"
+
+psql_q -c "insert into down select g, 0, repeat('x', 200) from generate_series(1, 1000) g"
+check "first rows land" -- wait_equal down ${S}_down 30 "json_build_object('id',id,'v',v,'pad',pad)"
+
+"$TOP/tests/servers/opensearch.sh" stop "$P2O_SERVERS_DIR/os" >/dev/null
+diag "target stopped"
+rss_total() { local s=0 p; for p in $(pgrep -f "$T/cfg.yaml"); do s=$((s + $(rss_kb $p))); done; echo $s; }
+samples=()
+for ((i = 0; i < 30; i++)); do
+	psql_q -c "insert into down select g, $i, repeat('y', 200) from generate_series(1000 + $i * 1000 + 1, 1000 + ($i + 1) * 1000) g"
+	psql_q -c "update down set v = v + 1 where id % 10 = $((i % 10))"
+	sleep 1
+	samples+=($(rss_total))
+done
+diag "resident kB of all stages while down: ${samples[*]}"
+first=${samples[5]}; last=${samples[29]}
+ok $([ "$last" -le $((first + 8192)) ]; echo $?) "resident memory flat while the target is down ($first kB -> $last kB)"
+"$TOP/tests/servers/opensearch.sh" start "$P2O_SERVERS_DIR/os" >/dev/null
+diag "target back"
+check "everything written while the target was down lands" -- \
+	wait_equal down ${S}_down 180 "json_build_object('id',id,'v',v,'pad',pad)"
+errs=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk '/^pg2osync_sink_errors_total/ {print $2}')
+ok $([ "${errs%.*}" -ge 1 ] 2>/dev/null; echo $?) "sink errors counted while down ($errs)"
+kill -TERM $SUP; wait $SUP; ok $? "drains and exits 0"
+[ $_tap_fail -gt 0 ] && { grep -v ' info: ' "$T/sup.log" | tail -n 30 | sed 's/^/#   /'; }
+drop_slot $S
+done_testing

@@ -1,0 +1,129 @@
+# tests/lib.sh - shared helpers for the integration tests (bash, TAP output).
+# Sourced by tests/integration/*.t, which run under tests/servers/run-with.sh
+# so PG_URL, PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE, OS_URL and
+# P2O_SERVERS_DIR are exported. P2O_BIN picks the build (build/bin or
+# build-san/bin).
+
+set -u
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+P2O_BIN=${P2O_BIN:-$TOP/build/bin}
+export PATH="$P2O_BIN:$PATH"
+# sanitizer builds: a leak report is not a crash in a killed child; UB is
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+_tap_n=0
+_tap_fail=0
+ok() {	# ok COND-EXIT-STATUS DESCRIPTION
+	local st=$1; shift
+	_tap_n=$((_tap_n + 1))
+	if [ "$st" -eq 0 ]; then echo "ok $_tap_n - $*"
+	else echo "not ok $_tap_n - $*"; _tap_fail=$((_tap_fail + 1)); fi
+}
+check() {	# check DESCRIPTION -- COMMAND...
+	local d=$1; shift; [ "$1" = "--" ] && shift
+	if "$@" >"$T/check.out" 2>&1; then ok 0 "$d"
+	else ok 1 "$d"; sed 's/^/#   /' "$T/check.out" | tail -n 20; fi
+}
+diag() { echo "# $*"; }
+skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # skip $*"; }
+done_testing() { echo "1..$_tap_n"; [ "$_tap_fail" -eq 0 ]; }
+
+# a private temp dir per test file, removed at exit with every process we left
+T=$(mktemp -d "${P2O_SERVERS_DIR:-/tmp}/t.XXXXXX")
+_cleanup_pids=()
+cleanup_add() { _cleanup_pids+=("$@"); }
+_cleanup() {
+	local p
+	for p in "${_cleanup_pids[@]:-}"; do
+		[ -n "$p" ] && kill -KILL "$p" 2>/dev/null
+	done
+	pkill -KILL -f "$T/" 2>/dev/null
+	rm -rf "$T"
+}
+trap _cleanup EXIT
+
+NAME=$(basename "$0" .t | tr -c 'a-z0-9\n' '_' | tr -d '\n')
+
+psql_q() { psql -X -q -v ON_ERROR_STOP=1 -At "$@"; }
+
+# mkconfig FILE SLOT INDEXPREFIX TABLE... : one sync section per table,
+# index = INDEXPREFIX_table; the source URL comes from $P2O_TEST_URL (with
+# the password) through url_env, the way a user should do it.
+export P2O_TEST_URL="postgres://$PGUSER:$PGPASSWORD@$PGHOST:$PGPORT/$PGDATABASE"
+mkconfig() {
+	local f=$1 slot=$2 prefix=$3; shift 3
+	local port=${METRICS_PORT:-0}
+	{
+		echo "source:"
+		echo "  url_env: P2O_TEST_URL"
+		echo "  slot_name: $slot"
+		echo "  publication: $slot"
+		echo "  reconnect_max: ${RECONNECT_MAX:-20}"
+		echo "target:"
+		echo "  url: $OS_URL"
+		echo "sync:"
+		for t in "$@"; do
+			echo "  $t:"
+			echo "    table: public.$t"
+			echo "    index: ${prefix}_$t"
+		done
+		echo "engine:"
+		echo "  batch_size: ${BATCH_SIZE:-1000}"
+		echo "  checkpoint_interval_ms: ${CKPT_MS:-200}"
+		[ "$port" != 0 ] && { echo "metrics:"; echo "  bind: 127.0.0.1:$port"; }
+	} > "$f"
+}
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+os_get() { curl -sS --max-time 30 "$OS_URL$1"; }
+os_count() {
+	curl -sS --max-time 30 -XPOST "$OS_URL/$1/_refresh" >/dev/null 2>&1
+	curl -sS --max-time 30 "$OS_URL/$1/_count" | jq -r '.count // 0'
+}
+os_drop() { curl -sS --max-time 30 -XDELETE "$OS_URL/$1" >/dev/null 2>&1 || true; }
+
+# compare TABLE INDEX [COLUMNS-SQL]: the index holds exactly the table's rows,
+# by content. COLUMNS-SQL renders each row the way the pipeline documents it
+# (default: row_to_json with numerics as text is up to the caller).
+compare() {
+	local table=$1 index=$2 sel=${3:-"row_to_json(t)"}
+	curl -sS --max-time 30 -XPOST "$OS_URL/$index/_refresh" >/dev/null 2>&1
+	psql_q -c "select coalesce(json_agg($sel),'[]') from $table t" > "$T/cmp.src" || return 2
+	python3 "$TOP/tests/compare.py" "$OS_URL" "$index" "$T/cmp.src"
+}
+# wait_equal TABLE INDEX SECONDS [COLUMNS-SQL]
+wait_equal() {
+	local table=$1 index=$2 secs=$3 sel=${4:-"row_to_json(t)"} i
+	for ((i = 0; i < secs * 4; i++)); do
+		compare "$table" "$index" "$sel" >/dev/null 2>&1 && return 0
+		sleep 0.25
+	done
+	compare "$table" "$index" "$sel"
+}
+
+slot_confirmed() {	# slot_confirmed SLOT -> LSN text
+	psql_q -c "select confirmed_flush_lsn from pg_replication_slots where slot_name='$1'"
+}
+lsn_num() {	# X/Y -> decimal
+	local x=${1%/*} y=${1#*/}
+	echo $(( (16#$x << 32) | 16#$y ))
+}
+ckpt_lsn() {	# ckpt_lsn CONFIG -> stored checkpoint LSN text or empty
+	ckpt -c "$1" get 2>/dev/null | jq -r '.lsn // empty'
+}
+drop_slot() {
+	psql_q -c "select pg_drop_replication_slot(slot_name) from pg_replication_slots where slot_name='$1' and not active" >/dev/null 2>&1 || true
+	psql_q -c "drop publication if exists $1" >/dev/null 2>&1 || true
+}
+# wait_for SECONDS CMD... : poll until CMD succeeds
+wait_for() {
+	local secs=$1 i; shift
+	for ((i = 0; i < secs * 10; i++)); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+	return 1
+}
+# rss_kb PID -> resident set in kB
+rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }

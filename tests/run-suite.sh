@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs under tests/servers/run-with.sh: every test with prove, once with the
+# plain build and once with ASan+UBSan, then one closing count.
+set -u
+cd "$(dirname "$0")/.."
+log=$(mktemp)
+st=0
+phase() {	# phase NAME BUILD-DIR TESTS...
+	local name=$1 b=$2; shift 2
+	echo "== $name"
+	P2O_BIN=$PWD/$b/bin prove -v "$@" > "$log.$name" 2>&1 || st=1
+	grep -vE '^ok [0-9]' "$log.$name" | tail -n 300
+}
+unit=(build/tests/t-*)
+san_unit=(build-san/tests/t-*)
+integ=(tests/integration/*.t)
+# the sanitizer pass repeats what exercises the most code per minute; the
+# 30-second target outage and the long kill loop stay in the plain pass
+san_integ=(tests/integration/10-*.t tests/integration/20-*.t tests/integration/30-*.t
+	tests/integration/40-*.t tests/integration/70-*.t tests/integration/80-*.t)
+phase plain build "${unit[@]}" tests/golden/run.sh "${integ[@]}"
+phase asan build-san "${san_unit[@]}" tests/golden/run.sh $(ls "${san_integ[@]}" 2>/dev/null)
+pass=$(cat "$log".* | grep -cE '^ok [0-9]')
+fail=$(cat "$log".* | grep -cE '^not ok [0-9]')
+rm -f "$log" "$log".*
+echo "tests: $pass passed, $fail failed"
+[ "$fail" -eq 0 ] && [ $st -eq 0 ]
