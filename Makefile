@@ -14,7 +14,13 @@ BINDIR	?= $(PREFIX)/bin
 CC	?= cc
 SAN	?=
 
-ifeq ($(SAN),1)
+ifeq ($(FUZZ),1)
+# libFuzzer: every object instrumented, the fuzzer's main() only at link
+B	:= build-fuzz
+CC	:= clang
+SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+OPT	:= -O1 -g
+else ifeq ($(SAN),1)
 B	:= build-san
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 OPT	:= -O1 -g
@@ -83,6 +89,21 @@ $(B)/tests/%: $(B)/tests/helper/%.o $(TOOL_A) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(TOOL_A) $(LIB_A) $(LDLIBS)
 
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz-*.c)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
+FUZZ_SECONDS ?= 30
+
+$(B)/fuzz/%: $(B)/tests/fuzz/%.o $(TOOL_A) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $< $(TOOL_A) $(LIB_A) $(LDLIBS)
+
+fuzz-bins: $(FUZZ_BIN)
+
+# each target runs FUZZ_SECONDS from its saved corpus (tests/fuzz/corpus/NAME)
+fuzz:
+	$(MAKE) FUZZ=1 fuzz-bins
+	tests/fuzz/run.sh $(FUZZ_SECONDS)
+
 unit: all
 	prove -e '' $(UNIT_BIN)
 
@@ -100,9 +121,9 @@ install: $(BINS)
 	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
-.PHONY: all unit check bench demo install clean
+.PHONY: all unit check bench demo install clean fuzz fuzz-bins
 .SECONDARY:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

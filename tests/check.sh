@@ -9,6 +9,8 @@ start=$(date +%s)
 tests/install-deps.sh || exit 1
 make -j2 all >/dev/null || { make all; exit 1; }
 make -j2 SAN=1 all >/dev/null || { make SAN=1 all; exit 1; }
+# fuzz targets need clang's libFuzzer; built here, run inside the suite
+make -j2 FUZZ=1 fuzz-bins >/dev/null || { make FUZZ=1 fuzz-bins; exit 1; }
 tests/servers/run-with.sh --pg --mariadb --os -- tests/run-suite.sh
 st=$?
 echo "suite time: $(( $(date +%s) - start )) s"

@@ -20,6 +20,7 @@ san_integ=(tests/integration/10-*.t tests/integration/20-*.t tests/integration/3
 	tests/integration/40-*.t tests/integration/70-*.t tests/integration/80-*.t)
 phase plain build "${unit[@]}" tests/golden/run.sh "${integ[@]}"
 phase asan build-san "${san_unit[@]}" tests/golden/run.sh $(ls "${san_integ[@]}" 2>/dev/null)
+FUZZ_SECONDS=${FUZZ_SECONDS:-15} phase fuzz build tests/fuzz/run.sh
 pass=$(cat "$log".* | grep -cE '^ok [0-9]')
 fail=$(cat "$log".* | grep -cE '^not ok [0-9]')
 rm -f "$log" "$log".*

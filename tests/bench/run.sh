@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# make bench: numbers, not pass/fail. Starts its own PostgreSQL and OpenSearch.
+#  1. raw _bulk: what the target ingests on this machine (the ceiling)
+#  2. shaper | writer on a captured 100,000-row stream: events/s, CPU
+#  3. the supervised pipeline: commit→indexed latency (p50/p99) and the
+#     resident memory of all stages together
+set -eu
+cd "$(dirname "$0")/../.."
+if [ "${1:-}" != "--inside" ]; then
+	tests/install-deps.sh
+	make -s all
+	exec tests/servers/run-with.sh --pg --os -- "$0" --inside
+fi
+. tests/lib.sh
+N=${BENCH_ROWS:-100000}
+B=${BENCH_BATCH:-1000}
+
+raw=$(python3 tests/bench/raw_bulk.py "$OS_URL" bench_raw "$N" "$B")
+echo "raw _bulk ($B docs/request, 1 open): $raw docs/s"
+os_drop bench_raw
+
+S=p2o_bench
+drop_slot $S; os_drop ${S}_bench
+psql_q -c "drop table if exists bench; create table bench (id int primary key, name text, price numeric(12,2), qty int, active boolean, note text, score float8, code text, grp int, tag text)"
+BATCH_SIZE=$B mkconfig "$T/cfg.yaml" $S $S bench
+capture-pg -c "$T/cfg.yaml" > "$T/s.frames" 2> "$T/cap.err" &
+CAP=$!
+wait_for 30 psql_q -c "select 1 from pg_replication_slots where slot_name = '$S' and active"
+psql_q -c "insert into bench select g, 'name ' || g, g + 0.5, g % 100, g % 2 = 0, 'lorem ipsum dolor sit amet', g / 3.0, 'C' || lpad(g::text, 8, '0'), g % 17, 't' || (g % 5) from generate_series(1, $N) g"
+for i in $(seq 600); do
+	[ "$(grep -c '"k":"commit"' "$T/s.frames")" -ge 1 ] && break; sleep 0.2
+done
+kill -TERM $CAP; wait $CAP || true
+rows=$(grep -c '"k":"row"' "$T/s.frames")
+echo "captured stream: $rows row frames, $(stat -c %s "$T/s.frames") bytes"
+
+/usr/bin/time -f "%e %U %S %M" -o "$T/shaper.time" shaper -c "$T/cfg.yaml" < "$T/s.frames" > "$T/ops.frames"
+read -r e u s m < "$T/shaper.time"
+echo "shaper alone: $(python3 -c "print(round($rows/max($e,0.001)))") events/s (${e}s wall, ${u}s user, max RSS ${m} kB)"
+/usr/bin/time -f "%e %U %S %M" -o "$T/writer.time" writer -c "$T/cfg.yaml" < "$T/ops.frames"
+read -r e u s m < "$T/writer.time"
+echo "writer alone into OpenSearch: $(python3 -c "print(round($rows/max($e,0.001)))") docs/s (${e}s wall, ${u}s user, max RSS ${m} kB)"
+os_drop ${S}_bench
+start=$(date +%s.%N)
+shaper -c "$T/cfg.yaml" < "$T/s.frames" | writer -c "$T/cfg.yaml"
+end=$(date +%s.%N)
+sw=$(python3 -c "print(round($rows/($end-$start)))")
+echo "shaper | writer on the captured stream: $sw events/s ($(python3 -c "print(round(100*$sw/$raw))")% of raw _bulk)"
+n=$(os_count ${S}_bench); echo "documents indexed: $n"
+drop_slot $S
+
+# latency and memory under the supervisor
+S=p2o_lat
+drop_slot $S; os_drop ${S}_bench
+METRICS_PORT=$(free_port) BATCH_SIZE=$B mkconfig "$T/lat.yaml" $S $S bench
+port=$(awk '/bind:/ {split($2, a, ":"); print a[2]}' "$T/lat.yaml")
+pg2osync-supervise -c "$T/lat.yaml" > "$T/sup.log" 2>&1 &
+SUP=$!
+wait_for 60 curl -sf "http://127.0.0.1:$port/healthz"
+for i in $(seq 1 400); do echo "update bench set qty = qty + 1 where id = $i;"; echo "select pg_sleep(0.02);"; done | psql_q > /dev/null
+sleep 1
+curl -s "http://127.0.0.1:$port/metrics" > "$T/metrics"
+python3 - "$T/metrics" <<'PY'
+import re, sys
+b = []
+for line in open(sys.argv[1]):
+    m = re.match(r'pg2osync_commit_to_indexed_seconds_bucket\{le="([^"]+)"\} (\S+)', line)
+    if m:
+        b.append((float("inf") if m.group(1) == "+Inf" else float(m.group(1)), float(m.group(2))))
+if not b:
+    print("commit->indexed: no histogram"); sys.exit()
+total = b[-1][1]
+def q(p):
+    for le, c in b:
+        if c >= p * total:
+            return le
+print(f"commit->indexed over {int(total)} commits: p50 <= {q(0.5)*1000:g} ms, p99 <= {q(0.99)*1000:g} ms (histogram bucket bounds)")
+PY
+rss=0; for p in $(pgrep -f "$T/lat.yaml"); do rss=$((rss + $(rss_kb $p))); done
+echo "resident memory of all processes (supervisor + stages): $((rss / 1024)) MB"
+kill -TERM $SUP; wait $SUP || true
+drop_slot $S
