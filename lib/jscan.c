@@ -1,0 +1,683 @@
+/*
+ * jscan.c - the strict JSON validator and the span readers built on it.
+ * Owns the RFC 8259 grammar, UTF-8 checking and string unescaping for the
+ * whole project. It never allocates while validating and never builds a
+ * tree: spans point into the caller's bytes. The span readers trust that
+ * jscan_validate accepted their input and do not re-check it.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "jscan.h"
+#include "sbuf.h"
+
+#define JSCAN_DEPTH_MAX	512
+
+typedef const unsigned char *uptr;
+
+/* bytes a string holds as they are: printable ASCII but '"' and '\\' */
+static const unsigned char str_plain[256] = {
+	[0x20 ... 0x21] = 1, [0x23 ... 0x5B] = 1, [0x5D ... 0x7F] = 1,
+};
+
+static const unsigned char is_ws[256] = {
+	[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1,
+};
+
+static const unsigned char is_digit[256] = {
+	['0' ... '9'] = 1,
+};
+
+#define ONES	0x0101010101010101ULL
+#define HIGHS	0x8080808080808080ULL
+
+/* nonzero if any of the 8 bytes in x needs a closer look inside a string:
+ * a quote, a backslash, a control character or a non-ASCII byte. */
+static inline uint64_t
+str_special8(uint64_t x)
+{
+	uint64_t q = x ^ (ONES * '"');
+	uint64_t b = x ^ (ONES * '\\');
+
+	return ((q - ONES) & ~q) | ((b - ONES) & ~b) | (x - ONES * 0x20) | x;
+}
+
+static inline uptr
+skip_ws(uptr p, uptr end)
+{
+	while (p < end && is_ws[*p])
+		p++;
+	return p;
+}
+
+static int
+hex4(uptr p, unsigned *out)
+{
+	unsigned v = 0, d;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (p[i] >= '0' && p[i] <= '9')
+			d = p[i] - '0';
+		else if ((p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'f')
+			d = (p[i] | 0x20) - 'a' + 10;
+		else
+			return -1;
+		v = v << 4 | d;
+	}
+	*out = v;
+	return 0;
+}
+
+struct verr {
+	uptr	 at;
+	const char *why;
+};
+
+#define FAIL(pos, msg) do { e->at = (pos); e->why = (msg); return NULL; } while (0)
+
+/* p is just past the opening quote; returns just past the closing one */
+static uptr
+scan_string(uptr p, uptr end, struct verr *e)
+{
+	uint64_t x;
+	unsigned cp, lo;
+	unsigned char c, l, h;
+
+	for (;;) {
+		while (end - p >= 8) {
+			memcpy(&x, p, 8);
+			if (str_special8(x) & HIGHS)
+				break;
+			p += 8;
+		}
+		while (p < end && str_plain[*p])
+			p++;
+		if (p >= end)
+			FAIL(p, "unterminated string");
+		c = *p;
+		if (c == '"')
+			return p + 1;
+		if (c == '\\') {
+			if (end - p < 2)
+				FAIL(p, "unterminated string");
+			switch (p[1]) {
+			case '"': case '\\': case '/': case 'b':
+			case 'f': case 'n': case 'r': case 't':
+				p += 2;
+				continue;
+			case 'u':
+				break;
+			default:
+				FAIL(p, "invalid escape");
+			}
+			if (end - p < 6 || hex4(p + 2, &cp) < 0)
+				FAIL(p, "invalid \\u escape");
+			if (cp >= 0xDC00 && cp <= 0xDFFF)
+				FAIL(p, "lone low surrogate");
+			if (cp >= 0xD800 && cp <= 0xDBFF) {
+				if (end - p < 12 || p[6] != '\\' || p[7] != 'u' ||
+				    hex4(p + 8, &lo) < 0 ||
+				    lo < 0xDC00 || lo > 0xDFFF)
+					FAIL(p, "unpaired high surrogate");
+				p += 12;
+			} else
+				p += 6;
+			continue;
+		}
+		if (c < 0x20)
+			FAIL(p, "control character in string");
+		/* c >= 0x80: one UTF-8 sequence, RFC 3629 table 4 */
+		l = 0x80;
+		h = 0xBF;
+		if (c >= 0xC2 && c <= 0xDF) {
+			if (end - p < 2 || (p[1] & 0xC0) != 0x80)
+				FAIL(p, "invalid UTF-8");
+			p += 2;
+		} else if (c >= 0xE0 && c <= 0xEF) {
+			if (c == 0xE0)
+				l = 0xA0;
+			else if (c == 0xED)
+				h = 0x9F;
+			if (end - p < 3 || p[1] < l || p[1] > h ||
+			    (p[2] & 0xC0) != 0x80)
+				FAIL(p, "invalid UTF-8");
+			p += 3;
+		} else if (c >= 0xF0 && c <= 0xF4) {
+			if (c == 0xF0)
+				l = 0x90;
+			else if (c == 0xF4)
+				h = 0x8F;
+			if (end - p < 4 || p[1] < l || p[1] > h ||
+			    (p[2] & 0xC0) != 0x80 || (p[3] & 0xC0) != 0x80)
+				FAIL(p, "invalid UTF-8");
+			p += 4;
+		} else
+			FAIL(p, "invalid UTF-8");
+	}
+}
+
+static uptr
+scan_number(uptr p, uptr end, struct verr *e)
+{
+	uptr start = p;
+
+	if (*p == '-')
+		p++;
+	if (p >= end || !is_digit[*p])
+		FAIL(start, "invalid number");
+	if (*p == '0') {
+		p++;
+		if (p < end && is_digit[*p])
+			FAIL(start, "leading zero in number");
+	} else
+		while (p < end && is_digit[*p])
+			p++;
+	if (p < end && *p == '.') {
+		p++;
+		if (p >= end || !is_digit[*p])
+			FAIL(start, "invalid number");
+		while (p < end && is_digit[*p])
+			p++;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= end || !is_digit[*p])
+			FAIL(start, "invalid number");
+		while (p < end && is_digit[*p])
+			p++;
+	}
+	return p;
+}
+
+static uptr
+scan_literal(uptr p, uptr end, const char *lit, size_t n, struct verr *e)
+{
+	if ((size_t)(end - p) < n || memcmp(p, lit, n) != 0)
+		FAIL(p, "invalid literal");
+	return p + n;
+}
+
+#undef FAIL
+
+int
+jscan_validate(const char *s, size_t n, size_t *err_off, const char **why)
+{
+	uptr p = (uptr)s, end = p + n;
+	/* one bit per open container: 1 object, 0 array */
+	uint64_t stack[JSCAN_DEPTH_MAX / 64];
+	int depth = 0;
+	struct verr e = { NULL, NULL };
+
+#define TOP_IS_OBJECT()	(stack[(depth - 1) >> 6] >> ((depth - 1) & 63) & 1)
+#define ERR(pos, msg)	do { e.at = (pos); e.why = (msg); goto fail; } while (0)
+
+value:
+	p = skip_ws(p, end);
+	if (p >= end)
+		ERR(p, "unexpected end of input");
+	switch (*p) {
+	case '{':
+		if (depth == JSCAN_DEPTH_MAX)
+			ERR(p, "nesting deeper than 512");
+		stack[depth >> 6] |= 1ULL << (depth & 63);
+		depth++;
+		p = skip_ws(p + 1, end);
+		if (p < end && *p == '}') {
+			p++;
+			depth--;
+			goto next;
+		}
+		goto member;
+	case '[':
+		if (depth == JSCAN_DEPTH_MAX)
+			ERR(p, "nesting deeper than 512");
+		stack[depth >> 6] &= ~(1ULL << (depth & 63));
+		depth++;
+		p = skip_ws(p + 1, end);
+		if (p < end && *p == ']') {
+			p++;
+			depth--;
+			goto next;
+		}
+		goto value;
+	case '"':
+		p = scan_string(p + 1, end, &e);
+		break;
+	case 't':
+		p = scan_literal(p, end, "true", 4, &e);
+		break;
+	case 'f':
+		p = scan_literal(p, end, "false", 5, &e);
+		break;
+	case 'n':
+		p = scan_literal(p, end, "null", 4, &e);
+		break;
+	case '-': case '0': case '1': case '2': case '3': case '4':
+	case '5': case '6': case '7': case '8': case '9':
+		p = scan_number(p, end, &e);
+		break;
+	default:
+		ERR(p, "unexpected character");
+	}
+	if (p == NULL)
+		goto fail;
+
+next:
+	p = skip_ws(p, end);
+	if (depth == 0) {
+		if (p != end)
+			ERR(p, "unexpected data after the value");
+		return 0;
+	}
+	if (p >= end)
+		ERR(p, "unexpected end of input");
+	if (TOP_IS_OBJECT()) {
+		if (*p == ',') {
+			p = skip_ws(p + 1, end);
+			goto member;
+		}
+		if (*p != '}')
+			ERR(p, "expected ',' or '}'");
+	} else {
+		if (*p == ',') {
+			p++;
+			goto value;
+		}
+		if (*p != ']')
+			ERR(p, "expected ',' or ']'");
+	}
+	p++;
+	depth--;
+	goto next;
+
+member:
+	if (p >= end)
+		ERR(p, "unexpected end of input");
+	if (*p != '"')
+		ERR(p, "expected a member name");
+	p = scan_string(p + 1, end, &e);
+	if (p == NULL)
+		goto fail;
+	p = skip_ws(p, end);
+	if (p >= end)
+		ERR(p, "unexpected end of input");
+	if (*p != ':')
+		ERR(p, "expected ':'");
+	p++;
+	goto value;
+
+fail:
+	if (err_off)
+		*err_off = e.at - (uptr)s;
+	if (why)
+		*why = e.why;
+	return -1;
+#undef TOP_IS_OBJECT
+#undef ERR
+}
+
+enum jtype
+jspan_type(struct jspan v)
+{
+	if (v.p == NULL || v.n == 0)
+		return J_INVALID;
+	switch (v.p[0]) {
+	case '{':	return J_OBJECT;
+	case '[':	return J_ARRAY;
+	case '"':	return J_STRING;
+	case 't':	return J_TRUE;
+	case 'f':	return J_FALSE;
+	case 'n':	return J_NULL;
+	case '-': case '0': case '1': case '2': case '3': case '4':
+	case '5': case '6': case '7': case '8': case '9':
+		return J_NUMBER;
+	default:
+		return J_INVALID;
+	}
+}
+
+/* p is just past the opening quote of a valid string */
+static uptr
+skip_string(uptr p, uptr end)
+{
+	uint64_t x;
+
+	for (;;) {
+		while (end - p >= 8) {
+			memcpy(&x, p, 8);
+			if (str_special8(x) & HIGHS)
+				break;
+			p += 8;
+		}
+		while (p < end && *p != '"' && *p != '\\')
+			p++;
+		if (p >= end)
+			return end;
+		if (*p == '"')
+			return p + 1;
+		p += 2;
+	}
+}
+
+/* p is at the first byte of a valid value; returns just past it */
+static uptr
+skip_value(uptr p, uptr end)
+{
+	int depth = 0;
+
+	switch (*p) {
+	case '"':
+		return skip_string(p + 1, end);
+	case '{':
+	case '[':
+		while (p < end) {
+			switch (*p) {
+			case '"':
+				p = skip_string(p + 1, end);
+				continue;
+			case '{':
+			case '[':
+				depth++;
+				break;
+			case '}':
+			case ']':
+				if (--depth == 0)
+					return p + 1;
+				break;
+			}
+			p++;
+		}
+		return end;
+	default:
+		while (p < end && !is_ws[*p] && *p != ',' && *p != '}' &&
+		    *p != ']')
+			p++;
+		return p;
+	}
+}
+
+int
+jiter_init(struct jiter *it, struct jspan c)
+{
+	if (c.p == NULL || c.n < 2 || (c.p[0] != '{' && c.p[0] != '['))
+		return -1;
+	it->p = c.p + 1;
+	it->end = c.p + c.n - 1;
+	it->first = 1;
+	return 0;
+}
+
+/* position on the next element: past the comma unless it is the first;
+ * NULL at the end */
+static uptr
+iter_next(struct jiter *it)
+{
+	uptr p = (uptr)it->p, end = (uptr)it->end;
+
+	p = skip_ws(p, end);
+	if (!it->first && p < end && *p == ',')
+		p = skip_ws(p + 1, end);
+	if (p >= end)
+		return NULL;
+	it->first = 0;
+	return p;
+}
+
+int
+jiter_member(struct jiter *it, struct jspan *key, struct jspan *val)
+{
+	uptr p, end = (uptr)it->end, q;
+
+	if ((p = iter_next(it)) == NULL || *p != '"')
+		return 0;
+	q = skip_string(p + 1, end);
+	key->p = (const char *)p;
+	key->n = q - p;
+	p = skip_ws(q, end);
+	if (p < end && *p == ':')
+		p = skip_ws(p + 1, end);
+	if (p >= end)
+		return 0;
+	q = skip_value(p, end);
+	val->p = (const char *)p;
+	val->n = q - p;
+	it->p = (const char *)q;
+	return 1;
+}
+
+int
+jiter_elem(struct jiter *it, struct jspan *val)
+{
+	uptr p, q;
+
+	if ((p = iter_next(it)) == NULL)
+		return 0;
+	q = skip_value(p, (uptr)it->end);
+	val->p = (const char *)p;
+	val->n = q - p;
+	it->p = (const char *)q;
+	return 1;
+}
+
+int
+jobj_get(struct jspan obj, const char *name, struct jspan *val)
+{
+	struct jiter it;
+	struct jspan k, v;
+
+	if (obj.n == 0 || obj.p[0] != '{' || jiter_init(&it, obj) < 0)
+		return 0;
+	while (jiter_member(&it, &k, &v))
+		if (jstr_eq(k, name)) {
+			*val = v;
+			return 1;
+		}
+	return 0;
+}
+
+static size_t
+put_utf8(unsigned cp, unsigned char *o)
+{
+	if (cp < 0x80) {
+		o[0] = cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = 0xC0 | cp >> 6;
+		o[1] = 0x80 | (cp & 0x3F);
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = 0xE0 | cp >> 12;
+		o[1] = 0x80 | ((cp >> 6) & 0x3F);
+		o[2] = 0x80 | (cp & 0x3F);
+		return 3;
+	}
+	o[0] = 0xF0 | cp >> 18;
+	o[1] = 0x80 | ((cp >> 12) & 0x3F);
+	o[2] = 0x80 | ((cp >> 6) & 0x3F);
+	o[3] = 0x80 | (cp & 0x3F);
+	return 4;
+}
+
+/* decode the escape whose backslash is at *pp into o (at most 4 bytes) */
+static size_t
+unescape_one(uptr *pp, uptr end, unsigned char *o)
+{
+	uptr p = *pp;
+	unsigned cp = 0, lo = 0;
+
+	if (end - p < 2) {
+		*pp = end;
+		return 0;
+	}
+	switch (p[1]) {
+	case 'b':	*o = '\b'; break;
+	case 'f':	*o = '\f'; break;
+	case 'n':	*o = '\n'; break;
+	case 'r':	*o = '\r'; break;
+	case 't':	*o = '\t'; break;
+	case 'u':
+		if (end - p < 6 || hex4(p + 2, &cp) < 0) {
+			*pp = end;
+			return 0;
+		}
+		p += 6;
+		if (cp >= 0xD800 && cp <= 0xDBFF && end - p >= 6 &&
+		    p[0] == '\\' && p[1] == 'u' && hex4(p + 2, &lo) == 0 &&
+		    lo >= 0xDC00 && lo <= 0xDFFF) {
+			cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+			p += 6;
+		}
+		*pp = p;
+		return put_utf8(cp, o);
+	default:	*o = p[1]; break;	/* " \ / */
+	}
+	*pp = p + 2;
+	return 1;
+}
+
+/* unescape the string span's content into o (room for cap bytes); the
+ * decoded length, or SIZE_MAX when it does not fit */
+static size_t
+unescape(struct jspan str, unsigned char *o, size_t cap)
+{
+	uptr p = (uptr)str.p + 1, end = (uptr)str.p + str.n - 1, bs;
+	unsigned char tmp[4];
+	size_t len = 0, k;
+
+	if (str.n < 2 || str.p[0] != '"')
+		return SIZE_MAX;
+	while (p < end) {
+		bs = memchr(p, '\\', end - p);
+		if (bs == NULL)
+			bs = end;
+		if ((size_t)(bs - p) > cap - len)
+			return SIZE_MAX;
+		memcpy(o + len, p, bs - p);
+		len += bs - p;
+		p = bs;
+		if (p >= end)
+			break;
+		k = unescape_one(&p, end, tmp);
+		if (k > cap - len)
+			return SIZE_MAX;
+		memcpy(o + len, tmp, k);
+		len += k;
+	}
+	return len;
+}
+
+int
+jstr_eq(struct jspan str, const char *s)
+{
+	uptr p = (uptr)str.p + 1, end = (uptr)str.p + str.n - 1;
+	const unsigned char *q = (const unsigned char *)s;
+	unsigned char tmp[4];
+	size_t slen, k, run;
+
+	if (str.n < 2 || str.p[0] != '"')
+		return 0;
+	slen = strlen(s);
+	if (memchr(p, '\\', end - p) == NULL)
+		return (size_t)(end - p) == slen && memcmp(p, s, slen) == 0;
+	while (p < end) {
+		if (*p != '\\') {
+			run = 1;
+			while (p + run < end && p[run] != '\\')
+				run++;
+			if (run > slen || memcmp(p, q, run) != 0)
+				return 0;
+			p += run;
+			q += run;
+			slen -= run;
+			continue;
+		}
+		k = unescape_one(&p, end, tmp);
+		if (k > slen || memcmp(tmp, q, k) != 0)
+			return 0;
+		q += k;
+		slen -= k;
+	}
+	return slen == 0;
+}
+
+int
+jstr_copy(struct jspan str, char *buf, size_t cap)
+{
+	size_t n;
+
+	if (cap == 0)
+		return -1;
+	n = unescape(str, (unsigned char *)buf, cap - 1);
+	if (n == SIZE_MAX) {
+		buf[0] = '\0';
+		return -1;
+	}
+	buf[n] = '\0';
+	return 0;
+}
+
+char *
+jstr_dup(struct jspan str)
+{
+	/* unescaping never makes a string longer than its raw bytes */
+	size_t cap = str.n >= 2 ? str.n - 2 : 0, n;
+	char *s = xmalloc(cap + 1);
+
+	n = unescape(str, (unsigned char *)s, cap);
+	if (n == SIZE_MAX)
+		n = 0;
+	s[n] = '\0';
+	return s;
+}
+
+int
+jnum_u64(struct jspan num, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned d;
+	size_t i;
+
+	if (num.p == NULL || num.n == 0 || (num.n > 1 && num.p[0] == '0'))
+		return -1;
+	for (i = 0; i < num.n; i++) {
+		if (num.p[i] < '0' || num.p[i] > '9')
+			return -1;
+		d = num.p[i] - '0';
+		if (v > (UINT64_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+int
+jnum_i64(struct jspan num, int64_t *out)
+{
+	struct jspan mag = num;
+	uint64_t v;
+	int neg = 0;
+
+	if (num.p != NULL && num.n > 0 && num.p[0] == '-') {
+		neg = 1;
+		mag.p++;
+		mag.n--;
+	}
+	if (jnum_u64(mag, &v) < 0)
+		return -1;
+	if (neg) {
+		if (v > (uint64_t)INT64_MAX + 1)
+			return -1;
+		*out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+	} else {
+		if (v > INT64_MAX)
+			return -1;
+		*out = (int64_t)v;
+	}
+	return 0;
+}
