@@ -65,4 +65,9 @@ void	config_release(struct config *);
 const struct sync_section *config_find_rel(const struct config *,
 	    const char *rel);
 
+/* --- added by config.c: the same as config_load on a buffer; name stands
+ * for the file in messages. Lets the fuzz target skip the filesystem. --- */
+int	config_load_mem(const char *name, const char *buf, size_t len,
+	    struct config *, char *err, size_t errlen);
+
 #endif

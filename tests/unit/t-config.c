@@ -1,0 +1,565 @@
+/*
+ * t-config.c - config_load: values and defaults of a full file, every error
+ * message with its exact file:line and key, *_env resolution, the
+ * inline-secret warnings (captured from stderr, and checked for leaks),
+ * config_find_rel.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+#include "tap.h"
+
+static char dir[64];
+static char path[128];
+
+static void
+write_file(const char *text)
+{
+	FILE *fp = fopen(path, "w");
+
+	if (fp == NULL || fputs(text, fp) == EOF || fclose(fp) == EOF) {
+		perror(path);
+		exit(2);
+	}
+}
+
+/* load text; 0 or -1 as config_load */
+static int
+load(const char *text, struct config *cfg, char *err, size_t errlen)
+{
+	write_file(text);
+	return config_load(path, cfg, err, errlen);
+}
+
+/* the load must fail with exactly "path:line: msg" */
+static void
+expect_err(const char *what, const char *text, int line, const char *msg)
+{
+	struct config cfg;
+	char err[512], want[512];
+	int rc;
+
+	rc = load(text, &cfg, err, sizeof(err));
+	if (line > 0)
+		snprintf(want, sizeof(want), "%s:%d: %s", path, line, msg);
+	else
+		snprintf(want, sizeof(want), "%s: %s", path, msg);
+	if (rc == 0) {
+		ok(0, "%s: refused", what);
+		config_release(&cfg);
+		return;
+	}
+	is_str(err, want, "%s", what);
+	config_release(&cfg);	/* harmless after a failed load */
+}
+
+#define SRC	"source:\n  url: postgres://sync@db:5432/app\n"
+#define TGT	"target:\n  url: http://127.0.0.1:9200\n"
+#define SYNC	"sync:\n  items:\n    table: public.items\n"
+/* lines: source 1, url 2, target 3, url 4, sync 5, items 6, table 7 */
+#define MIN	SRC TGT SYNC
+
+static void
+test_full(void)
+{
+	const char *text =
+	    "# every key\n"
+	    "source:\n"
+	    "  url_env: P2O_T_SOURCE_URL\n"
+	    "  slot_name: my_slot_1\n"
+	    "  publication: my_pub\n"
+	    "  sslmode: verify-full\n"
+	    "  sslrootcert: /etc/ca.pem\n"
+	    "  sslcert: /etc/client.pem\n"
+	    "  sslkey: /etc/client.key\n"
+	    "  reconnect_max: 0\n"
+	    "target:\n"
+	    "  url: https://search.example:9200/prefix//\n"
+	    "  username: admin\n"
+	    "  password_env: P2O_T_TARGET_PW\n"
+	    "sync:\n"
+	    "  items:\n"
+	    "    table: shop.items\n"
+	    "    index: items-v2\n"
+	    "    columns: [id, title, price]\n"
+	    "  users:\n"
+	    "    table: users\n"
+	    "    exclude_columns:\n"
+	    "      - secret\n"
+	    "      - token\n"
+	    "engine:\n"
+	    "  batch_size: 250\n"
+	    "  batch_max_bytes: 512KiB\n"
+	    "  checkpoint_interval_ms: 10\n"
+	    "metrics:\n"
+	    "  bind: '[::1]:9187'\n";
+	struct config cfg;
+	char err[512];
+	const struct sync_section *s;
+
+	setenv("P2O_T_SOURCE_URL", "postgresql://sync:pw@db/app", 1);
+	setenv("P2O_T_TARGET_PW", "tpw", 1);
+	if (!ok(load(text, &cfg, err, sizeof(err)) == 0, "full config loads"))
+		printf("# %s\n", err);
+	is_str(cfg.path, path, "path kept");
+	is_int(cfg.source_kind, SOURCE_POSTGRES, "postgresql:// is postgres");
+	is_str(cfg.source_url, "postgresql://sync:pw@db/app",
+	    "url resolved from url_env");
+	is_str(cfg.source_url_env, "P2O_T_SOURCE_URL", "url_env name kept");
+	is_str(cfg.slot_name, "my_slot_1", "slot_name");
+	is_str(cfg.publication, "my_pub", "publication");
+	is_str(cfg.sslmode, "verify-full", "sslmode");
+	is_str(cfg.sslrootcert, "/etc/ca.pem", "sslrootcert");
+	is_str(cfg.sslcert, "/etc/client.pem", "sslcert");
+	is_str(cfg.sslkey, "/etc/client.key", "sslkey");
+	is_int(cfg.reconnect_max, 0, "reconnect_max 0 allowed");
+	is_str(cfg.target_url, "https://search.example:9200/prefix",
+	    "target url trailing slashes stripped");
+	is_str(cfg.target_username, "admin", "username");
+	is_str(cfg.target_password, "tpw", "password from password_env");
+	is_str(cfg.target_password_env, "P2O_T_TARGET_PW",
+	    "password_env name kept");
+	is_int(cfg.nsyncs, 2, "two sync sections");
+	s = &cfg.syncs[0];
+	is_str(s->name, "items", "section name");
+	is_str(s->schema, "shop", "schema");
+	is_str(s->table, "items", "table");
+	is_str(s->rel, "shop.items", "rel");
+	is_str(s->index, "items-v2", "index");
+	is_int(s->ncolumns, 3, "three columns");
+	is_str(s->columns[2], "price", "columns in order");
+	ok(s->exclude_columns == NULL, "no exclude_columns");
+	is_int(s->line, 16, "section line");
+	s = &cfg.syncs[1];
+	is_str(s->schema, "public", "unqualified table is in public");
+	is_str(s->rel, "public.users", "rel of unqualified table");
+	is_str(s->index, "users", "index defaults to the table name");
+	ok(s->columns == NULL && s->ncolumns == 0, "no columns: all");
+	is_int(s->nexclude_columns, 2, "exclude_columns block list");
+	is_str(s->exclude_columns[1], "token", "exclude_columns in order");
+	is_int(cfg.batch_size, 250, "batch_size");
+	is_int(cfg.batch_max_bytes, 512 * 1024, "batch_max_bytes 512KiB");
+	is_int(cfg.checkpoint_interval_ms, 10, "checkpoint_interval_ms");
+	is_str(cfg.metrics_bind, "[::1]:9187", "metrics bind");
+
+	s = config_find_rel(&cfg, "public.users");
+	ok(s && strcmp(s->name, "users") == 0, "find_rel public.users");
+	s = config_find_rel(&cfg, "shop.items");
+	ok(s && strcmp(s->name, "items") == 0, "find_rel shop.items");
+	ok(config_find_rel(&cfg, "users") == NULL,
+	    "find_rel wants schema.table");
+	ok(config_find_rel(&cfg, "public.items") == NULL,
+	    "find_rel: other schema is not a match");
+	config_release(&cfg);
+	ok(cfg.syncs == NULL && cfg.source_url == NULL, "release zeroes");
+	unsetenv("P2O_T_SOURCE_URL");
+	unsetenv("P2O_T_TARGET_PW");
+}
+
+static void
+test_defaults(void)
+{
+	struct config cfg;
+	char err[512];
+
+	if (!ok(load(MIN, &cfg, err, sizeof(err)) == 0, "minimal loads"))
+		printf("# %s\n", err);
+	is_str(cfg.slot_name, "pg2osync", "default slot_name");
+	is_str(cfg.publication, "pg2osync", "default publication");
+	ok(cfg.sslmode == NULL, "default sslmode: libpq's");
+	is_int(cfg.reconnect_max, 10, "default reconnect_max");
+	ok(cfg.target_username == NULL && cfg.target_password == NULL,
+	    "no target credentials");
+	is_int(cfg.batch_size, 1000, "default batch_size");
+	is_int(cfg.batch_max_bytes, 5 * 1024 * 1024,
+	    "default batch_max_bytes");
+	is_int(cfg.checkpoint_interval_ms, 1000, "default checkpoint");
+	ok(cfg.metrics_bind == NULL, "no metrics section: no endpoint");
+	is_str(cfg.syncs[0].index, "items", "default index");
+	is_int(cfg.syncs[0].line, 6, "section line");
+	ok(config_find_rel(&cfg, "public.items") == &cfg.syncs[0],
+	    "find_rel on minimal");
+	config_release(&cfg);
+
+	ok(load("source:\n  url: mysql://u@h/db\n" TGT
+	    "sync:\n  t:\n    table: appdb.users\n", &cfg, err,
+	    sizeof(err)) == 0, "mysql config loads");
+	is_int(cfg.source_kind, SOURCE_MYSQL, "mysql:// is mysql");
+	is_str(cfg.syncs[0].rel, "appdb.users", "mysql rel database.table");
+	config_release(&cfg);
+
+	ok(load("source:\n  url: mariadb://u@h/db\n" TGT
+	    "sync:\n  t:\n    table: appdb.users\n", &cfg, err,
+	    sizeof(err)) == 0 && cfg.source_kind == SOURCE_MYSQL,
+	    "mariadb:// is mysql");
+	config_release(&cfg);
+
+	ok(load("source:\n  url: host=db dbname=app user=sync\n" TGT SYNC,
+	    &cfg, err, sizeof(err)) == 0 &&
+	    cfg.source_kind == SOURCE_POSTGRES, "conninfo is postgres");
+	config_release(&cfg);
+
+	ok(load(MIN "engine:\n  batch_max_bytes: \"5MB\"\n", &cfg, err,
+	    sizeof(err)) == 0 && cfg.batch_max_bytes == 5000000,
+	    "\"5MB\" is 5000000 bytes");
+	config_release(&cfg);
+	ok(load(MIN "engine:\n  batch_max_bytes: 1048576\n", &cfg, err,
+	    sizeof(err)) == 0 && cfg.batch_max_bytes == 1048576,
+	    "integer batch_max_bytes");
+	config_release(&cfg);
+	ok(load(MIN "engine:\n  batch_max_bytes: 2 mib\n", &cfg, err,
+	    sizeof(err)) == 0 && cfg.batch_max_bytes == 2 << 20,
+	    "\"2 mib\": space and any case");
+	config_release(&cfg);
+	ok(load(MIN "engine:\n  batch_size: \"42\"\n", &cfg, err,
+	    sizeof(err)) == 0 && cfg.batch_size == 42,
+	    "quoted digits are an integer");
+	config_release(&cfg);
+}
+
+static void
+test_errors(void)
+{
+	char nofile[256];
+
+	expect_err("unknown key", SRC "  foo: 1\n" TGT SYNC, 3,
+	    "unknown key 'source.foo'");
+	expect_err("unknown section", MIN "sources:\n  url: x\n", 8,
+	    "unknown key 'sources'");
+	expect_err("unknown sync key", MIN "    tabel: x\n", 8,
+	    "unknown key 'sync.items.tabel'");
+	expect_err("batch_size abc", MIN "engine:\n  batch_size: abc\n", 9,
+	    "'engine.batch_size' must be an integer >= 1");
+	expect_err("batch_size 0", MIN "engine:\n  batch_size: 0\n", 9,
+	    "'engine.batch_size' must be an integer >= 1");
+	expect_err("batch_size negative", MIN "engine:\n\n  batch_size: -5\n",
+	    10, "'engine.batch_size' must be an integer >= 1");
+	expect_err("batch_size mapping",
+	    MIN "engine:\n  batch_size:\n    a: 1\n", 10,
+	    "'engine.batch_size' must be an integer >= 1");
+	expect_err("batch_size overflow",
+	    MIN "engine:\n  batch_size: 99999999999999999999\n", 9,
+	    "'engine.batch_size' must be an integer >= 1");
+	expect_err("batch_size above int",
+	    MIN "engine:\n  batch_size: 2147483648\n", 9,
+	    "'engine.batch_size' must be an integer >= 1");
+	expect_err("batch_size float", MIN "engine:\n  batch_size: 1e3\n", 9,
+	    "'engine.batch_size' must be an integer >= 1");
+	expect_err("batch_size null", MIN "engine:\n  batch_size:\n", 9,
+	    "'engine.batch_size' must be an integer >= 1");
+	expect_err("checkpoint range",
+	    MIN "engine:\n  checkpoint_interval_ms: 5\n", 9,
+	    "'engine.checkpoint_interval_ms' must be an integer between 10 "
+	    "and 86400000");
+	expect_err("reconnect_max negative", SRC "  reconnect_max: -1\n" TGT
+	    SYNC, 3, "'source.reconnect_max' must be an integer >= 0");
+	expect_err("bad size unit",
+	    MIN "engine:\n  batch_max_bytes: 5XB\n", 9,
+	    "'engine.batch_max_bytes' must be a byte count between 1 and "
+	    "1073741824, as an integer or a string such as \"5MiB\"");
+	expect_err("size too big",
+	    MIN "engine:\n  batch_max_bytes: 2GiB\n", 9,
+	    "'engine.batch_max_bytes' must be a byte count between 1 and "
+	    "1073741824, as an integer or a string such as \"5MiB\"");
+	expect_err("missing target.url",
+	    SRC "target:\n  username: admin\n" SYNC, 3,
+	    "missing required key 'target.url'");
+	expect_err("missing target", SRC SYNC, 1,
+	    "missing required key 'target'");
+	expect_err("missing sync", SRC TGT, 1, "missing required key 'sync'");
+	expect_err("missing source", TGT SYNC, 1,
+	    "missing required key 'source'");
+	expect_err("empty sync", SRC TGT "\nsync: {}\n", 6,
+	    "'sync' must hold at least one section");
+	expect_err("missing sync table", SRC TGT "sync:\n  items:\n"
+	    "    index: items\n", 6, "missing required key 'sync.items.table'");
+	expect_err("missing source url", "source:\n  slot_name: s\n" TGT SYNC,
+	    1, "missing required key 'source.url' (or 'source.url_env')");
+	expect_err("duplicate key", SRC "  url: postgres://x@y/z\n" TGT SYNC,
+	    3, "duplicate key 'source.url'");
+	expect_err("duplicate section",
+	    MIN "engine:\n  batch_size: 1\nengine:\n  batch_size: 2\n", 10,
+	    "duplicate key 'engine'");
+	expect_err("duplicate sync section",
+	    MIN "  items:\n    table: public.other\n", 8,
+	    "duplicate key 'sync.items'");
+	expect_err("yaml syntax", SRC TGT "sync:\n  items:\n    table: "
+	    "\"items\n    index: x\n", 8,
+	    "found unexpected end of stream (while scanning a quoted scalar "
+	    "that started on line 7)");
+	expect_err("yaml flow syntax", SRC TGT "sync:\n  items: [a\n", 6,
+	    "did not find expected ',' or ']'");
+	expect_err("syntax before content", "source:\n  url: 5\n  bad: [\n",
+	    3, "did not find expected node content");
+	expect_err("yaml bad indentation",
+	    "source:\n  url: x\n url_env: y\n", 3,
+	    "did not find expected key (while parsing a block mapping that "
+	    "started on line 1)");
+	expect_err("empty file", "", 1, "the configuration is empty");
+	expect_err("comments only", "# nothing\n\n", 1,
+	    "the configuration is empty");
+	expect_err("not a mapping", "- a\n- b\n", 1, "the configuration must "
+	    "be a mapping of sections (source, target, sync, ...)");
+	expect_err("section not a mapping", "source: postgres://x\n" TGT SYNC,
+	    1, "'source' must be a mapping");
+	expect_err("url and url_env", SRC "  url_env: X\n" TGT SYNC, 3,
+	    "'source.url' and 'source.url_env' cannot both be set");
+	unsetenv("P2O_T_UNSET");
+	expect_err("url_env unset", "source:\n  url_env: P2O_T_UNSET\n" TGT
+	    SYNC, 2, "'source.url_env' names 'P2O_T_UNSET', which is not set");
+	setenv("P2O_T_EMPTY", "", 1);
+	expect_err("url_env empty", "source:\n  url_env: P2O_T_EMPTY\n" TGT
+	    SYNC, 2, "'source.url_env' names 'P2O_T_EMPTY', which is empty");
+	expect_err("url_env bad name", "source:\n  url_env: 9LIVES\n" TGT SYNC,
+	    2, "'source.url_env' must be the name of an environment variable "
+	    "([A-Za-z_][A-Za-z0-9_]*)");
+	expect_err("bad source scheme",
+	    "source:\n  url: http://u:pw@db/x\n" TGT SYNC, 2,
+	    "'source.url' must be a postgres://, postgresql://, mysql:// or "
+	    "mariadb:// url, or a key=value conninfo string");
+	setenv("P2O_T_BADURL", "https://u:envsecret@db/x", 1);
+	expect_err("bad scheme from env",
+	    "source:\n  url_env: P2O_T_BADURL\n" TGT SYNC, 2,
+	    "'source.url_env': the value of 'P2O_T_BADURL' must be a "
+	    "postgres://, postgresql://, mysql:// or mariadb:// url, or a "
+	    "key=value conninfo string");
+	expect_err("bad slot name", SRC "  slot_name: Bad-Slot\n" TGT SYNC, 3,
+	    "'source.slot_name' must be 1 to 63 characters from a-z, 0-9 "
+	    "and _");
+	expect_err("slot name too long", SRC "  slot_name: "
+	    "a234567890123456789012345678901234567890123456789012345678901234"
+	    "\n" TGT SYNC, 3, "'source.slot_name' must be 1 to 63 characters "
+	    "from a-z, 0-9 and _");
+	expect_err("bad sslmode", SRC "  sslmode: always\n" TGT SYNC, 3,
+	    "'source.sslmode' must be one of disable, allow, prefer, require, "
+	    "verify-ca, verify-full");
+	expect_err("sslcert without sslkey", SRC "  sslcert: /c.pem\n" TGT
+	    SYNC, 3, "'source.sslcert' and 'source.sslkey' must be set "
+	    "together");
+	expect_err("columns and exclude_columns", MIN "    columns: [a]\n"
+	    "    exclude_columns: [b]\n", 9, "'sync.items.exclude_columns' "
+	    "cannot be combined with 'sync.items.columns'");
+	expect_err("empty columns", MIN "    columns: []\n", 8,
+	    "'sync.items.columns' must be a non-empty list of strings");
+	expect_err("columns scalar", MIN "    columns: id\n", 8,
+	    "'sync.items.columns' must be a non-empty list of strings");
+	expect_err("column twice", MIN "    columns:\n      - id\n      - id\n",
+	    10, "'sync.items.columns' lists 'id' twice");
+	expect_err("same table twice", MIN "  again:\n    table: items\n", 8,
+	    "sync sections 'items' and 'again' both sync table "
+	    "'public.items'");
+	expect_err("same index twice", MIN "  other:\n    table: other\n"
+	    "    index: items\n", 8, "sync sections 'items' and 'other' both "
+	    "write index 'items'");
+	expect_err("bad table", SRC TGT "sync:\n  x:\n    table: a.b.c\n", 7,
+	    "'sync.x.table' must be 'schema.table' or 'table'");
+	expect_err("index uppercase", MIN "    index: Items\n", 8,
+	    "'sync.items.index' must be lowercase");
+	expect_err("index leading _", MIN "    index: _items\n", 8,
+	    "'sync.items.index' must not start with '_'");
+	expect_err("index with *", MIN "    index: \"it*ms\"\n", 8,
+	    "'sync.items.index' must not contain '*'");
+	expect_err("default index invalid", SRC TGT
+	    "sync:\n  items:\n    table: public.Items\n", 6,
+	    "'sync.items.index' is not set and the table name 'Items' is not "
+	    "a valid index name: it must be lowercase");
+	expect_err("mysql unqualified table", "source:\n  url: mysql://u@h/d\n"
+	    TGT SYNC "  users:\n    table: users\n", 8,
+	    "'sync.users.table' must be 'database.table' for a mysql source");
+	expect_err("target scheme", SRC "target:\n  url: ftp://h\n" SYNC, 4,
+	    "'target.url' must start with http:// or https://");
+	expect_err("target no host", SRC "target:\n  url: http:///x\n" SYNC, 4,
+	    "'target.url' must name a host");
+	expect_err("target credentials",
+	    SRC "target:\n  url: http://a:tsecret@h:9200\n" SYNC, 4,
+	    "'target.url' must not hold credentials; use 'target.username' "
+	    "and 'target.password_env'");
+	expect_err("target serverless", SRC "target:\n  url: "
+	    "https://abc.us-east-1.aoss.amazonaws.com\n" SYNC, 4,
+	    "'target.url' names Amazon OpenSearch Serverless, which is not "
+	    "supported");
+	expect_err("password_env unset", SRC TGT "  username: u\n"
+	    "  password_env: P2O_T_UNSET\n" SYNC, 6,
+	    "'target.password_env' names 'P2O_T_UNSET', which is not set");
+	expect_err("password and password_env", SRC TGT "  username: u\n"
+	    "  password: x\n  password_env: Y\n" SYNC, 7,
+	    "'target.password' and 'target.password_env' cannot both be set");
+	expect_err("password without username", SRC TGT "  password: x\n" SYNC,
+	    5, "'target.password' needs 'target.username'");
+	expect_err("metrics without bind", MIN "metrics: {}\n", 8,
+	    "missing required key 'metrics.bind'");
+	expect_err("metrics bad bind", MIN "metrics:\n  bind: localhost\n", 9,
+	    "'metrics.bind' must be host:port with a port from 1 to 65535 "
+	    "(e.g. 127.0.0.1:9187 or [::1]:9187)");
+	expect_err("metrics port 0", MIN "metrics:\n  bind: 'h:0'\n", 9,
+	    "'metrics.bind' must be host:port with a port from 1 to 65535 "
+	    "(e.g. 127.0.0.1:9187 or [::1]:9187)");
+	expect_err("alias", "source:\n  url: &u postgres://a@b/c\n" TGT SYNC,
+	    2, "anchors and aliases are not supported");
+	expect_err("alias use", MIN "engine:\n  batch_size: *x\n", 9,
+	    "anchors and aliases are not supported");
+	expect_err("tag", MIN "engine:\n  batch_size: !!int 5\n", 9,
+	    "tags are not supported");
+	expect_err("two documents", MIN "---\nsource: {}\n", 8,
+	    "only one yaml document is allowed");
+	expect_err("NUL byte", SRC TGT "  username: \"a\\0b\"\n" SYNC, 5,
+	    "'target.username' must not contain a NUL byte");
+	expect_err("empty string", SRC "  publication: ''\n" TGT SYNC, 3,
+	    "'source.publication' must be a non-empty string");
+	expect_err("non-scalar key", SRC "  ? [a]\n  : b\n" TGT SYNC, 3,
+	    "keys in 'source' must be strings");
+	expect_err("bad utf-8", MIN "# \xff\xfe\n", 8,
+	    "invalid leading UTF-8 octet");
+
+	snprintf(nofile, sizeof(nofile), "%s/nope.yaml", dir);
+	{
+		struct config cfg;
+		char err[512], want[512];
+
+		snprintf(want, sizeof(want),
+		    "%s: No such file or directory", nofile);
+		ok(config_load(nofile, &cfg, err, sizeof(err)) == -1,
+		    "missing file refused");
+		is_str(err, want, "missing file message");
+		ok(config_load(dir, &cfg, err, sizeof(err)) == -1,
+		    "directory refused");
+	}
+	unsetenv("P2O_T_EMPTY");
+	unsetenv("P2O_T_BADURL");
+}
+
+/* run a load with stderr captured; returns what was written there */
+static int
+load_captured(const char *text, struct config *cfg, char *err,
+    size_t errlen, char *out, size_t outlen)
+{
+	int fds[2], saved, rc;
+	ssize_t n;
+	size_t len = 0;
+
+	fflush(stderr);
+	if (pipe(fds) == -1 || (saved = dup(2)) == -1 ||
+	    dup2(fds[1], 2) == -1) {
+		perror("pipe");
+		exit(2);
+	}
+	close(fds[1]);
+	rc = load(text, cfg, err, errlen);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	/* the write end is closed now, so read runs to EOF */
+	while (len + 1 < outlen &&
+	    (n = read(fds[0], out + len, outlen - len - 1)) > 0)
+		len += (size_t)n;
+	out[len] = '\0';
+	close(fds[0]);
+	return rc;
+}
+
+static void
+test_warnings(void)
+{
+	struct config cfg;
+	char err[512], out[4096], want[256];
+
+	ok(load_captured("source:\n  url: postgres://sync:s3cr3tpw@db/app\n"
+	    "target:\n  url: http://h:9200\n  username: admin\n"
+	    "  password: hunter2x\n" SYNC, &cfg, err, sizeof(err), out,
+	    sizeof(out)) == 0, "inline secrets load");
+	snprintf(want, sizeof(want), "%s:2: 'source.url' holds an inline "
+	    "password", path);
+	ok(strstr(out, want) != NULL, "source url warning names file:line");
+	ok(strstr(out, "'source.url_env'") != NULL, "suggests url_env");
+	snprintf(want, sizeof(want), "%s:6: 'target.password' is inline",
+	    path);
+	ok(strstr(out, want) != NULL, "target password warning");
+	ok(strstr(out, "s3cr3tpw") == NULL, "source password not printed");
+	ok(strstr(out, "hunter2x") == NULL, "target password not printed");
+	ok(strstr(out, "warn") != NULL, "through log_warnx");
+	is_str(cfg.target_password, "hunter2x", "inline password still works");
+	config_release(&cfg);
+
+	ok(load_captured("source:\n  url: postgres://db/app?sslmode=require"
+	    "&password=qpw99\n" TGT SYNC, &cfg, err, sizeof(err), out,
+	    sizeof(out)) == 0 && strstr(out, "inline password") &&
+	    !strstr(out, "qpw99"), "query password warns, not printed");
+	config_release(&cfg);
+
+	ok(load_captured("source:\n  url: host=db password = 'kpw77'\n" TGT
+	    SYNC, &cfg, err, sizeof(err), out, sizeof(out)) == 0 &&
+	    strstr(out, "inline password") && !strstr(out, "kpw77"),
+	    "conninfo password warns, not printed");
+	config_release(&cfg);
+
+	setenv("P2O_T_URL", "postgres://sync:envpw@db/app", 1);
+	ok(load_captured("source:\n  url_env: P2O_T_URL\n" TGT SYNC, &cfg, err,
+	    sizeof(err), out, sizeof(out)) == 0 && out[0] == '\0',
+	    "password from the environment: no warning");
+	config_release(&cfg);
+	unsetenv("P2O_T_URL");
+
+	ok(load_captured(MIN, &cfg, err, sizeof(err), out, sizeof(out)) == 0 &&
+	    out[0] == '\0', "no secret: no warning");
+	config_release(&cfg);
+
+	/* a failed load warns about nothing, and its error holds no secret */
+	ok(load_captured("source:\n  url: postgres://u:zzpw@db/app\n" SYNC,
+	    &cfg, err, sizeof(err), out, sizeof(out)) == -1 &&
+	    out[0] == '\0' && !strstr(err, "zzpw"),
+	    "failed load: no warning, no password in error");
+	ok(load_captured("source:\n  url: ftp://u:zzpw@db/app\n" TGT SYNC,
+	    &cfg, err, sizeof(err), out, sizeof(out)) == -1 &&
+	    !strstr(err, "zzpw"), "bad url error does not quote the url");
+	setenv("P2O_T_BADURL", "https://u:envsecret@db/x", 1);
+	ok(load_captured("source:\n  url_env: P2O_T_BADURL\n" TGT SYNC,
+	    &cfg, err, sizeof(err), out, sizeof(out)) == -1 &&
+	    !strstr(err, "envsecret") && !strstr(out, "envsecret"),
+	    "bad env url error does not quote the value");
+	unsetenv("P2O_T_BADURL");
+}
+
+static void
+test_mem(void)
+{
+	struct config cfg;
+	char err[512];
+	const char text[] = MIN;
+
+	ok(config_load_mem("mem.yaml", text, sizeof(text) - 1, &cfg, err,
+	    sizeof(err)) == 0 && cfg.nsyncs == 1, "config_load_mem");
+	config_release(&cfg);
+	ok(config_load_mem("mem.yaml", text, 20, &cfg, err, sizeof(err)) == -1,
+	    "config_load_mem honours len");
+	ok(strncmp(err, "mem.yaml:", 9) == 0, "name used in messages: %s",
+	    err);
+}
+
+int
+main(void)
+{
+	log_init("t-config");
+	log_set_level(LOG_LVL_INFO);
+	snprintf(dir, sizeof(dir), "/tmp/t-config.XXXXXX");
+	if (mkdtemp(dir) == NULL) {
+		perror("mkdtemp");
+		return 2;
+	}
+	snprintf(path, sizeof(path), "%s/cfg.yaml", dir);
+
+	test_full();
+	test_defaults();
+	test_errors();
+	test_warnings();
+	test_mem();
+
+	unlink(path);
+	rmdir(dir);
+	return done_testing();
+}
