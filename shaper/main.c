@@ -1,0 +1,272 @@
+/*
+ * shaper - event frames in on stdin, operation frames out on stdout
+ * (framing.md §4 → §5), with copy rows from the loader on a second fd.
+ *
+ * The change stream has strict priority: the load fd is read only when
+ * stdin has nothing ready. Output is gathered and written when the input
+ * has no complete frame left, so a quiet stream is never held back, or
+ * when it passes OUT_FLUSH bytes. EOF on stdin ends the tool even if the
+ * load fd is still open; EOF on the load fd only stops reading it.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "ctl.h"
+#include "frame.h"
+#include "log.h"
+#include "p2o.h"
+#include "xio.h"
+#include "shaper.h"
+
+#define OUT_FLUSH	(256 * 1024)
+#define STATS_MS	1000
+/* copy rows handled between two looks at stdin while the loader has
+ * frames already buffered: bounds how long the stream can wait */
+#define LOAD_BATCH	64
+
+static const char usage_text[] =
+"usage: shaper -c config.yaml [--load-fd N]\n"
+"\n"
+"Turns event frames on stdin into operation frames on stdout, using the\n"
+"sync sections of the configuration (framing.md).\n"
+"\n"
+"  -c, --config FILE  the pg2osync configuration (required)\n"
+"      --load-fd N    read the loader's copy rows and marks from fd N; it is\n"
+"                     read only when stdin has nothing ready, and its EOF\n"
+"                     only stops reading it\n"
+"  -h, --help         this text\n"
+"\n"
+"fds: 0 event frames in; 1 operation frames out; 2 log lines;\n"
+"     3 control channel (optional: hello, stats); N copy rows (--load-fd)\n"
+"\n"
+"The shaper ends at EOF on stdin: it writes what it has and exits 0.\n"
+"It does not catch SIGTERM; in the shutdown order the capture closes\n"
+"the stream and the shaper drains to that EOF.\n"
+"\n"
+"exit codes: 0 EOF on stdin; 1 internal error; 64 bad command line;\n"
+"  65 malformed frame or event (a NULL key, an unknown kind...): output\n"
+"  from the frames before it is written, nothing after; 75 stdout or the\n"
+"  control channel closed; 78 invalid configuration\n";
+
+static const char *const stat_names[] = {
+	"rows_in", "ops_out", "rows_unmapped", "drift"
+};
+
+struct shaperd {
+	struct shaper sh;
+	struct sbuf out;
+	struct ctl ctl;
+	struct shape_counters sent;	/* counters in the last stats frame */
+	long long next_stats;		/* CLOCK_MONOTONIC ms */
+};
+
+static void
+flush_out(struct shaperd *d)
+{
+	if (d->out.len > 0 && frame_flush(P2O_FD_OUT, &d->out) == -1)
+		fatal(P2O_EXIT_TEMPFAIL, "could not write to stdout");
+}
+
+/* the counters, when they changed and a second has passed */
+static void
+send_stats(struct shaperd *d, long long now)
+{
+	uint64_t v[4];
+
+	if (now < d->next_stats ||
+	    memcmp(&d->sent, &d->sh.n, sizeof(d->sent)) == 0)
+		return;
+	v[0] = d->sh.n.rows_in;
+	v[1] = d->sh.n.ops_out;
+	v[2] = d->sh.n.rows_unmapped;
+	v[3] = d->sh.n.drift;
+	if (ctl_send_stats(&d->ctl, "shaper", stat_names, v, 4) == -1)
+		fatal(P2O_EXIT_TEMPFAIL, "could not write to the control "
+		    "channel");
+	d->sent = d->sh.n;
+	d->next_stats = now + STATS_MS;
+}
+
+/* the poll timeout: the stats deadline, if any counter is unsent */
+static int
+stats_timeout(struct shaperd *d, long long now)
+{
+	if (!ctl_active(&d->ctl) ||
+	    memcmp(&d->sent, &d->sh.n, sizeof(d->sent)) == 0)
+		return -1;
+	return d->next_stats > now ? (int)(d->next_stats - now) : 0;
+}
+
+/* shape one buffered frame of rd: 1 done, 0 none complete. A bad frame
+ * writes what the frames before it produced, then ends the tool. */
+static int
+next_frame(struct shaperd *d, struct frame_reader *rd,
+    enum shape_source src)
+{
+	struct frame f;
+	char err[512];
+	int r;
+
+	if ((r = frame_next(rd, &f)) == 0)
+		return 0;
+	if (r == -1) {
+		flush_out(d);
+		fatalx(P2O_EXIT_DATA, "%s", rd->err);
+	}
+	if (shape_event(&d->sh, src, f.obj, f.kind, &d->out, err,
+	    sizeof(err)) == -1) {
+		flush_out(d);
+		fatalx(P2O_EXIT_DATA, "%s: offset %llu: %s", rd->name,
+		    (unsigned long long)f.offset, err);
+	}
+	if (d->out.len >= OUT_FLUSH)
+		flush_out(d);
+	return 1;
+}
+
+static void
+fill(struct frame_reader *rd)
+{
+	if (frame_fill(rd) == -1 && errno != EAGAIN && errno != EINTR)
+		fatal(P2O_EXIT_INTERNAL, "could not read %s", rd->name);
+}
+
+static int
+parse_fd(const char *s)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || end == s || n < 0 || n > 65535)
+		return -1;
+	return (int)n;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "load-fd", required_argument, NULL, 'L' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static struct shaperd d;
+	struct config cfg;
+	struct frame_reader in, ld;
+	struct pollfd pfd[2];
+	const char *cfgpath = NULL;
+	char err[512], loadname[32];
+	int ch, load_fd = -1, load_open, load_pending = 0, n, timeout;
+	long long now;
+
+	log_init("shaper");
+	signal(SIGPIPE, SIG_IGN);
+
+	while ((ch = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			cfgpath = optarg;
+			break;
+		case 'L':
+			load_fd = parse_fd(optarg);
+			if (load_fd <= P2O_FD_CTL)
+				fatalx(P2O_EXIT_USAGE, "--load-fd '%s' is not a "
+				    "descriptor above 3", optarg);
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return P2O_EXIT_OK;
+		default:
+			fputs(usage_text, stderr);
+			return P2O_EXIT_USAGE;
+		}
+	}
+	if (cfgpath == NULL || optind != argc) {
+		fputs(usage_text, stderr);
+		return P2O_EXIT_USAGE;
+	}
+	if (load_fd != -1 && !fd_is_open(load_fd))
+		fatalx(P2O_EXIT_USAGE, "--load-fd %d is not open", load_fd);
+	if (config_load(cfgpath, &cfg, err, sizeof(err)) == -1)
+		fatalx(P2O_EXIT_CONFIG, "%s", err);
+	if (ctl_open(&d.ctl, "shaper") == -1)
+		fatal(P2O_EXIT_TEMPFAIL, "could not say hello on the control "
+		    "channel");
+
+	shaper_init(&d.sh, &cfg);
+	sbuf_init(&d.out);
+	frame_reader_init(&in, P2O_FD_IN, "stdin");
+	load_open = load_fd != -1;
+	if (load_open) {
+		snprintf(loadname, sizeof(loadname), "load fd %d", load_fd);
+		frame_reader_init(&ld, load_fd, loadname);
+	}
+	d.next_stats = now_ms();
+
+	for (;;) {
+		/* stdin first: every frame it already has */
+		while (next_frame(&d, &in, SHAPE_STREAM))
+			;
+		if (in.eof)
+			break;
+		flush_out(&d);
+
+		now = now_ms();
+		send_stats(&d, now);
+		timeout = load_pending ? 0 : stats_timeout(&d, now);
+		pfd[0] = (struct pollfd){ .fd = P2O_FD_IN, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = load_open ? load_fd : -1,
+		    .events = POLLIN };
+		if ((n = poll(pfd, 2, timeout)) == -1) {
+			if (errno == EINTR)
+				continue;
+			fatal(P2O_EXIT_INTERNAL, "poll");
+		}
+		if (pfd[0].revents & POLLNVAL)
+			fatalx(P2O_EXIT_INTERNAL, "stdin is not open");
+		if (pfd[0].revents) {
+			fill(&in);
+			continue;
+		}
+		if (!load_open || (!load_pending && pfd[1].revents == 0))
+			continue;
+
+		/*
+		 * Copy rows, only while stdin is quiet. The tombstone
+		 * window will filter them inside shape_event (SHAPE_LOAD).
+		 */
+		if (!load_pending)
+			fill(&ld);
+		for (n = 0; n < LOAD_BATCH; n++)
+			if (!next_frame(&d, &ld, SHAPE_LOAD))
+				break;
+		load_pending = n == LOAD_BATCH;
+		if (!load_pending && ld.eof) {
+			frame_reader_release(&ld);
+			load_open = 0;
+		}
+	}
+
+	flush_out(&d);
+	send_stats(&d, now_ms());
+	log_debug("end of stdin: %llu rows in, %llu operations out",
+	    (unsigned long long)d.sh.n.rows_in,
+	    (unsigned long long)d.sh.n.ops_out);
+	ctl_close(&d.ctl);
+	if (load_open)
+		frame_reader_release(&ld);
+	frame_reader_release(&in);
+	sbuf_release(&d.out);
+	shaper_release(&d.sh);
+	config_release(&cfg);
+	return P2O_EXIT_OK;
+}

@@ -1,0 +1,478 @@
+/*
+ * shape.c - one event frame in, its operation frames out (framing.md §4 →
+ * §5), by the sync sections of the configuration: which index a table goes
+ * to, the document id, the projection of columns. Documents are never
+ * parsed into a tree or re-serialised: member values are copied as the
+ * bytes that arrived. This file never reads or writes a file descriptor;
+ * it logs only schema drift, which is all that event is for.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame.h"
+#include "log.h"
+#include "shaper.h"
+
+#define REL_BUF		256	/* "schema.table": two names of at most 64 */
+
+struct row {
+	struct jspan op, rel, v, key, new, old, toast;
+	int	has_new, has_old, has_toast;
+	char	relname[REL_BUF];
+	const struct sync_section *sec;
+};
+
+void
+shaper_init(struct shaper *sh, const struct config *cfg)
+{
+	memset(sh, 0, sizeof(*sh));
+	sh->cfg = cfg;
+	sbuf_init(&sh->id);
+	sbuf_init(&sh->old_id);
+	sbuf_init(&sh->op);
+}
+
+void
+shaper_release(struct shaper *sh)
+{
+	sbuf_release(&sh->id);
+	sbuf_release(&sh->old_id);
+	sbuf_release(&sh->op);
+}
+
+/* the section for a rel string span; a name too long for any configured
+ * table (every rel in the config fits REL_BUF in practice) goes through
+ * the heap rather than being truncated into a wrong match */
+static const struct sync_section *
+find_section(const struct config *cfg, struct jspan rel, char *buf,
+    size_t cap)
+{
+	const struct sync_section *sec;
+	char *heap;
+
+	if (jstr_copy(rel, buf, cap) == 0)
+		return config_find_rel(cfg, buf);
+	heap = jstr_dup(rel);
+	sec = config_find_rel(cfg, heap);
+	snprintf(buf, cap, "%s", heap);
+	free(heap);
+	return sec;
+}
+
+/* a member or column name equals name: the bytes decide, unless the
+ * span was written with escapes (legal JSON, which no stage writes) */
+static int
+name_is(struct jspan key, const char *name, size_t n)
+{
+	if (key.n == n + 2 && memcmp(key.p + 1, name, n) == 0)
+		return 1;
+	return memchr(key.p, '\\', key.n) != NULL && jstr_eq(key, name);
+}
+
+#define NAME_IS(key, lit)	name_is((key), (lit), sizeof(lit) - 1)
+
+static int
+in_list(struct jspan name, char *const *list, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (name_is(name, list[i], strlen(list[i])))
+			return 1;
+	return 0;
+}
+
+/* does a column (a string span) survive the section's projection? */
+static int
+keep_column(const struct sync_section *sec, struct jspan name)
+{
+	if (sec->columns != NULL)
+		return in_list(name, sec->columns, sec->ncolumns);
+	if (sec->nexclude_columns > 0)
+		return !in_list(name, sec->exclude_columns,
+		    sec->nexclude_columns);
+	return 1;
+}
+
+static int
+projects(const struct sync_section *sec)
+{
+	return sec->columns != NULL || sec->nexclude_columns > 0;
+}
+
+static void
+add_document(struct sbuf *op, const struct sync_section *sec,
+    struct jspan new)
+{
+	struct jiter it;
+	struct jspan name, val;
+	int first = 1;
+
+	/* an unprojected document is the row image itself, as it arrived */
+	if (!projects(sec)) {
+		sbuf_add(op, new.p, new.n);
+		return;
+	}
+	sbuf_addc(op, '{');
+	jiter_init(&it, new);
+	while (jiter_member(&it, &name, &val)) {
+		if (!keep_column(sec, name))
+			continue;
+		if (!first)
+			sbuf_addc(op, ',');
+		first = 0;
+		sbuf_add(op, name.p, name.n);
+		sbuf_addc(op, ':');
+		sbuf_add(op, val.p, val.n);
+	}
+	sbuf_addc(op, '}');
+}
+
+/* ,"toast":[...] with the names that survive the projection, or nothing
+ * when none does: the writer need not complete a field the document
+ * would not carry */
+static void
+add_toast(struct sbuf *op, const struct sync_section *sec,
+    struct jspan toast)
+{
+	struct jiter it;
+	struct jspan name;
+	int first = 1;
+
+	jiter_init(&it, toast);
+	while (jiter_elem(&it, &name)) {
+		if (!keep_column(sec, name))
+			continue;
+		sbuf_adds(op, first ? ",\"toast\":[" : ",");
+		first = 0;
+		sbuf_add(op, name.p, name.n);
+	}
+	if (!first)
+		sbuf_addc(op, ']');
+}
+
+/* the members every operation starts with: kind, index, id, v */
+static void
+op_begin(struct sbuf *op, const char *kind, const struct sync_section *sec,
+    const struct sbuf *id, struct jspan v)
+{
+	sbuf_reset(op);
+	sbuf_adds(op, "{\"k\":\"");
+	sbuf_adds(op, kind);
+	sbuf_adds(op, "\",\"index\":");
+	sbuf_add_jstr(op, sec->index, strlen(sec->index));
+	if (id != NULL) {
+		sbuf_adds(op, ",\"id\":");
+		sbuf_add_jstr(op, id->buf, id->len);
+	}
+	sbuf_adds(op, ",\"v\":");
+	sbuf_add(op, v.p, v.n);
+}
+
+static void
+op_end(struct shaper *sh, struct sbuf *out)
+{
+	sbuf_addc(&sh->op, '}');
+	frame_put(out, sh->op.buf, sh->op.len);
+	sh->n.ops_out++;
+}
+
+static int
+render(struct row *r, struct jspan image,
+    const char *which, struct sbuf *id, char *err, size_t errlen)
+{
+	char why[192];
+
+	sbuf_reset(id);
+	if (id_render(r->key, image, id, why, sizeof(why)) == -1) {
+		snprintf(err, errlen, "table '%s': row op '%c': %s in \"%s\"",
+		    r->relname, r->op.p[1], why, which);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The members every row needs, with their types, before any is used. One
+ * pass over the object: a row's "new" is most of its bytes, and looking
+ * each member up on its own would skip over it again for every member
+ * after it. The first of duplicate members counts, as in jobj_get.
+ */
+static int
+row_parse(struct row *r, struct jspan obj, char *err, size_t errlen)
+{
+	struct jiter it;
+	struct jspan name, val, *slot;
+	int has_op = 0, has_rel = 0, has_v = 0, has_key = 0, *has;
+	uint64_t v;
+
+	memset(r, 0, sizeof(*r));
+	jiter_init(&it, obj);
+	while (jiter_member(&it, &name, &val)) {
+		if (NAME_IS(name, "new"))
+			slot = &r->new, has = &r->has_new;
+		else if (NAME_IS(name, "op"))
+			slot = &r->op, has = &has_op;
+		else if (NAME_IS(name, "rel"))
+			slot = &r->rel, has = &has_rel;
+		else if (NAME_IS(name, "v"))
+			slot = &r->v, has = &has_v;
+		else if (NAME_IS(name, "key"))
+			slot = &r->key, has = &has_key;
+		else if (NAME_IS(name, "old"))
+			slot = &r->old, has = &r->has_old;
+		else if (NAME_IS(name, "toast"))
+			slot = &r->toast, has = &r->has_toast;
+		else
+			continue;
+		if (!*has) {
+			*slot = val;
+			*has = 1;
+		}
+	}
+
+	if (!has_op || jspan_type(r->op) != J_STRING || r->op.n != 3 ||
+	    strchr("iudc", r->op.p[1]) == NULL) {
+		snprintf(err, errlen, "row has no \"op\" of i, u, d or c");
+		return -1;
+	}
+	if (!has_rel || jspan_type(r->rel) != J_STRING) {
+		snprintf(err, errlen, "row has no string \"rel\"");
+		return -1;
+	}
+	if (!has_v || jspan_type(r->v) != J_NUMBER ||
+	    jnum_u64(r->v, &v) == -1) {
+		snprintf(err, errlen, "row has no unsigned 64-bit \"v\"");
+		return -1;
+	}
+	if (!has_key || jspan_type(r->key) != J_ARRAY) {
+		snprintf(err, errlen, "row has no \"key\" array");
+		return -1;
+	}
+	if ((r->has_new && jspan_type(r->new) != J_OBJECT) ||
+	    (r->has_old && jspan_type(r->old) != J_OBJECT)) {
+		snprintf(err, errlen, "row image is not an object");
+		return -1;
+	}
+	if (r->has_toast && jspan_type(r->toast) != J_ARRAY) {
+		snprintf(err, errlen, "row \"toast\" is not an array");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+shape_row(struct shaper *sh, enum shape_source src, struct jspan obj,
+    struct sbuf *out, char *err, size_t errlen)
+{
+	struct row r;
+	char op;
+	int pk_changed;
+
+	if (row_parse(&r, obj, err, errlen) == -1)
+		return -1;
+	op = r.op.p[1];
+	if (src == SHAPE_LOAD && op != 'c') {
+		snprintf(err, errlen, "row op '%c' on the load stream, which "
+		    "carries copy rows only", op);
+		return -1;
+	}
+	sh->n.rows_in++;
+	r.sec = find_section(sh->cfg, r.rel, r.relname, sizeof(r.relname));
+	if (r.sec == NULL) {
+		sh->n.rows_unmapped++;
+		return 0;
+	}
+	if (op != 'd' && !r.has_new) {
+		snprintf(err, errlen, "table '%s': row op '%c' has no \"new\"",
+		    r.relname, op);
+		return -1;
+	}
+	if (op == 'd' && !r.has_old) {
+		snprintf(err, errlen, "table '%s': row op 'd' has no \"old\"",
+		    r.relname);
+		return -1;
+	}
+
+	/*
+	 * Tombstone window (a later issue): a copy row whose key the stream
+	 * has deleted or truncated since the loader started its wave is
+	 * dropped here rather than indexed, and each mark forgets the keys
+	 * recorded before it (ARCHITECTURE.md, back-channel point 4). Until
+	 * then every copy row is indexed like an insert.
+	 */
+
+	if (op == 'd') {
+		if (render(&r, r.old, "old", &sh->old_id, err, errlen) == -1)
+			return -1;
+		op_begin(&sh->op, "delete", r.sec, &sh->old_id, r.v);
+		op_end(sh, out);
+		return 0;
+	}
+
+	if (render(&r, r.new, "new", &sh->id, err, errlen) == -1)
+		return -1;
+	/* a changed primary key: the old document goes after the new one
+	 * exists, so a reader never finds the row under neither id */
+	pk_changed = 0;
+	if (op == 'u' && r.has_old) {
+		if (render(&r, r.old, "old", &sh->old_id, err, errlen) == -1)
+			return -1;
+		pk_changed = sh->old_id.len != sh->id.len || (sh->id.len > 0 &&
+		    memcmp(sh->old_id.buf, sh->id.buf, sh->id.len) != 0);
+	}
+
+	op_begin(&sh->op, "index", r.sec, &sh->id, r.v);
+	if (r.has_toast)
+		add_toast(&sh->op, r.sec, r.toast);
+	sbuf_adds(&sh->op, ",\"doc\":");
+	add_document(&sh->op, r.sec, r.new);
+	op_end(sh, out);
+
+	if (pk_changed) {
+		op_begin(&sh->op, "delete", r.sec, &sh->old_id, r.v);
+		op_end(sh, out);
+	}
+	return 0;
+}
+
+/* a clear for each truncated table that has a section; the config gives
+ * every section an index of its own, so no index is cleared twice */
+static int
+shape_truncate(struct shaper *sh, struct jspan obj, struct sbuf *out,
+    char *err, size_t errlen)
+{
+	struct jspan rels, rel, v;
+	struct jiter it;
+	const struct sync_section *sec;
+	char name[REL_BUF];
+	uint64_t vv;
+
+	if (!jobj_get(obj, "rels", &rels) || jspan_type(rels) != J_ARRAY) {
+		snprintf(err, errlen, "truncate has no \"rels\" array");
+		return -1;
+	}
+	if (!jobj_get(obj, "v", &v) || jspan_type(v) != J_NUMBER ||
+	    jnum_u64(v, &vv) == -1) {
+		snprintf(err, errlen, "truncate has no unsigned 64-bit \"v\"");
+		return -1;
+	}
+	jiter_init(&it, rels);
+	while (jiter_elem(&it, &rel))
+		if (jspan_type(rel) != J_STRING) {
+			snprintf(err, errlen, "truncate \"rels\" holds a "
+			    "non-string");
+			return -1;
+		}
+
+	jiter_init(&it, rels);
+	while (jiter_elem(&it, &rel)) {
+		sec = find_section(sh->cfg, rel, name, sizeof(name));
+		if (sec == NULL)
+			continue;
+		op_begin(&sh->op, "clear", sec, NULL, v);
+		op_end(sh, out);
+	}
+	return 0;
+}
+
+/* "'a', 'b'" for a drift list; absent means none */
+static int
+add_names(struct sbuf *msg, struct jspan obj, const char *member,
+    const char *label)
+{
+	struct jspan list, name;
+	struct jiter it;
+	char *s;
+	int first = 1;
+
+	if (!jobj_get(obj, member, &list))
+		return 0;
+	if (jspan_type(list) != J_ARRAY)
+		return -1;
+	jiter_init(&it, list);
+	while (jiter_elem(&it, &name)) {
+		if (jspan_type(name) != J_STRING)
+			return -1;
+		if (first)
+			sbuf_addf(msg, "%s %s", msg->len ? ";" : ":", label);
+		else
+			sbuf_addc(msg, ',');
+		first = 0;
+		s = jstr_dup(name);
+		sbuf_addf(msg, " '%s'", s);
+		free(s);
+	}
+	return 0;
+}
+
+static int
+shape_drift(struct shaper *sh, struct jspan obj, char *err, size_t errlen)
+{
+	struct jspan rel;
+	struct sbuf msg = SBUF_INIT;
+	char *name;
+	int bad;
+
+	if (!jobj_get(obj, "rel", &rel) || jspan_type(rel) != J_STRING) {
+		snprintf(err, errlen, "drift has no string \"rel\"");
+		return -1;
+	}
+	bad = add_names(&msg, obj, "added", "added") == -1 ||
+	    add_names(&msg, obj, "removed", "removed") == -1 ||
+	    add_names(&msg, obj, "retyped", "retyped") == -1;
+	if (bad) {
+		snprintf(err, errlen, "drift lists hold a non-string");
+		sbuf_release(&msg);
+		return -1;
+	}
+	sh->n.drift++;
+	name = jstr_dup(rel);
+	log_warnx("table '%s' changed shape%s", name,
+	    msg.len ? msg.buf : "");
+	free(name);
+	sbuf_release(&msg);
+	return 0;
+}
+
+/* commit, pos and mark reach the writer as the bytes that arrived */
+static void
+forward(struct shaper *sh, struct jspan obj, struct sbuf *out)
+{
+	frame_put(out, obj.p, obj.n);
+	sh->n.ops_out++;
+}
+
+int
+shape_event(struct shaper *sh, enum shape_source src, struct jspan obj,
+    struct jspan kind, struct sbuf *out, char *err, size_t errlen)
+{
+	size_t before = out->len;
+	int rc = 0;
+
+	if (jstr_eq(kind, "row")) {
+		rc = shape_row(sh, src, obj, out, err, errlen);
+	} else if (jstr_eq(kind, "mark")) {
+		forward(sh, obj, out);
+	} else if (src == SHAPE_LOAD) {
+		/* a position from the loader could move a checkpoint */
+		snprintf(err, errlen, "a '%.*s' frame on the load stream, which "
+		    "carries copy rows and marks only", (int)kind.n - 2,
+		    kind.p + 1);
+		rc = -1;
+	} else if (jstr_eq(kind, "commit") || jstr_eq(kind, "pos")) {
+		forward(sh, obj, out);
+	} else if (jstr_eq(kind, "truncate")) {
+		rc = shape_truncate(sh, obj, out, err, errlen);
+	} else if (jstr_eq(kind, "drift")) {
+		rc = shape_drift(sh, obj, err, errlen);
+	} else {
+		snprintf(err, errlen, "unknown event kind '%.*s'",
+		    (int)kind.n - 2, kind.p + 1);
+		rc = -1;
+	}
+	if (rc == -1 && out->len > before) {
+		out->len = before;
+		out->buf[before] = '\0';
+	}
+	return rc;
+}

@@ -1,0 +1,48 @@
+/*
+ * shaper.h - the shaper turns event frames (framing.md §4) into operation
+ * frames (§5) using the sync sections of the configuration. It does no
+ * network I/O of any kind.
+ */
+#ifndef SHAPER_H
+#define SHAPER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "config.h"
+#include "jscan.h"
+#include "sbuf.h"
+
+/* where an event came from: the change stream or the loader's copy rows */
+enum shape_source { SHAPE_STREAM, SHAPE_LOAD };
+
+struct shape_counters {
+	uint64_t rows_in;
+	uint64_t ops_out;	/* every frame written, commits included */
+	uint64_t rows_unmapped;	/* rows of a rel that has no sync section */
+	uint64_t drift;
+};
+
+struct shaper {
+	const struct config *cfg;
+	struct shape_counters n;
+	/* scratch reused for every row: rendered ids, the operation text */
+	struct sbuf id, old_id, op;
+};
+
+/* shape.c */
+void	shaper_init(struct shaper *, const struct config *);
+void	shaper_release(struct shaper *);
+/* append the operation frames for one validated event object (kind is its
+ * "k" string span) to out. 0 on success; -1 on a bad event, with a message
+ * in err and out left as it was before the call. */
+int	shape_event(struct shaper *, enum shape_source, struct jspan obj,
+	    struct jspan kind, struct sbuf *out, char *err, size_t errlen);
+
+/* id.c */
+/* append the document id (framing.md §7) rendered from the values in row
+ * of the key columns named by keys (a JSON array of strings) to id, as
+ * text, not yet JSON-quoted. 0, or -1 with a message naming the column. */
+int	id_render(struct jspan keys, struct jspan row, struct sbuf *id,
+	    char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,336 @@
+/*
+ * t-shape.c - the shaper's mapping: document ids (framing.md §7) and
+ * event → operation frames (§4 → §5) against a hand-built configuration.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "jscan.h"
+#include "sbuf.h"
+#include "../../shaper/shaper.h"
+#include "tap.h"
+
+static char *items_cols[] = { "id", "title" };
+static char *secret_cols[] = { "password", "body" };
+
+static struct sync_section sections[] = {
+	{ .name = "items", .schema = "public", .table = "items",
+	  .rel = "public.items", .index = "items" },
+	{ .name = "slim", .schema = "public", .table = "slim",
+	  .rel = "public.slim", .index = "slim",
+	  .columns = items_cols, .ncolumns = 2 },
+	{ .name = "users", .schema = "app", .table = "users",
+	  .rel = "app.users", .index = "people",
+	  .exclude_columns = secret_cols, .nexclude_columns = 2 },
+	{ .name = "members", .schema = "app", .table = "members",
+	  .rel = "app.members", .index = "members" },
+};
+
+static struct config cfg = {
+	.syncs = sections,
+	.nsyncs = sizeof(sections) / sizeof(sections[0]),
+};
+
+static struct shaper sh;
+static struct sbuf out = SBUF_INIT;
+static char err[512];
+
+static struct jspan
+span(const char *s)
+{
+	struct jspan j = { s, strlen(s) };
+	return j;
+}
+
+/* the id of row for keys, or "ERR: <message>" */
+static const char *
+id_of(const char *keys, const char *row)
+{
+	static struct sbuf id = SBUF_INIT;
+	static char buf[600];
+	size_t off;
+	const char *why;
+	char e[256];
+
+	if (jscan_validate(keys, strlen(keys), &off, &why) == -1 ||
+	    jscan_validate(row, strlen(row), &off, &why) == -1)
+		return "BAD TEST INPUT";
+	sbuf_reset(&id);
+	if (id_render(span(keys), span(row), &id, e, sizeof(e)) == -1) {
+		snprintf(buf, sizeof(buf), "ERR: %s", e);
+		return buf;
+	}
+	snprintf(buf, sizeof(buf), "%.*s", (int)id.len, id.buf ? id.buf : "");
+	return buf;
+}
+
+/* shape one event from src; the output frames as NDJSON (prefixes
+ * checked and removed), or "ERR: <message>" */
+static const char *
+shape_src(enum shape_source src, const char *json)
+{
+	static char buf[4096];
+	struct jspan obj = span(json), kind;
+	size_t off, pos = 0, o = 0, n;
+	const char *why;
+	char *end;
+
+	if (jscan_validate(json, strlen(json), &off, &why) == -1 ||
+	    !jobj_get(obj, "k", &kind))
+		return "BAD TEST INPUT";
+	sbuf_reset(&out);
+	err[0] = '\0';
+	if (shape_event(&sh, src, obj, kind, &out, err, sizeof(err)) == -1) {
+		snprintf(buf, sizeof(buf), "ERR: %s%s", err,
+		    out.len ? " (and output left behind)" : "");
+		return buf;
+	}
+	while (pos < out.len) {
+		n = strtoul(out.buf + pos, &end, 10);
+		if (*end != ' ' || end + n >= out.buf + out.len + 1 ||
+		    end[n] != '\n')
+			return "BAD FRAME PREFIX";
+		pos = end + 1 - out.buf;
+		/* the length counts the LF */
+		o += snprintf(buf + o, sizeof(buf) - o, "%.*s", (int)n - 1,
+		    out.buf + pos);
+		pos += n;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static const char *
+shape(const char *json)
+{
+	return shape_src(SHAPE_STREAM, json);
+}
+
+static int
+starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static void
+test_ids(void)
+{
+	is_str(id_of("[\"id\"]", "{\"id\":7}"), "7", "integer key");
+	is_str(id_of("[\"id\"]", "{\"x\":1,\"id\":-3}"), "-3",
+	    "negative key, not the first member");
+	is_str(id_of("[\"id\"]", "{\"id\":1.50e3}"), "1.50e3",
+	    "a number keeps its literal text");
+	is_str(id_of("[\"id\"]", "{\"id\":\"12.50\"}"), "12.50",
+	    "numeric as a string");
+	is_str(id_of("[\"id\"]", "{\"id\":\"a|b%c\"}"), "a|b%c",
+	    "single key: no escaping");
+	is_str(id_of("[\"id\"]", "{\"id\":\"caf\\u00e9 \\\"q\\\" \\ud83d\\ude00\"}"),
+	    "caf\xc3\xa9 \"q\" \xf0\x9f\x98\x80",
+	    "string escapes and a surrogate pair unescaped");
+	is_str(id_of("[\"id\"]", "{\"id\":\"\xc3\xa9t\xc3\xa9\"}"),
+	    "\xc3\xa9t\xc3\xa9", "raw UTF-8 as is");
+	is_str(id_of("[\"flag\"]", "{\"flag\":true}"), "true", "true");
+	is_str(id_of("[\"flag\"]", "{\"flag\":false}"), "false", "false");
+	is_str(id_of("[\"tenant\",\"id\"]", "{\"id\":7,\"tenant\":\"a|b\"}"),
+	    "a%7Cb|7", "composite: key order, '|' escaped");
+	is_str(id_of("[\"a\",\"b\",\"c\"]",
+	    "{\"a\":\"50%\",\"b\":\"x%7Cy\",\"c\":false}"),
+	    "50%25|x%257Cy|false", "composite: '%%' escaped first");
+	is_str(id_of("[\"a\",\"b\"]", "{\"a\":\"\\u007c\",\"b\":\"\"}"),
+	    "%7C|", "composite: escaped '|' and an empty string");
+	is_str(id_of("[\"tags\"]", "{\"tags\":[1,2]}"), "[1,2]",
+	    "an array key as its JSON text");
+	ok(starts(id_of("[\"id\"]", "{\"id\":null}"),
+	    "ERR: key column 'id' is null"), "null key is an error");
+	ok(starts(id_of("[\"a\",\"id\"]", "{\"a\":1,\"id\":null}"),
+	    "ERR: key column 'id' is null"), "null in a composite key");
+	ok(starts(id_of("[\"id\"]", "{\"x\":1}"),
+	    "ERR: key column 'id' is missing"), "missing key column");
+	ok(starts(id_of("[]", "{\"x\":1}"), "ERR: "), "empty key");
+	ok(starts(id_of("[1]", "{\"x\":1}"), "ERR: "), "non-string key name");
+	ok(starts(id_of("[\"id\"]", "{\"id\":\"a\\u0000b\"}"), "ERR: "),
+	    "a NUL in a string key is refused, not truncated");
+}
+
+static void
+test_rows(void)
+{
+	is_str(shape("{\"k\":\"row\",\"op\":\"i\",\"rel\":\"public.items\","
+	    "\"v\":100,\"key\":[\"id\"],\"new\":{\"id\":7,\"title\":\"lamp\","
+	    "\"body\":null}}"),
+	    "{\"k\":\"index\",\"index\":\"items\",\"id\":\"7\",\"v\":100,"
+	    "\"doc\":{\"id\":7,\"title\":\"lamp\",\"body\":null}}",
+	    "insert: the row image as the document");
+	is_str(shape("{\"k\":\"row\",\"op\":\"c\",\"rel\":\"public.items\","
+	    "\"v\":5,\"key\":[\"id\"],\"new\":{\"id\":\"x\\\"y\",\"n\":[1, {\"a\" : 2}]}}"),
+	    "{\"k\":\"index\",\"index\":\"items\",\"id\":\"x\\\"y\",\"v\":5,"
+	    "\"doc\":{\"id\":\"x\\\"y\",\"n\":[1, {\"a\" : 2}]}}",
+	    "copy row: values copied byte for byte, id re-quoted");
+	is_str(shape("{\"k\":\"row\",\"op\":\"u\",\"rel\":\"public.items\","
+	    "\"v\":101,\"key\":[\"id\"],\"new\":{\"id\":7,\"title\":\"desk\"},"
+	    "\"old\":{\"id\":7}}"),
+	    "{\"k\":\"index\",\"index\":\"items\",\"id\":\"7\",\"v\":101,"
+	    "\"doc\":{\"id\":7,\"title\":\"desk\"}}",
+	    "update with an unchanged key in old: one index");
+	is_str(shape("{\"k\":\"row\",\"op\":\"u\",\"rel\":\"public.items\","
+	    "\"v\":102,\"key\":[\"id\"],\"new\":{\"id\":8,\"title\":\"desk\"},"
+	    "\"old\":{\"id\":7}}"),
+	    "{\"k\":\"index\",\"index\":\"items\",\"id\":\"8\",\"v\":102,"
+	    "\"doc\":{\"id\":8,\"title\":\"desk\"}}"
+	    "{\"k\":\"delete\",\"index\":\"items\",\"id\":\"7\",\"v\":102}",
+	    "primary key change: index the new id, then delete the old");
+	is_str(shape("{\"k\":\"row\",\"op\":\"u\",\"rel\":\"public.items\","
+	    "\"v\":102,\"key\":[\"id\"],\"new\":{\"id\":\"x\"},"
+	    "\"old\":{\"id\":\"\"}}"),
+	    "{\"k\":\"index\",\"index\":\"items\",\"id\":\"x\",\"v\":102,"
+	    "\"doc\":{\"id\":\"x\"}}"
+	    "{\"k\":\"delete\",\"index\":\"items\",\"id\":\"\",\"v\":102}",
+	    "key changed from an empty string: the old id is still deleted");
+	is_str(shape("{\"k\":\"row\",\"op\":\"u\",\"rel\":\"public.items\","
+	    "\"v\":102,\"key\":[\"id\"],\"new\":{\"id\":\"\"},"
+	    "\"old\":{\"id\":\"\"}}"),
+	    "{\"k\":\"index\",\"index\":\"items\",\"id\":\"\",\"v\":102,"
+	    "\"doc\":{\"id\":\"\"}}",
+	    "empty key unchanged: no delete");
+	is_str(shape("{\"k\":\"row\",\"op\":\"d\",\"rel\":\"public.items\","
+	    "\"v\":103,\"key\":[\"id\"],\"old\":{\"id\":8}}"),
+	    "{\"k\":\"delete\",\"index\":\"items\",\"id\":\"8\",\"v\":103}",
+	    "delete: id from old");
+	is_str(shape("{\"k\":\"row\",\"op\":\"i\",\"rel\":\"public.slim\","
+	    "\"v\":1,\"key\":[\"id\"],\"new\":{\"title\":\"t\",\"price\":\"1.00\","
+	    "\"id\":3}}"),
+	    "{\"k\":\"index\",\"index\":\"slim\",\"id\":\"3\",\"v\":1,"
+	    "\"doc\":{\"title\":\"t\",\"id\":3}}",
+	    "columns: an allow-list, in the row's order");
+	is_str(shape("{\"k\":\"row\",\"op\":\"i\",\"rel\":\"app.users\","
+	    "\"v\":2,\"key\":[\"name\"],\"new\":{\"name\":\"ann\","
+	    "\"password\":\"x\",\"age\":30}}"),
+	    "{\"k\":\"index\",\"index\":\"people\",\"id\":\"ann\",\"v\":2,"
+	    "\"doc\":{\"name\":\"ann\",\"age\":30}}",
+	    "exclude_columns");
+	is_str(shape("{\"k\":\"row\",\"op\":\"i\",\"rel\":\"public.slim\","
+	    "\"v\":1,\"key\":[\"sku\"],\"new\":{\"sku\":\"s1\",\"title\":\"t\"}}"),
+	    "{\"k\":\"index\",\"index\":\"slim\",\"id\":\"s1\",\"v\":1,"
+	    "\"doc\":{\"title\":\"t\"}}",
+	    "the id comes from the key before projection");
+}
+
+static void
+test_toast(void)
+{
+	is_str(shape("{\"k\":\"row\",\"op\":\"u\",\"rel\":\"public.items\","
+	    "\"v\":9,\"key\":[\"id\"],\"new\":{\"id\":1},\"toast\":[\"body\","
+	    "\"notes\"]}"),
+	    "{\"k\":\"index\",\"index\":\"items\",\"id\":\"1\",\"v\":9,"
+	    "\"toast\":[\"body\",\"notes\"],\"doc\":{\"id\":1}}",
+	    "toast passed through before doc");
+	is_str(shape("{\"k\":\"row\",\"op\":\"u\",\"rel\":\"app.users\","
+	    "\"v\":9,\"key\":[\"name\"],\"new\":{\"name\":\"ann\"},"
+	    "\"toast\":[\"body\",\"bio\",\"password\"]}"),
+	    "{\"k\":\"index\",\"index\":\"people\",\"id\":\"ann\",\"v\":9,"
+	    "\"toast\":[\"bio\"],\"doc\":{\"name\":\"ann\"}}",
+	    "toast: excluded columns dropped");
+	is_str(shape("{\"k\":\"row\",\"op\":\"u\",\"rel\":\"public.slim\","
+	    "\"v\":9,\"key\":[\"id\"],\"new\":{\"id\":1},\"toast\":[\"body\"]}"),
+	    "{\"k\":\"index\",\"index\":\"slim\",\"id\":\"1\",\"v\":9,"
+	    "\"doc\":{\"id\":1}}",
+	    "toast: omitted when no name survives");
+}
+
+static void
+test_truncate_and_passthrough(void)
+{
+	is_str(shape("{\"k\":\"truncate\",\"rels\":[\"public.items\","
+	    "\"public.nothere\",\"app.users\",\"app.members\",\"public.slim\"],"
+	    "\"v\":77}"),
+	    "{\"k\":\"clear\",\"index\":\"items\",\"v\":77}"
+	    "{\"k\":\"clear\",\"index\":\"people\",\"v\":77}"
+	    "{\"k\":\"clear\",\"index\":\"members\",\"v\":77}"
+	    "{\"k\":\"clear\",\"index\":\"slim\",\"v\":77}",
+	    "truncate: a clear per mapped table, in order; unmapped ignored");
+	is_str(shape("{\"k\":\"truncate\",\"rels\":[\"x.y\"],\"v\":1}"), "",
+	    "truncate of unmapped rels only: nothing");
+	is_str(shape("{\"k\":\"commit\",\"pos\":22817480,\"lsn\":\"0/15C2A48\","
+	    " \"ts\":1,\"n\":3,\"extra\":{\"a\":[]}}"),
+	    "{\"k\":\"commit\",\"pos\":22817480,\"lsn\":\"0/15C2A48\","
+	    " \"ts\":1,\"n\":3,\"extra\":{\"a\":[]}}",
+	    "commit forwarded byte for byte");
+	is_str(shape("{\"k\":\"pos\",\"pos\":1,\"lsn\":\"0/1\"}"),
+	    "{\"k\":\"pos\",\"pos\":1,\"lsn\":\"0/1\"}", "pos forwarded");
+	is_str(shape_src(SHAPE_LOAD, "{\"k\":\"mark\",\"table\":\"public.items\","
+	    "\"wave\":1,\"id\":\"public.items#1\"}"),
+	    "{\"k\":\"mark\",\"table\":\"public.items\",\"wave\":1,"
+	    "\"id\":\"public.items#1\"}", "mark from the loader forwarded");
+	sh.n.drift = 0;
+	is_str(shape("{\"k\":\"drift\",\"rel\":\"public.items\","
+	    "\"added\":[\"color\"],\"removed\":[],\"retyped\":[\"price\"]}"), "",
+	    "drift is not forwarded");
+	is_int(sh.n.drift, 1, "drift counted");
+}
+
+static void
+test_unmapped_and_errors(void)
+{
+	struct shape_counters before = sh.n;
+
+	is_str(shape("{\"k\":\"row\",\"op\":\"i\",\"rel\":\"public.other\","
+	    "\"v\":1,\"key\":[\"id\"],\"new\":{\"id\":null}}"), "",
+	    "unmapped rel: dropped, its key not even read");
+	is_int(sh.n.rows_unmapped, before.rows_unmapped + 1,
+	    "rows_unmapped counted");
+	is_int(sh.n.rows_in, before.rows_in + 1, "rows_in counted");
+
+	ok(starts(shape("{\"k\":\"row\",\"op\":\"i\",\"rel\":\"public.items\","
+	    "\"v\":1,\"key\":[\"id\"],\"new\":{\"id\":null}}"),
+	    "ERR: table 'public.items': row op 'i': key column 'id' is null"),
+	    "null key names table and column");
+	ok(starts(shape("{\"k\":\"row\",\"op\":\"d\",\"rel\":\"public.items\","
+	    "\"v\":1,\"key\":[\"id\"]}"), "ERR: "), "delete without old");
+	ok(starts(shape("{\"k\":\"row\",\"op\":\"x\",\"rel\":\"public.items\","
+	    "\"v\":1,\"key\":[\"id\"],\"new\":{\"id\":1}}"), "ERR: "),
+	    "unknown op");
+	ok(starts(shape("{\"k\":\"row\",\"op\":\"i\",\"rel\":\"public.items\","
+	    "\"v\":-1,\"key\":[\"id\"],\"new\":{\"id\":1}}"), "ERR: "),
+	    "negative v");
+	ok(starts(shape("{\"k\":\"frob\"}"), "ERR: unknown event kind 'frob'"),
+	    "unknown kind");
+	ok(starts(shape_src(SHAPE_LOAD, "{\"k\":\"commit\",\"pos\":1}"),
+	    "ERR: "), "a commit on the load stream is refused");
+	ok(starts(shape_src(SHAPE_LOAD, "{\"k\":\"row\",\"op\":\"i\","
+	    "\"rel\":\"public.items\",\"v\":1,\"key\":[\"id\"],"
+	    "\"new\":{\"id\":1}}"), "ERR: "),
+	    "a streamed row on the load stream is refused");
+
+	/* an error in the second op of a row leaves none of the first */
+	is_str(shape("{\"k\":\"row\",\"op\":\"u\",\"rel\":\"public.items\","
+	    "\"v\":1,\"key\":[\"id\"],\"new\":{\"id\":1},\"old\":{\"x\":1}}"),
+	    "ERR: table 'public.items': row op 'u': key column 'id' is missing "
+	    "in \"old\"", "bad old image: error, no output left");
+	sbuf_reset(&out);
+	sbuf_adds(&out, "earlier");
+	{
+		const char *bad = "{\"k\":\"truncate\",\"rels\":[\"public.items\","
+		    "7],\"v\":1}";
+		struct jspan kind;
+
+		jobj_get(span(bad), "k", &kind);
+		is_int(shape_event(&sh, SHAPE_STREAM, span(bad), kind, &out,
+		    err, sizeof(err)), -1, "truncate with a non-string rel");
+		is_str(out.buf, "earlier", "earlier output untouched");
+	}
+}
+
+int
+main(void)
+{
+	shaper_init(&sh, &cfg);
+	test_ids();
+	test_rows();
+	test_toast();
+	test_truncate_and_passthrough();
+	test_unmapped_and_errors();
+	shaper_release(&sh);
+	sbuf_release(&out);
+	return done_testing();
+}
