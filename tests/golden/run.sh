@@ -10,7 +10,7 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 dir=$top/tests/golden/shaper
-shaper=${SHAPER:-$top/build/bin/shaper}
+shaper=${SHAPER:-${P2O_BIN:-$top/build/bin}/shaper}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
