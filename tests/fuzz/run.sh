@@ -14,7 +14,9 @@ for f in build-fuzz/fuzz/fuzz-*; do
 	work=build-fuzz/corpus/$name
 	mkdir -p "$work"
 	[ -d "tests/fuzz/corpus/$name" ] && cp -n "tests/fuzz/corpus/$name"/* "$work"/ 2>/dev/null
-	if "$f" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+	dict=
+	[ -f "tests/fuzz/$name.dict" ] && dict=-dict=tests/fuzz/$name.dict
+	if "$f" $dict -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 		"$work" > "build-fuzz/$name.log" 2>&1; then
 		execs=$(grep -m1 'stat::number_of_executed_units' "build-fuzz/$name.log" | awk '{print $2}')
 		echo "ok $n - $name: ${execs:-?} executions in ${secs}s, no crash"
