@@ -130,7 +130,7 @@ add_document(struct sbuf *op, const struct sync_section *sec,
 /* ,"toast":[...] with the names that survive the projection, or nothing
  * when none does: the writer need not complete a field the document
  * would not carry */
-static void
+static int
 add_toast(struct sbuf *op, const struct sync_section *sec,
     struct jspan toast)
 {
@@ -148,6 +148,7 @@ add_toast(struct sbuf *op, const struct sync_section *sec,
 	}
 	if (!first)
 		sbuf_addc(op, ']');
+	return !first;
 }
 
 /* the members every operation starts with: kind, index, id, v */
@@ -322,8 +323,11 @@ shape_row(struct shaper *sh, enum shape_source src, struct jspan obj,
 	}
 
 	op_begin(&sh->op, "index", r.sec, &sh->id, r.v);
-	if (r.has_toast)
-		add_toast(&sh->op, r.sec, r.toast);
+	/* the unchanged values live in the document under the old id */
+	if (r.has_toast && add_toast(&sh->op, r.sec, r.toast) && pk_changed) {
+		sbuf_adds(&sh->op, ",\"toast_id\":");
+		sbuf_add_jstr(&sh->op, sh->old_id.buf, sh->old_id.len);
+	}
 	sbuf_adds(&sh->op, ",\"doc\":");
 	add_document(&sh->op, r.sec, r.new);
 	op_end(sh, out);

@@ -27,6 +27,7 @@ static void
 op_release(struct op *op)
 {
 	free(op->toast);
+	free(op->toast_id);
 	free(op->completed);
 	free(op->text);
 }

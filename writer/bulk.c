@@ -48,7 +48,7 @@ int
 bulk_add_entry(struct sbuf *out, struct jspan obj, int is_delete,
     struct op *op, char *err, size_t errlen)
 {
-	struct jspan index, id, routing, pipeline, v, doc, toast, el;
+	struct jspan index, id, routing, pipeline, v, doc, toast, toast_id, el;
 	struct jiter it;
 	uint64_t version;
 	size_t start = out->len;
@@ -56,7 +56,8 @@ bulk_add_entry(struct sbuf *out, struct jspan obj, int is_delete,
 	if (member_string(obj, "index", 1, &index, err, errlen) == -1 ||
 	    member_string(obj, "id", 1, &id, err, errlen) == -1 ||
 	    member_string(obj, "routing", 0, &routing, err, errlen) == -1 ||
-	    member_string(obj, "pipeline", 0, &pipeline, err, errlen) == -1)
+	    member_string(obj, "pipeline", 0, &pipeline, err, errlen) == -1 ||
+	    member_string(obj, "toast_id", 0, &toast_id, err, errlen) == -1)
 		return -1;
 	if (!jobj_get(obj, "v", &v) || jspan_type(v) != J_NUMBER ||
 	    jnum_u64(v, &version) == -1 || version > VERSION_MAX) {
@@ -114,6 +115,8 @@ bulk_add_entry(struct sbuf *out, struct jspan obj, int is_delete,
 	}
 	op->entry.len = out->len - start;
 	op->toast = toast.p ? xstrndup(toast.p, toast.n) : NULL;
+	op->toast_id = toast.p && toast_id.p ?
+	    xstrndup(toast_id.p, toast_id.n) : NULL;
 	return 0;
 
 badtoast:

@@ -23,23 +23,53 @@ toast_needed(const struct batch *b, int n)
 	return 0;
 }
 
-/* which document an op writes: index, id and routing, as raw JSON */
-static uint32_t
-key_hash(const struct batch *b, const struct op *op)
-{
-	const struct aspan *parts[3] = { &op->index, &op->id, &op->routing };
-	uint32_t h = 2166136261u;
-	size_t i, k;
+/* a document is (index, id, routing), compared as raw JSON bytes; the id
+ * is passed apart so an update whose key changed can look for the document
+ * under its old id (toast_id) */
+struct docref {
+	struct aspan index, routing;
+	const char *id;
+	size_t	 idlen;
+};
 
-	for (k = 0; k < 3; k++) {
-		for (i = 0; i < parts[k]->len; i++) {
-			h ^= (unsigned char)b->arena.buf[parts[k]->off + i];
-			h *= 16777619u;
-		}
-		h ^= 0xff;
+static struct docref
+ref_of(const struct batch *b, const struct op *op, int old)
+{
+	struct docref r;
+
+	r.index = op->index;
+	r.routing = op->routing;
+	if (old && op->toast_id) {
+		r.id = op->toast_id;
+		r.idlen = strlen(op->toast_id);
+	} else {
+		r.id = b->arena.buf + op->id.off;
+		r.idlen = op->id.len;
+	}
+	return r;
+}
+
+static uint32_t
+fnv(uint32_t h, const char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= (unsigned char)p[i];
 		h *= 16777619u;
 	}
-	return h;
+	h ^= 0xff;
+	return h * 16777619u;
+}
+
+static uint32_t
+key_hash(const struct batch *b, const struct docref *r)
+{
+	uint32_t h = 2166136261u;
+
+	h = fnv(h, b->arena.buf + r->index.off, r->index.len);
+	h = fnv(h, r->id, r->idlen);
+	return fnv(h, b->arena.buf + r->routing.off, r->routing.len);
 }
 
 static int
@@ -50,18 +80,35 @@ span_eq(const struct batch *b, struct aspan x, struct aspan y)
 }
 
 static int
-same_doc(const struct batch *b, const struct op *x, const struct op *y)
+same_doc(const struct batch *b, const struct docref *x, const struct docref *y)
 {
-	return span_eq(b, x->id, y->id) && span_eq(b, x->index, y->index) &&
-	    span_eq(b, x->routing, y->routing);
+	return x->idlen == y->idlen && memcmp(x->id, y->id, x->idlen) == 0 &&
+	    span_eq(b, x->index, y->index) && span_eq(b, x->routing, y->routing);
+}
+
+/* the slot of the last pending write of document r, or of its empty end */
+static uint32_t
+probe(const struct batch *b, const int *slot, uint32_t mask,
+    const struct docref *r)
+{
+	uint32_t h = key_hash(b, r) & mask;
+	struct docref o;
+
+	while (slot[h] != -1) {
+		o = ref_of(b, &b->ops[slot[h]], 0);
+		if (same_doc(b, &o, r))
+			break;
+		h = (h + 1) & mask;
+	}
+	return h;
 }
 
 int
 toast_plan(const struct batch *b, int n, int *src)
 {
 	const struct op *op;
+	struct docref own, from;
 	int *slot, nslot, i, nread = 0;
-	uint32_t h;
 
 	/* open addressing over the batch: slot holds the last writer */
 	nslot = 16;
@@ -75,15 +122,14 @@ toast_plan(const struct batch *b, int n, int *src)
 		src[i] = -2;
 		if (op->kind != OP_INDEX && op->kind != OP_DELETE)
 			continue;
-		h = key_hash(b, op) & (nslot - 1);
-		while (slot[h] != -1 && !same_doc(b, &b->ops[slot[h]], op))
-			h = (h + 1) & (nslot - 1);
 		if (op->kind == OP_INDEX && op->toast) {
-			src[i] = slot[h];
+			from = ref_of(b, op, 1);
+			src[i] = slot[probe(b, slot, nslot - 1, &from)];
 			if (src[i] == -1)
 				nread++;
 		}
-		slot[h] = i;
+		own = ref_of(b, op, 0);
+		slot[probe(b, slot, nslot - 1, &own)] = i;
 	}
 	free(slot);
 	return nread;
@@ -107,7 +153,10 @@ toast_mget_body(const struct batch *b, int n, const int *src,
 		sbuf_adds(body, "{\"_index\":");
 		sbuf_add(body, b->arena.buf + op->index.off, op->index.len);
 		sbuf_adds(body, ",\"_id\":");
-		sbuf_add(body, b->arena.buf + op->id.off, op->id.len);
+		if (op->toast_id)
+			sbuf_adds(body, op->toast_id);
+		else
+			sbuf_add(body, b->arena.buf + op->id.off, op->id.len);
 		if (op->routing.len) {
 			sbuf_adds(body, ",\"routing\":");
 			sbuf_add(body, b->arena.buf + op->routing.off,

@@ -40,6 +40,8 @@ struct op {
 	struct aspan doc;	/* the document, verbatim from the frame */
 	struct aspan index, id, routing;	/* raw JSON strings in the action */
 	char	*toast;		/* raw JSON array of field names, or NULL */
+	char	*toast_id;	/* raw JSON string: the id to complete from when
+				 * the key changed in this update, or NULL */
 	char	*completed;	/* the document after TOAST completion */
 	size_t	 completed_len;
 	int	 written;	/* accepted by the target in the current flush */

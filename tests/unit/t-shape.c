@@ -236,6 +236,13 @@ test_toast(void)
 	    "{\"k\":\"index\",\"index\":\"slim\",\"id\":\"1\",\"v\":9,"
 	    "\"doc\":{\"id\":1}}",
 	    "toast: omitted when no name survives");
+	is_str(shape("{\"k\":\"row\",\"op\":\"u\",\"rel\":\"public.items\","
+	    "\"v\":9,\"key\":[\"id\"],\"new\":{\"id\":2},\"old\":{\"id\":1},"
+	    "\"toast\":[\"body\"]}"),
+	    "{\"k\":\"index\",\"index\":\"items\",\"id\":\"2\",\"v\":9,"
+	    "\"toast\":[\"body\"],\"toast_id\":\"1\",\"doc\":{\"id\":2}}"
+	    "{\"k\":\"delete\",\"index\":\"items\",\"id\":\"1\",\"v\":9}",
+	    "toast with a key change completes from the old id");
 }
 
 static void

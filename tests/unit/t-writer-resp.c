@@ -306,6 +306,34 @@ test_toast(void)
 	    "{\"_index\":\"t\",\"_id\":\"3\",\"routing\":\"r\"},"
 	    "{\"_index\":\"u\",\"_id\":\"2\"}]}", "mget body");
 	ok(asked[0] == 1 && asked[1] == 3 && asked[2] == 6, "asked order");
+	batch_release(&b);
+
+	/* a key change: completion reads the document under its old id, or
+	 * the pending write of that old id in the same batch */
+	batch_init(&b, 100, 1 << 20);
+	{
+		const char *moved[] = {
+			"{\"k\":\"index\",\"index\":\"t\",\"id\":\"9\",\"v\":2,"
+			    "\"toast\":[\"body\"],\"toast_id\":\"8\",\"doc\":{\"id\":9}}",
+			"{\"k\":\"index\",\"index\":\"t\",\"id\":\"5\",\"v\":2,"
+			    "\"doc\":{\"id\":5,\"body\":\"b\"}}",
+			"{\"k\":\"index\",\"index\":\"t\",\"id\":\"6\",\"v\":3,"
+			    "\"toast\":[\"body\"],\"toast_id\":\"5\",\"doc\":{\"id\":6}}",
+			"{\"k\":\"commit\",\"pos\":9}",
+		};
+		for (i = 0; i < 4; i++) {
+			f = mkframe(moved[i]);
+			if (batch_add(&b, &f, err, sizeof(err)) == -1)
+				printf("# %s\n", err);
+		}
+	}
+	nread = toast_plan(&b, b.nops, src);
+	is_int(nread, 1, "key change: one stored document to read");
+	is_int(src[0], -1, "t/9 reads the stored t/8");
+	is_int(src[2], 1, "t/6 completes from the pending t/5");
+	nasked = toast_mget_body(&b, b.nops, src, &body, asked);
+	is_str(body.buf, "{\"docs\":[{\"_index\":\"t\",\"_id\":\"8\"}]}",
+	    "mget asks the old id");
 
 	resp = "{\"docs\":[{\"_index\":\"t\",\"_id\":\"2\",\"_version\":1,"
 	    "\"_seq_no\":0,\"_primary_term\":1,\"found\":true,\"_source\":"
