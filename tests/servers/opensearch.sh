@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# A throw-away single-node OpenSearch on 127.0.0.1.
+#   opensearch.sh start DIR       start (or restart on the same port and data); writes DIR/env
+#   opensearch.sh stop DIR        TERM, KILL after 20 s, wait; keeps DIR so start resumes it
+#   opensearch.sh pause-stop DIR  same as stop (the data and the port are kept for a later start)
+#   opensearch.sh kill DIR        SIGKILL at once (crash), then wait
+#   opensearch.sh pause DIR       SIGSTOP the node (unresponsive, port still open)
+#   opensearch.sh resume DIR      SIGCONT after pause
+#   opensearch.sh status DIR      exit 0 when running
+# DIR layout: home/ (copy of the cached distribution), config/, data/, logs/,
+# tmp/, ports, os.pid, console.log, env.
+set -eu
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+usage() { p2o_die "usage: $p2o_prog start|stop|pause-stop|kill|pause|resume|status DIR"; }
+[ $# = 2 ] || usage
+cmd=$1
+p2o_need_root
+mkdir -p "$2"
+DIR=$(p2o_abspath "$2")
+START_TIMEOUT=${P2O_OS_START_TIMEOUT:-120}
+
+NEEDLE="-Dopensearch.path.home=$DIR/home "
+os_pid() { # echo the pid of a running node of this DIR
+    local pid=
+    [ -f "$DIR/os.pid" ] && pid=$(cat "$DIR/os.pid" 2>/dev/null)
+    if p2o_pid_matches "$pid" "$NEEDLE"; then
+        echo "$pid"
+        return 0
+    fi
+    # no (valid) pid file yet, e.g. interrupted during startup
+    p2o_find_pid "$NEEDLE"
+}
+
+fail() {
+    # Ports picked just now and taken meanwhile by another process: pick again (twice at most).
+    if [ -n "${fresh_ports:-}" ] && [ "${P2O_OS_BIND_RETRY:-0}" -lt 2 ] \
+        && grep -qs 'Bind[A-Za-z]*Exception' "$DIR/console.log" "$DIR/logs/opensearch.log" \
+        && ! os_pid >/dev/null; then
+        rm -f "$DIR/ports"
+        P2O_OS_BIND_RETRY=$((${P2O_OS_BIND_RETRY:-0} + 1)) exec "$0" start "$DIR"
+    fi
+    p2o_log_tail "$DIR/console.log" "$DIR/logs/opensearch.log"
+    p2o_die "$*"
+}
+
+stop_node() { # signal-wait
+    local pid
+    pid=$(os_pid) || { rm -f "$DIR/os.pid"; return 0; }
+    kill -CONT "$pid" 2>/dev/null || true
+    if [ "$1" = KILL ]; then
+        kill -KILL "$pid" 2>/dev/null || true
+    else
+        kill -TERM "$pid" 2>/dev/null || true
+        if ! p2o_wait_gone "$pid" 20; then
+            kill -KILL "$pid" 2>/dev/null || true
+        fi
+    fi
+    p2o_wait_gone "$pid" 30 || p2o_die "OpenSearch pid $pid did not exit"
+    rm -f "$DIR/os.pid"
+}
+
+start_node() {
+    local t0=$SECONDS pid http_port transport_port dist java_home health
+    if pid=$(os_pid); then
+        p2o_die "OpenSearch already running in $DIR (pid $pid)"
+    fi
+    dist=$(p2o_os_dist) || {
+        "$P2O_SERVERS_HOME/install.sh" opensearch
+        dist=$(p2o_os_dist) || p2o_die "no OpenSearch distribution in $P2O_CACHE"
+    }
+    id -u "$P2O_OS_USER" >/dev/null 2>&1 || "$P2O_SERVERS_HOME/install.sh" opensearch
+    java_home=$(p2o_java17_home) || p2o_die "no Java 17 under /usr/lib/jvm (run install.sh opensearch)"
+
+    # Ports are chosen once per DIR so that a restart comes back on the same ones.
+    if [ -f "$DIR/ports" ]; then
+        read -r http_port transport_port <"$DIR/ports"
+    else
+        http_port=$(p2o_free_port)
+        transport_port=$(p2o_free_port)
+        while [ "$transport_port" = "$http_port" ]; do transport_port=$(p2o_free_port); done
+        echo "$http_port $transport_port" >"$DIR/ports"
+        fresh_ports=1
+    fi
+
+    # Per-instance copy of the distribution (the cache may sit under a
+    # directory the service user cannot enter, e.g. /root) and of config/.
+    if [ ! -f "$DIR/home/.p2o-ready" ]; then
+        rm -rf "${DIR:?}/home"
+        cp -al "$dist" "$DIR/home" 2>/dev/null || { rm -rf "${DIR:?}/home" && cp -a "$dist" "$DIR/home"; }
+    fi
+    if [ ! -d "$DIR/config" ]; then
+        cp -a "$dist/config" "$DIR/config.tmp"
+        sed -i -e "s#logs/#$DIR/logs/#g" -e "s#HeapDumpPath=data#HeapDumpPath=$DIR/data#" \
+            "$DIR/config.tmp/jvm.options"
+        mv "$DIR/config.tmp" "$DIR/config"
+    fi
+    mkdir -p "$DIR/data" "$DIR/logs" "$DIR/tmp"
+    chown "$P2O_OS_USER:" "$DIR"
+    chown -R "$P2O_OS_USER:" "$DIR/config" "$DIR/data" "$DIR/logs" "$DIR/tmp"
+    p2o_check_reachable "$P2O_OS_USER" "$DIR"
+    rm -f "$DIR/os.pid"
+    : >"$DIR/console.log"
+    chown "$P2O_OS_USER:" "$DIR/console.log"
+
+    # setsid: own session, so a Ctrl-C in the caller's terminal does not reach it.
+    setsid runuser -u "$P2O_OS_USER" -- env -i PATH=/usr/bin:/bin LANG=C.UTF-8 \
+        JAVA_HOME="$java_home" OPENSEARCH_PATH_CONF="$DIR/config" OPENSEARCH_TMPDIR="$DIR/tmp" \
+        OPENSEARCH_JAVA_OPTS="${P2O_OS_JAVA_OPTS:--Xms512m -Xmx512m}" \
+        "$DIR/home/bin/opensearch" -d -p "$DIR/os.pid" \
+        -Enode.name=p2o-node \
+        -Ediscovery.type=single-node -Enetwork.host=127.0.0.1 \
+        -Ehttp.port="$http_port" -Etransport.port="$transport_port" \
+        -Epath.data="$DIR/data" -Epath.logs="$DIR/logs" \
+        -Ecluster.routing.allocation.disk.threshold_enabled=false \
+        >>"$DIR/console.log" 2>&1 </dev/null \
+        || fail "bin/opensearch failed to launch"
+
+    # bin/opensearch -d returns once the JVM runs: find it to notice an early death.
+    pid=$(p2o_find_pid "$NEEDLE") || fail "OpenSearch exited during startup"
+    health=
+    for _ in $(seq 1 $((START_TIMEOUT * 2))); do
+        if [ $((SECONDS - t0)) -ge "$START_TIMEOUT" ]; then break; fi
+        p2o_pid_matches "$pid" "$NEEDLE" || fail "OpenSearch exited during startup"
+        health=$(curl -s -m 5 "http://127.0.0.1:$http_port/_cluster/health?wait_for_status=yellow&timeout=2s" 2>/dev/null || true)
+        case $health in
+            *'"status":"green"'* | *'"status":"yellow"'*) break ;;
+        esac
+        health=
+        sleep 0.5
+    done
+    if [ -z "$health" ]; then
+        stop_node TERM || true
+        fail "OpenSearch not healthy within ${START_TIMEOUT}s on port $http_port"
+    fi
+    pid=$(os_pid) || fail "OpenSearch pid file missing"
+
+    # The modules the project relies on must have loaded.
+    local mods
+    mods=$(curl -s -m 10 "http://127.0.0.1:$http_port/_nodes/_local/plugins?filter_path=nodes.*.modules.name" || true)
+    for m in reindex parent-join ingest-common lang-painless; do
+        case $mods in
+            *"\"$m\""*) ;;
+            *)
+                stop_node TERM || true
+                fail "module $m not loaded (got: $mods)"
+                ;;
+        esac
+    done
+
+    cat >"$DIR/env.tmp" <<EOF
+export OS_URL=http://127.0.0.1:$http_port
+export OS_PORT=$http_port
+export OS_PID=$pid
+EOF
+    mv "$DIR/env.tmp" "$DIR/env"
+    p2o_vlog "OpenSearch up on port $http_port in $((SECONDS - t0)) s"
+}
+
+case $cmd in
+    start) start_node ;;
+    stop | pause-stop) stop_node TERM ;;
+    kill) stop_node KILL ;;
+    pause) pid=$(os_pid) || p2o_die "not running"; kill -STOP "$pid" ;;
+    resume) pid=$(os_pid) || p2o_die "not running"; kill -CONT "$pid" ;;
+    status) os_pid >/dev/null ;;
+    *) usage ;;
+esac
