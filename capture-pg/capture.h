@@ -162,7 +162,8 @@ struct ctl;
 /* frames waiting for stdout above this stop reads from the server */
 #define STREAM_OUT_CAP		(256 * 1024)
 #define STREAM_STATUS_MS	10000	/* standby status update interval */
-#define STREAM_POS_MS		1000	/* at most one idle pos frame per */
+#define STREAM_PAUSED_STATUS_MS	1000	/* the same while the socket is unread */
+#define STREAM_POS_MS		1000	/* at most one idle pos frame per 1 s */
 #define STREAM_STATS_MS		1000
 #define STREAM_DRAIN_MS		30000	/* shutdown: wait for the last ack */
 
@@ -182,7 +183,7 @@ struct stream {
 	uint64_t acked;		/* the supervisor's last ack */
 	uint64_t flushed;	/* the flush LSN last sent to the server */
 	uint64_t last_pos;	/* the last pos frame's position */
-	long long next_status_ms, last_pos_ms, last_stats_ms;
+	long long last_status_ms, last_pos_ms, last_stats_ms;
 	uint64_t stats_sent[8];
 
 	int	 exit_code;
