@@ -1,0 +1,64 @@
+/*
+ * ckpt.h - ckpt: reads and writes the checkpoint of one stream, a document
+ * in the target's hidden .pg2osync_meta index (ARCHITECTURE.md "Where state
+ * lives"), from the command line or as `ckpt serve` for the supervisor.
+ *
+ * Modules:
+ *   lsn.c    the PostgreSQL LSN text <-> position (ckpt is a source tool
+ *            for this purpose: it stores what it can check)
+ *   store.c  the checkpoint document in the target: read, bind, write
+ */
+#ifndef CKPT_H
+#define CKPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "config.h"
+#include "http.h"
+
+#define CKPT_INDEX	".pg2osync_meta"
+
+/* lsn.c */
+
+/* "16/B374D848" -> 0x16B374D848; hex, 1 to 8 digits each side: 0 or -1 */
+int	ckpt_lsn_parse(const char *text, uint64_t *pos);
+/* pos -> "%X/%X" into buf (at least 18 bytes) */
+void	ckpt_lsn_format(uint64_t pos, char *buf, size_t len);
+
+/* store.c */
+
+struct ckpt_value {
+	int	 present;	/* 0: no checkpoint stored for this stream */
+	uint64_t pos;
+	char	 lsn[64];
+	char	 updated_at[40];	/* as stored; "" when absent */
+};
+
+struct ckpt_store {
+	struct http_client http;
+	char	*id;		/* "postgres:<slot>" */
+	const char *source;	/* "postgres" */
+	const char *slot;
+	const char *publication;
+	int	 index_ready;	/* the index exists (checked or created) */
+	int	 bound;		/* the stored document was checked against us */
+	int	 conflicts;	/* puts a newer stored checkpoint outranked */
+	char	 err[512];	/* the message after a non-zero return */
+};
+
+/*
+ * Every function below returns 0 or an exit code of framing.md §8 with the
+ * reason in st->err: 75 target unreachable or failing, 77 refused our
+ * credentials, 66 the stored checkpoint belongs to another stream, 78 a
+ * configuration ckpt cannot serve.
+ */
+int	ckpt_store_init(struct ckpt_store *, const struct config *);
+void	ckpt_store_release(struct ckpt_store *);
+int	ckpt_store_get(struct ckpt_store *, struct ckpt_value *);
+/* stores pos/lsn; *newer is set when the target already held a later
+ * checkpoint (a 409 on the external_gte version), which also counts as
+ * stored because that checkpoint covers pos */
+int	ckpt_store_put(struct ckpt_store *, uint64_t pos, const char *lsn,
+	    int *newer);
+
+#endif

@@ -1,0 +1,389 @@
+/*
+ * store.c - the checkpoint document of one stream in the target:
+ * .pg2osync_meta/_doc/<source>:<slot>. Owns creating that hidden index,
+ * refusing a document bound to another stream, and writing with the
+ * position as an external_gte version so a checkpoint never moves back even
+ * when two writers race. Never exits and never prints a credential.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ckpt.h"
+#include "jscan.h"
+#include "log.h"
+#include "p2o.h"
+#include "sbuf.h"
+#include "xio.h"
+
+#define INDEX_BODY \
+	"{\"settings\":{\"index\":{\"number_of_shards\":1," \
+	"\"auto_expand_replicas\":\"0-1\",\"hidden\":true}}," \
+	"\"mappings\":{\"dynamic\":false,\"properties\":{" \
+	"\"source\":{\"type\":\"keyword\"},\"slot\":{\"type\":\"keyword\"}," \
+	"\"publication\":{\"type\":\"keyword\"},\"pos\":{\"type\":\"long\"}," \
+	"\"lsn\":{\"type\":\"keyword\"},\"updated_at\":{\"type\":\"date\"}}}}"
+
+int
+ckpt_store_init(struct ckpt_store *st, const struct config *cf)
+{
+	struct sbuf id = SBUF_INIT;
+
+	memset(st, 0, sizeof(*st));
+	if (cf->source_kind != SOURCE_POSTGRES) {
+		snprintf(st->err, sizeof(st->err), "%s: source: ckpt stores "
+		    "PostgreSQL checkpoints only", cf->path);
+		return P2O_EXIT_CONFIG;
+	}
+	if (cf->target_url == NULL) {
+		snprintf(st->err, sizeof(st->err), "%s: target.url: missing",
+		    cf->path);
+		return P2O_EXIT_CONFIG;
+	}
+	st->source = "postgres";
+	st->slot = cf->slot_name;
+	st->publication = cf->publication;
+	sbuf_addf(&id, "%s:%s", st->source, st->slot);
+	st->id = id.buf;
+	if (http_init(&st->http, cf->target_url, cf->target_username,
+	    cf->target_password) == -1) {
+		snprintf(st->err, sizeof(st->err), "target: %s", st->http.err);
+		free(st->id);
+		st->id = NULL;
+		return P2O_EXIT_CONFIG;
+	}
+	return 0;
+}
+
+void
+ckpt_store_release(struct ckpt_store *st)
+{
+	if (st->id == NULL)
+		return;
+	http_release(&st->http);
+	free(st->id);
+	st->id = NULL;
+}
+
+/* the document path; slot names are [a-z0-9_] but the id is escaped
+ * anyway so no configuration can reach into another path */
+static void
+doc_path(const struct ckpt_store *st, struct sbuf *out)
+{
+	const char *p;
+
+	sbuf_adds(out, "/" CKPT_INDEX "/_doc/");
+	for (p = st->id; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || strchr("-_.~:", c))
+			sbuf_addc(out, (char)c);
+		else
+			sbuf_addf(out, "%%%02X", c);
+	}
+}
+
+/* the response as a validated JSON object span; 0 or -1 */
+static int
+body_object(const struct sbuf *resp, struct jspan *obj)
+{
+	const char *p = resp->buf, *end;
+	size_t off;
+	const char *why;
+
+	if (resp->len == 0)
+		return -1;
+	end = p + resp->len;
+	while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+		p++;
+	while (end > p && (end[-1] == ' ' || end[-1] == '\n' ||
+	    end[-1] == '\r' || end[-1] == '\t'))
+		end--;
+	if (p == end || jscan_validate(p, (size_t)(end - p), &off, &why) == -1)
+		return -1;
+	obj->p = p;
+	obj->n = (size_t)(end - p);
+	return jspan_type(*obj) == J_OBJECT ? 0 : -1;
+}
+
+/* error.type of an OpenSearch error body into buf, or "" */
+static void
+error_type(const struct sbuf *resp, char *buf, size_t len)
+{
+	struct jspan obj, e, t;
+
+	buf[0] = '\0';
+	if (body_object(resp, &obj) == -1 || !jobj_get(obj, "error", &e))
+		return;
+	if (jspan_type(e) == J_OBJECT && jobj_get(e, "type", &t) &&
+	    jspan_type(t) == J_STRING)
+		jstr_copy(t, buf, len);
+}
+
+/* a failed request: the exit code its status means, the message in err */
+static int
+status_error(struct ckpt_store *st, const char *what, long status,
+    const struct sbuf *resp)
+{
+	char type[128], reason[256] = "";
+	struct jspan obj, e, r;
+
+	error_type(resp, type, sizeof(type));
+	if (body_object(resp, &obj) == 0 && jobj_get(obj, "error", &e) &&
+	    jspan_type(e) == J_OBJECT && jobj_get(e, "reason", &r) &&
+	    jspan_type(r) == J_STRING)
+		jstr_copy(r, reason, sizeof(reason));
+	snprintf(st->err, sizeof(st->err), "%s: HTTP %ld%s%s%s%s", what,
+	    status, type[0] ? " " : "", type, reason[0] ? ": " : "", reason);
+	if (status == 401 || status == 403)
+		return P2O_EXIT_AUTH;
+	return P2O_EXIT_TEMPFAIL;
+}
+
+static int
+request(struct ckpt_store *st, const char *what, const char *method,
+    const char *path, const char *body, size_t len, struct sbuf *resp,
+    long *status)
+{
+	sbuf_reset(resp);
+	if (http_request(&st->http, method, path, NULL, body, len, resp,
+	    status) == -1) {
+		snprintf(st->err, sizeof(st->err), "%s: %s", what,
+		    st->http.err);
+		return P2O_EXIT_TEMPFAIL;
+	}
+	return 0;
+}
+
+static int
+ensure_index(struct ckpt_store *st, struct sbuf *resp)
+{
+	char type[128];
+	long status;
+	int rc;
+
+	if (st->index_ready)
+		return 0;
+	rc = request(st, "checking index '" CKPT_INDEX "'", "HEAD",
+	    "/" CKPT_INDEX, NULL, 0, resp, &status);
+	if (rc != 0)
+		return rc;
+	if (status == 200) {
+		st->index_ready = 1;
+		return 0;
+	}
+	if (status != 404)
+		return status_error(st, "checking index '" CKPT_INDEX "'",
+		    status, resp);
+	rc = request(st, "creating index '" CKPT_INDEX "'", "PUT",
+	    "/" CKPT_INDEX, INDEX_BODY, strlen(INDEX_BODY), resp, &status);
+	if (rc != 0)
+		return rc;
+	error_type(resp, type, sizeof(type));
+	/* another writer may have created it between our two requests */
+	if (status == 200 ||
+	    (status == 400 && strcmp(type, "resource_already_exists_exception")
+	    == 0)) {
+		if (status == 200)
+			log_info("created index '" CKPT_INDEX "'");
+		st->index_ready = 1;
+		return 0;
+	}
+	return status_error(st, "creating index '" CKPT_INDEX "'", status,
+	    resp);
+}
+
+/* a string member that must equal want when present (documents from
+ * earlier versions may lack it); 0 or 66 */
+static int
+check_binding(struct ckpt_store *st, struct jspan src, const char *field,
+    const char *want)
+{
+	struct jspan v;
+	char got[256];
+
+	if (!jobj_get(src, field, &v) || jspan_type(v) == J_NULL)
+		return 0;
+	if (jspan_type(v) != J_STRING || jstr_copy(v, got, sizeof(got)) == -1) {
+		snprintf(st->err, sizeof(st->err), "checkpoint '%s' has an "
+		    "unreadable '%s': refusing a foreign checkpoint", st->id,
+		    field);
+		return P2O_EXIT_CHECKPOINT;
+	}
+	if (strcmp(got, want) != 0) {
+		snprintf(st->err, sizeof(st->err), "checkpoint '%s' belongs to "
+		    "%s '%s', not '%s': refusing a foreign checkpoint", st->id,
+		    field, got, want);
+		return P2O_EXIT_CHECKPOINT;
+	}
+	return 0;
+}
+
+/* _source of a found document -> *val, after the binding check */
+static int
+parse_source(struct ckpt_store *st, struct jspan src, struct ckpt_value *val)
+{
+	struct jspan v;
+	int rc, have_pos = 0;
+
+	if ((rc = check_binding(st, src, "source", st->source)) != 0 ||
+	    (rc = check_binding(st, src, "slot", st->slot)) != 0 ||
+	    (rc = check_binding(st, src, "publication", st->publication)) != 0)
+		return rc;
+	memset(val, 0, sizeof(*val));
+	if (jobj_get(src, "pos", &v) && jspan_type(v) != J_NULL) {
+		if (jnum_u64(v, &val->pos) == -1)
+			goto bad;
+		have_pos = 1;
+	}
+	if (jobj_get(src, "lsn", &v) && jspan_type(v) == J_STRING) {
+		if (jstr_copy(v, val->lsn, sizeof(val->lsn)) == -1)
+			goto bad;
+		/* documents from before "pos" existed hold only the LSN */
+		if (!have_pos) {
+			if (ckpt_lsn_parse(val->lsn, &val->pos) == -1)
+				goto bad;
+			have_pos = 1;
+		}
+	}
+	if (!have_pos)
+		goto bad;
+	if (val->lsn[0] == '\0')
+		ckpt_lsn_format(val->pos, val->lsn, sizeof(val->lsn));
+	if (jobj_get(src, "updated_at", &v) && jspan_type(v) == J_STRING)
+		jstr_copy(v, val->updated_at, sizeof(val->updated_at));
+	val->present = 1;
+	return 0;
+bad:
+	snprintf(st->err, sizeof(st->err), "checkpoint '%s' holds no readable "
+	    "position (pos/lsn): refusing it", st->id);
+	return P2O_EXIT_CHECKPOINT;
+}
+
+int
+ckpt_store_get(struct ckpt_store *st, struct ckpt_value *val)
+{
+	struct sbuf path = SBUF_INIT, resp = SBUF_INIT;
+	struct jspan obj, src;
+	char type[128], what[160];
+	long status;
+	int rc;
+
+	memset(val, 0, sizeof(*val));
+	snprintf(what, sizeof(what), "reading checkpoint '%s'", st->id);
+	doc_path(st, &path);
+	if ((rc = request(st, what, "GET", path.buf, NULL, 0, &resp,
+	    &status)) != 0)
+		goto out;
+	if (status == 404) {
+		error_type(&resp, type, sizeof(type));
+		/* found:false means the index is there, the document not */
+		st->index_ready = strcmp(type, "index_not_found_exception") != 0;
+		st->bound = 1;
+		goto out;
+	}
+	if (status != 200) {
+		rc = status_error(st, what, status, &resp);
+		goto out;
+	}
+	st->index_ready = 1;
+	if (body_object(&resp, &obj) == -1 || !jobj_get(obj, "_source", &src) ||
+	    jspan_type(src) != J_OBJECT) {
+		snprintf(st->err, sizeof(st->err), "%s: the response holds no "
+		    "document", what);
+		rc = P2O_EXIT_TEMPFAIL;
+		goto out;
+	}
+	if ((rc = parse_source(st, src, val)) == 0)
+		st->bound = 1;
+out:
+	sbuf_release(&path);
+	sbuf_release(&resp);
+	return rc;
+}
+
+static void
+iso_now(char *buf, size_t len)
+{
+	long long us = now_us_wall();
+	time_t t = (time_t)(us / 1000000);
+	struct tm tm;
+	char s[32];
+
+	gmtime_r(&t, &tm);
+	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03dZ", s, (int)(us / 1000 % 1000));
+}
+
+int
+ckpt_store_put(struct ckpt_store *st, uint64_t pos, const char *lsn,
+    int *newer)
+{
+	struct sbuf path = SBUF_INIT, body = SBUF_INIT, resp = SBUF_INIT;
+	struct ckpt_value cur;
+	char what[160], when[40], text[32];
+	long status;
+	int rc, attempt;
+
+	*newer = 0;
+	snprintf(what, sizeof(what), "writing checkpoint '%s'", st->id);
+	/* the target compares versions as signed 64-bit numbers */
+	if (pos > INT64_MAX) {
+		snprintf(st->err, sizeof(st->err), "%s: position %" PRIu64
+		    " does not fit a target version", what, pos);
+		return P2O_EXIT_DATA;
+	}
+	if (lsn == NULL || *lsn == '\0') {
+		ckpt_lsn_format(pos, text, sizeof(text));
+		lsn = text;
+	}
+	/* never overwrite another stream's document, even a newer one */
+	if (!st->bound && (rc = ckpt_store_get(st, &cur)) != 0)
+		return rc;
+	iso_now(when, sizeof(when));
+	sbuf_adds(&body, "{\"source\":");
+	sbuf_add_jstr(&body, st->source, strlen(st->source));
+	sbuf_adds(&body, ",\"slot\":");
+	sbuf_add_jstr(&body, st->slot, strlen(st->slot));
+	sbuf_adds(&body, ",\"publication\":");
+	sbuf_add_jstr(&body, st->publication, strlen(st->publication));
+	sbuf_adds(&body, ",\"pos\":");
+	sbuf_add_u64(&body, pos);
+	sbuf_adds(&body, ",\"lsn\":");
+	sbuf_add_jstr(&body, lsn, strlen(lsn));
+	sbuf_addf(&body, ",\"updated_at\":\"%s\"}", when);
+	doc_path(st, &path);
+	sbuf_addf(&path, "?version=%" PRIu64 "&version_type=external_gte", pos);
+
+	for (attempt = 0; attempt < 2; attempt++) {
+		if ((rc = ensure_index(st, &resp)) != 0)
+			goto out;
+		if ((rc = request(st, what, "PUT", path.buf, body.buf,
+		    body.len, &resp, &status)) != 0)
+			goto out;
+		if (status == 200 || status == 201)
+			goto out;
+		if (status == 409) {
+			st->conflicts++;
+			*newer = 1;
+			goto out;
+		}
+		/* the index vanished under us: create it again, once.
+		 * Writing without it would auto-create a visible index
+		 * with guessed mappings */
+		if (status == 404) {
+			st->index_ready = 0;
+			continue;
+		}
+		break;
+	}
+	rc = status_error(st, what, status, &resp);
+out:
+	sbuf_release(&path);
+	sbuf_release(&body);
+	sbuf_release(&resp);
+	return rc;
+}
