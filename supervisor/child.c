@@ -1,0 +1,321 @@
+/*
+ * child.c - one child process of the supervisor: finding its executable,
+ * fork and exec with its fds wired, its control channel's buffers,
+ * signalling, and what its wait status means. Exec failure comes back
+ * through a close-on-exec pipe, so it is known, not guessed from an early
+ * exit. Reaping (waitpid) is main.c's: it owns SIGCHLD. Never exits.
+ */
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "p2o.h"
+#include "supervisor.h"
+#include "xio.h"
+
+static char *
+exe_in(const char *dir, size_t dirlen, const char *name)
+{
+	struct sbuf p = SBUF_INIT;
+
+	if (dirlen == 0)
+		sbuf_adds(&p, ".");
+	else
+		sbuf_add(&p, dir, dirlen);
+	sbuf_addc(&p, '/');
+	sbuf_adds(&p, name);
+	if (access(p.buf, X_OK) == 0)
+		return p.buf;
+	sbuf_release(&p);
+	return NULL;
+}
+
+char *
+sv_find_exe(const char *name)
+{
+	char self[PATH_MAX], *slash, *found;
+	const char *path, *p, *colon;
+	ssize_t n;
+
+	/* the tools of one build or one installation belong together */
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/')) != NULL &&
+		    (found = exe_in(self, (size_t)(slash - self), name)) != NULL)
+			return found;
+	}
+	if ((path = getenv("PATH")) == NULL)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; ; p = colon + 1) {
+		colon = strchrnul(p, ':');
+		if ((found = exe_in(p, (size_t)(colon - p), name)) != NULL)
+			return found;
+		if (*colon == '\0')
+			return NULL;
+	}
+}
+
+void
+sv_child_init(struct sv_child *c, const char *name, char *path)
+{
+	memset(c, 0, sizeof(*c));
+	c->name = name;
+	c->path = path;
+	c->ctl_rfd = c->ctl_wfd = -1;
+	c->log.fd = -1;
+	c->rd.fd = -1;
+}
+
+/*
+ * Between fork and exec: only async-signal-safe calls. fds[i] becomes fd i
+ * (fd 3 closed when fds[3] is -1). Each source is first copied above the
+ * targets so that wiring one target cannot clobber another's source.
+ */
+static void __attribute__((noreturn))
+child_exec(const char *path, char *const argv[], const int fds[4], int errfd,
+    pid_t parent)
+{
+	struct sigaction sa;
+	sigset_t none;
+	int hi[4], i, e;
+
+	/* a terminal's ^C reaches the supervisor alone, which drains */
+	setpgid(0, 0);
+	/* a supervisor killed outright must not leave a pipeline behind */
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 || getppid() != parent)
+		goto fail;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGPIPE, &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (i = 0; i < 4; i++) {
+		hi[i] = -1;
+		if (fds[i] != -1 &&
+		    (hi[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 10)) == -1)
+			goto fail;
+	}
+	for (i = 0; i < 4; i++) {
+		if (hi[i] != -1) {
+			if (dup2(hi[i], i) == -1)
+				goto fail;
+		} else
+			close(i);
+	}
+	execv(path, argv);
+fail:
+	e = errno;
+	(void)!write(errfd, &e, sizeof(e));
+	_exit(127);
+}
+
+static void
+close_fd(int *fd)
+{
+	if (*fd != -1)
+		close(*fd);
+	*fd = -1;
+}
+
+int
+sv_child_spawn(struct sv_child *c, char *const argv[], enum sv_ctl mode,
+    int in_fd, int out_fd, int log_out, char *err, size_t errlen)
+{
+	int errp[2] = { -1, -1 }, logp[2] = { -1, -1 }, sp[2] = { -1, -1 };
+	int inp[2] = { -1, -1 }, outp[2] = { -1, -1 }, fds[4], e = 0;
+	pid_t pid, parent = getpid();
+	ssize_t n;
+
+	if (pipe2(errp, O_CLOEXEC) == -1 || pipe2(logp, O_CLOEXEC) == -1)
+		goto syserr;
+	if (mode == SV_CTL_FD3) {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1)
+			goto syserr;
+	} else {
+		if (pipe2(inp, O_CLOEXEC) == -1 || pipe2(outp, O_CLOEXEC) == -1)
+			goto syserr;
+		in_fd = inp[0];
+		out_fd = outp[1];
+	}
+	fds[0] = in_fd;
+	fds[1] = out_fd;
+	fds[2] = logp[1];
+	fds[3] = sp[1];
+	if ((pid = fork()) == -1)
+		goto syserr;
+	if (pid == 0)
+		child_exec(c->path, argv, fds, errp[1], parent);
+
+	close_fd(&errp[1]);
+	close_fd(&logp[1]);
+	close_fd(&sp[1]);
+	close_fd(&inp[0]);
+	close_fd(&outp[1]);
+	do
+		n = read(errp[0], &e, sizeof(e));
+	while (n == -1 && errno == EINTR);
+	close_fd(&errp[0]);
+	if (n > 0) {
+		/* the child is gone already; collect it here, it was never
+		 * a running stage */
+		while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+			;
+		snprintf(err, errlen, "could not run '%s': %s", c->path,
+		    strerror(e));
+		goto fail;
+	}
+
+	c->pid = pid;
+	c->state = SV_STARTING;
+	c->exited = 0;
+	c->exit_round = 0;
+	c->signalled_ms = c->ctl_eof_ms = 0;
+	if (mode == SV_CTL_FD3) {
+		c->ctl_rfd = c->ctl_wfd = sp[0];
+	} else {
+		c->ctl_wfd = inp[1];
+		c->ctl_rfd = outp[0];
+	}
+	set_nonblock(c->ctl_rfd, 1);
+	set_nonblock(c->ctl_wfd, 1);
+	set_nonblock(logp[0], 1);
+	sv_logpipe_init(&c->log, logp[0], log_out, c->name);
+	frame_reader_init(&c->rd, c->ctl_rfd, mode == SV_CTL_FD3 ?
+	    "control fd 3" : "ckpt stdout");
+	/* control frames are small; a confused child gets no 64 MiB */
+	c->rd.max = SV_CTL_FRAME_MAX;
+	sbuf_init(&c->out);
+	c->close_after = 0;
+	return 0;
+
+syserr:
+	snprintf(err, errlen, "could not start '%s': %s", c->name,
+	    strerror(errno));
+fail:
+	close_fd(&errp[0]);
+	close_fd(&errp[1]);
+	close_fd(&logp[0]);
+	close_fd(&logp[1]);
+	close_fd(&sp[0]);
+	close_fd(&sp[1]);
+	close_fd(&inp[0]);
+	close_fd(&inp[1]);
+	close_fd(&outp[0]);
+	close_fd(&outp[1]);
+	return -1;
+}
+
+void
+sv_child_kill(struct sv_child *c, int sig, long long now_ms)
+{
+	if (!sv_child_running(c))
+		return;
+	if (kill(c->pid, sig) == 0 && c->signalled_ms == 0)
+		c->signalled_ms = now_ms > 0 ? now_ms : 1;
+	if (c->state != SV_DOWN)
+		c->state = SV_STOPPING;
+}
+
+void
+sv_child_send(struct sv_child *c, const char *json, size_t len)
+{
+	if (c->ctl_wfd == -1 || c->close_after)
+		return;
+	frame_put(&c->out, json, len);
+}
+
+void
+sv_child_close_ctl(struct sv_child *c)
+{
+	if (c->ctl_rfd == c->ctl_wfd)
+		c->ctl_wfd = -1;
+	close_fd(&c->ctl_rfd);
+	close_fd(&c->ctl_wfd);
+	frame_reader_release(&c->rd);
+	c->rd.fd = -1;
+	sbuf_reset(&c->out);
+}
+
+/* no more frames to the child: EOF on its side, our reading side kept */
+static void
+end_writes(struct sv_child *c)
+{
+	if (c->ctl_wfd == -1)
+		return;
+	if (c->ctl_wfd == c->ctl_rfd)
+		shutdown(c->ctl_wfd, SHUT_WR);
+	else
+		close(c->ctl_wfd);
+	c->ctl_wfd = -1;
+}
+
+int
+sv_child_flush(struct sv_child *c)
+{
+	ssize_t n;
+
+	while (c->ctl_wfd != -1 && c->out.len > 0) {
+		n = xwrite(c->ctl_wfd, c->out.buf, c->out.len);
+		if (n == -1) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			sbuf_reset(&c->out);
+			end_writes(c);
+			return -1;
+		}
+		sbuf_consume(&c->out, (size_t)n);
+	}
+	if (c->close_after && c->out.len == 0)
+		end_writes(c);
+	return 0;
+}
+
+void
+sv_child_release(struct sv_child *c)
+{
+	sv_child_close_ctl(c);
+	sbuf_release(&c->out);
+	sv_logpipe_close(&c->log);
+	c->state = SV_DOWN;
+	c->pid = 0;
+	c->close_after = 0;
+}
+
+int
+sv_child_running(const struct sv_child *c)
+{
+	return c->pid > 0 && !c->exited;
+}
+
+int
+sv_child_code(const struct sv_child *c)
+{
+	if (WIFEXITED(c->wstatus))
+		return WEXITSTATUS(c->wstatus);
+	if (WIFSIGNALED(c->wstatus))
+		return -WTERMSIG(c->wstatus);
+	return -1;
+}
+
+const char *
+sv_child_describe(const struct sv_child *c, char *buf, size_t len)
+{
+	int code = sv_child_code(c);
+
+	if (code >= 0)
+		snprintf(buf, len, "exited with %d (%s)", code,
+		    p2o_exit_name(code));
+	else
+		snprintf(buf, len, "was killed by signal %d (%s)", -code,
+		    strsignal(-code));
+	return buf;
+}

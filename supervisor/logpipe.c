@@ -1,0 +1,115 @@
+/*
+ * logpipe.c - a child's stderr, forwarded to the supervisor's stderr one
+ * whole line at a time. A stage's lines already begin with its name
+ * ("writer: warn: ..."); anything else it prints (a library's message, a
+ * crash report) gets that prefix so every line says where it came from.
+ * Lines are never split or merged: an over-long one is cut at the cap and
+ * marked, and the rest of it dropped. Never blocks on the child.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "supervisor.h"
+#include "xio.h"
+
+static const char cut_mark[] = " [line cut]";
+
+void
+sv_logpipe_init(struct sv_logpipe *lp, int fd, int out, const char *name)
+{
+	memset(lp, 0, sizeof(*lp));
+	lp->fd = fd;
+	lp->out = out;
+	snprintf(lp->name, sizeof(lp->name), "%s", name);
+}
+
+/* one line without its newline, written with a single write(2) */
+static void
+emit(struct sv_logpipe *lp, const char *s, size_t n, int cut)
+{
+	char line[SV_LOGLINE_MAX + sizeof(lp->name) + sizeof(cut_mark) + 4];
+	size_t nl = strlen(lp->name), len = 0;
+
+	if (n < nl + 2 || memcmp(s, lp->name, nl) != 0 || s[nl] != ':' ||
+	    s[nl + 1] != ' ') {
+		memcpy(line, lp->name, nl);
+		memcpy(line + nl, ": ", 2);
+		len = nl + 2;
+	}
+	memcpy(line + len, s, n);
+	len += n;
+	if (cut) {
+		memcpy(line + len, cut_mark, sizeof(cut_mark) - 1);
+		len += sizeof(cut_mark) - 1;
+	}
+	line[len++] = '\n';
+	/* a full stderr loses the line rather than stall the supervisor */
+	(void)write_in_full(lp->out, line, len);
+}
+
+/* forward the complete lines in buf, keep the unterminated tail */
+static void
+drain(struct sv_logpipe *lp)
+{
+	size_t start = 0;
+	char *nl;
+
+	while (start < lp->len &&
+	    (nl = memchr(lp->buf + start, '\n', lp->len - start)) != NULL) {
+		size_t n = (size_t)(nl - (lp->buf + start));
+
+		if (lp->cut)
+			lp->cut = 0;	/* the end of a line already cut */
+		else
+			emit(lp, lp->buf + start, n, 0);
+		start += n + 1;
+	}
+	memmove(lp->buf, lp->buf + start, lp->len - start);
+	lp->len -= start;
+	if (lp->len == sizeof(lp->buf)) {
+		if (!lp->cut)
+			emit(lp, lp->buf, lp->len, 1);
+		lp->cut = 1;
+		lp->len = 0;
+	}
+}
+
+int
+sv_logpipe_read(struct sv_logpipe *lp)
+{
+	ssize_t n;
+	int reads;
+
+	if (lp->fd == -1)
+		return 0;
+	/* a chatty child must not starve the rest of the poll loop */
+	for (reads = 0; reads < 16; reads++) {
+		n = xread(lp->fd, lp->buf + lp->len, sizeof(lp->buf) - lp->len);
+		if (n > 0) {
+			lp->len += (size_t)n;
+			drain(lp);
+			continue;
+		}
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 1;
+		break;		/* EOF, or an error that ends the pipe */
+	}
+	if (reads == 16)
+		return 2;
+	if (lp->len > 0 && !lp->cut)
+		emit(lp, lp->buf, lp->len, 0);
+	lp->len = 0;
+	lp->cut = 0;
+	sv_logpipe_close(lp);
+	return 0;
+}
+
+void
+sv_logpipe_close(struct sv_logpipe *lp)
+{
+	if (lp->fd != -1)
+		close(lp->fd);
+	lp->fd = -1;
+}

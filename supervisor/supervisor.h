@@ -1,0 +1,240 @@
+/*
+ * supervisor.h - pg2osync-supervise: runs ckpt and the pipeline
+ * capture-pg | shaper | writer, carries the back-channel (durable -> stored
+ * checkpoint -> ack), restarts on failure, drains on SIGTERM and serves
+ * /metrics and /healthz. It never sits on the data path.
+ *
+ * Modules:
+ *   child.c        spawning, signalling and reaping one child process
+ *   backchannel.c  durable -> put -> stored -> ack, and the restart backoff
+ *                  (pure: no I/O, no clock of its own)
+ *   metrics.c      counters from stats frames and the Prometheus text
+ *   httpd.c        the tiny non-blocking HTTP/1.1 server and its parser
+ *   logpipe.c      forwarding a child's stderr line by line
+ */
+#ifndef SUPERVISOR_H
+#define SUPERVISOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "frame.h"
+#include "sbuf.h"
+
+/* logpipe.c */
+
+#define SV_LOGLINE_MAX	4096	/* PIPE_BUF: one line, one atomic write */
+
+struct sv_logpipe {
+	int	 fd;		/* read end of the child's stderr, -1 at EOF */
+	int	 out;		/* where lines go (the supervisor's stderr) */
+	char	 name[32];	/* prefixed to lines that lack "name: " */
+	char	 buf[SV_LOGLINE_MAX];
+	size_t	 len;
+	int	 cut;		/* dropping the rest of an over-long line */
+};
+
+void	sv_logpipe_init(struct sv_logpipe *, int fd, int out, const char *name);
+/* read what is there and forward every complete line: 1 open and
+ * drained for now, 2 open with more waiting (a read budget ran out), 0 at
+ * EOF (a last unterminated line is forwarded then, and fd closed) */
+int	sv_logpipe_read(struct sv_logpipe *);
+void	sv_logpipe_close(struct sv_logpipe *);
+
+/* child.c */
+
+#define SV_CTL_FRAME_MAX	(1024 * 1024)
+
+enum sv_child_state { SV_DOWN, SV_STARTING, SV_UP, SV_STOPPING };
+
+enum sv_ctl {
+	SV_CTL_FD3,	/* a socketpair end as the child's fd 3 */
+	SV_CTL_STDIO,	/* pipes on the child's stdin and stdout (ckpt) */
+};
+
+struct sv_child {
+	const char *name;	/* "capture-pg", also the executable's name */
+	char	*path;		/* resolved executable */
+	enum sv_child_state state;
+	pid_t	 pid;		/* 0 when none */
+	int	 ctl_rfd;	/* control frames from the child, or -1 */
+	int	 ctl_wfd;	/* control frames to the child, or -1 */
+	struct frame_reader rd;
+	struct sbuf out;	/* frames queued for ctl_wfd */
+	int	 close_after;	/* close ctl_wfd once out is written */
+	struct sv_logpipe log;
+	long long signalled_ms;	/* when we first signalled it, 0 never */
+	int	 exited;	/* reaped: wstatus is valid */
+	int	 wstatus;
+	unsigned exit_round;	/* which reaping round collected it */
+	long long ctl_eof_ms;	/* when its control channel ended, 0 not */
+};
+
+/* an executable next to this program's own, else on $PATH (heap) or NULL */
+char	*sv_find_exe(const char *name);
+void	sv_child_init(struct sv_child *, const char *name, char *path);
+/* fork and exec argv with in_fd/out_fd as stdin/stdout (SV_CTL_FD3) or
+ * with control pipes there (SV_CTL_STDIO); stderr goes to a pipe read by
+ * the child's logpipe. Exec failure is reported through a close-on-exec
+ * pipe: -1 with err set and nothing left running. */
+int	sv_child_spawn(struct sv_child *, char *const argv[], enum sv_ctl,
+	    int in_fd, int out_fd, int log_out, char *err, size_t errlen);
+/* signal it if it is running and not reaped; records the first time */
+void	sv_child_kill(struct sv_child *, int sig, long long now_ms);
+/* queue one frame to its control fd */
+void	sv_child_send(struct sv_child *, const char *json, size_t len);
+/* write what is queued: 0, or -1 when the peer is gone (EPIPE etc.) */
+int	sv_child_flush(struct sv_child *);
+void	sv_child_close_ctl(struct sv_child *);
+/* all fds closed and the state reset to down; the process must be reaped */
+void	sv_child_release(struct sv_child *);
+/* 1 while the process has not been reaped */
+int	sv_child_running(const struct sv_child *);
+/* exit code of a reaped child; a signal death maps to -signo */
+int	sv_child_code(const struct sv_child *);
+/* "exited with 69 (refused)" / "was killed by signal 9" into buf */
+const char *sv_child_describe(const struct sv_child *, char *buf, size_t len);
+
+/* backchannel.c */
+
+struct sv_backchannel {
+	int	 interval_ms;
+	int	 have_durable, have_stored, have_inflight, have_acked;
+	uint64_t durable;	/* newest position the writer reported */
+	char	 durable_lsn[64];
+	uint64_t stored;	/* newest position ckpt reported stored */
+	uint64_t inflight;	/* the put ckpt has not answered yet */
+	uint64_t acked;		/* newest position acked to the capture */
+	long long next_put_ms;	/* no put before this (coalescing) */
+};
+
+void	sv_bc_init(struct sv_backchannel *, int interval_ms, int have_stored,
+	    uint64_t stored);
+/* 0, or -1 when pos went backwards (ignored) */
+int	sv_bc_durable(struct sv_backchannel *, uint64_t pos, const char *lsn);
+/* 1 when a put should go out now: *pos and lsn are filled and the put is
+ * in flight until sv_bc_stored. force skips the interval (draining). */
+int	sv_bc_next_put(struct sv_backchannel *, long long now_ms, int force,
+	    uint64_t *pos, char *lsn, size_t lsnlen);
+/* when sv_bc_next_put would next say yes, or -1 (nothing waiting) */
+long long sv_bc_deadline(const struct sv_backchannel *);
+/* ckpt stored pos: 1 with *ack to send to the capture, 0 nothing new to
+ * ack, -1 ckpt answered a put it was not given */
+int	sv_bc_stored(struct sv_backchannel *, uint64_t pos, uint64_t *ack);
+/* 1 when everything durable is stored and nothing is in flight */
+int	sv_bc_settled(const struct sv_backchannel *);
+
+#define SV_BACKOFF_MIN_MS	1000
+#define SV_BACKOFF_MAX_MS	30000
+#define SV_HEALTHY_MS		60000	/* up this long: the failures reset */
+
+struct sv_backoff {
+	int	 failures;	/* consecutive */
+	int	 delay_ms;	/* the last delay handed out */
+};
+
+/* a failure after the pipeline had been up for up_ms (0: never up):
+ * returns the delay before the next start */
+int	sv_backoff_failure(struct sv_backoff *, long long up_ms);
+
+/* metrics.c */
+
+enum sv_counter {
+	SVC_EV_INSERT, SVC_EV_UPDATE, SVC_EV_DELETE, SVC_EV_TRUNCATE,
+	SVC_COMMITS, SVC_DRIFT,
+	SVC_ROWS_IN, SVC_OPS_OUT, SVC_ROWS_UNMAPPED,
+	SVC_DOCS_INDEXED, SVC_DOCS_DELETED, SVC_BATCHES, SVC_BULK_BYTES,
+	SVC_SINK_ERRORS, SVC_VERSION_CONFLICTS, SVC_TOAST_COMPLETIONS,
+	SVC_CLEARS,
+	SVC_N
+};
+
+#define SV_LAT_BUCKETS	14
+
+struct sv_metrics {
+	uint64_t base[SVC_N];	/* sums of earlier incarnations */
+	uint64_t last[SVC_N];	/* the running incarnation's last report */
+	uint64_t reconnects;
+	uint64_t position_confirmed;
+	uint64_t checkpoint_position;
+	int	 up;
+	uint64_t lat_bucket[SV_LAT_BUCKETS];	/* cumulative at render */
+	uint64_t lat_count;
+	double	 lat_sum;	/* seconds */
+};
+
+void	sv_metrics_init(struct sv_metrics *);
+/* a new incarnation of the pipeline: fold the last values into the base */
+void	sv_metrics_restart(struct sv_metrics *);
+/* a stats frame's "counters" object from tool; unknown names ignored.
+ * 0, or -1 when the object is not one */
+int	sv_metrics_stats(struct sv_metrics *, const char *tool,
+	    struct jspan counters);
+uint64_t sv_metrics_total(const struct sv_metrics *, enum sv_counter);
+/* one commit -> indexed latency, in microseconds */
+void	sv_metrics_latency(struct sv_metrics *, long long us);
+/* the Prometheus text exposition */
+void	sv_metrics_render(const struct sv_metrics *, struct sbuf *out);
+
+/* httpd.c */
+
+#define SV_HTTP_REQ_MAX		8192	/* request line + headers */
+#define SV_HTTP_TIMEOUT_MS	5000
+#define SV_HTTP_CONNS		16
+
+enum sv_http_method { SV_HTTP_GET, SV_HTTP_HEAD, SV_HTTP_OTHER };
+
+struct sv_http_req {
+	enum sv_http_method method;
+	char	 path[256];	/* the target without its query */
+};
+
+/* 1 a complete request head in buf (parsed into *req), 0 need more bytes,
+ * -1 malformed (400), -2 too large (431) */
+int	sv_http_parse(const char *buf, size_t len, struct sv_http_req *req);
+
+struct sv_http_resp {
+	int	 status;
+	const char *ctype;
+	struct sbuf body;
+};
+
+typedef void (*sv_http_handler)(void *arg, const struct sv_http_req *,
+	    struct sv_http_resp *);
+
+struct sv_http_conn {
+	int	 fd;		/* -1: slot free */
+	char	 in[SV_HTTP_REQ_MAX];
+	size_t	 inlen;
+	struct sbuf out;
+	size_t	 outoff;
+	int	 responded;
+	long long deadline_ms;
+};
+
+struct sv_httpd {
+	int	 fd;		/* listening socket, -1 when off */
+	sv_http_handler handler;
+	void	*arg;
+	struct sv_http_conn conns[SV_HTTP_CONNS];
+	int	 polled[SV_HTTP_CONNS + 1];	/* pollfd i -> conn, -1 listener */
+	int	 npolled;
+};
+
+/* listen on "host:port" / "[v6]:port"; 0 or -1 with err */
+int	sv_httpd_open(struct sv_httpd *, const char *bind, sv_http_handler,
+	    void *arg, char *err, size_t errlen);
+void	sv_httpd_close(struct sv_httpd *);
+/* fill at most SV_HTTPD_POLLFDS pollfds from pfd; returns how many */
+#define SV_HTTPD_POLLFDS	(SV_HTTP_CONNS + 1)
+struct pollfd;
+int	sv_httpd_pollfds(struct sv_httpd *, struct pollfd *pfd);
+/* after poll: serve the fds the last sv_httpd_pollfds call listed, and
+ * drop connections past their deadline */
+void	sv_httpd_handle(struct sv_httpd *, const struct pollfd *pfd,
+	    long long now_ms);
+/* earliest connection deadline, or -1 */
+long long sv_httpd_deadline(const struct sv_httpd *);
+
+#endif

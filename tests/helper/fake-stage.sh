@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# fake-stage.sh - a stand-in for ckpt, capture-pg, shaper and writer, for
+# testing pg2osync-supervise without servers (t-supervisor-e2e). It acts as
+# the tool named by $0 (the test links it under each name next to a copy
+# of the supervisor). Stand-ins talk to each other in plain lines
+# ("commit N"); only what the supervisor sees is framed.
+#
+# $FAKE_DIR holds the state and the records the test checks:
+#   ckpt.pos         the "stored" checkpoint (survives restarts)
+#   argv.<tool>      each start's arguments, one line per start
+#   acks             every ack the capture received
+#   behaviour.<tool> optional: what this tool does this time (read once
+#                    per start, first line consumed):
+#                      exit:N      say hello, then exit N
+#                      nohello     never say hello (sleep)
+#                      proto:N     say hello with protocol N
+#                      commits:N   (capture) N commits then stay up
+set -u
+me=$(basename "$0")
+dir=${FAKE_DIR:?}
+echo "$*" >> "$dir/argv.$me"
+
+frame() { printf '%d %s\n' $((${#1} + 1)) "$1"; }
+ctl() { frame "$1" >&3; }
+
+behaviour=""
+if [ -s "$dir/behaviour.$me" ]; then
+	behaviour=$(head -n 1 "$dir/behaviour.$me")
+	sed -i 1d "$dir/behaviour.$me"
+fi
+
+case "$me" in
+ckpt)
+	echo "ckpt: info: fake ckpt serving" >&2
+	case "$behaviour" in exit:*) exit "${behaviour#exit:}";; esac
+	while read -r n json; do
+		case "$json" in
+		*'"k":"get"'*)
+			if [ -s "$dir/ckpt.pos" ]; then
+				p=$(cat "$dir/ckpt.pos")
+				frame "{\"k\":\"checkpoint\",\"pos\":$p,\"lsn\":\"0/$(printf %X "$p")\"}"
+			else
+				frame '{"k":"checkpoint"}'
+			fi ;;
+		*'"k":"put"'*)
+			p=${json#*\"pos\":}; p=${p%%[,\}]*}
+			echo "$p" > "$dir/ckpt.pos"
+			echo "$p" >> "$dir/puts"
+			frame "{\"k\":\"stored\",\"pos\":$p}" ;;
+		esac
+	done
+	exit 0 ;;
+esac
+
+proto=1
+case "$behaviour" in
+nohello) exec sleep 1000 ;;
+proto:*) proto=${behaviour#proto:} ;;
+esac
+ctl "{\"k\":\"hello\",\"tool\":\"$me\",\"proto\":$proto,\"pid\":$$}"
+case "$behaviour" in exit:*) echo "$me: error: told to exit ${behaviour#exit:}" >&2; exit "${behaviour#exit:}";; esac
+
+case "$me" in
+capture-pg)
+	start=0
+	[ "${1:-}" = "-c" ] && [ "${3:-}" = "--start-lsn" ] && start=$((16#${4#*/}))
+	stop=0
+	trap 'stop=1' TERM
+	n=${behaviour#commits:}; [ "$n" = "$behaviour" ] && n=3
+	pos=$start
+	for i in $(seq 1 "$n"); do
+		pos=$((pos + 100))
+		echo "commit $pos"
+	done
+	ctl "{\"k\":\"stats\",\"tool\":\"capture-pg\",\"counters\":{\"events_insert\":$n,\"commits\":$n}}"
+	while [ $stop = 0 ]; do sleep 0.05; done
+	# the drain: stop writing, keep reading acks until fd 3 closes
+	exec 1>&-
+	while read -r len json <&3; do
+		p=${json#*\"pos\":}; p=${p%%[,\}]*}
+		echo "$p" >> "$dir/acks"
+	done
+	echo "capture-pg: info: fd 3 closed, exiting" >&2
+	exit 0 ;;
+shaper)
+	exec cat ;;
+writer)
+	while read -r word pos; do
+		[ "$word" = commit ] || continue
+		now=$(date +%s%6N)
+		ctl "{\"k\":\"durable\",\"pos\":$pos,\"lsn\":\"0/$(printf %X "$pos")\",\"ts\":$((now - 2000)),\"at\":$now}"
+	done
+	echo "writer: info: input ended" >&2
+	exit 0 ;;
+esac

@@ -1,0 +1,384 @@
+/*
+ * t-supervisor-e2e - pg2osync-supervise end to end with stand-in stages
+ * (tests/helper/fake-stage.sh linked as ckpt, capture-pg, shaper and
+ * writer next to a copy of the supervisor, which finds its tools there).
+ * No servers. Covers: the drain on SIGTERM and the acks it leaves, restart
+ * from the stored checkpoint, permanent exit codes, giving up after
+ * reconnect_max, a foreign protocol, exec failure, /metrics and /healthz.
+ */
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xio.h"
+#include "tap.h"
+
+static char tmp[64], bin[128], state[128], cfg[128], logpath[128];
+static char helper[PATH_MAX + 64], sv_exe[PATH_MAX + 64];
+static int port;
+
+static char *
+slurp(const char *path)
+{
+	static char buf[1 << 16];
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd == -1 ? 0 : read_in_full(fd, buf, sizeof(buf) - 1);
+
+	buf[n > 0 ? n : 0] = '\0';
+	if (fd != -1)
+		close(fd);
+	return buf;
+}
+
+static void
+spit(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *
+statefile(const char *name)
+{
+	static char p[256];
+
+	snprintf(p, sizeof(p), "%s/%s", state, name);
+	return p;
+}
+
+static int
+sh(const char *fmt, const char *arg)
+{
+	char cmd[2 * PATH_MAX];
+
+	snprintf(cmd, sizeof(cmd), fmt, arg);
+	return system(cmd);
+}
+
+static void
+setup(int reconnect_max)
+{
+	static const char *const tools[] = { "ckpt", "capture-pg", "shaper",
+	    "writer" };
+	char p[256], text[2 * PATH_MAX + 256];
+	size_t i;
+
+	if (tmp[0])
+		sh("rm -rf '%s'", tmp);
+	snprintf(tmp, sizeof(tmp), "/tmp/t-supervisor-e2e.XXXXXX");
+	if (mkdtemp(tmp) == NULL)
+		exit(1);
+	snprintf(bin, sizeof(bin), "%s/bin", tmp);
+	snprintf(state, sizeof(state), "%s/state", tmp);
+	snprintf(cfg, sizeof(cfg), "%s/cfg.yaml", tmp);
+	snprintf(logpath, sizeof(logpath), "%s/sv.log", tmp);
+	mkdir(bin, 0755);
+	mkdir(state, 0755);
+	snprintf(p, sizeof(p), "%s/pg2osync-supervise", bin);
+	snprintf(text, sizeof(text), "cp '%s' '%s'", sv_exe, p);
+	if (system(text) != 0)
+		exit(1);
+	for (i = 0; i < 4; i++) {
+		snprintf(p, sizeof(p), "%s/%s", bin, tools[i]);
+		symlink(helper, p);
+	}
+	snprintf(text, sizeof(text),
+	    "source:\n  url: postgres://u@127.0.0.1:1/db\n"
+	    "  reconnect_max: %d\n"
+	    "target:\n  url: http://127.0.0.1:1\n"
+	    "sync:\n  items:\n    table: public.items\n"
+	    "engine:\n  checkpoint_interval_ms: 50\n"
+	    "metrics:\n  bind: 127.0.0.1:%d\n", reconnect_max, port);
+	spit(cfg, text);
+}
+
+static pid_t
+start(void)
+{
+	char exe[256];
+	pid_t pid;
+	int fd;
+
+	snprintf(exe, sizeof(exe), "%s/pg2osync-supervise", bin);
+	if ((pid = fork()) == 0) {
+		fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 2);
+		dup2(fd, 1);
+		setenv("FAKE_DIR", state, 1);
+		setenv("P2O_LOG_LEVEL", "debug", 1);
+		execl(exe, exe, "-c", cfg, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* exit code, or -1 if it had to be killed after limit_ms */
+static int
+wait_exit(pid_t pid, int limit_ms)
+{
+	int st, i;
+
+	for (i = 0; i < limit_ms / 10; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 +
+			    WTERMSIG(st);
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
+}
+
+/* wait until the log holds text */
+static int
+wait_log(const char *text, int limit_ms)
+{
+	int i;
+
+	for (i = 0; i < limit_ms / 10; i++) {
+		if (strstr(slurp(logpath), text) != NULL)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+static char *
+http_get(const char *path)
+{
+	static char buf[16384];
+	struct sockaddr_in sin;
+	char req[256];
+	ssize_t n;
+	size_t got = 0;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	buf[0] = '\0';
+	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1) {
+		close(fd);
+		return buf;
+	}
+	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: t\r\n\r\n",
+	    path);
+	write_in_full(fd, req, strlen(req));
+	while ((n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	close(fd);
+	return buf;
+}
+
+/* each line of acks is a line of puts: nothing acked that was not stored */
+static int
+acks_were_stored(void)
+{
+	char acks[4096], puts[4096], line[64], *p, *nl;
+
+	snprintf(acks, sizeof(acks), "%s", slurp(statefile("acks")));
+	/* a leading newline makes every put line "\n<pos>\n" */
+	snprintf(puts, sizeof(puts), "\n%s", slurp(statefile("puts")));
+	if (acks[0] == '\0')
+		return 0;
+	for (p = acks; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+		snprintf(line, sizeof(line), "\n%.*s\n", (int)(nl - p), p);
+		if (strstr(puts, line) == NULL)
+			return 0;
+	}
+	return 1;
+}
+
+static void
+test_drain(void)
+{
+	pid_t pid;
+	char *s;
+
+	setup(3);
+	pid = start();
+	ok(wait_log("pipeline up", 5000), "drain: the pipeline comes up");
+	ok(wait_log("checkpoint stored at 300", 5000),
+	    "the three commits are stored");
+	s = http_get("/healthz");
+	ok(strncmp(s, "HTTP/1.1 200", 12) == 0 && strstr(s, "\r\n\r\nok\n"),
+	    "/healthz says ok while up");
+	s = http_get("/metrics");
+	ok(strstr(s, "\npg2osync_events_total{type=\"insert\"} 3\n") != NULL,
+	    "/metrics carries the capture's stats");
+	ok(strstr(s, "\npg2osync_checkpoint_position 300\n") != NULL,
+	    "and the stored position");
+	ok(strstr(s, "\npg2osync_up 1\n") != NULL, "and up 1");
+	ok(strstr(s, "\npg2osync_commit_to_indexed_seconds_count 3\n") !=
+	    NULL, "three latencies observed");
+	kill(pid, SIGTERM);
+	is_int(wait_exit(pid, 10000), 0, "SIGTERM: drained, exit 0");
+	s = slurp(statefile("acks"));
+	ok(strlen(s) > 0 && strcmp(s + strlen(s) - 4, "300\n") == 0,
+	    "the capture's last ack is 300");
+	is_str(slurp(statefile("ckpt.pos")), "300\n", "the checkpoint is 300");
+	ok(acks_were_stored(), "every ack was a position ckpt had stored");
+	s = slurp(logpath);
+	ok(strstr(s, "capture-pg: info: fd 3 closed, exiting") != NULL,
+	    "the capture saw fd 3 close after its ack");
+	ok(strstr(s, "stopped after draining; checkpoint at 300") != NULL,
+	    "the supervisor says where it stopped");
+}
+
+static void
+test_restart_from_checkpoint(void)
+{
+	pid_t pid;
+	char *s;
+
+	setup(5);
+	spit(statefile("ckpt.pos"), "4096\n");
+	/* first start: the writer fails after its hello */
+	spit(statefile("behaviour.writer"), "exit:75\n");
+	pid = start();
+	ok(wait_log("restarting the pipeline in 1.0 s (failure 1 of 5)",
+	    5000), "a temporary failure restarts after 1 s");
+	ok(wait_log("pipeline up", 5000), "the second start comes up");
+	ok(wait_log("checkpoint stored at 4396", 5000),
+	    "and stores past the checkpoint it started from");
+	s = http_get("/metrics");
+	ok(strstr(s, "\npg2osync_reconnects_total 1\n") != NULL,
+	    "one reconnect counted");
+	ok(strstr(s, "\npg2osync_events_total{type=\"insert\"} 6\n") != NULL,
+	    "events summed across the two incarnations");
+	kill(pid, SIGTERM);
+	is_int(wait_exit(pid, 10000), 0, "drained");
+	s = slurp(statefile("argv.capture-pg"));
+	ok(strstr(s, "--start-lsn 0/1000\n") != NULL,
+	    "the capture started from the stored LSN");
+	ok(strstr(s, "--start-lsn 0/") != NULL && strchr(s, '\n') &&
+	    strchr(strchr(s, '\n') + 1, '\n') != NULL,
+	    "twice");
+	s = slurp(logpath);
+	ok(strstr(s, "writer: error: told to exit 75") <
+	    strstr(s, "stopping the pipeline: writer exited with 75"),
+	    "the stage's own message comes before the supervisor's");
+	ok(strstr(slurp(statefile("puts")), "4096\n") == NULL,
+	    "the replayed position was never put again");
+}
+
+static void
+test_permanent(const char *tool, const char *behaviour, int code,
+    const char *msg)
+{
+	pid_t pid;
+	char path[64];
+
+	setup(5);
+	snprintf(path, sizeof(path), "behaviour.%s", tool);
+	spit(statefile(path), behaviour);
+	pid = start();
+	is_int(wait_exit(pid, 10000), code, "%s %.*s: the supervisor exits %d",
+	    tool, (int)strcspn(behaviour, "\n"), behaviour, code);
+	ok(strstr(slurp(logpath), msg) != NULL, "saying '%s'", msg);
+	ok(strstr(slurp(logpath), "restarting") == NULL, "without a restart");
+}
+
+static void
+test_give_up(void)
+{
+	pid_t pid;
+	char *s;
+
+	setup(3);
+	spit(statefile("behaviour.capture-pg"), "exit:75\nexit:75\nexit:75\n");
+	pid = start();
+	is_int(wait_exit(pid, 15000), 75, "three failures: exit 75");
+	s = slurp(logpath);
+	ok(strstr(s, "(failure 1 of 3)") && strstr(s, "(failure 2 of 3)") &&
+	    strstr(s, "restarting the pipeline in 2.0 s"),
+	    "two restarts, the second after 2 s");
+	ok(strstr(s, "giving up after 3 consecutive failures; the last: "
+	    "capture-pg exited with 75 (tempfail)") != NULL, "then gives up");
+}
+
+static void
+test_exec_failure(void)
+{
+	char p[256];
+	pid_t pid;
+
+	setup(2);
+	snprintf(p, sizeof(p), "%s/shaper", bin);
+	unlink(p);
+	spit(p, "#!/nonexistent/interpreter\n");
+	chmod(p, 0755);
+	pid = start();
+	is_int(wait_exit(pid, 10000), 75, "an exec that fails twice: exit 75");
+	ok(strstr(slurp(logpath), "could not run '") &&
+	    strstr(slurp(logpath), "/shaper': No such file or directory"),
+	    "the exec error is reported, not guessed");
+}
+
+static void
+test_stop_while_waiting(void)
+{
+	pid_t pid;
+
+	setup(5);
+	spit(statefile("behaviour.capture-pg"), "exit:1\n");
+	pid = start();
+	ok(wait_log("restarting the pipeline in", 5000), "failed once");
+	kill(pid, SIGINT);
+	is_int(wait_exit(pid, 2000), 0, "SIGINT during the backoff: exit 0");
+}
+
+int
+main(int argc, char *argv[])
+{
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	signal(SIGPIPE, SIG_IGN);
+	/* build/tests/t-... -> build/bin and the source tree two up */
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = '\0';
+	if ((slash = strrchr(self, '/')) != NULL)
+		*slash = '\0';
+	snprintf(sv_exe, sizeof(sv_exe), "%s/../bin/pg2osync-supervise", self);
+	snprintf(helper, sizeof(helper), "%s/../../tests/helper/fake-stage.sh",
+	    self);
+	if (realpath(helper, self) != NULL)
+		snprintf(helper, sizeof(helper), "%s", self);
+	if (access(sv_exe, X_OK) != 0 || access(helper, X_OK) != 0) {
+		printf("1..0 # SKIP no %s or %s\n", sv_exe, helper);
+		return 0;
+	}
+	port = 20000 + getpid() % 20000;
+
+	test_drain();
+	test_restart_from_checkpoint();
+	test_permanent("capture-pg", "exit:69\n", 69,
+	    "stopping: capture-pg exited with 69 (refused): see its message "
+	    "above");
+	test_permanent("writer", "exit:77\n", 77,
+	    "stopping: writer exited with 77 (auth)");
+	test_permanent("ckpt", "exit:66\n", 66,
+	    "stopping: ckpt exited with 66 (checkpoint)");
+	test_permanent("writer", "proto:2\n", 65,
+	    "'writer' speaks control protocol 2, this supervisor 1");
+	test_give_up();
+	test_exec_failure();
+	test_stop_while_waiting();
+	if (tmp[0])
+		sh("rm -rf '%s'", tmp);
+	return done_testing();
+}
