@@ -45,6 +45,7 @@ trap _cleanup EXIT
 
 NAME=$(basename "$0" .t | tr -c 'a-z0-9\n' '_' | tr -d '\n')
 
+export PGOPTIONS="-c client_min_messages=warning"
 psql_q() { psql -X -q -v ON_ERROR_STOP=1 -At "$@"; }
 
 # mkconfig FILE SLOT INDEXPREFIX TABLE... : one sync section per table,

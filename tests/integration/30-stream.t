@@ -27,7 +27,7 @@ SELF="json_build_object('id',id,'title',title,'body',body)"
 
 psql_q <<'SQL'
 insert into items values (1,'lamp',12.5,'b1','{a,b}','{"x":1}',true,1.5),
-	(2,'desk',99.99,null,'{}','[1,2]',false,null), (3,'chair',0,'b3',null,null,null,-2);
+	(2,'desk',99.99,null,'{}','{"y":[1,2]}',false,null), (3,'chair',0,'b3',null,null,null,-2);
 SQL
 check "inserts land" -- wait_equal items ${S}_items 30 "$SEL"
 
