@@ -34,7 +34,7 @@ PG_INC	:= $(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgr
 CPPFLAGS += -I lib -I $(PG_INC) -I /usr/include/mariadb -D_GNU_SOURCE
 CFLAGS	+= -std=c11 $(OPT) -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
 	   -Wno-missing-field-initializers $(SANFLAGS) -MMD -MP
-LDFLAGS	+= $(SANFLAGS)
+LDFLAGS	+= $(SANFLAGS) -Wl,--as-needed
 LDLIBS	:= -lpq -lcurl -ljansson -lyaml -lssl -lcrypto -lm
 
 # tool directory -> installed program name

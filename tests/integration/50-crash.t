@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 S=p2o_crash
-ROUNDS=${P2O_CRASH_ROUNDS:-4}
+ROUNDS=${P2O_CRASH_ROUNDS:-10}
 drop_slot $S; os_drop ${S}_crash
 psql_q <<'SQL'
 drop table if exists crash;
@@ -21,9 +21,6 @@ insert into crash values (:id, 1, md5(random()::text)) on conflict (id) do updat
 \set d random(1, 3000)
 delete from crash where id = :d and v % 5 = 0;
 SQL
-PGBENCH=$(ls /usr/lib/postgresql/*/bin/pgbench | tail -n 1)
-"$PGBENCH" -n -q -c 2 -R 400 -T 3600 -f "$T/load.sql" > "$T/load.log" 2>&1 &
-LOAD=$!; cleanup_add $LOAD
 
 start_sup() {
 	pg2osync-supervise -c "$T/cfg.yaml" >> "$T/sup.log" 2>&1 &
@@ -31,14 +28,23 @@ start_sup() {
 	wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"
 }
 # the invariant, checked while nothing can ack: slot <= stored checkpoint
+# (before any checkpoint exists the slot must still be where it was created)
 slot_not_past_ckpt() {
 	local sl ck
 	sl=$(slot_confirmed $S); ck=$(ckpt_lsn "$T/cfg.yaml")
-	[ -z "$ck" ] && ck=0/0
+	[ -z "$ck" ] && ck=$CREATED
 	[ "$(lsn_num "$sl")" -le "$(lsn_num "$ck")" ] || { echo "slot $sl > checkpoint $ck"; return 1; }
 }
 
 start_sup; ok $? "pipeline up under load"
+wait_for 30 psql_q -c "select 1 from pg_replication_slots where slot_name = '$S' and active"
+CREATED=$(slot_confirmed $S)
+# no initial load yet: the client starts once the slot exists
+PGBENCH=$(ls /usr/lib/postgresql/*/bin/pgbench | tail -n 1)
+"$PGBENCH" -n -c 2 -R 400 -T 3600 -f "$T/load.sql" > "$T/load.log" 2>&1 &
+LOAD=$!; cleanup_add $LOAD
+n0=$(psql_q -c "select count(*) from crash"); sleep 1
+ok $([ "$(psql_q -c "select count(*) from crash")" -gt "$n0" ]; echo $?) "the client is writing"
 viol=0
 for ((r = 1; r <= ROUNDS; r++)); do
 	sleep $((RANDOM % 3 + 1)).$((RANDOM % 10))
