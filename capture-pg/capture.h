@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "sbuf.h"
+#include "lsn.h"
 
 /* pgoutput.c */
 
@@ -111,10 +112,6 @@ const struct pgo_rel *pgo_rel_find(const struct pgo_decoder *, uint32_t oid);
  */
 void	pgtype_to_json(uint32_t typoid, const char *text, size_t len,
 	    struct sbuf *out);
-/* "X/Y" (hex, 1-8 digits each) -> 0, or -1 if malformed */
-int	lsn_parse(const char *, uint64_t *);
-/* "%X/%X" */
-void	lsn_format(uint64_t, char buf[32]);
 
 /* slot.c */
 

@@ -423,32 +423,3 @@ pgtype_to_json(uint32_t typoid, const char *text, size_t len,
 		sbuf_add_jstr(out, text, len);
 	}
 }
-
-int
-lsn_parse(const char *s, uint64_t *lsn)
-{
-	uint64_t part[2] = { 0, 0 };
-	int i, nd;
-
-	for (i = 0; i < 2; i++) {
-		for (nd = 0; hexval(*s) >= 0; s++, nd++) {
-			if (nd == 8)
-				return -1;
-			part[i] = part[i] << 4 | (uint64_t)hexval(*s);
-		}
-		if (nd == 0)
-			return -1;
-		if (i == 0 && *s++ != '/')
-			return -1;
-	}
-	if (*s != '\0')
-		return -1;
-	*lsn = part[0] << 32 | part[1];
-	return 0;
-}
-
-void
-lsn_format(uint64_t lsn, char buf[32])
-{
-	snprintf(buf, 32, "%X/%X", (unsigned)(lsn >> 32), (unsigned)lsn);
-}

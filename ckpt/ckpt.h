@@ -4,8 +4,6 @@
  * lives"), from the command line or as `ckpt serve` for the supervisor.
  *
  * Modules:
- *   lsn.c    the PostgreSQL LSN text <-> position (ckpt is a source tool
- *            for this purpose: it stores what it can check)
  *   store.c  the checkpoint document in the target: read, bind, write
  */
 #ifndef CKPT_H
@@ -15,15 +13,9 @@
 #include <stdint.h>
 #include "config.h"
 #include "http.h"
+#include "lsn.h"
 
 #define CKPT_INDEX	".pg2osync_meta"
-
-/* lsn.c */
-
-/* "16/B374D848" -> 0x16B374D848; hex, 1 to 8 digits each side: 0 or -1 */
-int	ckpt_lsn_parse(const char *text, uint64_t *pos);
-/* pos -> "%X/%X" into buf (at least 18 bytes) */
-void	ckpt_lsn_format(uint64_t pos, char *buf, size_t len);
 
 /* store.c */
 

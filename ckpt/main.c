@@ -89,7 +89,7 @@ logged_newer(struct ckpt_store *st, uint64_t pos)
 {
 	char lsn[32];
 
-	ckpt_lsn_format(pos, lsn, sizeof(lsn));
+	lsn_format(pos, lsn);
 	log_warnx("checkpoint '%s' already holds a position after %s (%"
 	    PRIu64 "): kept it", st->id, lsn, pos);
 }
@@ -205,7 +205,7 @@ main(int argc, char *argv[])
 		    cmd);
 	if ((lsn != NULL) != (strcmp(cmd, "put") == 0))
 		fatalx(P2O_EXIT_USAGE, "--lsn goes with put, and put needs it");
-	if (lsn != NULL && ckpt_lsn_parse(lsn, &pos) == -1)
+	if (lsn != NULL && lsn_parse(lsn, &pos) == -1)
 		fatalx(P2O_EXIT_USAGE, "--lsn '%s' is not an LSN like 16/B374D848",
 		    lsn);
 
@@ -227,7 +227,7 @@ main(int argc, char *argv[])
 			log_info("no checkpoint '%s' stored", st.id);
 	} else {
 		/* stored in canonical form whatever case was typed */
-		ckpt_lsn_format(pos, err, sizeof(err));
+		lsn_format(pos, err);
 		if ((rc = ckpt_store_put(&st, pos, err, &newer)) != 0)
 			fatalx(rc, "%s", st.err);
 		if (newer)

@@ -244,7 +244,7 @@ parse_source(struct ckpt_store *st, struct jspan src, struct ckpt_value *val)
 			goto bad;
 		/* documents from before "pos" existed hold only the LSN */
 		if (!have_pos) {
-			if (ckpt_lsn_parse(val->lsn, &val->pos) == -1)
+			if (lsn_parse(val->lsn, &val->pos) == -1)
 				goto bad;
 			have_pos = 1;
 		}
@@ -252,7 +252,7 @@ parse_source(struct ckpt_store *st, struct jspan src, struct ckpt_value *val)
 	if (!have_pos)
 		goto bad;
 	if (val->lsn[0] == '\0')
-		ckpt_lsn_format(val->pos, val->lsn, sizeof(val->lsn));
+		lsn_format(val->pos, val->lsn);
 	if (jobj_get(src, "updated_at", &v) && jspan_type(v) == J_STRING)
 		jstr_copy(v, val->updated_at, sizeof(val->updated_at));
 	val->present = 1;
@@ -337,7 +337,7 @@ ckpt_store_put(struct ckpt_store *st, uint64_t pos, const char *lsn,
 		return P2O_EXIT_DATA;
 	}
 	if (lsn == NULL || *lsn == '\0') {
-		ckpt_lsn_format(pos, text, sizeof(text));
+		lsn_format(pos, text);
 		lsn = text;
 	}
 	/* never overwrite another stream's document, even a newer one */
