@@ -116,9 +116,13 @@ lsn_num() {	# X/Y -> decimal
 ckpt_lsn() {	# ckpt_lsn CONFIG -> stored checkpoint LSN text or empty
 	ckpt -c "$1" get 2>/dev/null | jq -r '.lsn // empty'
 }
+# a test's stream starts from nothing: no slot, no publication, and no
+# checkpoint left by an earlier run on the same servers (which the capture
+# would rightly refuse as behind a new slot)
 drop_slot() {
 	psql_q -c "select pg_drop_replication_slot(slot_name) from pg_replication_slots where slot_name='$1' and not active" >/dev/null 2>&1 || true
 	psql_q -c "drop publication if exists $1" >/dev/null 2>&1 || true
+	curl -sS --max-time 30 -XDELETE "$OS_URL/.pg2osync_meta/_doc/postgres:$1?refresh=true" >/dev/null 2>&1 || true
 }
 # wait_for SECONDS CMD... : poll until CMD succeeds
 wait_for() {
