@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# ckpt from the shell: put and get, a checkpoint never moving back, and a
+# checkpoint of another stream refused (exit 66).
+. "$(dirname "$0")/../lib.sh"
+
+S=p2o_ckpt
+drop_slot $S
+psql_q -c "drop table if exists ck; create table ck (id int primary key)"
+mkconfig "$T/cfg.yaml" $S $S ck
+out=$(ckpt -c "$T/cfg.yaml" get 2>"$T/err"); st=$?
+ok $([ $st = 0 ] && [ -z "$out" ]; echo $?) "get with nothing stored prints nothing, exit 0 ($(cat "$T/err"))"
+ckpt -c "$T/cfg.yaml" put --lsn 0/16B3748 2>/dev/null
+ok $? "put 0/16B3748"
+check "get returns it" -- test "$(ckpt_lsn "$T/cfg.yaml")" = 0/16B3748
+ckpt -c "$T/cfg.yaml" put --lsn 0/1000 2>/dev/null
+check "a checkpoint never moves back" -- test "$(ckpt_lsn "$T/cfg.yaml")" = 0/16B3748
+ckpt -c "$T/cfg.yaml" put --lsn junk 2>/dev/null; st=$?
+ok $([ $st = 64 ] || [ $st = 65 ]; echo $?) "a malformed LSN is refused (exit $st)"
+sed "s/publication: $S/publication: other_pub/" "$T/cfg.yaml" > "$T/foreign.yaml"
+ckpt -c "$T/foreign.yaml" get > /dev/null 2> "$T/err"; st=$?
+ok $([ $st = 66 ]; echo $?) "another publication's checkpoint is refused with 66 (got $st)"
+grep -q 'foreign\|belongs' "$T/err"; ok $? "and says why: $(head -c 200 "$T/err")"
+timeout 60 pg2osync-supervise -c "$T/foreign.yaml" > "$T/sup.out" 2>&1; st=$?
+ok $([ $st = 66 ]; echo $?) "the supervisor stops on it too (got $st)"
+drop_slot $S
+done_testing
