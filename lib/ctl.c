@@ -6,6 +6,7 @@
  * frame_fill/frame_next itself; nothing here blocks on reading.
  */
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@ int
 ctl_open(struct ctl *c, const char *tool)
 {
 	struct sbuf hello = SBUF_INIT;
+	struct stat st;
 	int rc;
 
 	c->fd = -1;
@@ -24,6 +26,11 @@ ctl_open(struct ctl *c, const char *tool)
 	frame_reader_init(&c->rd, -1, "control fd 3");
 	if (fcntl(P2O_FD_CTL, F_GETFD) == -1)
 		return 0;	/* stand-alone */
+	/* the supervisor always hands over a socket; any other fd 3 is
+	 * something the shell left open (time -o, a redirect) and writing
+	 * frames into it would corrupt it, so the stage runs stand-alone */
+	if (fstat(P2O_FD_CTL, &st) == -1 || !S_ISSOCK(st.st_mode))
+		return 0;
 	/* children the stage starts (none today) must not hold the channel
 	 * open after the stage is gone */
 	if (set_cloexec(P2O_FD_CTL, 1) < 0)
@@ -63,7 +70,7 @@ ctl_send(struct ctl *c, const char *json, size_t len)
 
 int
 ctl_send_durable(struct ctl *c, uint64_t pos, const char *lsn,
-    long long commit_ts_us, long long at_us)
+    long long commit_ts_us, long long sent_us, long long at_us)
 {
 	struct sbuf j = SBUF_INIT;
 	int rc;
@@ -80,6 +87,10 @@ ctl_send_durable(struct ctl *c, uint64_t pos, const char *lsn,
 	if (commit_ts_us > 0) {
 		sbuf_adds(&j, ",\"ts\":");
 		sbuf_add_i64(&j, commit_ts_us);
+	}
+	if (sent_us > 0) {
+		sbuf_adds(&j, ",\"sent\":");
+		sbuf_add_i64(&j, sent_us);
 	}
 	sbuf_adds(&j, ",\"at\":");
 	sbuf_add_i64(&j, at_us);

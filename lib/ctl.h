@@ -22,7 +22,7 @@ int	ctl_active(const struct ctl *);
 int	ctl_send(struct ctl *, const char *json, size_t len);
 /* convenience senders */
 int	ctl_send_durable(struct ctl *, uint64_t pos, const char *lsn,
-	    long long commit_ts_us, long long at_us);
+	    long long commit_ts_us, long long sent_us, long long at_us);
 int	ctl_send_stats(struct ctl *, const char *tool, const char *const *names,
 	    const uint64_t *values, int n);
 void	ctl_close(struct ctl *);

@@ -375,7 +375,7 @@ on_durable(struct sv *sv, const struct frame *f, long long now)
 {
 	struct jspan v;
 	uint64_t pos;
-	int64_t ts, at;
+	int64_t ts, at, sent;
 	char lsn[64] = "";
 
 	if (!jobj_get(f->obj, "pos", &v) || jnum_u64(v, &pos) == -1) {
@@ -389,9 +389,13 @@ on_durable(struct sv *sv, const struct frame *f, long long now)
 	if (sv_bc_durable(&sv->bc, pos, lsn) == -1)
 		log_warnx("writer reported durable %" PRIu64 " after %" PRIu64
 		    ": ignored", pos, sv->bc.durable);
-	if (jobj_get(f->obj, "ts", &v) && jnum_i64(v, &ts) == 0 &&
-	    jobj_get(f->obj, "at", &v) && jnum_i64(v, &at) == 0)
-		sv_metrics_latency(&sv->m, at - ts);
+	/* a bare pos has no commit time, and so no latency */
+	if (!jobj_get(f->obj, "ts", &v) || jnum_i64(v, &ts) == -1)
+		return;
+	if (jobj_get(f->obj, "at", &v) && jnum_i64(v, &at) == 0)
+		sv_hist_observe(&sv->m.indexed, at - ts);
+	if (jobj_get(f->obj, "sent", &v) && jnum_i64(v, &sent) == 0)
+		sv_hist_observe(&sv->m.sent, sent - ts);
 }
 
 static void

@@ -37,8 +37,8 @@ static const struct {
 
 /* upper bounds in seconds, 0.5 ms to 10 s */
 static const double lat_bounds[SV_LAT_BUCKETS] = {
-	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-	1, 2.5, 5, 10
+	0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+	0.1, 0.25, 0.5, 1, 2.5, 5, 10
 };
 
 void
@@ -100,7 +100,7 @@ sv_metrics_total(const struct sv_metrics *m, enum sv_counter c)
 }
 
 void
-sv_metrics_latency(struct sv_metrics *m, long long us)
+sv_hist_observe(struct sv_hist *h, long long us)
 {
 	double s;
 	int i;
@@ -111,11 +111,11 @@ sv_metrics_latency(struct sv_metrics *m, long long us)
 	s = (double)us / 1e6;
 	for (i = 0; i < SV_LAT_BUCKETS; i++)
 		if (s <= lat_bounds[i]) {
-			m->lat_bucket[i]++;
+			h->bucket[i]++;
 			break;
 		}
-	m->lat_count++;
-	m->lat_sum += s;
+	h->count++;
+	h->sum += s;
 }
 
 static void
@@ -135,6 +135,27 @@ one(struct sbuf *out, const char *name, const char *type, const char *help,
 }
 
 static void
+hist(struct sbuf *out, const char *name, const char *help,
+    const struct sv_hist *h)
+{
+	uint64_t cum = 0;
+	int i;
+
+	head(out, name, "histogram", help);
+	for (i = 0; i < SV_LAT_BUCKETS; i++) {
+		cum += h->bucket[i];
+		sbuf_addf(out, "%s_bucket{le=\"%g\"} ", name, lat_bounds[i]);
+		sbuf_add_u64(out, cum);
+		sbuf_addc(out, '\n');
+	}
+	sbuf_addf(out, "%s_bucket{le=\"+Inf\"} ", name);
+	sbuf_add_u64(out, h->count);
+	sbuf_addf(out, "\n%s_sum %.6f\n%s_count ", name, h->sum, name);
+	sbuf_add_u64(out, h->count);
+	sbuf_addc(out, '\n');
+}
+
+static void
 labelled(struct sbuf *out, const char *name, const char *label,
     const char *value, uint64_t v)
 {
@@ -146,9 +167,6 @@ labelled(struct sbuf *out, const char *name, const char *label,
 void
 sv_metrics_render(const struct sv_metrics *m, struct sbuf *out)
 {
-	uint64_t cum = 0;
-	int i;
-
 	head(out, "pg2osync_events_total", "counter",
 	    "Change events read from the source, by type.");
 	labelled(out, "pg2osync_events_total", "type", "insert",
@@ -189,24 +207,13 @@ sv_metrics_render(const struct sv_metrics *m, struct sbuf *out)
 	one(out, "pg2osync_reconnects_total", "counter",
 	    "Pipeline restarts after a failure.", m->reconnects);
 
-	head(out, "pg2osync_commit_to_indexed_seconds", "histogram",
+	hist(out, "pg2osync_commit_to_indexed_seconds",
 	    "Time from a source commit to the target accepting its last "
-	    "write.");
-	for (i = 0; i < SV_LAT_BUCKETS; i++) {
-		cum += m->lat_bucket[i];
-		sbuf_addf(out, "pg2osync_commit_to_indexed_seconds_bucket"
-		    "{le=\"%g\"} ", lat_bounds[i]);
-		sbuf_add_u64(out, cum);
-		sbuf_addc(out, '\n');
-	}
-	sbuf_adds(out, "pg2osync_commit_to_indexed_seconds_bucket"
-	    "{le=\"+Inf\"} ");
-	sbuf_add_u64(out, m->lat_count);
-	sbuf_addf(out, "\npg2osync_commit_to_indexed_seconds_sum %.6f\n",
-	    m->lat_sum);
-	sbuf_adds(out, "pg2osync_commit_to_indexed_seconds_count ");
-	sbuf_add_u64(out, m->lat_count);
-	sbuf_addc(out, '\n');
+	    "write.", &m->indexed);
+	hist(out, "pg2osync_commit_to_sent_seconds",
+	    "Time from a source commit to the bulk request carrying its last "
+	    "write leaving the writer: the pipeline's own share of the "
+	    "latency, without the target's.", &m->sent);
 
 	one(out, "pg2osync_up", "gauge",
 	    "1 when every stage of the pipeline is up.", m->up ? 1 : 0);

@@ -150,7 +150,14 @@ enum sv_counter {
 	SVC_N
 };
 
-#define SV_LAT_BUCKETS	14
+#define SV_LAT_BUCKETS	16
+
+/* a latency histogram (Prometheus buckets, seconds) */
+struct sv_hist {
+	uint64_t bucket[SV_LAT_BUCKETS];	/* cumulative at render */
+	uint64_t count;
+	double	 sum;		/* seconds */
+};
 
 struct sv_metrics {
 	uint64_t base[SVC_N];	/* sums of earlier incarnations */
@@ -159,9 +166,9 @@ struct sv_metrics {
 	uint64_t position_confirmed;
 	uint64_t checkpoint_position;
 	int	 up;
-	uint64_t lat_bucket[SV_LAT_BUCKETS];	/* cumulative at render */
-	uint64_t lat_count;
-	double	 lat_sum;	/* seconds */
+	struct sv_hist indexed;	/* source commit -> target accepted it */
+	struct sv_hist sent;	/* source commit -> its bulk request left the
+				 * writer: the pipeline's own share */
 };
 
 void	sv_metrics_init(struct sv_metrics *);
@@ -172,8 +179,8 @@ void	sv_metrics_restart(struct sv_metrics *);
 int	sv_metrics_stats(struct sv_metrics *, const char *tool,
 	    struct jspan counters);
 uint64_t sv_metrics_total(const struct sv_metrics *, enum sv_counter);
-/* one commit -> indexed latency, in microseconds */
-void	sv_metrics_latency(struct sv_metrics *, long long us);
+/* one latency observation, in microseconds */
+void	sv_hist_observe(struct sv_hist *, long long us);
 /* the Prometheus text exposition */
 void	sv_metrics_render(const struct sv_metrics *, struct sbuf *out);
 

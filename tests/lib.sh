@@ -72,7 +72,7 @@ mkconfig() {
 		echo "engine:"
 		echo "  batch_size: ${BATCH_SIZE:-1000}"
 		echo "  checkpoint_interval_ms: ${CKPT_MS:-200}"
-		[ "$port" != 0 ] && { echo "metrics:"; echo "  bind: 127.0.0.1:$port"; }
+		if [ "$port" != 0 ]; then echo "metrics:"; echo "  bind: 127.0.0.1:$port"; fi
 	} > "$f"
 }
 

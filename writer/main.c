@@ -104,7 +104,7 @@ send_stats(void)
 
 /* a flush is complete: everything up to its last boundary is written */
 static void
-report(const struct batch *b, int n)
+report(const struct batch *b, int n, long long sent_us)
 {
 	const struct op *bound, *last;
 	struct sbuf msg = SBUF_INIT;
@@ -112,7 +112,7 @@ report(const struct batch *b, int n)
 	bound = batch_boundary(b, n);
 	if (bound && (!durable_any || bound->pos > durable_pos)) {
 		if (ctl_send_durable(&ctl, bound->pos, bound->text, bound->ts,
-		    now_us_wall()) == -1)
+		    sent_us, now_us_wall()) == -1)
 			fatal(P2O_EXIT_TEMPFAIL, "control fd 3");
 		durable_pos = bound->pos;
 		durable_any = 1;
@@ -254,7 +254,7 @@ main(int argc, char **argv)
 			case STEP_DONE:
 				sink.backoff_ms = 0;
 				if (st == ST_FLUSH) {
-					report(&b, fl.n);
+					report(&b, fl.n, fl.started_us);
 					batch_consume(&b, fl.n);
 					flush_release(&fl);
 				}

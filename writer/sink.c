@@ -169,6 +169,7 @@ flush_begin(struct flush *fl, struct batch *b, int n)
 	fl->b = b;
 	fl->n = n;
 	fl->phase = toast_needed(b, n) ? PH_TOAST : PH_BULK;
+	fl->started_us = now_us_wall();
 	fl->src = xcalloc(n ? n : 1, sizeof(*fl->src));
 	fl->asked = xcalloc(n ? n : 1, sizeof(*fl->asked));
 	fl->sent = xcalloc(n ? n : 1, sizeof(*fl->sent));

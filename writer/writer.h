@@ -177,6 +177,7 @@ struct flush {
 	int	*src, *asked, *sent;
 	int	 nasked, nsent;
 	struct item_result *items;
+	long long started_us;	/* wall clock when its first request left */
 	uint32_t logged[64];	/* hashes of refusals already logged */
 	int	 nlogged;
 };

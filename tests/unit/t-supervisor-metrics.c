@@ -152,11 +152,12 @@ main(void)
 	is_int(sv_metrics_total(&m, SVC_EV_INSERT), 19,
 	    "capture-mysql feeds the same counters");
 
-	sv_metrics_latency(&m, 300);		/* 0.0003 s */
-	sv_metrics_latency(&m, 500);		/* on the 0.0005 bound */
-	sv_metrics_latency(&m, 20000);		/* 0.02 */
-	sv_metrics_latency(&m, 20000000);	/* 20 s: only +Inf */
-	sv_metrics_latency(&m, -5);		/* skew: 0 */
+	sv_hist_observe(&m.indexed, 300);		/* 0.0003 s */
+	sv_hist_observe(&m.indexed, 500);		/* on the 0.0005 bound */
+	sv_hist_observe(&m.indexed, 20000);		/* 0.02 */
+	sv_hist_observe(&m.indexed, 20000000);	/* 20 s: only +Inf */
+	sv_hist_observe(&m.indexed, -5);		/* skew: 0 */
+	sv_hist_observe(&m.sent, 200);		/* the pipeline's share */
 	m.reconnects = 2;
 	m.checkpoint_position = 22817480;
 	m.position_confirmed = 22817400;
@@ -165,7 +166,10 @@ main(void)
 
 	is_int(check_format(out.buf, &families), 0,
 	    "every line is HELP, TYPE or a sample of the typed family");
-	is_int(families, 12, "12 metric families");
+	is_int(families, 13, "13 metric families");
+	is_str(sample(out.buf,
+	    "pg2osync_commit_to_sent_seconds_bucket{le=\"0.00025\"}", v,
+	    sizeof(v)), "1", "commit to sent: its own histogram");
 	is_str(sample(out.buf, "pg2osync_events_total{type=\"insert\"}", v,
 	    sizeof(v)), "19", "events insert");
 	is_str(sample(out.buf, "pg2osync_events_total{type=\"truncate\"}", v,
@@ -212,12 +216,12 @@ main(void)
 	{
 		const char *p = out.buf;
 
-		while ((p = strstr(p, "_bucket{le=")) != NULL) {
+		while ((p = strstr(p, "indexed_seconds_bucket{le=")) != NULL) {
 			i++;
 			p++;
 		}
 	}
-	is_int(i, 15, "14 buckets from 0.5 ms to 10 s, and +Inf");
+	is_int(i, 17, "16 buckets from 0.1 ms to 10 s, and +Inf");
 
 	/* the checker must be able to fail */
 	is_int(check_format("# TYPE a counter\nb 1\n", &families), 1,
