@@ -2,9 +2,10 @@
  * capture-pg - stream a PostgreSQL logical replication slot (pgoutput) as
  * event frames on stdout (framing.md §4).
  *
- * Reads top to bottom: load the configuration, say hello on fd 3, check
+ * Reads top to bottom: load the configuration, check
  * the server and the tables, make sure the publication and the slot
- * exist, start replication, run the stream until SIGTERM or a failure.
+ * exist, start replication, say hello on fd 3 (ready), run the stream
+ * until SIGTERM or a failure.
  * Only this file exits; every exit code is one of framing.md §8.
  */
 #include <getopt.h>
@@ -130,9 +131,6 @@ main(int argc, char **argv)
 	if (cfg.source_kind != SOURCE_POSTGRES)
 		fatalx(P2O_EXIT_CONFIG, "%s: the source is not a postgres "
 		    "url; capture-pg reads PostgreSQL only", path);
-	if (ctl_open(&ctl, "capture-pg") == -1)
-		fatal(P2O_EXIT_TEMPFAIL, "control fd 3: sending hello");
-
 	pgo_init(&dec);
 	slot_init(&src);
 	if (slot_connect_sql(&src, &cfg) == -1 ||
@@ -143,6 +141,10 @@ main(int argc, char **argv)
 	    slot_ensure_slot(&src, &cfg) == -1 ||
 	    slot_start(&src, &cfg, start_lsn) == -1)
 		fatalx(src.exit_code, "%s", src.err);
+	/* hello means ready: only once the slot is streaming, so that a
+	 * supervisor reporting healthy means changes are being captured */
+	if (ctl_open(&ctl, "capture-pg") == -1)
+		fatal(P2O_EXIT_TEMPFAIL, "control fd 3: sending hello");
 
 	stream_init(&st, src.repl, &dec, &ctl, src.start, &stop);
 	if ((rc = stream_run(&st)) != 0)

@@ -4,6 +4,8 @@
 # Everything lives in a temp dir and is stopped at the end (or on Ctrl-C).
 set -eu
 cd "$(dirname "$0")/.."
+# whatever happens, the pipeline stops before the servers do
+trap 'pkill -TERM -f "pg2osync-supervise -c ${D:-/nonexistent}/" 2>/dev/null || true; wait || true' EXIT
 if [ "${1:-}" != "--inside" ]; then
 	tests/install-deps.sh
 	make -s all
@@ -14,12 +16,19 @@ BIN=$PWD/build/bin
 D=$(mktemp -d "$P2O_SERVERS_DIR/demo.XXXXXX")
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 sql() { echo "postgres> $*"; psql -X -q -v ON_ERROR_STOP=1 -c "$*"; }
+# show N: wait (at most 10 s) until the index holds N documents, then list them
 show() {
-	sleep 0.5
+	local i
+	for i in $(seq 50); do
+		curl -s -XPOST "$OS_URL/products/_refresh" >/dev/null
+		[ "$(curl -s "$OS_URL/products/_count" | jq -r '.count // -1')" = "$1" ] && break
+		sleep 0.2
+	done
+	sleep 0.3	# an update keeps the count: give it its moment
 	curl -s -XPOST "$OS_URL/products/_refresh" >/dev/null
 	echo "opensearch> GET products/_search"
-	curl -s "$OS_URL/products/_search?sort=_id&size=20" |
-		jq -c '.hits.hits[] | {_id, _version, _source}'
+	curl -s "$OS_URL/products/_search?sort=_id&size=20&version=true" |
+		jq -c '.hits.hits[]? | {_id, _version, _source}'
 }
 
 export DEMO_PG_URL="postgres://$PGUSER:$PGPASSWORD@$PGHOST:$PGPORT/$PGDATABASE"
@@ -49,23 +58,25 @@ sql "create table products (id int primary key, name text, price numeric(12,2), 
 
 say "starting pg2osync-supervise"
 "$BIN/pg2osync-supervise" -c "$D/pg2osync.yaml" 2>&1 | sed 's/^/  | /' &
-for i in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
+# healthy = every stage said hello, and the capture says it only once its
+# slot is streaming: from here on every change is captured
+for i in $(seq 150); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
 
 say "insert"
 sql "insert into products values (1, 'lamp', 19.90, '{home,light}', 4), (2, 'desk', 149.00, '{office}', 60)"
-show
+show 2
 say "update"
 sql "update products set price = 17.50 where id = 1"
-show
+show 2
 say "primary key change"
 sql "update products set id = 20 where id = 2"
-show
+show 2
 say "delete"
 sql "delete from products where id = 1"
-show
+show 1
 say "truncate"
 sql "truncate products"
-show
+show 0
 say "metrics (http://127.0.0.1:$port/metrics)"
 curl -s "http://127.0.0.1:$port/metrics" | grep -E '^pg2osync_(events_total|position_confirmed|batches_total|commit_to_indexed_seconds_(sum|count))'
 

@@ -38,7 +38,7 @@ _cleanup() {
 	for p in "${_cleanup_pids[@]:-}"; do
 		[ -n "$p" ] && kill -KILL "$p" 2>/dev/null
 	done
-	pkill -KILL -f "$T/" 2>/dev/null
+	pkill -KILL -f "$T/" 2>/dev/null || true
 	rm -rf "$T"
 }
 trap _cleanup EXIT
