@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ckpt.h"
 #include "config.h"
@@ -41,7 +42,9 @@ usage(FILE *f)
 "          back: if a later one is stored, it is kept (logged, exit 0)\n"
 "  serve   answer {\"k\":\"get\"} with {\"k\":\"checkpoint\",...} and\n"
 "          {\"k\":\"put\",\"pos\":N,\"lsn\":\"X/Y\"} with {\"k\":\"stored\",\"pos\":N}\n"
-"          once the target acknowledged the write; ends at EOF on stdin\n"
+"          once the target acknowledged the write; ends at EOF on stdin.\n"
+"          An unreachable or failing target is retried (1 s doubling to\n"
+"          30 s) instead of ending serve: acknowledgements wait for it\n"
 "\n"
 "options:\n"
 "  -c, --config FILE   the pg2osync configuration (required)\n"
@@ -51,8 +54,8 @@ usage(FILE *f)
 "\n"
 "exit codes: 0 ok; 64 usage; 65 malformed frame on stdin (serve);\n"
 "66 the stored checkpoint belongs to another stream or is unreadable;\n"
-"75 target unreachable or failing (temporary); 77 the target refused the\n"
-"credentials; 78 invalid configuration.\n");
+"75 target unreachable or failing, get/put only (temporary); 77 the\n"
+"target refused the credentials; 78 invalid configuration.\n");
 }
 
 static void
@@ -94,6 +97,35 @@ logged_newer(struct ckpt_store *st, uint64_t pos)
 	    PRIu64 "): kept it", st->id, lsn, pos);
 }
 
+/*
+ * In serve mode a target outage is waited out here rather than ending the
+ * process: the supervisor would otherwise tear the whole pipeline down on
+ * every failed put and, after reconnect_max of them, give up, so a target
+ * down for a few minutes would stop replication for good. Waiting only
+ * delays the acknowledgement, which is the safe direction.
+ */
+static void
+backoff(struct ckpt_store *st, const char *what, int *attempt)
+{
+	unsigned secs = 1u << (*attempt < 5 ? *attempt : 5);
+
+	if (secs > 30)
+		secs = 30;
+	if (*attempt == 0)
+		log_warnx("%s: %s; retrying until the target answers", what,
+		    st->err);
+	(*attempt)++;
+	sleep(secs);
+}
+
+static void
+recovered(const char *what, int attempt)
+{
+	if (attempt > 0)
+		log_info("%s: the target answered after %d retries", what,
+		    attempt);
+}
+
 static int
 serve(struct ckpt_store *st)
 {
@@ -104,13 +136,18 @@ serve(struct ckpt_store *st)
 	struct jspan v;
 	uint64_t pos;
 	char lsn[64];
-	int r, rc, newer;
+	int r, rc, newer, attempt;
 
 	frame_reader_init(&rd, P2O_FD_IN, "stdin");
 	while ((r = frame_read(&rd, &f)) == 1) {
 		if (frame_is(&f, "get")) {
-			if ((rc = ckpt_store_get(st, &val)) != 0)
+			attempt = 0;
+			while ((rc = ckpt_store_get(st, &val)) ==
+			    P2O_EXIT_TEMPFAIL)
+				backoff(st, "reading the checkpoint", &attempt);
+			if (rc != 0)
 				fatalx(rc, "%s", st->err);
+			recovered("reading the checkpoint", attempt);
 			sbuf_adds(&json, "{\"k\":\"checkpoint\"");
 			if (val.present) {
 				sbuf_adds(&json, ",\"pos\":");
@@ -132,8 +169,13 @@ serve(struct ckpt_store *st)
 			    jstr_copy(v, lsn, sizeof(lsn)) == -1))
 				fatalx(P2O_EXIT_DATA, "stdin: offset %" PRIu64
 				    ": put with an unusable \"lsn\"", f.offset);
-			if ((rc = ckpt_store_put(st, pos, lsn, &newer)) != 0)
+			attempt = 0;
+			while ((rc = ckpt_store_put(st, pos, lsn, &newer)) ==
+			    P2O_EXIT_TEMPFAIL)
+				backoff(st, "storing the checkpoint", &attempt);
+			if (rc != 0)
 				fatalx(rc, "%s", st->err);
+			recovered("storing the checkpoint", attempt);
 			if (newer)
 				logged_newer(st, pos);
 			log_debug("stored checkpoint '%s' at %" PRIu64, st->id,

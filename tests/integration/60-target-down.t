@@ -32,8 +32,11 @@ ok $([ "$last" -le $((first + 8192)) ]; echo $?) "resident memory flat while the
 diag "target back"
 check "everything written while the target was down lands" -- \
 	wait_equal down ${S}_down 180 "json_build_object('id',id,'v',v,'pad',pad)"
+sleep 1.5	# stats reach the supervisor at most once a second
 errs=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk '/^pg2osync_sink_errors_total/ {print $2}')
 ok $([ "${errs%.*}" -ge 1 ] 2>/dev/null; echo $?) "sink errors counted while down ($errs)"
+rc=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk '/^pg2osync_reconnects_total/ {print $2}')
+ok $([ "${rc%.*}" = 0 ]; echo $?) "the outage was waited out, not restarted through ($rc restarts)"
 kill -TERM $SUP; wait $SUP; ok $? "drains and exits 0"
 [ $_tap_fail -gt 0 ] && { grep -v ' info: ' "$T/sup.log" | tail -n 30 | sed 's/^/#   /'; }
 drop_slot $S
