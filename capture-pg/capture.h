@@ -181,6 +181,7 @@ struct stream {
 	uint64_t flushed;	/* the flush LSN last sent to the server */
 	uint64_t last_pos;	/* the last pos frame's position */
 	long long last_status_ms, last_pos_ms, last_stats_ms;
+	int	 reply_pending;	/* the server asked; answered at the next slot */
 	uint64_t stats_sent[8];
 
 	int	 exit_code;

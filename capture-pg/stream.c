@@ -30,6 +30,13 @@
 #define XLOGDATA_HDR	25	/* 'w', dataStart, walEnd, sendTime */
 #define KEEPALIVE_LEN	18	/* 'k', walEnd, sendTime, replyRequested */
 #define STATUS_LEN	34	/* 'r', write, flush, apply, sendTime, reply */
+/*
+ * A walsender that cannot finish (a fast shutdown waiting for a flush
+ * position we may not confirm yet) asks for a reply after every reply; an
+ * immediate answer each time makes both processes spin. Replies are spaced
+ * at least this far apart, far below any wal_sender_timeout.
+ */
+#define REPLY_MIN_MS	100
 #define FINISH_MS	10000	/* after CopyDone, wait this long for the end */
 
 enum phase {
@@ -181,12 +188,15 @@ send_status(struct stream *st)
 	}
 	st->flushed = flush;
 	st->last_status_ms = now_ms();
+	st->reply_pending = 0;
 	return 0;
 }
 
 static long long
 status_due(const struct stream *st, int reading)
 {
+	if (st->reply_pending)
+		return st->last_status_ms + REPLY_MIN_MS;
 	return st->last_status_ms + (reading ? STREAM_STATUS_MS :
 	    STREAM_PAUSED_STATUS_MS);
 }
@@ -219,9 +229,13 @@ handle_message(struct stream *st, const unsigned char *buf, size_t len)
 			st->walend = lsn;
 		if (lsn > st->received)
 			st->received = lsn;
-		/* the server is about to time us out */
-		if (buf[17])
-			return send_status(st);
+		/* the server asks for an answer (near its timeout, or
+		 * waiting at shutdown) */
+		if (buf[17]) {
+			if (now_ms() - st->last_status_ms >= REPLY_MIN_MS)
+				return send_status(st);
+			st->reply_pending = 1;
+		}
 		return 0;
 	default:
 		return fail(st, P2O_EXIT_TEMPFAIL, "replication protocol "

@@ -5,6 +5,7 @@ BATCH per request, one request open at a time over one keep-alive
 connection. Prints documents per second."""
 import http.client
 import json
+import socket
 import sys
 import time
 import urllib.parse
@@ -12,6 +13,10 @@ import urllib.parse
 url, index, n, batch = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 u = urllib.parse.urlparse(url)
 conn = http.client.HTTPConnection(u.hostname, u.port)
+conn.connect()
+# http.client writes headers and body separately: without NODELAY every
+# request waits out a delayed ACK, and the ceiling would measure that
+conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 def req(method, path, body=None):
