@@ -326,7 +326,7 @@ ckpt_store_put(struct ckpt_store *st, uint64_t pos, const char *lsn,
 	struct ckpt_value cur;
 	char what[160], when[40], text[32];
 	long status;
-	int rc, attempt;
+	int rc, attempt, plain = 0;
 
 	*newer = 0;
 	snprintf(what, sizeof(what), "writing checkpoint '%s'", st->id);
@@ -366,10 +366,28 @@ ckpt_store_put(struct ckpt_store *st, uint64_t pos, const char *lsn,
 			goto out;
 		if (status == 200 || status == 201)
 			goto out;
-		if (status == 409) {
+		if (status == 409 && !plain) {
 			st->conflicts++;
-			*newer = 1;
-			goto out;
+			/*
+			 * 409: the target records a version >= pos. That can
+			 * be a deleted checkpoint's tombstone, which covers
+			 * nothing: only a stored checkpoint at or past pos
+			 * may be taken as storing this one. Otherwise the
+			 * tombstone is overwritten with a plain write.
+			 */
+			if ((rc = ckpt_store_get(st, &cur)) != 0)
+				goto out;
+			if (cur.present && cur.pos >= pos) {
+				*newer = 1;
+				goto out;
+			}
+			log_warnx("checkpoint '%s' was deleted from '%s'; "
+			    "writing it again", st->id, CKPT_INDEX);
+			plain = 1;
+			sbuf_reset(&path);
+			doc_path(st, &path);
+			attempt--;
+			continue;
 		}
 		/* the index vanished under us: create it again, once.
 		 * Writing without it would auto-create a visible index

@@ -14,6 +14,12 @@ ok $? "put 0/16B3748"
 check "get returns it" -- test "$(ckpt_lsn "$T/cfg.yaml")" = 0/16B3748
 ckpt -c "$T/cfg.yaml" put --lsn 0/1000 2>/dev/null
 check "a checkpoint never moves back" -- test "$(ckpt_lsn "$T/cfg.yaml")" = 0/16B3748
+# a deleted checkpoint leaves a tombstone with its version: a lower put
+# conflicts with it, and must still be stored rather than taken as covered
+curl -sS -XDELETE "$OS_URL/.pg2osync_meta/_doc/postgres:$S?refresh=true" >/dev/null
+ckpt -c "$T/cfg.yaml" put --lsn 0/1000 2>/dev/null
+check "after a delete a lower checkpoint is stored again, not lost to the tombstone" -- \
+	test "$(ckpt_lsn "$T/cfg.yaml")" = 0/1000
 ckpt -c "$T/cfg.yaml" put --lsn junk 2>/dev/null; st=$?
 ok $([ $st = 64 ] || [ $st = 65 ]; echo $?) "a malformed LSN is refused (exit $st)"
 sed "s/publication: $S/publication: other_pub/" "$T/cfg.yaml" > "$T/foreign.yaml"
