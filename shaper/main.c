@@ -257,6 +257,9 @@ main(int argc, char **argv)
 	}
 
 	flush_out(&d);
+	/* the last counts go out even inside the once-a-second spacing: the
+	 * supervisor keeps a finished stage's final report */
+	d.next_stats = 0;
 	send_stats(&d, now_ms());
 	log_debug("end of stdin: %llu rows in, %llu operations out",
 	    (unsigned long long)d.sh.n.rows_in,
