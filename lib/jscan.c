@@ -478,6 +478,37 @@ jobj_get(struct jspan obj, const char *name, struct jspan *val)
 	return 0;
 }
 
+int
+jkey_is(struct jspan key, const char *name, size_t len)
+{
+	/* the bytes decide, unless the name was written with escapes (legal
+	 * JSON that no stage writes) */
+	if (key.n == len + 2 && memcmp(key.p + 1, name, len) == 0)
+		return 1;
+	return memchr(key.p, '\\', key.n) != NULL && jstr_eq(key, name);
+}
+
+void
+jobj_pick(struct jspan obj, const char *const *names, int n,
+    struct jspan *vals)
+{
+	struct jiter it;
+	struct jspan k, v;
+	int i;
+
+	for (i = 0; i < n; i++)
+		vals[i].p = NULL, vals[i].n = 0;
+	if (obj.n == 0 || obj.p[0] != '{' || jiter_init(&it, obj) < 0)
+		return;
+	while (jiter_member(&it, &k, &v))
+		for (i = 0; i < n; i++)
+			if (vals[i].p == NULL && jkey_is(k, names[i],
+			    strlen(names[i]))) {
+				vals[i] = v;
+				break;
+			}
+}
+
 static size_t
 put_utf8(unsigned cp, unsigned char *o)
 {

@@ -40,6 +40,13 @@ int	jiter_elem(struct jiter *, struct jspan *val);
 
 /* find a member of an object by its (unescaped) name: 1 found, 0 absent */
 int	jobj_get(struct jspan obj, const char *name, struct jspan *val);
+/* several members in one pass: vals[i] is the first member named names[i],
+ * or { NULL, 0 } when absent. A frame whose document is most of its bytes
+ * is then skipped once, not once per member looked up after it. */
+void	jobj_pick(struct jspan obj, const char *const *names, int n,
+	    struct jspan *vals);
+/* a member name span equals name (fast on unescaped names) */
+int	jkey_is(struct jspan key, const char *name, size_t len);
 
 /* 1 if the string span's unescaped content equals s */
 int	jstr_eq(struct jspan str, const char *s);

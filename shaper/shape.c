@@ -60,23 +60,13 @@ find_section(const struct config *cfg, struct jspan rel, char *buf,
 	return sec;
 }
 
-/* a member or column name equals name: the bytes decide, unless the
- * span was written with escapes (legal JSON, which no stage writes) */
-static int
-name_is(struct jspan key, const char *name, size_t n)
-{
-	if (key.n == n + 2 && memcmp(key.p + 1, name, n) == 0)
-		return 1;
-	return memchr(key.p, '\\', key.n) != NULL && jstr_eq(key, name);
-}
-
-#define NAME_IS(key, lit)	name_is((key), (lit), sizeof(lit) - 1)
+#define NAME_IS(key, lit)	jkey_is((key), (lit), sizeof(lit) - 1)
 
 static int
 in_list(struct jspan name, char *const *list, int n)
 {
 	for (int i = 0; i < n; i++)
-		if (name_is(name, list[i], strlen(list[i])))
+		if (jkey_is(name, list[i], strlen(list[i])))
 			return 1;
 	return 0;
 }
@@ -193,43 +183,26 @@ render(struct row *r, struct jspan image,
 }
 
 /*
- * The members every row needs, with their types, before any is used. One
- * pass over the object: a row's "new" is most of its bytes, and looking
- * each member up on its own would skip over it again for every member
- * after it. The first of duplicate members counts, as in jobj_get.
+ * The members every row needs, with their types, before any is used, read
+ * in one pass (jobj_pick): a row's "new" is most of its bytes.
  */
 static int
 row_parse(struct row *r, struct jspan obj, char *err, size_t errlen)
 {
-	struct jiter it;
-	struct jspan name, val, *slot;
-	int has_op = 0, has_rel = 0, has_v = 0, has_key = 0, *has;
+	static const char *const names[] = { "op", "rel", "v", "key", "new",
+	    "old", "toast" };
+	struct jspan m[7];
+	int has_op, has_rel, has_v, has_key;
 	uint64_t v;
 
 	memset(r, 0, sizeof(*r));
-	jiter_init(&it, obj);
-	while (jiter_member(&it, &name, &val)) {
-		if (NAME_IS(name, "new"))
-			slot = &r->new, has = &r->has_new;
-		else if (NAME_IS(name, "op"))
-			slot = &r->op, has = &has_op;
-		else if (NAME_IS(name, "rel"))
-			slot = &r->rel, has = &has_rel;
-		else if (NAME_IS(name, "v"))
-			slot = &r->v, has = &has_v;
-		else if (NAME_IS(name, "key"))
-			slot = &r->key, has = &has_key;
-		else if (NAME_IS(name, "old"))
-			slot = &r->old, has = &r->has_old;
-		else if (NAME_IS(name, "toast"))
-			slot = &r->toast, has = &r->has_toast;
-		else
-			continue;
-		if (!*has) {
-			*slot = val;
-			*has = 1;
-		}
-	}
+	jobj_pick(obj, names, 7, m);
+	r->op = m[0], r->rel = m[1], r->v = m[2], r->key = m[3];
+	r->new = m[4], r->old = m[5], r->toast = m[6];
+	has_op = m[0].p != NULL, has_rel = m[1].p != NULL;
+	has_v = m[2].p != NULL, has_key = m[3].p != NULL;
+	r->has_new = m[4].p != NULL, r->has_old = m[5].p != NULL;
+	r->has_toast = m[6].p != NULL;
 
 	if (!has_op || jspan_type(r->op) != J_STRING || r->op.n != 3 ||
 	    strchr("iudc", r->op.p[1]) == NULL) {

@@ -13,23 +13,22 @@
 /* OpenSearch stores external versions as a signed 64-bit long */
 #define VERSION_MAX	((uint64_t)INT64_MAX)
 
+/* a picked string member: present (when required), a string, not empty */
 static int
-member_string(struct jspan obj, const char *name, int required,
-    struct jspan *val, char *err, size_t errlen)
+member_string(struct jspan val, const char *name, int required, char *err,
+    size_t errlen)
 {
-	if (!jobj_get(obj, name, val)) {
-		val->p = NULL;
-		val->n = 0;
+	if (val.p == NULL) {
 		if (required)
 			snprintf(err, errlen, "operation has no \"%s\"", name);
 		return required ? -1 : 0;
 	}
-	if (jspan_type(*val) != J_STRING) {
+	if (jspan_type(val) != J_STRING) {
 		snprintf(err, errlen, "operation member \"%s\" is not a string",
 		    name);
 		return -1;
 	}
-	if (val->n <= 2 && required) {
+	if (val.n <= 2 && required) {
 		snprintf(err, errlen, "operation member \"%s\" is empty", name);
 		return -1;
 	}
@@ -48,18 +47,26 @@ int
 bulk_add_entry(struct sbuf *out, struct jspan obj, int is_delete,
     struct op *op, char *err, size_t errlen)
 {
-	struct jspan index, id, routing, pipeline, v, doc, toast, toast_id, el;
+	/* one pass over the frame: the document is most of its bytes and is
+	 * the last member, so each lookup on its own would skip it again */
+	static const char *const names[] = { "index", "id", "routing",
+	    "pipeline", "toast_id", "v", "doc", "toast" };
+	struct jspan m[8], index, id, routing, pipeline, v, doc, toast,
+	    toast_id, el;
 	struct jiter it;
 	uint64_t version;
 	size_t start = out->len;
 
-	if (member_string(obj, "index", 1, &index, err, errlen) == -1 ||
-	    member_string(obj, "id", 1, &id, err, errlen) == -1 ||
-	    member_string(obj, "routing", 0, &routing, err, errlen) == -1 ||
-	    member_string(obj, "pipeline", 0, &pipeline, err, errlen) == -1 ||
-	    member_string(obj, "toast_id", 0, &toast_id, err, errlen) == -1)
+	jobj_pick(obj, names, 8, m);
+	index = m[0], id = m[1], routing = m[2], pipeline = m[3];
+	toast_id = m[4], v = m[5];
+	if (member_string(index, "index", 1, err, errlen) == -1 ||
+	    member_string(id, "id", 1, err, errlen) == -1 ||
+	    member_string(routing, "routing", 0, err, errlen) == -1 ||
+	    member_string(pipeline, "pipeline", 0, err, errlen) == -1 ||
+	    member_string(toast_id, "toast_id", 0, err, errlen) == -1)
 		return -1;
-	if (!jobj_get(obj, "v", &v) || jspan_type(v) != J_NUMBER ||
+	if (v.p == NULL || jspan_type(v) != J_NUMBER ||
 	    jnum_u64(v, &version) == -1 || version > VERSION_MAX) {
 		snprintf(err, errlen, "operation has no \"v\" that fits a "
 		    "signed 64-bit version");
@@ -69,12 +76,14 @@ bulk_add_entry(struct sbuf *out, struct jspan obj, int is_delete,
 	doc.n = 0;
 	toast.p = NULL;
 	if (!is_delete) {
-		if (!jobj_get(obj, "doc", &doc) || jspan_type(doc) != J_OBJECT) {
+		doc = m[6];
+		if (doc.p == NULL || jspan_type(doc) != J_OBJECT) {
 			snprintf(err, errlen, "index operation has no \"doc\" "
 			    "object");
 			return -1;
 		}
-		if (jobj_get(obj, "toast", &toast)) {
+		toast = m[7];
+		if (toast.p) {
 			if (jspan_type(toast) != J_ARRAY)
 				goto badtoast;
 			jiter_init(&it, toast);

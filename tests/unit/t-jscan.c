@@ -264,10 +264,30 @@ test_numbers(void)
 	ok(jnum_i64(span("-4.2"), &i) < 0, "i64 fraction");
 }
 
+static void
+test_pick(void)
+{
+	static const char *const names[] = { "id", "doc", "gone", "k" };
+	struct jspan m[4];
+
+	jobj_pick(span("{\"k\":1,\"doc\":{\"id\":9},\"id\":\"a\","
+	    "\"\\u0069d\":\"b\",\"k\":2}"), names, 4, m);
+	ok(m[0].p && m[0].n == 3 && memcmp(m[0].p, "\"a\"", 3) == 0,
+	    "pick: a top-level member, not the nested one of the same name");
+	ok(m[1].p && m[1].n == 8 && m[1].p[0] == '{', "pick: an object value");
+	ok(m[2].p == NULL && m[2].n == 0, "pick: absent is NULL");
+	ok(m[3].p && m[3].p[0] == '1', "pick: the first of duplicates");
+	jobj_pick(span("{\"\\u0069d\":7}"), names, 4, m);
+	ok(m[0].p && m[0].p[0] == '7', "pick: an escaped name still matches");
+	jobj_pick(span("[1]"), names, 4, m);
+	ok(m[0].p == NULL && m[1].p == NULL, "pick: not an object");
+}
+
 int
 main(void)
 {
 	test_table();
+	test_pick();
 	test_errors();
 	test_depth();
 	test_members();
