@@ -41,5 +41,6 @@ shaper -c "$T/replay.yaml" < "$T/torn.frames" > /dev/null 2> "$T/torn.err"
 st=$?
 ok $([ $st = 65 ]; echo $?) "a torn stream ends the shaper with exit 65 (got $st)"
 grep -q 'truncated frame' "$T/torn.err"; ok $? "and says where: $(head -c 200 "$T/torn.err")"
+[ $_tap_fail -gt 0 ] && for f in cap sh wr; do diag "$f.err:"; tail -n 15 "$T/$f.err" | sed 's/^/#   /'; done
 drop_slot $S
 done_testing
