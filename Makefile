@@ -3,11 +3,14 @@
 #   make                 build every tool into build/bin
 #   make SAN=1           the same with AddressSanitizer + UBSan, into build-san/
 #   make check           every test (unit, golden, integration on real servers),
-#                        then again under ASan+UBSan; see tests/README.md
+#                        then again under ASan+UBSan (tests/check.sh)
 #   make unit            unit tests only (no servers)
 #   make bench           throughput / latency / memory numbers
 #   make demo            a throwaway PostgreSQL + OpenSearch, synced live
 #   make install PREFIX=/usr/local DESTDIR=
+
+# the first rule below is an archive; a bare `make` must build every tool
+.DEFAULT_GOAL := all
 
 PREFIX	?= /usr/local
 BINDIR	?= $(PREFIX)/bin
@@ -37,9 +40,12 @@ CFLAGS	+= -std=c11 $(OPT) -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
 LDFLAGS	+= $(SANFLAGS) -Wl,--as-needed
 LDLIBS	:= -lpq -lcurl -ljansson -lyaml -lssl -lcrypto -lm
 
-# tool directory -> installed program name
-TOOLS	:= capture-pg shaper writer ckpt supervisor
+# tool directory -> installed program name. A tool folder whose main.c
+# does not exist yet builds only its archive (unit tests link it).
+TOOLS	:= capture-pg capture-mysql loader shaper writer ckpt supervisor
 prog_capture-pg	:= capture-pg
+prog_capture-mysql := capture-mysql
+prog_loader	:= loader
 prog_shaper	:= shaper
 prog_writer	:= writer
 prog_ckpt	:= ckpt
@@ -63,8 +69,8 @@ $(B)/bin/$(prog_$(1)): $(B)/$(1)/main.o $(B)/$(1)/lib$(1).a $(LIB_A)
 endef
 $(foreach t,$(TOOLS),$(eval $(call tool_rules,$(t))))
 
-BINS	:= $(foreach t,$(TOOLS),$(B)/bin/$(prog_$(t)))
-TOOL_A	:= $(foreach t,$(TOOLS),$(B)/$(t)/lib$(t).a)
+BINS	:= $(foreach t,$(TOOLS),$(if $(wildcard $(t)/main.c),$(B)/bin/$(prog_$(t))))
+TOOL_A	:= $(foreach t,$(TOOLS),$(if $($(t)_SRC),$(B)/$(t)/lib$(t).a))
 
 UNIT_SRC := $(wildcard tests/unit/t-*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
@@ -110,10 +116,16 @@ unit: all
 check:
 	tests/check.sh
 
-bench: all
+# both install what they need first: on a fresh machine the build itself
+# needs the -dev packages
+bench:
+	tests/install-deps.sh
+	$(MAKE) all
 	tests/bench/run.sh
 
-demo: all
+demo:
+	tests/install-deps.sh
+	$(MAKE) all
 	examples/demo.sh
 
 install: $(BINS)
