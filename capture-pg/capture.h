@@ -182,7 +182,7 @@ struct stream {
 	uint64_t last_pos;	/* the last pos frame's position */
 	long long last_status_ms, last_pos_ms, last_stats_ms;
 	int	 reply_pending;	/* the server asked; answered at the next slot */
-	uint64_t stats_sent[8];
+	uint64_t stats_sent[7];	/* one per counter stream.c reports */
 
 	int	 exit_code;
 	char	 err[768];

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "frame.h"
+#include "msg.h"
 #include "p2o.h"
 #include "capture.h"
 
@@ -275,18 +276,15 @@ pgo_set_key(struct pgo_decoder *d, const char *qname,
 }
 
 static void
-json_names(struct sbuf *j, const char *member, const char *const *names,
+json_names(struct sbuf *j, enum msg_list which, const char *const *names,
     size_t n)
 {
 	size_t i;
 
-	sbuf_addf(j, ",\"%s\":[", member);
-	for (i = 0; i < n; i++) {
-		if (i)
-			sbuf_addc(j, ',');
-		sbuf_add_jstr(j, names[i], strlen(names[i]));
-	}
-	sbuf_addc(j, ']');
+	msg_list_begin(j, which);
+	for (i = 0; i < n; i++)
+		msg_list_item(j, names[i], strlen(names[i]));
+	msg_list_end(j);
 }
 
 /* schema drift: what a replaced Relation changed in the column layout */
@@ -312,14 +310,11 @@ emit_drift(struct pgo_decoder *d, const struct pgo_rel *old,
 		if (col_index(new, old->cols[i].name) < 0)
 			removed[nr++] = old->cols[i].name;
 	if (na + nr + nt > 0) {
-		sbuf_reset(&d->json);
-		sbuf_adds(&d->json, "{\"k\":\"drift\",\"rel\":");
-		sbuf_add_jstr(&d->json, new->qname, strlen(new->qname));
-		json_names(&d->json, "added", added, na);
-		json_names(&d->json, "removed", removed, nr);
-		json_names(&d->json, "retyped", retyped, nt);
-		sbuf_addc(&d->json, '}');
-		frame_put(out, d->json.buf, d->json.len);
+		msg_drift_begin(&d->json, new->qname, strlen(new->qname));
+		json_names(&d->json, ML_ADDED, added, na);
+		json_names(&d->json, ML_REMOVED, removed, nr);
+		json_names(&d->json, ML_RETYPED, retyped, nt);
+		msg_end(out, &d->json);
 		d->n.drift++;
 	}
 	free(added);
@@ -467,27 +462,23 @@ read_tuple(struct pgo_decoder *d, struct rd *r, char type,
 }
 
 static void
-json_tuple(struct sbuf *j, const char *member, const struct pgo_rel *rel,
+json_tuple(struct sbuf *j, enum msg_image which, const struct pgo_rel *rel,
     const struct tupcol *cols, int skip_null)
 {
-	int i, first = 1;
+	int i;
 
-	sbuf_addf(j, ",\"%s\":{", member);
+	msg_image_begin(j, which);
 	for (i = 0; i < rel->ncols; i++) {
 		if (cols[i].kind == 'u' || (skip_null && cols[i].kind == 'n'))
 			continue;
-		if (!first)
-			sbuf_addc(j, ',');
-		first = 0;
-		sbuf_add_jstr(j, rel->cols[i].name, strlen(rel->cols[i].name));
-		sbuf_addc(j, ':');
+		msg_column(j, rel->cols[i].name, strlen(rel->cols[i].name));
 		if (cols[i].kind == 'n')
 			sbuf_adds(j, "null");
 		else
 			pgtype_to_json(rel->cols[i].typoid, cols[i].val,
 			    cols[i].len, j);
 	}
-	sbuf_addc(j, '}');
+	msg_image_end(j);
 }
 
 /* I, U, D: one row frame */
@@ -559,43 +550,29 @@ decode_row(struct pgo_decoder *d, struct rd *r, char type, struct sbuf *out)
 			ntoast++;
 	}
 
-	sbuf_reset(&d->json);
-	sbuf_addf(&d->json, "{\"k\":\"row\",\"op\":\"%c\",\"rel\":",
-	    type == 'I' ? 'i' : type == 'U' ? 'u' : 'd');
-	sbuf_add_jstr(&d->json, rel->qname, strlen(rel->qname));
-	sbuf_adds(&d->json, ",\"v\":");
-	sbuf_add_u64(&d->json, d->txn_lsn);
-	sbuf_adds(&d->json, ",\"key\":[");
+	msg_row_begin(&d->json, type == 'I' ? 'i' : type == 'U' ? 'u' : 'd',
+	    rel->qname, strlen(rel->qname), d->txn_lsn);
+	msg_list_begin(&d->json, ML_KEY);
 	for (i = 0; i < rel->nkeys; i++) {
 		const char *kname = rel->cols[rel->keys[i]].name;
 
-		if (i)
-			sbuf_addc(&d->json, ',');
-		sbuf_add_jstr(&d->json, kname, strlen(kname));
+		msg_list_item(&d->json, kname, strlen(kname));
 	}
-	sbuf_addc(&d->json, ']');
+	msg_list_end(&d->json);
 	if (type != 'D')
-		json_tuple(&d->json, "new", rel, newt, 0);
+		json_tuple(&d->json, MI_NEW, rel, newt, 0);
 	/* a 'K' tuple sends the key and NULL for every other column */
 	if (oldkind)
-		json_tuple(&d->json, "old", rel, oldt, oldkind == 'K');
+		json_tuple(&d->json, MI_OLD, rel, oldt, oldkind == 'K');
 	if (ntoast) {
-		int first = 1;
-
-		sbuf_adds(&d->json, ",\"toast\":[");
-		for (i = 0; i < rel->ncols; i++) {
-			if (newt[i].kind != 'u')
-				continue;
-			if (!first)
-				sbuf_addc(&d->json, ',');
-			first = 0;
-			sbuf_add_jstr(&d->json, rel->cols[i].name,
-			    strlen(rel->cols[i].name));
-		}
-		sbuf_addc(&d->json, ']');
+		msg_list_begin(&d->json, ML_TOAST);
+		for (i = 0; i < rel->ncols; i++)
+			if (newt[i].kind == 'u')
+				msg_list_item(&d->json, rel->cols[i].name,
+				    strlen(rel->cols[i].name));
+		msg_list_end(&d->json);
 	}
-	sbuf_addc(&d->json, '}');
-	frame_put(out, d->json.buf, d->json.len);
+	msg_end(out, &d->json);
 
 	d->txn_n++;
 	if (type == 'I')
@@ -627,22 +604,18 @@ decode_truncate(struct pgo_decoder *d, struct rd *r, struct sbuf *out)
 		return truncated(d, 'T');
 	if ((r->n - r->i) != (size_t)nrels * 4)
 		return at_end(d, r, 'T');
-	sbuf_reset(&d->json);
-	sbuf_adds(&d->json, "{\"k\":\"truncate\",\"rels\":[");
+	msg_truncate_begin(&d->json, d->txn_lsn);
+	msg_list_begin(&d->json, ML_RELS);
 	for (i = 0; i < nrels; i++) {
 		get_u32(r, &oid);
 		if ((rel = pgo_rel_find(d, oid)) == NULL)
 			return fail(d, P2O_EXIT_TEMPFAIL, "pgoutput 'T' "
 			    "message for relation %" PRIu32 " that no "
 			    "Relation message described", oid);
-		if (i)
-			sbuf_addc(&d->json, ',');
-		sbuf_add_jstr(&d->json, rel->qname, strlen(rel->qname));
+		msg_list_item(&d->json, rel->qname, strlen(rel->qname));
 	}
-	sbuf_adds(&d->json, "],\"v\":");
-	sbuf_add_u64(&d->json, d->txn_lsn);
-	sbuf_addc(&d->json, '}');
-	frame_put(out, d->json.buf, d->json.len);
+	msg_list_end(&d->json);
+	msg_end(out, &d->json);
 	d->txn_n++;
 	d->n.truncates++;
 	return 0;
@@ -694,15 +667,7 @@ pgo_decode(struct pgo_decoder *d, const unsigned char *msg, size_t len,
 			return fail(d, P2O_EXIT_TEMPFAIL, "pgoutput Commit "
 			    "outside a transaction");
 		lsn_format(end, lsnbuf);
-		sbuf_reset(&d->json);
-		sbuf_adds(&d->json, "{\"k\":\"commit\",\"pos\":");
-		sbuf_add_u64(&d->json, end);
-		sbuf_addf(&d->json, ",\"lsn\":\"%s\",\"ts\":", lsnbuf);
-		sbuf_add_i64(&d->json, unix_us(ts));
-		sbuf_adds(&d->json, ",\"n\":");
-		sbuf_add_u64(&d->json, d->txn_n);
-		sbuf_addc(&d->json, '}');
-		frame_put(out, d->json.buf, d->json.len);
+		msg_put_commit(out, end, lsnbuf, unix_us(ts), d->txn_n);
 		d->in_txn = 0;
 		d->last_commit = end;
 		d->n.commits++;

@@ -24,6 +24,7 @@
 #include "frame.h"
 #include "jscan.h"
 #include "log.h"
+#include "msg.h"
 #include "p2o.h"
 #include "xio.h"
 
@@ -46,13 +47,14 @@ enum phase {
 	FINISHING,	/* CopyDone sent: waiting for the server's end */
 };
 
-static const char *const stat_names[] = {
-	"events_insert", "events_update", "events_delete", "events_truncate",
-	"commits", "drift", "confirmed_pos", "received_pos",
+/* what the capture reports, in the order counters() fills them */
+static const enum msg_counter stat_ids[] = {
+	MC_EVENTS_INSERT, MC_EVENTS_UPDATE, MC_EVENTS_DELETE,
+	MC_EVENTS_TRUNCATE, MC_COMMITS, MC_CONFIRMED_POS, MC_RECEIVED_POS,
 };
-#define NSTATS	(sizeof(stat_names) / sizeof(stat_names[0]))
+#define NSTATS	(sizeof(stat_ids) / sizeof(stat_ids[0]))
 _Static_assert(NSTATS == sizeof(((struct stream *)0)->stats_sent) /
-    sizeof(uint64_t), "stats_sent holds one value per stat name");
+    sizeof(uint64_t), "stats_sent holds one value per counter");
 
 static int
 fail(struct stream *st, int code, const char *fmt, ...)
@@ -388,15 +390,12 @@ pos_owed(const struct stream *st)
 static void
 emit_pos(struct stream *st, long long now)
 {
-	char lsn[32], json[96];
-	int n;
+	char lsn[LSN_TEXT_MAX];
 
 	if (!pos_owed(st) || now - st->last_pos_ms < STREAM_POS_MS)
 		return;
 	lsn_format(st->walend, lsn);
-	n = snprintf(json, sizeof(json), "{\"k\":\"pos\",\"pos\":%llu,"
-	    "\"lsn\":\"%s\"}", (unsigned long long)st->walend, lsn);
-	frame_put(&st->out, json, n);
+	msg_put_pos(&st->out, st->walend, lsn);
 	st->last_pos = st->walend;
 	st->last_pos_ms = now;
 }
@@ -411,16 +410,17 @@ counters(const struct stream *st, uint64_t v[NSTATS])
 	v[2] = c->deletes;
 	v[3] = c->truncates;
 	v[4] = c->commits;
-	v[5] = c->drift;
-	v[6] = st->flushed;
-	v[7] = st->received;
+	v[5] = st->flushed;
+	v[6] = st->received;
 }
 
 /* 0, 1 when the supervisor has closed fd 3, -1 on error */
 static int
 send_stats(struct stream *st, long long now)
 {
+	struct sbuf j = SBUF_INIT;
 	uint64_t v[NSTATS];
+	size_t i;
 
 	if (now - st->last_stats_ms < STREAM_STATS_MS)
 		return 0;
@@ -430,7 +430,12 @@ send_stats(struct stream *st, long long now)
 	counters(st, v);
 	if (memcmp(v, st->stats_sent, sizeof(v)) == 0)
 		return 0;
-	if (ctl_send_stats(st->ctl, "capture-pg", stat_names, v, NSTATS) < 0) {
+	msg_stats_begin(&j, "capture-pg");
+	for (i = 0; i < NSTATS; i++)
+		msg_stats_add(&j, stat_ids[i], v[i]);
+	msg_stats_end(&st->ctl->out, &j);
+	sbuf_release(&j);
+	if (ctl_flush(st->ctl) < 0) {
 		/* the supervisor closed its end: the same as EOF */
 		if (errno == EPIPE || errno == ECONNRESET)
 			return 1;
@@ -447,8 +452,8 @@ read_ctl(struct stream *st, int *eof)
 {
 	struct frame_reader *rd = &st->ctl->rd;
 	struct frame f;
-	struct jspan v;
-	uint64_t pos;
+	struct msg_pos ack;
+	char why[128];
 	ssize_t n;
 	int rc, acked = 0;
 
@@ -465,17 +470,16 @@ read_ctl(struct stream *st, int *eof)
 		    strerror(errno));
 	}
 	while ((rc = frame_next(rd, &f)) == 1) {
-		if (!frame_is(&f, "ack"))
+		if (msg_kind(&f) != MSG_ACK)
 			continue;	/* nothing else is for us */
-		if (!jobj_get(f.obj, "pos", &v) || jspan_type(v) != J_NUMBER ||
-		    jnum_u64(v, &pos) == -1)
+		if (msg_read_pos(&f, &ack, why, sizeof(why)) == -1)
 			return fail(st, P2O_EXIT_DATA, "control fd 3: offset "
-			    "%llu: ack without an unsigned \"pos\"",
-			    (unsigned long long)f.offset);
-		if (pos > st->acked) {
-			st->acked = pos;
+			    "%llu: %s", (unsigned long long)f.offset, why);
+		if (ack.pos > st->acked) {
+			st->acked = ack.pos;
 			acked = 1;
 		}
+		msg_pos_release(&ack);
 	}
 	if (rc == -1)
 		return fail(st, P2O_EXIT_DATA, "%s", rd->err);

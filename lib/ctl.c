@@ -1,9 +1,8 @@
 /*
  * ctl.c - a stage's end of the supervisor control channel on fd 3
- * (framing.md §6). Owns adopting fd 3, the hello and the frames a stage
- * reports upward. Without fd 3 every call is a no-op, so a stage runs the
- * same code stand-alone. The owner polls ctl->fd and reads ctl->rd with
- * frame_fill/frame_next itself; nothing here blocks on reading.
+ * (framing.md §6). Owns adopting fd 3 and writing what the stage queued
+ * for the supervisor; what the frames say is msg.c's. Without fd 3 every
+ * call is a no-op, so a stage runs the same code stand-alone.
  */
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,15 +10,14 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "msg.h"
 #include "p2o.h"
 #include "xio.h"
 
 int
 ctl_open(struct ctl *c, const char *tool)
 {
-	struct sbuf hello = SBUF_INIT;
 	struct stat st;
-	int rc;
 
 	c->fd = -1;
 	sbuf_init(&c->out);
@@ -31,20 +29,14 @@ ctl_open(struct ctl *c, const char *tool)
 	 * frames into it would corrupt it, so the stage runs stand-alone */
 	if (fstat(P2O_FD_CTL, &st) == -1 || !S_ISSOCK(st.st_mode))
 		return 0;
-	/* children the stage starts (none today) must not hold the channel
-	 * open after the stage is gone */
+	/* a program the stage starts must not hold the channel open after
+	 * the stage is gone */
 	if (set_cloexec(P2O_FD_CTL, 1) < 0)
 		return -1;
 	c->fd = P2O_FD_CTL;
 	c->rd.fd = P2O_FD_CTL;
-
-	sbuf_adds(&hello, "{\"k\":\"hello\",\"tool\":");
-	sbuf_add_jstr(&hello, tool, strlen(tool));
-	sbuf_addf(&hello, ",\"proto\":%d,\"pid\":%ld}", P2O_PROTO,
-	    (long)getpid());
-	rc = ctl_send(c, hello.buf, hello.len);
-	sbuf_release(&hello);
-	return rc;
+	msg_put_hello(&c->out, tool);
+	return ctl_flush(c);
 }
 
 int
@@ -54,11 +46,12 @@ ctl_active(const struct ctl *c)
 }
 
 int
-ctl_send(struct ctl *c, const char *json, size_t len)
+ctl_flush(struct ctl *c)
 {
-	if (c->fd < 0)
+	if (c->fd < 0) {
+		sbuf_reset(&c->out);
 		return 0;
-	frame_put(&c->out, json, len);
+	}
 	if (frame_flush(c->fd, &c->out) < 0) {
 		/* the supervisor is gone or the channel is torn: nothing
 		 * queued is worth keeping */
@@ -66,63 +59,6 @@ ctl_send(struct ctl *c, const char *json, size_t len)
 		return -1;
 	}
 	return 0;
-}
-
-int
-ctl_send_durable(struct ctl *c, uint64_t pos, const char *lsn,
-    long long commit_ts_us, long long sent_us, long long at_us)
-{
-	struct sbuf j = SBUF_INIT;
-	int rc;
-
-	if (c->fd < 0)
-		return 0;
-	sbuf_adds(&j, "{\"k\":\"durable\",\"pos\":");
-	sbuf_add_u64(&j, pos);
-	if (lsn != NULL) {
-		sbuf_adds(&j, ",\"lsn\":");
-		sbuf_add_jstr(&j, lsn, strlen(lsn));
-	}
-	/* a bare pos frame has no commit time: the caller passes 0 or less */
-	if (commit_ts_us > 0) {
-		sbuf_adds(&j, ",\"ts\":");
-		sbuf_add_i64(&j, commit_ts_us);
-	}
-	if (sent_us > 0) {
-		sbuf_adds(&j, ",\"sent\":");
-		sbuf_add_i64(&j, sent_us);
-	}
-	sbuf_adds(&j, ",\"at\":");
-	sbuf_add_i64(&j, at_us);
-	sbuf_addc(&j, '}');
-	rc = ctl_send(c, j.buf, j.len);
-	sbuf_release(&j);
-	return rc;
-}
-
-int
-ctl_send_stats(struct ctl *c, const char *tool, const char *const *names,
-    const uint64_t *values, int n)
-{
-	struct sbuf j = SBUF_INIT;
-	int i, rc;
-
-	if (c->fd < 0)
-		return 0;
-	sbuf_adds(&j, "{\"k\":\"stats\",\"tool\":");
-	sbuf_add_jstr(&j, tool, strlen(tool));
-	sbuf_adds(&j, ",\"counters\":{");
-	for (i = 0; i < n; i++) {
-		if (i > 0)
-			sbuf_addc(&j, ',');
-		sbuf_add_jstr(&j, names[i], strlen(names[i]));
-		sbuf_addc(&j, ':');
-		sbuf_add_u64(&j, values[i]);
-	}
-	sbuf_adds(&j, "}}");
-	rc = ctl_send(c, j.buf, j.len);
-	sbuf_release(&j);
-	return rc;
 }
 
 void

@@ -1,7 +1,11 @@
 /*
  * ctl.h - the supervisor control channel on fd 3 (framing.md §6), as seen
- * from a stage. A stage without fd 3 runs stand-alone and every call here is
- * a no-op returning 0.
+ * from a stage. A stage without fd 3 runs stand-alone: frames queued for
+ * the supervisor are dropped and every call returns 0.
+ *
+ * Frames are queued with the msg_put_* encoders of msg.h into ctl->out and
+ * written by ctl_flush; the owner polls ctl->fd and reads ctl->rd with
+ * frame_fill/frame_next itself.
  */
 #ifndef CTL_H
 #define CTL_H
@@ -12,19 +16,16 @@
 struct ctl {
 	int	fd;		/* -1 when stand-alone */
 	struct frame_reader rd;
-	struct sbuf out;
+	struct sbuf out;	/* frames for the supervisor, not yet written */
 };
 
-/* adopt fd 3 if open; sends hello {"tool":tool,"proto":P2O_PROTO,"pid":..} */
+/* adopt fd 3 if it is a socket and send hello (msg_put_hello) */
 int	ctl_open(struct ctl *, const char *tool);
 int	ctl_active(const struct ctl *);
-/* queue and write one frame built by the caller (json object text) */
-int	ctl_send(struct ctl *, const char *json, size_t len);
-/* convenience senders */
-int	ctl_send_durable(struct ctl *, uint64_t pos, const char *lsn,
-	    long long commit_ts_us, long long sent_us, long long at_us);
-int	ctl_send_stats(struct ctl *, const char *tool, const char *const *names,
-	    const uint64_t *values, int n);
+/* write every frame queued in ctl->out (blocking: control frames are
+ * small and the supervisor always reads); 0, or -1 when the channel is
+ * gone. Stand-alone, the queue is emptied and 0 returned. */
+int	ctl_flush(struct ctl *);
 void	ctl_close(struct ctl *);
 
 #endif

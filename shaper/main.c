@@ -20,6 +20,7 @@
 #include "ctl.h"
 #include "frame.h"
 #include "log.h"
+#include "msg.h"
 #include "p2o.h"
 #include "xio.h"
 #include "shaper.h"
@@ -54,10 +55,6 @@ static const char usage_text[] =
 "  from the frames before it is written, nothing after; 75 stdout or the\n"
 "  control channel closed; 78 invalid configuration\n";
 
-static const char *const stat_names[] = {
-	"rows_in", "ops_out", "rows_unmapped", "drift"
-};
-
 struct shaperd {
 	struct shaper sh;
 	struct sbuf out;
@@ -77,16 +74,19 @@ flush_out(struct shaperd *d)
 static void
 send_stats(struct shaperd *d, long long now)
 {
-	uint64_t v[4];
+	struct sbuf j = SBUF_INIT;
 
-	if (now < d->next_stats ||
-	    memcmp(&d->sent, &d->sh.n, sizeof(d->sent)) == 0)
+	if (now < d->next_stats || (!d->sh.drift.changed &&
+	    memcmp(&d->sent, &d->sh.n, sizeof(d->sent)) == 0))
 		return;
-	v[0] = d->sh.n.rows_in;
-	v[1] = d->sh.n.ops_out;
-	v[2] = d->sh.n.rows_unmapped;
-	v[3] = d->sh.n.drift;
-	if (ctl_send_stats(&d->ctl, "shaper", stat_names, v, 4) == -1)
+	msg_stats_begin(&j, "shaper");
+	msg_stats_add(&j, MC_ROWS_IN, d->sh.n.rows_in);
+	msg_stats_add(&j, MC_OPS_OUT, d->sh.n.ops_out);
+	msg_stats_add(&j, MC_ROWS_UNMAPPED, d->sh.n.rows_unmapped);
+	kcount_put_stats(&d->sh.drift, &j, MC_DRIFT);
+	msg_stats_end(&d->ctl.out, &j);
+	sbuf_release(&j);
+	if (ctl_flush(&d->ctl) == -1)
 		fatal(P2O_EXIT_TEMPFAIL, "could not write to the control "
 		    "channel");
 	d->sent = d->sh.n;
@@ -97,8 +97,8 @@ send_stats(struct shaperd *d, long long now)
 static int
 stats_timeout(struct shaperd *d, long long now)
 {
-	if (!ctl_active(&d->ctl) ||
-	    memcmp(&d->sent, &d->sh.n, sizeof(d->sent)) == 0)
+	if (!ctl_active(&d->ctl) || (!d->sh.drift.changed &&
+	    memcmp(&d->sent, &d->sh.n, sizeof(d->sent)) == 0))
 		return -1;
 	return d->next_stats > now ? (int)(d->next_stats - now) : 0;
 }

@@ -12,13 +12,13 @@
 
 #include "frame.h"
 #include "log.h"
+#include "msg.h"
 #include "shaper.h"
 
 #define REL_BUF		256	/* "schema.table": two names of at most 64 */
 
 struct row {
-	struct jspan op, rel, v, key, new, old, toast;
-	int	has_new, has_old, has_toast;
+	struct msg_row m;
 	char	relname[REL_BUF];
 	const struct sync_section *sec;
 };
@@ -36,6 +36,7 @@ shaper_init(struct shaper *sh, const struct config *cfg)
 void
 shaper_release(struct shaper *sh)
 {
+	kcount_release(&sh->drift);
 	sbuf_release(&sh->id);
 	sbuf_release(&sh->old_id);
 	sbuf_release(&sh->op);
@@ -128,42 +129,37 @@ add_toast(struct sbuf *op, const struct sync_section *sec,
 	struct jspan name;
 	int first = 1;
 
+	char *s;
+
 	jiter_init(&it, toast);
 	while (jiter_elem(&it, &name)) {
 		if (!keep_column(sec, name))
 			continue;
-		sbuf_adds(op, first ? ",\"toast\":[" : ",");
+		if (first)
+			msg_list_begin(op, ML_TOAST);
 		first = 0;
-		sbuf_add(op, name.p, name.n);
+		s = jstr_dup(name);
+		msg_list_item(op, s, strlen(s));
+		free(s);
 	}
 	if (!first)
-		sbuf_addc(op, ']');
+		msg_list_end(op);
 	return !first;
 }
 
 /* the members every operation starts with: kind, index, id, v */
 static void
-op_begin(struct sbuf *op, const char *kind, const struct sync_section *sec,
-    const struct sbuf *id, struct jspan v)
+op_begin(struct sbuf *op, enum msg_kind kind, const struct sync_section *sec,
+    const struct sbuf *id, uint64_t v)
 {
-	sbuf_reset(op);
-	sbuf_adds(op, "{\"k\":\"");
-	sbuf_adds(op, kind);
-	sbuf_adds(op, "\",\"index\":");
-	sbuf_add_jstr(op, sec->index, strlen(sec->index));
-	if (id != NULL) {
-		sbuf_adds(op, ",\"id\":");
-		sbuf_add_jstr(op, id->buf, id->len);
-	}
-	sbuf_adds(op, ",\"v\":");
-	sbuf_add(op, v.p, v.n);
+	msg_op_begin(op, kind, sec->index, strlen(sec->index),
+	    id ? id->buf : NULL, id ? id->len : 0, v);
 }
 
 static void
 op_end(struct shaper *sh, struct sbuf *out)
 {
-	sbuf_addc(&sh->op, '}');
-	frame_put(out, sh->op.buf, sh->op.len);
+	msg_end(out, &sh->op);
 	sh->n.ops_out++;
 }
 
@@ -174,61 +170,9 @@ render(struct row *r, struct jspan image,
 	char why[192];
 
 	sbuf_reset(id);
-	if (id_render(r->key, image, id, why, sizeof(why)) == -1) {
+	if (id_render(r->m.key, image, id, why, sizeof(why)) == -1) {
 		snprintf(err, errlen, "table '%s': row op '%c': %s in \"%s\"",
-		    r->relname, r->op.p[1], why, which);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * The members every row needs, with their types, before any is used, read
- * in one pass (jobj_pick): a row's "new" is most of its bytes.
- */
-static int
-row_parse(struct row *r, struct jspan obj, char *err, size_t errlen)
-{
-	static const char *const names[] = { "op", "rel", "v", "key", "new",
-	    "old", "toast" };
-	struct jspan m[7];
-	int has_op, has_rel, has_v, has_key;
-	uint64_t v;
-
-	memset(r, 0, sizeof(*r));
-	jobj_pick(obj, names, 7, m);
-	r->op = m[0], r->rel = m[1], r->v = m[2], r->key = m[3];
-	r->new = m[4], r->old = m[5], r->toast = m[6];
-	has_op = m[0].p != NULL, has_rel = m[1].p != NULL;
-	has_v = m[2].p != NULL, has_key = m[3].p != NULL;
-	r->has_new = m[4].p != NULL, r->has_old = m[5].p != NULL;
-	r->has_toast = m[6].p != NULL;
-
-	if (!has_op || jspan_type(r->op) != J_STRING || r->op.n != 3 ||
-	    strchr("iudc", r->op.p[1]) == NULL) {
-		snprintf(err, errlen, "row has no \"op\" of i, u, d or c");
-		return -1;
-	}
-	if (!has_rel || jspan_type(r->rel) != J_STRING) {
-		snprintf(err, errlen, "row has no string \"rel\"");
-		return -1;
-	}
-	if (!has_v || jspan_type(r->v) != J_NUMBER ||
-	    jnum_u64(r->v, &v) == -1) {
-		snprintf(err, errlen, "row has no unsigned 64-bit \"v\"");
-		return -1;
-	}
-	if (!has_key || jspan_type(r->key) != J_ARRAY) {
-		snprintf(err, errlen, "row has no \"key\" array");
-		return -1;
-	}
-	if ((r->has_new && jspan_type(r->new) != J_OBJECT) ||
-	    (r->has_old && jspan_type(r->old) != J_OBJECT)) {
-		snprintf(err, errlen, "row image is not an object");
-		return -1;
-	}
-	if (r->has_toast && jspan_type(r->toast) != J_ARRAY) {
-		snprintf(err, errlen, "row \"toast\" is not an array");
+		    r->relname, r->m.op, why, which);
 		return -1;
 	}
 	return 0;
@@ -242,71 +186,66 @@ shape_row(struct shaper *sh, enum shape_source src, struct jspan obj,
 	char op;
 	int pk_changed;
 
-	if (row_parse(&r, obj, err, errlen) == -1)
+	if (msg_read_row(obj, &r.m, err, errlen) == -1)
 		return -1;
-	op = r.op.p[1];
+	op = r.m.op;
 	if (src == SHAPE_LOAD && op != 'c') {
 		snprintf(err, errlen, "row op '%c' on the load stream, which "
 		    "carries copy rows only", op);
 		return -1;
 	}
 	sh->n.rows_in++;
-	r.sec = find_section(sh->cfg, r.rel, r.relname, sizeof(r.relname));
+	r.sec = find_section(sh->cfg, r.m.rel, r.relname, sizeof(r.relname));
 	if (r.sec == NULL) {
 		sh->n.rows_unmapped++;
 		return 0;
 	}
-	if (op != 'd' && !r.has_new) {
+	if (op != 'd' && r.m.new.p == NULL) {
 		snprintf(err, errlen, "table '%s': row op '%c' has no \"new\"",
 		    r.relname, op);
 		return -1;
 	}
-	if (op == 'd' && !r.has_old) {
+	if (op == 'd' && r.m.old.p == NULL) {
 		snprintf(err, errlen, "table '%s': row op 'd' has no \"old\"",
 		    r.relname);
 		return -1;
 	}
 
-	/*
-	 * Tombstone window (a later issue): a copy row whose key the stream
-	 * has deleted or truncated since the loader started its wave is
-	 * dropped here rather than indexed, and each mark forgets the keys
-	 * recorded before it (ARCHITECTURE.md, back-channel point 4). Until
-	 * then every copy row is indexed like an insert.
-	 */
-
 	if (op == 'd') {
-		if (render(&r, r.old, "old", &sh->old_id, err, errlen) == -1)
+		if (render(&r, r.m.old, "old", &sh->old_id, err, errlen) == -1)
 			return -1;
-		op_begin(&sh->op, "delete", r.sec, &sh->old_id, r.v);
+		op_begin(&sh->op, MSG_DELETE, r.sec, &sh->old_id, r.m.v);
 		op_end(sh, out);
 		return 0;
 	}
 
-	if (render(&r, r.new, "new", &sh->id, err, errlen) == -1)
+	if (render(&r, r.m.new, "new", &sh->id, err, errlen) == -1)
 		return -1;
 	/* a changed primary key: the old document goes after the new one
 	 * exists, so a reader never finds the row under neither id */
 	pk_changed = 0;
-	if (op == 'u' && r.has_old) {
-		if (render(&r, r.old, "old", &sh->old_id, err, errlen) == -1)
+	if (op == 'u' && r.m.old.p != NULL) {
+		if (render(&r, r.m.old, "old", &sh->old_id, err, errlen) == -1)
 			return -1;
 		pk_changed = sh->old_id.len != sh->id.len || (sh->id.len > 0 &&
 		    memcmp(sh->old_id.buf, sh->id.buf, sh->id.len) != 0);
 	}
 
-	op_begin(&sh->op, "index", r.sec, &sh->id, r.v);
+	op_begin(&sh->op, MSG_INDEX, r.sec, &sh->id, r.m.v);
 	/* the unchanged values live in the document under the old id */
-	if (r.has_toast && add_toast(&sh->op, r.sec, r.toast) && pk_changed) {
-		sbuf_adds(&sh->op, ",\"toast_id\":");
-		sbuf_add_jstr(&sh->op, sh->old_id.buf, sh->old_id.len);
+	if (r.m.toast.p != NULL && add_toast(&sh->op, r.sec, r.m.toast)) {
+		/* the count of documents left incomplete is per table */
+		msg_op_rel(&sh->op, r.relname, strlen(r.relname));
+		if (pk_changed)
+			msg_op_toast_id(&sh->op, sh->old_id.buf,
+			    sh->old_id.len);
 	}
-	sbuf_adds(&sh->op, ",\"doc\":");
-	add_document(&sh->op, r.sec, r.new);
+	msg_op_doc(&sh->op);
+	add_document(&sh->op, r.sec, r.m.new);
 	op_end(sh, out);
 
 	if (pk_changed) {
-		op_begin(&sh->op, "delete", r.sec, &sh->old_id, r.v);
+		op_begin(&sh->op, MSG_DELETE, r.sec, &sh->old_id, r.m.v);
 		op_end(sh, out);
 	}
 	return 0;
@@ -318,35 +257,21 @@ static int
 shape_truncate(struct shaper *sh, struct jspan obj, struct sbuf *out,
     char *err, size_t errlen)
 {
-	struct jspan rels, rel, v;
+	struct jspan rels, rel;
 	struct jiter it;
 	const struct sync_section *sec;
 	char name[REL_BUF];
-	uint64_t vv;
+	uint64_t v;
 
-	if (!jobj_get(obj, "rels", &rels) || jspan_type(rels) != J_ARRAY) {
-		snprintf(err, errlen, "truncate has no \"rels\" array");
+	if (msg_read_truncate(obj, &rels, &v, err, errlen) == -1)
 		return -1;
-	}
-	if (!jobj_get(obj, "v", &v) || jspan_type(v) != J_NUMBER ||
-	    jnum_u64(v, &vv) == -1) {
-		snprintf(err, errlen, "truncate has no unsigned 64-bit \"v\"");
-		return -1;
-	}
-	jiter_init(&it, rels);
-	while (jiter_elem(&it, &rel))
-		if (jspan_type(rel) != J_STRING) {
-			snprintf(err, errlen, "truncate \"rels\" holds a "
-			    "non-string");
-			return -1;
-		}
 
 	jiter_init(&it, rels);
 	while (jiter_elem(&it, &rel)) {
 		sec = find_section(sh->cfg, rel, name, sizeof(name));
 		if (sec == NULL)
 			continue;
-		op_begin(&sh->op, "clear", sec, NULL, v);
+		op_begin(&sh->op, MSG_CLEAR, sec, NULL, v);
 		op_end(sh, out);
 	}
 	return 0;
@@ -402,8 +327,8 @@ shape_drift(struct shaper *sh, struct jspan obj, char *err, size_t errlen)
 		sbuf_release(&msg);
 		return -1;
 	}
-	sh->n.drift++;
 	name = jstr_dup(rel);
+	kcount_add(&sh->drift, name, strlen(name), 1);
 	log_warnx("table '%s' changed shape%s", name,
 	    msg.len ? msg.buf : "");
 	free(name);
@@ -426,26 +351,35 @@ shape_event(struct shaper *sh, enum shape_source src, struct jspan obj,
 	size_t before = out->len;
 	int rc = 0;
 
-	if (jstr_eq(kind, "row")) {
+	switch (msg_kind_of(kind)) {
+	case MSG_ROW:
 		rc = shape_row(sh, src, obj, out, err, errlen);
-	} else if (jstr_eq(kind, "mark")) {
+		break;
+	case MSG_MARK:
 		forward(sh, obj, out);
-	} else if (src == SHAPE_LOAD) {
+		break;
+	case MSG_COMMIT:
+	case MSG_POS:
+	case MSG_TRUNCATE:
+	case MSG_DRIFT:
 		/* a position from the loader could move a checkpoint */
-		snprintf(err, errlen, "a '%.*s' frame on the load stream, which "
-		    "carries copy rows and marks only", (int)kind.n - 2,
-		    kind.p + 1);
-		rc = -1;
-	} else if (jstr_eq(kind, "commit") || jstr_eq(kind, "pos")) {
-		forward(sh, obj, out);
-	} else if (jstr_eq(kind, "truncate")) {
-		rc = shape_truncate(sh, obj, out, err, errlen);
-	} else if (jstr_eq(kind, "drift")) {
-		rc = shape_drift(sh, obj, err, errlen);
-	} else {
+		if (src == SHAPE_LOAD) {
+			snprintf(err, errlen, "a '%.*s' frame on the load "
+			    "stream, which carries copy rows and marks only",
+			    (int)kind.n - 2, kind.p + 1);
+			rc = -1;
+		} else if (msg_kind_of(kind) == MSG_TRUNCATE)
+			rc = shape_truncate(sh, obj, out, err, errlen);
+		else if (msg_kind_of(kind) == MSG_DRIFT)
+			rc = shape_drift(sh, obj, err, errlen);
+		else
+			forward(sh, obj, out);
+		break;
+	default:
 		snprintf(err, errlen, "unknown event kind '%.*s'",
 		    (int)kind.n - 2, kind.p + 1);
 		rc = -1;
+		break;
 	}
 	if (rc == -1 && out->len > before) {
 		out->len = before;

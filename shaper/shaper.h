@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include "config.h"
 #include "jscan.h"
+#include "kcount.h"
 #include "sbuf.h"
 
 /* where an event came from: the change stream or the loader's copy rows */
@@ -19,12 +20,12 @@ struct shape_counters {
 	uint64_t rows_in;
 	uint64_t ops_out;	/* every frame written, commits included */
 	uint64_t rows_unmapped;	/* rows of a rel that has no sync section */
-	uint64_t drift;
 };
 
 struct shaper {
 	const struct config *cfg;
 	struct shape_counters n;
+	struct kcount drift;	/* schema drift events, per table */
 	/* scratch reused for every row: rendered ids, the operation text */
 	struct sbuf id, old_id, op;
 };

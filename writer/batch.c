@@ -28,6 +28,7 @@ op_release(struct op *op)
 {
 	free(op->toast);
 	free(op->toast_id);
+	free(op->rel);
 	free(op->completed);
 	free(op->text);
 }
@@ -68,8 +69,7 @@ add_position(struct op *op, struct jspan obj, int is_commit, char *err,
 		op->ts = ts;
 	}
 	/* the source's own text travels to the checkpoint untouched */
-	if ((jobj_get(obj, "lsn", &v) || jobj_get(obj, "text", &v)) &&
-	    jspan_type(v) == J_STRING)
+	if (jobj_get(obj, "text", &v) && jspan_type(v) == J_STRING)
 		op->text = jstr_dup(v);
 	return 0;
 }
@@ -119,7 +119,7 @@ batch_add(struct batch *b, const struct frame *f, char *err, size_t errlen)
 			snprintf(err, errlen, "mark has no \"id\"");
 			return -1;
 		}
-		op->text = xstrndup(v.p, v.n);
+		op->text = xstrndup(f->obj.p, f->obj.n);
 		if (b->first_barrier < 0)
 			b->first_barrier = b->nops;
 	} else {

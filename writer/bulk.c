@@ -50,21 +50,22 @@ bulk_add_entry(struct sbuf *out, struct jspan obj, int is_delete,
 	/* one pass over the frame: the document is most of its bytes and is
 	 * the last member, so each lookup on its own would skip it again */
 	static const char *const names[] = { "index", "id", "routing",
-	    "pipeline", "toast_id", "v", "doc", "toast" };
-	struct jspan m[8], index, id, routing, pipeline, v, doc, toast,
+	    "pipeline", "toast_id", "v", "doc", "toast", "rel" };
+	struct jspan m[9], index, id, routing, pipeline, v, doc, toast,
 	    toast_id, el;
 	struct jiter it;
 	uint64_t version;
 	size_t start = out->len;
 
-	jobj_pick(obj, names, 8, m);
+	jobj_pick(obj, names, 9, m);
 	index = m[0], id = m[1], routing = m[2], pipeline = m[3];
 	toast_id = m[4], v = m[5];
 	if (member_string(index, "index", 1, err, errlen) == -1 ||
 	    member_string(id, "id", 1, err, errlen) == -1 ||
 	    member_string(routing, "routing", 0, err, errlen) == -1 ||
 	    member_string(pipeline, "pipeline", 0, err, errlen) == -1 ||
-	    member_string(toast_id, "toast_id", 0, err, errlen) == -1)
+	    member_string(toast_id, "toast_id", 0, err, errlen) == -1 ||
+	    member_string(m[8], "rel", 0, err, errlen) == -1)
 		return -1;
 	if (v.p == NULL || jspan_type(v) != J_NUMBER ||
 	    jnum_u64(v, &version) == -1 || version > VERSION_MAX) {
@@ -126,6 +127,7 @@ bulk_add_entry(struct sbuf *out, struct jspan obj, int is_delete,
 	op->toast = toast.p ? xstrndup(toast.p, toast.n) : NULL;
 	op->toast_id = toast.p && toast_id.p ?
 	    xstrndup(toast_id.p, toast_id.n) : NULL;
+	op->rel = toast.p && m[8].p ? jstr_dup(m[8]) : NULL;
 	return 0;
 
 badtoast:

@@ -23,6 +23,7 @@
 #include "frame.h"
 #include "http.h"
 #include "log.h"
+#include "msg.h"
 #include "p2o.h"
 #include "xio.h"
 #include "writer.h"
@@ -32,7 +33,10 @@
 static volatile sig_atomic_t terminating;
 
 static struct ctl ctl;
-static struct writer_stats stats, stats_sent;
+static struct writer_stats stats;
+static struct {
+	uint64_t v[8];
+} stats_sent;
 static uint64_t durable_pos;
 static int durable_any;
 
@@ -86,20 +90,27 @@ usage(FILE *to)
 static void
 send_stats(void)
 {
-	static const char *const names[] = { "docs_indexed", "docs_deleted",
-	    "batches", "bulk_bytes", "sink_errors", "version_conflicts",
-	    "toast_completions", "toast_missing", "clears" };
-	uint64_t values[] = { stats.docs_indexed, stats.docs_deleted,
+	static const enum msg_counter ids[] = { MC_DOCS_INDEXED,
+	    MC_DOCS_DELETED, MC_BATCHES, MC_BULK_BYTES, MC_SINK_ERRORS,
+	    MC_VERSION_CONFLICTS, MC_TOAST_COMPLETIONS, MC_CLEARS };
+	uint64_t v[] = { stats.docs_indexed, stats.docs_deleted,
 	    stats.batches, stats.bulk_bytes, stats.sink_errors,
-	    stats.version_conflicts, stats.toast_completions,
-	    stats.toast_missing, stats.clears };
+	    stats.version_conflicts, stats.toast_completions, stats.clears };
+	struct sbuf j = SBUF_INIT;
+	size_t i;
 
-	if (memcmp(&stats, &stats_sent, sizeof(stats)) == 0)
+	if (memcmp(v, stats_sent.v, sizeof(v)) == 0 &&
+	    !stats.toast_missing.changed)
 		return;
-	if (ctl_send_stats(&ctl, "writer", names, values,
-	    (int)(sizeof(values) / sizeof(values[0]))) == -1)
+	msg_stats_begin(&j, "writer");
+	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		msg_stats_add(&j, ids[i], v[i]);
+	kcount_put_stats(&stats.toast_missing, &j, MC_TOAST_MISSING);
+	msg_stats_end(&ctl.out, &j);
+	sbuf_release(&j);
+	if (ctl_flush(&ctl) == -1)
 		fatal(P2O_EXIT_TEMPFAIL, "control fd 3");
-	stats_sent = stats;
+	memcpy(stats_sent.v, v, sizeof(v));
 }
 
 /* a flush is complete: everything up to its last boundary is written */
@@ -107,25 +118,29 @@ static void
 report(const struct batch *b, int n, long long sent_us)
 {
 	const struct op *bound, *last;
-	struct sbuf msg = SBUF_INIT;
+	struct msg_pos d;
+	struct jspan mark;
 
 	bound = batch_boundary(b, n);
 	if (bound && (!durable_any || bound->pos > durable_pos)) {
-		if (ctl_send_durable(&ctl, bound->pos, bound->text, bound->ts,
-		    sent_us, now_us_wall()) == -1)
-			fatal(P2O_EXIT_TEMPFAIL, "control fd 3");
+		memset(&d, 0, sizeof(d));
+		d.pos = bound->pos;
+		d.text = bound->text;
+		d.ts = bound->ts;
+		d.sent = sent_us;
+		d.at = now_us_wall();
+		msg_put_durable(&ctl.out, &d);
 		durable_pos = bound->pos;
 		durable_any = 1;
 	}
 	last = &b->ops[n - 1];
 	if (last->kind == OP_MARK) {
-		sbuf_adds(&msg, "{\"k\":\"marked\",\"id\":");
-		sbuf_adds(&msg, last->text);
-		sbuf_addc(&msg, '}');
-		if (ctl_send(&ctl, msg.buf, msg.len) == -1)
-			fatal(P2O_EXIT_TEMPFAIL, "control fd 3");
-		sbuf_release(&msg);
+		mark.p = last->text;
+		mark.n = strlen(last->text);
+		msg_put_marked_from(&ctl.out, mark);
 	}
+	if (ctl_flush(&ctl) == -1)
+		fatal(P2O_EXIT_TEMPFAIL, "control fd 3");
 }
 
 static void

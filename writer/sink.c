@@ -241,7 +241,8 @@ complete_all(struct sink *s, struct flush *fl, struct jspan *found)
 			log_warnx("document '%s' has unchanged TOAST fields %s "
 			    "but no stored copy: written without them", name,
 			    op->toast);
-			s->stats->toast_missing++;
+			kcount_add(&s->stats->toast_missing, op->rel ? op->rel :
+			    "", op->rel ? strlen(op->rel) : 0, 1);
 		} else
 			s->stats->toast_completions++;
 		op->completed = xstrndup(out.buf, out.len);

@@ -14,6 +14,7 @@
 
 #include "frame.h"
 #include "jscan.h"
+#include "kcount.h"
 #include "sbuf.h"
 
 struct http_client;
@@ -42,14 +43,15 @@ struct op {
 	char	*toast;		/* raw JSON array of field names, or NULL */
 	char	*toast_id;	/* raw JSON string: the id to complete from when
 				 * the key changed in this update, or NULL */
+	char	*rel;		/* with toast: the source table, or NULL */
 	char	*completed;	/* the document after TOAST completion */
 	size_t	 completed_len;
 	int	 written;	/* accepted by the target in the current flush */
 	/* commit/pos */
 	uint64_t pos;
 	long long ts;		/* commit time in µs, -1 when absent */
-	char	*text;		/* commit/pos: lsn or text; clear: index name;
-				 * mark: the raw JSON of its id */
+	char	*text;		/* commit/pos: the position's text; clear: the
+				 * index name; mark: the raw JSON object */
 };
 
 struct batch {
@@ -78,8 +80,8 @@ struct writer_stats {
 	uint64_t sink_errors;
 	uint64_t version_conflicts;
 	uint64_t toast_completions;
-	uint64_t toast_missing;
 	uint64_t clears;
+	struct kcount toast_missing;	/* per source table */
 };
 
 /* batch.c */

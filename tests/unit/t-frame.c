@@ -118,11 +118,10 @@ static void
 test_frame_put(void)
 {
 	struct sbuf out = SBUF_INIT;
-	const char *j = "{\"k\":\"commit\",\"pos\":23456,\"lsn\":\"0/5BA0\"}";
+	const char *j = "{\"k\":\"commit\",\"pos\":23456,\"text\":\"0/5BA0\"}";
 
 	frame_put(&out, j, strlen(j));
-	/* framing.md's example says 40, but its JSON is 41 bytes */
-	is_str(out.buf, "42 {\"k\":\"commit\",\"pos\":23456,\"lsn\":\"0/5BA0\"}\n",
+	is_str(out.buf, "43 {\"k\":\"commit\",\"pos\":23456,\"text\":\"0/5BA0\"}\n",
 	    "frame_put counts the JSON and the LF");
 	sbuf_release(&out);
 }

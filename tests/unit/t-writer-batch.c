@@ -76,7 +76,7 @@ test_body(void)
 	ok(add(&b, "{\"k\":\"delete\",\"index\":\"items\",\"id\":\"a\\\"b\","
 	    "\"v\":5,\"routing\":\"r\",\"pipeline\":\"ignored\"}") == 0,
 	    "delete with routing and a quoted id accepted");
-	ok(add(&b, "{\"k\":\"commit\",\"pos\":22817480,\"lsn\":\"0/15C2A48\","
+	ok(add(&b, "{\"k\":\"commit\",\"pos\":22817480,\"text\":\"0/15C2A48\","
 	    "\"ts\":1764489600123456,\"n\":4}") == 0, "commit accepted");
 	is_int(b.ndocs, 4, "four documents buffered");
 	s = body_of(&b, b.nops);
@@ -129,7 +129,7 @@ test_malformed(void)
 		"{\"k\":\"index\",\"index\":\"i\",\"id\":\"1\",\"v\":1,"
 		    "\"toast\":[\"a\",2],\"doc\":{}}",
 		"{\"k\":\"delete\",\"index\":\"i\",\"id\":\"1\"}",
-		"{\"k\":\"commit\",\"lsn\":\"0/1\"}",
+		"{\"k\":\"commit\",\"text\":\"0/1\"}",
 		"{\"k\":\"commit\",\"pos\":-5}",
 		"{\"k\":\"clear\"}",
 		"{\"k\":\"mark\",\"table\":\"t\"}",
@@ -172,7 +172,7 @@ commit(unsigned pos)
 	static char buf[128];
 
 	snprintf(buf, sizeof(buf), "{\"k\":\"commit\",\"pos\":%u,"
-	    "\"lsn\":\"0/%X\",\"ts\":5}", pos, pos);
+	    "\"text\":\"0/%X\",\"ts\":5}", pos, pos);
 	return buf;
 }
 
@@ -229,14 +229,14 @@ test_cut(void)
 
 	/* a keepalive at a commit's position keeps the commit's time */
 	add(&b, commit(250));
-	add(&b, "{\"k\":\"pos\",\"pos\":250,\"lsn\":\"0/FA\"}");
+	add(&b, "{\"k\":\"pos\",\"pos\":250,\"text\":\"0/FA\"}");
 	is_int(batch_cut(&b, CUT_IDLE), 2, "commit and pos flush together");
 	ok(batch_boundary(&b, 2)->kind == OP_COMMIT &&
 	    batch_boundary(&b, 2)->ts == 5, "same position: the commit's ts");
 	batch_consume(&b, 2);
 
 	/* a bare pos with nothing before it is a flush of its own */
-	add(&b, "{\"k\":\"pos\",\"pos\":300,\"lsn\":\"0/12C\"}");
+	add(&b, "{\"k\":\"pos\",\"pos\":300,\"text\":\"0/12C\"}");
 	is_int(batch_cut(&b, CUT_IDLE), 1, "bare pos flushes when idle");
 	ok(batch_boundary(&b, 1)->pos == 300 &&
 	    batch_boundary(&b, 1)->ts == -1, "pos has no commit time");
@@ -257,7 +257,8 @@ test_cut(void)
 	add(&b, "{\"k\":\"mark\",\"table\":\"public.t\",\"wave\":1,"
 	    "\"id\":\"public.t#1\"}");
 	is_int(batch_cut(&b, CUT_NONE), 2, "mark ends a flush");
-	is_str(b.ops[1].text, "\"public.t#1\"", "mark id kept as raw JSON");
+	is_str(b.ops[1].text, "{\"k\":\"mark\",\"table\":\"public.t\",\"wave\":1,"
+	    "\"id\":\"public.t#1\"}", "the mark kept as raw JSON, for marked");
 	batch_consume(&b, 2);
 	is_int(b.nops, 0, "empty again");
 	is_int((int)b.arena.len, 0, "arena empty");

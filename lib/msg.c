@@ -1,0 +1,827 @@
+/*
+ * msg.c - the frame schema of framing.md §4-6: kinds, member names, typed
+ * control frames, the event and operation builders, the counter table.
+ * Every member name a frame carries is spelled here and nowhere else. It
+ * neither reads nor writes a file descriptor and never logs: a decoder
+ * says what is wrong in err and its caller decides what that means.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "msg.h"
+#include "p2o.h"
+
+static const char *const kind_names[MSG_NKINDS] = {
+	[MSG_UNKNOWN] = "?",
+	[MSG_ROW] = "row", [MSG_COMMIT] = "commit",
+	[MSG_TRUNCATE] = "truncate", [MSG_POS] = "pos",
+	[MSG_DRIFT] = "drift", [MSG_MARK] = "mark",
+	[MSG_INDEX] = "index", [MSG_DELETE] = "delete",
+	[MSG_CLEAR] = "clear",
+	[MSG_HELLO] = "hello", [MSG_DURABLE] = "durable",
+	[MSG_MARKED] = "marked", [MSG_ACK] = "ack",
+	[MSG_CONFIRM] = "confirm", [MSG_STATS] = "stats",
+	[MSG_GET] = "get", [MSG_CHECKPOINT] = "checkpoint",
+	[MSG_PUT] = "put", [MSG_STORED] = "stored",
+};
+
+enum msg_kind
+msg_kind(const struct frame *f)
+{
+	return msg_kind_of(f->kind);
+}
+
+enum msg_kind
+msg_kind_of(struct jspan kind)
+{
+	const char *p = kind.p + 1;
+	size_t n = kind.n - 2;
+	int k;
+
+	if (kind.n < 2 || kind.p[0] != '"')
+		return MSG_UNKNOWN;
+	/* kind names hold no escapes; an escaped spelling is not a kind */
+	for (k = 1; k < MSG_NKINDS; k++)
+		if (strlen(kind_names[k]) == n &&
+		    memcmp(kind_names[k], p, n) == 0)
+			return (enum msg_kind)k;
+	return MSG_UNKNOWN;
+}
+
+const char *
+msg_kind_name(enum msg_kind k)
+{
+	return k > MSG_UNKNOWN && k < MSG_NKINDS ? kind_names[k] : "?";
+}
+
+static int
+bad(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+bad(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* {"k":"<kind>" into a reset j */
+static void
+open_kind(struct sbuf *j, enum msg_kind k)
+{
+	sbuf_reset(j);
+	sbuf_adds(j, "{\"k\":\"");
+	sbuf_adds(j, kind_names[k]);
+	sbuf_addc(j, '"');
+}
+
+/* a comma unless the container in j was just opened */
+static void
+sep(struct sbuf *j)
+{
+	char last = j->len ? j->buf[j->len - 1] : '{';
+
+	if (last != '{' && last != '[')
+		sbuf_addc(j, ',');
+}
+
+static void
+member(struct sbuf *j, const char *name)
+{
+	sep(j);
+	sbuf_addc(j, '"');
+	sbuf_adds(j, name);
+	sbuf_adds(j, "\":");
+}
+
+static void
+member_u64(struct sbuf *j, const char *name, uint64_t v)
+{
+	member(j, name);
+	sbuf_add_u64(j, v);
+}
+
+static void
+member_i64(struct sbuf *j, const char *name, long long v)
+{
+	member(j, name);
+	sbuf_add_i64(j, v);
+}
+
+static void
+member_str(struct sbuf *j, const char *name, const char *s, size_t n)
+{
+	member(j, name);
+	sbuf_add_jstr(j, s, n);
+}
+
+void
+msg_end(struct sbuf *out, struct sbuf *j)
+{
+	sbuf_addc(j, '}');
+	frame_put(out, j->buf, j->len);
+	sbuf_reset(j);
+}
+
+/* the control frames are small and rare: each builds in its own buffer */
+static void
+end_small(struct sbuf *out, struct sbuf *j)
+{
+	msg_end(out, j);
+	sbuf_release(j);
+}
+
+/* ---- reading members ---- */
+
+static int
+get_u64(struct jspan obj, const char *name, uint64_t *v, int required,
+    const char *what, char *err, size_t errlen)
+{
+	struct jspan s;
+
+	if (!jobj_get(obj, name, &s))
+		return required ? bad(err, errlen, "%s has no \"%s\"", what,
+		    name) : 0;
+	if (jspan_type(s) != J_NUMBER || jnum_u64(s, v) == -1)
+		return bad(err, errlen, "%s \"%s\" is not an unsigned 64-bit "
+		    "integer", what, name);
+	return 1;
+}
+
+static int
+get_i64(struct jspan obj, const char *name, long long *v, const char *what,
+    char *err, size_t errlen)
+{
+	struct jspan s;
+	int64_t x;
+
+	if (!jobj_get(obj, name, &s))
+		return 0;
+	if (jspan_type(s) != J_NUMBER || jnum_i64(s, &x) == -1)
+		return bad(err, errlen, "%s \"%s\" is not an integer", what,
+		    name);
+	*v = x;
+	return 1;
+}
+
+/* a non-empty string member as a heap copy; 0 when absent */
+static int
+get_str(struct jspan obj, const char *name, char **out, int required,
+    const char *what, char *err, size_t errlen)
+{
+	struct jspan s;
+
+	*out = NULL;
+	if (!jobj_get(obj, name, &s))
+		return required ? bad(err, errlen, "%s has no \"%s\"", what,
+		    name) : 0;
+	if (jspan_type(s) != J_STRING || s.n <= 2)
+		return bad(err, errlen, "%s \"%s\" is not a non-empty string",
+		    what, name);
+	*out = jstr_dup(s);
+	return 1;
+}
+
+/* ---- hello ---- */
+
+void
+msg_put_hello(struct sbuf *out, const char *tool)
+{
+	struct sbuf j = SBUF_INIT;
+
+	open_kind(&j, MSG_HELLO);
+	member_str(&j, "tool", tool, strlen(tool));
+	member_i64(&j, "proto", P2O_PROTO);
+	member_i64(&j, "pid", (long long)getpid());
+	end_small(out, &j);
+}
+
+int
+msg_read_hello(const struct frame *f, struct msg_hello *h, char *err,
+    size_t errlen)
+{
+	struct jspan s;
+	long long v = 0;
+
+	memset(h, 0, sizeof(*h));
+	if (!jobj_get(f->obj, "tool", &s) || jspan_type(s) != J_STRING ||
+	    jstr_copy(s, h->tool, sizeof(h->tool)) == -1)
+		return bad(err, errlen, "hello has no short string \"tool\"");
+	if (get_i64(f->obj, "proto", &v, "hello", err, errlen) != 1)
+		return bad(err, errlen, "hello has no integer \"proto\"");
+	h->proto = v > 0 && v < 1000000 ? (int)v : -1;
+	v = 0;
+	if (get_i64(f->obj, "pid", &v, "hello", err, errlen) == -1)
+		return -1;
+	h->pid = (long)v;
+	return 0;
+}
+
+/* ---- positions ---- */
+
+void
+msg_pos_release(struct msg_pos *p)
+{
+	free(p->text);
+	memset(p, 0, sizeof(*p));
+}
+
+static void
+pos_members(struct sbuf *j, uint64_t pos, const char *text)
+{
+	member_u64(j, "pos", pos);
+	if (text != NULL && *text)
+		member_str(j, "text", text, strlen(text));
+}
+
+void
+msg_put_durable(struct sbuf *out, const struct msg_pos *p)
+{
+	struct sbuf j = SBUF_INIT;
+
+	open_kind(&j, MSG_DURABLE);
+	pos_members(&j, p->pos, p->text);
+	/* a bare pos frame has no commit time */
+	if (p->ts > 0)
+		member_i64(&j, "ts", p->ts);
+	if (p->sent > 0)
+		member_i64(&j, "sent", p->sent);
+	member_i64(&j, "at", p->at);
+	end_small(out, &j);
+}
+
+void
+msg_put_ack(struct sbuf *out, uint64_t pos)
+{
+	struct sbuf j = SBUF_INIT;
+
+	open_kind(&j, MSG_ACK);
+	member_u64(&j, "pos", pos);
+	end_small(out, &j);
+}
+
+void
+msg_put_get(struct sbuf *out)
+{
+	struct sbuf j = SBUF_INIT;
+
+	open_kind(&j, MSG_GET);
+	end_small(out, &j);
+}
+
+void
+msg_put_checkpoint(struct sbuf *out, const struct msg_pos *p)
+{
+	struct sbuf j = SBUF_INIT;
+
+	open_kind(&j, MSG_CHECKPOINT);
+	if (p->present)
+		pos_members(&j, p->pos, p->text);
+	end_small(out, &j);
+}
+
+void
+msg_put_put(struct sbuf *out, uint64_t pos, const char *text)
+{
+	struct sbuf j = SBUF_INIT;
+
+	open_kind(&j, MSG_PUT);
+	pos_members(&j, pos, text);
+	end_small(out, &j);
+}
+
+void
+msg_put_stored(struct sbuf *out, uint64_t pos)
+{
+	struct sbuf j = SBUF_INIT;
+
+	open_kind(&j, MSG_STORED);
+	member_u64(&j, "pos", pos);
+	end_small(out, &j);
+}
+
+void
+msg_put_commit(struct sbuf *out, uint64_t pos, const char *text,
+    long long ts_us, uint64_t n)
+{
+	struct sbuf j = SBUF_INIT;
+
+	open_kind(&j, MSG_COMMIT);
+	pos_members(&j, pos, text);
+	member_i64(&j, "ts", ts_us);
+	member_u64(&j, "n", n);
+	end_small(out, &j);
+}
+
+void
+msg_put_pos(struct sbuf *out, uint64_t pos, const char *text)
+{
+	struct sbuf j = SBUF_INIT;
+
+	open_kind(&j, MSG_POS);
+	pos_members(&j, pos, text);
+	end_small(out, &j);
+}
+
+int
+msg_read_pos(const struct frame *f, struct msg_pos *p, char *err,
+    size_t errlen)
+{
+	enum msg_kind k = msg_kind(f);
+	const char *what = msg_kind_name(k);
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	switch (k) {
+	case MSG_COMMIT: case MSG_POS: case MSG_DURABLE: case MSG_ACK:
+	case MSG_CHECKPOINT: case MSG_PUT: case MSG_STORED:
+		break;
+	default:
+		return bad(err, errlen, "a '%s' frame carries no position",
+		    what);
+	}
+	r = get_u64(f->obj, "pos", &p->pos, k != MSG_CHECKPOINT, what, err,
+	    errlen);
+	if (r == -1)
+		return -1;
+	p->present = r == 1;
+	if (get_str(f->obj, "text", &p->text, 0, what, err, errlen) == -1)
+		goto fail;
+	if (k == MSG_CHECKPOINT && p->present && p->text == NULL) {
+		bad(err, errlen, "checkpoint has a \"pos\" without a \"text\"");
+		goto fail;
+	}
+	if ((k == MSG_COMMIT || k == MSG_DURABLE) &&
+	    get_i64(f->obj, "ts", &p->ts, what, err, errlen) == -1)
+		goto fail;
+	if (k == MSG_DURABLE &&
+	    (get_i64(f->obj, "sent", &p->sent, what, err, errlen) == -1 ||
+	    get_i64(f->obj, "at", &p->at, what, err, errlen) == -1))
+		goto fail;
+	if (k == MSG_COMMIT &&
+	    get_u64(f->obj, "n", &p->n, 0, what, err, errlen) == -1)
+		goto fail;
+	return 0;
+fail:
+	msg_pos_release(p);
+	return -1;
+}
+
+/* ---- marks ---- */
+
+void
+msg_mark_release(struct msg_mark *m)
+{
+	free(m->id);
+	free(m->table);
+	memset(m, 0, sizeof(*m));
+}
+
+void
+msg_put_mark(struct sbuf *out, enum msg_kind kind, const char *id,
+    const char *table, struct jspan progress, int done)
+{
+	struct sbuf j = SBUF_INIT;
+
+	open_kind(&j, kind == MSG_MARKED ? MSG_MARKED : MSG_MARK);
+	member_str(&j, "id", id, strlen(id));
+	if (table != NULL)
+		member_str(&j, "table", table, strlen(table));
+	if (progress.p != NULL) {
+		member(&j, "progress");
+		sbuf_add(&j, progress.p, progress.n);
+	}
+	if (done) {
+		member(&j, "done");
+		sbuf_adds(&j, "true");
+	}
+	end_small(out, &j);
+}
+
+void
+msg_put_confirm(struct sbuf *out, const char *id)
+{
+	struct sbuf j = SBUF_INIT;
+
+	open_kind(&j, MSG_CONFIRM);
+	member_str(&j, "id", id, strlen(id));
+	end_small(out, &j);
+}
+
+void
+msg_put_marked_from(struct sbuf *out, struct jspan mark)
+{
+	struct sbuf j = SBUF_INIT;
+	struct jiter it;
+	struct jspan k, v;
+
+	open_kind(&j, MSG_MARKED);
+	jiter_init(&it, mark);
+	while (jiter_member(&it, &k, &v)) {
+		if (jkey_is(k, "k", 1))
+			continue;
+		sep(&j);
+		sbuf_add(&j, k.p, k.n);
+		sbuf_addc(&j, ':');
+		sbuf_add(&j, v.p, v.n);
+	}
+	end_small(out, &j);
+}
+
+int
+msg_read_mark(const struct frame *f, struct msg_mark *m, char *err,
+    size_t errlen)
+{
+	enum msg_kind k = msg_kind(f);
+	const char *what = msg_kind_name(k);
+	struct jspan s;
+
+	memset(m, 0, sizeof(*m));
+	if (k != MSG_MARK && k != MSG_MARKED && k != MSG_CONFIRM)
+		return bad(err, errlen, "a '%s' frame is not a mark", what);
+	if (get_str(f->obj, "id", &m->id, 1, what, err, errlen) == -1)
+		return -1;
+	if (k == MSG_CONFIRM)
+		return 0;
+	if (get_str(f->obj, "table", &m->table, 0, what, err, errlen) == -1)
+		goto fail;
+	if (jobj_get(f->obj, "progress", &s)) {
+		if (jspan_type(s) != J_OBJECT) {
+			bad(err, errlen, "%s \"progress\" is not an object",
+			    what);
+			goto fail;
+		}
+		m->progress = s;
+	}
+	if (jobj_get(f->obj, "done", &s)) {
+		if (jspan_type(s) != J_TRUE && jspan_type(s) != J_FALSE) {
+			bad(err, errlen, "%s \"done\" is not a boolean", what);
+			goto fail;
+		}
+		m->done = jspan_type(s) == J_TRUE;
+	}
+	return 0;
+fail:
+	msg_mark_release(m);
+	return -1;
+}
+
+/* ---- event builders ---- */
+
+static const char *const list_names[] = {
+	[ML_KEY] = "key", [ML_TOAST] = "toast", [ML_RELS] = "rels",
+	[ML_ADDED] = "added", [ML_REMOVED] = "removed",
+	[ML_RETYPED] = "retyped",
+};
+
+void
+msg_row_begin(struct sbuf *j, char op, const char *rel, size_t rellen,
+    uint64_t v)
+{
+	open_kind(j, MSG_ROW);
+	member(j, "op");
+	sbuf_addc(j, '"');
+	sbuf_addc(j, op);
+	sbuf_addc(j, '"');
+	member_str(j, "rel", rel, rellen);
+	member_u64(j, "v", v);
+}
+
+void
+msg_truncate_begin(struct sbuf *j, uint64_t v)
+{
+	open_kind(j, MSG_TRUNCATE);
+	member_u64(j, "v", v);
+}
+
+void
+msg_drift_begin(struct sbuf *j, const char *rel, size_t rellen)
+{
+	open_kind(j, MSG_DRIFT);
+	member_str(j, "rel", rel, rellen);
+}
+
+void
+msg_list_begin(struct sbuf *j, enum msg_list l)
+{
+	member(j, list_names[l]);
+	sbuf_addc(j, '[');
+}
+
+void
+msg_list_item(struct sbuf *j, const char *s, size_t n)
+{
+	sep(j);
+	sbuf_add_jstr(j, s, n);
+}
+
+void
+msg_list_end(struct sbuf *j)
+{
+	sbuf_addc(j, ']');
+}
+
+void
+msg_image_begin(struct sbuf *j, enum msg_image which)
+{
+	member(j, which == MI_NEW ? "new" : "old");
+	sbuf_addc(j, '{');
+}
+
+void
+msg_column(struct sbuf *j, const char *name, size_t n)
+{
+	sep(j);
+	sbuf_add_jstr(j, name, n);
+	sbuf_addc(j, ':');
+}
+
+void
+msg_image_end(struct sbuf *j)
+{
+	sbuf_addc(j, '}');
+}
+
+int
+msg_read_row(struct jspan obj, struct msg_row *r, char *err, size_t errlen)
+{
+	static const char *const names[] = { "op", "rel", "v", "key", "new",
+	    "old", "toast" };
+	struct jspan m[7];
+
+	memset(r, 0, sizeof(*r));
+	jobj_pick(obj, names, 7, m);
+	if (m[0].p == NULL || jspan_type(m[0]) != J_STRING || m[0].n != 3 ||
+	    strchr("iudc", m[0].p[1]) == NULL)
+		return bad(err, errlen, "row has no \"op\" of i, u, d or c");
+	r->op = m[0].p[1];
+	if (m[1].p == NULL || jspan_type(m[1]) != J_STRING)
+		return bad(err, errlen, "row has no string \"rel\"");
+	r->rel = m[1];
+	if (m[2].p == NULL || jspan_type(m[2]) != J_NUMBER ||
+	    jnum_u64(m[2], &r->v) == -1)
+		return bad(err, errlen, "row has no unsigned 64-bit \"v\"");
+	r->v_raw = m[2];
+	if (m[3].p == NULL || jspan_type(m[3]) != J_ARRAY)
+		return bad(err, errlen, "row has no \"key\" array");
+	r->key = m[3];
+	if ((m[4].p != NULL && jspan_type(m[4]) != J_OBJECT) ||
+	    (m[5].p != NULL && jspan_type(m[5]) != J_OBJECT))
+		return bad(err, errlen, "row image is not an object");
+	r->new = m[4];
+	r->old = m[5];
+	if (m[6].p != NULL && jspan_type(m[6]) != J_ARRAY)
+		return bad(err, errlen, "row \"toast\" is not an array");
+	r->toast = m[6];
+	return 0;
+}
+
+int
+msg_read_truncate(struct jspan obj, struct jspan *rels, uint64_t *v,
+    char *err, size_t errlen)
+{
+	struct jspan s;
+	struct jiter it;
+
+	if (!jobj_get(obj, "rels", rels) || jspan_type(*rels) != J_ARRAY)
+		return bad(err, errlen, "truncate has no \"rels\" array");
+	if (get_u64(obj, "v", v, 1, "truncate", err, errlen) == -1)
+		return -1;
+	jiter_init(&it, *rels);
+	while (jiter_elem(&it, &s))
+		if (jspan_type(s) != J_STRING)
+			return bad(err, errlen, "truncate \"rels\" holds a "
+			    "non-string");
+	return 0;
+}
+
+/* ---- operations ---- */
+
+void
+msg_op_begin(struct sbuf *j, enum msg_kind kind, const char *index,
+    size_t ilen, const char *id, size_t idlen, uint64_t v)
+{
+	open_kind(j, kind);
+	member_str(j, "index", index, ilen);
+	if (id != NULL)
+		member_str(j, "id", id, idlen);
+	member_u64(j, "v", v);
+}
+
+void
+msg_op_routing(struct sbuf *j, const char *s, size_t n)
+{
+	member_str(j, "routing", s, n);
+}
+
+void
+msg_op_pipeline(struct sbuf *j, const char *s, size_t n)
+{
+	member_str(j, "pipeline", s, n);
+}
+
+void
+msg_op_rel(struct sbuf *j, const char *s, size_t n)
+{
+	member_str(j, "rel", s, n);
+}
+
+void
+msg_op_toast_id(struct sbuf *j, const char *s, size_t n)
+{
+	member_str(j, "toast_id", s, n);
+}
+
+void
+msg_op_doc(struct sbuf *j)
+{
+	member(j, "doc");
+}
+
+static int
+op_string(struct jspan s, const char *name, int required, const char *what,
+    char *err, size_t errlen)
+{
+	if (s.p == NULL)
+		return required ? bad(err, errlen, "%s has no \"%s\"", what,
+		    name) : 0;
+	if (jspan_type(s) != J_STRING || s.n <= 2)
+		return bad(err, errlen, "%s \"%s\" is not a non-empty string",
+		    what, name);
+	return 0;
+}
+
+int
+msg_read_op(const struct frame *f, struct msg_op *op, char *err,
+    size_t errlen)
+{
+	static const char *const names[] = { "index", "id", "v", "routing",
+	    "pipeline", "rel", "toast", "toast_id", "doc" };
+	struct jspan m[9];
+	const char *what;
+
+	memset(op, 0, sizeof(*op));
+	op->kind = msg_kind(f);
+	what = msg_kind_name(op->kind);
+	if (op->kind != MSG_INDEX && op->kind != MSG_DELETE &&
+	    op->kind != MSG_CLEAR)
+		return bad(err, errlen, "a '%s' frame is not an operation",
+		    what);
+	jobj_pick(f->obj, names, 9, m);
+	if (op_string(m[0], "index", 1, what, err, errlen) == -1 ||
+	    op_string(m[1], "id", op->kind != MSG_CLEAR, what, err,
+	    errlen) == -1 ||
+	    op_string(m[3], "routing", 0, what, err, errlen) == -1 ||
+	    op_string(m[4], "pipeline", 0, what, err, errlen) == -1 ||
+	    op_string(m[5], "rel", 0, what, err, errlen) == -1 ||
+	    op_string(m[7], "toast_id", 0, what, err, errlen) == -1)
+		return -1;
+	if (m[2].p == NULL || jspan_type(m[2]) != J_NUMBER ||
+	    jnum_u64(m[2], &op->v) == -1)
+		return bad(err, errlen, "%s has no unsigned 64-bit \"v\"",
+		    what);
+	op->index = m[0], op->id = m[1], op->routing = m[3];
+	op->pipeline = m[4], op->rel = m[5];
+	if (op->kind != MSG_INDEX)
+		return 0;
+	if (m[6].p != NULL && jspan_type(m[6]) != J_ARRAY)
+		return bad(err, errlen, "index \"toast\" is not an array");
+	if (m[8].p == NULL || jspan_type(m[8]) != J_OBJECT)
+		return bad(err, errlen, "index has no \"doc\" object");
+	op->toast = m[6], op->toast_id = m[7], op->doc = m[8];
+	return 0;
+}
+
+/* ---- stats ---- */
+
+const struct msg_counter_def msg_counters[MC_N] = {
+	[MC_EVENTS_INSERT] = { "events_insert", "capture",
+	    "pg2osync_events_total", "type", "insert", 0,
+	    "Change events read from the source, by type." },
+	[MC_EVENTS_UPDATE] = { "events_update", "capture",
+	    "pg2osync_events_total", "type", "update", 0, NULL },
+	[MC_EVENTS_DELETE] = { "events_delete", "capture",
+	    "pg2osync_events_total", "type", "delete", 0, NULL },
+	[MC_EVENTS_TRUNCATE] = { "events_truncate", "capture",
+	    "pg2osync_events_total", "type", "truncate", 0, NULL },
+	[MC_COMMITS] = { "commits", "capture", "pg2osync_commits_total",
+	    NULL, NULL, 0, "Source transactions read." },
+	[MC_RECEIVED_POS] = { "received_pos", "capture",
+	    "pg2osync_position_received", NULL, NULL, 1,
+	    "Highest source position the capture has read." },
+	[MC_CONFIRMED_POS] = { "confirmed_pos", "capture",
+	    "pg2osync_position_source_confirmed", NULL, NULL, 1,
+	    "Source position the capture last confirmed to the database "
+	    "(never past the stored checkpoint)." },
+	[MC_ROWS_IN] = { "rows_in", "shaper", "pg2osync_rows_total",
+	    NULL, NULL, 0, "Row events the shaper read (stream and load)." },
+	[MC_OPS_OUT] = { "ops_out", "shaper", "pg2osync_operations_total",
+	    NULL, NULL, 0, "Operation frames the shaper wrote." },
+	[MC_ROWS_UNMAPPED] = { "rows_unmapped", "shaper",
+	    "pg2osync_rows_unmapped_total", NULL, NULL, 0,
+	    "Row events of a table no sync section names." },
+	[MC_DRIFT] = { "drift", "shaper", "pg2osync_schema_drift_total",
+	    "table", NULL, 0,
+	    "Table shape changes seen under the running pipeline." },
+	[MC_DOCS_INDEXED] = { "docs_indexed", "writer",
+	    "pg2osync_documents_total", "op", "index", 0,
+	    "Documents written to the target, by operation." },
+	[MC_DOCS_DELETED] = { "docs_deleted", "writer",
+	    "pg2osync_documents_total", "op", "delete", 0, NULL },
+	[MC_BATCHES] = { "batches", "writer", "pg2osync_batches_total",
+	    NULL, NULL, 0, "Bulk requests the writer sent to the target." },
+	[MC_BULK_BYTES] = { "bulk_bytes", "writer",
+	    "pg2osync_bulk_bytes_total", NULL, NULL, 0,
+	    "Bytes of bulk request bodies sent to the target." },
+	[MC_SINK_ERRORS] = { "sink_errors", "writer",
+	    "pg2osync_sink_errors_total", NULL, NULL, 0,
+	    "Target requests or documents that failed." },
+	[MC_VERSION_CONFLICTS] = { "version_conflicts", "writer",
+	    "pg2osync_version_conflicts_total", NULL, NULL, 0,
+	    "Writes the target skipped because it held a newer version "
+	    "(replays after a restart, copies older than the stream)." },
+	[MC_TOAST_COMPLETIONS] = { "toast_completions", "writer",
+	    "pg2osync_toast_completions_total", NULL, NULL, 0,
+	    "Unchanged out-of-line columns filled in from the stored "
+	    "document." },
+	[MC_TOAST_MISSING] = { "toast_missing", "writer",
+	    "pg2osync_toast_missing_total", "table", NULL, 0,
+	    "Documents written without their unchanged out-of-line columns "
+	    "because no stored copy existed to complete them from." },
+	[MC_CLEARS] = { "clears", "writer", "pg2osync_index_clears_total",
+	    NULL, NULL, 0, "Indices cleared for a source TRUNCATE." },
+};
+
+int
+msg_counter_lookup(struct jspan name)
+{
+	int i;
+
+	for (i = 0; i < MC_N; i++)
+		if (jstr_eq(name, msg_counters[i].name))
+			return i;
+	return -1;
+}
+
+void
+msg_stats_begin(struct sbuf *j, const char *tool)
+{
+	open_kind(j, MSG_STATS);
+	member_str(j, "tool", tool, strlen(tool));
+	member(j, "counters");
+	sbuf_addc(j, '{');
+}
+
+void
+msg_stats_end(struct sbuf *out, struct sbuf *j)
+{
+	sbuf_addc(j, '}');
+	msg_end(out, j);
+}
+
+void
+msg_stats_add(struct sbuf *j, enum msg_counter c, uint64_t v)
+{
+	member_u64(j, msg_counters[c].name, v);
+}
+
+void
+msg_stats_keyed_begin(struct sbuf *j, enum msg_counter c)
+{
+	member(j, msg_counters[c].name);
+	sbuf_addc(j, '{');
+}
+
+void
+msg_stats_keyed_add(struct sbuf *j, const char *key, size_t n, uint64_t v)
+{
+	sep(j);
+	sbuf_add_jstr(j, key, n);
+	sbuf_addc(j, ':');
+	sbuf_add_u64(j, v);
+}
+
+void
+msg_stats_keyed_end(struct sbuf *j)
+{
+	sbuf_addc(j, '}');
+}
+
+int
+msg_read_stats(const struct frame *f, struct jspan *tool,
+    struct jspan *counters, char *err, size_t errlen)
+{
+	if (!jobj_get(f->obj, "tool", tool) || jspan_type(*tool) != J_STRING)
+		return bad(err, errlen, "stats has no string \"tool\"");
+	if (!jobj_get(f->obj, "counters", counters) ||
+	    jspan_type(*counters) != J_OBJECT)
+		return bad(err, errlen, "stats has no \"counters\" object");
+	return 0;
+}

@@ -1,0 +1,248 @@
+/*
+ * msg.h - what frames say (framing.md §4-6): the one owner of every frame
+ * kind, every member name and the table of counter names. lib/frame.c owns
+ * the bytes around a frame; this module owns what is inside it.
+ *
+ * Three families:
+ *   - control frames (hello, durable, marked, ack, confirm, stats and the
+ *     checkpoint requests) are small: each has a typed encoder msg_put_*
+ *     that appends a complete frame and a typed decoder msg_read_*;
+ *   - event frames (row, commit, truncate, pos, drift, mark) and operation
+ *     frames (index, delete, clear) are built by streaming builders, so a
+ *     capture writes values straight into the frame and the shaper copies
+ *     documents without parsing them into a tree;
+ *   - counters: enum msg_counter and msg_counters[], read by every stage
+ *     that reports and by the supervisor's metrics renderer, so a counter
+ *     name exists exactly once.
+ *
+ * Decoders return 0, or -1 with a message in err naming what is wrong; a
+ * decoded string is a heap copy (release the struct) and a decoded span
+ * points into the frame and is valid as long as the frame is.
+ */
+#ifndef MSG_H
+#define MSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "frame.h"
+#include "jscan.h"
+#include "sbuf.h"
+
+enum msg_kind {
+	MSG_UNKNOWN = 0,
+	/* events: capture-* and loader -> shaper (§4) */
+	MSG_ROW, MSG_COMMIT, MSG_TRUNCATE, MSG_POS, MSG_DRIFT, MSG_MARK,
+	/* operations: shaper -> writer (§5); commit, pos, mark pass through */
+	MSG_INDEX, MSG_DELETE, MSG_CLEAR,
+	/* control channel, fd 3 (§6) */
+	MSG_HELLO, MSG_DURABLE, MSG_MARKED, MSG_ACK, MSG_CONFIRM, MSG_STATS,
+	/* supervisor <-> ckpt serve (§6) */
+	MSG_GET, MSG_CHECKPOINT, MSG_PUT, MSG_STORED,
+	MSG_NKINDS
+};
+
+/* the kind of a frame: one lookup of its "k" */
+enum msg_kind msg_kind(const struct frame *);
+/* the same for a "k" value span (a JSON string) */
+enum msg_kind msg_kind_of(struct jspan kind);
+/* "row", "commit", ... ("?" for MSG_UNKNOWN) */
+const char *msg_kind_name(enum msg_kind);
+
+/* ---- control frames ---- */
+
+/* hello: the first frame a tool sends on fd 3 */
+struct msg_hello {
+	char	 tool[32];
+	int	 proto;
+	long	 pid;
+};
+void	msg_put_hello(struct sbuf *out, const char *tool);
+int	msg_read_hello(const struct frame *, struct msg_hello *, char *err,
+	    size_t errlen);
+
+/*
+ * A position: commit and pos (events), durable (writer -> supervisor),
+ * put and checkpoint (supervisor <-> ckpt). text is the source's own
+ * rendering of pos (PostgreSQL "0/16B3748", MySQL "file:pos;gtid=..."), of
+ * any length, parsed only by the source's tools.
+ */
+struct msg_pos {
+	int	 present;	/* checkpoint: 0 when none is stored */
+	uint64_t pos;
+	char	*text;		/* heap; NULL when the frame had none */
+	long long ts;		/* commit, durable: source commit time, µs
+				 * since the epoch; 0 when absent */
+	long long sent, at;	/* durable: µs since the epoch; 0 absent */
+	uint64_t n;		/* commit: rows and truncates in it */
+};
+void	msg_pos_release(struct msg_pos *);
+
+void	msg_put_durable(struct sbuf *out, const struct msg_pos *);
+void	msg_put_ack(struct sbuf *out, uint64_t pos);
+void	msg_put_get(struct sbuf *out);
+/* p->present == 0: "no checkpoint stored" */
+void	msg_put_checkpoint(struct sbuf *out, const struct msg_pos *);
+void	msg_put_put(struct sbuf *out, uint64_t pos, const char *text);
+void	msg_put_stored(struct sbuf *out, uint64_t pos);
+/* commit, pos, durable, ack, checkpoint, put, stored: the members each
+ * kind has. "pos" is required except in a checkpoint, where its absence
+ * means none is stored; a "text" must be a non-empty string. */
+int	msg_read_pos(const struct frame *, struct msg_pos *, char *err,
+	    size_t errlen);
+
+/*
+ * A load mark (§4 mark, §6 marked / confirm). id is opaque to every stage
+ * but the loader and the supervisor; table names the table the wave read;
+ * progress is the loader's own record of how far the table is, an object
+ * the supervisor stores without reading; done says this mark ends the
+ * table's load.
+ */
+struct msg_mark {
+	char	*id;
+	char	*table;
+	struct jspan progress;	/* into the frame; p == NULL when absent */
+	int	 done;
+};
+void	msg_mark_release(struct msg_mark *);
+/* mark (event) and marked (control) carry the same members; progress is
+ * copied as the raw JSON text it is (NULL: none) */
+void	msg_put_mark(struct sbuf *out, enum msg_kind kind, const char *id,
+	    const char *table, struct jspan progress, int done);
+void	msg_put_confirm(struct sbuf *out, const char *id);
+/* mark, marked, confirm (confirm has only id) */
+int	msg_read_mark(const struct frame *, struct msg_mark *, char *err,
+	    size_t errlen);
+/* the marked frame a mark event becomes once it is durable: the same
+ * members under another kind, copied from the mark's bytes */
+void	msg_put_marked_from(struct sbuf *out, struct jspan mark_obj);
+
+/* ---- event frames: streaming builders ----
+ *
+ * Build one frame's JSON in a scratch buffer j, then msg_end() frames it
+ * into out. Between a *_begin and msg_end, members are appended in any
+ * order the builders allow; a builder that opens a container (an image,
+ * a list) is closed by its *_end before the next member.
+ */
+
+enum msg_list {
+	ML_KEY,		/* row: the key column names, in key order */
+	ML_TOAST,	/* row, index op: unchanged out-of-line columns */
+	ML_RELS,	/* truncate: the truncated tables */
+	ML_ADDED, ML_REMOVED, ML_RETYPED	/* drift */
+};
+enum msg_image { MI_NEW, MI_OLD };
+
+/* row: op is 'i', 'u', 'd' or 'c' (a copy row: no position, ever) */
+void	msg_row_begin(struct sbuf *j, char op, const char *rel, size_t rellen,
+	    uint64_t v);
+void	msg_truncate_begin(struct sbuf *j, uint64_t v);
+void	msg_drift_begin(struct sbuf *j, const char *rel, size_t rellen);
+/* a list of strings: begin, one msg_list_item per name, end */
+void	msg_list_begin(struct sbuf *j, enum msg_list);
+void	msg_list_item(struct sbuf *j, const char *s, size_t n);
+void	msg_list_end(struct sbuf *j);
+/* a row image: begin, then per column msg_column and its JSON value
+ * appended by the caller, then end */
+void	msg_image_begin(struct sbuf *j, enum msg_image);
+void	msg_column(struct sbuf *j, const char *name, size_t n);
+void	msg_image_end(struct sbuf *j);
+/* close the object in j, append it to out as a frame, reset j */
+void	msg_end(struct sbuf *out, struct sbuf *j);
+
+/* commit and pos are complete frames: no builder needed */
+void	msg_put_commit(struct sbuf *out, uint64_t pos, const char *text,
+	    long long ts_us, uint64_t n);
+void	msg_put_pos(struct sbuf *out, uint64_t pos, const char *text);
+
+/* a row event, its members as spans into the frame (jobj_pick: the images
+ * are most of the bytes, so they are skipped once) */
+struct msg_row {
+	char	 op;		/* 'i', 'u', 'd', 'c' */
+	struct jspan rel;	/* JSON string */
+	uint64_t v;
+	struct jspan v_raw;	/* the number as it arrived */
+	struct jspan key;	/* array of strings */
+	struct jspan new, old, toast;	/* p == NULL when absent */
+};
+int	msg_read_row(struct jspan obj, struct msg_row *, char *err,
+	    size_t errlen);
+/* truncate: rels (array of strings) and v */
+int	msg_read_truncate(struct jspan obj, struct jspan *rels, uint64_t *v,
+	    char *err, size_t errlen);
+
+/* ---- operation frames (shaper -> writer) ---- */
+
+/* index, delete or clear on index; id is absent (NULL) for clear */
+void	msg_op_begin(struct sbuf *j, enum msg_kind kind, const char *index,
+	    size_t ilen, const char *id, size_t idlen, uint64_t v);
+void	msg_op_routing(struct sbuf *j, const char *s, size_t n);
+void	msg_op_pipeline(struct sbuf *j, const char *s, size_t n);
+/* the source table of an index op whose document needs completion, for
+ * the per-table count of documents that could not be completed */
+void	msg_op_rel(struct sbuf *j, const char *s, size_t n);
+/* with ML_TOAST listed: the id to complete from when it is not the op's */
+void	msg_op_toast_id(struct sbuf *j, const char *s, size_t n);
+/* ,"doc": - the document follows, appended by the caller, and is the
+ * last member (framing.md §5): msg_end next */
+void	msg_op_doc(struct sbuf *j);
+
+struct msg_op {
+	enum msg_kind kind;	/* MSG_INDEX, MSG_DELETE, MSG_CLEAR */
+	struct jspan index, id, routing, pipeline, rel;	/* JSON strings */
+	uint64_t v;
+	struct jspan toast, toast_id;	/* index only */
+	struct jspan doc;	/* index only: an object */
+};
+int	msg_read_op(const struct frame *, struct msg_op *, char *err,
+	    size_t errlen);
+
+/* ---- stats and the counter table ---- */
+
+enum msg_counter {
+	/* capture-pg, capture-mysql */
+	MC_EVENTS_INSERT, MC_EVENTS_UPDATE, MC_EVENTS_DELETE,
+	MC_EVENTS_TRUNCATE, MC_COMMITS, MC_RECEIVED_POS, MC_CONFIRMED_POS,
+	/* shaper */
+	MC_ROWS_IN, MC_OPS_OUT, MC_ROWS_UNMAPPED, MC_DRIFT,
+	/* writer */
+	MC_DOCS_INDEXED, MC_DOCS_DELETED, MC_BATCHES, MC_BULK_BYTES,
+	MC_SINK_ERRORS, MC_VERSION_CONFLICTS, MC_TOAST_COMPLETIONS,
+	MC_TOAST_MISSING, MC_CLEARS,
+	MC_N
+};
+
+struct msg_counter_def {
+	const char *name;	/* in a stats frame: "events_insert" */
+	const char *tool;	/* who reports it: "capture" (either
+				 * capture), "shaper", "writer" */
+	const char *metric;	/* "pg2osync_events_total" */
+	const char *label;	/* label name, or NULL */
+	const char *label_value;	/* a fixed label value ("insert"), or
+				 * NULL when the counter is keyed: one value
+				 * per key, the key being the label value */
+	int	 gauge;		/* a level, not summed across restarts */
+	const char *help;
+};
+extern const struct msg_counter_def msg_counters[MC_N];
+/* the counter a stats member name names, or -1 */
+int	msg_counter_lookup(struct jspan name);
+
+/*
+ * stats: begin, then values, then msg_stats_end. A keyed counter is one member
+ * holding an object of key -> value: msg_stats_keyed_begin, one
+ * msg_stats_keyed_add per key, msg_stats_keyed_end.
+ */
+void	msg_stats_begin(struct sbuf *j, const char *tool);
+void	msg_stats_add(struct sbuf *j, enum msg_counter, uint64_t v);
+void	msg_stats_keyed_begin(struct sbuf *j, enum msg_counter);
+void	msg_stats_keyed_add(struct sbuf *j, const char *key, size_t n,
+	    uint64_t v);
+void	msg_stats_keyed_end(struct sbuf *j);
+/* close the counters and the frame, append it to out, reset j */
+void	msg_stats_end(struct sbuf *out, struct sbuf *j);
+/* the frame's tool and counters object */
+int	msg_read_stats(const struct frame *, struct jspan *tool,
+	    struct jspan *counters, char *err, size_t errlen);
+
+#endif
