@@ -8,7 +8,9 @@
  * until SIGTERM or a failure.
  * Only this file exits; every exit code is one of framing.md §8.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,15 +37,19 @@ static void
 usage(FILE *f)
 {
 	fputs(
-"usage: capture-pg -c config.yaml [--start-lsn X/Y]\n"
+"usage: capture-pg -c config.yaml [--start-pos X/Y [--start-token N]]\n"
 "\n"
 "Streams the changes to the tables of the config's sync sections from a\n"
 "PostgreSQL logical replication slot and writes event frames to stdout.\n"
 "Creates the publication and the slot when they do not exist.\n"
 "\n"
-"  -c, --config FILE    the pg2osync configuration\n"
-"      --start-lsn X/Y  resume from this checkpoint position; refused\n"
-"                       (exit 66) when the slot has confirmed past it\n"
+"  -c, --config FILE      the pg2osync configuration\n"
+"      --start-pos X/Y    resume from this checkpoint position (an LSN);\n"
+"                         refused (exit 66) when the slot has confirmed\n"
+"                         past it\n"
+"      --start-token N    the checkpoint's position as a number: must be\n"
+"                         the LSN's (a checkpoint that disagrees with\n"
+"                         itself is refused, exit 66)\n"
 "  -h, --help           this text\n"
 "  -V, --version        the version\n"
 "\n"
@@ -75,7 +81,8 @@ main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
-		{ "start-lsn", required_argument, NULL, 'L' },
+		{ "start-pos", required_argument, NULL, 'L' },
+		{ "start-token", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -87,8 +94,9 @@ main(int argc, char **argv)
 	struct pgo_decoder dec;
 	struct pg_source src;
 	struct stream st;
-	uint64_t start_lsn = 0;
-	char err[512];
+	uint64_t start_lsn = 0, token = 0;
+	const char *token_arg = NULL;
+	char err[512], *end;
 	int ch, rc;
 
 	log_init("capture-pg");
@@ -100,8 +108,11 @@ main(int argc, char **argv)
 		case 'L':
 			if (lsn_parse(optarg, &start_lsn) == -1 ||
 			    start_lsn == 0)
-				fatalx(P2O_EXIT_USAGE, "--start-lsn '%s' is not "
+				fatalx(P2O_EXIT_USAGE, "--start-pos '%s' is not "
 				    "a position like 0/16B3748", optarg);
+			break;
+		case 'T':
+			token_arg = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -117,6 +128,18 @@ main(int argc, char **argv)
 	if (path == NULL || optind != argc) {
 		usage(stderr);
 		return P2O_EXIT_USAGE;
+	}
+	if (token_arg != NULL) {
+		errno = 0;
+		token = strtoull(token_arg, &end, 10);
+		if (start_lsn == 0 || errno || *end || end == token_arg)
+			fatalx(P2O_EXIT_USAGE, "--start-token '%s' needs "
+			    "--start-pos and must be a number", token_arg);
+		if (token != start_lsn)
+			fatalx(P2O_EXIT_CHECKPOINT, "--start-token %" PRIu64
+			    " is not the position of --start-pos (%" PRIu64
+			    "): refusing a checkpoint that disagrees with "
+			    "itself", token, start_lsn);
 	}
 
 	signal(SIGPIPE, SIG_IGN);

@@ -1,7 +1,10 @@
 /*
  * ckpt.h - ckpt: reads and writes the checkpoint of one stream, a document
- * in the target's hidden .pg2osync_meta index (ARCHITECTURE.md "Where state
- * lives"), from the command line or as `ckpt serve` for the supervisor.
+ * in the target's hidden .pg2osync_meta index (docs/architecture.md "Where
+ * state lives"), from the command line or as `ckpt serve` for the
+ * supervisor. Source-neutral: a checkpoint is a position (an opaque u64,
+ * the document's version) and the source's own text for it; what stream
+ * it belongs to comes from lib/source.c.
  *
  * Modules:
  *   store.c  the checkpoint document in the target: read, bind, write
@@ -13,7 +16,7 @@
 #include <stdint.h>
 #include "config.h"
 #include "http.h"
-#include "lsn.h"
+#include "source.h"
 
 #define CKPT_INDEX	".pg2osync_meta"
 
@@ -22,16 +25,15 @@
 struct ckpt_value {
 	int	 present;	/* 0: no checkpoint stored for this stream */
 	uint64_t pos;
-	char	 lsn[64];
+	char	*text;		/* the source's position text (heap) */
 	char	 updated_at[40];	/* as stored; "" when absent */
 };
+void	ckpt_value_release(struct ckpt_value *);
 
 struct ckpt_store {
 	struct http_client http;
-	char	*id;		/* "postgres:<slot>" */
-	const char *source;	/* "postgres" */
-	const char *slot;
-	const char *publication;
+	struct source_ident ident;	/* doc id and binding */
+	int	 ready;		/* initialised */
 	int	 index_ready;	/* the index exists (checked or created) */
 	int	 bound;		/* the stored document was checked against us */
 	int	 conflicts;	/* puts a newer stored checkpoint outranked */
@@ -47,10 +49,10 @@ struct ckpt_store {
 int	ckpt_store_init(struct ckpt_store *, const struct config *);
 void	ckpt_store_release(struct ckpt_store *);
 int	ckpt_store_get(struct ckpt_store *, struct ckpt_value *);
-/* stores pos/lsn; *newer is set when the target already held a later
+/* stores pos/text; *newer is set when the target already held a later
  * checkpoint (a 409 on the external_gte version), which also counts as
  * stored because that checkpoint covers pos */
-int	ckpt_store_put(struct ckpt_store *, uint64_t pos, const char *lsn,
+int	ckpt_store_put(struct ckpt_store *, uint64_t pos, const char *text,
 	    int *newer);
 
 #endif

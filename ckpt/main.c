@@ -1,11 +1,12 @@
 /*
  * ckpt - read and write the checkpoint of the stream a configuration names.
  *
- *   ckpt -c config.yaml get            print the stored checkpoint as JSON
- *   ckpt -c config.yaml put --lsn X/Y  store one (never moves it back)
- *   ckpt -c config.yaml serve          frames on stdin/stdout for the
- *                                      supervisor (framing.md §6)
+ *   ckpt -c config.yaml get                    print the stored checkpoint
+ *   ckpt -c config.yaml put --pos N --text T   store one (never moves back)
+ *   ckpt -c config.yaml serve                  frames on stdin/stdout for
+ *                                              the supervisor (framing.md §6)
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -20,6 +21,7 @@
 #include "http.h"
 #include "jscan.h"
 #include "log.h"
+#include "msg.h"
 #include "p2o.h"
 #include "sbuf.h"
 
@@ -28,27 +30,32 @@ usage(FILE *f)
 {
 	fprintf(f,
 "usage: ckpt -c config.yaml get\n"
-"       ckpt -c config.yaml put --lsn X/Y\n"
+"       ckpt -c config.yaml put --pos N --text TEXT\n"
 "       ckpt -c config.yaml serve\n"
 "\n"
 "The checkpoint of the configured stream lives in the target index\n"
-"'" CKPT_INDEX "' as the document 'postgres:<slot_name>', bound to the\n"
-"source kind, slot and publication.\n"
+"'" CKPT_INDEX "' as one document ('postgres:<slot_name>',\n"
+"'mysql:<server_id>'), bound to the source kind and the stream's identity\n"
+"(slot and publication, or server_id). A checkpoint is a position N, the\n"
+"unsigned 64-bit number the pipeline orders by, and the source's own text\n"
+"for it (PostgreSQL '0/16B3748', MySQL 'binlog.000004:1234;gtid=...'),\n"
+"which is what a capture resumes from.\n"
 "\n"
-"  get     print {\"pos\":N,\"lsn\":\"X/Y\",\"updated_at\":\"...\"} on stdout;\n"
-"          when nothing is stored, print nothing, say 'no checkpoint' on\n"
-"          stderr and exit 0\n"
-"  put     store the position of the LSN X/Y; a checkpoint never moves\n"
-"          back: if a later one is stored, it is kept (logged, exit 0)\n"
-"  serve   answer {\"k\":\"get\"} with {\"k\":\"checkpoint\",...} and\n"
-"          {\"k\":\"put\",\"pos\":N,\"lsn\":\"X/Y\"} with {\"k\":\"stored\",\"pos\":N}\n"
-"          once the target acknowledged the write; ends at EOF on stdin.\n"
-"          An unreachable or failing target is retried (1 s doubling to\n"
-"          30 s) instead of ending serve: acknowledgements wait for it\n"
+"  get     print {\"pos\":N,\"text\":\"...\",\"updated_at\":\"...\"} on\n"
+"          stdout; when nothing is stored, print nothing, say\n"
+"          'no checkpoint' on stderr and exit 0\n"
+"  put     store position N with its TEXT; a checkpoint never moves back:\n"
+"          if a later one is stored, it is kept (logged, exit 0)\n"
+"  serve   answer get with a checkpoint frame and put with stored once\n"
+"          the target acknowledged the write (framing.md section 6); ends\n"
+"          at EOF on stdin. An unreachable or failing target is retried\n"
+"          (1 s doubling to 30 s) instead of ending serve:\n"
+"          acknowledgements wait for it\n"
 "\n"
 "options:\n"
 "  -c, --config FILE   the pg2osync configuration (required)\n"
-"      --lsn X/Y       the position to store (put)\n"
+"      --pos N         the position to store (put)\n"
+"      --text TEXT     the source's text for it (put)\n"
 "  -h, --help          this text\n"
 "  -V, --version       print the version\n"
 "\n"
@@ -65,8 +72,8 @@ print_value(const struct ckpt_value *v)
 
 	sbuf_adds(&out, "{\"pos\":");
 	sbuf_add_u64(&out, v->pos);
-	sbuf_adds(&out, ",\"lsn\":");
-	sbuf_add_jstr(&out, v->lsn, strlen(v->lsn));
+	sbuf_adds(&out, ",\"text\":");
+	sbuf_add_jstr(&out, v->text, strlen(v->text));
 	if (v->updated_at[0]) {
 		sbuf_adds(&out, ",\"updated_at\":");
 		sbuf_add_jstr(&out, v->updated_at, strlen(v->updated_at));
@@ -79,10 +86,8 @@ print_value(const struct ckpt_value *v)
 }
 
 static void
-reply(struct sbuf *json, struct sbuf *out)
+reply(struct sbuf *out)
 {
-	frame_put(out, json->buf, json->len);
-	sbuf_reset(json);
 	if (frame_flush(P2O_FD_OUT, out) == -1)
 		fatal(P2O_EXIT_TEMPFAIL, "writing to stdout");
 }
@@ -90,11 +95,8 @@ reply(struct sbuf *json, struct sbuf *out)
 static void
 logged_newer(struct ckpt_store *st, uint64_t pos)
 {
-	char lsn[32];
-
-	lsn_format(pos, lsn);
-	log_warnx("checkpoint '%s' already holds a position after %s (%"
-	    PRIu64 "): kept it", st->id, lsn, pos);
+	log_warnx("checkpoint '%s' already holds a position after %" PRIu64
+	    ": kept it", st->ident.doc_id, pos);
 }
 
 /*
@@ -131,16 +133,16 @@ serve(struct ckpt_store *st)
 {
 	struct frame_reader rd;
 	struct frame f;
-	struct sbuf json = SBUF_INIT, out = SBUF_INIT;
+	struct sbuf out = SBUF_INIT;
 	struct ckpt_value val;
-	struct jspan v;
-	uint64_t pos;
-	char lsn[64];
+	struct msg_pos put;
+	char why[256];
 	int r, rc, newer, attempt;
 
 	frame_reader_init(&rd, P2O_FD_IN, "stdin");
 	while ((r = frame_read(&rd, &f)) == 1) {
-		if (frame_is(&f, "get")) {
+		switch (msg_kind(&f)) {
+		case MSG_GET:
 			attempt = 0;
 			while ((rc = ckpt_store_get(st, &val)) ==
 			    P2O_EXIT_TEMPFAIL)
@@ -148,51 +150,45 @@ serve(struct ckpt_store *st)
 			if (rc != 0)
 				fatalx(rc, "%s", st->err);
 			recovered("reading the checkpoint", attempt);
-			sbuf_adds(&json, "{\"k\":\"checkpoint\"");
-			if (val.present) {
-				sbuf_adds(&json, ",\"pos\":");
-				sbuf_add_u64(&json, val.pos);
-				sbuf_adds(&json, ",\"lsn\":");
-				sbuf_add_jstr(&json, val.lsn, strlen(val.lsn));
-			}
-			sbuf_addc(&json, '}');
-			reply(&json, &out);
-		} else if (frame_is(&f, "put")) {
-			if (!jobj_get(f.obj, "pos", &v) ||
-			    jnum_u64(v, &pos) == -1)
+			memset(&put, 0, sizeof(put));
+			put.present = val.present;
+			put.pos = val.pos;
+			put.text = val.text;
+			msg_put_checkpoint(&out, &put);
+			ckpt_value_release(&val);
+			reply(&out);
+			break;
+		case MSG_PUT:
+			if (msg_read_pos(&f, &put, why, sizeof(why)) == -1 ||
+			    put.text == NULL)
 				fatalx(P2O_EXIT_DATA, "stdin: offset %" PRIu64
-				    ": put without an unsigned \"pos\"",
-				    f.offset);
-			lsn[0] = '\0';
-			if (jobj_get(f.obj, "lsn", &v) &&
-			    (jspan_type(v) != J_STRING ||
-			    jstr_copy(v, lsn, sizeof(lsn)) == -1))
-				fatalx(P2O_EXIT_DATA, "stdin: offset %" PRIu64
-				    ": put with an unusable \"lsn\"", f.offset);
+				    ": %s", f.offset, put.text == NULL ?
+				    "put without a \"text\"" : why);
 			attempt = 0;
-			while ((rc = ckpt_store_put(st, pos, lsn, &newer)) ==
-			    P2O_EXIT_TEMPFAIL)
+			while ((rc = ckpt_store_put(st, put.pos, put.text,
+			    &newer)) == P2O_EXIT_TEMPFAIL)
 				backoff(st, "storing the checkpoint", &attempt);
 			if (rc != 0)
 				fatalx(rc, "%s", st->err);
 			recovered("storing the checkpoint", attempt);
 			if (newer)
-				logged_newer(st, pos);
-			log_debug("stored checkpoint '%s' at %" PRIu64, st->id,
-			    pos);
-			sbuf_adds(&json, "{\"k\":\"stored\",\"pos\":");
-			sbuf_add_u64(&json, pos);
-			sbuf_addc(&json, '}');
-			reply(&json, &out);
-		} else
+				logged_newer(st, put.pos);
+			log_debug("stored checkpoint '%s' at %" PRIu64,
+			    st->ident.doc_id, put.pos);
+			msg_put_stored(&out, put.pos);
+			msg_pos_release(&put);
+			reply(&out);
+			break;
+		default:
 			log_warnx("stdin: offset %" PRIu64 ": ignoring a "
 			    "frame of kind %.*s", f.offset, (int)f.kind.n,
 			    f.kind.p);
+			break;
+		}
 	}
 	if (r == -1)
 		fatalx(P2O_EXIT_DATA, "%s", rd.err);
 	frame_reader_release(&rd);
-	sbuf_release(&json);
 	sbuf_release(&out);
 	return P2O_EXIT_OK;
 }
@@ -202,7 +198,8 @@ main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "config",	required_argument,	NULL, 'c' },
-		{ "lsn",	required_argument,	NULL, 'L' },
+		{ "pos",	required_argument,	NULL, 'P' },
+		{ "text",	required_argument,	NULL, 'T' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ "version",	no_argument,		NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -210,10 +207,10 @@ main(int argc, char *argv[])
 	struct config cf;
 	struct ckpt_store st;
 	struct ckpt_value val;
-	const char *cfgpath = NULL, *lsn = NULL, *cmd;
-	char err[1024];
-	uint64_t pos;
-	int ch, rc, newer;
+	const char *cfgpath = NULL, *postext = NULL, *text = NULL, *cmd;
+	char err[1024], *end;
+	uint64_t pos = 0;
+	int ch, rc, newer, put;
 
 	log_init("ckpt");
 	signal(SIGPIPE, SIG_IGN);
@@ -222,8 +219,11 @@ main(int argc, char *argv[])
 		case 'c':
 			cfgpath = optarg;
 			break;
-		case 'L':
-			lsn = optarg;
+		case 'P':
+			postext = optarg;
+			break;
+		case 'T':
+			text = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -245,11 +245,19 @@ main(int argc, char *argv[])
 	    strcmp(cmd, "serve") != 0)
 		fatalx(P2O_EXIT_USAGE, "unknown command '%s' (get, put, serve)",
 		    cmd);
-	if ((lsn != NULL) != (strcmp(cmd, "put") == 0))
-		fatalx(P2O_EXIT_USAGE, "--lsn goes with put, and put needs it");
-	if (lsn != NULL && lsn_parse(lsn, &pos) == -1)
-		fatalx(P2O_EXIT_USAGE, "--lsn '%s' is not an LSN like 16/B374D848",
-		    lsn);
+	put = strcmp(cmd, "put") == 0;
+	if ((postext != NULL || text != NULL) && !put)
+		fatalx(P2O_EXIT_USAGE, "--pos and --text go with put");
+	if (put && (postext == NULL || text == NULL || *text == '\0'))
+		fatalx(P2O_EXIT_USAGE, "put needs --pos and a non-empty --text");
+	if (put) {
+		errno = 0;
+		pos = strtoull(postext, &end, 10);
+		if (errno != 0 || *end != '\0' || end == postext ||
+		    postext[0] == '-' || pos > INT64_MAX)
+			fatalx(P2O_EXIT_USAGE, "--pos '%s' is not an unsigned "
+			    "number below 2^63", postext);
+	}
 
 	if (config_load(cfgpath, &cf, err, sizeof(err)) == -1)
 		fatalx(P2O_EXIT_CONFIG, "%s", err);
@@ -266,17 +274,16 @@ main(int argc, char *argv[])
 		if (val.present)
 			print_value(&val);
 		else
-			log_info("no checkpoint '%s' stored", st.id);
+			log_info("no checkpoint '%s' stored", st.ident.doc_id);
+		ckpt_value_release(&val);
 	} else {
-		/* stored in canonical form whatever case was typed */
-		lsn_format(pos, err);
-		if ((rc = ckpt_store_put(&st, pos, err, &newer)) != 0)
+		if ((rc = ckpt_store_put(&st, pos, text, &newer)) != 0)
 			fatalx(rc, "%s", st.err);
 		if (newer)
 			logged_newer(&st, pos);
 		else
 			log_info("stored checkpoint '%s' at %s (%" PRIu64 ")",
-			    st.id, err, pos);
+			    st.ident.doc_id, text, pos);
 	}
 	ckpt_store_release(&st);
 	config_release(&cf);

@@ -1,6 +1,7 @@
 /*
  * store.c - the checkpoint document of one stream in the target:
- * .pg2osync_meta/_doc/<source>:<slot>. Owns creating that hidden index,
+ * .pg2osync_meta/_doc/<stream id> (lib/source.c names it). Owns creating
+ * that hidden index,
  * refusing a document bound to another stream, and writing with the
  * position as an external_gte version so a checkpoint never moves back even
  * when two writers race. Never exits and never prints a credential.
@@ -22,60 +23,56 @@
 	"{\"settings\":{\"index\":{\"number_of_shards\":1," \
 	"\"auto_expand_replicas\":\"0-1\",\"hidden\":true}}," \
 	"\"mappings\":{\"dynamic\":false,\"properties\":{" \
-	"\"source\":{\"type\":\"keyword\"},\"slot\":{\"type\":\"keyword\"}," \
-	"\"publication\":{\"type\":\"keyword\"},\"pos\":{\"type\":\"long\"}," \
-	"\"lsn\":{\"type\":\"keyword\"},\"updated_at\":{\"type\":\"date\"}}}}"
+	"\"source\":{\"type\":\"keyword\"},\"pos\":{\"type\":\"long\"}," \
+	"\"updated_at\":{\"type\":\"date\"}}}}"
+
+void
+ckpt_value_release(struct ckpt_value *v)
+{
+	free(v->text);
+	memset(v, 0, sizeof(*v));
+}
 
 int
 ckpt_store_init(struct ckpt_store *st, const struct config *cf)
 {
-	struct sbuf id = SBUF_INIT;
-
 	memset(st, 0, sizeof(*st));
-	if (cf->source_kind != SOURCE_POSTGRES) {
-		snprintf(st->err, sizeof(st->err), "%s: source: ckpt stores "
-		    "PostgreSQL checkpoints only", cf->path);
-		return P2O_EXIT_CONFIG;
-	}
 	if (cf->target_url == NULL) {
 		snprintf(st->err, sizeof(st->err), "%s: target.url: missing",
 		    cf->path);
 		return P2O_EXIT_CONFIG;
 	}
-	st->source = "postgres";
-	st->slot = cf->slot_name;
-	st->publication = cf->publication;
-	sbuf_addf(&id, "%s:%s", st->source, st->slot);
-	st->id = id.buf;
+	if (source_ident_init(&st->ident, cf, st->err, sizeof(st->err)) == -1)
+		return P2O_EXIT_CONFIG;
 	if (http_init(&st->http, cf->target_url, cf->target_username,
 	    cf->target_password) == -1) {
 		snprintf(st->err, sizeof(st->err), "target: %s", st->http.err);
-		free(st->id);
-		st->id = NULL;
+		source_ident_release(&st->ident);
 		return P2O_EXIT_CONFIG;
 	}
+	st->ready = 1;
 	return 0;
 }
 
 void
 ckpt_store_release(struct ckpt_store *st)
 {
-	if (st->id == NULL)
+	if (!st->ready)
 		return;
 	http_release(&st->http);
-	free(st->id);
-	st->id = NULL;
+	source_ident_release(&st->ident);
+	st->ready = 0;
 }
 
-/* the document path; slot names are [a-z0-9_] but the id is escaped
- * anyway so no configuration can reach into another path */
+/* the document path; the id is escaped so no configuration can reach
+ * into another path */
 static void
 doc_path(const struct ckpt_store *st, struct sbuf *out)
 {
 	const char *p;
 
 	sbuf_adds(out, "/" CKPT_INDEX "/_doc/");
-	for (p = st->id; *p; p++) {
+	for (p = st->ident.doc_id; *p; p++) {
 		unsigned char c = (unsigned char)*p;
 
 		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
@@ -209,14 +206,14 @@ check_binding(struct ckpt_store *st, struct jspan src, const char *field,
 		return 0;
 	if (jspan_type(v) != J_STRING || jstr_copy(v, got, sizeof(got)) == -1) {
 		snprintf(st->err, sizeof(st->err), "checkpoint '%s' has an "
-		    "unreadable '%s': refusing a foreign checkpoint", st->id,
-		    field);
+		    "unreadable '%s': refusing a foreign checkpoint",
+		    st->ident.doc_id, field);
 		return P2O_EXIT_CHECKPOINT;
 	}
 	if (strcmp(got, want) != 0) {
 		snprintf(st->err, sizeof(st->err), "checkpoint '%s' belongs to "
-		    "%s '%s', not '%s': refusing a foreign checkpoint", st->id,
-		    field, got, want);
+		    "%s '%s', not '%s': refusing a foreign checkpoint",
+		    st->ident.doc_id, field, got, want);
 		return P2O_EXIT_CHECKPOINT;
 	}
 	return 0;
@@ -227,39 +224,30 @@ static int
 parse_source(struct ckpt_store *st, struct jspan src, struct ckpt_value *val)
 {
 	struct jspan v;
-	int rc, have_pos = 0;
+	int i, rc;
 
-	if ((rc = check_binding(st, src, "source", st->source)) != 0 ||
-	    (rc = check_binding(st, src, "slot", st->slot)) != 0 ||
-	    (rc = check_binding(st, src, "publication", st->publication)) != 0)
+	if ((rc = check_binding(st, src, "source", st->ident.kind)) != 0)
 		return rc;
+	for (i = 0; i < st->ident.nbind; i++)
+		if ((rc = check_binding(st, src, st->ident.bind_name[i],
+		    st->ident.bind_value[i])) != 0)
+			return rc;
 	memset(val, 0, sizeof(*val));
-	if (jobj_get(src, "pos", &v) && jspan_type(v) != J_NULL) {
-		if (jnum_u64(v, &val->pos) == -1)
-			goto bad;
-		have_pos = 1;
-	}
-	if (jobj_get(src, "lsn", &v) && jspan_type(v) == J_STRING) {
-		if (jstr_copy(v, val->lsn, sizeof(val->lsn)) == -1)
-			goto bad;
-		/* documents from before "pos" existed hold only the LSN */
-		if (!have_pos) {
-			if (lsn_parse(val->lsn, &val->pos) == -1)
-				goto bad;
-			have_pos = 1;
-		}
-	}
-	if (!have_pos)
+	if (!jobj_get(src, "pos", &v) || jnum_u64(v, &val->pos) == -1)
 		goto bad;
-	if (val->lsn[0] == '\0')
-		lsn_format(val->pos, val->lsn);
+	/* documents written before positions were source-neutral hold the
+	 * text as "lsn" */
+	if ((!jobj_get(src, "text", &v) && !jobj_get(src, "lsn", &v)) ||
+	    jspan_type(v) != J_STRING || v.n <= 2)
+		goto bad;
+	val->text = jstr_dup(v);
 	if (jobj_get(src, "updated_at", &v) && jspan_type(v) == J_STRING)
 		jstr_copy(v, val->updated_at, sizeof(val->updated_at));
 	val->present = 1;
 	return 0;
 bad:
 	snprintf(st->err, sizeof(st->err), "checkpoint '%s' holds no readable "
-	    "position (pos/lsn): refusing it", st->id);
+	    "position (pos and text): refusing it", st->ident.doc_id);
 	return P2O_EXIT_CHECKPOINT;
 }
 
@@ -273,7 +261,8 @@ ckpt_store_get(struct ckpt_store *st, struct ckpt_value *val)
 	int rc;
 
 	memset(val, 0, sizeof(*val));
-	snprintf(what, sizeof(what), "reading checkpoint '%s'", st->id);
+	snprintf(what, sizeof(what), "reading checkpoint '%s'",
+	    st->ident.doc_id);
 	doc_path(st, &path);
 	if ((rc = request(st, what, "GET", path.buf, NULL, 0, &resp,
 	    &status)) != 0)
@@ -319,41 +308,49 @@ iso_now(char *buf, size_t len)
 }
 
 int
-ckpt_store_put(struct ckpt_store *st, uint64_t pos, const char *lsn,
+ckpt_store_put(struct ckpt_store *st, uint64_t pos, const char *text,
     int *newer)
 {
 	struct sbuf path = SBUF_INIT, body = SBUF_INIT, resp = SBUF_INIT;
-	struct ckpt_value cur;
-	char what[160], when[40], text[32];
+	struct ckpt_value cur = { 0 };
+	char what[160], when[40];
 	long status;
-	int rc, attempt, plain = 0;
+	int i, rc, attempt, plain = 0;
 
 	*newer = 0;
-	snprintf(what, sizeof(what), "writing checkpoint '%s'", st->id);
+	snprintf(what, sizeof(what), "writing checkpoint '%s'",
+	    st->ident.doc_id);
 	/* the target compares versions as signed 64-bit numbers */
 	if (pos > INT64_MAX) {
 		snprintf(st->err, sizeof(st->err), "%s: position %" PRIu64
 		    " does not fit a target version", what, pos);
 		return P2O_EXIT_DATA;
 	}
-	if (lsn == NULL || *lsn == '\0') {
-		lsn_format(pos, text);
-		lsn = text;
+	/* a checkpoint without its text could not be resumed from */
+	if (text == NULL || *text == '\0') {
+		snprintf(st->err, sizeof(st->err), "%s: position %" PRIu64
+		    " comes without its text", what, pos);
+		return P2O_EXIT_DATA;
 	}
 	/* never overwrite another stream's document, even a newer one */
-	if (!st->bound && (rc = ckpt_store_get(st, &cur)) != 0)
-		return rc;
+	if (!st->bound) {
+		rc = ckpt_store_get(st, &cur);
+		ckpt_value_release(&cur);
+		if (rc != 0)
+			return rc;
+	}
 	iso_now(when, sizeof(when));
 	sbuf_adds(&body, "{\"source\":");
-	sbuf_add_jstr(&body, st->source, strlen(st->source));
-	sbuf_adds(&body, ",\"slot\":");
-	sbuf_add_jstr(&body, st->slot, strlen(st->slot));
-	sbuf_adds(&body, ",\"publication\":");
-	sbuf_add_jstr(&body, st->publication, strlen(st->publication));
+	sbuf_add_jstr(&body, st->ident.kind, strlen(st->ident.kind));
+	for (i = 0; i < st->ident.nbind; i++) {
+		sbuf_addf(&body, ",\"%s\":", st->ident.bind_name[i]);
+		sbuf_add_jstr(&body, st->ident.bind_value[i],
+		    strlen(st->ident.bind_value[i]));
+	}
 	sbuf_adds(&body, ",\"pos\":");
 	sbuf_add_u64(&body, pos);
-	sbuf_adds(&body, ",\"lsn\":");
-	sbuf_add_jstr(&body, lsn, strlen(lsn));
+	sbuf_adds(&body, ",\"text\":");
+	sbuf_add_jstr(&body, text, strlen(text));
 	sbuf_addf(&body, ",\"updated_at\":\"%s\"}", when);
 	doc_path(st, &path);
 	sbuf_addf(&path, "?version=%" PRIu64 "&version_type=external_gte", pos);
@@ -375,6 +372,7 @@ ckpt_store_put(struct ckpt_store *st, uint64_t pos, const char *lsn,
 			 * may be taken as storing this one. Otherwise the
 			 * tombstone is overwritten with a plain write.
 			 */
+			ckpt_value_release(&cur);
 			if ((rc = ckpt_store_get(st, &cur)) != 0)
 				goto out;
 			if (cur.present && cur.pos >= pos) {
@@ -382,7 +380,7 @@ ckpt_store_put(struct ckpt_store *st, uint64_t pos, const char *lsn,
 				goto out;
 			}
 			log_warnx("checkpoint '%s' was deleted from '%s'; "
-			    "writing it again", st->id, CKPT_INDEX);
+			    "writing it again", st->ident.doc_id, CKPT_INDEX);
 			plain = 1;
 			sbuf_reset(&path);
 			doc_path(st, &path);
@@ -400,6 +398,7 @@ ckpt_store_put(struct ckpt_store *st, uint64_t pos, const char *lsn,
 	}
 	rc = status_error(st, what, status, &resp);
 out:
+	ckpt_value_release(&cur);
 	sbuf_release(&path);
 	sbuf_release(&body);
 	sbuf_release(&resp);

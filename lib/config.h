@@ -1,6 +1,6 @@
 /*
  * config.h - the YAML configuration (examples/pg2osync.yaml), parsed with
- * libyaml. Sections and keys follow the seeds: source, target, sync.<name>,
+ * libyaml. Sections: source, target, sync.<name>,
  * engine, metrics. Every error names file, line and key; config_load never
  * exits. Secrets are read from the environment (*_env) at load time; an
  * inline secret works but warns. Secrets are never copied anywhere else.
@@ -32,8 +32,9 @@ struct config {
 	enum source_kind source_kind;	/* from the url scheme */
 	char	*source_url;		/* resolved (may hold a password: never log) */
 	char	*source_url_env;	/* the env var name, if used */
-	char	*slot_name;		/* default "pg2osync" */
-	char	*publication;		/* default "pg2osync" */
+	char	*slot_name;		/* PostgreSQL; default "pg2osync" */
+	char	*publication;		/* PostgreSQL; default "pg2osync" */
+	unsigned long server_id;	/* MySQL: our replica id, 1..2^32-1 */
 	char	*sslmode;		/* NULL = libpq default */
 	char	*sslrootcert, *sslcert, *sslkey;
 	int	 reconnect_max;		/* default 10 */
@@ -51,6 +52,7 @@ struct config {
 	/* engine */
 	int	 batch_size;		/* default 1000 documents */
 	size_t	 batch_max_bytes;	/* default 5 MiB */
+	int	 write_concurrency;	/* bulk requests open at once, 1 */
 	int	 checkpoint_interval_ms;	/* default 1000 */
 
 	/* metrics */

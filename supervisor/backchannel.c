@@ -1,13 +1,15 @@
 /*
- * backchannel.c - the invariant the pipeline rests on (ARCHITECTURE.md "The
- * back-channel"): a position reaches the capture as an ack only after ckpt
+ * backchannel.c - the invariant the pipeline rests on (docs/architecture.md,
+ * "The back-channel"): a position reaches the capture as an ack only after ckpt
  * reported it stored, and ckpt is asked to store only what the writer
  * reported durable. Also the restart backoff. Pure: no I/O, no clock of its
  * own, so both are tested as arithmetic.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "sbuf.h"
 #include "supervisor.h"
 
 void
@@ -20,15 +22,23 @@ sv_bc_init(struct sv_backchannel *bc, int interval_ms, int have_stored,
 	bc->stored = stored;
 }
 
+void
+sv_bc_release(struct sv_backchannel *bc)
+{
+	free(bc->durable_text);
+	free(bc->inflight_text);
+	memset(bc, 0, sizeof(*bc));
+}
+
 int
-sv_bc_durable(struct sv_backchannel *bc, uint64_t pos, const char *lsn)
+sv_bc_durable(struct sv_backchannel *bc, uint64_t pos, const char *text)
 {
 	if (bc->have_durable && pos < bc->durable)
 		return -1;
 	bc->have_durable = 1;
 	bc->durable = pos;
-	snprintf(bc->durable_lsn, sizeof(bc->durable_lsn), "%s",
-	    lsn ? lsn : "");
+	free(bc->durable_text);
+	bc->durable_text = xstrdup(text ? text : "");
 	return 0;
 }
 
@@ -43,7 +53,7 @@ pending(const struct sv_backchannel *bc)
 
 int
 sv_bc_next_put(struct sv_backchannel *bc, long long now_ms, int force,
-    uint64_t *pos, char *lsn, size_t lsnlen)
+    uint64_t *pos, const char **text)
 {
 	/* one put at a time: ckpt answers in order, and a second put
 	 * could only carry a position the first one does not cover yet */
@@ -54,8 +64,10 @@ sv_bc_next_put(struct sv_backchannel *bc, long long now_ms, int force,
 	bc->have_inflight = 1;
 	bc->inflight = bc->durable;
 	bc->next_put_ms = now_ms + bc->interval_ms;
+	free(bc->inflight_text);
+	bc->inflight_text = xstrdup(bc->durable_text);
 	*pos = bc->durable;
-	snprintf(lsn, lsnlen, "%s", bc->durable_lsn);
+	*text = bc->inflight_text;
 	return 1;
 }
 

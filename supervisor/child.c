@@ -225,12 +225,18 @@ sv_child_kill(struct sv_child *c, int sig, long long now_ms)
 		c->state = SV_STOPPING;
 }
 
-void
-sv_child_send(struct sv_child *c, const char *json, size_t len)
+struct sbuf *
+sv_child_out(struct sv_child *c)
 {
-	if (c->ctl_wfd == -1 || c->close_after)
-		return;
-	frame_put(&c->out, json, len);
+	static struct sbuf dropped = SBUF_INIT;
+
+	/* a child that can no longer be told anything: what is queued for
+	 * it goes nowhere rather than accumulating */
+	if (c->ctl_wfd == -1 || c->close_after) {
+		sbuf_reset(&dropped);
+		return &dropped;
+	}
+	return &c->out;
 }
 
 void

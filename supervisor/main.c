@@ -29,6 +29,7 @@
 #include "frame.h"
 #include "jscan.h"
 #include "log.h"
+#include "msg.h"
 #include "p2o.h"
 #include "sbuf.h"
 #include "supervisor.h"
@@ -236,12 +237,6 @@ teardown(struct sv *sv, long long now, int code, const char *fmt, ...)
 	sv->kill_at_ms = now + KILL_AFTER_MS;
 }
 
-static void
-send_json(struct sv_child *c, struct sbuf *json)
-{
-	sv_child_send(c, json->buf, json->len);
-	sbuf_reset(json);
-}
 
 static void
 spawn_failed(struct sv *sv, long long now, const char *err)
@@ -256,7 +251,6 @@ start_incarnation(struct sv *sv, long long now)
 	struct sv_child *ck = &sv->kid[K_CKPT];
 	char *argv[] = { ck->path, "-c", (char *)sv->cfgpath, "serve", NULL };
 	char err[512];
-	struct sbuf json = SBUF_INIT;
 
 	sv_metrics_restart(&sv->m);
 	sv->reason[0] = '\0';
@@ -271,33 +265,36 @@ start_incarnation(struct sv *sv, long long now)
 		spawn_failed(sv, now, err);
 		return;
 	}
-	sbuf_adds(&json, "{\"k\":\"get\"}");
-	send_json(ck, &json);
-	sbuf_release(&json);
+	msg_put_get(sv_child_out(ck));
 }
 
 static void
 start_stages(struct sv *sv, long long now, int have, uint64_t pos,
-    const char *lsn)
+    const char *text)
 {
 	struct sv_child *cap = &sv->kid[K_CAPTURE], *sh = &sv->kid[K_SHAPER];
 	struct sv_child *wr = &sv->kid[K_WRITER];
-	char *cfg = (char *)sv->cfgpath;
-	char *cap_argv[] = { cap->path, "-c", cfg, NULL, NULL, NULL };
+	char *cfg = (char *)sv->cfgpath, token[24];
+	char *cap_argv[] = { cap->path, "-c", cfg, NULL, NULL, NULL, NULL,
+	    NULL };
 	char *sh_argv[] = { sh->path, "-c", cfg, NULL };
 	char *wr_argv[] = { wr->path, "-c", cfg, NULL };
 	int a[2] = { -1, -1 }, b[2] = { -1, -1 }, null = -1;
 	char err[512];
 
+	sv_bc_release(&sv->bc);
 	sv_bc_init(&sv->bc, sv->cf.checkpoint_interval_ms, have, pos);
 	if (have) {
 		sv->m.checkpoint_position = pos;
 		if (pos > sv->m.position_confirmed)
 			sv->m.position_confirmed = pos;
-		cap_argv[3] = "--start-lsn";
-		cap_argv[4] = (char *)lsn;
+		snprintf(token, sizeof(token), "%" PRIu64, pos);
+		cap_argv[3] = "--start-pos";
+		cap_argv[4] = (char *)text;
+		cap_argv[5] = "--start-token";
+		cap_argv[6] = token;
 		log_info("checkpoint at %s (%" PRIu64 "): the capture starts "
-		    "there", lsn, pos);
+		    "there", text, pos);
 	} else
 		log_info("no checkpoint stored: the capture starts where the "
 		    "slot is");
@@ -373,81 +370,67 @@ on_hello(struct sv *sv, int k, const struct frame *f, long long now)
 static void
 on_durable(struct sv *sv, const struct frame *f, long long now)
 {
-	struct jspan v;
-	uint64_t pos;
-	int64_t ts, at, sent;
-	char lsn[64] = "";
+	struct msg_pos d;
+	char why[256];
 
-	if (!jobj_get(f->obj, "pos", &v) || jnum_u64(v, &pos) == -1) {
+	if (msg_read_pos(f, &d, why, sizeof(why)) == -1) {
 		teardown(sv, now, P2O_EXIT_DATA, "writer: control fd 3: offset "
-		    "%" PRIu64 ": durable without an unsigned \"pos\"",
-		    f->offset);
+		    "%" PRIu64 ": %s", f->offset, why);
 		return;
 	}
-	if (jobj_get(f->obj, "lsn", &v) && jspan_type(v) == J_STRING)
-		jstr_copy(v, lsn, sizeof(lsn));
-	if (sv_bc_durable(&sv->bc, pos, lsn) == -1)
+	if (sv_bc_durable(&sv->bc, d.pos, d.text) == -1)
 		log_warnx("writer reported durable %" PRIu64 " after %" PRIu64
-		    ": ignored", pos, sv->bc.durable);
+		    ": ignored", d.pos, sv->bc.durable);
 	/* a bare pos has no commit time, and so no latency */
-	if (!jobj_get(f->obj, "ts", &v) || jnum_i64(v, &ts) == -1)
-		return;
-	if (jobj_get(f->obj, "at", &v) && jnum_i64(v, &at) == 0)
-		sv_hist_observe(&sv->m.indexed, at - ts);
-	if (jobj_get(f->obj, "sent", &v) && jnum_i64(v, &sent) == 0)
-		sv_hist_observe(&sv->m.sent, sent - ts);
+	if (d.ts > 0 && d.at > 0)
+		sv_hist_observe(&sv->m.indexed, d.at - d.ts);
+	if (d.ts > 0 && d.sent > 0)
+		sv_hist_observe(&sv->m.sent, d.sent - d.ts);
+	msg_pos_release(&d);
 }
 
 static void
 on_stored(struct sv *sv, const struct frame *f, long long now)
 {
-	struct sbuf json = SBUF_INIT;
-	struct jspan v;
-	uint64_t pos, ack;
+	struct msg_pos st;
+	uint64_t ack;
+	char why[256];
 	int r;
 
-	if (!jobj_get(f->obj, "pos", &v) || jnum_u64(v, &pos) == -1 ||
-	    (r = sv_bc_stored(&sv->bc, pos, &ack)) == -1) {
+	if (msg_read_pos(f, &st, why, sizeof(why)) == -1 ||
+	    (r = sv_bc_stored(&sv->bc, st.pos, &ack)) == -1) {
+		msg_pos_release(&st);
 		teardown(sv, now, P2O_EXIT_DATA, "ckpt answered 'stored' for "
 		    "a checkpoint it was not given");
 		return;
 	}
 	sv->m.checkpoint_position = sv->bc.stored;
-	log_debug("checkpoint stored at %" PRIu64, pos);
+	log_debug("checkpoint stored at %" PRIu64, st.pos);
 	if (r == 1 && sv->kid[K_CAPTURE].ctl_wfd != -1) {
-		sbuf_adds(&json, "{\"k\":\"ack\",\"pos\":");
-		sbuf_add_u64(&json, ack);
-		sbuf_addc(&json, '}');
-		send_json(&sv->kid[K_CAPTURE], &json);
+		msg_put_ack(sv_child_out(&sv->kid[K_CAPTURE]), ack);
 		sv->m.position_confirmed = ack;
 	}
-	sbuf_release(&json);
+	msg_pos_release(&st);
 }
 
 static void
 on_checkpoint(struct sv *sv, const struct frame *f, long long now)
 {
-	struct jspan v;
-	uint64_t pos = 0;
-	char lsn[64] = "";
-	int have = 0;
+	struct msg_pos cp;
+	char why[256];
 
 	if (sv->state != PL_CHECKPOINT) {
 		teardown(sv, now, P2O_EXIT_DATA, "ckpt sent a checkpoint "
 		    "nobody asked for");
 		return;
 	}
-	if (jobj_get(f->obj, "pos", &v)) {
-		if (jnum_u64(v, &pos) == -1 || !jobj_get(f->obj, "lsn", &v) ||
-		    jspan_type(v) != J_STRING ||
-		    jstr_copy(v, lsn, sizeof(lsn)) == -1 || lsn[0] == '\0') {
-			teardown(sv, now, P2O_EXIT_DATA, "ckpt sent an "
-			    "unusable checkpoint");
-			return;
-		}
-		have = 1;
+	if (msg_read_pos(f, &cp, why, sizeof(why)) == -1) {
+		teardown(sv, now, P2O_EXIT_DATA, "ckpt sent an unusable "
+		    "checkpoint: %s", why);
+		return;
 	}
-	start_stages(sv, now, have, pos, lsn);
+	start_stages(sv, now, cp.present, cp.pos, cp.text);
+	msg_pos_release(&cp);
 }
 
 static void
@@ -553,26 +536,16 @@ static void
 pump_checkpoint(struct sv *sv, long long now)
 {
 	struct sv_child *ck = &sv->kid[K_CKPT];
-	struct sbuf json = SBUF_INIT;
+	const char *text;
 	uint64_t pos;
-	char lsn[64];
 
 	if (ck->ctl_wfd == -1 || !sv_child_running(ck) ||
 	    (sv->state != PL_STARTING && sv->state != PL_UP &&
 	    sv->state != PL_DRAIN))
 		return;
-	if (!sv_bc_next_put(&sv->bc, now, sv->drain_final_put, &pos, lsn,
-	    sizeof(lsn)))
+	if (!sv_bc_next_put(&sv->bc, now, sv->drain_final_put, &pos, &text))
 		return;
-	sbuf_adds(&json, "{\"k\":\"put\",\"pos\":");
-	sbuf_add_u64(&json, pos);
-	if (lsn[0]) {
-		sbuf_adds(&json, ",\"lsn\":");
-		sbuf_add_jstr(&json, lsn, strlen(lsn));
-	}
-	sbuf_addc(&json, '}');
-	send_json(ck, &json);
-	sbuf_release(&json);
+	msg_put_put(sv_child_out(ck), pos, text);
 }
 
 static void
@@ -704,6 +677,7 @@ incarnation_over(struct sv *sv, long long now)
 		    "%s", sv->backoff.failures, sv->reason);
 		exit(P2O_EXIT_TEMPFAIL);
 	}
+	sv->kill_at_ms = 0;
 	log_warnx("restarting the pipeline in %d.%d s (failure %d of %d): %s",
 	    delay / 1000, delay % 1000 / 100, sv->backoff.failures, max,
 	    sv->reason);
@@ -814,7 +788,10 @@ poll_timeout(struct sv *sv, long long now)
 
 	if (sv->state == PL_WAIT)
 		at = sv->restart_at_ms;
-	if (sv->kill_at_ms)
+	/* a kill deadline matters only while something is stopping: a stale
+	 * one in the past would make every poll return at once */
+	if (sv->kill_at_ms && (sv->state == PL_TEARDOWN ||
+	    sv->state == PL_DRAIN))
 		at = earliest(at, sv->kill_at_ms);
 	if (sv->state == PL_STARTING || sv->state == PL_UP ||
 	    sv->state == PL_DRAIN)

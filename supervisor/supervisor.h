@@ -82,8 +82,10 @@ int	sv_child_spawn(struct sv_child *, char *const argv[], enum sv_ctl,
 	    int in_fd, int out_fd, int log_out, char *err, size_t errlen);
 /* signal it if it is running and not reaped; records the first time */
 void	sv_child_kill(struct sv_child *, int sig, long long now_ms);
-/* queue one frame to its control fd */
-void	sv_child_send(struct sv_child *, const char *json, size_t len);
+/* where frames for its control fd are queued (msg_put_*): flushed by
+ * sv_child_flush; a scratch buffer nothing reads once the channel is
+ * closed or closing */
+struct sbuf *sv_child_out(struct sv_child *);
 /* write what is queued: 0, or -1 when the peer is gone (EPIPE etc.) */
 int	sv_child_flush(struct sv_child *);
 void	sv_child_close_ctl(struct sv_child *);
@@ -102,21 +104,25 @@ struct sv_backchannel {
 	int	 interval_ms;
 	int	 have_durable, have_stored, have_inflight, have_acked;
 	uint64_t durable;	/* newest position the writer reported */
-	char	 durable_lsn[64];
+	char	*durable_text;	/* its source text (heap) */
+	char	*inflight_text;	/* the text of the put in flight (heap) */
 	uint64_t stored;	/* newest position ckpt reported stored */
 	uint64_t inflight;	/* the put ckpt has not answered yet */
 	uint64_t acked;		/* newest position acked to the capture */
 	long long next_put_ms;	/* no put before this (coalescing) */
 };
 
+/* start afresh (release a used one first) */
 void	sv_bc_init(struct sv_backchannel *, int interval_ms, int have_stored,
 	    uint64_t stored);
+void	sv_bc_release(struct sv_backchannel *);
 /* 0, or -1 when pos went backwards (ignored) */
-int	sv_bc_durable(struct sv_backchannel *, uint64_t pos, const char *lsn);
-/* 1 when a put should go out now: *pos and lsn are filled and the put is
- * in flight until sv_bc_stored. force skips the interval (draining). */
+int	sv_bc_durable(struct sv_backchannel *, uint64_t pos, const char *text);
+/* 1 when a put should go out now: *pos and *text (valid until the next
+ * call) are filled and the put is in flight until sv_bc_stored. force
+ * skips the interval (draining). */
 int	sv_bc_next_put(struct sv_backchannel *, long long now_ms, int force,
-	    uint64_t *pos, char *lsn, size_t lsnlen);
+	    uint64_t *pos, const char **text);
 /* when sv_bc_next_put would next say yes, or -1 (nothing waiting) */
 long long sv_bc_deadline(const struct sv_backchannel *);
 /* ckpt stored pos: 1 with *ack to send to the capture, 0 nothing new to

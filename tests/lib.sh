@@ -114,7 +114,7 @@ lsn_num() {	# X/Y -> decimal
 	echo $(( (16#$x << 32) | 16#$y ))
 }
 ckpt_lsn() {	# ckpt_lsn CONFIG -> stored checkpoint LSN text or empty
-	ckpt -c "$1" get 2>/dev/null | jq -r '.lsn // empty'
+	ckpt -c "$1" get 2>/dev/null | jq -r '.text // empty'
 }
 # a test's stream starts from nothing: no slot, no publication, and no
 # checkpoint left by an earlier run on the same servers (which the capture

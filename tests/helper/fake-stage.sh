@@ -38,7 +38,7 @@ ckpt)
 		*'"k":"get"'*)
 			if [ -s "$dir/ckpt.pos" ]; then
 				p=$(cat "$dir/ckpt.pos")
-				frame "{\"k\":\"checkpoint\",\"pos\":$p,\"lsn\":\"0/$(printf %X "$p")\"}"
+				frame "{\"k\":\"checkpoint\",\"pos\":$p,\"text\":\"0/$(printf %X "$p")\"}"
 			else
 				frame '{"k":"checkpoint"}'
 			fi ;;
@@ -63,7 +63,7 @@ case "$behaviour" in exit:*) echo "$me: error: told to exit ${behaviour#exit:}" 
 case "$me" in
 capture-pg)
 	start=0
-	[ "${1:-}" = "-c" ] && [ "${3:-}" = "--start-lsn" ] && start=$((16#${4#*/}))
+	[ "${1:-}" = "-c" ] && [ "${3:-}" = "--start-pos" ] && start=$((16#${4#*/}))
 	stop=0
 	trap 'stop=1' TERM
 	n=${behaviour#commits:}; [ "$n" = "$behaviour" ] && n=3
@@ -88,7 +88,7 @@ writer)
 	while read -r word pos; do
 		[ "$word" = commit ] || continue
 		now=$(date +%s%6N)
-		ctl "{\"k\":\"durable\",\"pos\":$pos,\"lsn\":\"0/$(printf %X "$pos")\",\"ts\":$((now - 2000)),\"at\":$now}"
+		ctl "{\"k\":\"durable\",\"pos\":$pos,\"text\":\"0/$(printf %X "$pos")\",\"ts\":$((now - 2000)),\"at\":$now}"
 	done
 	echo "writer: info: input ended" >&2
 	exit 0 ;;

@@ -35,7 +35,7 @@ curl -sS -XPUT "$OS_URL/${S}_strict/_mapping" -H 'content-type: application/json
 check "after the mapping fix everything lands without a restart" -- wait_equal strict ${S}_strict 60
 rc=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk '/^pg2osync_reconnects_total/ {print $2}')
 ok $([ "${rc%.*}" = 0 ]; echo $?) "no restart was needed (reconnects $rc)"
-wait_for 10 bash -c "[ \"\$(ckpt -c $T/cfg.yaml get 2>/dev/null | jq -r .lsn)\" != '$ck2' ]"
+wait_for 10 bash -c "[ \"\$(ckpt -c $T/cfg.yaml get 2>/dev/null | jq -r .text)\" != '$ck2' ]"
 ok $? "the checkpoint moves again"
 kill -TERM $SUP; wait $SUP; ok $? "drains and exits 0"
 [ $_tap_fail -gt 0 ] && { grep -v ' info: ' "$T/sup.log" | tail -n 30 | sed 's/^/#   /'; }

@@ -9,19 +9,21 @@ psql_q -c "drop table if exists ck; create table ck (id int primary key)"
 mkconfig "$T/cfg.yaml" $S $S ck
 out=$(ckpt -c "$T/cfg.yaml" get 2>"$T/err"); st=$?
 ok $([ $st = 0 ] && [ -z "$out" ]; echo $?) "get with nothing stored prints nothing, exit 0 ($(cat "$T/err"))"
-ckpt -c "$T/cfg.yaml" put --lsn 0/16B3748 2>/dev/null
+ckpt -c "$T/cfg.yaml" put --pos $(lsn_num 0/16B3748) --text 0/16B3748 2>/dev/null
 ok $? "put 0/16B3748"
 check "get returns it" -- test "$(ckpt_lsn "$T/cfg.yaml")" = 0/16B3748
-ckpt -c "$T/cfg.yaml" put --lsn 0/1000 2>/dev/null
+ckpt -c "$T/cfg.yaml" put --pos 4096 --text 0/1000 2>/dev/null
 check "a checkpoint never moves back" -- test "$(ckpt_lsn "$T/cfg.yaml")" = 0/16B3748
 # a deleted checkpoint leaves a tombstone with its version: a lower put
 # conflicts with it, and must still be stored rather than taken as covered
 curl -sS -XDELETE "$OS_URL/.pg2osync_meta/_doc/postgres:$S?refresh=true" >/dev/null
-ckpt -c "$T/cfg.yaml" put --lsn 0/1000 2>/dev/null
+ckpt -c "$T/cfg.yaml" put --pos 4096 --text 0/1000 2>/dev/null
 check "after a delete a lower checkpoint is stored again, not lost to the tombstone" -- \
 	test "$(ckpt_lsn "$T/cfg.yaml")" = 0/1000
-ckpt -c "$T/cfg.yaml" put --lsn junk 2>/dev/null; st=$?
-ok $([ $st = 64 ] || [ $st = 65 ]; echo $?) "a malformed LSN is refused (exit $st)"
+ckpt -c "$T/cfg.yaml" put --pos junk --text 0/1 2>/dev/null; st=$?
+ok $([ $st = 64 ]; echo $?) "a malformed position is refused (exit $st)"
+ckpt -c "$T/cfg.yaml" put --pos 4096 2>/dev/null; st=$?
+ok $([ $st = 64 ]; echo $?) "a position without its text is refused (exit $st)"
 sed "s/publication: $S/publication: other_pub/" "$T/cfg.yaml" > "$T/foreign.yaml"
 ckpt -c "$T/foreign.yaml" get > /dev/null 2> "$T/err"; st=$?
 ok $([ $st = 66 ]; echo $?) "another publication's checkpoint is refused with 66 (got $st)"

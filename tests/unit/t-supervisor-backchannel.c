@@ -14,18 +14,18 @@ test_ack_only_after_stored(void)
 {
 	struct sv_backchannel bc;
 	uint64_t pos = 0, ack = 0;
-	char lsn[64];
+	const char *text = NULL;
 
 	sv_bc_init(&bc, 1000, 0, 0);
-	ok(!sv_bc_next_put(&bc, 0, 0, &pos, lsn, sizeof(lsn)),
+	ok(!sv_bc_next_put(&bc, 0, 0, &pos, &text),
 	    "nothing durable: no put");
 	ok(sv_bc_durable(&bc, 100, "0/64") == 0, "durable 100");
-	ok(sv_bc_next_put(&bc, 0, 0, &pos, lsn, sizeof(lsn)), "put goes out");
+	ok(sv_bc_next_put(&bc, 0, 0, &pos, &text), "put goes out");
 	is_int(pos, 100, "put carries the durable position");
-	is_str(lsn, "0/64", "and its text");
+	is_str(text, "0/64", "and its text");
 	ok(!sv_bc_settled(&bc), "a put in flight is not settled");
 	sv_bc_durable(&bc, 200, "0/C8");
-	ok(!sv_bc_next_put(&bc, 5000, 1, &pos, lsn, sizeof(lsn)),
+	ok(!sv_bc_next_put(&bc, 5000, 1, &pos, &text),
 	    "one put at a time, even forced");
 	is_int(sv_bc_stored(&bc, 200, &ack), -1,
 	    "stored for a position never put is refused");
@@ -41,13 +41,13 @@ test_interval_coalescing(void)
 {
 	struct sv_backchannel bc;
 	uint64_t pos = 0, ack = 0;
-	char lsn[64];
+	const char *text = NULL;
 	int puts = 0;
 	long long t;
 
 	sv_bc_init(&bc, 1000, 1, 50);
 	sv_bc_durable(&bc, 40, "0/28");
-	ok(!sv_bc_next_put(&bc, 0, 0, &pos, lsn, sizeof(lsn)),
+	ok(!sv_bc_next_put(&bc, 0, 0, &pos, &text),
 	    "durable behind the stored checkpoint: no put (replay)");
 	is_int(sv_bc_deadline(&bc), -1, "and no deadline");
 	ok(sv_bc_settled(&bc), "settled");
@@ -55,7 +55,7 @@ test_interval_coalescing(void)
 	/* 100 durables over 3 s, each stored at once */
 	for (t = 0; t < 3000; t += 30) {
 		sv_bc_durable(&bc, 100 + (uint64_t)t, "");
-		if (sv_bc_next_put(&bc, t, 0, &pos, lsn, sizeof(lsn))) {
+		if (sv_bc_next_put(&bc, t, 0, &pos, &text)) {
 			puts++;
 			ok(sv_bc_stored(&bc, pos, &ack) == 1 && ack == pos,
 			    "put %d at %lld ms acked at its own position",
@@ -65,7 +65,7 @@ test_interval_coalescing(void)
 	is_int(puts, 3, "three puts in three seconds at a 1 s interval");
 	is_int(sv_bc_deadline(&bc), 2040 + 1000,
 	    "the next put waits an interval after the last (at 2040 ms)");
-	ok(sv_bc_next_put(&bc, 2990, 1, &pos, lsn, sizeof(lsn)),
+	ok(sv_bc_next_put(&bc, 2990, 1, &pos, &text),
 	    "forced (draining): the put goes out before the interval");
 	is_int(pos, 100 + 2970, "with the newest durable");
 	is_int(sv_bc_stored(&bc, pos, &ack), 1, "stored");
@@ -79,7 +79,7 @@ test_never_beyond_stored(void)
 {
 	struct sv_backchannel bc;
 	uint64_t pos, ack, maxack = 0, putmax = 0;
-	char lsn[64];
+	const char *text = NULL;
 	unsigned seed = 7;
 	int i, bad = 0;
 
@@ -92,7 +92,7 @@ test_never_beyond_stored(void)
 			sv_bc_durable(&bc, bc.durable + (seed >> 20) % 5, "");
 			break;
 		case 1:
-			if (sv_bc_next_put(&bc, i, 0, &pos, lsn, sizeof(lsn)) &&
+			if (sv_bc_next_put(&bc, i, 0, &pos, &text) &&
 			    pos > putmax)
 				putmax = pos;
 			break;

@@ -262,9 +262,9 @@ test_restart_from_checkpoint(void)
 	kill(pid, SIGTERM);
 	is_int(wait_exit(pid, 10000), 0, "drained");
 	s = slurp(statefile("argv.capture-pg"));
-	ok(strstr(s, "--start-lsn 0/1000\n") != NULL,
+	ok(strstr(s, "--start-pos 0/1000 --start-token 4096\n") != NULL,
 	    "the capture started from the stored LSN");
-	ok(strstr(s, "--start-lsn 0/") != NULL && strchr(s, '\n') &&
+	ok(strstr(s, "--start-pos 0/") != NULL && strchr(s, '\n') &&
 	    strchr(strchr(s, '\n') + 1, '\n') != NULL,
 	    "twice");
 	s = slurp(logpath);
