@@ -102,6 +102,8 @@ static const struct ckey keys[] = {
 	    .def = "1000", .off = CFG(batch_size) },
 	{ S_ENGINE, "batch_max_bytes", V_SIZE, .min = 1, .max = SIZE_LIMIT,
 	    .def = "5MiB", .off = CFG(batch_max_bytes) },
+	{ S_ENGINE, "write_concurrency", V_INT, .min = 1, .max = 64,
+	    .def = "1", .off = CFG(write_concurrency) },
 	{ S_ENGINE, "checkpoint_interval_ms", V_INT, .min = 10,
 	    .max = 86400000, .def = "1000", .off = CFG(checkpoint_interval_ms) },
 
@@ -685,7 +687,7 @@ check_target_url(char *url, char *why, size_t len)
 		    "white space");
 		return -1;
 	}
-	/* the seeds refuse Serverless: SigV4-only, and custom ids work on
+	/* Serverless is refused: SigV4-only, and custom ids work on
 	 * one collection type of three */
 	port = memchr(host, ':', (size_t)(end - host));
 	n = (size_t)((port ? port : end) - host);
@@ -806,7 +808,7 @@ finish_syncs(struct parse *p)
 				    "and '%s' both sync table '%s'", o->name,
 				    s->name, s->rel);
 			/* without a per-section id both would file row 1
-			 * under _id "1" (seeds: one index per table until
+			 * under _id "1" (one index per table until
 			 * ids are configurable) */
 			if (strcmp(o->index, s->index) == 0)
 				return perr(p, s->line, "sync sections '%s' "
