@@ -23,7 +23,7 @@ static const char *const kind_names[MSG_NKINDS] = {
 	[MSG_CLEAR] = "clear",
 	[MSG_HELLO] = "hello", [MSG_DURABLE] = "durable",
 	[MSG_MARKED] = "marked", [MSG_ACK] = "ack",
-	[MSG_CONFIRM] = "confirm", [MSG_STATS] = "stats",
+	[MSG_MARK_CONFIRM] = "confirm", [MSG_STATS] = "stats",
 	[MSG_GET] = "get", [MSG_CHECKPOINT] = "checkpoint",
 	[MSG_PUT] = "put", [MSG_STORED] = "stored",
 };
@@ -410,7 +410,7 @@ msg_put_confirm(struct sbuf *out, const char *id)
 {
 	struct sbuf j = SBUF_INIT;
 
-	open_kind(&j, MSG_CONFIRM);
+	open_kind(&j, MSG_MARK_CONFIRM);
 	member_str(&j, "id", id, strlen(id));
 	end_small(out, &j);
 }
@@ -444,11 +444,11 @@ msg_read_mark(const struct frame *f, struct msg_mark *m, char *err,
 	struct jspan s;
 
 	memset(m, 0, sizeof(*m));
-	if (k != MSG_MARK && k != MSG_MARKED && k != MSG_CONFIRM)
+	if (k != MSG_MARK && k != MSG_MARKED && k != MSG_MARK_CONFIRM)
 		return bad(err, errlen, "a '%s' frame is not a mark", what);
 	if (get_str(f->obj, "id", &m->id, 1, what, err, errlen) == -1)
 		return -1;
-	if (k == MSG_CONFIRM)
+	if (k == MSG_MARK_CONFIRM)
 		return 0;
 	if (get_str(f->obj, "table", &m->table, 0, what, err, errlen) == -1)
 		goto fail;

@@ -36,7 +36,7 @@ enum msg_kind {
 	/* operations: shaper -> writer (§5); commit, pos, mark pass through */
 	MSG_INDEX, MSG_DELETE, MSG_CLEAR,
 	/* control channel, fd 3 (§6) */
-	MSG_HELLO, MSG_DURABLE, MSG_MARKED, MSG_ACK, MSG_CONFIRM, MSG_STATS,
+	MSG_HELLO, MSG_DURABLE, MSG_MARKED, MSG_ACK, MSG_MARK_CONFIRM, MSG_STATS,
 	/* supervisor <-> ckpt serve (§6) */
 	MSG_GET, MSG_CHECKPOINT, MSG_PUT, MSG_STORED,
 	MSG_NKINDS

@@ -6,7 +6,7 @@
 #define P2O_H
 
 #define P2O_VERSION		"0.1.0"
-#define P2O_PROTO		1	/* control/frame protocol, sent in hello */
+#define P2O_PROTO		2	/* control/frame protocol, sent in hello */
 
 #define P2O_FD_IN		0
 #define P2O_FD_OUT		1

@@ -77,16 +77,16 @@ sv_child_init(struct sv_child *c, const char *name, char *path)
 
 /*
  * Between fork and exec: only async-signal-safe calls. fds[i] becomes fd i
- * (fd 3 closed when fds[3] is -1). Each source is first copied above the
+ * (closed when fds[i] is -1). Each source is first copied above the
  * targets so that wiring one target cannot clobber another's source.
  */
 static void __attribute__((noreturn))
-child_exec(const char *path, char *const argv[], const int fds[4], int errfd,
-    pid_t parent)
+child_exec(const char *path, char *const argv[], const int fds[SV_CHILD_FDS],
+    int errfd, pid_t parent)
 {
 	struct sigaction sa;
 	sigset_t none;
-	int hi[4], i, e;
+	int hi[SV_CHILD_FDS], i, e;
 
 	/* a terminal's ^C reaches the supervisor alone, which drains */
 	setpgid(0, 0);
@@ -98,13 +98,13 @@ child_exec(const char *path, char *const argv[], const int fds[4], int errfd,
 	sigaction(SIGPIPE, &sa, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < SV_CHILD_FDS; i++) {
 		hi[i] = -1;
 		if (fds[i] != -1 &&
 		    (hi[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 10)) == -1)
 			goto fail;
 	}
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < SV_CHILD_FDS; i++) {
 		if (hi[i] != -1) {
 			if (dup2(hi[i], i) == -1)
 				goto fail;
@@ -128,10 +128,11 @@ close_fd(int *fd)
 
 int
 sv_child_spawn(struct sv_child *c, char *const argv[], enum sv_ctl mode,
-    int in_fd, int out_fd, int log_out, char *err, size_t errlen)
+    int in_fd, int out_fd, int fd4, int log_out, char *err, size_t errlen)
 {
 	int errp[2] = { -1, -1 }, logp[2] = { -1, -1 }, sp[2] = { -1, -1 };
-	int inp[2] = { -1, -1 }, outp[2] = { -1, -1 }, fds[4], e = 0;
+	int inp[2] = { -1, -1 }, outp[2] = { -1, -1 }, fds[SV_CHILD_FDS];
+	int e = 0;
 	pid_t pid, parent = getpid();
 	ssize_t n;
 
@@ -150,6 +151,7 @@ sv_child_spawn(struct sv_child *c, char *const argv[], enum sv_ctl mode,
 	fds[1] = out_fd;
 	fds[2] = logp[1];
 	fds[3] = sp[1];
+	fds[4] = fd4;
 	if ((pid = fork()) == -1)
 		goto syserr;
 	if (pid == 0)
@@ -214,10 +216,77 @@ fail:
 	return -1;
 }
 
+int
+sv_child_fork(struct sv_child *c, int (*fn)(void *), void *arg, int in_fd,
+    int out_fd, int log_out, char *err, size_t errlen)
+{
+	struct sigaction sa;
+	sigset_t none;
+	int logp[2], code;
+	pid_t pid, parent = getpid();
+
+	if (pipe2(logp, O_CLOEXEC) == -1) {
+		snprintf(err, errlen, "could not start '%s': %s", c->name,
+		    strerror(errno));
+		return -1;
+	}
+	if ((pid = fork()) == -1) {
+		snprintf(err, errlen, "could not start '%s': %s", c->name,
+		    strerror(errno));
+		close(logp[0]);
+		close(logp[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		setpgid(0, 0);
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 ||
+		    getppid() != parent)
+			_exit(P2O_EXIT_INTERNAL);
+		/* no exec follows: the supervisor's handlers and every
+		 * descriptor it holds must not live on in here, or a pipe
+		 * end held open would keep its reader from ever seeing EOF */
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = SIG_DFL;
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGCHLD, &sa, NULL);
+		sa.sa_handler = SIG_IGN;
+		sigaction(SIGPIPE, &sa, NULL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (dup2(in_fd, 0) == -1 || dup2(out_fd, 1) == -1 ||
+		    dup2(logp[1], 2) == -1)
+			_exit(P2O_EXIT_INTERNAL);
+		close_range(3, ~0U, 0);
+		code = fn(arg);
+		_exit(code);
+	}
+	close(logp[1]);
+	c->pid = pid;
+	c->state = SV_UP;
+	c->exited = 0;
+	c->exit_round = 0;
+	c->signalled_ms = c->ctl_eof_ms = 0;
+	c->ctl_rfd = c->ctl_wfd = -1;
+	set_nonblock(logp[0], 1);
+	sv_logpipe_init(&c->log, logp[0], log_out, c->name);
+	sbuf_init(&c->out);
+	c->close_after = 0;
+	return 0;
+}
+
 void
 sv_child_kill(struct sv_child *c, int sig, long long now_ms)
 {
+	siginfo_t si;
+
 	if (!sv_child_running(c))
+		return;
+	/* one that has exited already (not reaped yet) ended on its own:
+	 * it must not be counted among those we stopped */
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+	    si.si_pid == c->pid)
 		return;
 	if (kill(c->pid, sig) == 0 && c->signalled_ms == 0)
 		c->signalled_ms = now_ms > 0 ? now_ms : 1;

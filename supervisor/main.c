@@ -1,13 +1,12 @@
 /*
- * pg2osync-supervise - run one pg2osync stream:
- *
- *   ckpt serve                 the checkpoint, on its stdin/stdout
- *   capture-pg | shaper | writer   each with fd 3 back to us
+ * pg2osync-supervise - run one pg2osync stream: 'ckpt serve' for the
+ * checkpoint and the pipeline of stages the stage table (stages.c)
+ * describes, each with fd 3 back to us.
  *
  * One poll loop. An incarnation of the pipeline goes: ask ckpt for the
- * checkpoint, start the three stages from it, wait for their hellos, then
- * carry durable -> put -> stored -> ack until something ends. Any stage
- * ending tears the whole pipeline down and starts it again after a backoff,
+ * checkpoint, start the stages from it, wait for their hellos, then carry
+ * durable -> put -> stored -> ack until something ends. Any stage ending
+ * tears the whole pipeline down and starts it again after a backoff,
  * unless the exit code says the failure is permanent. SIGTERM/SIGINT drain
  * it (framing.md §6 "Shutdown") and exit 0.
  */
@@ -32,18 +31,24 @@
 #include "msg.h"
 #include "p2o.h"
 #include "sbuf.h"
+#include "source.h"
 #include "supervisor.h"
 #include "xio.h"
 
 #define KILL_AFTER_MS	5000	/* SIGTERM, then SIGKILL after this */
 #define DRAIN_MAX_MS	60000	/* a SIGTERM drain, start to finish */
 #define EOF_GRACE_MS	1000	/* a closed control channel, then its exit */
+/* a child ended: the others that are ending too get this long to be
+ * reaped on their own before the rest are signalled, so the cause is
+ * told from its consequences by what the children did, not by the order
+ * their exits reached us */
+#define END_GRACE_MS	200
 
-enum kid { K_CKPT, K_CAPTURE, K_SHAPER, K_WRITER, K_N };
-
-static const char *const kid_names[K_N] = {
-	"ckpt", "capture-pg", "shaper", "writer"
-};
+/* children: the stages, then the tap on each stage's stdin boundary */
+#define NKIDS		(2 * SV_NSTAGES)
+#define TAP_OF(s)	(SV_NSTAGES + (s))
+#define IS_TAP(k)	((k) >= SV_NSTAGES)
+#define TAPPED(k)	((k) - SV_NSTAGES)
 
 enum pl_state {
 	PL_WAIT,	/* between incarnations, until restart_at_ms */
@@ -62,24 +67,30 @@ static const char *const state_names[] = {
 struct sv {
 	const char	*cfgpath;
 	struct config	 cf;
-	struct sv_child	 kid[K_N];
+	struct sv_child	 kid[NKIDS];
+	char		 kidname[NKIDS][48];
+	struct sv_tap	 tap[SV_NSTAGES];	/* path NULL: no tap */
 	enum pl_state	 state;
 	struct sv_backchannel bc;
 	struct sv_backoff backoff;
 	struct sv_metrics m;
 	struct sv_httpd	 httpd;
+	int		 hello_timeout_s;	/* > 0 overrides the table */
 
 	long long	 restart_at_ms;
+	long long	 started_ms;	/* the stages were started */
 	long long	 up_since_ms;	/* 0 unless the pipeline reached up */
 	long long	 kill_at_ms;	/* SIGKILL what still runs; 0 none */
+	long long	 end_at_ms;	/* tear down then: a child ended; 0 none */
+	char		 first_end[256];	/* what that child did */
 	unsigned	 reap_round;
-	char		 reason[512];	/* what ended this incarnation */
+	char		 reason[512];	/* what ended this incarnation first */
 	int		 fatal_code;	/* a permanent failure we found */
 	int		 stopping;	/* SIGTERM or SIGINT arrived */
 	int		 drain_final_put;	/* the writer is done */
 	int		 drain_closed;	/* capture fd 3 and ckpt stdin closed */
 	int		 drain_failed;	/* the last checkpoint may be missing */
-	int		 pidx[K_N][3];	/* pollfd indexes: ctl r, ctl w, log */
+	int		 pidx[NKIDS][3];	/* pollfd indexes: ctl r, ctl w, log */
 };
 
 static int sig_pipe[2] = { -1, -1 };
@@ -102,13 +113,15 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-"usage: pg2osync-supervise -c config.yaml\n"
+"usage: pg2osync-supervise -c config.yaml [--stage STAGE=PROGRAM]...\n"
+"                          [--tap POINT=FILE]... [--tap-max BYTES]\n"
 "\n"
 "Runs the stream the configuration describes: 'ckpt serve' for the\n"
-"checkpoint and 'capture-pg | shaper | writer', found next to this\n"
-"program or else on $PATH. Children inherit the environment, which is how\n"
-"the *_env secrets reach them; their argv carries the configuration path\n"
-"and the start LSN only.\n"
+"checkpoint and the pipeline capture | shaper | writer (capture-pg or\n"
+"capture-mysql by the source url), found next to this program or else on\n"
+"$PATH. Children inherit the environment, which is how the *_env secrets\n"
+"reach them; their argv carries the configuration path and the start\n"
+"position only.\n"
 "\n"
 "A position is acknowledged to the capture only after ckpt stored it.\n"
 "Any stage ending stops the whole pipeline; it restarts from the stored\n"
@@ -121,9 +134,22 @@ usage(FILE *f)
 "(200 when every stage is up, else 503).\n"
 "\n"
 "options:\n"
-"  -c, --config FILE   the pg2osync configuration (required)\n"
-"  -h, --help          this text\n"
-"  -V, --version       print the version\n"
+"  -c, --config FILE      the pg2osync configuration (required)\n"
+"  --stage STAGE=PROGRAM  run PROGRAM in place of a stage (capture,\n"
+"                         shaper, writer, ckpt); it gets the same argv\n"
+"                         and descriptors. A replaced shaper need not\n"
+"                         speak the control channel.\n"
+"  --tap POINT=FILE       copy the frames crossing a boundary to FILE:\n"
+"                         events (capture -> shaper) or ops (shaper ->\n"
+"                         writer). The copy never holds the pipeline up;\n"
+"                         FILE is rotated to FILE.1 at frame boundaries.\n"
+"  --tap-max BYTES        rotate a tap file at this size (default 64M;\n"
+"                         K, M, G suffixes)\n"
+"  -h, --help             this text\n"
+"  -V, --version          print the version\n"
+"\n"
+"environment: P2O_HELLO_TIMEOUT_S, seconds a stage may take to say hello\n"
+"(default: 600 for the capture, 60 for the writer).\n"
 "\n"
 "exit codes: 0 stopped by a signal after draining; 1 internal error or a\n"
 "tool's executable not found; 64 usage; 75 gave up after reconnect_max\n"
@@ -153,12 +179,18 @@ sanitize_fds(void)
 	closedir(d);
 }
 
+static const char *
+kname(const struct sv *sv, int k)
+{
+	return sv->kidname[k];
+}
+
 static int
 kid_by_pid(struct sv *sv, pid_t pid)
 {
 	int k;
 
-	for (k = 0; k < K_N; k++)
+	for (k = 0; k < NKIDS; k++)
 		if (sv->kid[k].pid == pid && !sv->kid[k].exited)
 			return k;
 	return -1;
@@ -170,13 +202,9 @@ static void teardown(struct sv *, long long, int, const char *, ...)
 static void
 reap(struct sv *sv, long long now)
 {
-	/* upstream first: of several ends seen at once, the first named is
-	 * the likelier cause */
-	static const enum kid order[K_N] = { K_CAPTURE, K_SHAPER, K_WRITER,
-	    K_CKPT };
 	char what[128];
 	pid_t pid;
-	int status, i, k, ended[K_N] = { 0 };
+	int status, k, ended[NKIDS] = { 0 };
 
 	got_chld = 0;
 	sv->reap_round++;
@@ -188,25 +216,29 @@ reap(struct sv *sv, long long now)
 		sv->kid[k].exit_round = sv->reap_round;
 		ended[k] = 1;
 	}
-	for (i = 0; i < K_N; i++) {
-		k = order[i];
+	for (k = 0; k < NKIDS; k++) {
 		if (!ended[k])
 			continue;
 		sv_child_describe(&sv->kid[k], what, sizeof(what));
 		if (sv->state == PL_TEARDOWN ||
 		    (sv->state == PL_DRAIN && sv_child_code(&sv->kid[k]) == 0))
-			log_debug("'%s' %s", kid_names[k], what);
+			log_debug("'%s' %s", kname(sv, k), what);
 		else if (sv->state == PL_DRAIN)
-			log_warnx("'%s' %s while draining", kid_names[k], what);
-		else
-			teardown(sv, now, 0, "%s %s", kid_names[k], what);
+			log_warnx("'%s' %s while draining", kname(sv, k), what);
+		else if (sv->end_at_ms == 0) {
+			log_debug("'%s' %s", kname(sv, k), what);
+			snprintf(sv->first_end, sizeof(sv->first_end), "%s %s",
+			    kname(sv, k), what);
+			sv->end_at_ms = now + END_GRACE_MS;
+		}
 	}
 }
 
 /*
- * Stop every child. The first reason is kept: what comes after it is
- * usually its consequence. code != 0 marks a permanent failure found by
- * the supervisor itself (a protocol error).
+ * Stop every child. The first reason is kept for the log line; which end
+ * caused the failure is decided once every child is reaped (cause()).
+ * code != 0 marks a permanent failure found by the supervisor itself (a
+ * protocol error).
  */
 static void
 teardown(struct sv *sv, long long now, int code, const char *fmt, ...)
@@ -218,6 +250,7 @@ teardown(struct sv *sv, long long now, int code, const char *fmt, ...)
 		sv->fatal_code = code;
 	if (sv->state == PL_TEARDOWN)
 		return;
+	sv->end_at_ms = 0;
 	va_start(ap, fmt);
 	vsnprintf(sv->reason, sizeof(sv->reason), fmt, ap);
 	va_end(ap);
@@ -229,14 +262,13 @@ teardown(struct sv *sv, long long now, int code, const char *fmt, ...)
 	reap(sv, now);
 	/* no more acks are coming: the end of fd 3 tells a stopping capture
 	 * not to wait for one (what is queued is stored, so it still goes) */
-	for (k = 0; k < K_N; k++) {
+	for (k = 0; k < NKIDS; k++) {
 		sv_child_kill(&sv->kid[k], SIGTERM, now);
 		sv->kid[k].close_after = 1;
 		sv_child_flush(&sv->kid[k]);
 	}
 	sv->kill_at_ms = now + KILL_AFTER_MS;
 }
-
 
 static void
 spawn_failed(struct sv *sv, long long now, const char *err)
@@ -248,20 +280,24 @@ spawn_failed(struct sv *sv, long long now, const char *err)
 static void
 start_incarnation(struct sv *sv, long long now)
 {
-	struct sv_child *ck = &sv->kid[K_CKPT];
-	char *argv[] = { ck->path, "-c", (char *)sv->cfgpath, "serve", NULL };
+	struct sv_child *ck = &sv->kid[SV_CKPT];
+	char **argv = sv_stage_argv(SV_CKPT, ck->path, sv->cfgpath, NULL,
+	    NULL);
 	char err[512];
+	int r;
 
 	sv_metrics_restart(&sv->m);
 	sv->reason[0] = '\0';
 	sv->fatal_code = 0;
 	sv->up_since_ms = 0;
-	sv->kill_at_ms = 0;
+	sv->kill_at_ms = sv->end_at_ms = 0;
 	sv->drain_final_put = sv->drain_closed = sv->drain_failed = 0;
 	sv->state = PL_CHECKPOINT;
 	log_info("starting the pipeline");
-	if (sv_child_spawn(ck, argv, SV_CTL_STDIO, -1, -1, P2O_FD_LOG, err,
-	    sizeof(err)) == -1) {
+	r = sv_child_spawn(ck, argv, SV_CTL_STDIO, -1, -1, -1, P2O_FD_LOG, err,
+	    sizeof(err));
+	sv_argv_free(argv);
+	if (r == -1) {
 		spawn_failed(sv, now, err);
 		return;
 	}
@@ -269,18 +305,27 @@ start_incarnation(struct sv *sv, long long now)
 }
 
 static void
+close_pair(int p[2])
+{
+	if (p[0] != -1)
+		close(p[0]);
+	if (p[1] != -1)
+		close(p[1]);
+	p[0] = p[1] = -1;
+}
+
+/*
+ * Wire and start every pipeline stage of the table: a pipe for each
+ * stdin_from boundary, a tap process in the middle of a tapped one,
+ * /dev/null where nothing feeds a stage or reads it.
+ */
+static void
 start_stages(struct sv *sv, long long now, int have, uint64_t pos,
     const char *text)
 {
-	struct sv_child *cap = &sv->kid[K_CAPTURE], *sh = &sv->kid[K_SHAPER];
-	struct sv_child *wr = &sv->kid[K_WRITER];
-	char *cfg = (char *)sv->cfgpath, token[24];
-	char *cap_argv[] = { cap->path, "-c", cfg, NULL, NULL, NULL, NULL,
-	    NULL };
-	char *sh_argv[] = { sh->path, "-c", cfg, NULL };
-	char *wr_argv[] = { wr->path, "-c", cfg, NULL };
-	int a[2] = { -1, -1 }, b[2] = { -1, -1 }, null = -1;
-	char err[512];
+	int up[SV_NSTAGES][2], down[SV_NSTAGES][2], in[SV_NSTAGES];
+	int out[SV_NSTAGES], null, s, u;
+	char token[24], err[512], **argv;
 
 	sv_bc_release(&sv->bc);
 	sv_bc_init(&sv->bc, sv->cf.checkpoint_interval_ms, have, pos);
@@ -289,81 +334,135 @@ start_stages(struct sv *sv, long long now, int have, uint64_t pos,
 		if (pos > sv->m.position_confirmed)
 			sv->m.position_confirmed = pos;
 		snprintf(token, sizeof(token), "%" PRIu64, pos);
-		cap_argv[3] = "--start-pos";
-		cap_argv[4] = (char *)text;
-		cap_argv[5] = "--start-token";
-		cap_argv[6] = token;
 		log_info("checkpoint at %s (%" PRIu64 "): the capture starts "
 		    "there", text, pos);
 	} else
 		log_info("no checkpoint stored: the capture starts where the "
-		    "slot is");
+		    "source keeps its position");
 	sv->state = PL_STARTING;
-	if (pipe2(a, O_CLOEXEC) == -1 || pipe2(b, O_CLOEXEC) == -1 ||
-	    (null = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1) {
-		snprintf(err, sizeof(err), "could not create the pipeline's "
-		    "pipes: %s", strerror(errno));
+	sv->started_ms = now;
+	for (s = 0; s < SV_NSTAGES; s++) {
+		up[s][0] = up[s][1] = down[s][0] = down[s][1] = -1;
+		in[s] = out[s] = -1;
+	}
+	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1) {
+		snprintf(err, sizeof(err), "/dev/null: %s", strerror(errno));
 		goto fail;
 	}
-	if (sv_child_spawn(cap, cap_argv, SV_CTL_FD3, null, a[1], P2O_FD_LOG,
-	    err, sizeof(err)) == -1 ||
-	    sv_child_spawn(sh, sh_argv, SV_CTL_FD3, a[0], b[1], P2O_FD_LOG,
-	    err, sizeof(err)) == -1 ||
-	    sv_child_spawn(wr, wr_argv, SV_CTL_FD3, b[0], null, P2O_FD_LOG,
-	    err, sizeof(err)) == -1)
-		goto fail;
-	close(a[0]);
-	close(a[1]);
-	close(b[0]);
-	close(b[1]);
+	/* up[s]: upstream -> s (or -> s's tap); down[s]: tap -> s */
+	for (s = 0; s < SV_NSTAGES; s++) {
+		if ((u = sv_stages[s].stdin_from) < 0)
+			continue;
+		if (pipe2(up[s], O_CLOEXEC) == -1 || (sv->tap[s].path &&
+		    pipe2(down[s], O_CLOEXEC) == -1)) {
+			snprintf(err, sizeof(err), "could not create the "
+			    "pipeline's pipes: %s", strerror(errno));
+			goto fail;
+		}
+		out[u] = up[s][1];
+		in[s] = sv->tap[s].path ? down[s][0] : up[s][0];
+	}
+	for (s = 0; s < SV_NSTAGES; s++) {
+		if (s == SV_CKPT)
+			continue;
+		if (sv->tap[s].path && sv_child_fork(&sv->kid[TAP_OF(s)],
+		    sv_tap_run, &sv->tap[s], up[s][0], down[s][1], P2O_FD_LOG,
+		    err, sizeof(err)) == -1)
+			goto fail;
+		argv = sv_stage_argv(s, sv->kid[s].path, sv->cfgpath,
+		    have ? text : NULL, token);
+		if (sv_child_spawn(&sv->kid[s], argv, sv_stages[s].ctl,
+		    in[s] != -1 ? in[s] : null, out[s] != -1 ? out[s] : null,
+		    -1, P2O_FD_LOG, err, sizeof(err)) == -1) {
+			sv_argv_free(argv);
+			goto fail;
+		}
+		sv_argv_free(argv);
+		log_debug("started '%s' (pid %d)", kname(sv, s),
+		    (int)sv->kid[s].pid);
+	}
+	for (s = 0; s < SV_NSTAGES; s++) {
+		close_pair(up[s]);
+		close_pair(down[s]);
+	}
 	close(null);
-	log_debug("started capture-pg %d, shaper %d, writer %d", (int)cap->pid,
-	    (int)sh->pid, (int)wr->pid);
 	return;
 fail:
-	if (a[0] != -1) {
-		close(a[0]);
-		close(a[1]);
-	}
-	if (b[0] != -1) {
-		close(b[0]);
-		close(b[1]);
+	for (s = 0; s < SV_NSTAGES; s++) {
+		close_pair(up[s]);
+		close_pair(down[s]);
 	}
 	if (null != -1)
 		close(null);
 	spawn_failed(sv, now, err);
 }
 
+/* every stage that must say hello did, and every other one runs */
 static int
 all_up(const struct sv *sv)
 {
-	return sv->kid[K_CAPTURE].state == SV_UP &&
-	    sv->kid[K_SHAPER].state == SV_UP && sv->kid[K_WRITER].state == SV_UP;
+	int s;
+
+	for (s = 0; s < SV_NSTAGES; s++) {
+		if (s == SV_CKPT)
+			continue;
+		if (sv_stages[s].needs_hello ? sv->kid[s].state != SV_UP :
+		    !sv_child_running(&sv->kid[s]))
+			return 0;
+	}
+	return 1;
+}
+
+static void
+check_up(struct sv *sv, long long now)
+{
+	if (sv->state != PL_STARTING || !all_up(sv))
+		return;
+	sv->state = PL_UP;
+	sv->up_since_ms = now;
+	sv->m.up = 1;
+	log_info("pipeline up");
 }
 
 static void
 on_hello(struct sv *sv, int k, const struct frame *f, long long now)
 {
 	struct sv_child *c = &sv->kid[k];
-	struct jspan v;
-	int64_t proto = -1;
+	struct msg_hello h;
+	char why[128];
 
-	if (!jobj_get(f->obj, "proto", &v) || jnum_i64(v, &proto) == -1 ||
-	    proto != P2O_PROTO) {
+	if (msg_read_hello(f, &h, why, sizeof(why)) == -1 ||
+	    h.proto != P2O_PROTO) {
 		teardown(sv, now, P2O_EXIT_DATA, "'%s' speaks control protocol "
-		    "%" PRId64 ", this supervisor %d: mixed installations?",
-		    kid_names[k], proto, P2O_PROTO);
+		    "%d, this supervisor %d: mixed installations?",
+		    kname(sv, k), h.proto, P2O_PROTO);
 		return;
 	}
 	if (c->state != SV_STARTING)
 		return;
 	c->state = SV_UP;
-	log_debug("'%s' is up (pid %d)", kid_names[k], (int)c->pid);
-	if (sv->state == PL_STARTING && all_up(sv)) {
-		sv->state = PL_UP;
-		sv->up_since_ms = now;
-		sv->m.up = 1;
-		log_info("pipeline up");
+	log_debug("'%s' is up (pid %d)", kname(sv, k), (int)c->pid);
+	check_up(sv, now);
+}
+
+/* a stage that must say hello and has not within its time */
+static void
+check_hello(struct sv *sv, long long now)
+{
+	int s, limit;
+
+	if (sv->state != PL_STARTING)
+		return;
+	for (s = 0; s < SV_NSTAGES; s++) {
+		limit = sv->hello_timeout_s > 0 ? sv->hello_timeout_s :
+		    sv_stages[s].hello_timeout_s;
+		if (!sv_stages[s].needs_hello ||
+		    sv->kid[s].state != SV_STARTING ||
+		    now - sv->started_ms < (long long)limit * 1000)
+			continue;
+		teardown(sv, now, 0, "'%s' did not say hello within %d s",
+		    kname(sv, s), limit);
+		return;
 	}
 }
 
@@ -395,7 +494,7 @@ on_stored(struct sv *sv, const struct frame *f, long long now)
 	struct msg_pos st;
 	uint64_t ack;
 	char why[256];
-	int r;
+	int r, s;
 
 	if (msg_read_pos(f, &st, why, sizeof(why)) == -1 ||
 	    (r = sv_bc_stored(&sv->bc, st.pos, &ack)) == -1) {
@@ -406,11 +505,13 @@ on_stored(struct sv *sv, const struct frame *f, long long now)
 	}
 	sv->m.checkpoint_position = sv->bc.stored;
 	log_debug("checkpoint stored at %" PRIu64, st.pos);
-	if (r == 1 && sv->kid[K_CAPTURE].ctl_wfd != -1) {
-		msg_put_ack(sv_child_out(&sv->kid[K_CAPTURE]), ack);
-		sv->m.position_confirmed = ack;
-	}
 	msg_pos_release(&st);
+	if (r != 1)
+		return;
+	for (s = 0; s < SV_NSTAGES; s++)
+		if (sv_stages[s].gets_ack && sv->kid[s].ctl_wfd != -1)
+			msg_put_ack(sv_child_out(&sv->kid[s]), ack);
+	sv->m.position_confirmed = ack;
 }
 
 static void
@@ -436,35 +537,47 @@ on_checkpoint(struct sv *sv, const struct frame *f, long long now)
 static void
 on_frame(struct sv *sv, int k, const struct frame *f, long long now)
 {
-	struct jspan v;
-	char id[256];
+	struct jspan tool, counters;
+	struct msg_mark mk;
+	char why[128];
+	enum msg_kind kind = msg_kind(f);
 
-	if (k == K_CKPT) {
-		if (frame_is(f, "stored"))
+	if (k == SV_CKPT) {
+		if (kind == MSG_STORED)
 			on_stored(sv, f, now);
-		else if (frame_is(f, "checkpoint"))
+		else if (kind == MSG_CHECKPOINT)
 			on_checkpoint(sv, f, now);
 		else
 			log_debug("ckpt: ignoring a frame of kind %.*s",
 			    (int)f->kind.n, f->kind.p);
 		return;
 	}
-	if (frame_is(f, "hello"))
+	switch (kind) {
+	case MSG_HELLO:
 		on_hello(sv, k, f, now);
-	else if (frame_is(f, "stats")) {
-		if (jobj_get(f->obj, "counters", &v))
-			sv_metrics_stats(&sv->m, kid_names[k], v);
-	} else if (frame_is(f, "durable") && k == K_WRITER)
-		on_durable(sv, f, now);
-	else if (frame_is(f, "marked") && k == K_WRITER) {
+		break;
+	case MSG_STATS:
+		if (msg_read_stats(f, &tool, &counters, why, sizeof(why)) == 0)
+			sv_metrics_stats(&sv->m, counters);
+		break;
+	case MSG_DURABLE:
+		if (k == SV_WRITER)
+			on_durable(sv, f, now);
+		break;
+	case MSG_MARKED:
 		/* no loader runs yet: nobody waits for this confirmation */
-		if (jobj_get(f->obj, "id", &v) && jspan_type(v) == J_STRING &&
-		    jstr_copy(v, id, sizeof(id)) == 0)
+		if (k == SV_WRITER &&
+		    msg_read_mark(f, &mk, why, sizeof(why)) == 0) {
 			log_debug("load mark '%s' is durable; no loader to "
-			    "confirm it to", id);
-	} else
+			    "confirm it to", mk.id);
+			msg_mark_release(&mk);
+		}
+		break;
+	default:
 		log_debug("'%s': ignoring a control frame of kind %.*s",
-		    kid_names[k], (int)f->kind.n, f->kind.p);
+		    kname(sv, k), (int)f->kind.n, f->kind.p);
+		break;
+	}
 }
 
 /*
@@ -477,13 +590,14 @@ ctl_eof(struct sv *sv, int k, long long now)
 {
 	sv_child_close_ctl(&sv->kid[k]);
 	sv->kid[k].ctl_eof_ms = now;
-	if (sv->state == PL_DRAIN && k == K_CKPT && !sv->drain_closed) {
+	if (sv->state == PL_DRAIN && k == SV_CKPT && !sv->drain_closed) {
 		log_error("ckpt ended before the last checkpoint was stored");
 		sv->drain_failed = 1;
 	}
 }
 
-/* a channel that ended EOF_GRACE_MS ago with its child still running */
+/* a channel that ended EOF_GRACE_MS ago with its child still running;
+ * only a stage whose channel is its purpose (hello, acks, durable) */
 static void
 check_silent(struct sv *sv, long long now)
 {
@@ -492,13 +606,16 @@ check_silent(struct sv *sv, long long now)
 	if (sv->state != PL_CHECKPOINT && sv->state != PL_STARTING &&
 	    sv->state != PL_UP)
 		return;
-	for (k = 0; k < K_N; k++)
+	for (k = 0; k < SV_NSTAGES; k++) {
+		if (k != SV_CKPT && !sv_stages[k].needs_hello)
+			continue;
 		if (sv->kid[k].ctl_eof_ms && sv_child_running(&sv->kid[k]) &&
 		    now - sv->kid[k].ctl_eof_ms >= EOF_GRACE_MS) {
-			teardown(sv, now, 0, "'%s' closed its %s", kid_names[k],
-			    k == K_CKPT ? "stdout" : "control fd 3");
+			teardown(sv, now, 0, "'%s' closed its %s", kname(sv, k),
+			    k == SV_CKPT ? "stdout" : "control fd 3");
 			return;
 		}
+	}
 }
 
 static void
@@ -519,13 +636,13 @@ kid_read(struct sv *sv, int k, long long now)
 	if (r == -1) {
 		if (!c->rd.eof) {
 			teardown(sv, now, P2O_EXIT_DATA, "'%s': %s",
-			    kid_names[k], c->rd.err);
+			    kname(sv, k), c->rd.err);
 			sv_child_close_ctl(c);
 			return;
 		}
 		/* a frame cut short by the child's end: the end matters,
 		 * not the fragment */
-		log_warnx("'%s': %s", kid_names[k], c->rd.err);
+		log_warnx("'%s': %s", kname(sv, k), c->rd.err);
 	}
 	if (c->rd.eof && c->ctl_rfd != -1)
 		ctl_eof(sv, k, now);
@@ -535,7 +652,7 @@ kid_read(struct sv *sv, int k, long long now)
 static void
 pump_checkpoint(struct sv *sv, long long now)
 {
-	struct sv_child *ck = &sv->kid[K_CKPT];
+	struct sv_child *ck = &sv->kid[SV_CKPT];
 	const char *text;
 	uint64_t pos;
 
@@ -565,7 +682,7 @@ begin_drain(struct sv *sv, long long now)
 		log_info("draining: stopping the capture, flushing the rest");
 		sv->state = PL_DRAIN;
 		sv->m.up = 0;
-		sv_child_kill(&sv->kid[K_CAPTURE], SIGTERM, now);
+		sv_child_kill(&sv->kid[SV_CAPTURE], SIGTERM, now);
 		sv->kill_at_ms = now + DRAIN_MAX_MS;
 		break;
 	case PL_DRAIN:
@@ -581,7 +698,7 @@ flush_logs(struct sv *sv)
 {
 	int k;
 
-	for (k = 0; k < K_N; k++)
+	for (k = 0; k < NKIDS; k++)
 		while (sv_logpipe_read(&sv->kid[k].log) == 2)
 			;
 }
@@ -591,7 +708,7 @@ all_reaped(const struct sv *sv)
 {
 	int k;
 
-	for (k = 0; k < K_N; k++)
+	for (k = 0; k < NKIDS; k++)
 		if (sv_child_running(&sv->kid[k]))
 			return 0;
 	return 1;
@@ -603,16 +720,41 @@ release_all(struct sv *sv)
 	int k;
 
 	flush_logs(sv);
-	for (k = 0; k < K_N; k++) {
+	for (k = 0; k < NKIDS; k++) {
 		sv_child_release(&sv->kid[k]);
 		sv->kid[k].exited = 0;
 	}
 }
 
+/* the stage feeding k's stdin, through its tap if there is one */
 static int
 upstream(int k)
 {
-	return k == K_SHAPER ? K_CAPTURE : k == K_WRITER ? K_SHAPER : -1;
+	if (IS_TAP(k))
+		return sv_stages[TAPPED(k)].stdin_from;
+	return sv_stages[k].stdin_from;
+}
+
+/* pipeline order for choosing a cause: the source end first */
+static int
+depth(int k)
+{
+	int d = 0;
+
+	while ((k = upstream(k)) >= 0)
+		d++;
+	return d;
+}
+
+/* ended by itself: exited with a code, or killed by a signal we did not
+ * send (a kill -9 from outside, a crash) */
+static int
+ended_on_its_own(const struct sv_child *c)
+{
+	int code = sv_child_code(c);
+
+	return c->pid != 0 && c->exited &&
+	    (code >= 0 || c->signalled_ms == 0);
 }
 
 /*
@@ -626,7 +768,7 @@ permanent_cause(const struct sv *sv)
 	const struct sv_child *c, *u;
 	int k, code;
 
-	for (k = 0; k < K_N; k++) {
+	for (k = 0; k < NKIDS; k++) {
 		c = &sv->kid[k];
 		if (c->pid == 0 || !c->exited)
 			continue;
@@ -644,6 +786,36 @@ permanent_cause(const struct sv *sv)
 	return -1;
 }
 
+/*
+ * What ended this incarnation, for the restart message: of the children
+ * that ended on their own, a failure before a clean end, and the one
+ * nearest the source before those downstream of it. A downstream stage
+ * can see its input end, and exit, before its upstream's exit status
+ * reaches us; it is the consequence even when it is reaped first.
+ */
+static void
+cause(struct sv *sv)
+{
+	char what[128];
+	int k, best = -1, bfail = 0, fail;
+
+	for (k = 0; k < NKIDS; k++) {
+		if (!ended_on_its_own(&sv->kid[k]))
+			continue;
+		fail = sv_child_code(&sv->kid[k]) != 0;
+		if (best == -1 || fail > bfail ||
+		    (fail == bfail && depth(k) < depth(best))) {
+			best = k;
+			bfail = fail;
+		}
+	}
+	if (best == -1)
+		return;
+	sv_child_describe(&sv->kid[best], what, sizeof(what));
+	snprintf(sv->reason, sizeof(sv->reason), "%s %s", kname(sv, best),
+	    what);
+}
+
 /* every child of a failed incarnation is reaped: stop or restart */
 static void
 incarnation_over(struct sv *sv, long long now)
@@ -657,9 +829,11 @@ incarnation_over(struct sv *sv, long long now)
 		sv_child_describe(&sv->kid[k], what, sizeof(what));
 		release_all(sv);
 		log_error("stopping: %s %s: see its message above",
-		    kid_names[k], what);
+		    kname(sv, k), what);
 		exit(code);
 	}
+	if (sv->fatal_code == 0 && !sv->stopping)
+		cause(sv);
 	release_all(sv);
 	if (sv->fatal_code != 0) {
 		log_error("stopping: %s", sv->reason);
@@ -689,8 +863,8 @@ incarnation_over(struct sv *sv, long long now)
 static void
 drain_step(struct sv *sv, long long now)
 {
-	struct sv_child *cap = &sv->kid[K_CAPTURE], *ck = &sv->kid[K_CKPT];
-	struct sv_child *wr = &sv->kid[K_WRITER];
+	struct sv_child *ck = &sv->kid[SV_CKPT], *wr = &sv->kid[SV_WRITER];
+	int s;
 
 	/* the writer's last durable is in once its channel ended */
 	if (!sv->drain_final_put && !sv_child_running(wr) && wr->ctl_rfd == -1) {
@@ -706,11 +880,12 @@ drain_step(struct sv *sv, long long now)
 		if (!sv_bc_settled(&sv->bc))
 			sv->drain_failed = 1;
 		/* the ack, if any, is queued: flushed, then EOF on fd 3 */
-		cap->close_after = 1;
-		ck->close_after = 1;
+		for (s = 0; s < SV_NSTAGES; s++)
+			if (s == SV_CKPT || sv_stages[s].gets_ack) {
+				sv->kid[s].close_after = 1;
+				sv_child_flush(&sv->kid[s]);
+			}
 		sv->drain_closed = 1;
-		sv_child_flush(cap);
-		sv_child_flush(ck);
 	}
 	if (!all_reaped(sv))
 		return;
@@ -737,10 +912,10 @@ step(struct sv *sv, long long now)
 
 	if (sv->kill_at_ms && now >= sv->kill_at_ms &&
 	    (sv->state == PL_TEARDOWN || sv->state == PL_DRAIN)) {
-		for (k = 0; k < K_N; k++)
+		for (k = 0; k < NKIDS; k++)
 			if (sv_child_running(&sv->kid[k])) {
 				log_warnx("'%s' did not stop: killing it",
-				    kid_names[k]);
+				    kname(sv, k));
 				sv_child_kill(&sv->kid[k], SIGKILL, now);
 			}
 		if (sv->state == PL_DRAIN) {
@@ -751,11 +926,18 @@ step(struct sv *sv, long long now)
 		}
 		sv->kill_at_ms = 0;
 	}
+	if (sv->end_at_ms && now >= sv->end_at_ms)
+		teardown(sv, now, 0, "%s", sv->first_end);
 	check_silent(sv, now);
+	check_hello(sv, now);
 	switch (sv->state) {
 	case PL_WAIT:
 		if (now >= sv->restart_at_ms)
 			start_incarnation(sv, now);
+		break;
+	case PL_STARTING:
+		/* a stage that needs no hello is up by running */
+		check_up(sv, now);
 		break;
 	case PL_DRAIN:
 		drain_step(sv, now);
@@ -780,6 +962,25 @@ earliest(long long a, long long b)
 	return a < b ? a : b;
 }
 
+/* when the next hello deadline falls, or -1 */
+static long long
+hello_deadline(const struct sv *sv)
+{
+	long long at = -1;
+	int s, limit;
+
+	if (sv->state != PL_STARTING)
+		return -1;
+	for (s = 0; s < SV_NSTAGES; s++) {
+		limit = sv->hello_timeout_s > 0 ? sv->hello_timeout_s :
+		    sv_stages[s].hello_timeout_s;
+		if (sv_stages[s].needs_hello &&
+		    sv->kid[s].state == SV_STARTING)
+			at = earliest(at, sv->started_ms + limit * 1000LL);
+	}
+	return at;
+}
+
 static int
 poll_timeout(struct sv *sv, long long now)
 {
@@ -796,8 +997,11 @@ poll_timeout(struct sv *sv, long long now)
 	if (sv->state == PL_STARTING || sv->state == PL_UP ||
 	    sv->state == PL_DRAIN)
 		at = earliest(at, sv_bc_deadline(&sv->bc));
+	at = earliest(at, hello_deadline(sv));
+	if (sv->end_at_ms)
+		at = earliest(at, sv->end_at_ms);
 	at = earliest(at, sv_httpd_deadline(&sv->httpd));
-	for (k = 0; k < K_N; k++)
+	for (k = 0; k < NKIDS; k++)
 		if (sv->kid[k].ctl_eof_ms && sv_child_running(&sv->kid[k]))
 			at = earliest(at, sv->kid[k].ctl_eof_ms + EOF_GRACE_MS);
 	if (at < 0)
@@ -846,7 +1050,7 @@ install_signals(void)
 static void
 run(struct sv *sv)
 {
-	struct pollfd pfd[1 + K_N * 3 + SV_HTTPD_POLLFDS];
+	struct pollfd pfd[1 + NKIDS * 3 + SV_HTTPD_POLLFDS];
 	char drain[64];
 	long long now;
 	int n, k, h0, nh;
@@ -857,7 +1061,7 @@ run(struct sv *sv)
 		n = 0;
 		pfd[n].fd = sig_pipe[0];
 		pfd[n++].events = POLLIN;
-		for (k = 0; k < K_N; k++) {
+		for (k = 0; k < NKIDS; k++) {
 			struct sv_child *c = &sv->kid[k];
 
 			sv->pidx[k][0] = sv->pidx[k][1] = sv->pidx[k][2] = -1;
@@ -895,7 +1099,7 @@ run(struct sv *sv)
 		now = now_ms();
 		/* children's fds before their exits: a stage's last log
 		 * lines and frames come before what its end means */
-		for (k = 0; k < K_N; k++) {
+		for (k = 0; k < NKIDS; k++) {
 			struct sv_child *c = &sv->kid[k];
 			int *ix = sv->pidx[k];
 
@@ -908,7 +1112,7 @@ run(struct sv *sv)
 			    POLLERR | POLLHUP)) && c->ctl_wfd != -1 &&
 			    sv_child_flush(c) == -1)
 				log_debug("'%s': its control input is closed",
-				    kid_names[k]);
+				    kname(sv, k));
 		}
 		if (pfd[0].revents)
 			while (read(sig_pipe[0], drain, sizeof(drain)) > 0)
@@ -922,10 +1126,53 @@ run(struct sv *sv)
 		sv_httpd_handle(&sv->httpd, pfd + h0, now);
 		/* frames queued by the handlers above go out now when they
 		 * can, without waiting a round for POLLOUT */
-		for (k = 0; k < K_N; k++)
+		for (k = 0; k < NKIDS; k++)
 			if (sv->kid[k].out.len > 0 || sv->kid[k].close_after)
 				sv_child_flush(&sv->kid[k]);
 	}
+}
+
+/* "1048576", "64M", "2G" */
+static int
+parse_bytes(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || s[0] == '-')
+		return -1;
+	switch (*end) {
+	case 'K': v <<= 10; end++; break;
+	case 'M': v <<= 20; end++; break;
+	case 'G': v <<= 30; end++; break;
+	}
+	if (*end != '\0' || v == 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* "NAME=VALUE": *value points past the '=' in arg (which is cut there) */
+static int
+split_assign(char *arg, char **value)
+{
+	char *eq = strchr(arg, '=');
+
+	if (eq == NULL || eq == arg || eq[1] == '\0')
+		return -1;
+	*eq = '\0';
+	*value = eq + 1;
+	return 0;
+}
+
+static const char *
+base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
 }
 
 int
@@ -933,19 +1180,46 @@ main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "config",	required_argument,	NULL, 'c' },
+		{ "stage",	required_argument,	NULL, 'S' },
+		{ "tap",	required_argument,	NULL, 'T' },
+		{ "tap-max",	required_argument,	NULL, 'M' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ "version",	no_argument,		NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	static struct sv sv;
-	char err[1024], *path;
-	int ch, k;
+	const char *program[SV_NSTAGES] = { NULL }, *env;
+	uint64_t tap_max = SV_TAP_MAX_DEFAULT;
+	char err[1024], *path, *value;
+	int ch, k, s;
 
 	log_init("pg2osync-supervise");
 	while ((ch = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
 			sv.cfgpath = optarg;
+			break;
+		case 'S':
+			if (split_assign(optarg, &value) == -1 ||
+			    (s = sv_stage_lookup(optarg)) == -1)
+				fatalx(P2O_EXIT_USAGE, "--stage takes STAGE="
+				    "PROGRAM with a stage of ckpt, capture, "
+				    "shaper, writer");
+			program[s] = value;
+			break;
+		case 'T':
+			if (split_assign(optarg, &value) == -1 ||
+			    (s = sv_stage_by_tap(optarg)) == -1)
+				fatalx(P2O_EXIT_USAGE, "--tap takes POINT=FILE "
+				    "with a point of events, ops");
+			sv.tap[s].point = sv_stages[s].tap;
+			free(sv.tap[s].path);
+			sv.tap[s].path = xstrdup(value);
+			break;
+		case 'M':
+			if (parse_bytes(optarg, &tap_max) == -1)
+				fatalx(P2O_EXIT_USAGE, "--tap-max '%s' is not a "
+				    "size like 1048576, 64M or 1G", optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -962,17 +1236,36 @@ main(int argc, char *argv[])
 		usage(stderr);
 		return P2O_EXIT_USAGE;
 	}
+	if ((env = getenv("P2O_HELLO_TIMEOUT_S")) != NULL &&
+	    (sv.hello_timeout_s = atoi(env)) <= 0)
+		fatalx(P2O_EXIT_USAGE, "P2O_HELLO_TIMEOUT_S='%s' is not a "
+		    "number of seconds", env);
 	sanitize_fds();
 	if (config_load(sv.cfgpath, &sv.cf, err, sizeof(err)) == -1)
 		fatalx(P2O_EXIT_CONFIG, "%s", err);
-	if (sv.cf.source_kind != SOURCE_POSTGRES)
-		fatalx(P2O_EXIT_CONFIG, "%s: source.url: only a PostgreSQL "
-		    "source can be supervised so far", sv.cfgpath);
-	for (k = 0; k < K_N; k++) {
-		if ((path = sv_find_exe(kid_names[k])) == NULL)
+	for (s = 0; s < SV_NSTAGES; s++) {
+		sv.tap[s].max = tap_max;
+		if (program[s] != NULL) {
+			/* a path the user named is run as named */
+			path = strchr(program[s], '/') ? xstrdup(program[s]) :
+			    sv_find_exe(program[s]);
+			if (path == NULL || access(path, X_OK) == -1)
+				fatalx(P2O_EXIT_USAGE, "--stage %s: '%s' is not "
+				    "an executable", sv_stages[s].role,
+				    program[s]);
+			log_info("stage '%s' runs '%s'", sv_stages[s].role,
+			    path);
+		} else if ((path = sv_find_exe(sv_stage_program(s,
+		    sv.cf.source_kind))) == NULL)
 			fatalx(P2O_EXIT_INTERNAL, "could not find '%s' next to "
-			    "this program or on $PATH", kid_names[k]);
-		sv_child_init(&sv.kid[k], kid_names[k], path);
+			    "this program or on $PATH", sv_stage_program(s,
+			    sv.cf.source_kind));
+		snprintf(sv.kidname[s], sizeof(sv.kidname[s]), "%s",
+		    base_name(path));
+		sv_child_init(&sv.kid[s], sv.kidname[s], path);
+		snprintf(sv.kidname[TAP_OF(s)], sizeof(sv.kidname[0]),
+		    "tap %s", sv_stages[s].tap ? sv_stages[s].tap : "-");
+		sv_child_init(&sv.kid[TAP_OF(s)], sv.kidname[TAP_OF(s)], NULL);
 	}
 	install_signals();
 	sv_metrics_init(&sv.m);

@@ -1,41 +1,19 @@
 /*
- * metrics.c - what /metrics reports: the stages' stats counters, summed
- * across pipeline restarts, the supervisor's own gauges and the commit ->
- * indexed latency histogram, rendered in the Prometheus text format
- * (version 0.0.4). Owns the mapping from stage counter names to metrics;
- * never touches a socket.
+ * metrics.c - what /metrics reports: the stages' stats counters (named
+ * once, in msg.h's counter table) summed across pipeline restarts, the
+ * supervisor's own gauges and the commit -> indexed latency histograms,
+ * rendered in the Prometheus text format (version 0.0.4). Every counter of
+ * the table is rendered, so a counter a stage reports cannot go missing
+ * here. Never touches a socket.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jscan.h"
 #include "supervisor.h"
 
-/* a tool name ending in '-' matches every tool it begins ("capture-") */
-static const struct {
-	const char *tool, *name;
-	enum sv_counter c;
-} stat_names[] = {
-	{ "capture-",	"events_insert",	SVC_EV_INSERT },
-	{ "capture-",	"events_update",	SVC_EV_UPDATE },
-	{ "capture-",	"events_delete",	SVC_EV_DELETE },
-	{ "capture-",	"events_truncate",	SVC_EV_TRUNCATE },
-	{ "capture-",	"commits",		SVC_COMMITS },
-	{ "capture-",	"drift",		SVC_DRIFT },
-	{ "shaper",	"rows_in",		SVC_ROWS_IN },
-	{ "shaper",	"ops_out",		SVC_OPS_OUT },
-	{ "shaper",	"rows_unmapped",	SVC_ROWS_UNMAPPED },
-	{ "writer",	"docs_indexed",		SVC_DOCS_INDEXED },
-	{ "writer",	"docs_deleted",		SVC_DOCS_DELETED },
-	{ "writer",	"batches",		SVC_BATCHES },
-	{ "writer",	"bulk_bytes",		SVC_BULK_BYTES },
-	{ "writer",	"sink_errors",		SVC_SINK_ERRORS },
-	{ "writer",	"version_conflicts",	SVC_VERSION_CONFLICTS },
-	{ "writer",	"toast_completions",	SVC_TOAST_COMPLETIONS },
-	{ "writer",	"clears",		SVC_CLEARS },
-};
-
-/* upper bounds in seconds, 0.5 ms to 10 s */
+/* upper bounds in seconds, 0.1 ms to 10 s */
 static const double lat_bounds[SV_LAT_BUCKETS] = {
 	0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
 	0.1, 0.25, 0.5, 1, 2.5, 5, 10
@@ -48,55 +26,98 @@ sv_metrics_init(struct sv_metrics *m)
 }
 
 void
+sv_metrics_release(struct sv_metrics *m)
+{
+	int i;
+
+	for (i = 0; i < m->nkeyed; i++)
+		free(m->keyed[i].key);
+	free(m->keyed);
+	memset(m, 0, sizeof(*m));
+}
+
+void
 sv_metrics_restart(struct sv_metrics *m)
 {
 	int i;
 
-	for (i = 0; i < SVC_N; i++) {
+	for (i = 0; i < MC_N; i++) {
+		if (msg_counters[i].gauge)
+			continue;
 		m->base[i] += m->last[i];
 		m->last[i] = 0;
 	}
+	for (i = 0; i < m->nkeyed; i++) {
+		m->keyed[i].base += m->keyed[i].last;
+		m->keyed[i].last = 0;
+	}
 }
 
-static int
-tool_matches(const char *pattern, const char *tool)
+static struct sv_keyed *
+keyed_slot(struct sv_metrics *m, int c, struct jspan key)
 {
-	size_t n = strlen(pattern);
+	struct sv_keyed *k;
+	int i;
 
-	if (n > 0 && pattern[n - 1] == '-')
-		return strncmp(pattern, tool, n) == 0;
-	return strcmp(pattern, tool) == 0;
+	for (i = 0; i < m->nkeyed; i++)
+		if (m->keyed[i].counter == c && jstr_eq(key, m->keyed[i].key))
+			return &m->keyed[i];
+	if (m->nkeyed == m->capkeyed) {
+		m->capkeyed = m->capkeyed ? m->capkeyed * 2 : 16;
+		m->keyed = xrealloc(m->keyed, (size_t)m->capkeyed *
+		    sizeof(*m->keyed));
+	}
+	k = &m->keyed[m->nkeyed++];
+	k->counter = c;
+	k->key = jstr_dup(key);
+	k->base = k->last = 0;
+	return k;
 }
 
 int
-sv_metrics_stats(struct sv_metrics *m, const char *tool,
-    struct jspan counters)
+sv_metrics_stats(struct sv_metrics *m, struct jspan counters)
 {
-	struct jiter it;
-	struct jspan key, val;
+	struct jiter it, kit;
+	struct jspan name, val, key, kval;
 	uint64_t v;
-	size_t i;
+	int c;
 
 	if (jspan_type(counters) != J_OBJECT ||
 	    jiter_init(&it, counters) == -1)
 		return -1;
-	while (jiter_member(&it, &key, &val) == 1) {
-		for (i = 0; i < sizeof(stat_names) / sizeof(stat_names[0]); i++)
-			if (tool_matches(stat_names[i].tool, tool) &&
-			    jstr_eq(key, stat_names[i].name))
-				break;
-		if (i == sizeof(stat_names) / sizeof(stat_names[0]) ||
-		    jnum_u64(val, &v) == -1)
+	while (jiter_member(&it, &name, &val) == 1) {
+		if ((c = msg_counter_lookup(name)) == -1)
 			continue;
-		m->last[stat_names[i].c] = v;
+		if (msg_counters[c].label != NULL &&
+		    msg_counters[c].label_value == NULL) {
+			if (jspan_type(val) != J_OBJECT ||
+			    jiter_init(&kit, val) == -1)
+				continue;
+			while (jiter_member(&kit, &key, &kval) == 1)
+				if (jnum_u64(kval, &v) == 0)
+					keyed_slot(m, c, key)->last = v;
+			continue;
+		}
+		if (jspan_type(val) == J_NUMBER && jnum_u64(val, &v) == 0)
+			m->last[c] = v;
 	}
 	return 0;
 }
 
 uint64_t
-sv_metrics_total(const struct sv_metrics *m, enum sv_counter c)
+sv_metrics_total(const struct sv_metrics *m, enum msg_counter c,
+    const char *key)
 {
-	return m->base[c] + m->last[c];
+	uint64_t t = 0;
+	int i;
+
+	if (msg_counters[c].label == NULL || msg_counters[c].label_value)
+		return m->base[c] + m->last[c];
+	for (i = 0; i < m->nkeyed; i++)
+		if (m->keyed[i].counter == (int)c &&
+		    (key == NULL || strcmp(key, m->keyed[i].key) == 0))
+			t += m->keyed[i].base + m->keyed[i].last;
+	return t;
 }
 
 void
@@ -155,58 +176,84 @@ hist(struct sbuf *out, const char *name, const char *help,
 	sbuf_addc(out, '\n');
 }
 
+/* a label value: backslash, quote and newline escaped (text format) */
 static void
-labelled(struct sbuf *out, const char *name, const char *label,
+label_value(struct sbuf *out, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			sbuf_addc(out, '\\');
+		if (*v == '\n') {
+			sbuf_adds(out, "\\n");
+			continue;
+		}
+		sbuf_addc(out, *v);
+	}
+}
+
+static void
+sample(struct sbuf *out, const char *name, const char *label,
     const char *value, uint64_t v)
 {
-	sbuf_addf(out, "%s{%s=\"%s\"} ", name, label, value);
+	sbuf_adds(out, name);
+	if (label != NULL) {
+		sbuf_addf(out, "{%s=\"", label);
+		label_value(out, value);
+		sbuf_adds(out, "\"}");
+	}
+	sbuf_addc(out, ' ');
 	sbuf_add_u64(out, v);
 	sbuf_addc(out, '\n');
+}
+
+/* every sample of the counters that share def's metric name */
+static void
+render_metric(const struct sv_metrics *m, struct sbuf *out, int first)
+{
+	const struct msg_counter_def *d = &msg_counters[first], *e;
+	int c, i;
+
+	head(out, d->metric, d->gauge ? "gauge" : "counter", d->help);
+	for (c = first; c < MC_N; c++) {
+		e = &msg_counters[c];
+		if (strcmp(e->metric, d->metric) != 0)
+			continue;
+		if (e->label == NULL || e->label_value != NULL) {
+			sample(out, e->metric, e->label, e->label_value,
+			    sv_metrics_total(m, c, NULL));
+			continue;
+		}
+		for (i = 0; i < m->nkeyed; i++)
+			if (m->keyed[i].counter == c)
+				sample(out, e->metric, e->label,
+				    m->keyed[i].key, m->keyed[i].base +
+				    m->keyed[i].last);
+	}
 }
 
 void
 sv_metrics_render(const struct sv_metrics *m, struct sbuf *out)
 {
-	head(out, "pg2osync_events_total", "counter",
-	    "Change events read from the source, by type.");
-	labelled(out, "pg2osync_events_total", "type", "insert",
-	    sv_metrics_total(m, SVC_EV_INSERT));
-	labelled(out, "pg2osync_events_total", "type", "update",
-	    sv_metrics_total(m, SVC_EV_UPDATE));
-	labelled(out, "pg2osync_events_total", "type", "delete",
-	    sv_metrics_total(m, SVC_EV_DELETE));
-	labelled(out, "pg2osync_events_total", "type", "truncate",
-	    sv_metrics_total(m, SVC_EV_TRUNCATE));
-	one(out, "pg2osync_commits_total", "counter",
-	    "Source transactions read.", sv_metrics_total(m, SVC_COMMITS));
+	int c, k, seen;
+
+	/* the table lists a metric's samples one after another; each
+	 * metric is rendered once, from its first entry, which has the
+	 * help text */
+	for (c = 0; c < MC_N; c++) {
+		for (seen = 0, k = 0; k < c && !seen; k++)
+			seen = strcmp(msg_counters[k].metric,
+			    msg_counters[c].metric) == 0;
+		if (!seen)
+			render_metric(m, out, c);
+	}
 	one(out, "pg2osync_position_confirmed", "gauge",
 	    "Source position last acknowledged to the capture, after it was "
 	    "stored as the checkpoint.", m->position_confirmed);
 	one(out, "pg2osync_checkpoint_position", "gauge",
 	    "Source position of the last stored checkpoint.",
 	    m->checkpoint_position);
-	one(out, "pg2osync_batches_total", "counter",
-	    "Bulk requests the writer sent to the target.",
-	    sv_metrics_total(m, SVC_BATCHES));
-	head(out, "pg2osync_documents_total", "counter",
-	    "Documents written to the target, by operation.");
-	labelled(out, "pg2osync_documents_total", "op", "index",
-	    sv_metrics_total(m, SVC_DOCS_INDEXED));
-	labelled(out, "pg2osync_documents_total", "op", "delete",
-	    sv_metrics_total(m, SVC_DOCS_DELETED));
-	one(out, "pg2osync_sink_errors_total", "counter",
-	    "Target requests or documents that failed.",
-	    sv_metrics_total(m, SVC_SINK_ERRORS));
-	one(out, "pg2osync_version_conflicts_total", "counter",
-	    "Writes the target skipped because it held a newer version "
-	    "(replays after a restart).",
-	    sv_metrics_total(m, SVC_VERSION_CONFLICTS));
-	one(out, "pg2osync_schema_drift_total", "counter",
-	    "Table shape changes seen under the running pipeline.",
-	    sv_metrics_total(m, SVC_DRIFT));
 	one(out, "pg2osync_reconnects_total", "counter",
 	    "Pipeline restarts after a failure.", m->reconnects);
-
 	hist(out, "pg2osync_commit_to_indexed_seconds",
 	    "Time from a source commit to the target accepting its last "
 	    "write.", &m->indexed);
@@ -214,7 +261,6 @@ sv_metrics_render(const struct sv_metrics *m, struct sbuf *out)
 	    "Time from a source commit to the bulk request carrying its last "
 	    "write leaving the writer: the pipeline's own share of the "
 	    "latency, without the target's.", &m->sent);
-
 	one(out, "pg2osync_up", "gauge",
 	    "1 when every stage of the pipeline is up.", m->up ? 1 : 0);
 }

@@ -1,11 +1,13 @@
 /*
- * supervisor.h - pg2osync-supervise: runs ckpt and the pipeline
- * capture-pg | shaper | writer, carries the back-channel (durable -> stored
+ * supervisor.h - pg2osync-supervise: runs ckpt and the pipeline of stages
+ * its stage table describes, carries the back-channel (durable -> stored
  * checkpoint -> ack), restarts on failure, drains on SIGTERM and serves
  * /metrics and /healthz. It never sits on the data path.
  *
  * Modules:
- *   child.c        spawning, signalling and reaping one child process
+ *   stages.c       the stage table: programs, pipes, control frames
+ *   child.c        spawning, signalling and describing one child process
+ *   tap.c          the copying process a --tap puts on one boundary
  *   backchannel.c  durable -> put -> stored -> ack, and the restart backoff
  *                  (pure: no I/O, no clock of its own)
  *   metrics.c      counters from stats frames and the Prometheus text
@@ -19,7 +21,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "config.h"
 #include "frame.h"
+#include "msg.h"
 #include "sbuf.h"
 
 /* logpipe.c */
@@ -54,7 +58,7 @@ enum sv_ctl {
 };
 
 struct sv_child {
-	const char *name;	/* "capture-pg", also the executable's name */
+	const char *name;	/* for log lines: the program's base name */
 	char	*path;		/* resolved executable */
 	enum sv_child_state state;
 	pid_t	 pid;		/* 0 when none */
@@ -74,12 +78,17 @@ struct sv_child {
 /* an executable next to this program's own, else on $PATH (heap) or NULL */
 char	*sv_find_exe(const char *name);
 void	sv_child_init(struct sv_child *, const char *name, char *path);
+/* descriptors a child is given: stdin, stdout, stderr, fd 3, fd 4 */
+#define SV_CHILD_FDS	5
+
 /* fork and exec argv with in_fd/out_fd as stdin/stdout (SV_CTL_FD3) or
- * with control pipes there (SV_CTL_STDIO); stderr goes to a pipe read by
- * the child's logpipe. Exec failure is reported through a close-on-exec
- * pipe: -1 with err set and nothing left running. */
+ * with control pipes there (SV_CTL_STDIO), fd4 as fd 4 (-1: closed);
+ * stderr goes to a pipe read by the child's logpipe. Exec failure is
+ * reported through a close-on-exec pipe: -1 with err set and nothing
+ * left running. */
 int	sv_child_spawn(struct sv_child *, char *const argv[], enum sv_ctl,
-	    int in_fd, int out_fd, int log_out, char *err, size_t errlen);
+	    int in_fd, int out_fd, int fd4, int log_out, char *err,
+	    size_t errlen);
 /* signal it if it is running and not reaped; records the first time */
 void	sv_child_kill(struct sv_child *, int sig, long long now_ms);
 /* where frames for its control fd are queued (msg_put_*): flushed by
@@ -89,6 +98,11 @@ struct sbuf *sv_child_out(struct sv_child *);
 /* write what is queued: 0, or -1 when the peer is gone (EPIPE etc.) */
 int	sv_child_flush(struct sv_child *);
 void	sv_child_close_ctl(struct sv_child *);
+/* fork without exec: the child runs fn(arg) with in_fd/out_fd as its
+ * stdin/stdout, its stderr on a logpipe, every other descriptor closed,
+ * and exits with what fn returns; no control channel */
+int	sv_child_fork(struct sv_child *, int (*fn)(void *), void *arg,
+	    int in_fd, int out_fd, int log_out, char *err, size_t errlen);
 /* all fds closed and the state reset to down; the process must be reaped */
 void	sv_child_release(struct sv_child *);
 /* 1 while the process has not been reaped */
@@ -97,6 +111,71 @@ int	sv_child_running(const struct sv_child *);
 int	sv_child_code(const struct sv_child *);
 /* "exited with 69 (refused)" / "was killed by signal 9" into buf */
 const char *sv_child_describe(const struct sv_child *, char *buf, size_t len);
+
+/* stages.c */
+
+enum sv_stage { SV_CKPT, SV_CAPTURE, SV_SHAPER, SV_WRITER, SV_NSTAGES };
+
+struct sv_stage_def {
+	const char *role;	/* its name in --stage, --tap and messages */
+	const char *program;	/* default executable; NULL: by source kind */
+	enum sv_ctl ctl;	/* control channel: fd 3, or ckpt's stdio */
+	int	 stdin_from;	/* the stage whose stdout is our stdin, -1 */
+	const char *tap;	/* the tap point on that boundary, or NULL */
+	int	 needs_hello;	/* the pipeline is up only once it said hello */
+	int	 hello_timeout_s;	/* and it must, within this */
+	int	 gets_ack;	/* receives ack frames */
+};
+
+extern const struct sv_stage_def sv_stages[SV_NSTAGES];
+
+/* the stage a role names, or -1 */
+int	sv_stage_lookup(const char *role);
+/* the stage whose stdin the tap point names ("events", "ops"), or -1 */
+int	sv_stage_by_tap(const char *point);
+/* the program a stage runs by default */
+const char *sv_stage_program(enum sv_stage, enum source_kind);
+/* the argv of a stage, heap strings in a NULL-terminated heap array;
+ * start_text/start_token: the checkpoint the capture resumes from, or
+ * NULL */
+char	**sv_stage_argv(enum sv_stage, const char *path, const char *cfgpath,
+	    const char *start_text, const char *start_token);
+void	sv_argv_free(char **);
+
+/* tap.c */
+
+#define SV_TAP_MAX_DEFAULT	(64ULL << 20)
+
+/*
+ * Where one frame ends in a stream of frames, without validating them:
+ * only the length prefixes are read. Fed chunk by chunk.
+ */
+struct sv_framepos {
+	int	 in_body;	/* reading a frame's body (after the space) */
+	uint64_t left;		/* body bytes still to come */
+	uint64_t len;		/* length digits so far */
+	int	 digits;
+	int	 bad;		/* not a frame stream: boundaries unknown */
+};
+
+/* read buf[0..n) up to the first frame that ends at an offset >= from
+ * and return that offset (the bytes after it are not consumed yet), or
+ * consume it all and return -1 (and -1 with bad set for a stream that is
+ * not frames) */
+long	sv_framepos_next(struct sv_framepos *, const char *buf, size_t n,
+	    size_t from);
+
+struct sv_tap {
+	const char *point;	/* "events", "ops" */
+	char	*path;		/* the file; rotated to path.1 at max */
+	uint64_t max;
+};
+
+/* copy stdin to stdout until EOF, and every byte also to the tap file,
+ * rotated at frame boundaries once it holds max bytes. The pipeline
+ * never waits for the file: a file that cannot be written is given up
+ * (logged once) and the copying goes on. Returns an exit code. */
+int	sv_tap_run(void *tap);
 
 /* backchannel.c */
 
@@ -146,16 +225,6 @@ int	sv_backoff_failure(struct sv_backoff *, long long up_ms);
 
 /* metrics.c */
 
-enum sv_counter {
-	SVC_EV_INSERT, SVC_EV_UPDATE, SVC_EV_DELETE, SVC_EV_TRUNCATE,
-	SVC_COMMITS, SVC_DRIFT,
-	SVC_ROWS_IN, SVC_OPS_OUT, SVC_ROWS_UNMAPPED,
-	SVC_DOCS_INDEXED, SVC_DOCS_DELETED, SVC_BATCHES, SVC_BULK_BYTES,
-	SVC_SINK_ERRORS, SVC_VERSION_CONFLICTS, SVC_TOAST_COMPLETIONS,
-	SVC_CLEARS,
-	SVC_N
-};
-
 #define SV_LAT_BUCKETS	16
 
 /* a latency histogram (Prometheus buckets, seconds) */
@@ -165,9 +234,18 @@ struct sv_hist {
 	double	 sum;		/* seconds */
 };
 
+/* one key of a keyed counter (msg.h): its value summed over restarts */
+struct sv_keyed {
+	int	 counter;	/* enum msg_counter */
+	char	*key;
+	uint64_t base, last;
+};
+
 struct sv_metrics {
-	uint64_t base[SVC_N];	/* sums of earlier incarnations */
-	uint64_t last[SVC_N];	/* the running incarnation's last report */
+	uint64_t base[MC_N];	/* sums of earlier incarnations */
+	uint64_t last[MC_N];	/* the running incarnation's last report */
+	struct sv_keyed *keyed;
+	int	 nkeyed, capkeyed;
 	uint64_t reconnects;
 	uint64_t position_confirmed;
 	uint64_t checkpoint_position;
@@ -178,13 +256,16 @@ struct sv_metrics {
 };
 
 void	sv_metrics_init(struct sv_metrics *);
-/* a new incarnation of the pipeline: fold the last values into the base */
+void	sv_metrics_release(struct sv_metrics *);
+/* a new incarnation of the pipeline: fold the last values into the base
+ * (gauges keep their last value) */
 void	sv_metrics_restart(struct sv_metrics *);
-/* a stats frame's "counters" object from tool; unknown names ignored.
- * 0, or -1 when the object is not one */
-int	sv_metrics_stats(struct sv_metrics *, const char *tool,
-	    struct jspan counters);
-uint64_t sv_metrics_total(const struct sv_metrics *, enum sv_counter);
+/* a stats frame's "counters" object; names msg.h does not know are
+ * ignored. 0, or -1 when the object is not one */
+int	sv_metrics_stats(struct sv_metrics *, struct jspan counters);
+/* a counter's total; for a keyed one, key NULL sums every key */
+uint64_t sv_metrics_total(const struct sv_metrics *, enum msg_counter,
+	    const char *key);
 /* one latency observation, in microseconds */
 void	sv_hist_observe(struct sv_hist *, long long us);
 /* the Prometheus text exposition */

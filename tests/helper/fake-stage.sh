@@ -52,7 +52,7 @@ ckpt)
 	exit 0 ;;
 esac
 
-proto=1
+proto=2
 case "$behaviour" in
 nohello) exec sleep 1000 ;;
 proto:*) proto=${behaviour#proto:} ;;

@@ -104,11 +104,12 @@ setup(int reconnect_max)
 }
 
 static pid_t
-start(void)
+start_with(const char *const *extra)
 {
 	char exe[256];
+	const char *argv[16];
 	pid_t pid;
-	int fd;
+	int fd, n = 0;
 
 	snprintf(exe, sizeof(exe), "%s/pg2osync-supervise", bin);
 	if ((pid = fork()) == 0) {
@@ -117,10 +118,42 @@ start(void)
 		dup2(fd, 1);
 		setenv("FAKE_DIR", state, 1);
 		setenv("P2O_LOG_LEVEL", "debug", 1);
-		execl(exe, exe, "-c", cfg, (char *)NULL);
+		argv[n++] = exe;
+		argv[n++] = "-c";
+		argv[n++] = cfg;
+		while (extra && *extra && n < 15)
+			argv[n++] = *extra++;
+		argv[n] = NULL;
+		execv(exe, (char *const *)argv);
 		_exit(127);
 	}
 	return pid;
+}
+
+static pid_t
+start(void)
+{
+	return start_with(NULL);
+}
+
+/* user + system CPU time of a process, in clock ticks */
+static long
+cpu_ticks(pid_t pid)
+{
+	char path[64], *p;
+	long utime = 0, stime = 0;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	p = slurp(path);
+	/* the command name may hold spaces: count fields after its ')' */
+	if ((p = strrchr(p, ')')) == NULL)
+		return -1;
+	for (i = 0; i < 12 && p; i++)
+		p = strchr(p + 1, ' ');
+	if (p == NULL || sscanf(p + 1, "%ld %ld", &utime, &stime) != 2)
+		return -1;
+	return utime + stime;
 }
 
 /* exit code, or -1 if it had to be killed after limit_ms */
@@ -310,6 +343,88 @@ test_give_up(void)
 	    "capture-pg exited with 75 (tempfail)") != NULL, "then gives up");
 }
 
+/*
+ * Waiting out restart backoffs costs nothing: over the 1 + 2 + 4 + 8 s of
+ * four backoffs (and the three restarts between them) the supervisor
+ * uses well under 0.1 s of CPU.
+ */
+static void
+test_backoff_cpu(void)
+{
+	long t0, t1, hz = sysconf(_SC_CLK_TCK);
+	pid_t pid;
+
+	setup(5);
+	spit(statefile("behaviour.capture-pg"),
+	    "exit:75\nexit:75\nexit:75\nexit:75\nexit:75\n");
+	pid = start();
+	ok(wait_log("(failure 1 of 5)", 5000), "first failure");
+	t0 = cpu_ticks(pid);
+	ok(wait_log("(failure 4 of 5)", 15000), "fourth failure, 7 s later");
+	usleep(7500 * 1000);	/* most of the 8 s backoff */
+	t1 = cpu_ticks(pid);
+	ok(t0 >= 0 && t1 >= 0 && (t1 - t0) * 10 < hz,
+	    "CPU over 14.5 s of backoffs: %ld ticks of %ld a second, under "
+	    "0.1 s", t1 - t0, hz);
+	is_int(wait_exit(pid, 5000), 75, "then gives up");
+}
+
+static void
+test_hello_timeout(void)
+{
+	pid_t pid;
+
+	setup(3);
+	spit(statefile("behaviour.capture-pg"), "nohello\n");
+	setenv("P2O_HELLO_TIMEOUT_S", "1", 1);
+	pid = start();
+	unsetenv("P2O_HELLO_TIMEOUT_S");
+	ok(wait_log("'capture-pg' did not say hello within 1 s", 5000),
+	    "a capture that never says hello is timed out");
+	ok(wait_log("restarting the pipeline in 1.0 s (failure 1 of 3)", 3000),
+	    "and the pipeline restarted");
+	ok(wait_log("pipeline up", 5000), "the next capture says hello");
+	kill(pid, SIGTERM);
+	is_int(wait_exit(pid, 10000), 0, "drained");
+}
+
+/*
+ * A stage replaced by a program that knows nothing of the control channel
+ * (a shell filter): the pipeline is up once it runs, and positions are
+ * still acknowledged only after they were stored.
+ */
+static void
+test_swapped_stage(void)
+{
+	const char *args[] = { "--stage", NULL, NULL };
+	char p[256], arg[300];
+	pid_t pid;
+
+	setup(3);
+	snprintf(p, sizeof(p), "%s/my-shaper", tmp);
+	spit(p, "#!/bin/sh\nexec 3>&-\necho \"$@\" > \"$FAKE_DIR/argv.mine\"\n"
+	    "exec cat\n");
+	chmod(p, 0755);
+	snprintf(arg, sizeof(arg), "shaper=%s", p);
+	args[1] = arg;
+	pid = start_with(args);
+	ok(wait_log("stage 'shaper' runs '", 3000), "the replacement is named");
+	ok(wait_log("pipeline up", 5000), "up without the replacement's hello");
+	ok(wait_log("checkpoint stored at 300", 5000),
+	    "the writer's positions are stored");
+	kill(pid, SIGTERM);
+	is_int(wait_exit(pid, 10000), 0, "drained");
+	ok(acks_were_stored(), "every ack was stored first");
+	ok(strstr(slurp(statefile("argv.mine")), "-c ") != NULL,
+	    "the replacement got the stage's argv");
+	args[1] = "shaper=/nonexistent/prog";
+	pid = start_with(args);
+	is_int(wait_exit(pid, 5000), 64, "a replacement that is not there: 64");
+	args[1] = "nosuch=/bin/cat";
+	pid = start_with(args);
+	is_int(wait_exit(pid, 5000), 64, "an unknown stage: 64");
+}
+
 static void
 test_exec_failure(void)
 {
@@ -373,9 +488,12 @@ main(int argc, char *argv[])
 	    "stopping: writer exited with 77 (auth)");
 	test_permanent("ckpt", "exit:66\n", 66,
 	    "stopping: ckpt exited with 66 (checkpoint)");
-	test_permanent("writer", "proto:2\n", 65,
-	    "'writer' speaks control protocol 2, this supervisor 1");
+	test_permanent("writer", "proto:1\n", 65,
+	    "'writer' speaks control protocol 1, this supervisor 2");
 	test_give_up();
+	test_hello_timeout();
+	test_swapped_stage();
+	test_backoff_cpu();
 	test_exec_failure();
 	test_stop_while_waiting();
 	if (tmp[0])

@@ -7,8 +7,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include "frame.h"
 #include "jscan.h"
+#include "msg.h"
 #include "sbuf.h"
+#include "xio.h"
 #include "../../supervisor/supervisor.h"
 #include "tap.h"
 
@@ -115,6 +120,71 @@ check_format(const char *text, int *families)
 	return bad;
 }
 
+/*
+ * Every counter of msg.h's table, reported by a stage, reaches /metrics:
+ * a name a stage sends and the supervisor does not export fails here.
+ */
+static void
+test_every_counter(void)
+{
+	struct sv_metrics m;
+	struct sbuf json = SBUF_INIT, frames = SBUF_INIT, out = SBUF_INIT;
+	struct frame_reader rd;
+	struct frame f;
+	struct jspan tool, counters;
+	char want[256], v[64], why[128];
+	int c, fds[2], missing = 0, n;
+
+	sv_metrics_init(&m);
+	for (c = 0; c < MC_N; c++) {
+		msg_stats_begin(&json, msg_counters[c].tool);
+		if (msg_counters[c].label && !msg_counters[c].label_value) {
+			msg_stats_keyed_begin(&json, c);
+			msg_stats_keyed_add(&json, "s.t", 3, 100 + c);
+			msg_stats_keyed_end(&json);
+		} else
+			msg_stats_add(&json, c, 100 + c);
+		msg_stats_end(&frames, &json);
+	}
+	/* through the frame reader, as the supervisor gets them */
+	if (pipe(fds) == -1 || write_in_full(fds[1], frames.buf, frames.len))
+		BAIL_OUT("pipe");
+	close(fds[1]);
+	frame_reader_init(&rd, fds[0], "test");
+	n = 0;
+	while (frame_read(&rd, &f) == 1) {
+		ok(msg_read_stats(&f, &tool, &counters, why, sizeof(why)) == 0 &&
+		    sv_metrics_stats(&m, counters) == 0, "stats frame %d read",
+		    n);
+		n++;
+	}
+	frame_reader_release(&rd);
+	close(fds[0]);
+	is_int(n, MC_N, "one stats frame per counter");
+	sv_metrics_render(&m, &out);
+	for (c = 0; c < MC_N; c++) {
+		const struct msg_counter_def *d = &msg_counters[c];
+
+		if (d->label == NULL)
+			snprintf(want, sizeof(want), "%s", d->metric);
+		else
+			snprintf(want, sizeof(want), "%s{%s=\"%s\"}", d->metric,
+			    d->label, d->label_value ? d->label_value : "s.t");
+		snprintf(why, sizeof(why), "%d", 100 + c);
+		if (sample(out.buf, want, v, sizeof(v)) == NULL ||
+		    strcmp(v, why) != 0) {
+			diag("counter '%s' is not exported as %s %s", d->name,
+			    want, why);
+			missing++;
+		}
+	}
+	is_int(missing, 0, "every counter a stage can report is exported");
+	sbuf_release(&json);
+	sbuf_release(&frames);
+	sbuf_release(&out);
+	sv_metrics_release(&m);
+}
+
 int
 main(void)
 {
@@ -123,34 +193,48 @@ main(void)
 	char v[64];
 	int families, i;
 
+	test_every_counter();
 	sv_metrics_init(&m);
-	ok(sv_metrics_stats(&m, "capture-pg", span("{\"events_insert\":10,"
+	ok(sv_metrics_stats(&m, span("{\"events_insert\":10,"
 	    "\"events_update\":2,\"events_delete\":1,\"commits\":4,"
-	    "\"drift\":1,\"confirmed_pos\":999,\"unknown_thing\":5}")) == 0,
+	    "\"confirmed_pos\":999,\"unknown_thing\":5}")) == 0,
 	    "capture stats accepted");
-	sv_metrics_stats(&m, "writer", span("{\"docs_indexed\":12,"
+	sv_metrics_stats(&m, span("{\"docs_indexed\":12,"
 	    "\"docs_deleted\":1,\"batches\":3,\"sink_errors\":0,"
 	    "\"version_conflicts\":2,\"future\":{\"nested\":1}}"));
-	sv_metrics_stats(&m, "shaper", span("{\"docs_indexed\":1000}"));
-	is_int(sv_metrics_total(&m, SVC_DOCS_INDEXED), 12,
-	    "a writer counter name from the shaper is not the writer's");
-	ok(sv_metrics_stats(&m, "writer", span("[1]")) == -1,
+	sv_metrics_stats(&m, span("{\"drift\":{\"public.items\":1}}"));
+	is_int(sv_metrics_total(&m, MC_DOCS_INDEXED, NULL), 12,
+	    "writer documents");
+	ok(sv_metrics_stats(&m, span("[1]")) == -1,
 	    "counters that are not an object are refused");
 
 	/* the same incarnation reports again: cumulative, not added */
-	sv_metrics_stats(&m, "capture-pg", span("{\"events_insert\":15}"));
-	is_int(sv_metrics_total(&m, SVC_EV_INSERT), 15,
+	sv_metrics_stats(&m, span("{\"events_insert\":15}"));
+	is_int(sv_metrics_total(&m, MC_EVENTS_INSERT, NULL), 15,
 	    "a later report replaces the incarnation's value");
 	/* restart: the new capture counts from zero */
 	sv_metrics_restart(&m);
-	sv_metrics_stats(&m, "capture-pg", span("{\"events_insert\":3}"));
-	is_int(sv_metrics_total(&m, SVC_EV_INSERT), 18,
+	sv_metrics_stats(&m, span("{\"events_insert\":3}"));
+	is_int(sv_metrics_total(&m, MC_EVENTS_INSERT, NULL), 18,
 	    "summed across restarts: 15 + 3");
-	is_int(sv_metrics_total(&m, SVC_EV_UPDATE), 2,
+	is_int(sv_metrics_total(&m, MC_EVENTS_UPDATE, NULL), 2,
 	    "a counter not reported since the restart keeps its base");
-	sv_metrics_stats(&m, "capture-mysql", span("{\"events_insert\":4}"));
-	is_int(sv_metrics_total(&m, SVC_EV_INSERT), 19,
-	    "capture-mysql feeds the same counters");
+	sv_metrics_stats(&m, span("{\"events_insert\":4}"));
+	is_int(sv_metrics_total(&m, MC_EVENTS_INSERT, NULL), 19,
+	    "the latest report of the running incarnation replaces its own");
+	is_int(sv_metrics_total(&m, MC_CONFIRMED_POS, NULL), 999,
+	    "a gauge keeps its value over a restart, unsummed");
+	sv_metrics_stats(&m, span("{\"confirmed_pos\":50}"));
+	is_int(sv_metrics_total(&m, MC_CONFIRMED_POS, NULL), 50,
+	    "and is replaced, not added");
+	sv_metrics_stats(&m, span("{\"toast_missing\":{\"a.x\":2,"
+	    "\"a.\\\"y\":1}}"));
+	sv_metrics_restart(&m);
+	sv_metrics_stats(&m, span("{\"toast_missing\":{\"a.x\":5}}"));
+	is_int(sv_metrics_total(&m, MC_TOAST_MISSING, "a.x"), 7,
+	    "a keyed counter sums per key across restarts");
+	is_int(sv_metrics_total(&m, MC_TOAST_MISSING, NULL), 8,
+	    "and over its keys");
 
 	sv_hist_observe(&m.indexed, 300);		/* 0.0003 s */
 	sv_hist_observe(&m.indexed, 500);		/* on the 0.0005 bound */
@@ -166,7 +250,7 @@ main(void)
 
 	is_int(check_format(out.buf, &families), 0,
 	    "every line is HELP, TYPE or a sample of the typed family");
-	is_int(families, 13, "13 metric families");
+	is_int(families, 22, "22 metric families");
 	is_str(sample(out.buf,
 	    "pg2osync_commit_to_sent_seconds_bucket{le=\"0.00025\"}", v,
 	    sizeof(v)), "1", "commit to sent: its own histogram");
@@ -182,8 +266,13 @@ main(void)
 	    sizeof(v)), "1", "documents delete");
 	is_str(sample(out.buf, "pg2osync_version_conflicts_total", v,
 	    sizeof(v)), "2", "version conflicts");
-	is_str(sample(out.buf, "pg2osync_schema_drift_total", v, sizeof(v)),
-	    "1", "schema drift");
+	is_str(sample(out.buf, "pg2osync_schema_drift_total{table=\"public.items\"}",
+	    v, sizeof(v)), "1", "schema drift, per table");
+	is_str(sample(out.buf, "pg2osync_toast_missing_total{table=\"a.x\"}", v,
+	    sizeof(v)), "7", "documents left incomplete, per table");
+	is_str(sample(out.buf,
+	    "pg2osync_toast_missing_total{table=\"a.\\\"y\"}", v, sizeof(v)),
+	    "1", "a label value is escaped");
 	is_str(sample(out.buf, "pg2osync_reconnects_total", v, sizeof(v)),
 	    "2", "reconnects");
 	is_str(sample(out.buf, "pg2osync_checkpoint_position", v, sizeof(v)),
@@ -229,5 +318,6 @@ main(void)
 	is_int(check_format("# TYPE a counter\na x\n", &families), 1,
 	    "a non-numeric value is caught");
 	sbuf_release(&out);
+	sv_metrics_release(&m);
 	return done_testing();
 }

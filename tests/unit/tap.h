@@ -6,6 +6,7 @@
 #define TAP_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <stdarg.h>
 
@@ -39,6 +40,25 @@ tap_ok(int cond, const char *fmt, ...)
 	long long g_ = (long long)(got), w_ = (long long)(want);	\
 	if (!tap_ok(g_ == w_, __VA_ARGS__))				\
 		printf("#   got:  %lld\n#   want: %lld\n", g_, w_);	\
+} while (0)
+
+/* a comment line in the TAP stream */
+static inline void
+diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+/* the test cannot go on: say why and stop */
+#define BAIL_OUT(why) do {						\
+	printf("Bail out! %s\n", (why));				\
+	exit(2);							\
 } while (0)
 
 static inline int

@@ -1,0 +1,92 @@
+/*
+ * stages.c - the stages of a pipeline as data: which program each runs,
+ * which stage feeds its stdin, what a tap on that boundary is called,
+ * whether it must say hello, which control frames it receives, and the
+ * argv it is started with. main.c wires and runs whatever this table
+ * says; adding a stage is a row here, not a new branch in the loop.
+ * Never starts a process.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "source.h"
+#include "supervisor.h"
+
+const struct sv_stage_def sv_stages[SV_NSTAGES] = {
+	/* the checkpoint store: answers on its stdout, started first */
+	[SV_CKPT] = { "ckpt", "ckpt", SV_CTL_STDIO, -1, NULL, 0, 0, 0 },
+	/* slot creation can wait for every running transaction on the
+	 * source: its hello may take long and that is not a failure */
+	[SV_CAPTURE] = { "capture", NULL, SV_CTL_FD3, -1, NULL, 1, 600, 1 },
+	/* the shaper's channel carries only its counters: a replacement
+	 * that never speaks it (a jq filter) is up once it runs */
+	[SV_SHAPER] = { "shaper", "shaper", SV_CTL_FD3, SV_CAPTURE,
+	    "events", 0, 0, 0 },
+	[SV_WRITER] = { "writer", "writer", SV_CTL_FD3, SV_SHAPER, "ops", 1,
+	    60, 0 },
+};
+
+int
+sv_stage_lookup(const char *role)
+{
+	int s;
+
+	for (s = 0; s < SV_NSTAGES; s++)
+		if (strcmp(sv_stages[s].role, role) == 0)
+			return s;
+	return -1;
+}
+
+int
+sv_stage_by_tap(const char *point)
+{
+	int s;
+
+	for (s = 0; s < SV_NSTAGES; s++)
+		if (sv_stages[s].tap && strcmp(sv_stages[s].tap, point) == 0)
+			return s;
+	return -1;
+}
+
+const char *
+sv_stage_program(enum sv_stage s, enum source_kind kind)
+{
+	return sv_stages[s].program ? sv_stages[s].program :
+	    source_capture(kind);
+}
+
+char **
+sv_stage_argv(enum sv_stage s, const char *path, const char *cfgpath,
+    const char *start_text, const char *start_token)
+{
+	char **argv = xcalloc(8, sizeof(*argv));
+	int n = 0;
+
+	argv[n++] = xstrdup(path);
+	argv[n++] = xstrdup("-c");
+	argv[n++] = xstrdup(cfgpath);
+	if (s == SV_CKPT)
+		argv[n++] = xstrdup("serve");
+	/* a position and its text, never a secret: argv is public */
+	if (s == SV_CAPTURE && start_text != NULL) {
+		argv[n++] = xstrdup("--start-pos");
+		argv[n++] = xstrdup(start_text);
+		argv[n++] = xstrdup("--start-token");
+		argv[n++] = xstrdup(start_token);
+	}
+	argv[n] = NULL;
+	return argv;
+}
+
+void
+sv_argv_free(char **argv)
+{
+	char **a;
+
+	if (argv == NULL)
+		return;
+	for (a = argv; *a; a++)
+		free(*a);
+	free(argv);
+}
