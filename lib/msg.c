@@ -24,6 +24,7 @@ static const char *const kind_names[MSG_NKINDS] = {
 	[MSG_HELLO] = "hello", [MSG_DURABLE] = "durable",
 	[MSG_MARKED] = "marked", [MSG_ACK] = "ack",
 	[MSG_MARK_CONFIRM] = "confirm", [MSG_STATS] = "stats",
+	[MSG_LOAD] = "load",
 	[MSG_GET] = "get", [MSG_CHECKPOINT] = "checkpoint",
 	[MSG_PUT] = "put", [MSG_STORED] = "stored",
 };
@@ -473,6 +474,73 @@ fail:
 	return -1;
 }
 
+/* ---- load ---- */
+
+void
+msg_load_begin(struct sbuf *j)
+{
+	open_kind(j, MSG_LOAD);
+	member(j, "tables");
+	sbuf_addc(j, '[');
+}
+
+void
+msg_load_table(struct sbuf *j, const char *table, struct jspan progress)
+{
+	sep(j);
+	sbuf_addc(j, '{');
+	member_str(j, "table", table, strlen(table));
+	if (progress.p != NULL) {
+		member(j, "progress");
+		sbuf_add(j, progress.p, progress.n);
+	}
+	sbuf_addc(j, '}');
+}
+
+void
+msg_load_end(struct sbuf *out, struct sbuf *j)
+{
+	sbuf_addc(j, ']');
+	msg_end(out, j);
+}
+
+int
+msg_read_load(const struct frame *f, struct jspan *tables, char *err,
+    size_t errlen)
+{
+	if (msg_kind(f) != MSG_LOAD)
+		return bad(err, errlen, "a '%s' frame is not a load",
+		    msg_kind_name(msg_kind(f)));
+	if (!jobj_get(f->obj, "tables", tables) ||
+	    jspan_type(*tables) != J_ARRAY)
+		return bad(err, errlen, "load has no \"tables\" array");
+	return 0;
+}
+
+int
+msg_load_next(struct jiter *it, char **table, struct jspan *progress,
+    char *err, size_t errlen)
+{
+	struct jspan t;
+
+	*table = NULL;
+	progress->p = NULL;
+	progress->n = 0;
+	if (!jiter_elem(it, &t))
+		return 0;
+	if (jspan_type(t) != J_OBJECT)
+		return bad(err, errlen, "load \"tables\" holds a non-object");
+	if (get_str(t, "table", table, 1, "load table", err, errlen) == -1)
+		return -1;
+	if (jobj_get(t, "progress", progress) &&
+	    jspan_type(*progress) != J_OBJECT) {
+		free(*table);
+		*table = NULL;
+		return bad(err, errlen, "load \"progress\" is not an object");
+	}
+	return 1;
+}
+
 /* ---- event builders ---- */
 
 static const char *const list_names[] = {
@@ -757,6 +825,22 @@ const struct msg_counter_def msg_counters[MC_N] = {
 	    "because no stored copy existed to complete them from." },
 	[MC_CLEARS] = { "clears", "writer", "pg2osync_index_clears_total",
 	    NULL, NULL, 0, "Indices cleared for a source TRUNCATE." },
+	[MC_LOAD_ROWS] = { "load_rows", "loader", "pg2osync_load_rows_total",
+	    "table", NULL, 0, "Rows the initial load has read, per table." },
+	[MC_LOAD_ROWS_ESTIMATE] = { "load_rows_estimate", "loader",
+	    "pg2osync_load_rows_estimate", "table", NULL, 1,
+	    "Rows the initial load expects to read, per table (the source's "
+	    "estimate)." },
+	[MC_LOAD_RANGES_DONE] = { "load_ranges_done", "loader",
+	    "pg2osync_load_ranges_done", "table", NULL, 1,
+	    "Ranges of the initial load written and recorded, per table." },
+	[MC_LOAD_RANGES] = { "load_ranges", "loader", "pg2osync_load_ranges",
+	    "table", NULL, 1,
+	    "Ranges the initial load cut the table into, per table." },
+	[MC_LOAD_WAL_PAUSED] = { "load_wal_paused", "loader",
+	    "pg2osync_load_wal_paused", NULL, NULL, 1,
+	    "1 while the initial load waits for the replication slot's WAL "
+	    "to be reserved again." },
 };
 
 int

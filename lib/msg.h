@@ -37,6 +37,7 @@ enum msg_kind {
 	MSG_INDEX, MSG_DELETE, MSG_CLEAR,
 	/* control channel, fd 3 (§6) */
 	MSG_HELLO, MSG_DURABLE, MSG_MARKED, MSG_ACK, MSG_MARK_CONFIRM, MSG_STATS,
+	MSG_LOAD,
 	/* supervisor <-> ckpt serve (§6) */
 	MSG_GET, MSG_CHECKPOINT, MSG_PUT, MSG_STORED,
 	MSG_NKINDS
@@ -116,6 +117,23 @@ int	msg_read_mark(const struct frame *, struct msg_mark *, char *err,
 /* the marked frame a mark event becomes once it is durable: the same
  * members under another kind, copied from the mark's bytes */
 void	msg_put_marked_from(struct sbuf *out, struct jspan mark_obj);
+
+/*
+ * load (supervisor -> loader, once, after the loader's hello): the tables
+ * to load, in order, each with the progress the last run stored for it
+ * (absent: from the start). The progress object is the loader's own and
+ * comes back to it as it was stored.
+ */
+void	msg_load_begin(struct sbuf *j);
+void	msg_load_table(struct sbuf *j, const char *table, struct jspan progress);
+void	msg_load_end(struct sbuf *out, struct sbuf *j);
+/* the frame's "tables" array: iterate it with msg_load_next */
+int	msg_read_load(const struct frame *, struct jspan *tables, char *err,
+	    size_t errlen);
+/* the next table of the array: 1 with *table a heap copy and *progress a
+ * span (p NULL when absent), 0 at the end, -1 malformed (err set) */
+int	msg_load_next(struct jiter *, char **table, struct jspan *progress,
+	    char *err, size_t errlen);
 
 /* ---- event frames: streaming builders ----
  *
@@ -209,6 +227,9 @@ enum msg_counter {
 	MC_DOCS_INDEXED, MC_DOCS_DELETED, MC_BATCHES, MC_BULK_BYTES,
 	MC_SINK_ERRORS, MC_VERSION_CONFLICTS, MC_TOAST_COMPLETIONS,
 	MC_TOAST_MISSING, MC_CLEARS,
+	/* loader, per table */
+	MC_LOAD_ROWS, MC_LOAD_ROWS_ESTIMATE, MC_LOAD_RANGES_DONE,
+	MC_LOAD_RANGES, MC_LOAD_WAL_PAUSED,
 	MC_N
 };
 

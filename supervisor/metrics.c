@@ -48,6 +48,8 @@ sv_metrics_restart(struct sv_metrics *m)
 		m->last[i] = 0;
 	}
 	for (i = 0; i < m->nkeyed; i++) {
+		if (msg_counters[m->keyed[i].counter].gauge)
+			continue;
 		m->keyed[i].base += m->keyed[i].last;
 		m->keyed[i].last = 0;
 	}
