@@ -80,6 +80,8 @@ static const struct ckey keys[] = {
 	{ S_SOURCE, "sslrootcert", V_STR, .off = CFG(sslrootcert) },
 	{ S_SOURCE, "sslcert", V_STR, .off = CFG(sslcert) },
 	{ S_SOURCE, "sslkey", V_STR, .off = CFG(sslkey) },
+	{ S_SOURCE, "load_workers", V_INT, .min = 1, .max = 16,
+	    .def = "1", .off = CFG(load_workers) },
 	{ S_SOURCE, "reconnect_max", V_INT, .min = 0, .max = INT_MAX,
 	    .def = "10", .off = CFG(reconnect_max) },
 

@@ -38,6 +38,7 @@ struct config {
 	char	*sslmode;		/* NULL = libpq default */
 	char	*sslrootcert, *sslcert, *sslkey;
 	int	 reconnect_max;		/* default 10 */
+	int	 load_workers;		/* ranges read at once in a load, 1 */
 
 	/* target */
 	char	*target_url;		/* http(s)://host:port, no trailing / */
