@@ -798,6 +798,10 @@ const struct msg_counter_def msg_counters[MC_N] = {
 	[MC_DRIFT] = { "drift", "shaper", "pg2osync_schema_drift_total",
 	    "table", NULL, 0,
 	    "Table shape changes seen under the running pipeline." },
+	[MC_COPIES_DROPPED] = { "copies_dropped", "shaper",
+	    "pg2osync_load_rows_superseded_total", NULL, NULL, 0,
+	    "Copied rows dropped because the change stream had deleted or "
+	    "truncated them after they were read." },
 	[MC_DOCS_INDEXED] = { "docs_indexed", "writer",
 	    "pg2osync_documents_total", "op", "index", 0,
 	    "Documents written to the target, by operation." },

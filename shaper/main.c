@@ -83,6 +83,7 @@ send_stats(struct shaperd *d, long long now)
 	msg_stats_add(&j, MC_ROWS_IN, d->sh.n.rows_in);
 	msg_stats_add(&j, MC_OPS_OUT, d->sh.n.ops_out);
 	msg_stats_add(&j, MC_ROWS_UNMAPPED, d->sh.n.rows_unmapped);
+	msg_stats_add(&j, MC_COPIES_DROPPED, d->sh.n.copies_dropped);
 	kcount_put_stats(&d->sh.drift, &j, MC_DRIFT);
 	msg_stats_end(&d->ctl.out, &j);
 	sbuf_release(&j);
@@ -241,8 +242,9 @@ main(int argc, char **argv)
 			continue;
 
 		/*
-		 * Copy rows, only while stdin is quiet. The tombstone
-		 * window will filter them inside shape_event (SHAPE_LOAD).
+		 * Copy rows, only while stdin is quiet: the stream has
+		 * strict priority, and shape_event drops a copy the stream
+		 * removed since the last mark (window.c).
 		 */
 		if (!load_pending)
 			fill(&ld);

@@ -28,6 +28,7 @@ shaper_init(struct shaper *sh, const struct config *cfg)
 {
 	memset(sh, 0, sizeof(*sh));
 	sh->cfg = cfg;
+	window_init(&sh->window);
 	sbuf_init(&sh->id);
 	sbuf_init(&sh->old_id);
 	sbuf_init(&sh->op);
@@ -37,6 +38,7 @@ void
 shaper_release(struct shaper *sh)
 {
 	kcount_release(&sh->drift);
+	window_release(&sh->window);
 	sbuf_release(&sh->id);
 	sbuf_release(&sh->old_id);
 	sbuf_release(&sh->op);
@@ -163,6 +165,15 @@ op_end(struct shaper *sh, struct sbuf *out)
 	sh->n.ops_out++;
 }
 
+/* a stream delete: the window remembers it until the load's next mark */
+static void
+remember_delete(struct shaper *sh, const struct sync_section *sec,
+    const struct sbuf *id, uint64_t v)
+{
+	window_delete(&sh->window, sec->index, strlen(sec->index), id->buf,
+	    id->len, v);
+}
+
 static int
 render(struct row *r, struct jspan image,
     const char *which, struct sbuf *id, char *err, size_t errlen)
@@ -214,6 +225,7 @@ shape_row(struct shaper *sh, enum shape_source src, struct jspan obj,
 	if (op == 'd') {
 		if (render(&r, r.m.old, "old", &sh->old_id, err, errlen) == -1)
 			return -1;
+		remember_delete(sh, r.sec, &sh->old_id, r.m.v);
 		op_begin(&sh->op, MSG_DELETE, r.sec, &sh->old_id, r.m.v);
 		op_end(sh, out);
 		return 0;
@@ -221,6 +233,13 @@ shape_row(struct shaper *sh, enum shape_source src, struct jspan obj,
 
 	if (render(&r, r.m.new, "new", &sh->id, err, errlen) == -1)
 		return -1;
+	/* a copy the stream has since removed must not come back once the
+	 * target has forgotten the removal's tombstone */
+	if (op == 'c' && window_drops(&sh->window, r.sec->index,
+	    strlen(r.sec->index), sh->id.buf, sh->id.len, r.m.v)) {
+		sh->n.copies_dropped++;
+		return 0;
+	}
 	/* a changed primary key: the old document goes after the new one
 	 * exists, so a reader never finds the row under neither id */
 	pk_changed = 0;
@@ -245,6 +264,7 @@ shape_row(struct shaper *sh, enum shape_source src, struct jspan obj,
 	op_end(sh, out);
 
 	if (pk_changed) {
+		remember_delete(sh, r.sec, &sh->old_id, r.m.v);
 		op_begin(&sh->op, MSG_DELETE, r.sec, &sh->old_id, r.m.v);
 		op_end(sh, out);
 	}
@@ -271,6 +291,7 @@ shape_truncate(struct shaper *sh, struct jspan obj, struct sbuf *out,
 		sec = find_section(sh->cfg, rel, name, sizeof(name));
 		if (sec == NULL)
 			continue;
+		window_clear(&sh->window, sec->index, strlen(sec->index), v);
 		op_begin(&sh->op, MSG_CLEAR, sec, NULL, v);
 		op_end(sh, out);
 	}
@@ -356,6 +377,9 @@ shape_event(struct shaper *sh, enum shape_source src, struct jspan obj,
 		rc = shape_row(sh, src, obj, out, err, errlen);
 		break;
 	case MSG_MARK:
+		/* every copy row of the wave was shaped before its mark, and
+		 * the next wave is read only once this mark is durable */
+		window_forget(&sh->window);
 		forward(sh, obj, out);
 		break;
 	case MSG_COMMIT:

@@ -20,12 +20,30 @@ struct shape_counters {
 	uint64_t rows_in;
 	uint64_t ops_out;	/* every frame written, commits included */
 	uint64_t rows_unmapped;	/* rows of a rel that has no sync section */
+	uint64_t copies_dropped;	/* copy rows the stream had removed */
+};
+
+/* window.c: documents the stream removed since the load's last mark */
+struct window {
+	struct window_slot {
+		char	*key;	/* index NUL id */
+		size_t	 klen;
+		uint64_t hash;
+		uint64_t v;	/* the newest removal's version */
+	} *slot;
+	size_t	 cap, n;
+	struct window_clear {
+		char	*index;
+		uint64_t v;
+	} *clears;
+	int	 nclears;
 };
 
 struct shaper {
 	const struct config *cfg;
 	struct shape_counters n;
 	struct kcount drift;	/* schema drift events, per table */
+	struct window window;
 	/* scratch reused for every row: rendered ids, the operation text */
 	struct sbuf id, old_id, op;
 };
@@ -38,6 +56,20 @@ void	shaper_release(struct shaper *);
  * in err and out left as it was before the call. */
 int	shape_event(struct shaper *, enum shape_source, struct jspan obj,
 	    struct jspan kind, struct sbuf *out, char *err, size_t errlen);
+
+/* window.c */
+void	window_init(struct window *);
+void	window_release(struct window *);
+/* the stream deleted a document / cleared an index at version v */
+void	window_delete(struct window *, const char *index, size_t ilen,
+	    const char *id, size_t idlen, uint64_t v);
+void	window_clear(struct window *, const char *index, size_t ilen,
+	    uint64_t v);
+/* 1 if a copy of the document at version v is older than a removal */
+int	window_drops(const struct window *, const char *index, size_t ilen,
+	    const char *id, size_t idlen, uint64_t v);
+/* a load mark: nothing recorded before it can matter any more */
+void	window_forget(struct window *);
 
 /* id.c */
 /* append the document id (framing.md §7) rendered from the values in row

@@ -328,10 +328,94 @@ test_unmapped_and_errors(void)
 	}
 }
 
+/* a copy row of public.items at version v */
+static const char *
+copy(int id, int v)
+{
+	static char json[256];
+
+	snprintf(json, sizeof(json), "{\"k\":\"row\",\"op\":\"c\","
+	    "\"rel\":\"public.items\",\"v\":%d,\"key\":[\"id\"],"
+	    "\"new\":{\"id\":%d,\"title\":\"copied\"}}", v, id);
+	return shape_src(SHAPE_LOAD, json);
+}
+
+/*
+ * The tombstone window: a copy older than a removal the stream made since
+ * the last mark is dropped; one newer than it is a row put back after the
+ * removal and stays; a mark forgets everything before it.
+ */
+static void
+test_window(void)
+{
+	uint64_t dropped = sh.n.copies_dropped;
+
+	shape("{\"k\":\"row\",\"op\":\"d\",\"rel\":\"public.items\","
+	    "\"v\":500,\"key\":[\"id\"],\"old\":{\"id\":7}}");
+	is_str(copy(7, 400), "", "a copy read before the stream's delete is "
+	    "dropped");
+	is_str(copy(7, 600), "{\"k\":\"index\",\"index\":\"items\",\"id\":"
+	    "\"7\",\"v\":600,\"doc\":{\"id\":7,\"title\":\"copied\"}}",
+	    "a copy read after it (the row came back) is kept");
+	ok(starts(copy(8, 400), "{\"k\":\"index\""),
+	    "another key is not touched");
+	/* a key change removes the old id */
+	shape("{\"k\":\"row\",\"op\":\"u\",\"rel\":\"public.items\","
+	    "\"v\":510,\"key\":[\"id\"],\"new\":{\"id\":90},"
+	    "\"old\":{\"id\":9}}");
+	is_str(copy(9, 505), "", "the old id of a key change is a removal too");
+	shape("{\"k\":\"truncate\",\"v\":700,\"rels\":[\"public.items\"]}");
+	is_str(copy(1, 650), "", "a truncate removes every older copy of its "
+	    "table");
+	ok(starts(copy(1, 750), "{\"k\":\"index\""),
+	    "a copy read after the truncate is kept");
+	is_int(sh.n.copies_dropped - dropped, 3, "three copies dropped, counted");
+	is_str(shape_src(SHAPE_LOAD, "{\"k\":\"mark\",\"id\":\"public.items#1\","
+	    "\"table\":\"public.items\"}"), "{\"k\":\"mark\",\"id\":"
+	    "\"public.items#1\",\"table\":\"public.items\"}",
+	    "the mark passes on");
+	ok(starts(copy(7, 400), "{\"k\":\"index\"") &&
+	    starts(copy(1, 650), "{\"k\":\"index\""),
+	    "and the window is empty after it");
+}
+
+/* the window's table grows and finds every key again */
+static void
+test_window_many(void)
+{
+	struct window w;
+	char id[16];
+	int i, n, wrong = 0;
+
+	window_init(&w);
+	for (i = 0; i < 20000; i++) {
+		n = snprintf(id, sizeof(id), "%d", i);
+		window_delete(&w, "idx", 3, id, (size_t)n, 1000 + (uint64_t)i);
+	}
+	window_delete(&w, "idx", 3, "5", 1, 10);	/* older: kept at 1005 */
+	for (i = 0; i < 20000; i++) {
+		n = snprintf(id, sizeof(id), "%d", i);
+		wrong += !window_drops(&w, "idx", 3, id, (size_t)n,
+		    999 + (uint64_t)i);
+		wrong += window_drops(&w, "idx", 3, id, (size_t)n,
+		    1000 + (uint64_t)i);
+		wrong += window_drops(&w, "other", 5, id, (size_t)n, 0);
+	}
+	is_int(wrong, 0, "20,000 removals: each found, at its version, in its "
+	    "index only");
+	ok(!window_drops(&w, "idx", 3, "20000", 5, 0), "an unknown key");
+	ok(!window_drops(&w, "id", 2, "x5", 2, 0) &&
+	    !window_drops(&w, "idx5", 4, "", 0, 0),
+	    "index and id are told apart");
+	window_release(&w);
+}
+
 int
 main(void)
 {
 	shaper_init(&sh, &cfg);
+	test_window();
+	test_window_many();
 	test_ids();
 	test_rows();
 	test_toast();

@@ -1,0 +1,165 @@
+/*
+ * window.c - the tombstone window: which documents the change stream
+ * removed since the load's last mark, and at what version, so that a
+ * copied row older than the removal is dropped instead of written.
+ *
+ * Versions alone do not make the overlap of load and stream safe: a
+ * versioned delete leaves a tombstone the target keeps only for
+ * index.gc_deletes (60 s by default), and once it is gone any version
+ * is accepted again — a copy starved behind a busy stream would put the
+ * document back. A truncate clears an index the same way. The load's own
+ * protocol bounds what must be remembered: a wave's rows, then its mark;
+ * the next wave is read only after that mark is durable, so at a mark
+ * every removal recorded before it is older than any copy still to come,
+ * and the window is emptied. Memory is one wave's removals.
+ *
+ * Pure: no I/O, no logging.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "shaper.h"
+
+#define WINDOW_MIN	64	/* slots of an empty table's first growth */
+
+/* FNV-1a over index, a NUL, and id */
+static uint64_t
+hash(const char *index, size_t ilen, const char *id, size_t idlen)
+{
+	uint64_t h = 1469598103934665603ULL;
+	size_t i;
+
+	for (i = 0; i < ilen; i++)
+		h = (h ^ (unsigned char)index[i]) * 1099511628211ULL;
+	h = (h ^ 0) * 1099511628211ULL;
+	for (i = 0; i < idlen; i++)
+		h = (h ^ (unsigned char)id[i]) * 1099511628211ULL;
+	return h;
+}
+
+void
+window_init(struct window *w)
+{
+	memset(w, 0, sizeof(*w));
+}
+
+void
+window_forget(struct window *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->cap; i++)
+		free(w->slot[i].key);
+	free(w->slot);
+	w->slot = NULL;
+	w->cap = w->n = 0;
+	for (i = 0; i < (size_t)w->nclears; i++)
+		free(w->clears[i].index);
+	free(w->clears);
+	w->clears = NULL;
+	w->nclears = 0;
+}
+
+void
+window_release(struct window *w)
+{
+	window_forget(w);
+}
+
+static struct window_slot *
+find(const struct window *w, const char *index, size_t ilen, const char *id,
+    size_t idlen, uint64_t h)
+{
+	struct window_slot *s;
+	size_t i, klen = ilen + 1 + idlen;
+
+	if (w->cap == 0)
+		return NULL;
+	for (i = h & (w->cap - 1);; i = (i + 1) & (w->cap - 1)) {
+		s = &w->slot[i];
+		if (s->key == NULL)
+			return s;
+		if (s->hash == h && s->klen == klen &&
+		    memcmp(s->key, index, ilen) == 0 && s->key[ilen] == '\0' &&
+		    memcmp(s->key + ilen + 1, id, idlen) == 0)
+			return s;
+	}
+}
+
+static void
+grow(struct window *w)
+{
+	struct window_slot *old = w->slot, *s;
+	size_t oldcap = w->cap, i, j;
+
+	w->cap = oldcap ? oldcap * 2 : WINDOW_MIN;
+	w->slot = xcalloc(w->cap, sizeof(*w->slot));
+	for (i = 0; i < oldcap; i++) {
+		if (old[i].key == NULL)
+			continue;
+		for (j = old[i].hash & (w->cap - 1); w->slot[j].key;
+		    j = (j + 1) & (w->cap - 1))
+			;
+		s = &w->slot[j];
+		*s = old[i];
+	}
+	free(old);
+}
+
+void
+window_delete(struct window *w, const char *index, size_t ilen,
+    const char *id, size_t idlen, uint64_t v)
+{
+	uint64_t h = hash(index, ilen, id, idlen);
+	struct window_slot *s;
+
+	/* at most half full: probes stay short */
+	if ((w->n + 1) * 2 > w->cap)
+		grow(w);
+	s = find(w, index, ilen, id, idlen, h);
+	if (s->key == NULL) {
+		s->key = xmalloc(ilen + 1 + idlen);
+		memcpy(s->key, index, ilen);
+		s->key[ilen] = '\0';
+		memcpy(s->key + ilen + 1, id, idlen);
+		s->klen = ilen + 1 + idlen;
+		s->hash = h;
+		s->v = v;
+		w->n++;
+	} else if (v > s->v)
+		s->v = v;
+}
+
+void
+window_clear(struct window *w, const char *index, size_t ilen, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < w->nclears; i++)
+		if (strlen(w->clears[i].index) == ilen &&
+		    memcmp(w->clears[i].index, index, ilen) == 0) {
+			if (v > w->clears[i].v)
+				w->clears[i].v = v;
+			return;
+		}
+	w->clears = xrealloc(w->clears, (size_t)(w->nclears + 1) *
+	    sizeof(*w->clears));
+	w->clears[w->nclears].index = xstrndup(index, ilen);
+	w->clears[w->nclears++].v = v;
+}
+
+int
+window_drops(const struct window *w, const char *index, size_t ilen,
+    const char *id, size_t idlen, uint64_t v)
+{
+	const struct window_slot *s;
+	int i;
+
+	for (i = 0; i < w->nclears; i++)
+		if (strlen(w->clears[i].index) == ilen &&
+		    memcmp(w->clears[i].index, index, ilen) == 0 &&
+		    w->clears[i].v > v)
+			return 1;
+	s = find(w, index, ilen, id, idlen, hash(index, ilen, id, idlen));
+	return s != NULL && s->key != NULL && s->v > v;
+}
