@@ -46,11 +46,15 @@ usage(FILE *f)
 "          'no checkpoint' on stderr and exit 0\n"
 "  put     store position N with its TEXT; a checkpoint never moves back:\n"
 "          if a later one is stored, it is kept (logged, exit 0)\n"
-"  serve   answer get with a checkpoint frame and put with stored once\n"
-"          the target acknowledged the write (framing.md section 6); ends\n"
-"          at EOF on stdin. An unreachable or failing target is retried\n"
-"          (1 s doubling to 30 s) instead of ending serve:\n"
-"          acknowledgements wait for it\n"
+"  serve   answer get with a checkpoint frame and a load frame (the\n"
+"          tables whose initial load is not finished, with their\n"
+"          progress; refresh and replicas are suspended on their indices\n"
+"          and restored when a load ends), put with stored once the\n"
+"          target acknowledged the write, and marked (a load mark the\n"
+"          writer made durable) with confirm once its progress is stored\n"
+"          (framing.md section 6); ends at EOF on stdin. An unreachable or\n"
+"          failing target is retried (1 s doubling to 30 s) instead of\n"
+"          ending serve: acknowledgements wait for it\n"
 "\n"
 "options:\n"
 "  -c, --config FILE   the pg2osync configuration (required)\n"
@@ -129,15 +133,16 @@ recovered(const char *what, int attempt)
 }
 
 static int
-serve(struct ckpt_store *st)
+serve(struct ckpt_store *st, const struct config *cf)
 {
 	struct frame_reader rd;
 	struct frame f;
-	struct sbuf out = SBUF_INIT;
+	struct sbuf out = SBUF_INIT, load = SBUF_INIT;
 	struct ckpt_value val;
 	struct msg_pos put;
+	struct msg_mark mk;
 	char why[256];
-	int r, rc, newer, attempt;
+	int r, rc, newer, attempt, ntables;
 
 	frame_reader_init(&rd, P2O_FD_IN, "stdin");
 	while ((r = frame_read(&rd, &f)) == 1) {
@@ -156,6 +161,31 @@ serve(struct ckpt_store *st)
 			put.text = val.text;
 			msg_put_checkpoint(&out, &put);
 			ckpt_value_release(&val);
+			/* and which tables still need their initial load */
+			attempt = 0;
+			while ((rc = ckpt_load_plan(st, cf, &load, &ntables)) ==
+			    P2O_EXIT_TEMPFAIL)
+				backoff(st, "reading the load progress", &attempt);
+			if (rc != 0)
+				fatalx(rc, "%s", st->err);
+			recovered("reading the load progress", attempt);
+			msg_load_end(&out, &load);
+			reply(&out);
+			break;
+		case MSG_MARKED:
+			if (msg_read_mark(&f, &mk, why, sizeof(why)) == -1)
+				fatalx(P2O_EXIT_DATA, "stdin: offset %" PRIu64
+				    ": %s", f.offset, why);
+			attempt = 0;
+			while ((rc = ckpt_load_mark(st, cf, &mk)) ==
+			    P2O_EXIT_TEMPFAIL)
+				backoff(st, "storing the load progress",
+				    &attempt);
+			if (rc != 0)
+				fatalx(rc, "%s", st->err);
+			recovered("storing the load progress", attempt);
+			msg_put_confirm(&out, mk.id);
+			msg_mark_release(&mk);
 			reply(&out);
 			break;
 		case MSG_PUT:
@@ -190,6 +220,7 @@ serve(struct ckpt_store *st)
 		fatalx(P2O_EXIT_DATA, "%s", rd.err);
 	frame_reader_release(&rd);
 	sbuf_release(&out);
+	sbuf_release(&load);
 	return P2O_EXIT_OK;
 }
 
@@ -267,7 +298,7 @@ main(int argc, char *argv[])
 		fatalx(rc, "%s", st.err);
 
 	if (strcmp(cmd, "serve") == 0)
-		rc = serve(&st);
+		rc = serve(&st, &cf);
 	else if (strcmp(cmd, "get") == 0) {
 		if ((rc = ckpt_store_get(&st, &val)) != 0)
 			fatalx(rc, "%s", st.err);

@@ -66,13 +66,18 @@ ckpt_store_release(struct ckpt_store *st)
 
 /* the document path; the id is escaped so no configuration can reach
  * into another path */
-static void
-doc_path(const struct ckpt_store *st, struct sbuf *out)
+void
+ckpt_doc_path(const struct ckpt_store *st, const char *suffix,
+    struct sbuf *out)
 {
+	struct sbuf id = SBUF_INIT;
 	const char *p;
 
+	sbuf_adds(&id, st->ident.doc_id);
+	if (suffix != NULL)
+		sbuf_adds(&id, suffix);
 	sbuf_adds(out, "/" CKPT_INDEX "/_doc/");
-	for (p = st->ident.doc_id; *p; p++) {
+	for (p = id.buf; *p; p++) {
 		unsigned char c = (unsigned char)*p;
 
 		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
@@ -81,11 +86,12 @@ doc_path(const struct ckpt_store *st, struct sbuf *out)
 		else
 			sbuf_addf(out, "%%%02X", c);
 	}
+	sbuf_release(&id);
 }
 
 /* the response as a validated JSON object span; 0 or -1 */
-static int
-body_object(const struct sbuf *resp, struct jspan *obj)
+int
+ckpt_body_object(const struct sbuf *resp, struct jspan *obj)
 {
 	const char *p = resp->buf, *end;
 	size_t off;
@@ -107,13 +113,13 @@ body_object(const struct sbuf *resp, struct jspan *obj)
 }
 
 /* error.type of an OpenSearch error body into buf, or "" */
-static void
-error_type(const struct sbuf *resp, char *buf, size_t len)
+void
+ckpt_error_type(const struct sbuf *resp, char *buf, size_t len)
 {
 	struct jspan obj, e, t;
 
 	buf[0] = '\0';
-	if (body_object(resp, &obj) == -1 || !jobj_get(obj, "error", &e))
+	if (ckpt_body_object(resp, &obj) == -1 || !jobj_get(obj, "error", &e))
 		return;
 	if (jspan_type(e) == J_OBJECT && jobj_get(e, "type", &t) &&
 	    jspan_type(t) == J_STRING)
@@ -121,15 +127,15 @@ error_type(const struct sbuf *resp, char *buf, size_t len)
 }
 
 /* a failed request: the exit code its status means, the message in err */
-static int
-status_error(struct ckpt_store *st, const char *what, long status,
+int
+ckpt_status_error(struct ckpt_store *st, const char *what, long status,
     const struct sbuf *resp)
 {
 	char type[128], reason[256] = "";
 	struct jspan obj, e, r;
 
-	error_type(resp, type, sizeof(type));
-	if (body_object(resp, &obj) == 0 && jobj_get(obj, "error", &e) &&
+	ckpt_error_type(resp, type, sizeof(type));
+	if (ckpt_body_object(resp, &obj) == 0 && jobj_get(obj, "error", &e) &&
 	    jspan_type(e) == J_OBJECT && jobj_get(e, "reason", &r) &&
 	    jspan_type(r) == J_STRING)
 		jstr_copy(r, reason, sizeof(reason));
@@ -140,8 +146,8 @@ status_error(struct ckpt_store *st, const char *what, long status,
 	return P2O_EXIT_TEMPFAIL;
 }
 
-static int
-request(struct ckpt_store *st, const char *what, const char *method,
+int
+ckpt_request(struct ckpt_store *st, const char *what, const char *method,
     const char *path, const char *body, size_t len, struct sbuf *resp,
     long *status)
 {
@@ -155,8 +161,8 @@ request(struct ckpt_store *st, const char *what, const char *method,
 	return 0;
 }
 
-static int
-ensure_index(struct ckpt_store *st, struct sbuf *resp)
+int
+ckpt_ensure_index(struct ckpt_store *st, struct sbuf *resp)
 {
 	char type[128];
 	long status;
@@ -164,7 +170,7 @@ ensure_index(struct ckpt_store *st, struct sbuf *resp)
 
 	if (st->index_ready)
 		return 0;
-	rc = request(st, "checking index '" CKPT_INDEX "'", "HEAD",
+	rc = ckpt_request(st, "checking index '" CKPT_INDEX "'", "HEAD",
 	    "/" CKPT_INDEX, NULL, 0, resp, &status);
 	if (rc != 0)
 		return rc;
@@ -173,13 +179,13 @@ ensure_index(struct ckpt_store *st, struct sbuf *resp)
 		return 0;
 	}
 	if (status != 404)
-		return status_error(st, "checking index '" CKPT_INDEX "'",
+		return ckpt_status_error(st, "checking index '" CKPT_INDEX "'",
 		    status, resp);
-	rc = request(st, "creating index '" CKPT_INDEX "'", "PUT",
+	rc = ckpt_request(st, "creating index '" CKPT_INDEX "'", "PUT",
 	    "/" CKPT_INDEX, INDEX_BODY, strlen(INDEX_BODY), resp, &status);
 	if (rc != 0)
 		return rc;
-	error_type(resp, type, sizeof(type));
+	ckpt_error_type(resp, type, sizeof(type));
 	/* another writer may have created it between our two requests */
 	if (status == 200 ||
 	    (status == 400 && strcmp(type, "resource_already_exists_exception")
@@ -189,7 +195,7 @@ ensure_index(struct ckpt_store *st, struct sbuf *resp)
 		st->index_ready = 1;
 		return 0;
 	}
-	return status_error(st, "creating index '" CKPT_INDEX "'", status,
+	return ckpt_status_error(st, "creating index '" CKPT_INDEX "'", status,
 	    resp);
 }
 
@@ -219,11 +225,9 @@ check_binding(struct ckpt_store *st, struct jspan src, const char *field,
 	return 0;
 }
 
-/* _source of a found document -> *val, after the binding check */
-static int
-parse_source(struct ckpt_store *st, struct jspan src, struct ckpt_value *val)
+int
+ckpt_check_bindings(struct ckpt_store *st, struct jspan src)
 {
-	struct jspan v;
 	int i, rc;
 
 	if ((rc = check_binding(st, src, "source", st->ident.kind)) != 0)
@@ -232,6 +236,32 @@ parse_source(struct ckpt_store *st, struct jspan src, struct ckpt_value *val)
 		if ((rc = check_binding(st, src, st->ident.bind_name[i],
 		    st->ident.bind_value[i])) != 0)
 			return rc;
+	return 0;
+}
+
+void
+ckpt_bindings(const struct ckpt_store *st, struct sbuf *body)
+{
+	int i;
+
+	sbuf_adds(body, "\"source\":");
+	sbuf_add_jstr(body, st->ident.kind, strlen(st->ident.kind));
+	for (i = 0; i < st->ident.nbind; i++) {
+		sbuf_addf(body, ",\"%s\":", st->ident.bind_name[i]);
+		sbuf_add_jstr(body, st->ident.bind_value[i],
+		    strlen(st->ident.bind_value[i]));
+	}
+}
+
+/* _source of a found document -> *val, after the binding check */
+static int
+parse_source(struct ckpt_store *st, struct jspan src, struct ckpt_value *val)
+{
+	struct jspan v;
+	int rc;
+
+	if ((rc = ckpt_check_bindings(st, src)) != 0)
+		return rc;
 	memset(val, 0, sizeof(*val));
 	if (!jobj_get(src, "pos", &v) || jnum_u64(v, &val->pos) == -1)
 		goto bad;
@@ -263,23 +293,23 @@ ckpt_store_get(struct ckpt_store *st, struct ckpt_value *val)
 	memset(val, 0, sizeof(*val));
 	snprintf(what, sizeof(what), "reading checkpoint '%s'",
 	    st->ident.doc_id);
-	doc_path(st, &path);
-	if ((rc = request(st, what, "GET", path.buf, NULL, 0, &resp,
+	ckpt_doc_path(st, NULL, &path);
+	if ((rc = ckpt_request(st, what, "GET", path.buf, NULL, 0, &resp,
 	    &status)) != 0)
 		goto out;
 	if (status == 404) {
-		error_type(&resp, type, sizeof(type));
+		ckpt_error_type(&resp, type, sizeof(type));
 		/* found:false means the index is there, the document not */
 		st->index_ready = strcmp(type, "index_not_found_exception") != 0;
 		st->bound = 1;
 		goto out;
 	}
 	if (status != 200) {
-		rc = status_error(st, what, status, &resp);
+		rc = ckpt_status_error(st, what, status, &resp);
 		goto out;
 	}
 	st->index_ready = 1;
-	if (body_object(&resp, &obj) == -1 || !jobj_get(obj, "_source", &src) ||
+	if (ckpt_body_object(&resp, &obj) == -1 || !jobj_get(obj, "_source", &src) ||
 	    jspan_type(src) != J_OBJECT) {
 		snprintf(st->err, sizeof(st->err), "%s: the response holds no "
 		    "document", what);
@@ -294,8 +324,8 @@ out:
 	return rc;
 }
 
-static void
-iso_now(char *buf, size_t len)
+void
+ckpt_iso_now(char *buf, size_t len)
 {
 	long long us = now_us_wall();
 	time_t t = (time_t)(us / 1000000);
@@ -315,7 +345,7 @@ ckpt_store_put(struct ckpt_store *st, uint64_t pos, const char *text,
 	struct ckpt_value cur = { 0 };
 	char what[160], when[40];
 	long status;
-	int i, rc, attempt, plain = 0;
+	int rc, attempt, plain = 0;
 
 	*newer = 0;
 	snprintf(what, sizeof(what), "writing checkpoint '%s'",
@@ -339,26 +369,21 @@ ckpt_store_put(struct ckpt_store *st, uint64_t pos, const char *text,
 		if (rc != 0)
 			return rc;
 	}
-	iso_now(when, sizeof(when));
-	sbuf_adds(&body, "{\"source\":");
-	sbuf_add_jstr(&body, st->ident.kind, strlen(st->ident.kind));
-	for (i = 0; i < st->ident.nbind; i++) {
-		sbuf_addf(&body, ",\"%s\":", st->ident.bind_name[i]);
-		sbuf_add_jstr(&body, st->ident.bind_value[i],
-		    strlen(st->ident.bind_value[i]));
-	}
+	ckpt_iso_now(when, sizeof(when));
+	sbuf_addc(&body, '{');
+	ckpt_bindings(st, &body);
 	sbuf_adds(&body, ",\"pos\":");
 	sbuf_add_u64(&body, pos);
 	sbuf_adds(&body, ",\"text\":");
 	sbuf_add_jstr(&body, text, strlen(text));
 	sbuf_addf(&body, ",\"updated_at\":\"%s\"}", when);
-	doc_path(st, &path);
+	ckpt_doc_path(st, NULL, &path);
 	sbuf_addf(&path, "?version=%" PRIu64 "&version_type=external_gte", pos);
 
 	for (attempt = 0; attempt < 2; attempt++) {
-		if ((rc = ensure_index(st, &resp)) != 0)
+		if ((rc = ckpt_ensure_index(st, &resp)) != 0)
 			goto out;
-		if ((rc = request(st, what, "PUT", path.buf, body.buf,
+		if ((rc = ckpt_request(st, what, "PUT", path.buf, body.buf,
 		    body.len, &resp, &status)) != 0)
 			goto out;
 		if (status == 200 || status == 201)
@@ -383,7 +408,7 @@ ckpt_store_put(struct ckpt_store *st, uint64_t pos, const char *text,
 			    "writing it again", st->ident.doc_id, CKPT_INDEX);
 			plain = 1;
 			sbuf_reset(&path);
-			doc_path(st, &path);
+			ckpt_doc_path(st, NULL, &path);
 			attempt--;
 			continue;
 		}
@@ -396,7 +421,7 @@ ckpt_store_put(struct ckpt_store *st, uint64_t pos, const char *text,
 		}
 		break;
 	}
-	rc = status_error(st, what, status, &resp);
+	rc = ckpt_status_error(st, what, status, &resp);
 out:
 	ckpt_value_release(&cur);
 	sbuf_release(&path);
