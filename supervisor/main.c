@@ -44,11 +44,13 @@
  * their exits reached us */
 #define END_GRACE_MS	200
 
-/* children: the stages, then the tap on each stage's stdin boundary */
-#define NKIDS		(2 * SV_NSTAGES)
+/* children: the stages, then the tap on each stage's stdin boundary,
+ * then the tap on each stage's fd 4 boundary */
+#define NKIDS		(3 * SV_NSTAGES)
 #define TAP_OF(s)	(SV_NSTAGES + (s))
+#define TAP4_OF(s)	(2 * SV_NSTAGES + (s))
 #define IS_TAP(k)	((k) >= SV_NSTAGES)
-#define TAPPED(k)	((k) - SV_NSTAGES)
+#define TAPPED(k)	((k) % SV_NSTAGES)
 
 enum pl_state {
 	PL_WAIT,	/* between incarnations, until restart_at_ms */
@@ -69,7 +71,8 @@ struct sv {
 	struct config	 cf;
 	struct sv_child	 kid[NKIDS];
 	char		 kidname[NKIDS][48];
-	struct sv_tap	 tap[SV_NSTAGES];	/* path NULL: no tap */
+	struct sv_tap	 tap[SV_NSTAGES];	/* stdin boundary; path NULL: none */
+	struct sv_tap	 tap4[SV_NSTAGES];	/* fd 4 boundary */
 	enum pl_state	 state;
 	struct sv_backchannel bc;
 	struct sv_backoff backoff;
@@ -78,7 +81,15 @@ struct sv {
 	int		 hello_timeout_s;	/* > 0 overrides the table */
 
 	long long	 restart_at_ms;
-	long long	 started_ms;	/* the stages were started */
+	long long	 started_ms[SV_NSTAGES];	/* when each was started */
+	int		 pending_out[SV_NSTAGES];	/* the stdout of a stage that
+					 * starts later, held open until then */
+	/* the checkpoint ckpt answered, until its load frame comes */
+	int		 cp_have;
+	uint64_t	 cp_pos;
+	char		*cp_text;
+	char		*load_frame;	/* the load frame for the loader */
+	int		 load_tables;	/* how many tables it lists */
 	long long	 up_since_ms;	/* 0 unless the pipeline reached up */
 	long long	 kill_at_ms;	/* SIGKILL what still runs; 0 none */
 	long long	 end_at_ms;	/* tear down then: a child ended; 0 none */
@@ -136,13 +147,14 @@ usage(FILE *f)
 "options:\n"
 "  -c, --config FILE      the pg2osync configuration (required)\n"
 "  --stage STAGE=PROGRAM  run PROGRAM in place of a stage (capture,\n"
-"                         shaper, writer, ckpt); it gets the same argv\n"
-"                         and descriptors. A replaced shaper need not\n"
-"                         speak the control channel.\n"
+"                         loader, shaper, writer, ckpt); it gets the same\n"
+"                         argv and descriptors. A replaced shaper need\n"
+"                         not speak the control channel.\n"
 "  --tap POINT=FILE       copy the frames crossing a boundary to FILE:\n"
-"                         events (capture -> shaper) or ops (shaper ->\n"
-"                         writer). The copy never holds the pipeline up;\n"
-"                         FILE is rotated to FILE.1 at frame boundaries.\n"
+"                         events (capture -> shaper), loads (loader ->\n"
+"                         shaper) or ops (shaper -> writer). The copy\n"
+"                         never holds the pipeline up; FILE is rotated to\n"
+"                         FILE.1 at frame boundaries.\n"
 "  --tap-max BYTES        rotate a tap file at this size (default 64M;\n"
 "                         K, M, G suffixes)\n"
 "  -h, --help             this text\n"
@@ -185,6 +197,18 @@ kname(const struct sv *sv, int k)
 	return sv->kidname[k];
 }
 
+/* a stage this incarnation runs: every one but an optional stage with no
+ * work (the loader when every table is loaded) */
+static int
+will_run(const struct sv *sv, int s)
+{
+	if (s == SV_CKPT)
+		return 0;
+	if (!sv_stages[s].optional)
+		return 1;
+	return s == SV_LOADER && sv->load_tables > 0;
+}
+
 static int
 kid_by_pid(struct sv *sv, pid_t pid)
 {
@@ -220,6 +244,13 @@ reap(struct sv *sv, long long now)
 		if (!ended[k])
 			continue;
 		sv_child_describe(&sv->kid[k], what, sizeof(what));
+		if (k < SV_NSTAGES && sv_stages[k].exit0_done &&
+		    sv_child_code(&sv->kid[k]) == 0 &&
+		    (sv->state == PL_STARTING || sv->state == PL_UP)) {
+			log_info("'%s' finished: every table is loaded",
+			    kname(sv, k));
+			continue;
+		}
 		if (sv->state == PL_TEARDOWN ||
 		    (sv->state == PL_DRAIN && sv_child_code(&sv->kid[k]) == 0))
 			log_debug("'%s' %s", kname(sv, k), what);
@@ -282,7 +313,7 @@ start_incarnation(struct sv *sv, long long now)
 {
 	struct sv_child *ck = &sv->kid[SV_CKPT];
 	char **argv = sv_stage_argv(SV_CKPT, ck->path, sv->cfgpath, NULL,
-	    NULL);
+	    NULL, 0);
 	char err[512];
 	int r;
 
@@ -292,6 +323,11 @@ start_incarnation(struct sv *sv, long long now)
 	sv->up_since_ms = 0;
 	sv->kill_at_ms = sv->end_at_ms = 0;
 	sv->drain_final_put = sv->drain_closed = sv->drain_failed = 0;
+	sv->cp_have = 0;
+	free(sv->cp_text);
+	free(sv->load_frame);
+	sv->cp_text = sv->load_frame = NULL;
+	sv->load_tables = 0;
 	sv->state = PL_CHECKPOINT;
 	log_info("starting the pipeline");
 	r = sv_child_spawn(ck, argv, SV_CTL_STDIO, -1, -1, -1, P2O_FD_LOG, err,
@@ -314,87 +350,150 @@ close_pair(int p[2])
 	p[0] = p[1] = -1;
 }
 
+/* spawn stage s with its fds (-1: /dev/null, or closed for fd 4) */
+static int
+spawn_stage(struct sv *sv, int s, int in, int out, int fd4, int null,
+    long long now, char *err, size_t errlen)
+{
+	char token[24], **argv;
+	int rc;
+
+	if (sv->kid[s].path == NULL) {
+		snprintf(err, errlen, "could not find '%s' next to this "
+		    "program or on $PATH", kname(sv, s));
+		return -1;
+	}
+	snprintf(token, sizeof(token), "%" PRIu64, sv->cp_pos);
+	argv = sv_stage_argv(s, sv->kid[s].path, sv->cfgpath,
+	    sv->cp_have ? sv->cp_text : NULL, token, fd4 != -1);
+	rc = sv_child_spawn(&sv->kid[s], argv, sv_stages[s].ctl,
+	    in != -1 ? in : null, out != -1 ? out : null, fd4, P2O_FD_LOG, err,
+	    errlen);
+	sv_argv_free(argv);
+	if (rc == 0) {
+		sv->started_ms[s] = now;
+		log_debug("started '%s' (pid %d)", kname(sv, s),
+		    (int)sv->kid[s].pid);
+	}
+	return rc;
+}
+
 /*
- * Wire and start every pipeline stage of the table: a pipe for each
- * stdin_from boundary, a tap process in the middle of a tapped one,
- * /dev/null where nothing feeds a stage or reads it.
+ * Wire and start the pipeline the stage table describes: a pipe for each
+ * boundary between two stages that run, a tap process in the middle of a
+ * tapped one, /dev/null where nothing feeds a stage or reads it. A stage
+ * that starts after another one's hello gets its stdout pipe now (its
+ * reader must have it from the start) and is spawned later.
  */
 static void
-start_stages(struct sv *sv, long long now, int have, uint64_t pos,
-    const char *text)
+start_stages(struct sv *sv, long long now)
 {
-	int up[SV_NSTAGES][2], down[SV_NSTAGES][2], in[SV_NSTAGES];
-	int out[SV_NSTAGES], null, s, u;
-	char token[24], err[512], **argv;
+	int edge[SV_NSTAGES][2][2][2];	/* [to][stdin, fd4][up, down][r, w] */
+	int in[SV_NSTAGES], out[SV_NSTAGES], fd4[SV_NSTAGES];
+	int null = -1, s, e, from, tapk, rc = 0;
+	struct sv_tap *t;
+	char err[512];
 
 	sv_bc_release(&sv->bc);
-	sv_bc_init(&sv->bc, sv->cf.checkpoint_interval_ms, have, pos);
-	if (have) {
-		sv->m.checkpoint_position = pos;
-		if (pos > sv->m.position_confirmed)
-			sv->m.position_confirmed = pos;
-		snprintf(token, sizeof(token), "%" PRIu64, pos);
+	sv_bc_init(&sv->bc, sv->cf.checkpoint_interval_ms, sv->cp_have,
+	    sv->cp_pos);
+	if (sv->cp_have) {
+		sv->m.checkpoint_position = sv->cp_pos;
+		if (sv->cp_pos > sv->m.position_confirmed)
+			sv->m.position_confirmed = sv->cp_pos;
 		log_info("checkpoint at %s (%" PRIu64 "): the capture starts "
-		    "there", text, pos);
+		    "there", sv->cp_text, sv->cp_pos);
 	} else
 		log_info("no checkpoint stored: the capture starts where the "
 		    "source keeps its position");
+	if (sv->load_tables > 0)
+		log_info("%d table%s to load beside the stream",
+		    sv->load_tables, sv->load_tables == 1 ? "" : "s");
 	sv->state = PL_STARTING;
-	sv->started_ms = now;
-	for (s = 0; s < SV_NSTAGES; s++) {
-		up[s][0] = up[s][1] = down[s][0] = down[s][1] = -1;
-		in[s] = out[s] = -1;
-	}
+	memset(edge, -1, sizeof(edge));
+	for (s = 0; s < SV_NSTAGES; s++)
+		in[s] = out[s] = fd4[s] = -1;
 	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1) {
 		snprintf(err, sizeof(err), "/dev/null: %s", strerror(errno));
 		goto fail;
 	}
-	/* up[s]: upstream -> s (or -> s's tap); down[s]: tap -> s */
 	for (s = 0; s < SV_NSTAGES; s++) {
-		if ((u = sv_stages[s].stdin_from) < 0)
+		if (!will_run(sv, s))
 			continue;
-		if (pipe2(up[s], O_CLOEXEC) == -1 || (sv->tap[s].path &&
-		    pipe2(down[s], O_CLOEXEC) == -1)) {
-			snprintf(err, sizeof(err), "could not create the "
-			    "pipeline's pipes: %s", strerror(errno));
-			goto fail;
+		for (e = 0; e < 2; e++) {
+			from = e == 0 ? sv_stages[s].stdin_from :
+			    sv_stages[s].fd4_from;
+			t = e == 0 ? &sv->tap[s] : &sv->tap4[s];
+			if (from < 0 || !will_run(sv, from))
+				continue;
+			if (pipe2(edge[s][e][0], O_CLOEXEC) == -1 ||
+			    (t->path && pipe2(edge[s][e][1], O_CLOEXEC) == -1)) {
+				snprintf(err, sizeof(err), "could not create the "
+				    "pipeline's pipes: %s", strerror(errno));
+				goto fail;
+			}
+			out[from] = edge[s][e][0][1];
+			*(e == 0 ? &in[s] : &fd4[s]) = t->path ?
+			    edge[s][e][1][0] : edge[s][e][0][0];
+			tapk = e == 0 ? TAP_OF(s) : TAP4_OF(s);
+			if (t->path && sv_child_fork(&sv->kid[tapk], sv_tap_run,
+			    t, edge[s][e][0][0], edge[s][e][1][1], P2O_FD_LOG,
+			    err, sizeof(err)) == -1)
+				goto fail;
 		}
-		out[u] = up[s][1];
-		in[s] = sv->tap[s].path ? down[s][0] : up[s][0];
 	}
 	for (s = 0; s < SV_NSTAGES; s++) {
-		if (s == SV_CKPT)
+		if (!will_run(sv, s))
 			continue;
-		if (sv->tap[s].path && sv_child_fork(&sv->kid[TAP_OF(s)],
-		    sv_tap_run, &sv->tap[s], up[s][0], down[s][1], P2O_FD_LOG,
-		    err, sizeof(err)) == -1)
-			goto fail;
-		argv = sv_stage_argv(s, sv->kid[s].path, sv->cfgpath,
-		    have ? text : NULL, token);
-		if (sv_child_spawn(&sv->kid[s], argv, sv_stages[s].ctl,
-		    in[s] != -1 ? in[s] : null, out[s] != -1 ? out[s] : null,
-		    -1, P2O_FD_LOG, err, sizeof(err)) == -1) {
-			sv_argv_free(argv);
-			goto fail;
+		if (sv_stages[s].after >= 0) {
+			/* its reader holds the other end from the start */
+			if (out[s] != -1)
+				sv->pending_out[s] = dup(out[s]);
+			continue;
 		}
-		sv_argv_free(argv);
-		log_debug("started '%s' (pid %d)", kname(sv, s),
-		    (int)sv->kid[s].pid);
+		if (spawn_stage(sv, s, in[s], out[s], fd4[s], null, now, err,
+		    sizeof(err)) == -1)
+			goto fail;
 	}
-	for (s = 0; s < SV_NSTAGES; s++) {
-		close_pair(up[s]);
-		close_pair(down[s]);
-	}
-	close(null);
-	return;
+	rc = 1;
 fail:
-	for (s = 0; s < SV_NSTAGES; s++) {
-		close_pair(up[s]);
-		close_pair(down[s]);
-	}
+	for (s = 0; s < SV_NSTAGES; s++)
+		for (e = 0; e < 2; e++) {
+			close_pair(edge[s][e][0]);
+			close_pair(edge[s][e][1]);
+		}
 	if (null != -1)
 		close(null);
-	spawn_failed(sv, now, err);
+	if (!rc)
+		spawn_failed(sv, now, err);
+}
+
+/* the stages waiting for k's hello */
+static void
+start_after(struct sv *sv, int k, long long now)
+{
+	char err[512];
+	int s, null;
+
+	for (s = 0; s < SV_NSTAGES; s++) {
+		if (sv_stages[s].after != k || !will_run(sv, s) ||
+		    sv->kid[s].pid != 0)
+			continue;
+		if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1) {
+			spawn_failed(sv, now, "/dev/null");
+			return;
+		}
+		if (spawn_stage(sv, s, -1, sv->pending_out[s], -1, null, now,
+		    err, sizeof(err)) == -1) {
+			close(null);
+			spawn_failed(sv, now, err);
+			return;
+		}
+		close(null);
+		if (sv->pending_out[s] != -1)
+			close(sv->pending_out[s]);
+		sv->pending_out[s] = -1;
+	}
 }
 
 /* every stage that must say hello did, and every other one runs */
@@ -404,7 +503,7 @@ all_up(const struct sv *sv)
 	int s;
 
 	for (s = 0; s < SV_NSTAGES; s++) {
-		if (s == SV_CKPT)
+		if (!will_run(sv, s) || sv_stages[s].optional)
 			continue;
 		if (sv_stages[s].needs_hello ? sv->kid[s].state != SV_UP :
 		    !sv_child_running(&sv->kid[s]))
@@ -442,6 +541,11 @@ on_hello(struct sv *sv, int k, const struct frame *f, long long now)
 		return;
 	c->state = SV_UP;
 	log_debug("'%s' is up (pid %d)", kname(sv, k), (int)c->pid);
+	/* the loader learns what to load, and where each table was left */
+	if (k == SV_LOADER && sv->load_frame != NULL)
+		frame_put(sv_child_out(c), sv->load_frame,
+		    strlen(sv->load_frame));
+	start_after(sv, k, now);
 	check_up(sv, now);
 }
 
@@ -451,14 +555,14 @@ check_hello(struct sv *sv, long long now)
 {
 	int s, limit;
 
-	if (sv->state != PL_STARTING)
+	if (sv->state != PL_STARTING && sv->state != PL_UP)
 		return;
 	for (s = 0; s < SV_NSTAGES; s++) {
 		limit = sv->hello_timeout_s > 0 ? sv->hello_timeout_s :
 		    sv_stages[s].hello_timeout_s;
-		if (!sv_stages[s].needs_hello ||
+		if (!sv_stages[s].needs_hello || sv->kid[s].pid == 0 ||
 		    sv->kid[s].state != SV_STARTING ||
-		    now - sv->started_ms < (long long)limit * 1000)
+		    now - sv->started_ms[s] < (long long)limit * 1000)
 			continue;
 		teardown(sv, now, 0, "'%s' did not say hello within %d s",
 		    kname(sv, s), limit);
@@ -530,8 +634,44 @@ on_checkpoint(struct sv *sv, const struct frame *f, long long now)
 		    "checkpoint: %s", why);
 		return;
 	}
-	start_stages(sv, now, cp.present, cp.pos, cp.text);
+	/* the load frame follows: the stages start with both */
+	sv->cp_have = cp.present;
+	sv->cp_pos = cp.pos;
+	free(sv->cp_text);
+	sv->cp_text = cp.text;
+	cp.text = NULL;
 	msg_pos_release(&cp);
+}
+
+static void
+on_load(struct sv *sv, const struct frame *f, long long now)
+{
+	struct jspan tables, progress;
+	struct jiter it;
+	char why[256], *table;
+	int r;
+
+	if (sv->state != PL_CHECKPOINT || sv->load_frame != NULL ||
+	    msg_read_load(f, &tables, why, sizeof(why)) == -1) {
+		teardown(sv, now, P2O_EXIT_DATA, "ckpt sent an unusable or "
+		    "unasked-for load frame");
+		return;
+	}
+	sv->load_tables = 0;
+	jiter_init(&it, tables);
+	while ((r = msg_load_next(&it, &table, &progress, why,
+	    sizeof(why))) == 1) {
+		log_info("'%s' %s", table, progress.p ? "resumes its initial "
+		    "load" : "needs its initial load");
+		sv->load_tables++;
+		free(table);
+	}
+	if (r == -1) {
+		teardown(sv, now, P2O_EXIT_DATA, "ckpt: %s", why);
+		return;
+	}
+	sv->load_frame = xstrndup(f->obj.p, f->obj.n);
+	start_stages(sv, now);
 }
 
 static void
@@ -547,7 +687,15 @@ on_frame(struct sv *sv, int k, const struct frame *f, long long now)
 			on_stored(sv, f, now);
 		else if (kind == MSG_CHECKPOINT)
 			on_checkpoint(sv, f, now);
-		else
+		else if (kind == MSG_LOAD)
+			on_load(sv, f, now);
+		else if (kind == MSG_MARK_CONFIRM) {
+			/* the progress is stored: the next wave may start */
+			if (will_run(sv, SV_LOADER) &&
+			    sv_child_running(&sv->kid[SV_LOADER]))
+				frame_put(sv_child_out(&sv->kid[SV_LOADER]),
+				    f->obj.p, f->obj.n);
+		} else
 			log_debug("ckpt: ignoring a frame of kind %.*s",
 			    (int)f->kind.n, f->kind.p);
 		return;
@@ -565,13 +713,17 @@ on_frame(struct sv *sv, int k, const struct frame *f, long long now)
 			on_durable(sv, f, now);
 		break;
 	case MSG_MARKED:
-		/* no loader runs yet: nobody waits for this confirmation */
-		if (k == SV_WRITER &&
-		    msg_read_mark(f, &mk, why, sizeof(why)) == 0) {
-			log_debug("load mark '%s' is durable; no loader to "
-			    "confirm it to", mk.id);
-			msg_mark_release(&mk);
+		/* every copy row before it is durable: ckpt stores the
+		 * loader's progress and answers confirm */
+		if (k != SV_WRITER)
+			break;
+		if (msg_read_mark(f, &mk, why, sizeof(why)) == -1) {
+			teardown(sv, now, P2O_EXIT_DATA, "writer: %s", why);
+			break;
 		}
+		log_debug("load mark '%s' is durable", mk.id);
+		msg_mark_release(&mk);
+		frame_put(sv_child_out(&sv->kid[SV_CKPT]), f->obj.p, f->obj.n);
 		break;
 	default:
 		log_debug("'%s': ignoring a control frame of kind %.*s",
@@ -683,6 +835,8 @@ begin_drain(struct sv *sv, long long now)
 		sv->state = PL_DRAIN;
 		sv->m.up = 0;
 		sv_child_kill(&sv->kid[SV_CAPTURE], SIGTERM, now);
+		/* a load in progress stops at its last recorded range */
+		sv_child_kill(&sv->kid[SV_LOADER], SIGTERM, now);
 		sv->kill_at_ms = now + DRAIN_MAX_MS;
 		break;
 	case PL_DRAIN:
@@ -723,13 +877,19 @@ release_all(struct sv *sv)
 	for (k = 0; k < NKIDS; k++) {
 		sv_child_release(&sv->kid[k]);
 		sv->kid[k].exited = 0;
+		if (k < SV_NSTAGES && sv->pending_out[k] != -1) {
+			close(sv->pending_out[k]);
+			sv->pending_out[k] = -1;
+		}
 	}
 }
 
-/* the stage feeding k's stdin, through its tap if there is one */
+/* the stage feeding k's stdin (or, for a tap, its input) */
 static int
 upstream(int k)
 {
+	if (k >= TAP4_OF(0))
+		return sv_stages[TAPPED(k)].fd4_from;
 	if (IS_TAP(k))
 		return sv_stages[TAPPED(k)].stdin_from;
 	return sv_stages[k].stdin_from;
@@ -803,6 +963,9 @@ cause(struct sv *sv)
 		if (!ended_on_its_own(&sv->kid[k]))
 			continue;
 		fail = sv_child_code(&sv->kid[k]) != 0;
+		/* a loader that finished is not what stopped the pipeline */
+		if (!fail && k < SV_NSTAGES && sv_stages[k].exit0_done)
+			continue;
 		if (best == -1 || fail > bfail ||
 		    (fail == bfail && depth(k) < depth(best))) {
 			best = k;
@@ -969,14 +1132,14 @@ hello_deadline(const struct sv *sv)
 	long long at = -1;
 	int s, limit;
 
-	if (sv->state != PL_STARTING)
+	if (sv->state != PL_STARTING && sv->state != PL_UP)
 		return -1;
 	for (s = 0; s < SV_NSTAGES; s++) {
 		limit = sv->hello_timeout_s > 0 ? sv->hello_timeout_s :
 		    sv_stages[s].hello_timeout_s;
-		if (sv_stages[s].needs_hello &&
+		if (sv_stages[s].needs_hello && sv->kid[s].pid != 0 &&
 		    sv->kid[s].state == SV_STARTING)
-			at = earliest(at, sv->started_ms + limit * 1000LL);
+			at = earliest(at, sv->started_ms[s] + limit * 1000LL);
 	}
 	return at;
 }
@@ -1190,8 +1353,9 @@ main(int argc, char *argv[])
 	static struct sv sv;
 	const char *program[SV_NSTAGES] = { NULL }, *env;
 	uint64_t tap_max = SV_TAP_MAX_DEFAULT;
+	struct sv_tap *t;
 	char err[1024], *path, *value;
-	int ch, k, s;
+	int ch, k, s, fd4;
 
 	log_init("pg2osync-supervise");
 	while ((ch = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
@@ -1204,17 +1368,18 @@ main(int argc, char *argv[])
 			    (s = sv_stage_lookup(optarg)) == -1)
 				fatalx(P2O_EXIT_USAGE, "--stage takes STAGE="
 				    "PROGRAM with a stage of ckpt, capture, "
-				    "shaper, writer");
+				    "loader, shaper, writer");
 			program[s] = value;
 			break;
 		case 'T':
 			if (split_assign(optarg, &value) == -1 ||
-			    (s = sv_stage_by_tap(optarg)) == -1)
+			    (s = sv_stage_by_tap(optarg, &fd4)) == -1)
 				fatalx(P2O_EXIT_USAGE, "--tap takes POINT=FILE "
-				    "with a point of events, ops");
-			sv.tap[s].point = sv_stages[s].tap;
-			free(sv.tap[s].path);
-			sv.tap[s].path = xstrdup(value);
+				    "with a point of events, loads, ops");
+			t = fd4 ? &sv.tap4[s] : &sv.tap[s];
+			t->point = fd4 ? sv_stages[s].fd4_tap : sv_stages[s].tap;
+			free(t->path);
+			t->path = xstrdup(value);
 			break;
 		case 'M':
 			if (parse_bytes(optarg, &tap_max) == -1)
@@ -1244,7 +1409,8 @@ main(int argc, char *argv[])
 	if (config_load(sv.cfgpath, &sv.cf, err, sizeof(err)) == -1)
 		fatalx(P2O_EXIT_CONFIG, "%s", err);
 	for (s = 0; s < SV_NSTAGES; s++) {
-		sv.tap[s].max = tap_max;
+		sv.tap[s].max = sv.tap4[s].max = tap_max;
+		sv.pending_out[s] = -1;
 		if (program[s] != NULL) {
 			/* a path the user named is run as named */
 			path = strchr(program[s], '/') ? xstrdup(program[s]) :
@@ -1256,16 +1422,24 @@ main(int argc, char *argv[])
 			log_info("stage '%s' runs '%s'", sv_stages[s].role,
 			    path);
 		} else if ((path = sv_find_exe(sv_stage_program(s,
-		    sv.cf.source_kind))) == NULL)
-			fatalx(P2O_EXIT_INTERNAL, "could not find '%s' next to "
-			    "this program or on $PATH", sv_stage_program(s,
-			    sv.cf.source_kind));
+		    sv.cf.source_kind))) == NULL) {
+			/* an optional stage is looked for when it is needed */
+			if (!sv_stages[s].optional)
+				fatalx(P2O_EXIT_INTERNAL, "could not find '%s' "
+				    "next to this program or on $PATH",
+				    sv_stage_program(s, sv.cf.source_kind));
+			path = NULL;
+		}
 		snprintf(sv.kidname[s], sizeof(sv.kidname[s]), "%s",
-		    base_name(path));
+		    base_name(path ? path : sv_stage_program(s,
+		    sv.cf.source_kind)));
 		sv_child_init(&sv.kid[s], sv.kidname[s], path);
 		snprintf(sv.kidname[TAP_OF(s)], sizeof(sv.kidname[0]),
 		    "tap %s", sv_stages[s].tap ? sv_stages[s].tap : "-");
 		sv_child_init(&sv.kid[TAP_OF(s)], sv.kidname[TAP_OF(s)], NULL);
+		snprintf(sv.kidname[TAP4_OF(s)], sizeof(sv.kidname[0]),
+		    "tap %s", sv_stages[s].fd4_tap ? sv_stages[s].fd4_tap : "-");
+		sv_child_init(&sv.kid[TAP4_OF(s)], sv.kidname[TAP4_OF(s)], NULL);
 	}
 	install_signals();
 	sv_metrics_init(&sv.m);

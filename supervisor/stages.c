@@ -15,16 +15,28 @@
 
 const struct sv_stage_def sv_stages[SV_NSTAGES] = {
 	/* the checkpoint store: answers on its stdout, started first */
-	[SV_CKPT] = { "ckpt", "ckpt", SV_CTL_STDIO, -1, NULL, 0, 0, 0 },
+	[SV_CKPT] = { .role = "ckpt", .program = "ckpt", .ctl = SV_CTL_STDIO,
+	    .stdin_from = -1, .fd4_from = -1, .after = -1 },
 	/* slot creation can wait for every running transaction on the
 	 * source: its hello may take long and that is not a failure */
-	[SV_CAPTURE] = { "capture", NULL, SV_CTL_FD3, -1, NULL, 1, 600, 1 },
+	[SV_CAPTURE] = { .role = "capture", .ctl = SV_CTL_FD3,
+	    .stdin_from = -1, .fd4_from = -1, .needs_hello = 1,
+	    .hello_timeout_s = 600, .gets_ack = 1, .after = -1 },
+	/* only for tables whose load is not finished, and only once the
+	 * capture streams: the slot must exist before the first range */
+	[SV_LOADER] = { .role = "loader", .program = "loader",
+	    .ctl = SV_CTL_FD3, .stdin_from = -1, .fd4_from = -1,
+	    .needs_hello = 1, .hello_timeout_s = 600, .gets_confirm = 1,
+	    .optional = 1, .after = SV_CAPTURE, .exit0_done = 1 },
 	/* the shaper's channel carries only its counters: a replacement
 	 * that never speaks it (a jq filter) is up once it runs */
-	[SV_SHAPER] = { "shaper", "shaper", SV_CTL_FD3, SV_CAPTURE,
-	    "events", 0, 0, 0 },
-	[SV_WRITER] = { "writer", "writer", SV_CTL_FD3, SV_SHAPER, "ops", 1,
-	    60, 0 },
+	[SV_SHAPER] = { .role = "shaper", .program = "shaper",
+	    .ctl = SV_CTL_FD3, .stdin_from = SV_CAPTURE, .tap = "events",
+	    .fd4_from = SV_LOADER, .fd4_tap = "loads", .after = -1 },
+	[SV_WRITER] = { .role = "writer", .program = "writer",
+	    .ctl = SV_CTL_FD3, .stdin_from = SV_SHAPER, .tap = "ops",
+	    .fd4_from = -1, .needs_hello = 1, .hello_timeout_s = 60,
+	    .after = -1 },
 };
 
 int
@@ -39,13 +51,19 @@ sv_stage_lookup(const char *role)
 }
 
 int
-sv_stage_by_tap(const char *point)
+sv_stage_by_tap(const char *point, int *fd4)
 {
 	int s;
 
-	for (s = 0; s < SV_NSTAGES; s++)
+	for (s = 0; s < SV_NSTAGES; s++) {
+		*fd4 = 0;
 		if (sv_stages[s].tap && strcmp(sv_stages[s].tap, point) == 0)
 			return s;
+		*fd4 = 1;
+		if (sv_stages[s].fd4_tap &&
+		    strcmp(sv_stages[s].fd4_tap, point) == 0)
+			return s;
+	}
 	return -1;
 }
 
@@ -58,9 +76,9 @@ sv_stage_program(enum sv_stage s, enum source_kind kind)
 
 char **
 sv_stage_argv(enum sv_stage s, const char *path, const char *cfgpath,
-    const char *start_text, const char *start_token)
+    const char *start_text, const char *start_token, int load_fd)
 {
-	char **argv = xcalloc(8, sizeof(*argv));
+	char **argv = xcalloc(10, sizeof(*argv));
 	int n = 0;
 
 	argv[n++] = xstrdup(path);
@@ -74,6 +92,10 @@ sv_stage_argv(enum sv_stage s, const char *path, const char *cfgpath,
 		argv[n++] = xstrdup(start_text);
 		argv[n++] = xstrdup("--start-token");
 		argv[n++] = xstrdup(start_token);
+	}
+	if (load_fd) {
+		argv[n++] = xstrdup("--load-fd");
+		argv[n++] = xstrdup("4");
 	}
 	argv[n] = NULL;
 	return argv;

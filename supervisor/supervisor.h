@@ -114,7 +114,8 @@ const char *sv_child_describe(const struct sv_child *, char *buf, size_t len);
 
 /* stages.c */
 
-enum sv_stage { SV_CKPT, SV_CAPTURE, SV_SHAPER, SV_WRITER, SV_NSTAGES };
+enum sv_stage { SV_CKPT, SV_CAPTURE, SV_LOADER, SV_SHAPER, SV_WRITER,
+	SV_NSTAGES };
 
 struct sv_stage_def {
 	const char *role;	/* its name in --stage, --tap and messages */
@@ -122,24 +123,32 @@ struct sv_stage_def {
 	enum sv_ctl ctl;	/* control channel: fd 3, or ckpt's stdio */
 	int	 stdin_from;	/* the stage whose stdout is our stdin, -1 */
 	const char *tap;	/* the tap point on that boundary, or NULL */
-	int	 needs_hello;	/* the pipeline is up only once it said hello */
-	int	 hello_timeout_s;	/* and it must, within this */
+	int	 fd4_from;	/* the stage whose stdout is our fd 4, -1 */
+	const char *fd4_tap;	/* the tap point on that boundary, or NULL */
+	int	 needs_hello;	/* it must say hello ... */
+	int	 hello_timeout_s;	/* ... within this */
 	int	 gets_ack;	/* receives ack frames */
+	int	 gets_confirm;	/* receives confirm frames */
+	int	 optional;	/* runs only when there is work for it, and the
+				 * pipeline is up without it */
+	int	 after;		/* starts once this stage said hello, or -1 */
+	int	 exit0_done;	/* its exit 0 means its work is done */
 };
 
 extern const struct sv_stage_def sv_stages[SV_NSTAGES];
 
 /* the stage a role names, or -1 */
 int	sv_stage_lookup(const char *role);
-/* the stage whose stdin the tap point names ("events", "ops"), or -1 */
-int	sv_stage_by_tap(const char *point);
+/* the stage whose input the tap point names ("events", "loads", "ops"),
+ * or -1; *fd4 says whether it is that stage's fd 4 */
+int	sv_stage_by_tap(const char *point, int *fd4);
 /* the program a stage runs by default */
 const char *sv_stage_program(enum sv_stage, enum source_kind);
 /* the argv of a stage, heap strings in a NULL-terminated heap array;
  * start_text/start_token: the checkpoint the capture resumes from, or
- * NULL */
+ * NULL; load_fd: the shaper reads copy rows on fd 4 */
 char	**sv_stage_argv(enum sv_stage, const char *path, const char *cfgpath,
-	    const char *start_text, const char *start_token);
+	    const char *start_text, const char *start_token, int load_fd);
 void	sv_argv_free(char **);
 
 /* tap.c */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fake-stage.sh - a stand-in for ckpt, capture-pg, shaper and writer, for
+# fake-stage.sh - a stand-in for ckpt, capture-pg, loader, shaper and writer, for
 # testing pg2osync-supervise without servers (t-supervisor-e2e). It acts as
 # the tool named by $0 (the test links it under each name next to a copy
 # of the supervisor). Stand-ins talk to each other in plain lines
@@ -7,14 +7,19 @@
 #
 # $FAKE_DIR holds the state and the records the test checks:
 #   ckpt.pos         the "stored" checkpoint (survives restarts)
+#   load.tables      optional: the JSON array ckpt's load frame lists
 #   argv.<tool>      each start's arguments, one line per start
 #   acks             every ack the capture received
+#   load.got         the load frames the loader received
+#   marked           every mark ckpt was asked to store
 #   behaviour.<tool> optional: what this tool does this time (read once
 #                    per start, first line consumed):
 #                      exit:N      say hello, then exit N
 #                      nohello     never say hello (sleep)
 #                      proto:N     say hello with protocol N
 #                      commits:N   (capture) N commits then stay up
+#                      waves:N     (loader) N marks, each confirmed, then
+#                                  exit 0
 set -u
 me=$(basename "$0")
 dir=${FAKE_DIR:?}
@@ -41,7 +46,14 @@ ckpt)
 				frame "{\"k\":\"checkpoint\",\"pos\":$p,\"text\":\"0/$(printf %X "$p")\"}"
 			else
 				frame '{"k":"checkpoint"}'
-			fi ;;
+			fi
+			tables='[]'
+			[ -s "$dir/load.tables" ] && tables=$(cat "$dir/load.tables")
+			frame "{\"k\":\"load\",\"tables\":$tables}" ;;
+		*'"k":"marked"'*)
+			id=${json#*\"id\":\"}; id=${id%%\"*}
+			echo "$id" >> "$dir/marked"
+			frame "{\"k\":\"confirm\",\"id\":\"$id\"}" ;;
 		*'"k":"put"'*)
 			p=${json#*\"pos\":}; p=${p%%[,\}]*}
 			echo "$p" > "$dir/ckpt.pos"
@@ -82,10 +94,34 @@ capture-pg)
 	done
 	echo "capture-pg: info: fd 3 closed, exiting" >&2
 	exit 0 ;;
+loader)
+	read -r len json <&3
+	echo "$json" >> "$dir/load.got"
+	n=${behaviour#waves:}; [ "$n" = "$behaviour" ] && n=2
+	for i in $(seq 1 "$n"); do
+		done=false; [ "$i" = "$n" ] && done=true
+		echo "mark public.items#$i $done"
+		# the next wave only once this one's progress is stored
+		while read -r len json <&3; do
+			case "$json" in *"public.items#$i\""*) break;; esac
+		done
+	done
+	exit 0 ;;
 shaper)
+	# copy rows come on fd 4 when a loader runs
+	if [ "${3:-}" = "--load-fd" ]; then
+		cat <&4 & bg=$!
+		cat
+		kill $bg 2>/dev/null
+		exit 0
+	fi
 	exec cat ;;
 writer)
-	while read -r word pos; do
+	while read -r word pos more; do
+		if [ "$word" = mark ]; then
+			ctl "{\"k\":\"marked\",\"id\":\"$pos\",\"table\":\"public.items\",\"progress\":{\"at\":\"$pos\"},\"done\":$more}"
+			continue
+		fi
 		[ "$word" = commit ] || continue
 		now=$(date +%s%6N)
 		ctl "{\"k\":\"durable\",\"pos\":$pos,\"text\":\"0/$(printf %X "$pos")\",\"ts\":$((now - 2000)),\"at\":$now}"

@@ -70,7 +70,7 @@ static void
 setup(int reconnect_max)
 {
 	static const char *const tools[] = { "ckpt", "capture-pg", "shaper",
-	    "writer" };
+	    "writer", "loader" };
 	char p[256], text[2 * PATH_MAX + 256];
 	size_t i;
 
@@ -89,7 +89,7 @@ setup(int reconnect_max)
 	snprintf(text, sizeof(text), "cp '%s' '%s'", sv_exe, p);
 	if (system(text) != 0)
 		exit(1);
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
 		snprintf(p, sizeof(p), "%s/%s", bin, tools[i]);
 		symlink(helper, p);
 	}
@@ -425,6 +425,55 @@ test_swapped_stage(void)
 	is_int(wait_exit(pid, 5000), 64, "an unknown stage: 64");
 }
 
+/*
+ * A table to load: the loader starts once the capture streams, gets the
+ * tables ckpt listed, and each of its marks reaches ckpt (through the
+ * writer, once durable) before the confirm that lets the next wave start;
+ * its exit 0 ends the load, not the pipeline.
+ */
+static void
+test_load(void)
+{
+	pid_t pid;
+	char *s;
+
+	setup(3);
+	spit(statefile("load.tables"), "[{\"table\":\"public.items\","
+	    "\"progress\":{\"at\":\"public.items#4\"}}]");
+	spit(statefile("behaviour.loader"), "waves:3\n");
+	pid = start();
+	ok(wait_log("1 table to load beside the stream", 5000),
+	    "ckpt's load frame is read");
+	ok(wait_log("'public.items' resumes its initial load", 5000),
+	    "and says the table resumes");
+	ok(wait_log("'loader' finished: every table is loaded", 10000),
+	    "the loader ran its waves and finished");
+	is_str(slurp(statefile("marked")),
+	    "public.items#1\npublic.items#2\npublic.items#3\n",
+	    "ckpt stored each mark, in order");
+	ok(strstr(slurp(statefile("load.got")), "\"progress\":{\"at\":"
+	    "\"public.items#4\"}") != NULL,
+	    "the loader got the stored progress");
+	ok(strstr(slurp(statefile("argv.shaper")), "--load-fd 4") != NULL,
+	    "the shaper reads copy rows on fd 4");
+	s = slurp(statefile("argv.capture-pg"));
+	ok(strstr(s, "-c ") != NULL && strchr(s, '\n') == strrchr(s, '\n'),
+	    "one incarnation: the loader's exit 0 did not restart anything");
+	ok(wait_log("checkpoint stored at 300", 5000),
+	    "the stream goes on after the load");
+	kill(pid, SIGTERM);
+	is_int(wait_exit(pid, 10000), 0, "drained");
+
+	/* a loader that fails restarts the pipeline, as any stage does */
+	setup(2);
+	spit(statefile("load.tables"), "[{\"table\":\"public.items\"}]");
+	spit(statefile("behaviour.loader"), "exit:75\nexit:75\n");
+	pid = start();
+	is_int(wait_exit(pid, 15000), 75, "a failing loader: restarts, gives up");
+	ok(strstr(slurp(logpath), "the last: loader exited with 75") != NULL,
+	    "named as the cause");
+}
+
 static void
 test_exec_failure(void)
 {
@@ -493,6 +542,7 @@ main(int argc, char *argv[])
 	test_give_up();
 	test_hello_timeout();
 	test_swapped_stage();
+	test_load();
 	test_backoff_cpu();
 	test_exec_failure();
 	test_stop_while_waiting();
