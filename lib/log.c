@@ -22,6 +22,8 @@
 
 static char log_tool[64] = "pg2osync";
 static enum log_level log_level = LOG_LVL_INFO;
+static int log_tty = -1;		/* stderr is a terminal; -1 unknown */
+static char status_line[LOG_LINE_MAX];	/* shown under the log, or "" */
 
 static const char *const level_names[] = {
 	[LOG_LVL_ERROR] = "error",
@@ -61,6 +63,58 @@ log_level_enabled(enum log_level lvl)
 }
 
 static void
+put(const char *s, size_t n)
+{
+	if (write(P2O_FD_LOG, s, n) < 0) {
+		/* nowhere to report a failed write to stderr */
+	}
+}
+
+/* on a terminal, the status line is cleared before a line is written and
+ * drawn again after it, in one write so it never flickers apart */
+void
+log_line(const char *line, size_t len)
+{
+	char buf[2 * LOG_LINE_MAX + 16];
+	size_t n;
+
+	if (status_line[0] == '\0' || len > LOG_LINE_MAX) {
+		put(line, len);
+		return;
+	}
+	memcpy(buf, "\r\033[K", 4);
+	memcpy(buf + 4, line, len);
+	n = 4 + len;
+	memcpy(buf + n, status_line, strlen(status_line));
+	n += strlen(status_line);
+	put(buf, n);
+}
+
+void
+log_status(const char *fmt, ...)
+{
+	char line[LOG_LINE_MAX];
+	va_list ap;
+	int n;
+
+	if (log_tty == -1)
+		log_tty = isatty(P2O_FD_LOG);
+	if (!log_tty)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(line))
+		n = sizeof(line) - 1;
+	line[n] = '\0';
+	put("\r\033[K", 4);
+	put(line, (size_t)n);
+	snprintf(status_line, sizeof(status_line), "%s", line);
+}
+
+static void
 vlog(enum log_level lvl, int err, const char *fmt, va_list ap)
 {
 	char line[LOG_LINE_MAX];
@@ -86,9 +140,7 @@ vlog(enum log_level lvl, int err, const char *fmt, va_list ap)
 		if (line[i] == '\n' || line[i] == '\r')
 			line[i] = ' ';
 	line[len++] = '\n';
-	if (write(P2O_FD_LOG, line, len) < 0) {
-		/* nowhere to report a failed write to stderr */
-	}
+	log_line(line, len);
 }
 
 #define LOG_FN(name, lvl, with_errno)					\

@@ -7,6 +7,7 @@
 #define LOG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 enum log_level { LOG_LVL_ERROR, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DEBUG };
 
@@ -24,6 +25,12 @@ void	fatal(int code, const char *, ...)
 	    __attribute__((format(printf, 2, 3), noreturn));
 void	fatalx(int code, const char *, ...)
 	    __attribute__((format(printf, 2, 3), noreturn));
+/* a status line kept under the log on a terminal (rewritten in place;
+ * "" takes it away); nothing when stderr is not a terminal */
+void	log_status(const char *, ...) __attribute__((format(printf, 1, 2)));
+/* a complete line (with its newline) written to stderr in one write,
+ * above the status line if one is shown */
+void	log_line(const char *line, size_t len);
 /* copy url into buf with any password replaced by "***" */
 const char *log_redact_url(const char *url, char *buf, size_t len);
 

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
+#include "p2o.h"
 #include "supervisor.h"
 #include "xio.h"
 
@@ -45,8 +47,12 @@ emit(struct sv_logpipe *lp, const char *s, size_t n, int cut)
 		len += sizeof(cut_mark) - 1;
 	}
 	line[len++] = '\n';
-	/* a full stderr loses the line rather than stall the supervisor */
-	(void)write_in_full(lp->out, line, len);
+	/* a full stderr loses the line rather than stall the supervisor;
+	 * ours goes above the status line */
+	if (lp->out == P2O_FD_LOG)
+		log_line(line, len);
+	else
+		(void)write_in_full(lp->out, line, len);
 }
 
 /* forward the complete lines in buf, keep the unterminated tail */

@@ -90,6 +90,9 @@ struct sv {
 	char		*cp_text;
 	char		*load_frame;	/* the load frame for the loader */
 	int		 load_tables;	/* how many tables it lists */
+	uint64_t	 load_rows_at;	/* rows loaded at load_rows_ms */
+	long long	 load_rows_ms;
+	double		 load_rate;	/* rows a second, smoothed */
 	long long	 up_since_ms;	/* 0 unless the pipeline reached up */
 	long long	 kill_at_ms;	/* SIGKILL what still runs; 0 none */
 	long long	 end_at_ms;	/* tear down then: a child ended; 0 none */
@@ -247,6 +250,7 @@ reap(struct sv *sv, long long now)
 		if (k < SV_NSTAGES && sv_stages[k].exit0_done &&
 		    sv_child_code(&sv->kid[k]) == 0 &&
 		    (sv->state == PL_STARTING || sv->state == PL_UP)) {
+			log_status("%s", "");
 			log_info("'%s' finished: every table is loaded",
 			    kname(sv, k));
 			continue;
@@ -285,6 +289,7 @@ teardown(struct sv *sv, long long now, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(sv->reason, sizeof(sv->reason), fmt, ap);
 	va_end(ap);
+	log_status("%s", "");
 	log_info("stopping the pipeline: %s", sv->reason);
 	sv->state = PL_TEARDOWN;
 	sv->m.up = 0;
@@ -674,6 +679,34 @@ on_load(struct sv *sv, const struct frame *f, long long now)
 	start_stages(sv, now);
 }
 
+/* the load's progress, as a line kept under the log on a terminal */
+static void
+load_status(struct sv *sv, long long now)
+{
+	uint64_t rows = sv_metrics_total(&sv->m, MC_LOAD_ROWS, NULL);
+	uint64_t est = sv_metrics_total(&sv->m, MC_LOAD_ROWS_ESTIMATE, NULL);
+	uint64_t done = sv_metrics_total(&sv->m, MC_LOAD_RANGES_DONE, NULL);
+	uint64_t ranges = sv_metrics_total(&sv->m, MC_LOAD_RANGES, NULL);
+	double r;
+	long eta;
+
+	if (sv->load_rows_ms && now > sv->load_rows_ms &&
+	    rows >= sv->load_rows_at) {
+		r = (double)(rows - sv->load_rows_at) * 1000.0 /
+		    (double)(now - sv->load_rows_ms);
+		sv->load_rate = sv->load_rate > 0 ? 0.7 * sv->load_rate +
+		    0.3 * r : r;
+	}
+	sv->load_rows_at = rows;
+	sv->load_rows_ms = now;
+	eta = sv->load_rate > 1 && est > rows ?
+	    (long)((double)(est - rows) / sv->load_rate) : 0;
+	log_status("loading: %" PRIu64 " of about %" PRIu64 " rows (%d%%), "
+	    "ranges %" PRIu64 "/%" PRIu64 ", %.0f rows/s, about %ld:%02ld "
+	    "left", rows, est, est ? (int)(rows * 100 / (est > rows ? est :
+	    rows)) : 0, done, ranges, sv->load_rate, eta / 60, eta % 60);
+}
+
 static void
 on_frame(struct sv *sv, int k, const struct frame *f, long long now)
 {
@@ -707,6 +740,8 @@ on_frame(struct sv *sv, int k, const struct frame *f, long long now)
 	case MSG_STATS:
 		if (msg_read_stats(f, &tool, &counters, why, sizeof(why)) == 0)
 			sv_metrics_stats(&sv->m, counters);
+		if (k == SV_LOADER)
+			load_status(sv, now);
 		break;
 	case MSG_DURABLE:
 		if (k == SV_WRITER)
