@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make demo: a throwaway PostgreSQL 15 and OpenSearch 2.19 on loopback, a
-# table, pg2osync-supervise syncing it, and a few changes you can watch land.
+# table that already holds rows, pg2osync-supervise loading them beside the
+# stream, and a few changes you can watch land.
 # Everything lives in a temp dir and is stopped at the end (or on Ctrl-C).
 set -eu
 cd "$(dirname "$0")/.."
@@ -17,17 +18,18 @@ D=$(mktemp -d "$P2O_SERVERS_DIR/demo.XXXXXX")
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 sql() { echo "postgres> $*"; psql -X -q -v ON_ERROR_STOP=1 -c "$*"; }
 # show N: wait (at most 10 s) until the index holds N documents, then list them
+# (the demo's own rows have ids below 1000, the loaded ones above)
 show() {
-	local i
+	local i q='{"query":{"range":{"id":{"lt":1000}}}}'
 	for i in $(seq 50); do
 		curl -s -XPOST "$OS_URL/products/_refresh" >/dev/null
-		[ "$(curl -s "$OS_URL/products/_count" | jq -r '.count // -1')" = "$1" ] && break
+		[ "$(curl -s "$OS_URL/products/_count" -H 'Content-Type: application/json' -d "$q" | jq -r '.count // -1')" = "$1" ] && break
 		sleep 0.2
 	done
 	sleep 0.3	# an update keeps the count: give it its moment
 	curl -s -XPOST "$OS_URL/products/_refresh" >/dev/null
-	echo "opensearch> GET products/_search"
-	curl -s "$OS_URL/products/_search?sort=_id&size=20&version=true" |
+	echo "opensearch> GET products/_search (id < 1000)"
+	curl -s "$OS_URL/products/_search?sort=_id&size=20&version=true" -H 'Content-Type: application/json' -d "$q" |
 		jq -c '.hits.hits[]? | {_id, _version, _source}'
 }
 
@@ -53,14 +55,27 @@ YAML
 say "config ($D/pg2osync.yaml)"
 cat "$D/pg2osync.yaml"
 
-say "a table"
+say "a table that already holds 100,000 rows"
 sql "create table products (id int primary key, name text, price numeric(12,2), tags text[], cost numeric)"
+sql "insert into products select g, 'product ' || g, (g % 1000) + 0.99, array['tag' || (g % 7)], g % 50 from generate_series(1001, 101000) g"
 
 say "starting pg2osync-supervise"
 "$BIN/pg2osync-supervise" -c "$D/pg2osync.yaml" 2>&1 | sed 's/^/  | /' &
 # healthy = every stage said hello, and the capture says it only once its
 # slot is streaming: from here on every change is captured
 for i in $(seq 150); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
+
+say "the initial load runs beside the stream"
+for i in $(seq 600); do
+	curl -s "http://127.0.0.1:$port/metrics" | grep -q '^pg2osync_load_ranges_done{table="public.products"}' &&
+	[ "$(curl -s "http://127.0.0.1:$port/metrics" | awk '$1 ~ /^pg2osync_load_ranges_done/ { d = $2 } $1 ~ /^pg2osync_load_ranges\{/ { t = $2 } END { print (t > 0 && d == t) }')" = 1 ] && break
+	sleep 0.2
+done
+curl -s -XPOST "$OS_URL/products/_refresh" >/dev/null
+echo "opensearch> GET products/_count"
+curl -s "$OS_URL/products/_count" | jq -c .
+echo "opensearch> GET products/_doc/50000"
+curl -s "$OS_URL/products/_doc/50000" | jq -c '{_id, _version, _source}'
 
 say "insert"
 sql "insert into products values (1, 'lamp', 19.90, '{home,light}', 4), (2, 'desk', 149.00, '{office}', 60)"
@@ -77,8 +92,11 @@ show 1
 say "truncate"
 sql "truncate products"
 show 0
+curl -s -XPOST "$OS_URL/products/_refresh" >/dev/null
+echo "opensearch> GET products/_count"
+curl -s "$OS_URL/products/_count" | jq -c .
 say "metrics (http://127.0.0.1:$port/metrics)"
-curl -s "http://127.0.0.1:$port/metrics" | grep -E '^pg2osync_(events_total|position_confirmed|batches_total|commit_to_indexed_seconds_(sum|count))'
+curl -s "http://127.0.0.1:$port/metrics" | grep -E '^pg2osync_(events_total|load_rows_total|load_ranges|position_confirmed|batches_total|commit_to_indexed_seconds_(sum|count))'
 
 if [ -t 0 ] && [ -z "${CI:-}" ]; then
 	say "still running on port $PGPORT (user $PGUSER, database $PGDATABASE): change rows and watch curl $OS_URL/products/_search; Ctrl-C ends the demo"
