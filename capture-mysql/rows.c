@@ -75,6 +75,13 @@ bl_col_is_char(const struct bl_col *c)
 	}
 }
 
+/* MariaDB gives geometry columns a charset (binary) too */
+static int
+is_char_or_geometry(const struct bl_col *c)
+{
+	return bl_col_is_char(c) || c->type == FT_GEOMETRY;
+}
+
 static int
 is_enum_set(const struct bl_col *c)
 {
@@ -233,12 +240,52 @@ any_col(const struct bl_col *c)
 }
 
 static int
-read_charsets(struct bcur *c, struct bl_table_map *tm, int type,
-    int (*want)(const struct bl_col *))
+count_cols(const struct bl_table_map *tm, int (*want)(const struct bl_col *))
 {
-	int col = -1, i, k;
+	int i, n = 0;
+
+	for (i = 0; i < tm->ncols; i++)
+		n += want(&tm->cols[i]) != 0;
+	return n;
+}
+
+/*
+ * Collations, per column or as a default with exceptions. Which columns
+ * carry one differs: MariaDB counts geometry columns, MySQL does not. The
+ * server's flavour decides, unless the field itself can only be read the
+ * other way (a per-column list whose length fits only the other count,
+ * an exception past the end of the flavour's columns).
+ */
+static int
+read_charsets(struct bcur *c, struct bl_table_map *tm, int type,
+    int (*want)(const struct bl_col *), int mariadb)
+{
+	struct bcur probe = *c;
+	int col = -1, i, k, n = 0;
 	uint64_t def, idx;
 
+	if (want == bl_col_is_char) {
+		if (type == OM_COLUMN_CHARSET) {
+			while (!probe.bad && bcur_left(&probe) > 0) {
+				bcur_packed(&probe);
+				n++;
+			}
+			if (n == count_cols(tm, is_char_or_geometry) &&
+			    n != count_cols(tm, bl_col_is_char))
+				want = is_char_or_geometry;
+		} else {
+			bcur_packed(&probe);
+			while (!probe.bad && bcur_left(&probe) > 0) {
+				idx = bcur_packed(&probe);
+				bcur_packed(&probe);
+				if (idx >= (uint64_t)count_cols(tm,
+				    bl_col_is_char))
+					mariadb = 1;
+			}
+			if (mariadb)
+				want = is_char_or_geometry;
+		}
+	}
 	if (type == OM_DEFAULT_CHARSET ||
 	    type == OM_ENUM_AND_SET_DEFAULT_CHARSET) {
 		def = bcur_packed(c);
@@ -271,7 +318,7 @@ read_charsets(struct bcur *c, struct bl_table_map *tm, int type,
 }
 
 static int
-read_optional(struct bcur *c, struct bl_table_map *tm)
+read_optional(struct bcur *c, struct bl_table_map *tm, int mariadb)
 {
 	uint64_t type, len, i;
 	const unsigned char *v;
@@ -294,12 +341,13 @@ read_optional(struct bcur *c, struct bl_table_map *tm)
 			break;
 		case OM_DEFAULT_CHARSET:
 		case OM_COLUMN_CHARSET:
-			if (read_charsets(&f, tm, (int)type, bl_col_is_char))
+			if (read_charsets(&f, tm, (int)type, bl_col_is_char,
+			    mariadb))
 				return -1;
 			break;
 		case OM_ENUM_AND_SET_DEFAULT_CHARSET:
 		case OM_ENUM_AND_SET_COLUMN_CHARSET:
-			if (read_charsets(&f, tm, (int)type, is_enum_set))
+			if (read_charsets(&f, tm, (int)type, is_enum_set, 0))
 				return -1;
 			break;
 		case OM_COLUMN_NAME:
@@ -423,7 +471,7 @@ bl_table_map_parse(const struct bl_format *fmt, const unsigned char *body,
 	for (i = 0; i < tm->ncols; i++)
 		if (tm->cols[i].type == FT_ENUM || tm->cols[i].type == FT_SET)
 			tm->cols[i].real = tm->cols[i].type;
-	if (read_optional(&c, tm) == -1)
+	if (read_optional(&c, tm, fmt != NULL && fmt->mariadb) == -1)
 		return fail(err, errlen, "TABLE_MAP optional metadata is "
 		    "malformed");
 	return 0;
