@@ -402,7 +402,7 @@ put_time2(struct sbuf *out, const unsigned char *p, int fsp)
 		break;
 	case 1:
 		intpart = (int64_t)be_n(p, 3) - 0x800000;
-		frac = (signed char)p[3];
+		frac = p[3];
 		if (intpart < 0 && frac) {
 			intpart++;
 			frac -= 0x100;
@@ -411,7 +411,7 @@ put_time2(struct sbuf *out, const unsigned char *p, int fsp)
 		break;
 	case 2:
 		intpart = (int64_t)be_n(p, 3) - 0x800000;
-		frac = (int16_t)(p[3] << 8 | p[4]);
+		frac = p[3] << 8 | p[4];
 		if (intpart < 0 && frac) {
 			intpart++;
 			frac -= 0x10000;

@@ -499,6 +499,10 @@ rows_event(struct txn *t, const struct bl_header *h,
 		    "tool does not apply; set binlog_row_value_options='' on "
 		    "the server and reload the table",
 		    t->tables[m->table].rel);
+	/* before the start point only positions and GTIDs are tracked: the
+	 * catalogue was read after those rows were written */
+	if (!t->emitting)
+		return 0;
 	if (!m->checked && check_map(t, m, out) == -1)
 		return -1;
 	tb = &t->tables[m->table];
@@ -513,8 +517,6 @@ rows_event(struct txn *t, const struct bl_header *h,
 		msg_end(out, &t->json);
 		return 0;
 	}
-	if (!t->emitting)
-		return 0;
 	before = xcalloc(tb->ncols, sizeof(*before));
 	after = xcalloc(tb->ncols, sizeof(*after));
 	for (;;) {
@@ -669,8 +671,6 @@ truncate_table(struct txn *t, int ti, struct sbuf *out)
 {
 	const char *rel = t->tables[ti].rel;
 
-	if (!t->emitting)
-		return 0;
 	msg_truncate_begin(&t->json, t->v);
 	msg_list_begin(&t->json, ML_RELS);
 	msg_list_item(&t->json, rel, strlen(rel));
@@ -688,6 +688,10 @@ statement(struct txn *t, const struct bl_query *q, struct sbuf *out)
 	struct sql s = { q->sql, q->sql + q->sqllen };
 	int ti;
 
+	/* a statement before the start point changed nothing the catalogue
+	 * read at startup does not already show */
+	if (!t->emitting)
+		return 0;
 	if (sql_word(&s, "TRUNCATE")) {
 		sql_word(&s, "TABLE");
 		if ((ti = sql_table(t, &s, q)) >= 0)
@@ -704,7 +708,7 @@ statement(struct txn *t, const struct bl_query *q, struct sbuf *out)
 			ti = sql_table(t, &s, q);
 			if (ti == -2)
 				break;
-			if (ti >= 0 && t->emitting)
+			if (ti >= 0)
 				warn(t, "table '%s' was dropped; its index keeps "
 				    "its documents", t->tables[ti].rel);
 			sql_skip(&s);
@@ -981,14 +985,22 @@ event(struct txn *t, const unsigned char *ev, size_t len, int inner,
 	else if (h.type == BL_HEARTBEAT || h.type == BL_HEARTBEAT_V2 ||
 	    (h.flags & BL_FLAG_ARTIFICIAL))
 		moves = 0;
-	else if (h.log_pos != 0)
+	else if (h.log_pos != 0) {
+		/* a dump by GTID skips what the set holds: where an event
+		 * starts is its own end less its size, not the last end */
 		ev_end = mypos_coord(t->file_index, h.log_pos);
+		if (h.log_pos >= h.size)
+			ev_begin = ev_end - h.size;
+	} else if (h.type == BL_FDE)
+		moves = 0;	/* a resumed file's: it was not read here */
 	else
 		ev_end = t->cur + h.size;
-	/* a resumed file's FORMAT_DESCRIPTION states its own end, which
+	/* a resumed file's FORMAT_DESCRIPTION may state its own end, which
 	 * is behind where the dump resumed */
-	if (moves && ev_end < ev_begin)
-		moves = 0, ev_end = ev_begin;
+	if (moves && ev_end < t->cur) {
+		moves = 0;
+		ev_begin = ev_end = t->cur;
+	}
 
 	switch (h.type) {
 	case BL_FDE:
