@@ -260,6 +260,44 @@ set_tls(struct my_source *s, MYSQL *m, const struct config *cfg)
 	return 0;
 }
 
+/*
+ * What sslmode promised, checked on the open connection rather than
+ * trusted to the library's options: require and stronger must have TLS;
+ * verify-ca and verify-full a server certificate that verified against
+ * sslrootcert (libmariadb loads the CA into the context; OpenSSL records
+ * the chain's result even when the library does not act on it).
+ */
+static int
+check_tls(struct my_source *s, MYSQL *m, const struct config *cfg,
+    const char *host, unsigned port)
+{
+	const char *mode = cfg->sslmode ? cfg->sslmode : "prefer";
+	MARIADB_PVIO *pv = m->net.pvio;
+	SSL *ssl;
+	X509 *peer;
+	long v;
+
+	if (strcmp(mode, "require") != 0 && strcmp(mode, "verify-ca") != 0 &&
+	    strcmp(mode, "verify-full") != 0)
+		return 0;
+	if (mysql_get_ssl_cipher(m) == NULL || pv == NULL || pv->ctls == NULL ||
+	    (ssl = pv->ctls->ssl) == NULL)
+		return fail(s, P2O_EXIT_REFUSED, "sslmode '%s': the server at "
+		    "%s:%u did not set up TLS", mode, host, port);
+	if (strcmp(mode, "require") == 0)
+		return 0;
+	peer = SSL_get_peer_certificate(ssl);
+	v = SSL_get_verify_result(ssl);
+	if (peer != NULL)
+		X509_free(peer);
+	if (peer == NULL || v != X509_V_OK)
+		return fail(s, P2O_EXIT_REFUSED, "sslmode '%s': the server "
+		    "certificate of %s:%u does not verify against sslrootcert: "
+		    "%s", mode, host, port, peer == NULL ? "none was sent" :
+		    X509_verify_cert_error_string(v));
+	return 0;
+}
+
 static MYSQL *
 connect_one(struct my_source *s, const struct config *cfg, const char *kind)
 {
@@ -298,6 +336,8 @@ connect_one(struct my_source *s, const struct config *cfg, const char *kind)
 			    mysql_error(m));
 		goto bad;
 	}
+	if (check_tls(s, m, cfg, u.host, u.port) == -1)
+		goto bad;
 	log_info("%s connection to %s:%u (server %s%s)", kind, u.host, u.port,
 	    mysql_get_server_info(m), mysql_get_ssl_cipher(m) ? ", TLS" : "");
 	my_url_release(&u);
@@ -780,7 +820,8 @@ src_start_dump(struct my_source *s, const struct config *cfg,
 		goto done;
 	}
 	if (src_read_event(s, &ev, &len) == -1) {
-		if (s->exit_code == P2O_EXIT_TEMPFAIL && mysql_errno(s->dump))
+		/* the server's refusal, in its words, with what was asked */
+		if (mysql_errno(s->dump))
 			dump_refused(s, how);
 		goto done;
 	}

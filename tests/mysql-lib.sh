@@ -24,7 +24,7 @@ my_sql() {
 		-N -B "$MYSQL_DB" -e "SET time_zone = '+00:00'; $*"
 }
 # my_root SQL...: as root through the server's socket (SET GLOBAL)
-my_root() { mariadb --no-defaults -uroot --socket="$MYSQL_SOCKET" -N -B -e "$*"; }
+my_root() { mariadb --no-defaults -hlocalhost --protocol=socket -uroot --socket="$MYSQL_SOCKET" -N -B -e "$*"; }
 
 # my_config FILE PREFIX TABLE...: one sync section per table of database
 # p2o, index PREFIX_table; url through url_env
