@@ -62,7 +62,7 @@ static int value(struct jctx *, int type, const unsigned char *p, size_t n,
 static void
 put_packed_datetime(struct sbuf *out, int64_t packed, int date_only)
 {
-	uint64_t u = (uint64_t)(packed < 0 ? -packed : packed);
+	uint64_t u = packed < 0 ? 0 - (uint64_t)packed : (uint64_t)packed;
 	uint64_t ymdhms = u >> 24, frac = u % (1ULL << 24);
 	uint64_t ymd = ymdhms >> 17, ym = ymd >> 5, hms = ymdhms & 0x1ffff;
 
@@ -80,7 +80,7 @@ put_packed_datetime(struct sbuf *out, int64_t packed, int date_only)
 static void
 put_packed_time(struct sbuf *out, int64_t packed)
 {
-	uint64_t u = (uint64_t)(packed < 0 ? -packed : packed);
+	uint64_t u = packed < 0 ? 0 - (uint64_t)packed : (uint64_t)packed;
 	uint64_t hms = u >> 24, frac = u % (1ULL << 24);
 
 	sbuf_addf(out, "\"%s%02u:%02u:%02u.%06u\"", packed < 0 ? "-" : "",
