@@ -651,7 +651,7 @@ myval_binlog(const struct my_col *c, const struct bl_col *b,
 {
 	uint64_t u;
 	int64_t i;
-	int fsp = b->meta, sz;
+	int fsp = b->meta;
 
 	if (!myval_compatible(c, b))
 		return fail(err, errlen, "column '%s' holds binlog type %d, "
@@ -685,18 +685,14 @@ myval_binlog(const struct my_col *c, const struct bl_col *b,
 			my_put_double(out, d);
 		}
 		break;
-	case MK_DECIMAL: {
-		size_t at = out->len;
-
+	case MK_DECIMAL:
 		sbuf_addc(out, '"');
 		if (my_decimal_text(p, n, b->meta >> 8, b->meta & 0xff,
 		    out) == -1)
 			return fail(err, errlen, "column '%s': a decimal that "
 			    "does not decode%.0d", c->name, 0);
 		sbuf_addc(out, '"');
-		(void)at;
 		break;
-	}
 	case MK_YEAR:
 		sbuf_add_u64(out, p[0] ? 1900u + p[0] : 0);
 		break;
@@ -780,7 +776,6 @@ myval_binlog(const struct my_col *c, const struct bl_col *b,
 			put_timestamp(out, le32(p), 0, 0);
 		break;
 	}
-	(void)sz;
 	return 0;
 }
 
@@ -819,7 +814,7 @@ myval_text(const struct my_col *c, const char *s, size_t n,
 	char buf[128];
 	uint64_t u;
 	size_t i, start;
-	int k, first;
+	int first;
 
 	switch (c->kind) {
 	case MK_INT:
@@ -896,5 +891,4 @@ myval_text(const struct my_col *c, const char *s, size_t n,
 		sbuf_add_jstr(out, s, n);
 		break;
 	}
-	(void)k;
 }

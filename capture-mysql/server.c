@@ -242,9 +242,9 @@ set_tls(struct my_source *s, MYSQL *m, const struct config *cfg)
 	else if (strcmp(mode, "verify-full") == 0)
 		enforce = verify_ca = verify_host = 1;
 	else if (strcmp(mode, "allow") != 0 && strcmp(mode, "prefer") != 0)
-		return fail(s, P2O_EXIT_CONFIG, "%s: sslmode '%s' is not one of "
-		    "disable, allow, prefer, require, verify-ca, verify-full",
-		    cfg->path, mode);
+		return fail(s, P2O_EXIT_CONFIG, "%s: sslmode '%s' is not one "
+		    "of disable, allow, prefer, require, verify-ca, "
+		    "verify-full", cfg->path, mode);
 	if (verify_ca && cfg->sslrootcert == NULL)
 		return fail(s, P2O_EXIT_CONFIG, "%s: sslmode '%s' needs "
 		    "source.sslrootcert, the CA that signed the server's "
@@ -328,8 +328,8 @@ connect_one(struct my_source *s, const struct config *cfg, const char *kind)
 	    NULL, 0) == NULL) {
 		e = mysql_errno(m);
 		if (code_for(e) == P2O_EXIT_AUTH)
-			fail(s, P2O_EXIT_AUTH, "authentication failed at %s:%u: "
-			    "%s", u.host, u.port, mysql_error(m));
+			fail(s, P2O_EXIT_AUTH, "authentication failed at "
+			    "%s:%u: %s", u.host, u.port, mysql_error(m));
 		else
 			fail(s, code_for(e), "could not open the %s connection "
 			    "to %s:%u: %s", kind, u.host, u.port,
@@ -737,7 +737,8 @@ dump_refused(struct my_source *s, const char *how)
 	if (e == ER_UNKNOWN_COM_ERROR || e == ER_NOT_SUPPORTED_YET)
 		return fail(s, P2O_EXIT_REFUSED, "the server did not accept "
 		    "the binlog dump (%s): the source url must reach the "
-		    "server directly, not through a proxy", mysql_error(s->dump));
+		    "server directly, not through a proxy",
+		    mysql_error(s->dump));
 	if (e == ER_SPECIFIC_ACCESS_DENIED_ERROR)
 		return fail(s, P2O_EXIT_REFUSED, "the binlog dump needs the "
 		    "REPLICATION SLAVE privilege: %s", mysql_error(s->dump));

@@ -709,8 +709,8 @@ statement(struct txn *t, const struct bl_query *q, struct sbuf *out)
 			if (ti == -2)
 				break;
 			if (ti >= 0)
-				warn(t, "table '%s' was dropped; its index keeps "
-				    "its documents", t->tables[ti].rel);
+				warn(t, "table '%s' was dropped; its index "
+				    "keeps its documents", t->tables[ti].rel);
 			sql_skip(&s);
 			if (s.p >= s.end || *s.p != ',')
 				break;
@@ -1114,8 +1114,8 @@ event(struct txn *t, const unsigned char *ev, size_t len, int inner,
 		break;
 	}
 	case BL_INCIDENT:
-		warn(t, "the server logged an incident at %s:%u: changes may be "
-		    "missing from its binlog", t->file,
+		warn(t, "the server logged an incident at %s:%u: changes may "
+		    "be missing from its binlog", t->file,
 		    (unsigned)(ev_begin & 0xffffffffu));
 		break;
 	case BL_STOP: case BL_INTVAR: case BL_RAND: case BL_USER_VAR:

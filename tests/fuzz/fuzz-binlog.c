@@ -10,9 +10,9 @@
  * a column of every kind; the catalogue answers a re-read with the same
  * shape. Each event's CRC32 is made right before it is fed (the checksum
  * itself is tested in the unit tests; a mutation should reach the
- * decoder behind it). Whatever txn_event appends must be valid frames of valid JSON
- * objects without LF, and on an error it must append nothing; a violation
- * aborts.
+ * decoder behind it). Whatever txn_event appends must be valid frames of
+ * valid JSON objects without LF, and on an error it must append nothing;
+ * a violation aborts.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -26,7 +26,8 @@
 /* the column kinds of t-binlog-txn.c's p2o.every, in its order, so that
  * the streams that test writes are seeds here */
 static const char *const kinds[][3] = {
-	{ "int", "int(11)", NULL }, { "bigint", "bigint(20) unsigned", NULL },
+	{ "int", "int(11)", NULL },
+	{ "bigint", "bigint(20) unsigned", NULL },
 	{ "tinyint", "tinyint(4)", NULL },
 	{ "mediumint", "mediumint(8) unsigned", NULL },
 	{ "decimal", "decimal(10,2)", NULL }, { "float", "float", NULL },
@@ -34,12 +35,14 @@ static const char *const kinds[][3] = {
 	{ "enum", "enum('a','b''c')", "utf8mb4" },
 	{ "set", "set('x','y','z')", "utf8mb4" }, { "bit", "bit(12)", NULL },
 	{ "varbinary", "varbinary(8)", NULL },
-	{ "varchar", "varchar(10)", "utf8mb4" }, { "char", "char(5)", "latin1" },
+	{ "varchar", "varchar(10)", "utf8mb4" },
+	{ "char", "char(5)", "latin1" },
 	{ "date", "date", NULL }, { "datetime", "datetime(3)", NULL },
 	{ "timestamp", "timestamp(6)", NULL }, { "time", "time", NULL },
 	{ "year", "year(4)", NULL }, { "json", "json", NULL },
 	{ "longtext", "longtext", "utf8mb4" }, { "blob", "blob", NULL },
-	{ "varchar", "varchar(10)", "utf8mb4" }, { "datetime", "datetime", NULL },
+	{ "varchar", "varchar(10)", "utf8mb4" },
+	{ "datetime", "datetime", NULL },
 	{ "geometry", "geometry", NULL }, { "text", "text", "gbk" },
 };
 #define NKINDS	(sizeof(kinds) / sizeof(kinds[0]))

@@ -170,7 +170,8 @@ test_primary_key(void)
 		    i + 1))
 			continue;
 		if (json_is_null(pk))
-			ok(tm.nkeys == -1, "primary-key [%d]: none sent", i + 1);
+			ok(tm.nkeys == -1, "primary-key [%d]: none sent",
+			    i + 1);
 		else
 			ok(ints_equal(pk, tm.keys, tm.nkeys) &&
 			    ints_equal(json_object_get(a, "primary_key_prefix"),
@@ -311,7 +312,8 @@ test_gtids(void)
 			    F(g.transaction_length, "transaction_length") &&
 			    F(g.immediate_server_version,
 			    "immediate_server_version"), "gtid [%d]: logical "
-			    "clock, commit time, length, server version", i + 1);
+			    "clock, commit time, length, server version",
+			    i + 1);
 			/* upstream reads a missing original as 0 */
 			ok(json_integer_value(json_object_get(a,
 			    "original_commit_timestamp")) == 0 ||

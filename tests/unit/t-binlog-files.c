@@ -48,6 +48,21 @@ on_warn(const char *msg)
 		fprintf(stderr, "# warn: %s\n", msg);
 }
 
+/* one image, or both of an update: 1, 0 at the end, -1 malformed */
+static int
+image(const struct bl_rows *r, const struct bl_table_map *tm, size_t *off,
+    struct bl_cell *cells)
+{
+	char err[256];
+	int rc;
+
+	rc = bl_image_next(r, tm, r->present, off, cells, err, sizeof(err));
+	if (rc == 1 && r->op == 'u')
+		rc = bl_image_next(r, tm, r->present2, off, cells, err,
+		    sizeof(err)) == 1 ? 1 : -1;
+	return rc;
+}
+
 /*
  * Every event: header, body (CRC), table maps and the images of rows
  * events (against the last table map of their id), then the assembler.
@@ -123,12 +138,8 @@ walk(const unsigned char *f, size_t len, struct txn *t, struct sbuf *out,
 				if (i == nmaps)
 					w->rows_bad++;
 				else
-					while ((rc = bl_image_next(&r, &maps[i],
-					    r.present, &ro, cells, err,
-					    sizeof(err))) == 1 && (r.op != 'u' ||
-					    bl_image_next(&r, &maps[i],
-					    r.present2, &ro, cells, err,
-					    sizeof(err)) == 1))
+					while ((rc = image(&r, &maps[i],
+					    &ro, cells)) == 1)
 						w->images++;
 				if (i < nmaps && (rc == -1 || ro != r.rowslen))
 					w->rows_bad++;
@@ -201,7 +212,8 @@ test_compressed(void)
 		{ "composers", "varchar", "varchar(1024)", "utf8mb4" },
 		{ "screenwriters", "varchar", "varchar(1024)", "utf8mb4" },
 		{ "cinematographer", "varchar", "varchar(1024)", "utf8mb4" },
-		{ "production_companies", "varchar", "varchar(1024)", "utf8mb4" },
+		{ "production_companies", "varchar", "varchar(1024)",
+		    "utf8mb4" },
 	};
 	static const int keys[] = { 0 };
 	struct my_table tb;

@@ -481,7 +481,8 @@ test_ddl(void)
 	ok(strncmp(got, "{\"k\":\"truncate\",", 16) == 0 &&
 	    strstr(got, "\"rels\":[\"p2o.every\"]") != NULL &&
 	    strstr(got, "\"n\":1}") != NULL &&
-	    strstr(got, ";gtid=0-1-8\"") != NULL, "TRUNCATE makes a truncate frame and "
+	    strstr(got, ";gtid=0-1-8\"") != NULL,
+	    "TRUNCATE makes a truncate frame and "
 	    "its commit");
 	free(got);
 
@@ -782,7 +783,8 @@ test_sets(void)
 	ok(gp(&t, "0-1-5,") == -1 &&
 	    gp(&t, "3c63db20-a0cd-11f1-bc85-32cf1c33a72f:tag:1") == -1 &&
 	    gp(&t, "0-1-5,3c63db20-a0cd-11f1-bc85-32cf1c33a72f:1") == -1 &&
-	    gp(&t, "0-1-5") == 0, "trailing commas, tags and mixed flavours are refused");
+	    gp(&t, "0-1-5") == 0,
+	    "trailing commas, tags and mixed flavours are refused");
 	ok(mypos_parse(&p, "mysql-bin.000004:724;gtid=0-1-5", err,
 	    sizeof(err)) == 0 && strcmp(p.file, "mysql-bin.000004") == 0 &&
 	    p.offset == 724 && p.has_gtid, "a position text parses");
