@@ -539,7 +539,7 @@ test_json_rows(void)
 	json_t *doc = fx_json("go-mysql/json-rows-parse-json.expected.json");
 	struct bl_table_map tm;
 	struct bl_rows r;
-	struct bl_cell c[4];
+	struct bl_cell c[8];
 	struct my_col jc, dc;
 	struct sbuf v = SBUF_INIT;
 	char err[256];
