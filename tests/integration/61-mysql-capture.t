@@ -122,5 +122,71 @@ ok $? "DROP TABLE of a configured table is warned about"
 
 cap_stop
 ok $? "SIGTERM: exit 0"
+
+# fd 3, as the supervisor hands it over: hello once streaming, stats with
+# the counters, an ack recorded as confirmed_pos, SIGTERM waits for fd 3
+cat > "$T/fd3.py" <<'PY'
+import json, os, signal, socket, subprocess, sys, time
+cap, cfg, out = sys.argv[1:4]
+os.open("/dev/null", os.O_RDONLY)   # fd 3 if free: not one of the pair
+a, b = socket.socketpair()
+os.dup2(b.fileno(), 3)
+p = subprocess.Popen([cap, "-c", cfg], stdout=open(out, "wb"),
+    stderr=open(out + ".log", "wb"), pass_fds=(3,))
+os.close(3); b.close()
+buf = b""
+def frame(timeout):
+    global buf
+    a.settimeout(timeout)
+    while b"\n" not in buf:
+        d = a.recv(65536)
+        if not d:
+            return None
+        buf += d
+    line, buf = buf.split(b"\n", 1)
+    return json.loads(line.split(b" ", 1)[1])
+def say(*m):
+    print(*m, flush=True)
+hello = frame(30)
+say("hello", hello["tool"], hello["proto"])
+subprocess.run(["mariadb", "--no-defaults", "-h" + os.environ["MYSQL_HOST"],
+    "-P" + os.environ["MYSQL_TCP_PORT"], "-u" + os.environ["MYSQL_USER"],
+    os.environ["MYSQL_DB"], "-e", "INSERT INTO t61_every (id) VALUES (300)"],
+    check=True)
+seen = None
+end = time.time() + 20
+while time.time() < end:
+    f = frame(20)
+    if f and f["k"] == "stats" and f["counters"].get("events_insert", 0) >= 1:
+        seen = f["counters"]
+        break
+say("stats", seen is not None and seen.get("received_pos", 0) > 0)
+ack = json.dumps({"k": "ack", "pos": seen["received_pos"]}).encode()
+a.sendall(str(len(ack) + 1).encode() + b" " + ack + b"\n")
+conf = None
+end = time.time() + 20
+while time.time() < end:
+    f = frame(20)
+    if f and f["k"] == "stats" and \
+            f["counters"].get("confirmed_pos") == seen["received_pos"]:
+        conf = True
+        break
+say("confirmed", conf)
+p.send_signal(signal.SIGTERM)
+time.sleep(1)
+say("waits", p.poll() is None)
+a.close()
+t = time.time()
+p.wait(timeout=30)
+say("exit", p.returncode, time.time() - t < 10)
+PY
+my_config "$T/cfg3.yaml" t61 t61_every
+python3 "$T/fd3.py" "$P2O_BIN/capture-mysql" "$T/cfg3.yaml" "$T/f3" > "$T/fd3.out" 2>&1
+sed 's/^/# /' "$T/fd3.out"
+ok $(grep -qx "hello capture-mysql 1" "$T/fd3.out"; echo $?) "fd 3: hello once streaming"
+ok $(grep -qx "stats True" "$T/fd3.out"; echo $?) "fd 3: stats carry events_insert and received_pos"
+ok $(grep -qx "confirmed True" "$T/fd3.out"; echo $?) "fd 3: an ack is recorded as confirmed_pos"
+ok $(grep -qx "waits True" "$T/fd3.out"; echo $?) "fd 3: SIGTERM waits for fd 3 to close"
+ok $(grep -qx "exit 0 True" "$T/fd3.out"; echo $?) "fd 3: closing it ends the capture, exit 0"
 [ $_tap_fail -gt 0 ] && { diag "capture log:"; tail -n 20 "$T/cap.log" | sed 's/^/#   /'; }
 done_testing
