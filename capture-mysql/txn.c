@@ -492,6 +492,10 @@ rows_event(struct txn *t, const struct bl_header *h,
 	}
 	if ((m = map_find(t, r.table_id)) == NULL)
 		return 0;	/* not a configured table */
+	/* before the start point only positions and GTIDs are tracked: the
+	 * catalogue was read after those rows were written */
+	if (!t->emitting)
+		return 0;
 	if (r.partial)
 		return fail(t, P2O_EXIT_REFUSED, "table '%s': a "
 		    "PARTIAL_UPDATE_ROWS event (binlog_row_value_options="
@@ -499,10 +503,6 @@ rows_event(struct txn *t, const struct bl_header *h,
 		    "tool does not apply; set binlog_row_value_options='' on "
 		    "the server and reload the table",
 		    t->tables[m->table].rel);
-	/* before the start point only positions and GTIDs are tracked: the
-	 * catalogue was read after those rows were written */
-	if (!t->emitting)
-		return 0;
 	if (!m->checked && check_map(t, m, out) == -1)
 		return -1;
 	tb = &t->tables[m->table];

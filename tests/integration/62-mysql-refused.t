@@ -31,6 +31,10 @@ MY_URL_ENV=P2O_BAD_URL my_config "$T/badpw.yaml" t62 t62_ok
 expect 77 "authentication failed" "a wrong password" "$T/badpw.yaml"
 ok $(! grep -q "not-the-password" "$T/log"; echo $?) "the wrong password is not in the message"
 
+export P2O_DOWN_URL="mysql://$MYSQL_USER:$MYSQL_PWD@127.0.0.1:$(free_port)/$MYSQL_DB"
+MY_URL_ENV=P2O_DOWN_URL my_config "$T/down.yaml" t62 t62_ok
+expect 75 "could not open the catalogue connection" "a server that is not there" "$T/down.yaml"
+
 export P2O_PARAM_URL="$P2O_MYSQL_URL?ssl=true"
 MY_URL_ENV=P2O_PARAM_URL my_config "$T/param.yaml" t62 t62_ok
 expect 78 "takes no parameters" "a url with parameters" "$T/param.yaml"
