@@ -28,6 +28,7 @@ enum {
 struct jctx {
 	char	*err;
 	size_t	 errlen;
+	size_t	 limit;	/* out->len past this: the values overlap */
 };
 
 static int
@@ -168,6 +169,11 @@ container(struct jctx *c, int type, const unsigned char *p, size_t n,
 		int vt = e[0];
 		uint64_t voff;
 
+		/* entries that point at one value again and again would
+		 * print it exponentially often: a document whose text is
+		 * longer than its bytes can account for is refused */
+		if (out->len > c->limit)
+			return bad(c, "values overlap");
 		if (i > 0)
 			sbuf_addc(out, ',');
 		if (obj) {
@@ -266,7 +272,7 @@ int
 myjson_to_text(const unsigned char *p, size_t n, struct sbuf *out,
     char *err, size_t errlen)
 {
-	struct jctx c = { err, errlen };
+	struct jctx c = { err, errlen, 0 };
 	size_t start = out->len;
 
 	if (n == 0) {
@@ -274,6 +280,9 @@ myjson_to_text(const unsigned char *p, size_t n, struct sbuf *out,
 		sbuf_adds(out, "null");
 		return 0;
 	}
+	/* no byte of a document prints as more than 16 (a control
+	 * character in a key or a string is "\u00XX") */
+	c.limit = start + 16 * n + 64;
 	if (value(&c, p[0], p + 1, n - 1, out, 0) == -1) {
 		out->len = start;
 		if (out->cap)

@@ -157,6 +157,24 @@ test_truncated(void)
 	sbuf_reset(&out);
 	ok(myjson_to_text(deep + 0, o, &out, err, sizeof(err)) == -1 &&
 	    strstr(err, "deeper") != NULL, "101 levels are refused");
+	/* [[[...],[...]],[[...],[...]]]: two entries of every level point
+	 * at the same next level, 60 levels: 2^60 elements if followed */
+	o = 0;
+	deep[o++] = 0x02;
+	for (i = 0; i < 60; i++) {
+		put16(deep + o, 2), o += 2;
+		put16(deep + o, 0), o += 2;
+		deep[o++] = 0x02;
+		put16(deep + o, 10), o += 2;
+		deep[o++] = 0x02;
+		put16(deep + o, 10), o += 2;
+	}
+	put16(deep + o, 0), o += 2;
+	put16(deep + o, 4), o += 2;
+	sbuf_reset(&out);
+	ok(myjson_to_text(deep, o, &out, err, sizeof(err)) == -1 &&
+	    strstr(err, "overlap") != NULL, "entries that share one value "
+	    "exponentially are refused, fast");
 	sbuf_release(&out);
 }
 
