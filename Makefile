@@ -39,6 +39,9 @@ CFLAGS	+= -std=c11 $(OPT) -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
 	   -Wno-missing-field-initializers $(SANFLAGS) -MMD -MP
 LDFLAGS	+= $(SANFLAGS) -Wl,--as-needed
 LDLIBS	:= -lpq -lcurl -ljansson -lyaml -lssl -lcrypto -lm
+# capture-mysql: libmariadb for the connections, libzstd for MySQL's
+# compressed transactions (--as-needed drops them from the other tools)
+LDLIBS	+= -lmariadb -lzstd
 
 # tool directory -> installed program name. A tool folder whose main.c
 # does not exist yet builds only its archive (unit tests link it).

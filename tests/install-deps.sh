@@ -2,7 +2,7 @@
 # Install what building and testing pg2osync needs on a fresh Debian bookworm
 # machine (run as root). Idempotent: packages already present are skipped.
 set -eu
-pkgs="gcc make pkg-config clang libclang-rt-14-dev libpq-dev libmariadb-dev libcurl4-openssl-dev libssl-dev
+pkgs="gcc make pkg-config clang libclang-rt-14-dev libpq-dev libmariadb-dev libzstd-dev libcurl4-openssl-dev libssl-dev
 libjansson-dev libyaml-dev jq curl python3 perl procps time"
 missing=
 for p in $pkgs; do

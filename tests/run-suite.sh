@@ -18,7 +18,8 @@ integ=(tests/integration/*.t)
 # 30-second target outage and the long kill loop stay in the plain pass
 san_integ=(tests/integration/10-*.t tests/integration/20-*.t tests/integration/30-*.t
 	tests/integration/35-*.t tests/integration/40-*.t tests/integration/45-*.t tests/integration/70-*.t
-	tests/integration/80-*.t tests/integration/85-*.t)
+	tests/integration/80-*.t tests/integration/85-*.t
+	tests/integration/6[1-4]-mysql-*.t)
 phase plain build "${unit[@]}" tests/golden/run.sh tests/golden/capture-pg.sh "${integ[@]}"
 phase asan build-san "${san_unit[@]}" tests/golden/run.sh tests/golden/capture-pg.sh $(ls "${san_integ[@]}" 2>/dev/null)
 FUZZ_SECONDS=${FUZZ_SECONDS:-15} phase fuzz build tests/fuzz/run.sh

@@ -1,0 +1,573 @@
+/*
+ * binlog.h - capture-mysql's pure half: binlog events, column values, the
+ * MySQL JSON binary format, GTID sets and the transaction assembler that
+ * turns events into event frames (framing.md §4). Nothing declared here
+ * touches a socket, a file or the clock; everything is fed bytes and
+ * returns errors, so it is unit-tested on real captures and fuzzed.
+ *
+ * Modules:
+ *   event.c    event headers, CRC32, FORMAT_DESCRIPTION, the fixed
+ *              layouts (ROTATE, QUERY, XID, GTIDs, TRANSACTION_PAYLOAD)
+ *   rows.c     TABLE_MAP (with optional metadata) and row images
+ *   myval.c    a column's value -> JSON, from a row image cell or from
+ *              the text protocol, decided by the declared column type
+ *   myjson.c   MySQL's binary JSON -> JSON text
+ *   gtid.c     GTID sets (MySQL uuid intervals, MariaDB domain lists) and
+ *              the position text "file:offset;gtid=..."
+ *   txn.c      events -> frames: transactions, versions, positions, DDL
+ */
+#ifndef BINLOG_H
+#define BINLOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sbuf.h"
+
+/* ---- little-endian readers: callers check lengths first ---- */
+
+static inline uint32_t
+le16(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+}
+
+static inline uint32_t
+le24(const unsigned char *p)
+{
+	return le16(p) | (uint32_t)p[2] << 16;
+}
+
+static inline uint32_t
+le32(const unsigned char *p)
+{
+	return le16(p) | (uint32_t)le16(p + 2) << 16;
+}
+
+static inline uint64_t
+le_n(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+
+	while (n-- > 0)
+		v = v << 8 | p[n];
+	return v;
+}
+
+static inline uint64_t
+le64(const unsigned char *p)
+{
+	return le_n(p, 8);
+}
+
+/* a bounded cursor: reads past the end set bad and return zeros */
+struct bcur {
+	const unsigned char *p;
+	size_t	 n, off;
+	int	 bad;
+};
+
+void	bcur_init(struct bcur *, const void *p, size_t n);
+size_t	bcur_left(const struct bcur *);
+/* a pointer to the next k bytes, or NULL (and bad) */
+const unsigned char *bcur_take(struct bcur *, size_t k);
+uint64_t bcur_le(struct bcur *, int k);
+/* MySQL's length-encoded integer (0xfc/0xfd/0xfe prefixes) */
+uint64_t bcur_packed(struct bcur *);
+
+/* ---- event.c ---- */
+
+enum bl_type {
+	BL_QUERY = 2, BL_STOP = 3, BL_ROTATE = 4, BL_INTVAR = 5,
+	BL_RAND = 13, BL_USER_VAR = 14, BL_FDE = 15, BL_XID = 16,
+	BL_TABLE_MAP = 19,
+	BL_WRITE_V1 = 23, BL_UPDATE_V1 = 24, BL_DELETE_V1 = 25,
+	BL_INCIDENT = 26, BL_HEARTBEAT = 27, BL_IGNORABLE = 28,
+	BL_ROWS_QUERY = 29,
+	BL_WRITE_V2 = 30, BL_UPDATE_V2 = 31, BL_DELETE_V2 = 32,
+	BL_GTID = 33, BL_ANON_GTID = 34, BL_PREV_GTIDS = 35,
+	BL_XA_PREPARE = 38, BL_PARTIAL_UPDATE = 39, BL_PAYLOAD = 40,
+	BL_HEARTBEAT_V2 = 41, BL_GTID_TAGGED = 42,
+	/* MariaDB */
+	BL_ANNOTATE_ROWS = 160, BL_CHECKPOINT = 161, BL_MDB_GTID = 162,
+	BL_MDB_GTID_LIST = 163, BL_START_ENCRYPTION = 164,
+	BL_QUERY_COMPRESSED = 165,
+	BL_WRITE_C_V1 = 166, BL_UPDATE_C_V1 = 167, BL_DELETE_C_V1 = 168,
+	BL_WRITE_C = 169, BL_UPDATE_C = 170, BL_DELETE_C = 171,
+};
+
+#define BL_HEADER_LEN		19
+#define BL_CRC_LEN		4
+#define BL_MAGIC		"\xfe" "bin"
+#define BL_FLAG_ARTIFICIAL	0x0020
+#define BL_FLAG_IGNORABLE	0x0080
+
+struct bl_header {
+	uint32_t ts;		/* seconds since the epoch */
+	uint8_t	 type;
+	uint32_t server_id;
+	uint32_t size;		/* the whole event, header and CRC included */
+	uint32_t log_pos;	/* end of the event in its file; 0 unknown */
+	uint16_t flags;
+};
+
+/* what a FORMAT_DESCRIPTION says about the events after it */
+struct bl_format {
+	int	 have;		/* an FDE was seen */
+	int	 crc;		/* every later event ends with a CRC32 */
+	int	 mariadb;	/* server_version names MariaDB */
+	uint16_t binlog_version;
+	char	 server_version[51];
+	int	 npost;		/* entries in post[] */
+	uint8_t	 post[256];	/* post-header length by event type - 1 */
+};
+
+uint32_t bl_crc32(uint32_t crc, const void *p, size_t n);
+/* 0, or -1 when n < 19 or the stated size is impossible */
+int	bl_header_parse(const unsigned char *p, size_t n, struct bl_header *);
+/*
+ * The body of one complete event (header.size bytes at p): checks the
+ * CRC32 when fmt says events carry one (an FDE decides for itself), and
+ * returns the bytes between header and trailer. 0 or -1 with err.
+ */
+int	bl_event_body(const struct bl_format *fmt, int crc,
+	    const unsigned char *p, const struct bl_header *h,
+	    const unsigned char **body, size_t *len, char *err, size_t errlen);
+/* parse an FDE body into fmt; 0 or -1 with err */
+int	bl_format_parse(struct bl_format *fmt, const unsigned char *body,
+	    size_t len, char *err, size_t errlen);
+/* post-header length of a type, from the FDE or the usual value */
+unsigned bl_post_len(const struct bl_format *, uint8_t type);
+const char *bl_type_name(uint8_t type);
+
+struct bl_rotate {
+	uint64_t pos;
+	const char *name;
+	size_t	 namelen;
+};
+int	bl_rotate_parse(const struct bl_format *, const unsigned char *body,
+	    size_t len, struct bl_rotate *);
+
+struct bl_query {
+	const char *db;
+	size_t	 dblen;
+	const char *sql;
+	size_t	 sqllen;
+	uint16_t error_code;
+};
+int	bl_query_parse(const struct bl_format *, const unsigned char *body,
+	    size_t len, struct bl_query *);
+
+/* MySQL GTID / ANONYMOUS_GTID */
+struct bl_gtid {
+	unsigned char uuid[16];
+	uint64_t gno;
+	int64_t	 last_committed, sequence_number;
+	uint64_t immediate_commit_us, original_commit_us;	/* 0 absent */
+	uint64_t transaction_length;
+	uint32_t immediate_server_version, original_server_version;
+};
+int	bl_gtid_parse(const unsigned char *body, size_t len, struct bl_gtid *);
+
+/* MariaDB GTID: the server id comes from the event header */
+#define MDB_FL_STANDALONE	0x01
+#define MDB_FL_GROUP_COMMIT_ID	0x02
+#define MDB_FL_PREPARED_XA	0x40
+#define MDB_FL_COMPLETED_XA	0x80
+struct bl_mdb_gtid {
+	uint64_t seq;
+	uint32_t domain;
+	uint8_t	 flags2;
+	uint64_t commit_id;	/* with MDB_FL_GROUP_COMMIT_ID */
+};
+int	bl_mdb_gtid_parse(const unsigned char *body, size_t len,
+	    struct bl_mdb_gtid *);
+
+/*
+ * TRANSACTION_PAYLOAD: the header fields, and the inner events
+ * decompressed into out (appended). The inner events have no CRC and a
+ * log_pos of 0. 0, or -1 with err.
+ */
+struct bl_payload {
+	uint64_t compressed_size, uncompressed_size;
+	int	 compression;	/* 0 zstd, 255 none */
+	const unsigned char *data;	/* the compressed bytes */
+	size_t	 datalen;
+};
+int	bl_payload_parse(const unsigned char *body, size_t len,
+	    struct bl_payload *, char *err, size_t errlen);
+int	bl_payload_inflate(const struct bl_payload *, struct sbuf *out,
+	    char *err, size_t errlen);
+/* the uncompressed size limit of one transaction payload */
+#define BL_PAYLOAD_MAX	(1024u * 1024 * 1024)
+
+/* ---- rows.c ---- */
+
+/* column types as the binlog writes them (MySQL's enum_field_types) */
+enum my_ftype {
+	FT_DECIMAL = 0, FT_TINY = 1, FT_SHORT = 2, FT_LONG = 3, FT_FLOAT = 4,
+	FT_DOUBLE = 5, FT_NULL = 6, FT_TIMESTAMP = 7, FT_LONGLONG = 8,
+	FT_INT24 = 9, FT_DATE = 10, FT_TIME = 11, FT_DATETIME = 12,
+	FT_YEAR = 13, FT_NEWDATE = 14, FT_VARCHAR = 15, FT_BIT = 16,
+	FT_TIMESTAMP2 = 17, FT_DATETIME2 = 18, FT_TIME2 = 19,
+	FT_JSON = 245, FT_NEWDECIMAL = 246, FT_ENUM = 247, FT_SET = 248,
+	FT_TINY_BLOB = 249, FT_MEDIUM_BLOB = 250, FT_LONG_BLOB = 251,
+	FT_BLOB = 252, FT_VAR_STRING = 253, FT_STRING = 254, FT_GEOMETRY = 255,
+};
+
+/*
+ * One binlog column: its type and metadata. meta is kept the way the
+ * tools that print table maps show it: STRING, ENUM, SET and NEWDECIMAL
+ * big-endian (first byte high), VARCHAR and BIT little-endian, one-byte
+ * metadata as is.
+ */
+struct bl_col {
+	uint8_t	 type;		/* as written (STRING for char/enum/set) */
+	uint8_t	 real;		/* STRING's real type: STRING, ENUM or SET */
+	uint16_t meta;
+	int	 nullable;
+	/* optional metadata, when the server sent it */
+	char	*name;
+	int	 is_unsigned;	/* -1 unknown */
+	int	 charset;	/* collation id; -1 unknown */
+	int	 nlabels;	/* enum/set labels, -1 none */
+	char	**labels;
+	int	 visible;	/* -1 unknown */
+	int	 geometry;	/* geometry subtype, -1 unknown */
+};
+
+#define TM_MAX_COLS	4096
+
+struct bl_table_map {
+	uint64_t table_id;
+	uint16_t flags;
+	char	*db, *table;
+	int	 ncols;
+	struct bl_col *cols;
+	/* optional metadata */
+	unsigned optmask;	/* 1 << type for each field present */
+	int	 nkeys;		/* primary key columns, -1 none sent */
+	int	*keys;		/* column indexes in key order */
+	int	*key_prefix;	/* 0: the whole column */
+	int	 default_charset;	/* -1 none */
+};
+
+/* TABLE_MAP body -> tm (any previous content released); 0 or -1 */
+int	bl_table_map_parse(const struct bl_format *, const unsigned char *body,
+	    size_t len, struct bl_table_map *tm, char *err, size_t errlen);
+void	bl_table_map_release(struct bl_table_map *);
+int	bl_col_is_numeric(const struct bl_col *);
+int	bl_col_is_char(const struct bl_col *);
+
+/* a rows event: header fields, then the images to walk */
+struct bl_rows {
+	uint8_t	 type;		/* WRITE/UPDATE/DELETE v1/v2, PARTIAL */
+	char	 op;		/* 'i', 'u', 'd' */
+	uint64_t table_id;
+	uint16_t flags;
+	int	 ncols;
+	const unsigned char *present;	/* columns in the (before) image */
+	const unsigned char *present2;	/* after image of an update */
+	int	 partial;	/* PARTIAL_UPDATE_ROWS */
+	/* v2 extra data */
+	int	 has_partition;
+	uint32_t partition_id, source_partition_id;
+	const unsigned char *ndb_info;
+	size_t	 ndb_len;
+	const unsigned char *rows;	/* the images */
+	size_t	 rowslen;
+};
+
+int	bl_rows_parse(const struct bl_format *, uint8_t type,
+	    const unsigned char *body, size_t len, struct bl_rows *,
+	    char *err, size_t errlen);
+
+/* one column of one image: a span into the event, or NULL */
+struct bl_cell {
+	int	 present;	/* in the image at all */
+	int	 null;
+	const unsigned char *p;
+	size_t	 n;
+};
+
+/*
+ * The next image of r against its table map: cells[tm->ncols]. The
+ * image cursor is *off (start at 0); present is the image's column
+ * bitmap. 1 an image was read, 0 at the end, -1 malformed (err).
+ */
+int	bl_image_next(const struct bl_rows *, const struct bl_table_map *,
+	    const unsigned char *present, size_t *off, struct bl_cell *cells,
+	    char *err, size_t errlen);
+/* bytes a non-NULL cell of col occupies at p (n available); -1 bad */
+long	bl_cell_len(const struct bl_col *, const unsigned char *p, size_t n);
+
+/* ---- myval.c ---- */
+
+enum my_kind {
+	MK_INT, MK_UINT, MK_FLOAT, MK_DOUBLE, MK_DECIMAL, MK_YEAR,
+	MK_BIT, MK_ENUM, MK_SET, MK_TEXT, MK_BINARY, MK_DATE,
+	MK_TIME, MK_DATETIME, MK_TIMESTAMP, MK_JSON, MK_JSON_TEXT,
+};
+
+/* a column as the catalogue declares it: what decides its JSON form */
+struct my_col {
+	char	*name;
+	char	*data_type;	/* information_schema DATA_TYPE */
+	char	*column_type;	/* COLUMN_TYPE, labels and "unsigned" */
+	char	*charset;	/* CHARACTER_SET_NAME, NULL for none */
+	enum my_kind kind;
+	int	 scale;		/* decimal: NUMERIC_SCALE */
+	int	 nlabels;
+	char	**labels;	/* enum/set, from column_type */
+};
+
+/*
+ * Fill kind, scale and labels from data_type, column_type and charset
+ * (json_check: MariaDB's JSON is a longtext with a json_valid check).
+ * 0, or -1 with err (a column_type that does not parse).
+ */
+int	my_col_init(struct my_col *, const char *name, const char *data_type,
+	    const char *column_type, const char *charset, int json_check,
+	    char *err, size_t errlen);
+void	my_col_release(struct my_col *);
+/* 1 when a row image cell of binlog column bc can hold c's values */
+int	myval_compatible(const struct my_col *c, const struct bl_col *bc);
+/* a column's JSON value from a row image cell (bc: the binlog column):
+ * 0; 1 a JSON document that did not decode, written as
+ * "__mysql_json_hex:<hex>" (err says why); -1 a cell the declared type
+ * cannot hold, or a decimal that does not decode (err) */
+int	myval_binlog(const struct my_col *, const struct bl_col *bc,
+	    const unsigned char *p, size_t n, struct sbuf *out,
+	    char *err, size_t errlen);
+/*
+ * The same value from its text-protocol form (what a SELECT returns in
+ * a session with time_zone '+00:00'): the loader's half, and the same
+ * JSON as myval_binlog for the same stored value. NULL is the caller's.
+ */
+void	myval_text(const struct my_col *, const char *s, size_t n,
+	    struct sbuf *out);
+/* shortest text that reads back as the same float / double */
+void	my_put_float(struct sbuf *, float);
+void	my_put_double(struct sbuf *, double);
+/* a decimal in binlog binary form -> its digits with scale; -1 bad */
+int	my_decimal_text(const unsigned char *p, size_t n, int precision,
+	    int scale, struct sbuf *out);
+int	my_decimal_bin_size(int precision, int scale);
+
+/* ---- myjson.c ---- */
+
+/*
+ * MySQL's binary JSON (a JSON column's bytes, without the length prefix)
+ * -> compact JSON text appended to out; an empty value is JSON null.
+ * 0, or -1 with err and nothing appended.
+ */
+int	myjson_to_text(const unsigned char *p, size_t n, struct sbuf *out,
+	    char *err, size_t errlen);
+/* JSON text with the whitespace between tokens removed; -1 invalid */
+int	json_compact(const char *s, size_t n, struct sbuf *out);
+
+/* ---- gtid.c ---- */
+
+struct gtid_iv {
+	uint64_t start, end;	/* [start, end) */
+};
+struct gtid_sid {
+	unsigned char uuid[16];
+	int	 niv, capiv;
+	struct gtid_iv *iv;
+};
+struct gtid_dom {
+	uint32_t domain, server;
+	uint64_t seq;
+};
+
+enum gtid_flavor { GTID_NONE, GTID_MYSQL, GTID_MARIADB };
+
+struct gtid_set {
+	enum gtid_flavor flavor;
+	int	 nsid, capsid;
+	struct gtid_sid *sid;	/* MySQL, sorted by uuid */
+	int	 ndom, capdom;
+	struct gtid_dom *dom;	/* MariaDB, sorted by domain */
+};
+
+void	gtid_set_init(struct gtid_set *);
+void	gtid_set_release(struct gtid_set *);
+void	gtid_set_copy(struct gtid_set *dst, const struct gtid_set *src);
+int	gtid_set_empty(const struct gtid_set *);
+void	gtid_set_add(struct gtid_set *, const unsigned char uuid[16],
+	    uint64_t gno);
+void	gtid_set_add_range(struct gtid_set *, const unsigned char uuid[16],
+	    uint64_t start, uint64_t end);
+/* MariaDB: the domain's last GTID becomes this one if it is later */
+void	gtid_set_add_mdb(struct gtid_set *, uint32_t domain, uint32_t server,
+	    uint64_t seq);
+/* MySQL "uuid:1-5:7,uuid2:3", MariaDB "0-1-14,1-2-3" */
+void	gtid_set_format(const struct gtid_set *, struct sbuf *out);
+int	gtid_set_parse(struct gtid_set *, const char *s, size_t n);
+/* COM_BINLOG_DUMP_GTID's set encoding (untagged) */
+void	gtid_set_encode(const struct gtid_set *, struct sbuf *out);
+/* PREVIOUS_GTIDS body -> set; 1 when it uses the tagged format (the
+ * set then holds only what could be read), 0, -1 malformed */
+int	gtid_prev_parse(struct gtid_set *, const unsigned char *body,
+	    size_t len);
+/* PREVIOUS_GTIDS body as text, tags included ("uuid:tag:1-3"); -1 bad */
+int	gtid_prev_format(const unsigned char *body, size_t len,
+	    struct sbuf *out);
+/* GTID_LIST body -> set; -1 malformed */
+int	gtid_list_parse(struct gtid_set *, const unsigned char *body,
+	    size_t len);
+void	uuid_format(const unsigned char uuid[16], char out[37]);
+int	uuid_parse(const char *s, size_t n, unsigned char uuid[16]);
+
+/* a position text "file:offset[;gtid=set]" */
+#define MYPOS_FILE_MAX	512
+struct mypos {
+	char	 file[MYPOS_FILE_MAX];
+	uint32_t offset;
+	int	 has_gtid;
+	struct gtid_set gtid;
+};
+/* 0, or -1 with err */
+int	mypos_parse(struct mypos *, const char *text, char *err,
+	    size_t errlen);
+void	mypos_release(struct mypos *);
+/* the number after the last '.' of a binlog file name; -1 none */
+long long binlog_file_index(const char *name, size_t n);
+/* (file index << 32) | offset */
+uint64_t mypos_coord(uint64_t file_index, uint32_t offset);
+
+/* ---- txn.c ---- */
+
+/* a configured table as the catalogue describes it */
+struct my_table {
+	char	*db, *name;
+	char	*rel;		/* "db.table", as row frames name it */
+	int	 ncols;
+	struct my_col *cols;	/* in ordinal order */
+	int	 nkeys;
+	int	*keys;		/* column indexes of the primary key */
+	uint64_t bad_sig;	/* a binlog shape already found unmatched */
+};
+
+void	my_table_release(struct my_table *);
+
+/*
+ * How the assembler re-reads a table's shape (after an ALTER, or a row
+ * event whose columns the cached shape cannot match): 0 and *out filled,
+ * 1 the table no longer exists, -1 error (err; the stream stops).
+ */
+struct my_catalog {
+	int	(*reload)(void *ctx, const char *db, const char *table,
+		    struct my_table *out, char *err, size_t errlen);
+	void	*ctx;
+};
+
+struct txn_counters {
+	uint64_t inserts, updates, deletes, truncates, commits, events,
+		 skipped_rows, drift;
+};
+
+#define TXN_MAX_TABLE_IDS	4096
+
+struct txn_map {		/* a TABLE_MAP we keep: configured tables */
+	uint64_t table_id;
+	int	 table;		/* index into tables[] */
+	int	 checked;	/* shape compared with the catalogue */
+	int	 mismatch;	/* ... and it could not be matched */
+	struct bl_table_map tm;
+};
+
+enum txn_state { TS_NONE, TS_GROUP, TS_BEGUN };
+
+struct txn {
+	/* configuration */
+	struct my_table *tables;
+	int	 ntables;
+	struct my_catalog cat;
+	uint64_t emit_from;	/* coordinates up to here are only read */
+
+	/* the stream */
+	struct bl_format fmt;
+	int	 crc_before_fde;	/* what the dump's first events carry */
+	char	 file[MYPOS_FILE_MAX];	/* the current binlog file */
+	uint64_t file_index;
+	uint64_t cur;		/* coordinate after the last event */
+	int	 have_base;
+	uint64_t base;		/* generation base: pos = base + coord */
+	uint64_t start_token;	/* resume: checkpoint position, 0 none */
+	uint64_t start_coord;	/* resume: its coordinate */
+	int	 gtid_resume;	/* resumed by GTID: a coordinate behind
+				 * the checkpoint opens a new generation */
+	uint64_t generation_at;	/* set when a new generation opened */
+
+	/* the GTID set: complete, unknown yet, or never again complete */
+	struct gtid_set gtid;
+	enum { GS_KNOWN, GS_UNKNOWN, GS_POISONED } gstate;
+	char	 gpoison[128];	/* why, for the log */
+
+	/* the open group */
+	enum txn_state state;
+	uint64_t v;		/* version of every row in the group */
+	int	 emitting;	/* the group is past emit_from */
+	uint64_t nrows;		/* rows and truncates in it */
+	long long ts_us;
+	int	 have_gtid;
+	unsigned char g_uuid[16];
+	uint64_t g_gno;
+	int	 g_mdb;
+	struct bl_mdb_gtid g_mdbg;
+	uint32_t g_server;
+	int	 g_anon, g_tagged;
+	uint64_t inner_end;	/* inside a payload: the outer event's end */
+	int	 in_payload;
+
+	/* table maps of configured tables, by table id */
+	struct txn_map *maps;
+	int	 nmaps, capmaps;
+
+	/* positions the stream layer reports */
+	uint64_t last_boundary;	/* pos of the last group end (0 none) */
+	char	*boundary_text;	/* its text */
+	uint64_t last_emitted;	/* pos of the last commit or pos frame */
+	uint64_t last_commit;
+
+	/* unknown event types already logged, one bit per type */
+	unsigned char unknown_seen[32];
+	struct txn_counters n;
+	int	 exit_code;	/* with -1: framing.md §8 */
+	char	 err[512];
+	/* how the assembler says what the log must hear (never a secret);
+	 * NULL: say nothing */
+	void	(*warn)(const char *msg);
+	struct sbuf json;	/* one frame's JSON */
+	struct sbuf scratch;
+	struct sbuf inflated;
+};
+
+void	txn_init(struct txn *, struct my_table *tables, int ntables,
+	    struct my_catalog cat);
+void	txn_release(struct txn *);
+/*
+ * Where the stream starts. resume: the checkpoint's text was parsed into
+ * p (file, offset, optional set) with its token; p == NULL: a fresh start
+ * that reads from file:4 and emits from emit_offset on.
+ */
+void	txn_start(struct txn *, const struct mypos *p, uint64_t token,
+	    const char *file, uint32_t emit_offset);
+/*
+ * Decode one event (a whole event, header included, as the dump or a
+ * file delivers it) and append the frames it makes to out. 0, or -1 with
+ * err and exit_code set; on -1 out is unchanged.
+ */
+int	txn_event(struct txn *, const unsigned char *ev, size_t len,
+	    struct sbuf *out);
+/* 1 when the log moved past the last frame that carried a position,
+ * outside any group: a bare pos frame is owed */
+int	txn_pos_owed(const struct txn *);
+/* append that pos frame */
+void	txn_put_pos(struct txn *, struct sbuf *out);
+/* the text of the current boundary ("file:offset;gtid=...") */
+void	txn_pos_text(struct txn *, uint64_t coord, struct sbuf *out);
+
+#endif

@@ -1,0 +1,252 @@
+/*
+ * capture-mysql - stream a MySQL or MariaDB binary log as event frames on
+ * stdout (framing.md §4).
+ *
+ * Reads top to bottom: load the configuration, check the server and the
+ * tables on a catalogue connection, place the start (a checkpoint's text
+ * and token, or the server's current position), start the dump, say hello
+ * on fd 3 (ready), run the stream until SIGTERM or a failure.
+ * Only this file exits; every exit code is one of framing.md §8.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "ctl.h"
+#include "log.h"
+#include "p2o.h"
+#include "server.h"
+
+/*
+ * The replica id the dump announces. The configuration's
+ * source.server_id names it; until the configuration carries that key,
+ * a configuration without it dumps as this id. Two dumps with one id
+ * make the server end the older one.
+ */
+#define DEFAULT_SERVER_ID	4242424242UL
+
+static volatile sig_atomic_t stop;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void
+on_warn(const char *msg)
+{
+	log_warnx("%s", msg);
+}
+
+static void
+usage(FILE *f)
+{
+	fputs(
+"usage: capture-mysql -c config.yaml [--start-pos TEXT --start-token N]\n"
+"\n"
+"Streams the changes to the tables of the config's sync sections from a\n"
+"MySQL or MariaDB binary log and writes event frames to stdout. Without\n"
+"--start-pos it starts at the server's current binlog position.\n"
+"\n"
+"  -c, --config FILE      the pg2osync configuration\n"
+"      --start-pos TEXT   resume from a position this tool wrote\n"
+"                         (binlog.000004:1234[;gtid=<set>]); with a GTID\n"
+"                         set the server is asked by GTID, so a promoted\n"
+"                         replica resumes too\n"
+"      --start-token N    the number stored with that text: positions and\n"
+"                         versions continue from it (default: the text's\n"
+"                         own coordinate)\n"
+"  -h, --help             this text\n"
+"  -V, --version          the version\n"
+"\n"
+"file descriptors:\n"
+"  stdout  event frames (row, truncate, commit, pos, drift)\n"
+"  stderr  log lines (P2O_LOG_LEVEL=debug|info|warn|error)\n"
+"  fd 3    optional control channel: hello and stats out, acks in (only\n"
+"          recorded: the server keeps no consumer position)\n"
+"\n"
+"SIGTERM/SIGINT: stop reading, flush and close stdout, wait for fd 3 to\n"
+"close (up to 30 s), exit 0.\n"
+"\n"
+"exit codes:\n"
+"  0   clean stop\n"
+"  1   internal error (temporary)\n"
+"  64  bad command line\n"
+"  65  malformed data (a control frame, a binlog event)\n"
+"  66  the checkpoint is past the end of the server's binlog (a restarted\n"
+"      history, or another server without GTIDs): sync into a fresh index\n"
+"  69  refused: log_bin off, binlog_format or binlog_row_image not\n"
+"      ROW/FULL, binlog_row_value_options=PARTIAL_JSON, log_bin_compress,\n"
+"      a missing privilege, a table missing or without a primary key, a\n"
+"      purged binlog, a proxy in front of the server\n"
+"  75  connection refused or lost, the server restarted (temporary)\n"
+"  77  authentication failed\n"
+"  78  invalid configuration\n", f);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "start-pos", required_argument, NULL, 'L' },
+		{ "start-token", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = NULL, *pos_arg = NULL, *token_arg = NULL;
+	struct sigaction sa;
+	struct config cfg;
+	struct ctl ctl;
+	struct my_source src;
+	struct my_table *tables = NULL;
+	struct my_catalog cat;
+	struct mypos start;
+	struct txn txn;
+	struct stream st;
+	uint64_t token = 0, coord;
+	unsigned long server_id;
+	char err[512], *end;
+	int ch, rc, i;
+
+	log_init("capture-mysql");
+	/*
+	 * fd 3 is the supervisor's socket or nothing. When it is nothing,
+	 * the first connection would get it and be taken for the control
+	 * channel at hello: hold it with /dev/null, which is no socket.
+	 */
+	if (fcntl(P2O_FD_CTL, F_GETFD) == -1) {
+		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (fd >= 0 && fd != P2O_FD_CTL) {
+			dup2(fd, P2O_FD_CTL);
+			close(fd);
+		}
+	}
+	while ((ch = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			path = optarg;
+			break;
+		case 'L':
+			pos_arg = optarg;
+			break;
+		case 'T':
+			token_arg = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return P2O_EXIT_OK;
+		case 'V':
+			printf("capture-mysql %s\n", P2O_VERSION);
+			return P2O_EXIT_OK;
+		default:
+			usage(stderr);
+			return P2O_EXIT_USAGE;
+		}
+	}
+	if (path == NULL || optind != argc) {
+		usage(stderr);
+		return P2O_EXIT_USAGE;
+	}
+	memset(&start, 0, sizeof(start));
+	if (pos_arg != NULL && mypos_parse(&start, pos_arg, err,
+	    sizeof(err)) == -1)
+		fatalx(P2O_EXIT_USAGE, "--start-pos: %s", err);
+	if (pos_arg != NULL)
+		coord = mypos_coord((uint64_t)binlog_file_index(start.file,
+		    strlen(start.file)), start.offset);
+	else
+		coord = 0;
+	token = coord;
+	if (token_arg != NULL) {
+		errno = 0;
+		token = strtoull(token_arg, &end, 10);
+		if (pos_arg == NULL || errno || *end || end == token_arg ||
+		    *token_arg == '-')
+			fatalx(P2O_EXIT_USAGE, "--start-token '%s' needs "
+			    "--start-pos and must be a number", token_arg);
+		/* generation base = token - coordinate: never negative */
+		if (token < coord)
+			fatalx(P2O_EXIT_CHECKPOINT, "--start-token %" PRIu64
+			    " is below the coordinate of --start-pos (%" PRIu64
+			    "): refusing a checkpoint that disagrees with "
+			    "itself", token, coord);
+	}
+
+	signal(SIGPIPE, SIG_IGN);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+
+	if (config_load(path, &cfg, err, sizeof(err)) == -1)
+		fatalx(P2O_EXIT_CONFIG, "%s", err);
+	if (cfg.source_kind != SOURCE_MYSQL)
+		fatalx(P2O_EXIT_CONFIG, "%s: the source is not a mysql:// or "
+		    "mariadb:// url; capture-mysql reads MySQL and MariaDB "
+		    "only", path);
+	server_id = cfg.server_id ? cfg.server_id : DEFAULT_SERVER_ID;
+
+	src_init(&src);
+	if (src_connect_sql(&src, &cfg) == -1 ||
+	    src_check_server(&src) == -1 ||
+	    src_load_tables(&src, &cfg, &tables) == -1)
+		fatalx(src.exit_code, "%s", src.err);
+	if (pos_arg == NULL) {
+		if (src_master_status(&src) == -1)
+			fatalx(src.exit_code, "%s", src.err);
+		log_info("starting at the server's position %s:%u", src.file,
+		    src.offset);
+	} else {
+		if (!start.has_gtid && src_check_resume(&src, &start) == -1)
+			fatalx(src.exit_code, "%s", src.err);
+		if (start.has_gtid && !src.gtid_mode_on)
+			fatalx(P2O_EXIT_REFUSED, "--start-pos resumes by GTID, "
+			    "but the server's gtid_mode is not ON");
+		log_info("resuming after %s (token %" PRIu64 ")", pos_arg,
+		    token);
+	}
+
+	cat.reload = src_reload;
+	cat.ctx = &src;
+	txn_init(&txn, tables, cfg.nsyncs, cat);
+	txn.warn = on_warn;
+	txn.crc_before_fde = src.crc;
+	if (pos_arg != NULL)
+		txn_start(&txn, &start, token, NULL, 0);
+	else
+		txn_start(&txn, NULL, 0, src.file, src.offset);
+	if (src_start_dump(&src, &cfg, server_id, pos_arg ? &start :
+	    NULL) == -1)
+		fatalx(src.exit_code, "%s", src.err);
+	/* hello means ready: only once the server streams */
+	if (ctl_open(&ctl, "capture-mysql") == -1)
+		fatal(P2O_EXIT_TEMPFAIL, "control fd 3: sending hello");
+
+	stream_init(&st, &src, &txn, &ctl, &stop);
+	if ((rc = stream_run(&st)) != 0)
+		fatalx(rc, "%s", st.err);
+
+	stream_release(&st);
+	txn_release(&txn);
+	for (i = 0; i < cfg.nsyncs; i++)
+		my_table_release(&tables[i]);
+	free(tables);
+	src_release(&src);
+	mypos_release(&start);
+	ctl_close(&ctl);
+	config_release(&cfg);
+	return P2O_EXIT_OK;
+}

@@ -1,0 +1,347 @@
+/*
+ * stream.c - capture-mysql's loop: reads the binlog dump, hands each event
+ * to the assembler, writes the frames it makes to stdout, records the
+ * supervisor's acks from fd 3, reports stats, and drains on SIGTERM.
+ *
+ * Owns back-pressure (above STREAM_OUT_CAP of unwritten frames the dump is
+ * left unread, so the server's send buffer fills and it waits), the idle
+ * pos frame's pace, and the silence limit (the server sends a heartbeat
+ * every SRC_HEARTBEAT_S while idle: a dump that says nothing for
+ * SRC_SILENCE_MS is dead). MySQL keeps no consumer position, so an ack is
+ * only recorded: nothing is confirmed to the server. Never decodes an
+ * event, never exits.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "frame.h"
+#include "log.h"
+#include "msg.h"
+#include "p2o.h"
+#include "server.h"
+#include "xio.h"
+
+/* events decoded before the loop looks at stdout and fd 3 again */
+#define EVENTS_PER_TURN	256
+
+enum phase {
+	RUNNING,	/* streaming */
+	DRAINING,	/* stop asked: emptying the stdout buffer */
+	AWAITING_ACK,	/* stdout closed: waiting for fd 3 to close */
+};
+
+static const enum msg_counter stat_ids[] = {
+	MC_EVENTS_INSERT, MC_EVENTS_UPDATE, MC_EVENTS_DELETE,
+	MC_EVENTS_TRUNCATE, MC_COMMITS, MC_CONFIRMED_POS, MC_RECEIVED_POS,
+};
+#define NSTATS	(sizeof(stat_ids) / sizeof(stat_ids[0]))
+_Static_assert(NSTATS == sizeof(((struct stream *)0)->stats_sent) /
+    sizeof(uint64_t), "stats_sent holds one value per counter");
+
+static int
+fail(struct stream *st, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+fail(struct stream *st, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(st->err, sizeof(st->err), fmt, ap);
+	va_end(ap);
+	st->exit_code = code;
+	return -1;
+}
+
+static size_t
+pending(const struct stream *st)
+{
+	return st->out.len - st->out_off;
+}
+
+void
+stream_init(struct stream *st, struct my_source *src, struct txn *txn,
+    struct ctl *ctl, const volatile sig_atomic_t *stop)
+{
+	memset(st, 0, sizeof(*st));
+	st->src = src;
+	st->txn = txn;
+	st->ctl = ctl;
+	st->stop = stop;
+	sbuf_init(&st->out);
+	st->out_fd = P2O_FD_OUT;
+	st->last_event_ms = now_ms();
+}
+
+void
+stream_release(struct stream *st)
+{
+	sbuf_release(&st->out);
+	if (st->out_fd >= 0)
+		close(st->out_fd);
+	st->out_fd = -1;
+}
+
+/* the position the stream has read up to, in the checkpoint's terms */
+static uint64_t
+received(const struct stream *st)
+{
+	const struct txn *t = st->txn;
+
+	return t->have_base ? t->base + t->cur : 0;
+}
+
+static int
+readable(int fd)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP |
+	    POLLERR));
+}
+
+/*
+ * Decode what the server has sent, until nothing more waits or the
+ * stdout buffer reaches its cap. A packet is read only when bytes wait
+ * (in the socket or in the client library), so the read does not block
+ * for longer than the rest of a packet takes to arrive.
+ */
+static int
+read_server(struct stream *st, long long now)
+{
+	const unsigned char *ev;
+	size_t len;
+	int n;
+
+	for (n = 0; n < EVENTS_PER_TURN && pending(st) < STREAM_OUT_CAP; n++) {
+		if (!src_buffered(st->src) && !readable(src_socket(st->src)))
+			break;
+		if (src_read_event(st->src, &ev, &len) == -1)
+			return fail(st, st->src->exit_code, "%s",
+			    st->src->err);
+		st->last_event_ms = now;
+		if (txn_event(st->txn, ev, len, &st->out) == -1)
+			return fail(st, st->txn->exit_code, "%s",
+			    st->txn->err);
+	}
+	if (now - st->last_event_ms > SRC_SILENCE_MS)
+		return fail(st, P2O_EXIT_TEMPFAIL, "dump connection lost: "
+		    "nothing from the server, not even a heartbeat, in %d s",
+		    SRC_SILENCE_MS / 1000);
+	return 0;
+}
+
+static int
+write_out(struct stream *st)
+{
+	ssize_t n;
+
+	while (pending(st) > 0) {
+		n = xwrite(st->out_fd, st->out.buf + st->out_off, pending(st));
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			return fail(st, P2O_EXIT_TEMPFAIL, "stdout: %s",
+			    strerror(errno));
+		}
+		st->out_off += n;
+	}
+	if (pending(st) == 0) {
+		sbuf_reset(&st->out);
+		st->out_off = 0;
+	} else if (st->out_off >= STREAM_OUT_CAP) {
+		sbuf_consume(&st->out, st->out_off);
+		st->out_off = 0;
+	}
+	return 0;
+}
+
+/* a group that touched no configured table still moves the checkpoint,
+ * at most once a second */
+static void
+emit_pos(struct stream *st, long long now)
+{
+	if (!txn_pos_owed(st->txn) || now - st->last_pos_ms < STREAM_POS_MS)
+		return;
+	txn_put_pos(st->txn, &st->out);
+	st->last_pos_ms = now;
+}
+
+/* 0, 1 when the supervisor has closed fd 3, -1 on error */
+static int
+send_stats(struct stream *st, long long now)
+{
+	struct sbuf j = SBUF_INIT;
+	const struct txn_counters *c = &st->txn->n;
+	uint64_t v[NSTATS];
+	size_t i;
+
+	if (now - st->last_stats_ms < STREAM_STATS_MS)
+		return 0;
+	st->last_stats_ms = now;
+	v[0] = c->inserts;
+	v[1] = c->updates;
+	v[2] = c->deletes;
+	v[3] = c->truncates;
+	v[4] = c->commits;
+	v[5] = st->acked;
+	v[6] = received(st);
+	if (memcmp(v, st->stats_sent, sizeof(v)) == 0)
+		return 0;
+	msg_stats_begin(&j, "capture-mysql");
+	for (i = 0; i < NSTATS; i++)
+		msg_stats_add(&j, stat_ids[i], v[i]);
+	msg_stats_end(&st->ctl->out, &j);
+	sbuf_release(&j);
+	if (ctl_flush(st->ctl) < 0) {
+		if (errno == EPIPE || errno == ECONNRESET)
+			return 1;
+		return fail(st, P2O_EXIT_TEMPFAIL, "control fd 3: %s",
+		    strerror(errno));
+	}
+	memcpy(st->stats_sent, v, sizeof(v));
+	return 0;
+}
+
+/* acks from the supervisor, recorded; *eof once it closed fd 3 */
+static int
+read_ctl(struct stream *st, int *eof)
+{
+	struct frame_reader *rd = &st->ctl->rd;
+	struct frame f;
+	struct msg_pos ack;
+	char why[128];
+	ssize_t n;
+	int rc;
+
+	n = frame_fill(rd);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			return 0;
+		if (errno == ECONNRESET) {
+			*eof = 1;
+			return 0;
+		}
+		return fail(st, P2O_EXIT_TEMPFAIL, "control fd 3: %s",
+		    strerror(errno));
+	}
+	while ((rc = frame_next(rd, &f)) == 1) {
+		if (msg_kind(&f) != MSG_ACK)
+			continue;
+		if (msg_read_pos(&f, &ack, why, sizeof(why)) == -1)
+			return fail(st, P2O_EXIT_DATA, "control fd 3: offset "
+			    "%llu: %s", (unsigned long long)f.offset, why);
+		if (ack.pos > st->acked) {
+			st->acked = ack.pos;
+			log_debug("acked %llu", (unsigned long long)ack.pos);
+		}
+		msg_pos_release(&ack);
+	}
+	if (rc == -1)
+		return fail(st, P2O_EXIT_DATA, "%s", rd->err);
+	if (n == 0)
+		*eof = 1;
+	return 0;
+}
+
+int
+stream_run(struct stream *st)
+{
+	enum phase phase = RUNNING;
+	struct pollfd pfd[3];
+	int npfd, rc, i, ctl_on, ctl_eof = 0, reading;
+	int sock = src_socket(st->src);
+	long long now, wake, deadline = 0;
+
+	ctl_on = ctl_active(st->ctl);
+	if (set_nonblock(st->out_fd, 1) == -1)
+		return fail(st, P2O_EXIT_INTERNAL, "stdout: %s",
+		    strerror(errno));
+	for (;;) {
+		now = now_ms();
+		if (phase == RUNNING && *st->stop) {
+			log_info("stopping: read up to %llu; flushing stdout",
+			    (unsigned long long)received(st));
+			phase = DRAINING;
+		}
+		if (phase == RUNNING) {
+			if (read_server(st, now) == -1)
+				return st->exit_code;
+			emit_pos(st, now);
+		}
+		if (st->out_fd >= 0 && write_out(st) == -1)
+			return st->exit_code;
+		if (phase == DRAINING && pending(st) == 0) {
+			close(st->out_fd);
+			st->out_fd = -1;
+			phase = AWAITING_ACK;
+			deadline = now + STREAM_DRAIN_MS;
+			if (ctl_on && !ctl_eof)
+				log_info("stdout closed; waiting up to %d s "
+				    "for the last ack", STREAM_DRAIN_MS / 1000);
+		}
+		if (phase == AWAITING_ACK && (!ctl_on || ctl_eof ||
+		    now >= deadline)) {
+			if (ctl_on && !ctl_eof)
+				log_warnx("no end of control fd 3 within %d s",
+				    STREAM_DRAIN_MS / 1000);
+			break;
+		}
+		if (ctl_on && !ctl_eof && (rc = send_stats(st, now)) != 0) {
+			if (rc == -1)
+				return st->exit_code;
+			ctl_eof = 1;
+		}
+
+		reading = phase == RUNNING && pending(st) < STREAM_OUT_CAP;
+		/* bytes already in the client library: no need to wait */
+		if (reading && src_buffered(st->src))
+			continue;
+		npfd = 0;
+		wake = st->last_event_ms + SRC_SILENCE_MS + 1;
+		if (reading)
+			pfd[npfd++] = (struct pollfd){ sock, POLLIN, 0 };
+		if (st->out_fd >= 0 && pending(st) > 0)
+			pfd[npfd++] = (struct pollfd){ st->out_fd, POLLOUT, 0 };
+		if (ctl_on && !ctl_eof) {
+			pfd[npfd++] = (struct pollfd){ st->ctl->fd, POLLIN, 0 };
+			if (st->last_stats_ms + STREAM_STATS_MS < wake)
+				wake = st->last_stats_ms + STREAM_STATS_MS;
+		}
+		if (phase == RUNNING && txn_pos_owed(st->txn) &&
+		    st->last_pos_ms + STREAM_POS_MS < wake)
+			wake = st->last_pos_ms + STREAM_POS_MS;
+		if (phase != RUNNING && deadline && deadline < wake)
+			wake = deadline;
+		if (phase == DRAINING && wake > now + 100)
+			wake = now + 100;
+
+		rc = poll(pfd, npfd, wake > now ? (int)(wake - now) : 0);
+		if (rc < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail(st, P2O_EXIT_INTERNAL, "poll: %s",
+			    strerror(errno));
+		}
+		for (i = 0; i < npfd; i++) {
+			if (pfd[i].revents == 0)
+				continue;
+			if (ctl_on && pfd[i].fd == st->ctl->fd &&
+			    read_ctl(st, &ctl_eof) == -1)
+				return st->exit_code;
+		}
+		if (ctl_on && ctl_eof && phase == RUNNING) {
+			log_warnx("control fd 3 closed; acks no longer arrive");
+			ctl_on = 0;
+		}
+	}
+	log_info("stopped at %llu (last ack %llu)",
+	    (unsigned long long)received(st), (unsigned long long)st->acked);
+	return 0;
+}

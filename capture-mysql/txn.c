@@ -1,0 +1,1155 @@
+/*
+ * txn.c - binlog events in, event frames out (framing.md §4). Owns what
+ * the events mean for the stream: where a transaction starts and ends,
+ * the version of its rows, the position and text of its commit, the GTID
+ * set accumulated since the checkpoint, the generation base, which table
+ * maps belong to configured tables, and the statements (TRUNCATE, ALTER,
+ * RENAME, DROP) that touch them.
+ *
+ * Versions: every row of a transaction carries base + the coordinate of
+ * the end of the transaction's first event (its GTID, or its BEGIN when
+ * the server writes no GTID event). That is known before the first row
+ * arrives, the same for every row of the group, and strictly increasing
+ * from one group to the next because groups are written whole, one after
+ * the other. A commit frame carries base + the end of the XID / COMMIT
+ * event (of the TRANSACTION_PAYLOAD event that holds it, when compressed).
+ *
+ * Pure: no I/O, no clock; the catalogue is reached through the callback
+ * the caller supplies, messages through warn. Never exits.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "binlog.h"
+#include "msg.h"
+#include "p2o.h"
+
+#define GENERATION_STEP	(1ULL << 40)
+
+static int
+fail(struct txn *t, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+fail(struct txn *t, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t->err, sizeof(t->err), fmt, ap);
+	va_end(ap);
+	t->exit_code = code;
+	return -1;
+}
+
+static void
+warn(struct txn *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+warn(struct txn *t, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+
+	if (t->warn == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	t->warn(msg);
+}
+
+void
+my_table_release(struct my_table *tb)
+{
+	int i;
+
+	for (i = 0; i < tb->ncols; i++)
+		my_col_release(&tb->cols[i]);
+	free(tb->cols);
+	free(tb->keys);
+	free(tb->db);
+	free(tb->name);
+	free(tb->rel);
+	memset(tb, 0, sizeof(*tb));
+}
+
+void
+txn_init(struct txn *t, struct my_table *tables, int ntables,
+    struct my_catalog cat)
+{
+	memset(t, 0, sizeof(*t));
+	t->tables = tables;
+	t->ntables = ntables;
+	t->cat = cat;
+	t->have_base = 1;
+	gtid_set_init(&t->gtid);
+	sbuf_init(&t->json);
+	sbuf_init(&t->scratch);
+	sbuf_init(&t->inflated);
+}
+
+void
+txn_release(struct txn *t)
+{
+	int i;
+
+	for (i = 0; i < t->nmaps; i++)
+		bl_table_map_release(&t->maps[i].tm);
+	free(t->maps);
+	gtid_set_release(&t->gtid);
+	free(t->boundary_text);
+	sbuf_release(&t->json);
+	sbuf_release(&t->scratch);
+	sbuf_release(&t->inflated);
+}
+
+static void
+set_file(struct txn *t, const char *name, size_t n, uint64_t index)
+{
+	if (n >= sizeof(t->file))
+		n = sizeof(t->file) - 1;
+	memcpy(t->file, name, n);
+	t->file[n] = '\0';
+	t->file_index = index;
+}
+
+void
+txn_start(struct txn *t, const struct mypos *p, uint64_t token,
+    const char *file, uint32_t emit_offset)
+{
+	long long idx;
+
+	if (p != NULL) {
+		idx = binlog_file_index(p->file, strlen(p->file));
+		set_file(t, p->file, strlen(p->file), (uint64_t)idx);
+		t->start_coord = mypos_coord((uint64_t)idx, p->offset);
+		t->start_token = token;
+		t->cur = t->start_coord;
+		t->last_emitted = token;
+		if (p->has_gtid) {
+			gtid_set_copy(&t->gtid, &p->gtid);
+			t->gstate = GS_KNOWN;
+			/* the base waits for where the server resumes */
+			t->gtid_resume = 1;
+			t->have_base = 0;
+		} else {
+			t->gstate = GS_UNKNOWN;
+			t->base = token - t->start_coord;
+			t->have_base = 1;
+		}
+		t->emit_from = 0;
+		return;
+	}
+	idx = binlog_file_index(file, strlen(file));
+	set_file(t, file, strlen(file), (uint64_t)idx);
+	t->cur = mypos_coord((uint64_t)idx, 4);
+	t->emit_from = mypos_coord((uint64_t)idx, emit_offset);
+	t->base = 0;
+	t->have_base = 1;
+	t->last_emitted = t->emit_from;
+	/* read from the file's head: PREVIOUS_GTIDS / GTID_LIST there
+	 * plus every group after it is the set */
+	t->gstate = GS_KNOWN;
+}
+
+void
+txn_pos_text(struct txn *t, uint64_t coord, struct sbuf *out)
+{
+	sbuf_addf(out, "%s:%u", t->file, (unsigned)(coord & 0xffffffffu));
+	if (t->gstate == GS_KNOWN && !gtid_set_empty(&t->gtid)) {
+		sbuf_adds(out, ";gtid=");
+		gtid_set_format(&t->gtid, out);
+	}
+}
+
+int
+txn_pos_owed(const struct txn *t)
+{
+	return t->have_base && t->state == TS_NONE && t->last_boundary != 0 &&
+	    t->base + t->last_boundary > t->last_emitted &&
+	    t->last_boundary >= t->emit_from;
+}
+
+void
+txn_put_pos(struct txn *t, struct sbuf *out)
+{
+	uint64_t pos = t->base + t->last_boundary;
+
+	sbuf_reset(&t->scratch);
+	txn_pos_text(t, t->last_boundary, &t->scratch);
+	msg_put_pos(out, pos, t->scratch.buf);
+	t->last_emitted = pos;
+}
+
+static void
+poison(struct txn *t, const char *why)
+{
+	if (t->gstate == GS_POISONED)
+		return;
+	t->gstate = GS_POISONED;
+	snprintf(t->gpoison, sizeof(t->gpoison), "%s", why);
+	warn(t, "the GTID set is no longer complete (%s at %s:%u): "
+	    "positions are written without it from here on, and a failover "
+	    "resume from them is refused", why, t->file,
+	    (unsigned)(t->cur & 0xffffffffu));
+}
+
+/* ---- groups ---- */
+
+static void
+group_begin(struct txn *t, uint64_t ev_begin, uint64_t ev_end,
+    enum txn_state state, long long ts_us)
+{
+	char at[MYPOS_FILE_MAX + 16];
+
+	if (!t->have_base) {
+		/* resumed by GTID: where the server resumed says whether
+		 * its coordinates continue the checkpoint's numbering */
+		snprintf(at, sizeof(at), "%s:%u", t->file,
+		    (unsigned)(ev_begin & 0xffffffffu));
+		if (ev_begin < t->start_coord) {
+			t->base = t->start_token + GENERATION_STEP;
+			t->generation_at = t->base + ev_begin;
+			warn(t, "versioning documents from a new generation at "
+			    "%s (base %llu): the server resumed the GTID set "
+			    "at a coordinate behind the checkpoint's", at,
+			    (unsigned long long)t->base);
+		} else
+			t->base = t->start_token - t->start_coord;
+		t->have_base = 1;
+	}
+	t->state = state;
+	t->nrows = 0;
+	t->v = t->base + ev_end;
+	t->emitting = ev_begin >= t->emit_from;
+	t->ts_us = ts_us;
+	t->have_gtid = 0;
+	t->g_anon = t->g_tagged = t->g_mdb = 0;
+}
+
+static void
+group_end(struct txn *t, uint64_t ev_end, struct sbuf *out)
+{
+	if (t->have_gtid) {
+		if (t->g_mdb)
+			gtid_set_add_mdb(&t->gtid, t->g_mdbg.domain,
+			    t->g_server, t->g_mdbg.seq);
+		else
+			gtid_set_add(&t->gtid, t->g_uuid, t->g_gno);
+	}
+	if (t->g_tagged)
+		poison(t, "a tagged GTID");
+	else if (t->g_anon && t->gtid.flavor == GTID_MYSQL &&
+	    !gtid_set_empty(&t->gtid))
+		poison(t, "an anonymous transaction among GTID ones");
+	if (t->emitting && t->nrows > 0) {
+		sbuf_reset(&t->scratch);
+		txn_pos_text(t, ev_end, &t->scratch);
+		msg_put_commit(out, t->base + ev_end, t->scratch.buf,
+		    t->ts_us, t->nrows);
+		t->n.commits++;
+		t->last_commit = t->last_emitted = t->base + ev_end;
+	}
+	t->state = TS_NONE;
+}
+
+/* ---- tables ---- */
+
+static int
+find_table(const struct txn *t, const char *db, size_t dblen,
+    const char *name, size_t nlen)
+{
+	int i;
+
+	for (i = 0; i < t->ntables; i++)
+		if (strlen(t->tables[i].db) == dblen &&
+		    strlen(t->tables[i].name) == nlen &&
+		    strncmp(t->tables[i].db, db, dblen) == 0 &&
+		    strncmp(t->tables[i].name, name, nlen) == 0)
+			return i;
+	return -1;
+}
+
+static struct txn_map *
+map_find(struct txn *t, uint64_t id)
+{
+	int i;
+
+	for (i = 0; i < t->nmaps; i++)
+		if (t->maps[i].table_id == id)
+			return &t->maps[i];
+	return NULL;
+}
+
+static void
+map_drop(struct txn *t, uint64_t id)
+{
+	struct txn_map *m = map_find(t, id);
+
+	if (m == NULL)
+		return;
+	bl_table_map_release(&m->tm);
+	*m = t->maps[--t->nmaps];
+}
+
+static void
+put_names(struct sbuf *j, enum msg_list which, char **names, int n)
+{
+	int i;
+
+	msg_list_begin(j, which);
+	for (i = 0; i < n; i++)
+		msg_list_item(j, names[i], strlen(names[i]));
+	msg_list_end(j);
+}
+
+/* old shape vs new: a drift frame when a column was added, removed or
+ * retyped; 1 if one was written */
+static int
+drift(struct txn *t, const struct my_table *o, const struct my_table *n,
+    struct sbuf *out)
+{
+	char **add = xcalloc(n->ncols + 1, sizeof(char *));
+	char **rem = xcalloc(o->ncols + 1, sizeof(char *));
+	char **ret = xcalloc(n->ncols + 1, sizeof(char *));
+	int na = 0, nr = 0, nt = 0, i, k, found;
+
+	for (i = 0; i < n->ncols; i++) {
+		for (found = 0, k = 0; k < o->ncols && !found; k++) {
+			if (strcmp(n->cols[i].name, o->cols[k].name) != 0)
+				continue;
+			found = 1;
+			if (strcmp(n->cols[i].column_type,
+			    o->cols[k].column_type) != 0 ||
+			    n->cols[i].kind != o->cols[k].kind)
+				ret[nt++] = n->cols[i].name;
+		}
+		if (!found)
+			add[na++] = n->cols[i].name;
+	}
+	for (k = 0; k < o->ncols; k++) {
+		for (found = 0, i = 0; i < n->ncols && !found; i++)
+			found = strcmp(n->cols[i].name, o->cols[k].name) == 0;
+		if (!found)
+			rem[nr++] = o->cols[k].name;
+	}
+	if (na + nr + nt > 0) {
+		msg_drift_begin(&t->json, n->rel, strlen(n->rel));
+		put_names(&t->json, ML_ADDED, add, na);
+		put_names(&t->json, ML_REMOVED, rem, nr);
+		put_names(&t->json, ML_RETYPED, ret, nt);
+		msg_end(out, &t->json);
+		t->n.drift++;
+		warn(t, "table '%s' changed shape: %d added, %d removed, %d "
+		    "retyped", n->rel, na, nr, nt);
+	}
+	free(add);
+	free(rem);
+	free(ret);
+	return na + nr + nt > 0;
+}
+
+/* re-read a configured table; 0 (maybe with a drift frame), 1 gone, -1 */
+static int
+reload(struct txn *t, int ti, struct sbuf *out)
+{
+	struct my_table nt, *tb = &t->tables[ti];
+	int rc, i;
+
+	if (t->cat.reload == NULL)
+		return 1;
+	memset(&nt, 0, sizeof(nt));
+	rc = t->cat.reload(t->cat.ctx, tb->db, tb->name, &nt, t->err,
+	    sizeof(t->err));
+	if (rc == -1) {
+		t->exit_code = t->exit_code ? t->exit_code : P2O_EXIT_TEMPFAIL;
+		return -1;
+	}
+	if (rc == 1) {
+		warn(t, "table '%s' is no longer in the catalogue", tb->rel);
+		return 1;
+	}
+	drift(t, tb, &nt, out);
+	my_table_release(tb);
+	*tb = nt;
+	for (i = 0; i < t->nmaps; i++)
+		if (t->maps[i].table == ti)
+			t->maps[i].checked = 0;
+	return 0;
+}
+
+/* a table map's column layout as one number, to remember a bad one */
+static uint64_t
+signature(const struct bl_table_map *tm)
+{
+	uint64_t h = 1469598103934665603ULL ^ (uint64_t)tm->ncols;
+	int i;
+
+	for (i = 0; i < tm->ncols; i++) {
+		h = (h ^ tm->cols[i].type) * 1099511628211ULL;
+		h = (h ^ tm->cols[i].meta) * 1099511628211ULL;
+	}
+	return h | 1;
+}
+
+static int
+shape_matches(const struct my_table *tb, const struct bl_table_map *tm)
+{
+	int i;
+
+	if (tb->ncols != tm->ncols)
+		return 0;
+	for (i = 0; i < tm->ncols; i++) {
+		if (tm->cols[i].name != NULL &&
+		    strcmp(tm->cols[i].name, tb->cols[i].name) != 0)
+			return 0;
+		if (!myval_compatible(&tb->cols[i], &tm->cols[i]))
+			return 0;
+	}
+	return 1;
+}
+
+/* compare a configured table's map with the catalogue, re-reading it
+ * once when they differ; 0 (m->mismatch says the outcome) or -1 */
+static int
+check_map(struct txn *t, struct txn_map *m, struct sbuf *out)
+{
+	struct my_table *tb = &t->tables[m->table];
+	uint64_t sig = signature(&m->tm);
+
+	m->checked = 1;
+	m->mismatch = 0;
+	if (shape_matches(tb, &m->tm))
+		return 0;
+	if (tb->bad_sig != sig) {
+		if (reload(t, m->table, out) == -1)
+			return -1;
+		m->checked = 1;
+		tb = &t->tables[m->table];
+		if (shape_matches(tb, &m->tm))
+			return 0;
+		tb->bad_sig = sig;
+	}
+	m->mismatch = 1;
+	return 0;
+}
+
+/* ---- rows ---- */
+
+static int
+put_image(struct txn *t, enum msg_image which, const struct my_table *tb,
+    const struct txn_map *m, const struct bl_cell *cells)
+{
+	char err[256];
+	int i, rc;
+
+	msg_image_begin(&t->json, which);
+	for (i = 0; i < tb->ncols; i++) {
+		if (!cells[i].present)
+			continue;
+		msg_column(&t->json, tb->cols[i].name,
+		    strlen(tb->cols[i].name));
+		if (cells[i].null) {
+			sbuf_adds(&t->json, "null");
+			continue;
+		}
+		rc = myval_binlog(&tb->cols[i], &m->tm.cols[i], cells[i].p,
+		    cells[i].n, &t->json, err, sizeof(err));
+		if (rc == -1)
+			return fail(t, P2O_EXIT_DATA, "table '%s': %s at %s:%u",
+			    tb->rel, err, t->file,
+			    (unsigned)(t->cur & 0xffffffffu));
+		if (rc == 1)
+			warn(t, "table '%s' column '%s': a JSON document of "
+			    "%zu bytes does not decode (%s); written as "
+			    "__mysql_json_hex", tb->rel, tb->cols[i].name,
+			    cells[i].n, err);
+	}
+	msg_image_end(&t->json);
+	return 0;
+}
+
+static int
+rows_event(struct txn *t, const struct bl_header *h,
+    const unsigned char *body, size_t len, struct sbuf *out)
+{
+	struct bl_rows r;
+	struct txn_map *m;
+	struct my_table *tb;
+	struct bl_cell *before = NULL, *after = NULL;
+	size_t off = 0;
+	int rc, i, ret = -1;
+
+	if (bl_rows_parse(&t->fmt, h->type, body, len, &r, t->err,
+	    sizeof(t->err)) == -1) {
+		t->exit_code = P2O_EXIT_DATA;
+		return -1;
+	}
+	if ((m = map_find(t, r.table_id)) == NULL)
+		return 0;	/* not a configured table */
+	/* before the start point only positions and GTIDs are tracked: the
+	 * catalogue was read after those rows were written */
+	if (!t->emitting)
+		return 0;
+	if (r.partial)
+		return fail(t, P2O_EXIT_REFUSED, "table '%s': a "
+		    "PARTIAL_UPDATE_ROWS event (binlog_row_value_options="
+		    "PARTIAL_JSON) logs JSON updates as diffs, which this "
+		    "tool does not apply; set binlog_row_value_options='' on "
+		    "the server and reload the table",
+		    t->tables[m->table].rel);
+	if (!m->checked && check_map(t, m, out) == -1)
+		return -1;
+	tb = &t->tables[m->table];
+	if (m->mismatch) {
+		t->n.skipped_rows++;
+		t->n.drift++;
+		warn(t, "table '%s': a %s event at %s:%u has %d columns the "
+		    "catalogue's %d cannot match; skipped", tb->rel,
+		    bl_type_name(h->type), t->file,
+		    (unsigned)(t->cur & 0xffffffffu), m->tm.ncols, tb->ncols);
+		msg_drift_begin(&t->json, tb->rel, strlen(tb->rel));
+		msg_end(out, &t->json);
+		return 0;
+	}
+	before = xcalloc(tb->ncols, sizeof(*before));
+	after = xcalloc(tb->ncols, sizeof(*after));
+	for (;;) {
+		rc = bl_image_next(&r, &m->tm, r.present, &off, before,
+		    t->err, sizeof(t->err));
+		if (rc == 0)
+			break;
+		if (rc == 1 && r.op == 'u') {
+			rc = bl_image_next(&r, &m->tm, r.present2, &off,
+			    after, t->err, sizeof(t->err));
+			if (rc == 0) {
+				snprintf(t->err, sizeof(t->err), "an update "
+				    "without its after image");
+				rc = -1;
+			}
+		}
+		if (rc == -1) {
+			t->exit_code = P2O_EXIT_DATA;
+			goto done;
+		}
+		msg_row_begin(&t->json, r.op, tb->rel, strlen(tb->rel), t->v);
+		msg_list_begin(&t->json, ML_KEY);
+		for (i = 0; i < tb->nkeys; i++)
+			msg_list_item(&t->json, tb->cols[tb->keys[i]].name,
+			    strlen(tb->cols[tb->keys[i]].name));
+		msg_list_end(&t->json);
+		if (r.op == 'i' && put_image(t, MI_NEW, tb, m, before) == -1)
+			goto done;
+		if (r.op == 'u' && (put_image(t, MI_NEW, tb, m, after) == -1 ||
+		    put_image(t, MI_OLD, tb, m, before) == -1))
+			goto done;
+		if (r.op == 'd' && put_image(t, MI_OLD, tb, m, before) == -1)
+			goto done;
+		msg_end(out, &t->json);
+		t->n.inserts += r.op == 'i';
+		t->n.updates += r.op == 'u';
+		t->n.deletes += r.op == 'd';
+		t->nrows++;
+	}
+	ret = 0;
+done:
+	sbuf_reset(&t->json);
+	free(before);
+	free(after);
+	return ret;
+}
+
+/* ---- statements ---- */
+
+struct sql {
+	const char *p, *end;
+};
+
+static void
+sql_skip(struct sql *s)
+{
+	for (;;) {
+		while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' ||
+		    *s->p == '\n' || *s->p == '\r'))
+			s->p++;
+		if (s->end - s->p >= 2 && s->p[0] == '/' && s->p[1] == '*') {
+			const char *e;
+
+			for (e = s->p + 2; e + 1 < s->end &&
+			    !(e[0] == '*' && e[1] == '/'); e++)
+				;
+			s->p = e + 1 < s->end ? e + 2 : s->end;
+			continue;
+		}
+		if ((s->end - s->p >= 2 && s->p[0] == '-' && s->p[1] == '-') ||
+		    (s->p < s->end && s->p[0] == '#')) {
+			while (s->p < s->end && *s->p != '\n')
+				s->p++;
+			continue;
+		}
+		return;
+	}
+}
+
+/* the next word, case-insensitively equal to w */
+static int
+sql_word(struct sql *s, const char *w)
+{
+	size_t n = strlen(w);
+
+	sql_skip(s);
+	if ((size_t)(s->end - s->p) < n || strncasecmp(s->p, w, n) != 0)
+		return 0;
+	if (s->p + n < s->end && (s->p[n] == '_' ||
+	    (s->p[n] >= 'a' && s->p[n] <= 'z') ||
+	    (s->p[n] >= 'A' && s->p[n] <= 'Z') ||
+	    (s->p[n] >= '0' && s->p[n] <= '9')))
+		return 0;
+	s->p += n;
+	return 1;
+}
+
+/* an identifier, bare or `quoted`, unquoted into b; 0 none */
+static int
+sql_ident(struct sql *s, struct sbuf *b)
+{
+	sbuf_reset(b);
+	sbuf_grow(b, 1);
+	sql_skip(s);
+	if (s->p < s->end && *s->p == '`') {
+		for (s->p++; s->p < s->end; s->p++) {
+			if (*s->p == '`') {
+				if (s->p + 1 < s->end && s->p[1] == '`') {
+					sbuf_addc(b, '`');
+					s->p++;
+					continue;
+				}
+				s->p++;
+				return 1;
+			}
+			sbuf_addc(b, *s->p);
+		}
+		return 0;
+	}
+	while (s->p < s->end && (*s->p == '_' || *s->p == '$' ||
+	    (*s->p >= 'a' && *s->p <= 'z') || (*s->p >= 'A' && *s->p <= 'Z') ||
+	    (*s->p >= '0' && *s->p <= '9') || (unsigned char)*s->p >= 0x80))
+		sbuf_addc(b, *s->p++);
+	return b->len > 0;
+}
+
+/* [db.]table -> a configured table index, -1 another, -2 no name */
+static int
+sql_table(struct txn *t, struct sql *s, const struct bl_query *q)
+{
+	struct sbuf a = SBUF_INIT, b = SBUF_INIT;
+	int ti = -2;
+
+	if (!sql_ident(s, &a))
+		goto done;
+	sql_skip(s);
+	if (s->p < s->end && *s->p == '.') {
+		s->p++;
+		if (!sql_ident(s, &b))
+			goto done;
+		ti = find_table(t, a.buf, a.len, b.buf, b.len);
+	} else
+		ti = find_table(t, q->db, q->dblen, a.buf, a.len);
+done:
+	sbuf_release(&a);
+	sbuf_release(&b);
+	return ti;
+}
+
+static int
+truncate_table(struct txn *t, int ti, struct sbuf *out)
+{
+	const char *rel = t->tables[ti].rel;
+
+	msg_truncate_begin(&t->json, t->v);
+	msg_list_begin(&t->json, ML_RELS);
+	msg_list_item(&t->json, rel, strlen(rel));
+	msg_list_end(&t->json);
+	msg_end(out, &t->json);
+	t->n.truncates++;
+	t->nrows++;
+	return 0;
+}
+
+/* what a statement does to the configured tables */
+static int
+statement(struct txn *t, const struct bl_query *q, struct sbuf *out)
+{
+	struct sql s = { q->sql, q->sql + q->sqllen };
+	int ti;
+
+	/* a statement before the start point changed nothing the catalogue
+	 * read at startup does not already show */
+	if (!t->emitting)
+		return 0;
+	if (sql_word(&s, "TRUNCATE")) {
+		sql_word(&s, "TABLE");
+		if ((ti = sql_table(t, &s, q)) >= 0)
+			return truncate_table(t, ti, out);
+		return 0;
+	}
+	if (sql_word(&s, "DROP")) {
+		sql_word(&s, "TEMPORARY");
+		if (!sql_word(&s, "TABLE") && !sql_word(&s, "TABLES"))
+			return 0;
+		if (sql_word(&s, "IF"))
+			sql_word(&s, "EXISTS");
+		for (;;) {
+			ti = sql_table(t, &s, q);
+			if (ti == -2)
+				break;
+			if (ti >= 0)
+				warn(t, "table '%s' was dropped; its index "
+				    "keeps its documents", t->tables[ti].rel);
+			sql_skip(&s);
+			if (s.p >= s.end || *s.p != ',')
+				break;
+			s.p++;
+		}
+		return 0;
+	}
+	if (sql_word(&s, "ALTER")) {
+		sql_word(&s, "ONLINE");
+		sql_word(&s, "IGNORE");
+		if (!sql_word(&s, "TABLE"))
+			return 0;
+		if ((ti = sql_table(t, &s, q)) >= 0 &&
+		    reload(t, ti, out) == -1)
+			return -1;
+		return 0;
+	}
+	if (sql_word(&s, "RENAME")) {
+		if (!sql_word(&s, "TABLE") && !sql_word(&s, "TABLES"))
+			return 0;
+		for (;;) {
+			int from = sql_table(t, &s, q), to;
+
+			if (from == -2 || !sql_word(&s, "TO"))
+				break;
+			to = sql_table(t, &s, q);
+			if (from >= 0 && reload(t, from, out) == -1)
+				return -1;
+			if (to >= 0 && to != from && reload(t, to, out) == -1)
+				return -1;
+			sql_skip(&s);
+			if (s.p >= s.end || *s.p != ',')
+				break;
+			s.p++;
+		}
+		return 0;
+	}
+	if (sql_word(&s, "CREATE")) {
+		if (sql_word(&s, "OR"))
+			sql_word(&s, "REPLACE");
+		sql_word(&s, "TEMPORARY");
+		if (!sql_word(&s, "TABLE"))
+			return 0;
+		if (sql_word(&s, "IF")) {
+			sql_word(&s, "NOT");
+			sql_word(&s, "EXISTS");
+		}
+		if ((ti = sql_table(t, &s, q)) >= 0 &&
+		    reload(t, ti, out) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+is_word(const struct bl_query *q, const char *w)
+{
+	struct sql s = { q->sql, q->sql + q->sqllen };
+
+	if (!sql_word(&s, w))
+		return 0;
+	sql_skip(&s);
+	return s.p == s.end || *s.p == ';';
+}
+
+static int
+query_event(struct txn *t, const struct bl_header *h,
+    const unsigned char *body, size_t len, uint64_t ev_begin,
+    uint64_t ev_end, struct sbuf *out)
+{
+	struct bl_query q;
+	struct sql s;
+
+	if (bl_query_parse(&t->fmt, body, len, &q) == -1)
+		return fail(t, P2O_EXIT_DATA, "a QUERY event at %s:%u is "
+		    "malformed", t->file, (unsigned)(ev_begin & 0xffffffffu));
+	if (is_word(&q, "BEGIN")) {
+		if (t->state == TS_NONE)
+			group_begin(t, ev_begin, ev_end, TS_BEGUN,
+			    (long long)h->ts * 1000000);
+		t->state = TS_BEGUN;
+		return 0;
+	}
+	if (is_word(&q, "COMMIT") || is_word(&q, "ROLLBACK")) {
+		if (t->state != TS_NONE)
+			group_end(t, ev_end, out);
+		return 0;
+	}
+	s.p = q.sql;
+	s.end = q.sql + q.sqllen;
+	if (t->state == TS_NONE)
+		group_begin(t, ev_begin, ev_end, TS_GROUP,
+		    (long long)h->ts * 1000000);
+	if (statement(t, &q, out) == -1)
+		return -1;
+	/* a statement of its own (DDL) is its group; XA ends one too */
+	if (t->state == TS_GROUP || sql_word(&s, "XA"))
+		group_end(t, ev_end, out);
+	return 0;
+}
+
+/* ---- events ---- */
+
+static int event(struct txn *, const unsigned char *, size_t, int,
+	    struct sbuf *);
+
+static int
+payload_event(struct txn *t, const unsigned char *body, size_t len,
+    uint64_t ev_end, struct sbuf *out)
+{
+	struct bl_payload pl;
+	struct bl_header ih;
+	size_t off = 0;
+
+	if (t->in_payload)
+		return fail(t, P2O_EXIT_DATA, "a TRANSACTION_PAYLOAD inside "
+		    "another");
+	if (bl_payload_parse(body, len, &pl, t->err, sizeof(t->err)) == -1 ||
+	    (sbuf_reset(&t->inflated), bl_payload_inflate(&pl, &t->inflated,
+	    t->err, sizeof(t->err))) == -1) {
+		t->exit_code = P2O_EXIT_DATA;
+		return -1;
+	}
+	t->in_payload = 1;
+	t->inner_end = ev_end;
+	while (off < t->inflated.len) {
+		if (bl_header_parse((unsigned char *)t->inflated.buf + off,
+		    t->inflated.len - off, &ih) == -1 ||
+		    ih.size > t->inflated.len - off) {
+			t->in_payload = 0;
+			return fail(t, P2O_EXIT_DATA, "a TRANSACTION_PAYLOAD "
+			    "holds a truncated event");
+		}
+		if (event(t, (unsigned char *)t->inflated.buf + off, ih.size,
+		    1, out) == -1) {
+			t->in_payload = 0;
+			return -1;
+		}
+		off += ih.size;
+	}
+	t->in_payload = 0;
+	return 0;
+}
+
+static int
+gtid_event(struct txn *t, const struct bl_header *h,
+    const unsigned char *body, size_t len, uint64_t ev_begin,
+    uint64_t ev_end)
+{
+	struct bl_gtid g;
+	struct bl_mdb_gtid mg;
+	long long ts = (long long)h->ts * 1000000;
+
+	if (h->type == BL_MDB_GTID) {
+		if (bl_mdb_gtid_parse(body, len, &mg) == -1)
+			return fail(t, P2O_EXIT_DATA, "a MariaDB GTID event "
+			    "is malformed");
+		if (t->state != TS_NONE)
+			warn(t, "a group at %s:%u never ended; the next one "
+			    "starts", t->file,
+			    (unsigned)(ev_begin & 0xffffffffu));
+		group_begin(t, ev_begin, ev_end,
+		    (mg.flags2 & MDB_FL_STANDALONE) ? TS_GROUP : TS_BEGUN, ts);
+		t->have_gtid = 1;
+		t->g_mdb = 1;
+		t->g_mdbg = mg;
+		t->g_server = h->server_id;
+		return 0;
+	}
+	memset(&g, 0, sizeof(g));
+	if (h->type != BL_GTID_TAGGED &&
+	    bl_gtid_parse(body, len, &g) == -1)
+		return fail(t, P2O_EXIT_DATA, "a %s event is malformed",
+		    bl_type_name(h->type));
+	if (t->state != TS_NONE)
+		warn(t, "a group at %s:%u never ended; the next one starts",
+		    t->file, (unsigned)(ev_begin & 0xffffffffu));
+	if (g.immediate_commit_us > 0)
+		ts = (long long)g.immediate_commit_us;
+	group_begin(t, ev_begin, ev_end, TS_GROUP, ts);
+	if (h->type == BL_GTID_TAGGED)
+		t->g_tagged = 1;
+	else if (h->type == BL_ANON_GTID)
+		t->g_anon = 1;
+	else {
+		t->have_gtid = 1;
+		memcpy(t->g_uuid, g.uuid, 16);
+		t->g_gno = g.gno;
+	}
+	return 0;
+}
+
+static void
+merge_set(struct txn *t, struct gtid_set *s)
+{
+	int i, k;
+
+	if (t->gstate == GS_UNKNOWN) {
+		gtid_set_copy(&t->gtid, s);
+		t->gstate = GS_KNOWN;
+		return;
+	}
+	for (i = 0; i < s->nsid; i++)
+		for (k = 0; k < s->sid[i].niv; k++)
+			gtid_set_add_range(&t->gtid, s->sid[i].uuid,
+			    s->sid[i].iv[k].start, s->sid[i].iv[k].end);
+	for (i = 0; i < s->ndom; i++)
+		gtid_set_add_mdb(&t->gtid, s->dom[i].domain, s->dom[i].server,
+		    s->dom[i].seq);
+}
+
+static int
+rotate_event(struct txn *t, const struct bl_header *h,
+    const unsigned char *body, size_t len, struct sbuf *out)
+{
+	struct bl_rotate r;
+	long long idx;
+
+	if (bl_rotate_parse(&t->fmt, body, len, &r) == -1 ||
+	    (idx = binlog_file_index(r.name, r.namelen)) < 0 ||
+	    r.pos > 0xffffffffu)
+		return fail(t, P2O_EXIT_DATA, "a ROTATE event is malformed or "
+		    "names a file without a number");
+	set_file(t, r.name, r.namelen, (uint64_t)idx);
+	t->cur = mypos_coord((uint64_t)idx, (uint32_t)r.pos);
+	/* the format of the next file comes with its own FDE */
+	if (!(h->flags & BL_FLAG_ARTIFICIAL)) {
+		t->fmt.have = 0;
+		t->crc_before_fde = 0;
+		if (t->state == TS_NONE && t->have_base) {
+			t->last_boundary = t->cur;
+			if (txn_pos_owed(t))
+				txn_put_pos(t, out);
+		}
+	}
+	return 0;
+}
+
+static void
+unknown(struct txn *t, const struct bl_header *h)
+{
+	if (t->unknown_seen[h->type / 8] & (1 << (h->type % 8)))
+		return;
+	t->unknown_seen[h->type / 8] |= (unsigned char)(1 << (h->type % 8));
+	warn(t, "skipping binlog events of unknown type %u (first at %s:%u)",
+	    h->type, t->file, (unsigned)(t->cur & 0xffffffffu));
+}
+
+static int
+event(struct txn *t, const unsigned char *ev, size_t len, int inner,
+    struct sbuf *out)
+{
+	struct bl_header h;
+	const unsigned char *body;
+	size_t blen;
+	uint64_t ev_begin = t->cur, ev_end = t->cur;
+	int crc, moves = 1;
+
+	if (bl_header_parse(ev, len, &h) == -1 || h.size != len)
+		return fail(t, P2O_EXIT_DATA, "a binlog event of %zu bytes "
+		    "is malformed", len);
+	crc = inner ? 0 : t->fmt.have ? t->fmt.crc : t->crc_before_fde;
+	if (bl_event_body(&t->fmt, crc, ev, &h, &body, &blen, t->err,
+	    sizeof(t->err)) == -1) {
+		/* a checksum that fails is the wire's fault, not the log's */
+		t->exit_code = P2O_EXIT_TEMPFAIL;
+		return -1;
+	}
+	t->n.events++;
+	if (inner)
+		ev_end = t->inner_end, moves = 0;
+	else if (h.type == BL_HEARTBEAT || h.type == BL_HEARTBEAT_V2 ||
+	    (h.flags & BL_FLAG_ARTIFICIAL))
+		moves = 0;
+	else if (h.log_pos != 0) {
+		/* a dump by GTID skips what the set holds: where an event
+		 * starts is its own end less its size, not the last end */
+		ev_end = mypos_coord(t->file_index, h.log_pos);
+		if (h.log_pos >= h.size)
+			ev_begin = ev_end - h.size;
+	} else if (h.type == BL_FDE)
+		moves = 0;	/* a resumed file's: it was not read here */
+	else
+		ev_end = t->cur + h.size;
+	/* a resumed file's FORMAT_DESCRIPTION may state its own end, which
+	 * is behind where the dump resumed */
+	if (moves && ev_end < t->cur) {
+		moves = 0;
+		ev_begin = ev_end = t->cur;
+	}
+
+	switch (h.type) {
+	case BL_FDE:
+		if (bl_format_parse(&t->fmt, body, blen, t->err,
+		    sizeof(t->err)) == -1) {
+			t->exit_code = P2O_EXIT_DATA;
+			return -1;
+		}
+		break;
+	case BL_ROTATE:
+		if (inner)
+			return fail(t, P2O_EXIT_DATA, "a ROTATE inside a "
+			    "TRANSACTION_PAYLOAD");
+		return rotate_event(t, &h, body, blen, out);
+	case BL_QUERY:
+		if (query_event(t, &h, body, blen, ev_begin, ev_end, out) == -1)
+			return -1;
+		break;
+	case BL_XID:
+		if (t->state != TS_NONE)
+			group_end(t, ev_end, out);
+		break;
+	case BL_GTID: case BL_ANON_GTID: case BL_GTID_TAGGED:
+	case BL_MDB_GTID:
+		if (gtid_event(t, &h, body, blen, ev_begin, ev_end) == -1)
+			return -1;
+		break;
+	case BL_TABLE_MAP: {
+		struct bl_table_map tm;
+		struct txn_map *m;
+		int ti;
+
+		memset(&tm, 0, sizeof(tm));
+		if (bl_table_map_parse(&t->fmt, body, blen, &tm, t->err,
+		    sizeof(t->err)) == -1) {
+			bl_table_map_release(&tm);
+			t->exit_code = P2O_EXIT_DATA;
+			return -1;
+		}
+		map_drop(t, tm.table_id);
+		ti = find_table(t, tm.db, strlen(tm.db), tm.table,
+		    strlen(tm.table));
+		if (ti < 0) {
+			bl_table_map_release(&tm);
+			break;
+		}
+		if (t->nmaps >= TXN_MAX_TABLE_IDS) {
+			bl_table_map_release(&t->maps[0].tm);
+			t->maps[0] = t->maps[--t->nmaps];
+		}
+		if (t->nmaps == t->capmaps) {
+			t->capmaps = t->capmaps ? t->capmaps * 2 : 8;
+			t->maps = xrealloc(t->maps, t->capmaps *
+			    sizeof(*t->maps));
+		}
+		m = &t->maps[t->nmaps++];
+		memset(m, 0, sizeof(*m));
+		m->table_id = tm.table_id;
+		m->table = ti;
+		m->tm = tm;
+		break;
+	}
+	case BL_WRITE_V1: case BL_UPDATE_V1: case BL_DELETE_V1:
+	case BL_WRITE_V2: case BL_UPDATE_V2: case BL_DELETE_V2:
+	case BL_PARTIAL_UPDATE:
+		if (t->state == TS_NONE)
+			group_begin(t, ev_begin, ev_end, TS_BEGUN,
+			    (long long)h.ts * 1000000);
+		if (rows_event(t, &h, body, blen, out) == -1)
+			return -1;
+		break;
+	case BL_WRITE_C_V1: case BL_UPDATE_C_V1: case BL_DELETE_C_V1:
+	case BL_WRITE_C: case BL_UPDATE_C: case BL_DELETE_C:
+	case BL_QUERY_COMPRESSED:
+		return fail(t, P2O_EXIT_REFUSED, "the server writes compressed "
+		    "binlog events (log_bin_compress=ON), which this tool "
+		    "does not read; turn log_bin_compress off");
+	case BL_PAYLOAD:
+		if (payload_event(t, body, blen, ev_end, out) == -1)
+			return -1;
+		break;
+	case BL_PREV_GTIDS: {
+		struct gtid_set s;
+		int rc;
+
+		gtid_set_init(&s);
+		rc = gtid_prev_parse(&s, body, blen);
+		if (rc == -1) {
+			gtid_set_release(&s);
+			return fail(t, P2O_EXIT_DATA, "a PREVIOUS_GTIDS event "
+			    "is malformed");
+		}
+		if (rc == 1)
+			poison(t, "tagged GTIDs in PREVIOUS_GTIDS");
+		else
+			merge_set(t, &s);
+		gtid_set_release(&s);
+		break;
+	}
+	case BL_MDB_GTID_LIST: {
+		struct gtid_set s;
+
+		gtid_set_init(&s);
+		if (gtid_list_parse(&s, body, blen) == -1) {
+			gtid_set_release(&s);
+			return fail(t, P2O_EXIT_DATA, "a GTID_LIST event is "
+			    "malformed");
+		}
+		merge_set(t, &s);
+		gtid_set_release(&s);
+		break;
+	}
+	case BL_INCIDENT:
+		warn(t, "the server logged an incident at %s:%u: changes may "
+		    "be missing from its binlog", t->file,
+		    (unsigned)(ev_begin & 0xffffffffu));
+		break;
+	case BL_STOP: case BL_INTVAR: case BL_RAND: case BL_USER_VAR:
+	case BL_HEARTBEAT: case BL_HEARTBEAT_V2: case BL_IGNORABLE:
+	case BL_ROWS_QUERY: case BL_XA_PREPARE: case BL_ANNOTATE_ROWS:
+	case BL_CHECKPOINT: case BL_START_ENCRYPTION:
+		break;
+	default:
+		unknown(t, &h);
+		break;
+	}
+	if (moves && ev_end > t->cur)
+		t->cur = ev_end;
+	if (!inner && moves && t->state == TS_NONE && t->have_base)
+		t->last_boundary = t->cur;
+	return 0;
+}
+
+int
+txn_event(struct txn *t, const unsigned char *ev, size_t len,
+    struct sbuf *out)
+{
+	size_t start = out->len;
+
+	t->exit_code = 0;
+	t->err[0] = '\0';
+	if (event(t, ev, len, 0, out) == -1) {
+		out->len = start;
+		if (out->cap)
+			out->buf[start] = '\0';
+		sbuf_reset(&t->json);
+		if (t->exit_code == 0)
+			t->exit_code = P2O_EXIT_DATA;
+		return -1;
+	}
+	return 0;
+}
