@@ -120,19 +120,7 @@ main(int argc, char **argv)
 	int ch, rc, i;
 
 	log_init("capture-mysql");
-	/*
-	 * fd 3 is the supervisor's socket or nothing. When it is nothing,
-	 * the first connection would get it and be taken for the control
-	 * channel at hello: hold it with /dev/null, which is no socket.
-	 */
-	if (fcntl(P2O_FD_CTL, F_GETFD) == -1) {
-		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-		if (fd >= 0 && fd != P2O_FD_CTL) {
-			dup2(fd, P2O_FD_CTL);
-			close(fd);
-		}
-	}
+	ctl_claim();
 	while ((ch = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':

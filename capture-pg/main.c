@@ -100,6 +100,7 @@ main(int argc, char **argv)
 	int ch, rc;
 
 	log_init("capture-pg");
+	ctl_claim();
 	while ((ch = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':

@@ -14,6 +14,21 @@
 #include "p2o.h"
 #include "xio.h"
 
+void
+ctl_claim(void)
+{
+	int fd;
+
+	if (fcntl(P2O_FD_CTL, F_GETFD) != -1)
+		return;
+	/* /dev/null is no socket: ctl_open leaves it alone */
+	if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) >= 0 &&
+	    fd != P2O_FD_CTL) {
+		dup2(fd, P2O_FD_CTL);
+		close(fd);
+	}
+}
+
 int
 ctl_open(struct ctl *c, const char *tool)
 {

@@ -19,6 +19,13 @@ struct ctl {
 	struct sbuf out;	/* frames for the supervisor, not yet written */
 };
 
+/*
+ * Call first in main, before anything opens a descriptor: when fd 3 is
+ * not open, hold it with /dev/null. Otherwise the first connection a
+ * stand-alone stage opens would get fd 3, and ctl_open would take that
+ * socket for the supervisor's channel and write hello into it.
+ */
+void	ctl_claim(void);
 /* adopt fd 3 if it is a socket and send hello (msg_put_hello) */
 int	ctl_open(struct ctl *, const char *tool);
 int	ctl_active(const struct ctl *);

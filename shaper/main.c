@@ -170,6 +170,7 @@ main(int argc, char **argv)
 	long long now;
 
 	log_init("shaper");
+	ctl_claim();
 	signal(SIGPIPE, SIG_IGN);
 
 	while ((ch = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {

@@ -182,6 +182,7 @@ main(int argc, char **argv)
 	int ch, n, r, eof = 0, drained = 0, idle = 0, bad = 0, stopping = 0;
 
 	log_init("writer");
+	ctl_claim();
 	while ((ch = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':

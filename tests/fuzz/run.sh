@@ -6,6 +6,8 @@
 set -u
 cd "$(dirname "$0")/../.."
 secs=${1:-${FUZZ_SECONDS:-30}}
+# undefined behaviour is a finding, not a warning to run past
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 n=0; fail=0
 for f in build-fuzz/fuzz/fuzz-*; do
 	[ -x "$f" ] || continue
