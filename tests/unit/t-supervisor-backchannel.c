@@ -34,6 +34,7 @@ test_ack_only_after_stored(void)
 	is_int(bc.acked, 100, "acked stays at 100");
 	is_int(sv_bc_stored(&bc, 100, &ack), -1, "a second stored is refused");
 	ok(!sv_bc_settled(&bc), "200 is still waiting");
+	sv_bc_release(&bc);
 }
 
 static void
@@ -72,6 +73,7 @@ test_interval_coalescing(void)
 	ok(sv_bc_settled(&bc), "settled after the last one");
 	is_int(sv_bc_durable(&bc, 5, ""), -1, "a durable going back is refused");
 	is_int(bc.durable, 3070, "and changes nothing");
+	sv_bc_release(&bc);
 }
 
 static void
@@ -110,6 +112,7 @@ test_never_beyond_stored(void)
 	is_int(bad, 0, "10000 random steps: acks monotonic, never past stored");
 	ok(maxack > 0, "and some acks happened (%llu)",
 	    (unsigned long long)maxack);
+	sv_bc_release(&bc);
 }
 
 static void
