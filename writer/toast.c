@@ -1,11 +1,12 @@
 /*
  * toast.c - completing documents whose unchanged TOAST columns were not
  * sent: the listed fields are copied from the document the target stores,
- * or from an earlier operation of the same batch on the same document (the
- * stored copy is stale then). Values are spliced in as the bytes they are
- * stored as, so a completion never changes a number's precision. Performs
- * no I/O: the _mget request and response are built and read here, sent by
- * sink.c.
+ * or from an earlier write of the same document that the target may not
+ * hold yet - in the same flush, or in an earlier flush still open - since
+ * the stored copy is stale then. Values are spliced in as the bytes they
+ * are stored as, so a completion never changes a number's precision.
+ * Performs no I/O: the _mget request and response are built and read here,
+ * sent by the writer's loop.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,18 +19,39 @@ toast_needed(const struct batch *b, int n)
 	int i;
 
 	for (i = 0; i < n; i++)
-		if (b->ops[i].kind == OP_INDEX && b->ops[i].toast)
+		if (!toast_settled(&b->ops[i]))
 			return 1;
 	return 0;
 }
 
+int
+toast_settled(const struct op *op)
+{
+	return op->kind != OP_INDEX || !op->toast || op->completed;
+}
+
+struct jspan
+toast_source(const struct batch *b, const struct op *op)
+{
+	struct jspan s = { NULL, 0 };
+
+	if (op->kind != OP_INDEX)
+		return s;
+	if (op->completed) {
+		s.p = op->completed;
+		s.n = op->completed_len;
+		return s;
+	}
+	return batch_span(b, op->doc);
+}
+
 /* a document is (index, id, routing), compared as raw JSON bytes; the id
  * is passed apart so an update whose key changed can look for the document
- * under its old id (toast_id) */
+ * under its old id (toast_id). Pointers, not spans: a reference from one
+ * batch is looked up in another. */
 struct docref {
-	struct aspan index, routing;
-	const char *id;
-	size_t	 idlen;
+	const char *index, *id, *routing;
+	size_t	 ilen, idlen, rlen;
 };
 
 static struct docref
@@ -37,8 +59,10 @@ ref_of(const struct batch *b, const struct op *op, int old)
 {
 	struct docref r;
 
-	r.index = op->index;
-	r.routing = op->routing;
+	r.index = b->arena.buf + op->index.off;
+	r.ilen = op->index.len;
+	r.routing = b->arena.buf + op->routing.off;
+	r.rlen = op->routing.len;
 	if (old && op->toast_id) {
 		r.id = op->toast_id;
 		r.idlen = strlen(op->toast_id);
@@ -63,80 +87,129 @@ fnv(uint32_t h, const char *p, size_t n)
 }
 
 static uint32_t
-key_hash(const struct batch *b, const struct docref *r)
+key_hash(const struct docref *r)
 {
 	uint32_t h = 2166136261u;
 
-	h = fnv(h, b->arena.buf + r->index.off, r->index.len);
+	h = fnv(h, r->index, r->ilen);
 	h = fnv(h, r->id, r->idlen);
-	return fnv(h, b->arena.buf + r->routing.off, r->routing.len);
+	return fnv(h, r->routing, r->rlen);
 }
 
 static int
-span_eq(const struct batch *b, struct aspan x, struct aspan y)
-{
-	return x.len == y.len &&
-	    memcmp(b->arena.buf + x.off, b->arena.buf + y.off, x.len) == 0;
-}
-
-static int
-same_doc(const struct batch *b, const struct docref *x, const struct docref *y)
+same_doc(const struct docref *x, const struct docref *y)
 {
 	return x->idlen == y->idlen && memcmp(x->id, y->id, x->idlen) == 0 &&
-	    span_eq(b, x->index, y->index) && span_eq(b, x->routing, y->routing);
+	    x->ilen == y->ilen && memcmp(x->index, y->index, x->ilen) == 0 &&
+	    x->rlen == y->rlen && memcmp(x->routing, y->routing, x->rlen) == 0;
 }
 
-/* the slot of the last pending write of document r, or of its empty end */
+/* an open-addressing table of the ops of b: slot[] holds op indexes */
+static int *
+table_new(int n, int *nslot)
+{
+	int *slot, i;
+
+	*nslot = 16;
+	while (*nslot < 2 * n)
+		*nslot *= 2;
+	slot = xmalloc(*nslot * sizeof(*slot));
+	for (i = 0; i < *nslot; i++)
+		slot[i] = -1;
+	return slot;
+}
+
+/* the slot of the last write of document r, or of its empty end */
 static uint32_t
 probe(const struct batch *b, const int *slot, uint32_t mask,
     const struct docref *r)
 {
-	uint32_t h = key_hash(b, r) & mask;
+	uint32_t h = key_hash(r) & mask;
 	struct docref o;
 
 	while (slot[h] != -1) {
 		o = ref_of(b, &b->ops[slot[h]], 0);
-		if (same_doc(b, &o, r))
+		if (same_doc(&o, r))
 			break;
 		h = (h + 1) & mask;
 	}
 	return h;
 }
 
+static int
+is_data(const struct op *op)
+{
+	return op->kind == OP_INDEX || op->kind == OP_DELETE;
+}
+
+/* the last op of b writing document r, or -1. The table is built on the
+ * first question and kept: a flush's ops do not change once cut. */
+static int
+last_write(struct batch *b, const struct docref *r)
+{
+	struct docref own;
+	int i;
+
+	if (b->writers == NULL) {
+		b->writers = table_new(b->nops, &b->nwriters);
+		for (i = 0; i < b->nops; i++) {
+			if (!is_data(&b->ops[i]))
+				continue;
+			own = ref_of(b, &b->ops[i], 0);
+			b->writers[probe(b, b->writers, b->nwriters - 1,
+			    &own)] = i;
+		}
+	}
+	return b->writers[probe(b, b->writers, b->nwriters - 1, r)];
+}
+
 int
-toast_plan(const struct batch *b, int n, int *src)
+toast_plan(const struct batch *b, int n, struct batch *const *earlier,
+    int nearlier, struct toast_from *from)
 {
 	const struct op *op;
-	struct docref own, from;
-	int *slot, nslot, i, nread = 0;
+	struct docref own, want;
+	int *slot, nslot, i, j, k, nread = 0, blocked = 0;
 
-	/* open addressing over the batch: slot holds the last writer */
-	nslot = 16;
-	while (nslot < 2 * n)
-		nslot *= 2;
-	slot = xmalloc(nslot * sizeof(*slot));
-	for (i = 0; i < nslot; i++)
-		slot[i] = -1;
+	/* over b itself: slot holds the last write so far, so an op sees
+	 * only the writes before it */
+	slot = table_new(n, &nslot);
 	for (i = 0; i < n; i++) {
 		op = &b->ops[i];
-		src[i] = -2;
-		if (op->kind != OP_INDEX && op->kind != OP_DELETE)
+		from[i].b = NULL;
+		from[i].i = -1;
+		if (!is_data(op))
 			continue;
-		if (op->kind == OP_INDEX && op->toast) {
-			from = ref_of(b, op, 1);
-			src[i] = slot[probe(b, slot, nslot - 1, &from)];
-			if (src[i] == -1)
-				nread++;
+		if (!toast_settled(op)) {
+			want = ref_of(b, op, 1);
+			j = slot[probe(b, slot, nslot - 1, &want)];
+			if (j >= 0) {
+				from[i].b = b;
+				from[i].i = j;
+			} else {
+				for (k = nearlier - 1; k >= 0; k--)
+					if ((j = last_write(earlier[k],
+					    &want)) >= 0)
+						break;
+				if (k < 0)
+					nread++;
+				else {
+					from[i].b = earlier[k];
+					from[i].i = j;
+					if (!toast_settled(&earlier[k]->ops[j]))
+						blocked = 1;
+				}
+			}
 		}
 		own = ref_of(b, op, 0);
 		slot[probe(b, slot, nslot - 1, &own)] = i;
 	}
 	free(slot);
-	return nread;
+	return blocked ? -1 : nread;
 }
 
 int
-toast_mget_body(const struct batch *b, int n, const int *src,
+toast_mget_body(const struct batch *b, int n, const struct toast_from *from,
     struct sbuf *body, int *asked)
 {
 	const struct op *op;
@@ -146,7 +219,7 @@ toast_mget_body(const struct batch *b, int n, const int *src,
 	sbuf_adds(body, "{\"docs\":[");
 	for (i = 0; i < n; i++) {
 		op = &b->ops[i];
-		if (op->kind != OP_INDEX || !op->toast || src[i] != -1)
+		if (toast_settled(op) || from[i].b != NULL)
 			continue;
 		if (nasked)
 			sbuf_addc(body, ',');
