@@ -3,9 +3,11 @@
 # front of the real node: 429 and 503 answers, a dropped connection, one
 # item refused with 429 inside a successful bulk. The writer retries each
 # with backoff, counts it, and the index still equals the table.
+# WRITE_CONCURRENCY sets engine.write_concurrency (default 1).
 . "$(dirname "$0")/../lib.sh"
 
-S=p2o_faults
+C=${WRITE_CONCURRENCY:-1}
+S=p2o_faults; [ "$C" = 1 ] || S=p2o_faults_c$C
 drop_slot $S; os_drop ${S}_faults
 psql_q -c "drop table if exists faults; create table faults (id int primary key, v int)"
 PPORT=$(free_port)
@@ -14,6 +16,7 @@ cleanup_add $!
 wait_for 10 curl -sf "http://127.0.0.1:$PPORT/"
 METRICS_PORT=$(free_port)
 mkconfig "$T/cfg.yaml" $S $S faults
+sed -i "s/^engine:\$/engine:\n  write_concurrency: $C/" "$T/cfg.yaml"
 sed -i "s#url: $OS_URL#url: http://127.0.0.1:$PPORT#" "$T/cfg.yaml"
 pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
