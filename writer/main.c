@@ -59,8 +59,7 @@ struct writer {
 	long long probe_at;	/* no probe before (a backoff) */
 	long long probe_backoff;
 	long long stats_at;
-	uint64_t durable_pos;
-	int	 durable_any;
+	uint64_t durable_pos;	/* the last reported, for the last log line */
 };
 
 static volatile sig_atomic_t terminating;
@@ -226,19 +225,15 @@ collect(struct writer *wr)
 static int
 report(struct writer *wr)
 {
-	const struct flush *fl;
 	struct msg_pos d;
 	struct jspan mark;
 	int n = 0;
 
-	while ((fl = window_head(&wr->w)) != NULL) {
-		if (batch_report(&fl->b, &d, &mark) && (!wr->durable_any ||
-		    d.pos > wr->durable_pos)) {
-			d.sent = fl->started_us;
+	while (window_report(&wr->w, &d, &mark)) {
+		if (d.present) {
 			d.at = now_us_wall();
 			msg_put_durable(&ctl.out, &d);
 			wr->durable_pos = d.pos;
-			wr->durable_any = 1;
 		}
 		if (mark.p)
 			msg_put_marked_from(&ctl.out, mark);

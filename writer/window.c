@@ -192,6 +192,25 @@ window_head(const struct window *w)
 	return slot_of(w, w->ord.head);
 }
 
+int
+window_report(struct window *w, struct msg_pos *d, struct jspan *mark)
+{
+	const struct flush *fl = window_head(w);
+
+	if (fl == NULL)
+		return 0;
+	/* a keepalive may repeat a position already reported */
+	if (batch_report(&fl->b, d, mark) && w->reported_any &&
+	    d->pos <= w->reported_pos)
+		d->present = 0;
+	if (d->present) {
+		w->reported_pos = d->pos;
+		w->reported_any = 1;
+		d->sent = fl->started_us;
+	}
+	return 1;
+}
+
 void
 window_retire(struct window *w)
 {

@@ -304,6 +304,8 @@ struct window {
 	int	 split;		/* the last flush opened ends inside a
 				 * transaction, split_seq is its number */
 	uint64_t split_seq;
+	uint64_t reported_pos;	/* the last position window_report gave */
+	int	 reported_any;
 	struct sink *sink;
 	struct batch **earlier;	/* scratch for flush_next */
 };
@@ -326,6 +328,11 @@ enum step_result window_answer(struct window *, int slot, const char *terr,
 /* the oldest flush, when it and every one before it is written (report
  * it, then window_retire), or NULL */
 const struct flush *window_head(const struct window *);
+/* what that flush lets the writer report: 0 when there is no such flush;
+ * else 1, d->present when it carries a position past the last one
+ * reported (text borrowed from the flush; sent is when its first request
+ * left) and mark when it ends in one. Then window_retire. */
+int	window_report(struct window *, struct msg_pos *d, struct jspan *mark);
 void	window_retire(struct window *);
 /* the earliest end of a backoff (monotonic ms), or 0 */
 long long window_retry_at(const struct window *);

@@ -145,7 +145,9 @@ reported(struct window *w)
 
 	buf[0] = '\0';
 	while ((fl = window_head(w)) != NULL) {
-		if (batch_report(&fl->b, &d, &mark))
+		if (!window_report(w, &d, &mark))
+			break;
+		if (d.present)
 			n += snprintf(buf + n, sizeof(buf) - n, "%s%llu",
 			    n ? "," : "", (unsigned long long)d.pos);
 		if (mark.p)
@@ -409,6 +411,10 @@ test_barriers(void)
 	is_str(reported(&w), "", "mark and pos wait for the flush before");
 	answer_ok(&w, s[0]);
 	is_str(reported(&w), "550,mark,600", "then all three, in order");
+	add(&b, "{\"k\":\"pos\",\"pos\":600,\"text\":\"0/258\"}");
+	cut(&w, &b, CUT_IDLE);
+	next_all(&w, 1000, s);
+	is_str(reported(&w), "", "a keepalive repeating it: not again");
 
 	batch_release(&b);
 	window_release(&w);
