@@ -34,13 +34,11 @@ op_release(struct op *op)
 	free(op->text);
 }
 
-/* toast.c's index of writes describes the ops as they were */
+/* the index of writes describes the ops as they were */
 static void
 forget_writers(struct batch *b)
 {
-	free(b->writers);
-	b->writers = NULL;
-	b->nwriters = 0;
+	doctab_release(&b->writers);
 }
 
 void

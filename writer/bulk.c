@@ -36,6 +36,7 @@ bulk_add_entry(struct sbuf *out, const struct msg_op *m, struct op *op,
 		return -1;
 	}
 	op->kind = is_delete ? OP_DELETE : OP_INDEX;
+	op->v = m->v;
 	op->entry.off = start;
 	op->action.off = start;
 	sbuf_adds(out, is_delete ? "{\"delete\":{\"_index\":" :

@@ -45,150 +45,33 @@ toast_source(const struct batch *b, const struct op *op)
 	return batch_span(b, op->doc);
 }
 
-/* a document is (index, id, routing), compared as raw JSON bytes; the id
- * is passed apart so an update whose key changed can look for the document
- * under its old id (toast_id). Pointers, not spans: a reference from one
- * batch is looked up in another. */
-struct docref {
-	const char *index, *id, *routing;
-	size_t	 ilen, idlen, rlen;
-};
-
-static struct docref
-ref_of(const struct batch *b, const struct op *op, int old)
-{
-	struct docref r;
-
-	r.index = b->arena.buf + op->index.off;
-	r.ilen = op->index.len;
-	r.routing = b->arena.buf + op->routing.off;
-	r.rlen = op->routing.len;
-	if (old && op->toast_id) {
-		r.id = op->toast_id;
-		r.idlen = strlen(op->toast_id);
-	} else {
-		r.id = b->arena.buf + op->id.off;
-		r.idlen = op->id.len;
-	}
-	return r;
-}
-
-static uint32_t
-fnv(uint32_t h, const char *p, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= (unsigned char)p[i];
-		h *= 16777619u;
-	}
-	h ^= 0xff;
-	return h * 16777619u;
-}
-
-static uint32_t
-key_hash(const struct docref *r)
-{
-	uint32_t h = 2166136261u;
-
-	h = fnv(h, r->index, r->ilen);
-	h = fnv(h, r->id, r->idlen);
-	return fnv(h, r->routing, r->rlen);
-}
-
-static int
-same_doc(const struct docref *x, const struct docref *y)
-{
-	return x->idlen == y->idlen && memcmp(x->id, y->id, x->idlen) == 0 &&
-	    x->ilen == y->ilen && memcmp(x->index, y->index, x->ilen) == 0 &&
-	    x->rlen == y->rlen && memcmp(x->routing, y->routing, x->rlen) == 0;
-}
-
-/* an open-addressing table of the ops of b: slot[] holds op indexes */
-static int *
-table_new(int n, int *nslot)
-{
-	int *slot, i;
-
-	*nslot = 16;
-	while (*nslot < 2 * n)
-		*nslot *= 2;
-	slot = xmalloc(*nslot * sizeof(*slot));
-	for (i = 0; i < *nslot; i++)
-		slot[i] = -1;
-	return slot;
-}
-
-/* the slot of the last write of document r, or of its empty end */
-static uint32_t
-probe(const struct batch *b, const int *slot, uint32_t mask,
-    const struct docref *r)
-{
-	uint32_t h = key_hash(r) & mask;
-	struct docref o;
-
-	while (slot[h] != -1) {
-		o = ref_of(b, &b->ops[slot[h]], 0);
-		if (same_doc(&o, r))
-			break;
-		h = (h + 1) & mask;
-	}
-	return h;
-}
-
-static int
-is_data(const struct op *op)
-{
-	return op->kind == OP_INDEX || op->kind == OP_DELETE;
-}
-
-/* the last op of b writing document r, or -1. The table is built on the
- * first question and kept: a flush's ops do not change once cut. */
-static int
-last_write(struct batch *b, const struct docref *r)
-{
-	struct docref own;
-	int i;
-
-	if (b->writers == NULL) {
-		b->writers = table_new(b->nops, &b->nwriters);
-		for (i = 0; i < b->nops; i++) {
-			if (!is_data(&b->ops[i]))
-				continue;
-			own = ref_of(b, &b->ops[i], 0);
-			b->writers[probe(b, b->writers, b->nwriters - 1,
-			    &own)] = i;
-		}
-	}
-	return b->writers[probe(b, b->writers, b->nwriters - 1, r)];
-}
-
 int
 toast_plan(const struct batch *b, int n, struct batch *const *earlier,
     int nearlier, struct toast_from *from)
 {
 	const struct op *op;
 	struct docref own, want;
-	int *slot, nslot, i, j, k, nread = 0, blocked = 0;
+	struct doctab seen;
+	int i, j, k, nread = 0, blocked = 0;
 
-	/* over b itself: slot holds the last write so far, so an op sees
+	/* over b itself: seen holds the last write so far, so an op sees
 	 * only the writes before it */
-	slot = table_new(n, &nslot);
+	doctab_init(&seen, n);
 	for (i = 0; i < n; i++) {
 		op = &b->ops[i];
 		from[i].b = NULL;
 		from[i].i = -1;
-		if (!is_data(op))
+		if (op->kind != OP_INDEX && op->kind != OP_DELETE)
 			continue;
 		if (!toast_settled(op)) {
-			want = ref_of(b, op, 1);
-			j = slot[probe(b, slot, nslot - 1, &want)];
+			want = docref_of(b, op, 1);
+			j = *doctab_find(&seen, b, &want);
 			if (j >= 0) {
 				from[i].b = b;
 				from[i].i = j;
 			} else {
 				for (k = nearlier - 1; k >= 0; k--)
-					if ((j = last_write(earlier[k],
+					if ((j = batch_last_write(earlier[k],
 					    &want)) >= 0)
 						break;
 				if (k < 0)
@@ -201,10 +84,10 @@ toast_plan(const struct batch *b, int n, struct batch *const *earlier,
 				}
 			}
 		}
-		own = ref_of(b, op, 0);
-		slot[probe(b, slot, nslot - 1, &own)] = i;
+		own = docref_of(b, op, 0);
+		*doctab_find(&seen, b, &own) = i;
 	}
-	free(slot);
+	doctab_release(&seen);
 	return blocked ? -1 : nread;
 }
 

@@ -10,8 +10,8 @@
  * to make on which slot and window_answer takes the answer, so the whole
  * of it runs without a socket.
  *
- * A transaction larger than a batch is split into several flushes; its
- * rows share one version, so its pieces are written one after another.
+ * Writes of one document with one version are never open at once, since
+ * the target cannot order them (overtakes).
  *
  * TOAST completion with flushes open: a document whose unchanged fields
  * must be copied may be written by an earlier flush that the target has
@@ -82,15 +82,74 @@ ends_in_clear(const struct batch *b, int n)
 	return n > 0 && b->ops[n - 1].kind == OP_CLEAR;
 }
 
+static int
+is_data(const struct op *op)
+{
+	return op->kind == OP_INDEX || op->kind == OP_DELETE;
+}
+
+/* the lowest and highest version among the data ops [0, n) of b; 0 when
+ * there are none */
+static int
+versions(const struct batch *b, int n, uint64_t *lo, uint64_t *hi)
+{
+	int i, any = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!is_data(&b->ops[i]))
+			continue;
+		if (!any || b->ops[i].v < *lo)
+			*lo = b->ops[i].v;
+		if (!any || b->ops[i].v > *hi)
+			*hi = b->ops[i].v;
+		any = 1;
+	}
+	return any;
+}
+
+/*
+ * Would ops [0, n) of b overtake a write of the same document with the
+ * same version in a flush not written yet? external_gte orders two writes
+ * of one document by version, and two of one version (the rows of a
+ * transaction split over flushes, the copy rows of one wave) not at all:
+ * such a cut waits until the earlier flush is written. Two writes of
+ * different versions may land in any order.
+ */
+static int
+overtakes(const struct window *w, const struct batch *b, int n)
+{
+	const struct batch *e;
+	struct docref r;
+	uint64_t lo, hi, elo, ehi, seq;
+	int i, j;
+
+	if (!versions(b, n, &lo, &hi))
+		return 0;
+	for (seq = w->ord.head; seq < w->ord.next; seq++) {
+		if (!order_pending(&w->ord, seq))
+			continue;
+		e = &slot_of(w, seq)->b;
+		if (!versions(e, e->nops, &elo, &ehi) || ehi < lo || elo > hi)
+			continue;
+		for (i = 0; i < n; i++) {
+			if (!is_data(&b->ops[i]))
+				continue;
+			r = docref_of(b, &b->ops[i], 0);
+			/* the table is built once per flush and kept */
+			j = batch_last_write((struct batch *)e, &r);
+			if (j >= 0 && e->ops[j].v == b->ops[i].v)
+				return 1;
+		}
+	}
+	return 0;
+}
+
 int
 window_may_open(const struct window *w, const struct batch *b, int n)
 {
 	if (n <= 0 || order_full(&w->ord) || w->barrier)
 		return 0;
-	/* the rest of a split transaction carries the same version as the
-	 * piece before it, so external_gte cannot order their writes of one
-	 * document: the next piece goes only once that one is written */
-	if (w->split && order_pending(&w->ord, w->split_seq))
+	if (overtakes(w, b, n))
 		return 0;
 	/* a clear deletes what the target holds: every write before it
 	 * must be there first, and none after it may start before it */
@@ -107,9 +166,6 @@ window_open(struct window *w, struct batch *b, int n)
 
 	if (ends_in_clear(b, n))
 		w->barrier = 1;
-	w->split = b->ops[n - 1].kind == OP_INDEX ||
-	    b->ops[n - 1].kind == OP_DELETE;
-	w->split_seq = seq;
 	batch_move(b, n, &fl->b);
 	flush_begin(fl, seq);
 }

@@ -48,6 +48,7 @@ struct op {
 	char	*rel;		/* with toast: the source table, or NULL */
 	char	*completed;	/* the document after TOAST completion */
 	size_t	 completed_len;
+	uint64_t v;		/* index/delete: its version */
 	int	 written;	/* accepted by the target */
 	/* commit/pos */
 	uint64_t pos;
@@ -65,9 +66,11 @@ struct batch {
 	int	 first_barrier;	/* index of the first clear/mark in ops, -1 */
 	int	 limit_docs;
 	size_t	 limit_bytes;
-	int	*writers;	/* toast.c: the last write of each document,
-				 * hashed; built when a later flush asks */
-	int	 nwriters;
+	struct doctab {
+		int	*slot;	/* op indexes, -1 empty; NULL: not built */
+		int	 nslot;
+	} writers;		/* the last write of each document (docref.c),
+				 * built when a later flush asks */
 };
 
 /* why the main loop asks for a cut */
@@ -111,6 +114,24 @@ void	batch_consume(struct batch *, int n);
 void	batch_move(struct batch *from, int n, struct batch *to);
 /* a span of the arena as a jspan (valid until the arena changes) */
 struct jspan batch_span(const struct batch *, struct aspan);
+
+/* docref.c */
+/* the document an index/delete op writes: raw JSON bytes of its index, id
+ * and routing (old: the id a completion reads, toast_id when present) */
+struct docref {
+	const char *index, *id, *routing;
+	size_t	 ilen, idlen, rlen;
+};
+
+struct docref docref_of(const struct batch *, const struct op *, int old);
+/* a table of documents for up to n ops of one batch */
+void	doctab_init(struct doctab *, int n);
+void	doctab_release(struct doctab *);
+/* the entry of document r: an op index of b, or -1 to fill in */
+int	*doctab_find(const struct doctab *, const struct batch *b,
+	    const struct docref *r);
+/* the last op of b writing document r, or -1 */
+int	batch_last_write(struct batch *, const struct docref *r);
 
 /* bulk.c */
 /* append the bulk entry of a decoded index/delete operation; records the
@@ -301,9 +322,6 @@ struct window {
 	struct flush *fl;	/* fl[seq % cap]; slot i is fl[i] */
 	int	 cap;
 	int	 barrier;	/* a flush ending in a clear is open */
-	int	 split;		/* the last flush opened ends inside a
-				 * transaction, split_seq is its number */
-	uint64_t split_seq;
 	uint64_t reported_pos;	/* the last position window_report gave */
 	int	 reported_any;
 	struct sink *sink;

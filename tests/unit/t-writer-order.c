@@ -379,15 +379,15 @@ test_barriers(void)
 	is_str(reported(&w), "350",
 	    "after the clear: the flush's last position");
 
-	/* a transaction split over flushes goes one piece at a time: its
-	 * rows share a version */
+	/* a transaction split over flushes: its rows share a version, so a
+	 * piece writing a document an open piece writes waits for it */
 	idx(&b, 3, 400);
 	idx(&b, 4, 400);
 	ok(cut(&w, &b, CUT_NONE), "two docs of an open transaction: split");
 	idx(&b, 3, 400);
 	commit(&b, 450);
 	ok(!cut(&w, &b, CUT_IDLE),
-	    "the rest waits for the piece before it");
+	    "the rest writes document 3 again: it waits for the piece");
 	n = next_all(&w, 1000, s);
 	answer_ok(&w, s[0]);
 	is_str(reported(&w), "", "a split piece reports nothing");
@@ -395,6 +395,26 @@ test_barriers(void)
 	n = next_all(&w, 1000, s);
 	answer_ok(&w, s[0]);
 	is_str(reported(&w), "450", "its commit is reported");
+
+	/* pieces writing other documents go at once */
+	idx(&b, 10, 460);
+	idx(&b, 11, 460);
+	ok(cut(&w, &b, CUT_NONE), "split again");
+	idx(&b, 12, 460);
+	commit(&b, 470);
+	ok(cut(&w, &b, CUT_IDLE), "the rest writes other documents: "
+	    "it goes at once");
+	/* another version of an open document may go too: the version
+	 * orders them */
+	idx(&b, 10, 480);
+	commit(&b, 490);
+	ok(cut(&w, &b, CUT_IDLE), "document 10 again, later version: at once");
+	n = next_all(&w, 1000, s);
+	is_int(n, 3, "three open");
+	answer_ok(&w, s[2]);
+	answer_ok(&w, s[1]);
+	answer_ok(&w, s[0]);
+	is_str(reported(&w), "470,490", "reported in order");
 
 	/* a mark and a bare pos are reported only once every flush before
 	 * them is written */
