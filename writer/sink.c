@@ -324,7 +324,8 @@ arena_prefix(struct flush *fl, const char **body, size_t *len)
 		end = op->entry.off + op->entry.len;
 		fl->sent[nsent++] = i;
 	}
-	*body = b->arena.buf + start;
+	/* a flush of positions and marks alone may have no arena */
+	*body = nsent ? b->arena.buf + start : NULL;
 	*len = end - start;
 	return nsent;
 }
