@@ -486,6 +486,18 @@ count_item(struct sink *s, const struct item_result *it)
 	}
 }
 
+/* a later write of the same document in the flush is accepted: sending
+ * op i again would put back an older state (with one version for both,
+ * external_gte would let it) */
+static int
+superseded(struct batch *b, int i)
+{
+	struct docref r = docref_of(b, &b->ops[i], 0);
+	int j = batch_last_write(b, &r);
+
+	return j > i && b->ops[j].written;
+}
+
 static enum step_result
 answer_bulk(struct sink *s, struct flush *fl, long status)
 {
@@ -493,7 +505,7 @@ answer_bulk(struct sink *s, struct flush *fl, long status)
 	const struct item_result *it;
 	struct op *op;
 	char name[800], why[512];
-	int i, nretry = 0, nreject = 0;
+	int i, first = 0, nretry = 0, nreject = 0;
 
 	s->stats->bulk_bytes += fl->sent_len;
 	switch (bulkresp_classify(status, fl->resp.buf, fl->resp.len,
@@ -519,14 +531,24 @@ answer_bulk(struct sink *s, struct flush *fl, long status)
 	s->stats->batches++;
 	for (i = 0; i < fl->nsent; i++) {
 		it = &fl->items[i];
-		op = &b->ops[fl->sent[i]];
 		count_item(s, it);
 		if (it->verdict == ITEM_OK || it->verdict == ITEM_CONFLICT ||
 		    it->verdict == ITEM_NOTFOUND)
+			b->ops[fl->sent[i]].written = 1;
+	}
+	for (i = 0; i < fl->nsent; i++) {
+		it = &fl->items[i];
+		op = &b->ops[fl->sent[i]];
+		if (op->written)
+			continue;
+		if (superseded(b, fl->sent[i])) {
 			op->written = 1;
-		else if (it->verdict == ITEM_RETRY)
-			nretry++;
-		else {
+			continue;
+		}
+		if (it->verdict == ITEM_RETRY) {
+			if (nretry++ == 0)
+				first = i;
+		} else {
 			nreject++;
 			name_of(b, op, name, sizeof(name));
 			if (first_time(fl, name, it->type))
@@ -556,13 +578,10 @@ answer_bulk(struct sink *s, struct flush *fl, long status)
 			    "accepts it");
 		return STEP_WAIT;
 	}
-	for (i = 0; i < fl->nsent; i++)
-		if (fl->items[i].verdict == ITEM_RETRY)
-			break;
 	snprintf(s->err, sizeof(s->err), "%d of %d bulk items not accepted "
-	    "yet (HTTP %d): %s: %s", nretry, fl->nsent, fl->items[i].status,
-	    fl->items[i].type[0] ? fl->items[i].type : "error",
-	    fl->items[i].reason);
+	    "yet (HTTP %d): %s: %s", nretry, fl->nsent,
+	    fl->items[first].status, fl->items[first].type[0] ?
+	    fl->items[first].type : "error", fl->items[first].reason);
 	return sink_down(s);
 }
 

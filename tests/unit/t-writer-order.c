@@ -304,6 +304,33 @@ test_in_order(void)
 	answer_ok(&w, s[0]);
 	is_str(reported(&w), "450,550", "accepted at last: both reported");
 
+	/* a document written twice in one flush: when the later write is
+	 * accepted, the earlier one is not sent again, which would put back
+	 * the older state under the same version */
+	idx(&b, 20, 560);
+	add(&b, "{\"k\":\"delete\",\"index\":\"t\",\"id\":\"20\",\"v\":560}");
+	commit(&b, 570);
+	cut(&w, &b, CUT_IDLE);
+	n = next_all(&w, 2000, s);
+	is_int(answer_bulk(&w, s[0], 200, 429), STEP_DONE,
+	    "the index refused for now, the delete after it accepted: done");
+	is_str(reported(&w), "570", "and reported");
+	idx(&b, 21, 580);
+	add(&b, "{\"k\":\"delete\",\"index\":\"t\",\"id\":\"21\",\"v\":580}");
+	commit(&b, 590);
+	cut(&w, &b, CUT_IDLE);
+	n = next_all(&w, 2000, s);
+	sbuf_reset(&w.fl[s[0]].resp);
+	sbuf_adds(&w.fl[s[0]].resp, "{\"items\":[{\"index\":{\"status\":201}},"
+	    "{\"delete\":{\"status\":429}}]}");
+	is_int(window_answer(&w, s[0], NULL, 200, 2000), STEP_WAIT,
+	    "the later write refused for now: retried");
+	is_int(next(&w, window_retry_at(&w), NULL), s[0], "resent");
+	ok(w.fl[s[0]].nsent == 1 && strstr(w.fl[s[0]].body.buf,
+	    "{\"delete\":") == w.fl[s[0]].body.buf, "the delete alone");
+	answer_ok(&w, s[0]);
+	is_str(reported(&w), "590", "then reported");
+
 	/* a full window takes nothing more */
 	window_release(&w);
 	window_init(&w, 2, &sink);
