@@ -8,38 +8,12 @@
 #include <string.h>
 
 #include "tap.h"
-#include "../../writer/writer.h"
-
-static struct frame
-mkframe(const char *json)
-{
-	struct frame f;
-
-	memset(&f, 0, sizeof(f));
-	f.obj.p = json;
-	f.obj.n = strlen(json);
-	if (!jobj_get(f.obj, "k", &f.kind))
-		f.kind.p = NULL;
-	return f;
-}
+#include "writer-test.h"
 
 static int
 starts(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-static int
-add(struct batch *b, const char *json)
-{
-	struct frame f = mkframe(json);
-	char err[256];
-
-	if (batch_add(b, &f, err, sizeof(err)) == -1) {
-		printf("# batch_add: %s\n", err);
-		return -1;
-	}
-	return 0;
 }
 
 static char *

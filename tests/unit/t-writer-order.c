@@ -11,33 +11,10 @@
 #include <string.h>
 
 #include "tap.h"
-#include "../../writer/writer.h"
+#include "writer-test.h"
 
 static struct writer_stats stats;
 static struct sink sink;
-
-static struct frame
-mkframe(const char *json)
-{
-	struct frame f;
-
-	memset(&f, 0, sizeof(f));
-	f.obj.p = json;
-	f.obj.n = strlen(json);
-	if (!jobj_get(f.obj, "k", &f.kind))
-		f.kind.p = NULL;
-	return f;
-}
-
-static void
-add(struct batch *b, const char *json)
-{
-	struct frame f = mkframe(json);
-	char err[256];
-
-	if (batch_add(b, &f, err, sizeof(err)) == -1)
-		printf("# batch_add: %s: %s\n", err, json);
-}
 
 static void
 idx(struct batch *b, int id, unsigned v)

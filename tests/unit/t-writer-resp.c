@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "tap.h"
-#include "../../writer/writer.h"
+#include "writer-test.h"
 
 struct rcase {
 	const char *name;
@@ -215,18 +215,6 @@ test_dbq(void)
 	    "\"items\",\"id\":\"1\",\"cause\":{\"type\":\"x\"},\"status\":500}]}"),
 	    "failures are not done");
 	ok(!DBQ("garbage"), "garbage is not done");
-}
-
-static struct frame
-mkframe(const char *json)
-{
-	struct frame f;
-
-	memset(&f, 0, sizeof(f));
-	f.obj.p = json;
-	f.obj.n = strlen(json);
-	jobj_get(f.obj, "k", &f.kind);
-	return f;
 }
 
 static struct jspan
