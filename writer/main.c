@@ -431,7 +431,7 @@ setup(struct writer *wr, const char *cfgpath)
 		    log_redact_url(cfg.target_url, redacted, sizeof(redacted)),
 		    err);
 	if (ctl_open(&ctl, "writer") == -1)
-		fatal(P2O_EXIT_INTERNAL, "control fd 3");
+		fatal(P2O_EXIT_TEMPFAIL, "control fd 3: sending hello");
 	frame_reader_init(&wr->in, P2O_FD_IN, "stdin");
 	batch_init(&wr->b, cfg.batch_size, cfg.batch_max_bytes);
 	sink_init(&wr->sink, wr->pool.slot[0].base, &stats);
