@@ -16,7 +16,7 @@ struct http_client {
 	char	*base;		/* "http://127.0.0.1:9200", no trailing slash */
 	long	 timeout_ms;	/* whole-request timeout, default 60000 */
 	char	 err[256];	/* transport error text after -1 */
-	char	 curlerr[256];	/* curl's own detail (CURL_ERROR_SIZE) */
+	char	 curlerr[256];	/* curl's detail (CURL_ERROR_SIZE) */
 };
 
 int	http_global_init(void);		/* once per process, before threads */
@@ -49,7 +49,7 @@ struct http_pool {
 
 struct http_done {
 	int	 slot;
-	long	 status;	/* the HTTP status; 0 after a transport error */
+	long	 status;	/* HTTP status; 0 after a transport error */
 	const char *err;	/* NULL, or why no response arrived */
 };
 

@@ -53,13 +53,13 @@ struct writer {
 	struct batch b;		/* read, not cut yet */
 	struct frame_reader in;
 	int	 in_more;	/* the reader may hold a complete frame */
-	int	 in_idle;	/* stdin had nothing to read at the last look */
+	int	 in_idle;	/* stdin had nothing to read, last look */
 	int	 in_eof;
 	int	 probe_open;
 	long long probe_at;	/* no probe before (a backoff) */
 	long long probe_backoff;
 	long long stats_at;
-	uint64_t durable_pos;	/* the last reported, for the last log line */
+	uint64_t durable_pos;	/* the last reported, for the log */
 };
 
 static volatile sig_atomic_t terminating;

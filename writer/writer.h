@@ -27,7 +27,7 @@ enum op_kind {
 	OP_COMMIT,	/* boundary: its pos may be reported durable */
 	OP_POS,		/* boundary without a transaction */
 	OP_CLEAR,	/* barrier: refresh + delete_by_query on one index */
-	OP_MARK		/* reported "marked" once everything before is written */
+	OP_MARK		/* "marked" once everything before is written */
 };
 
 /* a span inside the batch arena, stable across arena growth */
@@ -67,7 +67,7 @@ struct batch {
 	int	 limit_docs;
 	size_t	 limit_bytes;
 	struct doctab {
-		int	*slot;	/* op indexes, -1 empty; NULL: not built */
+		int	*slot;	/* op indexes, -1 empty; NULL: none */
 		int	 nslot;
 	} writers;		/* the last write of each document (docref.c),
 				 * built when a later flush asks */
@@ -106,7 +106,8 @@ const struct op *batch_boundary(const struct batch *, int n);
 /* what a written batch lets the writer report: 1 and the durable
  * position in *d (text borrowed from the batch; sent/at left 0) or 0 when
  * it holds none; *mark is the last op's mark object or { NULL, 0 } */
-int	batch_report(const struct batch *, struct msg_pos *d, struct jspan *mark);
+int	batch_report(const struct batch *, struct msg_pos *d,
+	    struct jspan *mark);
 /* drop ops [0, n) after they were flushed */
 void	batch_consume(struct batch *, int n);
 /* move ops [0, n) and their bytes into the empty batch to (which takes
@@ -136,8 +137,8 @@ int	batch_last_write(struct batch *, const struct docref *r);
 /* bulk.c */
 /* append the bulk entry of a decoded index/delete operation; records the
  * spans in op; -1 with err set when the target could not take it */
-int	bulk_add_entry(struct sbuf *out, const struct msg_op *m, struct op *op,
-	    char *err, size_t errlen);
+int	bulk_add_entry(struct sbuf *out, const struct msg_op *m,
+	    struct op *op, char *err, size_t errlen);
 /* a bulk body with the not yet written data ops among [0, n); their indexes
  * go to sent[] (room for n). Returns the number of entries. */
 int	bulk_body(const struct batch *, int n, struct sbuf *body, int *sent);
@@ -192,8 +193,9 @@ int	toast_needed(const struct batch *, int n);
  * write of it in the earlier flushes (earlier[], oldest first), else the
  * stored document. Returns how many must be read, or -1 when a source in
  * an earlier flush waits for its own completion (ask again later). */
-int	toast_plan(const struct batch *b, int n, struct batch *const *earlier,
-	    int nearlier, struct toast_from *from);
+int	toast_plan(const struct batch *b, int n,
+	    struct batch *const *earlier, int nearlier,
+	    struct toast_from *from);
 /* 1 if op's document is final: no completion, or completed */
 int	toast_settled(const struct op *);
 /* the document op writes (completed or as it arrived), or p == NULL for
@@ -225,7 +227,7 @@ enum next_result {
 	NEXT_SEND,	/* *call is the flush's next request */
 	NEXT_DONE,	/* nothing left to send: the flush is written */
 	NEXT_BLOCKED,	/* waiting for an earlier flush's completion */
-	NEXT_FAILED	/* could not build it: back off (sink err says why) */
+	NEXT_FAILED	/* could not build it: back off (sink err: why) */
 };
 
 /* a request for the caller to make; pointers stay valid until answered */
@@ -239,17 +241,17 @@ enum flush_phase { PH_TOAST, PH_BULK, PH_REFRESH, PH_DELETE, PH_DONE };
 
 /* a cut of the batch on its way to the target */
 struct flush {
-	struct batch b;		/* its operations, moved out of the input */
+	struct batch b;		/* its operations, moved from the input */
 	uint64_t seq;		/* the order it was cut in */
 	enum flush_phase phase;
 	int	 inflight;	/* one of its requests is open */
 	long long retry_at;	/* monotonic ms: backing off until then */
 	long long backoff_ms;	/* its last backoff delay */
-	long long started_us;	/* wall clock when its first request left */
+	long long started_us;	/* wall clock µs: its first request left */
 	struct toast_from *from;
 	int	*asked, *sent;
 	struct item_result *items;
-	int	 room;		/* entries in from, asked, sent, items */
+	int	 room;		/* entries of from, asked, sent, items */
 	int	 nasked, nsent;
 	size_t	 sent_len;	/* bytes of the open bulk request */
 	struct sbuf body, path, resp;
@@ -350,7 +352,8 @@ const struct flush *window_head(const struct window *);
  * else 1, d->present when it carries a position past the last one
  * reported (text borrowed from the flush; sent is when its first request
  * left) and mark when it ends in one. Then window_retire. */
-int	window_report(struct window *, struct msg_pos *d, struct jspan *mark);
+int	window_report(struct window *, struct msg_pos *d,
+	    struct jspan *mark);
 void	window_retire(struct window *);
 /* the earliest end of a backoff (monotonic ms), or 0 */
 long long window_retry_at(const struct window *);

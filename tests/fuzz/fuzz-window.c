@@ -38,7 +38,7 @@ struct fz {
 	struct writer_stats st;
 	int	 nops;			/* operations added so far */
 	unsigned char written[MAXOPS];	/* by version - 1 */
-	int	 need[MAXOPS];		/* by boundary number: ops before it */
+	int	 need[MAXOPS];		/* per boundary: ops before it */
 	int	 nbound;
 	uint64_t last;			/* last position reported */
 	int	 any;

@@ -125,8 +125,8 @@ pump(struct window *w, struct batch *b, enum cut_reason why)
 			answer(&w->fl[slot], &call, resp, &status);
 			if (window_answer(w, slot, NULL, status, 0) ==
 			    STEP_WAIT)
-				fatalx(P2O_EXIT_INTERNAL, "a request failed: %s",
-				    w->sink->err);
+				fatalx(P2O_EXIT_INTERNAL, "a request "
+				    "failed: %s", w->sink->err);
 			moved = 1;
 		}
 		while (window_report(w, &d, &mark)) {
@@ -137,7 +137,8 @@ pump(struct window *w, struct batch *b, enum cut_reason why)
 			if (mark.p) {
 				sbuf_reset(&frame);
 				msg_put_marked_from(&frame, mark);
-				printf("< marked %s", strchr(frame.buf, ' ') + 1);
+				printf("< marked %s",
+				    strchr(frame.buf, ' ') + 1);
 			}
 			window_retire(w);
 			moved = 1;
