@@ -37,6 +37,17 @@ for part in filter(None, plan.split(",")):
     faults[int(n)] = f
 t = urllib.parse.urlparse(target)
 bulk_seen = 0
+log_lock = threading.Lock()
+
+
+def log(line):
+    # one write per line: print() writes the newline apart, and two
+    # threads' lines would share one
+    with log_lock:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
 bulk_open = 0
 bulk_open_max = 0
 bulk_lock = threading.Lock()
@@ -107,8 +118,7 @@ class Proxy(http.server.BaseHTTPRequestHandler):
             bulk_open += 1
             if bulk_open > bulk_open_max:
                 bulk_open_max = bulk_open
-                print(f"faultproxy: {bulk_open} bulk requests open at once",
-                      file=sys.stderr, flush=True)
+                log(f"faultproxy: {bulk_open} bulk requests open at once")
         try:
             self.handle_request(body, n)
         finally:
@@ -119,7 +129,7 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         is_bulk = n is not None
         fault = faults.get(n) if is_bulk else None
         if fault:
-            print(f"faultproxy: bulk {n}: {fault}", file=sys.stderr, flush=True)
+            log(f"faultproxy: bulk {n}: {fault}")
         if fault in ("429", "503"):
             err = {"error": {"type": "es_rejected_execution_exception" if fault == "429"
                              else "unavailable", "reason": "injected"}, "status": int(fault)}
