@@ -21,13 +21,17 @@ sed -i "s#url: $OS_URL#url: http://127.0.0.1:$PPORT#" "$T/cfg.yaml"
 pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
 wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"; ok $? "pipeline up through the proxy"
+# the updates never touch a transaction's first row, the one item429 hits:
+# an item written again later in its own request is not resent, and then
+# no failure would be counted for it
 for i in 1 2 3 4 5 6; do
-	psql_q -c "insert into faults select g, $i from generate_series($i * 100 - 99, $i * 100) g; update faults set v = v + 1 where id % 7 = 0"
+	psql_q -c "insert into faults select g, $i from generate_series($i * 100 - 99, $i * 100) g; update faults set v = v + 1 where id % 10 = 5"
 	sleep 0.3
 done
 check "every change lands despite the injected faults" -- wait_equal faults ${S}_faults 90
 n=$(grep -c 'faultproxy: bulk' "$T/proxy.log")
 ok $([ "$n" -ge 6 ]; echo $?) "the proxy injected its faults ($n)"
+sleep 1.5	# stats reach the supervisor at most once a second
 errs=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk '/^pg2osync_sink_errors_total/ {print $2}')
 ok $([ "${errs%.*}" -ge 5 ] 2>/dev/null; echo $?) "each failed request counted as a sink error ($errs)"
 rc=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk '/^pg2osync_reconnects_total/ {print $2}')

@@ -91,9 +91,10 @@ print(f"{ndurable} durable, {nmarked} marked checked")
 sys.exit(1 if bad else 0)
 PY
 errs=$(grep '"k":"stats"' "$T/ctl.log" | tail -n 1 | sed -E 's/.*"sink_errors":([0-9]+).*/\1/')
-# 503s and refused items; curl itself may resend a request whose reused
-# connection was dropped before any answer
-ok $([ "${errs:-0}" -ge 6 ]; echo $?) "failed requests counted as sink errors (${errs:-none})"
+# at least the four 503s: curl itself may resend a request whose reused
+# connection was dropped before any answer, and an item refused for now is
+# not resent (nor counted) when its request writes the document again
+ok $([ "${errs:-0}" -ge 4 ]; echo $?) "failed requests counted as sink errors (${errs:-none})"
 [ $_tap_fail -gt 0 ] && { sed 's/^/#   /' "$T/proxy.log"; grep -v ' info: ' "$T/writer.log" | tail -n 20 | sed 's/^/#   /'; }
 os_drop $IDX
 done_testing
