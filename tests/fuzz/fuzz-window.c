@@ -11,7 +11,9 @@
  *
  * Operations carry their number as their version, so an answer can say
  * which one it wrote; their documents are among eight ids, so completions
- * find earlier writes of the same document in open flushes.
+ * find earlier writes of the same document in open flushes. A write a
+ * later write of its document in the same flush made moot counts as
+ * written once that later one is.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -121,6 +123,33 @@ version_of(const struct batch *b, const struct op *op)
 	return atoi(v + 10);
 }
 
+/* a write whose document a later write of its flush put in the node is
+ * done with: the node holds a state at least as new */
+static void
+superseded(struct fz *z, const struct flush *fl)
+{
+	const struct batch *b = &fl->b;
+	const struct op *x, *y;
+	int i, j, last;
+
+	for (i = 0; i < b->nops; i++) {
+		x = &b->ops[i];
+		if (x->kind != OP_INDEX && x->kind != OP_DELETE)
+			continue;
+		last = -1;
+		for (j = i + 1; j < b->nops; j++) {
+			y = &b->ops[j];
+			if ((y->kind == OP_INDEX || y->kind == OP_DELETE) &&
+			    y->id.len == x->id.len &&
+			    memcmp(b->arena.buf + y->id.off,
+			    b->arena.buf + x->id.off, x->id.len) == 0)
+				last = j;
+		}
+		if (last >= 0 && z->written[version_of(b, &b->ops[last]) - 1])
+			z->written[version_of(b, x) - 1] = 1;
+	}
+}
+
 static void
 answer(struct fz *z, int slot, int how)
 {
@@ -168,6 +197,7 @@ answer(struct fz *z, int slot, int how)
 				z->written[ver - 1] = 1;
 		}
 		sbuf_adds(&fl->resp, "]}");
+		superseded(z, fl);
 	} else
 		sbuf_adds(&fl->resp, "{\"failures\":[],\"timed_out\":false}");
 	r = window_answer(&z->w, slot, NULL, status, z->now);
