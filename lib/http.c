@@ -1,9 +1,10 @@
 /*
- * http.c - a small blocking HTTP client over one reused libcurl easy
- * handle, so requests to the target share a kept-alive connection. Owns
- * handing credentials to curl (CURLOPT_USERNAME/PASSWORD: never in a URL,
- * an argv or an error message). Never interprets a response: the status
- * and body go back to the caller.
+ * http.c - HTTP requests to the target over libcurl: blocking on one
+ * reused easy handle, or several at once through a multi handle whose
+ * transfers the caller's poll loop drives. Each easy handle keeps its own
+ * kept-alive connection. Owns handing credentials to curl
+ * (CURLOPT_USERNAME/PASSWORD: never in a URL, an argv or an error message).
+ * Never interprets a response: the status and body go back to the caller.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,9 @@
 #include "http.h"
 
 #define HTTP_TIMEOUT_MS_DEFAULT	60000L
+
+_Static_assert(sizeof(((struct http_client *)0)->curlerr) >= CURL_ERROR_SIZE,
+    "curl's error buffer size");
 
 int
 http_global_init(void)
@@ -121,18 +125,17 @@ set_headers(struct http_client *c, const char *ctype)
 	return 0;
 }
 
-int
-http_request(struct http_client *c, const char *method, const char *path,
+/* the options of one request on c's handle: everything but running it */
+static int
+prepare(struct http_client *c, const char *method, const char *path,
     const char *ctype, const char *body, size_t len, struct sbuf *resp,
-    long *status)
+    long timeout_ms)
 {
-	char errbuf[CURL_ERROR_SIZE];
 	struct sbuf url = SBUF_INIT;
 	CURL *h = c->curl;
-	CURLcode rc;
 
 	c->err[0] = '\0';
-	*status = 0;
+	c->curlerr[0] = '\0';
 	if (resp != NULL)
 		sbuf_reset(resp);
 	if (set_headers(c, ctype ? ctype : "application/json") < 0) {
@@ -141,10 +144,10 @@ http_request(struct http_client *c, const char *method, const char *path,
 	}
 	sbuf_adds(&url, c->base);
 	sbuf_adds(&url, path);
-	errbuf[0] = '\0';
 
 	/* the handle keeps options between requests: reset the method */
 	curl_easy_setopt(h, CURLOPT_URL, url.buf);
+	sbuf_release(&url);
 	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, NULL);
 	curl_easy_setopt(h, CURLOPT_NOBODY, 0L);
 	curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
@@ -163,24 +166,163 @@ http_request(struct http_client *c, const char *method, const char *path,
 		if (strcmp(method, "POST") != 0)
 			curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 	}
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
-	    c->timeout_ms > 0 ? c->timeout_ms : HTTP_TIMEOUT_MS_DEFAULT);
+	if (timeout_ms <= 0)
+		timeout_ms = c->timeout_ms > 0 ? c->timeout_ms :
+		    HTTP_TIMEOUT_MS_DEFAULT;
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	/* set per request: the client may have moved since the last one */
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->curlerr);
+	curl_easy_setopt(h, CURLOPT_PRIVATE, c);
+	return 0;
+}
 
-	rc = curl_easy_perform(h);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
-	sbuf_release(&url);
+/* after a transfer: 0 and the status, or -1 with err saying why not */
+static int
+finish(struct http_client *c, CURLcode rc, long *status)
+{
+	char *detail = c->curlerr;
+
+	*status = 0;
 	if (rc != CURLE_OK) {
-		errbuf[strcspn(errbuf, "\r\n")] = '\0';
-		if (errbuf[0] && strcmp(errbuf, curl_easy_strerror(rc)) != 0)
+		detail[strcspn(detail, "\r\n")] = '\0';
+		if (detail[0] && strcmp(detail, curl_easy_strerror(rc)) != 0)
 			snprintf(c->err, sizeof(c->err), "%s: %.200s",
-			    curl_easy_strerror(rc), errbuf);
+			    curl_easy_strerror(rc), detail);
 		else
 			snprintf(c->err, sizeof(c->err), "%s",
 			    curl_easy_strerror(rc));
 		return -1;
 	}
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, status);
+	return 0;
+}
+
+int
+http_request(struct http_client *c, const char *method, const char *path,
+    const char *ctype, const char *body, size_t len, struct sbuf *resp,
+    long *status)
+{
+	*status = 0;
+	if (prepare(c, method, path, ctype, body, len, resp, 0) == -1)
+		return -1;
+	return finish(c, curl_easy_perform(c->curl), status);
+}
+
+int
+http_pool_init(struct http_pool *p, int nslots, const char *base_url,
+    const char *username, const char *password, char *err, size_t errlen)
+{
+	int i;
+
+	memset(p, 0, sizeof(*p));
+	if (nslots < 1)
+		nslots = 1;
+	p->slot = xcalloc(nslots, sizeof(*p->slot));
+	p->open = xcalloc(nslots, sizeof(*p->open));
+	for (i = 0; i < nslots; i++) {
+		if (http_init(&p->slot[i], base_url, username, password)
+		    == -1) {
+			snprintf(err, errlen, "%s", p->slot[i].err);
+			goto fail;
+		}
+		p->nslots = i + 1;
+	}
+	if ((p->multi = curl_multi_init()) == NULL) {
+		snprintf(err, errlen, "could not create a curl multi handle");
+		goto fail;
+	}
+	return 0;
+fail:
+	http_pool_release(p);
+	return -1;
+}
+
+void
+http_pool_release(struct http_pool *p)
+{
+	int i;
+
+	for (i = 0; i < p->nslots; i++) {
+		if (p->open[i])
+			curl_multi_remove_handle(p->multi, p->slot[i].curl);
+		http_release(&p->slot[i]);
+	}
+	if (p->multi != NULL)
+		curl_multi_cleanup(p->multi);
+	free(p->slot);
+	free(p->open);
+	memset(p, 0, sizeof(*p));
+}
+
+int
+http_pool_start(struct http_pool *p, int slot, const char *method,
+    const char *path, const char *ctype, const char *body, size_t len,
+    struct sbuf *resp, long timeout_ms)
+{
+	struct http_client *c;
+
+	if (slot < 0 || slot >= p->nslots || p->open[slot])
+		return -1;
+	c = &p->slot[slot];
+	if (prepare(c, method, path, ctype, body, len, resp, timeout_ms)
+	    == -1)
+		return -1;
+	if (curl_multi_add_handle(p->multi, c->curl) != CURLM_OK) {
+		snprintf(c->err, sizeof(c->err), "curl refused a request");
+		return -1;
+	}
+	p->open[slot] = 1;
+	p->nopen++;
+	return 0;
+}
+
+int
+http_pool_wait(struct http_pool *p, int fd, int *fd_ready, long timeout_ms)
+{
+	struct curl_waitfd w;
+	int running, n = 0;
+
+	*fd_ready = 0;
+	memset(&w, 0, sizeof(w));
+	if (fd >= 0) {
+		w.fd = fd;
+		w.events = CURL_WAIT_POLLIN;
+		n = 1;
+	}
+	if (timeout_ms < 0)
+		timeout_ms = 0;
+	/* curl shortens the wait to its own next deadline; a signal ends
+	 * it early, which the caller sees as a short wait */
+	if (curl_multi_poll(p->multi, n ? &w : NULL, n, (int)timeout_ms,
+	    NULL) != CURLM_OK)
+		return -1;
+	*fd_ready = n && (w.revents & CURL_WAIT_POLLIN) != 0;
+	if (curl_multi_perform(p->multi, &running) != CURLM_OK)
+		return -1;
+	return 0;
+}
+
+int
+http_pool_done(struct http_pool *p, struct http_done *d)
+{
+	struct http_client *c;
+	CURLMsg *m;
+	void *priv;
+	int left;
+
+	while ((m = curl_multi_info_read(p->multi, &left)) != NULL) {
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &priv);
+		c = priv;
+		d->slot = (int)(c - p->slot);
+		d->err = finish(c, m->data.result, &d->status) == -1 ?
+		    c->err : NULL;
+		curl_multi_remove_handle(p->multi, c->curl);
+		p->open[d->slot] = 0;
+		p->nopen--;
+		return 1;
+	}
 	return 0;
 }

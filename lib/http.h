@@ -1,7 +1,9 @@
 /*
- * http.h - a small blocking HTTP client over libcurl, for the target's REST
- * API (writer, ckpt). Credentials are handed to curl directly and never
- * appear in a URL, an argv or a log line.
+ * http.h - an HTTP client over libcurl for the target's REST API: one
+ * blocking request at a time (ckpt), or several open at once in a pool
+ * whose transfers the caller's own poll loop drives (writer). Credentials
+ * are handed to curl directly and never appear in a URL, an argv or a log
+ * line.
  */
 #ifndef HTTP_H
 #define HTTP_H
@@ -14,6 +16,7 @@ struct http_client {
 	char	*base;		/* "http://127.0.0.1:9200", no trailing slash */
 	long	 timeout_ms;	/* whole-request timeout, default 60000 */
 	char	 err[256];	/* transport error text after -1 */
+	char	 curlerr[256];	/* curl's detail (CURL_ERROR_SIZE) */
 };
 
 int	http_global_init(void);		/* once per process, before threads */
@@ -28,5 +31,45 @@ void	http_release(struct http_client *);
 int	http_request(struct http_client *, const char *method, const char *path,
 	    const char *ctype, const char *body, size_t len, struct sbuf *resp,
 	    long *status);
+
+/*
+ * A pool of slots, each a client with its own connection, all driven
+ * through one libcurl multi handle: http_pool_start opens a request on a
+ * free slot and returns at once, http_pool_wait polls the transfers (and
+ * one descriptor of the caller's) and moves them along, http_pool_done
+ * hands out each finished request once.
+ */
+struct http_pool {
+	void	*multi;		/* CURLM * */
+	struct http_client *slot;
+	int	*open;		/* slot has a request in flight */
+	int	 nslots;
+	int	 nopen;
+};
+
+struct http_done {
+	int	 slot;
+	long	 status;	/* HTTP status; 0 after a transport error */
+	const char *err;	/* NULL, or why no response arrived */
+};
+
+int	http_pool_init(struct http_pool *, int nslots, const char *base_url,
+	    const char *username, const char *password, char *err,
+	    size_t errlen);
+void	http_pool_release(struct http_pool *);
+/* the same arguments as http_request, plus a timeout (0: the default).
+ * body and resp must stay valid until the request is done. -1 if the slot
+ * is busy or curl refuses (err in the slot's client). */
+int	http_pool_start(struct http_pool *, int slot, const char *method,
+	    const char *path, const char *ctype, const char *body, size_t len,
+	    struct sbuf *resp, long timeout_ms);
+/* wait up to timeout_ms for a transfer to need attention or for fd
+ * (-1: none) to become readable, then run the transfers; *fd_ready says
+ * whether fd is readable. Returns at once when curl's own timer is due.
+ * -1 only when polling itself fails. */
+int	http_pool_wait(struct http_pool *, int fd, int *fd_ready,
+	    long timeout_ms);
+/* 1 and *d for a request that finished since the last call, 0 when none */
+int	http_pool_done(struct http_pool *, struct http_done *d);
 
 #endif

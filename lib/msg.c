@@ -726,6 +726,22 @@ op_string(struct jspan s, const char *name, int required, const char *what,
 	return 0;
 }
 
+/* the field names a completion copies: each must be a string */
+static int
+string_array(struct jspan a)
+{
+	struct jiter it;
+	struct jspan el;
+
+	if (jspan_type(a) != J_ARRAY)
+		return 0;
+	jiter_init(&it, a);
+	while (jiter_elem(&it, &el) == 1)
+		if (jspan_type(el) != J_STRING)
+			return 0;
+	return 1;
+}
+
 int
 msg_read_op(const struct frame *f, struct msg_op *op, char *err,
     size_t errlen)
@@ -759,8 +775,9 @@ msg_read_op(const struct frame *f, struct msg_op *op, char *err,
 	op->pipeline = m[4], op->rel = m[5];
 	if (op->kind != MSG_INDEX)
 		return 0;
-	if (m[6].p != NULL && jspan_type(m[6]) != J_ARRAY)
-		return bad(err, errlen, "index \"toast\" is not an array");
+	if (m[6].p != NULL && !string_array(m[6]))
+		return bad(err, errlen, "index \"toast\" is not an array of "
+		    "strings");
 	if (m[8].p == NULL || jspan_type(m[8]) != J_OBJECT)
 		return bad(err, errlen, "index has no \"doc\" object");
 	op->toast = m[6], op->toast_id = m[7], op->doc = m[8];

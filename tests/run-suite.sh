@@ -17,11 +17,13 @@ integ=(tests/integration/*.t)
 # the sanitizer pass repeats what exercises the most code per minute; the
 # 30-second target outage and the long kill loop stay in the plain pass
 san_integ=(tests/integration/10-*.t tests/integration/20-*.t tests/integration/30-*.t
-	tests/integration/35-*.t tests/integration/40-*.t tests/integration/45-*.t tests/integration/70-*.t
+	tests/integration/35-*.t tests/integration/40-*.t tests/integration/45-*.t
+	tests/integration/67-*.t tests/integration/70-*.t
 	tests/integration/80-*.t tests/integration/85-*.t
 	tests/integration/6[1-4]-mysql-*.t)
-phase plain build "${unit[@]}" tests/golden/run.sh tests/golden/capture-pg.sh "${integ[@]}"
-phase asan build-san "${san_unit[@]}" tests/golden/run.sh tests/golden/capture-pg.sh $(ls "${san_integ[@]}" 2>/dev/null)
+golden=(tests/golden/run.sh tests/golden/writer/run.sh tests/golden/capture-pg.sh)
+phase plain build "${unit[@]}" "${golden[@]}" "${integ[@]}"
+phase asan build-san "${san_unit[@]}" "${golden[@]}" $(ls "${san_integ[@]}" 2>/dev/null)
 FUZZ_SECONDS=${FUZZ_SECONDS:-15} phase fuzz build tests/fuzz/run.sh
 pass=$(cat "$log".* | grep -cE '^ok [0-9]')
 fail=$(cat "$log".* | grep -cE '^not ok [0-9]')

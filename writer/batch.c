@@ -1,10 +1,11 @@
 /*
- * batch.c - the buffer of operations read but not yet written, and the
+ * batch.c - the buffer of operations read but not yet cut, and the
  * batching rule: a flush ends at a commit/pos boundary, so a transaction is
  * never presented half-written, unless the open transaction alone exceeds
  * the batch limits (then it is split: an unbounded buffer is worse). Clear
- * and mark are barriers that end a flush right after themselves. Performs
- * no I/O: the main loop says why it asks for a cut.
+ * and mark are barriers that end a flush right after themselves. What a
+ * frame says is read through lib/msg.h; the bulk entry is bulk.c's.
+ * Performs no I/O: the main loop says why it asks for a cut.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,53 +34,42 @@ op_release(struct op *op)
 	free(op->text);
 }
 
+/* the index of writes describes the ops as they were */
+static void
+forget_writers(struct batch *b)
+{
+	doctab_release(&b->writers);
+}
+
 void
 batch_release(struct batch *b)
 {
-	int i;
+	int i, docs = b->limit_docs;
+	size_t bytes = b->limit_bytes;
 
 	for (i = 0; i < b->nops; i++)
 		op_release(&b->ops[i]);
 	free(b->ops);
+	forget_writers(b);
 	sbuf_release(&b->arena);
-	memset(b, 0, sizeof(*b));
-	b->last_boundary = -1;
-	b->first_barrier = -1;
+	batch_init(b, docs, bytes);
 }
 
 static int
-add_position(struct op *op, struct jspan obj, int is_commit, char *err,
-    size_t errlen)
+is_data(const struct op *op)
 {
-	struct jspan v;
-	int64_t ts;
-
-	if (!jobj_get(obj, "pos", &v) || jspan_type(v) != J_NUMBER ||
-	    jnum_u64(v, &op->pos) == -1) {
-		snprintf(err, errlen, "%s has no unsigned 64-bit \"pos\"",
-		    is_commit ? "commit" : "pos");
-		return -1;
-	}
-	op->ts = -1;
-	if (is_commit && jobj_get(obj, "ts", &v)) {
-		if (jspan_type(v) != J_NUMBER || jnum_i64(v, &ts) == -1) {
-			snprintf(err, errlen, "commit \"ts\" is not an integer");
-			return -1;
-		}
-		op->ts = ts;
-	}
-	/* the source's own text travels to the checkpoint untouched */
-	if (jobj_get(obj, "text", &v) && jspan_type(v) == J_STRING)
-		op->text = jstr_dup(v);
-	return 0;
+	return op->kind == OP_INDEX || op->kind == OP_DELETE;
 }
 
 int
 batch_add(struct batch *b, const struct frame *f, char *err, size_t errlen)
 {
+	enum msg_kind k = msg_kind(f);
+	struct msg_mark mark;
+	struct msg_pos pos;
+	struct msg_op m;
 	struct op *op;
-	struct jspan v;
-	size_t mark = b->arena.len;
+	size_t arena_len = b->arena.len;
 
 	if (b->nops == b->cap) {
 		b->cap = b->cap ? b->cap * 2 : 64;
@@ -87,42 +77,48 @@ batch_add(struct batch *b, const struct frame *f, char *err, size_t errlen)
 	}
 	op = &b->ops[b->nops];
 	memset(op, 0, sizeof(*op));
+	forget_writers(b);
 
-	if (frame_is(f, "index") || frame_is(f, "delete")) {
-		if (bulk_add_entry(&b->arena, f->obj, frame_is(f, "delete"),
-		    op, err, errlen) == -1) {
-			b->arena.len = mark;
+	switch (k) {
+	case MSG_INDEX:
+	case MSG_DELETE:
+		if (msg_read_op(f, &m, err, errlen) == -1 ||
+		    bulk_add_entry(&b->arena, &m, op, err, errlen) == -1) {
+			b->arena.len = arena_len;
 			return -1;
 		}
 		b->ndocs++;
-	} else if (frame_is(f, "commit") || frame_is(f, "pos")) {
-		op->kind = frame_is(f, "commit") ? OP_COMMIT : OP_POS;
-		if (add_position(op, f->obj, op->kind == OP_COMMIT, err,
-		    errlen) == -1) {
-			op_release(op);
+		break;
+	case MSG_COMMIT:
+	case MSG_POS:
+		if (msg_read_pos(f, &pos, err, errlen) == -1)
 			return -1;
-		}
+		op->kind = k == MSG_COMMIT ? OP_COMMIT : OP_POS;
+		op->pos = pos.pos;
+		op->ts = pos.ts;
+		/* the source's own text travels to the checkpoint untouched */
+		op->text = pos.text;
 		b->last_boundary = b->nops;
-	} else if (frame_is(f, "clear")) {
-		op->kind = OP_CLEAR;
-		if (!jobj_get(f->obj, "index", &v) ||
-		    jspan_type(v) != J_STRING || v.n <= 2) {
-			snprintf(err, errlen, "clear has no \"index\"");
+		break;
+	case MSG_CLEAR:
+		if (msg_read_op(f, &m, err, errlen) == -1)
 			return -1;
-		}
-		op->text = jstr_dup(v);
+		op->kind = OP_CLEAR;
+		op->text = jstr_dup(m.index);
 		if (b->first_barrier < 0)
 			b->first_barrier = b->nops;
-	} else if (frame_is(f, "mark")) {
-		op->kind = OP_MARK;
-		if (!jobj_get(f->obj, "id", &v)) {
-			snprintf(err, errlen, "mark has no \"id\"");
+		break;
+	case MSG_MARK:
+		if (msg_read_mark(f, &mark, err, errlen) == -1)
 			return -1;
-		}
+		msg_mark_release(&mark);
+		/* "marked" carries the mark's members as they arrived */
+		op->kind = OP_MARK;
 		op->text = xstrndup(f->obj.p, f->obj.n);
 		if (b->first_barrier < 0)
 			b->first_barrier = b->nops;
-	} else {
+		break;
+	default:
 		/* ignoring an operation we do not know would lose it */
 		snprintf(err, errlen, "unknown operation kind %.*s",
 		    (int)(f->kind.n > 64 ? 64 : f->kind.n), f->kind.p);
@@ -141,8 +137,17 @@ batch_full(const struct batch *b)
 int
 batch_cut(const struct batch *b, enum cut_reason why)
 {
+	int n;
+
 	if (b->nops == 0)
 		return 0;
+	if (why == CUT_STOP) {
+		/* complete transactions only, and never past a barrier */
+		n = b->last_boundary + 1;
+		if (n > 0 && b->first_barrier >= 0 && b->first_barrier < n)
+			n = b->first_barrier + 1;
+		return n;
+	}
 	/* the main loop reads nothing past a barrier */
 	if (b->first_barrier >= 0)
 		return b->first_barrier + 1;
@@ -177,6 +182,29 @@ batch_boundary(const struct batch *b, int n)
 	return last;
 }
 
+int
+batch_report(const struct batch *b, struct msg_pos *d, struct jspan *mark)
+{
+	const struct op *bound = batch_boundary(b, b->nops), *last;
+
+	memset(d, 0, sizeof(*d));
+	mark->p = NULL;
+	mark->n = 0;
+	/* a mark is always the last op of its flush (batch_cut) */
+	last = b->nops ? &b->ops[b->nops - 1] : NULL;
+	if (last && last->kind == OP_MARK) {
+		mark->p = last->text;
+		mark->n = strlen(last->text);
+	}
+	if (bound == NULL)
+		return 0;
+	d->present = 1;
+	d->pos = bound->pos;
+	d->text = bound->text;
+	d->ts = bound->ts;
+	return 1;
+}
+
 static void
 shift(struct aspan *s, size_t by)
 {
@@ -184,41 +212,53 @@ shift(struct aspan *s, size_t by)
 		s->off -= by;
 }
 
-void
-batch_consume(struct batch *b, int n)
+/* where the bytes of ops [n, nops) start in the arena */
+static size_t
+bytes_before(const struct batch *b, int n)
 {
-	struct op *op;
-	size_t by = b->arena.len;
 	int i;
 
-	if (n <= 0)
-		return;
-	if (n > b->nops)
-		n = b->nops;
-	for (i = 0; i < n; i++) {
-		if (b->ops[i].kind == OP_INDEX || b->ops[i].kind == OP_DELETE)
-			b->ndocs--;
-		op_release(&b->ops[i]);
-	}
 	for (i = n; i < b->nops; i++)
-		if (b->ops[i].kind == OP_INDEX ||
-		    b->ops[i].kind == OP_DELETE) {
-			by = b->ops[i].entry.off;
-			break;
-		}
-	memmove(b->ops, b->ops + n, (b->nops - n) * sizeof(*b->ops));
-	b->nops -= n;
-	sbuf_consume(&b->arena, by);
+		if (is_data(&b->ops[i]))
+			return b->ops[i].entry.off;
+	return b->arena.len;
+}
+
+/* recount what the ops say about themselves after ops moved */
+static void
+recount(struct batch *b)
+{
+	struct op *op;
+	int i;
+
+	b->ndocs = 0;
 	b->last_boundary = -1;
 	b->first_barrier = -1;
 	for (i = 0; i < b->nops; i++) {
 		op = &b->ops[i];
+		if (is_data(op))
+			b->ndocs++;
 		if (op->kind == OP_COMMIT || op->kind == OP_POS)
 			b->last_boundary = i;
 		if ((op->kind == OP_CLEAR || op->kind == OP_MARK) &&
 		    b->first_barrier < 0)
 			b->first_barrier = i;
-		if (op->kind != OP_INDEX && op->kind != OP_DELETE)
+	}
+}
+
+/* ops [0, n) are gone and the arena lost its first by bytes */
+static void
+drop_front(struct batch *b, int n, size_t by)
+{
+	struct op *op;
+	int i;
+
+	memmove(b->ops, b->ops + n, (b->nops - n) * sizeof(*b->ops));
+	b->nops -= n;
+	recount(b);
+	for (i = 0; i < b->nops; i++) {
+		op = &b->ops[i];
+		if (!is_data(op))
 			continue;
 		shift(&op->entry, by);
 		shift(&op->action, by);
@@ -227,6 +267,59 @@ batch_consume(struct batch *b, int n)
 		shift(&op->id, by);
 		shift(&op->routing, by);
 	}
+}
+
+void
+batch_consume(struct batch *b, int n)
+{
+	size_t by;
+	int i;
+
+	if (n <= 0)
+		return;
+	if (n > b->nops)
+		n = b->nops;
+	by = bytes_before(b, n);
+	for (i = 0; i < n; i++)
+		op_release(&b->ops[i]);
+	forget_writers(b);
+	sbuf_consume(&b->arena, by);
+	drop_front(b, n, by);
+}
+
+void
+batch_move(struct batch *from, int n, struct batch *to)
+{
+	struct sbuf swap;
+	size_t by;
+
+	if (n > from->nops)
+		n = from->nops;
+	by = bytes_before(from, n);
+	forget_writers(from);
+	forget_writers(to);
+	to->limit_docs = from->limit_docs;
+	to->limit_bytes = from->limit_bytes;
+	if (to->cap < n) {
+		to->cap = n;
+		to->ops = xrealloc(to->ops, to->cap * sizeof(*to->ops));
+	}
+	memcpy(to->ops, from->ops, n * sizeof(*to->ops));
+	to->nops = n;
+	recount(to);
+	/* the moved ops keep their offsets: to takes the whole arena and
+	 * from keeps a copy of the rest, usually the smaller part */
+	swap = to->arena;
+	to->arena = from->arena;
+	from->arena = swap;
+	sbuf_reset(&from->arena);
+	if (to->arena.len > by)
+		sbuf_add(&from->arena, to->arena.buf + by,
+		    to->arena.len - by);
+	to->arena.len = by;
+	if (to->arena.buf)
+		to->arena.buf[by] = '\0';
+	drop_front(from, n, by);
 }
 
 struct jspan

@@ -1,6 +1,7 @@
 /*
  * bulk.c - the _bulk request body. Owns the action line of every index and
- * delete operation and the rule that a document's bytes are copied as they
+ * delete operation (the target's protocol; what the frame said is decoded
+ * by lib/msg.h) and the rule that a document's bytes are copied as they
  * arrived in the frame, never parsed into a tree or re-encoded. Performs no
  * I/O.
  */
@@ -13,28 +14,6 @@
 /* OpenSearch stores external versions as a signed 64-bit long */
 #define VERSION_MAX	((uint64_t)INT64_MAX)
 
-/* a picked string member: present (when required), a string, not empty */
-static int
-member_string(struct jspan val, const char *name, int required, char *err,
-    size_t errlen)
-{
-	if (val.p == NULL) {
-		if (required)
-			snprintf(err, errlen, "operation has no \"%s\"", name);
-		return required ? -1 : 0;
-	}
-	if (jspan_type(val) != J_STRING) {
-		snprintf(err, errlen, "operation member \"%s\" is not a string",
-		    name);
-		return -1;
-	}
-	if (val.n <= 2 && required) {
-		snprintf(err, errlen, "operation member \"%s\" is empty", name);
-		return -1;
-	}
-	return 0;
-}
-
 static void
 add_raw(struct sbuf *out, struct jspan s, struct aspan *where)
 {
@@ -44,96 +23,58 @@ add_raw(struct sbuf *out, struct jspan s, struct aspan *where)
 }
 
 int
-bulk_add_entry(struct sbuf *out, struct jspan obj, int is_delete,
-    struct op *op, char *err, size_t errlen)
+bulk_add_entry(struct sbuf *out, const struct msg_op *m, struct op *op,
+    char *err, size_t errlen)
 {
-	/* one pass over the frame: the document is most of its bytes and is
-	 * the last member, so each lookup on its own would skip it again */
-	static const char *const names[] = { "index", "id", "routing",
-	    "pipeline", "toast_id", "v", "doc", "toast", "rel" };
-	struct jspan m[9], index, id, routing, pipeline, v, doc, toast,
-	    toast_id, el;
-	struct jiter it;
-	uint64_t version;
+	int is_delete = m->kind == MSG_DELETE;
 	size_t start = out->len;
 
-	jobj_pick(obj, names, 9, m);
-	index = m[0], id = m[1], routing = m[2], pipeline = m[3];
-	toast_id = m[4], v = m[5];
-	if (member_string(index, "index", 1, err, errlen) == -1 ||
-	    member_string(id, "id", 1, err, errlen) == -1 ||
-	    member_string(routing, "routing", 0, err, errlen) == -1 ||
-	    member_string(pipeline, "pipeline", 0, err, errlen) == -1 ||
-	    member_string(toast_id, "toast_id", 0, err, errlen) == -1 ||
-	    member_string(m[8], "rel", 0, err, errlen) == -1)
-		return -1;
-	if (v.p == NULL || jspan_type(v) != J_NUMBER ||
-	    jnum_u64(v, &version) == -1 || version > VERSION_MAX) {
-		snprintf(err, errlen, "operation has no \"v\" that fits a "
-		    "signed 64-bit version");
+	if (m->v > VERSION_MAX) {
+		snprintf(err, errlen, "%s version %llu does not fit the "
+		    "target's signed 64-bit versions", msg_kind_name(m->kind),
+		    (unsigned long long)m->v);
 		return -1;
 	}
-	doc.p = NULL;
-	doc.n = 0;
-	toast.p = NULL;
-	if (!is_delete) {
-		doc = m[6];
-		if (doc.p == NULL || jspan_type(doc) != J_OBJECT) {
-			snprintf(err, errlen, "index operation has no \"doc\" "
-			    "object");
-			return -1;
-		}
-		toast = m[7];
-		if (toast.p) {
-			if (jspan_type(toast) != J_ARRAY)
-				goto badtoast;
-			jiter_init(&it, toast);
-			while (jiter_elem(&it, &el) == 1)
-				if (jspan_type(el) != J_STRING)
-					goto badtoast;
-		}
-	}
-
 	op->kind = is_delete ? OP_DELETE : OP_INDEX;
+	op->v = m->v;
 	op->entry.off = start;
 	op->action.off = start;
 	sbuf_adds(out, is_delete ? "{\"delete\":{\"_index\":" :
 	    "{\"index\":{\"_index\":");
-	add_raw(out, index, &op->index);
+	add_raw(out, m->index, &op->index);
 	sbuf_adds(out, ",\"_id\":");
-	add_raw(out, id, &op->id);
+	add_raw(out, m->id, &op->id);
 	sbuf_adds(out, ",\"version\":");
-	sbuf_add_u64(out, version);
+	sbuf_add_u64(out, m->v);
 	sbuf_adds(out, ",\"version_type\":\"external_gte\"");
 	op->routing.off = op->routing.len = 0;
-	if (routing.p) {
+	if (m->routing.p) {
 		sbuf_adds(out, ",\"routing\":");
-		add_raw(out, routing, &op->routing);
+		add_raw(out, m->routing, &op->routing);
 	}
 	/* an ingest pipeline runs on index actions only */
-	if (pipeline.p && !is_delete) {
+	if (m->pipeline.p && !is_delete) {
 		sbuf_adds(out, ",\"pipeline\":");
-		sbuf_add(out, pipeline.p, pipeline.n);
+		sbuf_add(out, m->pipeline.p, m->pipeline.n);
 	}
 	sbuf_adds(out, "}}");
 	op->action.len = out->len - start;
 	sbuf_addc(out, '\n');
 	op->doc.off = op->doc.len = 0;
 	if (!is_delete) {
-		add_raw(out, doc, &op->doc);
+		add_raw(out, m->doc, &op->doc);
 		sbuf_addc(out, '\n');
 	}
 	op->entry.len = out->len - start;
-	op->toast = toast.p ? xstrndup(toast.p, toast.n) : NULL;
-	op->toast_id = toast.p && toast_id.p ?
-	    xstrndup(toast_id.p, toast_id.n) : NULL;
-	op->rel = toast.p && m[8].p ? jstr_dup(m[8]) : NULL;
+	op->toast = op->toast_id = op->rel = NULL;
+	if (!is_delete && m->toast.p) {
+		op->toast = xstrndup(m->toast.p, m->toast.n);
+		if (m->toast_id.p)
+			op->toast_id = xstrndup(m->toast_id.p, m->toast_id.n);
+		if (m->rel.p)
+			op->rel = jstr_dup(m->rel);
+	}
 	return 0;
-
-badtoast:
-	snprintf(err, errlen, "operation member \"toast\" is not an array of "
-	    "strings");
-	return -1;
 }
 
 int

@@ -3,19 +3,27 @@
  * the positions they cover go back to the supervisor on fd 3 once the
  * target holds every operation before them.
  *
- * One loop: read frames while no flush is open, flush a batch one request
- * at a time, wait out backoffs, send stats. stdin is not read while a
- * request is open or retrying, so a slow or absent target fills the pipe
- * and stops everything upstream instead of growing a buffer here.
+ * One poll loop, no threads, in three states:
+ *
+ *   PROBE  GET / until the target answers; nothing is read yet.
+ *   RUN    read frames into the batch, cut it into flushes, write them.
+ *   DRAIN  no more input will be taken (end of input, a malformed frame,
+ *          SIGTERM): write what may still go, then exit.
+ *
+ * Each pass of the loop applies the rules below in this order, each in one
+ * function: answers (collect), reports in cut order (report), the state's
+ * own step (probe, or take_input then cut), requests (send), the exit rule
+ * (maybe_exit), and the wait (wait_for_work). Up to write_concurrency
+ * flushes are open at once (window.c); stdin is not read while all of
+ * them are, so a slow or absent target fills the pipe and stops everything
+ * upstream instead of growing a buffer here.
  */
 #include <errno.h>
 #include <getopt.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -30,6 +38,30 @@
 
 #define STATS_EVERY_MS	1000
 
+enum wstate { W_PROBE, W_RUN, W_DRAIN };
+
+/* why the writer drains, which decides what is still cut and the exit */
+enum drain_why { D_EOF, D_BAD, D_TERM };
+
+struct writer {
+	enum wstate st;
+	enum drain_why why;
+	int	 stopping;	/* SIGTERM seen: nothing is retried */
+	struct http_pool pool;
+	struct sink sink;
+	struct window w;
+	struct batch b;		/* read, not cut yet */
+	struct frame_reader in;
+	int	 in_more;	/* the reader may hold a complete frame */
+	int	 in_idle;	/* stdin had nothing to read, last look */
+	int	 in_eof;
+	int	 probe_open;
+	long long probe_at;	/* no probe before (a backoff) */
+	long long probe_backoff;
+	long long stats_at;
+	uint64_t durable_pos;	/* the last reported, for the log */
+};
+
 static volatile sig_atomic_t terminating;
 
 static struct ctl ctl;
@@ -37,8 +69,6 @@ static struct writer_stats stats;
 static struct {
 	uint64_t v[8];
 } stats_sent;
-static uint64_t durable_pos;
-static int durable_any;
 
 static void
 on_term(int sig)
@@ -56,7 +86,8 @@ usage(FILE *to)
 "Reads operation frames (index, delete, clear, commit, pos, mark) on stdin\n"
 "and writes them to the target with _bulk requests, in order, with\n"
 "external_gte versions. Uses target.url, target.username,\n"
-"target.password(_env), engine.batch_size and engine.batch_max_bytes.\n"
+"target.password(_env), engine.batch_size, engine.batch_max_bytes and\n"
+"engine.write_concurrency.\n"
 "\n"
 "  -c FILE     configuration file (required)\n"
 "  -h, --help  this text\n"
@@ -70,10 +101,12 @@ usage(FILE *to)
 "\n"
 "A batch ends at a commit or pos boundary, when batch_size operations or\n"
 "batch_max_bytes bytes are buffered or when no more input is ready; a\n"
-"transaction larger than the limits is split. A failed request is retried\n"
-"with backoff (100 ms doubling to 30 s) for ever; a refused document halts\n"
-"progress (it is retried, nothing past it is reported durable) until the\n"
-"target accepts it.\n"
+"transaction larger than the limits is split. Up to write_concurrency\n"
+"bulk requests are open at once; a position is reported only when every\n"
+"request before it is written. A failed request is retried with backoff\n"
+"(100 ms doubling to 30 s) for ever; a refused document halts progress\n"
+"(it is retried, nothing past it is reported durable) until the target\n"
+"accepts it.\n"
 "\n"
 "exit codes:\n"
 "  0   end of input, or SIGTERM, after everything complete was written\n"
@@ -85,6 +118,13 @@ usage(FILE *to)
 "      channel or stdin lost (temporary: nothing unwritten was reported)\n"
 "  77  the target refused the credentials, HTTP 401/403 (permanent)\n"
 "  78  invalid configuration (permanent)\n");
+}
+
+static void
+ctl_send(void)
+{
+	if (ctl_flush(&ctl) == -1)
+		fatal(P2O_EXIT_TEMPFAIL, "control fd 3");
 }
 
 static void
@@ -108,43 +148,12 @@ send_stats(void)
 	kcount_put_stats(&stats.toast_missing, &j, MC_TOAST_MISSING);
 	msg_stats_end(&ctl.out, &j);
 	sbuf_release(&j);
-	if (ctl_flush(&ctl) == -1)
-		fatal(P2O_EXIT_TEMPFAIL, "control fd 3");
+	ctl_send();
 	memcpy(stats_sent.v, v, sizeof(v));
 }
 
-/* a flush is complete: everything up to its last boundary is written */
-static void
-report(const struct batch *b, int n, long long sent_us)
-{
-	const struct op *bound, *last;
-	struct msg_pos d;
-	struct jspan mark;
-
-	bound = batch_boundary(b, n);
-	if (bound && (!durable_any || bound->pos > durable_pos)) {
-		memset(&d, 0, sizeof(d));
-		d.pos = bound->pos;
-		d.text = bound->text;
-		d.ts = bound->ts;
-		d.sent = sent_us;
-		d.at = now_us_wall();
-		msg_put_durable(&ctl.out, &d);
-		durable_pos = bound->pos;
-		durable_any = 1;
-	}
-	last = &b->ops[n - 1];
-	if (last->kind == OP_MARK) {
-		mark.p = last->text;
-		mark.n = strlen(last->text);
-		msg_put_marked_from(&ctl.out, mark);
-	}
-	if (ctl_flush(&ctl) == -1)
-		fatal(P2O_EXIT_TEMPFAIL, "control fd 3");
-}
-
-static void
-finish(int code, const char *why)
+static void __attribute__((noreturn))
+finish(struct writer *wr, int code, const char *why)
 {
 	send_stats();
 	if (code == P2O_EXIT_OK)
@@ -153,9 +162,287 @@ finish(int code, const char *why)
 		    (unsigned long long)stats.docs_indexed,
 		    (unsigned long long)stats.docs_deleted,
 		    (unsigned long long)stats.version_conflicts,
-		    (unsigned long long)durable_pos);
+		    (unsigned long long)wr->durable_pos);
 	ctl_close(&ctl);
 	exit(code);
+}
+
+static void
+drain(struct writer *wr, enum drain_why why)
+{
+	wr->st = W_DRAIN;
+	wr->why = why;
+}
+
+/* reading: only while a slot is free, the batch has room and no barrier
+ * waits in it to be cut */
+static int
+may_read(const struct writer *wr)
+{
+	return wr->st == W_RUN && !window_full(&wr->w) &&
+	    !batch_full(&wr->b) && wr->b.first_barrier < 0;
+}
+
+/* the rule for cutting, by state */
+static enum cut_reason
+cut_reason(const struct writer *wr)
+{
+	if (wr->st == W_DRAIN)
+		return wr->why == D_EOF ? CUT_EOF : CUT_STOP;
+	if (wr->in_more)
+		return CUT_NONE;
+	return wr->in_idle ? CUT_IDLE : CUT_NONE;
+}
+
+/* the answers that arrived: to the probe, or to a flush */
+static int
+collect(struct writer *wr)
+{
+	struct http_done d;
+	enum step_result r;
+	int n = 0;
+
+	while (http_pool_done(&wr->pool, &d)) {
+		n++;
+		if (wr->st == W_PROBE) {
+			wr->probe_open = 0;
+			r = sink_probe_answer(&wr->sink, d.err, d.status);
+			if (r == STEP_DONE)
+				wr->st = W_RUN;
+			else if (r == STEP_WAIT)
+				wr->probe_at = now_ms() +
+				    sink_backoff(&wr->probe_backoff);
+		} else
+			r = window_answer(&wr->w, d.slot, d.err, d.status,
+			    now_ms());
+		if (r == STEP_AUTH)
+			fatalx(P2O_EXIT_AUTH, "%s", wr->sink.err);
+	}
+	return n > 0;
+}
+
+/* every flush written, in the order cut: its position and its mark */
+static int
+report(struct writer *wr)
+{
+	struct msg_pos d;
+	struct jspan mark;
+	int n = 0;
+
+	while (window_report(&wr->w, &d, &mark)) {
+		if (d.present) {
+			d.at = now_us_wall();
+			msg_put_durable(&ctl.out, &d);
+			wr->durable_pos = d.pos;
+		}
+		if (mark.p)
+			msg_put_marked_from(&ctl.out, mark);
+		window_retire(&wr->w);
+		n++;
+	}
+	if (n)
+		ctl_send();
+	return n > 0;
+}
+
+static int
+probe(struct writer *wr, long long now)
+{
+	struct http_call call;
+
+	if (wr->probe_open || now < wr->probe_at || wr->stopping)
+		return 0;
+	sink_probe_call(&call);
+	if (http_pool_start(&wr->pool, 0, call.method, call.path, call.ctype,
+	    call.body, call.len, &wr->sink.probe_resp, 0) == -1)
+		fatalx(P2O_EXIT_INTERNAL, "target request: %s",
+		    wr->pool.slot[0].err);
+	wr->probe_open = 1;
+	return 1;
+}
+
+/* every complete frame already read, while reading is allowed */
+static int
+take_input(struct writer *wr)
+{
+	struct frame f;
+	char err[512];
+	int r, n = 0;
+
+	while (may_read(wr) && wr->in_more) {
+		r = frame_next(&wr->in, &f);
+		if (r == 0) {
+			wr->in_more = 0;
+			if (wr->in_eof)
+				drain(wr, D_EOF);
+			break;
+		}
+		if (r == -1) {
+			log_error("%s", wr->in.err);
+			drain(wr, D_BAD);
+			break;
+		}
+		if (batch_add(&wr->b, &f, err, sizeof(err)) == -1) {
+			/* nothing after a bad frame is presented: only the
+			 * complete transactions before it are written */
+			log_error("%s: offset %llu: %s", wr->in.name,
+			    (unsigned long long)f.offset, err);
+			drain(wr, D_BAD);
+			break;
+		}
+		n++;
+	}
+	return n > 0;
+}
+
+/* the batch into flushes, while the rule gives a cut and a slot takes it */
+static int
+cut(struct writer *wr)
+{
+	int n, cuts = 0;
+
+	/* stopping with a flush backing off: it will not be retried, so
+	 * nothing behind it could be reported */
+	if (wr->stopping && window_backing_off(&wr->w))
+		return 0;
+	while ((n = batch_cut(&wr->b, cut_reason(wr))) > 0 &&
+	    window_may_open(&wr->w, &wr->b, n)) {
+		window_open(&wr->w, &wr->b, n);
+		/* look at stdin again before the next idle cut */
+		wr->in_idle = 0;
+		cuts++;
+	}
+	return cuts > 0;
+}
+
+/* every request that is due, on its slot */
+static int
+send_requests(struct writer *wr, long long now)
+{
+	struct http_call call;
+	struct sbuf *resp;
+	int slot, n = 0;
+
+	while (window_next(&wr->w, now, !wr->stopping, &slot, &call, &resp)) {
+		if (http_pool_start(&wr->pool, slot, call.method, call.path,
+		    call.ctype, call.body, call.len, resp,
+		    call.timeout_ms) == -1)
+			fatalx(P2O_EXIT_INTERNAL, "target request: %s",
+			    wr->pool.slot[slot].err);
+		n++;
+	}
+	return n > 0;
+}
+
+/* the shutdown rule: whether the writer is done, and with which code */
+static void
+maybe_exit(struct writer *wr)
+{
+	if (wr->st == W_PROBE) {
+		/* nothing read yet: nothing to lose */
+		if (wr->stopping && !wr->probe_open)
+			finish(wr, P2O_EXIT_OK, "stopped");
+		return;
+	}
+	if (wr->st != W_DRAIN)
+		return;
+	if (wr->stopping && window_backing_off(&wr->w)) {
+		if (window_inflight(&wr->w))
+			return;
+		log_error("stopping with %d operations unwritten: %s",
+		    window_unwritten(&wr->w) + wr->b.ndocs, wr->sink.err);
+		finish(wr, P2O_EXIT_TEMPFAIL, "stopped");
+	}
+	if (!window_empty(&wr->w) || batch_cut(&wr->b, cut_reason(wr)) > 0)
+		return;
+	switch (wr->why) {
+	case D_EOF:
+		finish(wr, P2O_EXIT_OK, "end of input");
+	case D_BAD:
+		finish(wr, P2O_EXIT_DATA, "malformed input");
+	case D_TERM:
+		finish(wr, P2O_EXIT_OK, "stopped");
+	}
+}
+
+/*
+ * The wait: until a transfer needs curl, a backoff or the stats are due,
+ * or stdin is readable when reading is allowed. Right after the batch ran
+ * dry the look at stdin is a quick one: if nothing is there the input is
+ * idle, and what the batch holds may go.
+ */
+static void
+wait_for_work(struct writer *wr, int busy)
+{
+	long long now = now_ms(), until = wr->stats_at, t;
+	int fd = -1, ready = 0;
+	ssize_t r;
+
+	/* stopping, a backoff is not waited out but ends the writer */
+	if (!wr->stopping && (t = window_retry_at(&wr->w)) != 0 && t < until)
+		until = t;
+	if (wr->st == W_PROBE && !wr->probe_open && wr->probe_at < until)
+		until = wr->probe_at;
+	if (may_read(wr) && !wr->in_more && !wr->in_eof) {
+		fd = P2O_FD_IN;
+		if (!wr->in_idle)
+			until = now;
+	}
+	/* something changed, a flush waits to be reported, or a signal
+	 * came after the loop looked */
+	if (busy || window_head(&wr->w) || (terminating && !wr->stopping))
+		until = now;
+	if (http_pool_wait(&wr->pool, fd, &ready, until > now ? until - now :
+	    0) == -1)
+		fatalx(P2O_EXIT_INTERNAL, "waiting on the target's "
+		    "connections failed");
+	if (fd == -1)
+		return;
+	if (!ready) {
+		wr->in_idle = 1;
+		return;
+	}
+	wr->in_idle = 0;
+	r = frame_fill(&wr->in);
+	if (r == 0) {
+		wr->in_eof = 1;
+		wr->in_more = 1;
+	} else if (r > 0)
+		wr->in_more = 1;
+	else if (errno != EAGAIN && errno != EINTR)
+		fatal(P2O_EXIT_TEMPFAIL, "%s", wr->in.name);
+}
+
+static void
+setup(struct writer *wr, const char *cfgpath)
+{
+	struct config cfg;
+	char err[512], redacted[512];
+
+	if (config_load(cfgpath, &cfg, err, sizeof(err)) == -1)
+		fatalx(P2O_EXIT_CONFIG, "%s", err);
+	if (!cfg.target_url)
+		fatalx(P2O_EXIT_CONFIG, "%s: target.url is required", cfgpath);
+	if (http_global_init() == -1)
+		fatalx(P2O_EXIT_INTERNAL, "could not initialise libcurl");
+	if (http_pool_init(&wr->pool, cfg.write_concurrency, cfg.target_url,
+	    cfg.target_username, cfg.target_password, err, sizeof(err)) == -1)
+		fatalx(P2O_EXIT_CONFIG, "target '%s': %s",
+		    log_redact_url(cfg.target_url, redacted, sizeof(redacted)),
+		    err);
+	if (ctl_open(&ctl, "writer") == -1)
+		fatal(P2O_EXIT_TEMPFAIL, "control fd 3: sending hello");
+	frame_reader_init(&wr->in, P2O_FD_IN, "stdin");
+	batch_init(&wr->b, cfg.batch_size, cfg.batch_max_bytes);
+	sink_init(&wr->sink, wr->pool.slot[0].base, &stats);
+	window_init(&wr->w, cfg.write_concurrency, &wr->sink);
+	log_debug("writing to '%s', batches of %d operations or %zu bytes, "
+	    "%d open at once",
+	    log_redact_url(cfg.target_url, redacted, sizeof(redacted)),
+	    cfg.batch_size, cfg.batch_max_bytes, cfg.write_concurrency);
+	wr->st = W_PROBE;
+	wr->stats_at = now_ms() + STATS_EVERY_MS;
+	config_release(&cfg);
 }
 
 int
@@ -165,21 +452,11 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	enum { ST_PROBE, ST_READ, ST_FLUSH } st = ST_PROBE;
-	struct config cfg;
-	struct http_client http;
-	struct frame_reader in;
-	struct frame f;
-	struct batch b;
-	struct sink sink;
-	struct flush fl;
+	static struct writer wr;
 	struct sigaction sa;
-	struct pollfd pfd;
-	enum step_result step;
 	const char *cfgpath = NULL;
-	char err[512], redacted[512];
-	long long now, retry_at = 0, stats_at, wait;
-	int ch, n, r, eof = 0, drained = 0, idle = 0, bad = 0, stopping = 0;
+	long long now;
+	int ch, busy;
 
 	log_init("writer");
 	ctl_claim();
@@ -205,156 +482,35 @@ main(int argc, char **argv)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_term;
 	sigemptyset(&sa.sa_mask);
-	/* no SA_RESTART: a signal must wake poll(2) */
+	/* no SA_RESTART: a signal must wake the poll */
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	srandom((unsigned)(now_us_wall() ^ getpid()));
-
-	if (config_load(cfgpath, &cfg, err, sizeof(err)) == -1)
-		fatalx(P2O_EXIT_CONFIG, "%s", err);
-	if (!cfg.target_url)
-		fatalx(P2O_EXIT_CONFIG, "%s: target.url is required", cfgpath);
-	if (http_global_init() == -1)
-		fatalx(P2O_EXIT_INTERNAL, "could not initialise libcurl");
-	if (http_init(&http, cfg.target_url, cfg.target_username,
-	    cfg.target_password) == -1)
-		fatalx(P2O_EXIT_CONFIG, "target '%s': %s",
-		    log_redact_url(cfg.target_url, redacted, sizeof(redacted)),
-		    http.err);
-	if (ctl_open(&ctl, "writer") == -1)
-		fatal(P2O_EXIT_INTERNAL, "control fd 3");
-	frame_reader_init(&in, P2O_FD_IN, "stdin");
-	batch_init(&b, cfg.batch_size, cfg.batch_max_bytes);
-	sink_init(&sink, &http, &stats);
-	log_debug("writing to '%s', batches of %d operations or %zu bytes",
-	    log_redact_url(cfg.target_url, redacted, sizeof(redacted)),
-	    cfg.batch_size, cfg.batch_max_bytes);
-	stats_at = now_ms() + STATS_EVERY_MS;
+	setup(&wr, cfgpath);
 
 	for (;;) {
 		now = now_ms();
-		if (now >= stats_at) {
+		if (now >= wr.stats_at) {
 			send_stats();
-			stats_at = now + STATS_EVERY_MS;
+			wr.stats_at = now + STATS_EVERY_MS;
 		}
-		if (terminating)
-			stopping = 1;
-
-		/* a request to make, or a backoff to wait out */
-		if (st != ST_READ) {
-			if (now < retry_at) {
-				if (stopping) {
-					if (b.nops == 0)
-						finish(P2O_EXIT_OK, "stopped");
-					log_error("stopping with %d operations "
-					    "unwritten: %s", b.ndocs, sink.err);
-					finish(P2O_EXIT_TEMPFAIL, "stopped");
-				}
-				wait = (retry_at < stats_at ? retry_at :
-				    stats_at) - now;
-				poll(NULL, 0, (int)wait);
-				continue;
-			}
-			step = st == ST_PROBE ? sink_probe(&sink) :
-			    flush_step(&sink, &fl);
-			switch (step) {
-			case STEP_AUTH:
-				fatalx(P2O_EXIT_AUTH, "%s", sink.err);
-			case STEP_WAIT:
-				retry_at = now_ms() +
-				    sink_backoff(&sink.backoff_ms);
-				break;
-			case STEP_NEXT:
-				sink.backoff_ms = 0;
-				break;
-			case STEP_DONE:
-				sink.backoff_ms = 0;
-				if (st == ST_FLUSH) {
-					report(&b, fl.n, fl.started_us);
-					batch_consume(&b, fl.n);
-					flush_release(&fl);
-				}
-				st = ST_READ;
-				break;
-			}
-			continue;
+		if (terminating && !wr.stopping) {
+			wr.stopping = 1;
+			/* a malformed frame keeps its exit code */
+			if (wr.st == W_RUN || (wr.st == W_DRAIN &&
+			    wr.why == D_EOF))
+				drain(&wr, D_TERM);
 		}
-
-		/* every complete frame already read, up to a full batch */
-		while (!bad && !stopping && !batch_full(&b) &&
-		    b.first_barrier < 0) {
-			r = frame_next(&in, &f);
-			if (r == 1) {
-				if (batch_add(&b, &f, err, sizeof(err)) == -1) {
-					log_error("%s: offset %llu: %s", in.name,
-					    (unsigned long long)f.offset, err);
-					bad = 1;
-				}
-				drained = 0;
-				continue;
-			}
-			if (r == -1) {
-				log_error("%s", in.err);
-				bad = 1;
-			} else
-				drained = 1;
-			break;
-		}
-
-		/* nothing after a bad frame or a SIGTERM is presented: only
-		 * the complete transactions before it are written */
-		if (bad || stopping) {
-			n = b.last_boundary + 1;
-			if (n > 0 && b.first_barrier >= 0 &&
-			    b.first_barrier < n)
-				n = b.first_barrier + 1;
-			if (n > 0) {
-				flush_begin(&fl, &b, n);
-				st = ST_FLUSH;
-				continue;
-			}
-			if (bad)
-				finish(P2O_EXIT_DATA, "malformed input");
-			finish(P2O_EXIT_OK, "stopped");
-		}
-
-		n = batch_cut(&b, eof && drained ? CUT_EOF :
-		    idle && drained ? CUT_IDLE : CUT_NONE);
-		if (n > 0) {
-			flush_begin(&fl, &b, n);
-			st = ST_FLUSH;
-			idle = 0;
-			continue;
-		}
-		if (eof && drained) {
-			if (b.nops == 0)
-				finish(P2O_EXIT_OK, "end of input");
-			continue;
-		}
-		if (!drained)
-			continue;
-
-		/* is more input ready now? if not, what we hold goes out */
-		pfd.fd = P2O_FD_IN;
-		pfd.events = POLLIN;
-		pfd.revents = 0;
-		r = poll(&pfd, 1, idle ? (int)(stats_at - now) : 0);
-		if (r == -1) {
-			if (errno == EINTR)
-				continue;
-			fatal(P2O_EXIT_INTERNAL, "poll");
-		}
-		if (r == 0) {
-			idle = 1;
-			continue;
-		}
-		idle = 0;
-		r = (int)frame_fill(&in);
-		if (r == 0)
-			eof = 1;
-		else if (r == -1 && errno != EAGAIN && errno != EINTR)
-			fatal(P2O_EXIT_TEMPFAIL, "%s", in.name);
-		else if (r > 0)
-			drained = 0;
+		busy = collect(&wr);
+		busy |= report(&wr);
+		if (wr.st == W_PROBE)
+			busy |= probe(&wr, now);
+		if (wr.st == W_RUN)
+			busy |= take_input(&wr);
+		if (wr.st != W_PROBE)
+			busy |= cut(&wr);
+		busy |= send_requests(&wr, now_ms());
+		maybe_exit(&wr);
+		wait_for_work(&wr, busy);
 	}
 }

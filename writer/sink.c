@@ -1,16 +1,16 @@
 /*
- * sink.c - carrying one flush to the target, one request per step: the
- * _mget behind TOAST completion, the _bulk request and its retries (only of
- * the items not yet written), and a clear's refresh and delete_by_query.
- * It decides what a response means for the flush and for the counters and
- * logs what an operator must see; it never reads input, never sleeps (the
- * main loop waits out the backoff) and never exits.
+ * sink.c - what one flush asks of the target and what the answers mean:
+ * the _mget behind TOAST completion, the _bulk request and its retries
+ * (only of the items not yet written), and a clear's refresh and
+ * delete_by_query. It decides what a response means for the flush and for
+ * the counters, and logs what an operator must see. It performs no I/O (the
+ * writer's loop makes the requests it asks for), never sleeps (the loop
+ * waits out the backoff) and never exits.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "http.h"
 #include "log.h"
 #include "xio.h"
 #include "writer.h"
@@ -26,8 +26,6 @@
 #define BULK_PATH	"/_bulk?filter_path=errors,items.*.status," \
 			"items.*.error.type,items.*.error.reason," \
 			"error.type,error.reason"
-
-enum phase { PH_TOAST, PH_BULK, PH_REFRESH, PH_DELETE, PH_DONE };
 
 long long
 sink_backoff(long long *cur_ms)
@@ -45,24 +43,21 @@ sink_backoff(long long *cur_ms)
 }
 
 void
-sink_init(struct sink *s, struct http_client *http, struct writer_stats *st)
+sink_init(struct sink *s, const char *target, struct writer_stats *st)
 {
 	memset(s, 0, sizeof(*s));
-	s->http = http;
+	s->target = target;
 	s->stats = st;
-	sbuf_init(&s->body);
-	sbuf_init(&s->resp);
+	sbuf_init(&s->probe_resp);
 }
 
 void
 sink_release(struct sink *s)
 {
-	sbuf_release(&s->body);
-	sbuf_release(&s->resp);
+	sbuf_release(&s->probe_resp);
 }
 
-/* the target answered: an outage is over (the backoff is the main loop's
- * to reset, on progress) */
+/* the target answered: an outage is over */
 static void
 sink_up(struct sink *s)
 {
@@ -72,9 +67,10 @@ sink_up(struct sink *s)
 	s->down_since = 0;
 }
 
-/* a transient failure: say so on the first one and then once a minute */
+/* a transient failure: say so on the first one and then once a minute,
+ * however many requests are failing */
 static enum step_result
-sink_down(struct sink *s, struct flush *fl)
+sink_down(struct sink *s)
 {
 	long long now = now_ms();
 
@@ -82,8 +78,8 @@ sink_down(struct sink *s, struct flush *fl)
 	if (!s->down_since) {
 		s->down_since = now;
 		s->down_logged = now;
-		log_warnx("target '%s' unavailable: %s; retrying",
-		    s->http->base, s->err);
+		log_warnx("target '%s' unavailable: %s; retrying", s->target,
+		    s->err);
 	} else if (now - s->down_logged >= DOWN_LOG_EVERY_MS) {
 		s->down_logged = now;
 		log_warnx("target unavailable for %llds: %s; still retrying",
@@ -93,11 +89,11 @@ sink_down(struct sink *s, struct flush *fl)
 }
 
 static enum step_result
-sink_auth(struct sink *s, long status)
+sink_auth(struct sink *s, long status, const struct sbuf *resp)
 {
 	char why[256];
 
-	resp_error_text(s->resp.buf, s->resp.len, why, sizeof(why));
+	resp_error_text(resp->buf, resp->len, why, sizeof(why));
 	snprintf(s->err, sizeof(s->err), "target refused our credentials "
 	    "(HTTP %ld): %.400s", status, why);
 	return STEP_AUTH;
@@ -126,63 +122,104 @@ first_time(struct flush *fl, const char *a, const char *b)
 	return 1;
 }
 
-static int
-request(struct sink *s, const char *method, const char *path,
-    const char *ctype, const char *body, size_t len, long *status)
+static void
+set_call(struct http_call *call, const char *method, const char *path,
+    const char *ctype, const char *body, size_t len)
 {
-	sbuf_reset(&s->resp);
-	if (http_request(s->http, method, path, ctype, body, len, &s->resp,
-	    status) == -1) {
-		snprintf(s->err, sizeof(s->err), "%s", s->http->err);
-		return -1;
-	}
-	if (!s->resp.buf)
-		sbuf_grow(&s->resp, 1);
-	return 0;
+	memset(call, 0, sizeof(*call));
+	call->method = method;
+	call->path = path;
+	call->ctype = ctype;
+	call->body = body;
+	call->len = len;
+}
+
+void
+sink_probe_call(struct http_call *call)
+{
+	set_call(call, "GET", "/", NULL, NULL, 0);
 }
 
 enum step_result
-sink_probe(struct sink *s)
+sink_probe_answer(struct sink *s, const char *terr, long status)
 {
 	char why[256];
-	long status;
 
-	if (request(s, "GET", "/", NULL, NULL, 0, &status) == -1)
-		return sink_down(s, NULL);
+	if (terr) {
+		snprintf(s->err, sizeof(s->err), "%s", terr);
+		return sink_down(s);
+	}
 	switch (resp_status_class(status)) {
 	case RESP_ITEMS:
 		sink_up(s);
 		return STEP_DONE;
 	case RESP_AUTH:
-		return sink_auth(s, status);
+		return sink_auth(s, status, &s->probe_resp);
 	default:
-		resp_error_text(s->resp.buf, s->resp.len, why, sizeof(why));
+		resp_error_text(s->probe_resp.buf, s->probe_resp.len, why,
+		    sizeof(why));
 		snprintf(s->err, sizeof(s->err), "HTTP %ld: %s", status, why);
-		return sink_down(s, NULL);
+		return sink_down(s);
 	}
 }
 
 void
-flush_begin(struct flush *fl, struct batch *b, int n)
+flush_init(struct flush *fl)
 {
 	memset(fl, 0, sizeof(*fl));
-	fl->b = b;
-	fl->n = n;
-	fl->phase = toast_needed(b, n) ? PH_TOAST : PH_BULK;
-	fl->started_us = now_us_wall();
-	fl->src = xcalloc(n ? n : 1, sizeof(*fl->src));
-	fl->asked = xcalloc(n ? n : 1, sizeof(*fl->asked));
-	fl->sent = xcalloc(n ? n : 1, sizeof(*fl->sent));
-	fl->items = xcalloc(n ? n : 1, sizeof(*fl->items));
+	batch_init(&fl->b, 1, 1);
+	sbuf_init(&fl->body);
+	sbuf_init(&fl->path);
+	sbuf_init(&fl->resp);
+}
+
+void
+flush_begin(struct flush *fl, uint64_t seq)
+{
+	int n = fl->b.nops;
+
+	if (fl->room < n) {
+		fl->room = n;
+		fl->from = xrealloc(fl->from, n * sizeof(*fl->from));
+		fl->asked = xrealloc(fl->asked, n * sizeof(*fl->asked));
+		fl->sent = xrealloc(fl->sent, n * sizeof(*fl->sent));
+		fl->items = xrealloc(fl->items, n * sizeof(*fl->items));
+	}
+	fl->seq = seq;
+	fl->phase = toast_needed(&fl->b, n) ? PH_TOAST : PH_BULK;
+	fl->inflight = 0;
+	fl->retry_at = 0;
+	fl->backoff_ms = 0;
+	fl->started_us = 0;
+	fl->nasked = fl->nsent = 0;
+	fl->nlogged = 0;
+}
+
+void
+flush_reset(struct flush *fl)
+{
+	/* the arena and the op array stay for the next cut in this slot */
+	batch_consume(&fl->b, fl->b.nops);
+	fl->phase = PH_DONE;
+	fl->inflight = 0;
+	fl->retry_at = 0;
+	/* a rebuilt body (a retry, completed documents) is the exception:
+	 * the memory of the next flush in this slot is its arena */
+	sbuf_release(&fl->body);
+	sbuf_reset(&fl->resp);
 }
 
 void
 flush_release(struct flush *fl)
 {
-	free(fl->src);
+	batch_release(&fl->b);
+	free(fl->from);
 	free(fl->asked);
 	free(fl->sent);
 	free(fl->items);
+	sbuf_release(&fl->body);
+	sbuf_release(&fl->path);
+	sbuf_release(&fl->resp);
 	memset(fl, 0, sizeof(*fl));
 }
 
@@ -198,103 +235,231 @@ name_of(const struct batch *b, const struct op *op, char *buf, size_t len)
 	snprintf(buf, len, "%s/%s", index, id);
 }
 
-/* fill every op's TOAST fields, in batch order so that an op completed from
- * an earlier one sees that one's completed document */
+/* op's document with its unchanged fields copied from source */
 static int
-complete_all(struct sink *s, struct flush *fl, struct jspan *found)
+complete_one(struct sink *s, const struct batch *b, struct op *op,
+    struct jspan source)
 {
-	struct batch *b = fl->b;
-	struct op *op, *from;
-	struct jspan source, fields;
 	struct sbuf out = SBUF_INIT;
+	struct jspan fields;
 	char name[800];
-	int i, k = 0, r;
 
-	for (i = 0; i < fl->n; i++) {
-		op = &b->ops[i];
-		if (op->kind != OP_INDEX || !op->toast)
-			continue;
-		source.p = NULL;
-		source.n = 0;
-		if (fl->src[i] == -1)
-			source = found[k++];
-		else {
-			from = &b->ops[fl->src[i]];
-			if (from->kind == OP_INDEX && from->completed) {
-				source.p = from->completed;
-				source.n = from->completed_len;
-			} else if (from->kind == OP_INDEX)
-				source = batch_span(b, from->doc);
-		}
-		fields.p = op->toast;
-		fields.n = strlen(op->toast);
-		sbuf_reset(&out);
-		r = toast_complete(&out, batch_span(b, op->doc), fields, source);
-		if (r == -1) {
-			snprintf(s->err, sizeof(s->err), "stored document is "
-			    "not an object");
-			sbuf_release(&out);
-			return -1;
-		}
-		if (!source.p) {
-			name_of(b, op, name, sizeof(name));
-			log_warnx("document '%s' has unchanged TOAST fields %s "
-			    "but no stored copy: written without them", name,
-			    op->toast);
-			kcount_add(&s->stats->toast_missing, op->rel ? op->rel :
-			    "", op->rel ? strlen(op->rel) : 0, 1);
-		} else
-			s->stats->toast_completions++;
-		op->completed = xstrndup(out.buf, out.len);
-		op->completed_len = out.len;
+	fields.p = op->toast;
+	fields.n = strlen(op->toast);
+	if (toast_complete(&out, batch_span(b, op->doc), fields, source)
+	    == -1) {
+		snprintf(s->err, sizeof(s->err), "stored document is not an "
+		    "object");
+		sbuf_release(&out);
+		return -1;
 	}
-	sbuf_release(&out);
+	if (!source.p) {
+		name_of(b, op, name, sizeof(name));
+		log_warnx("document '%s' has unchanged TOAST fields %s but no "
+		    "stored copy: written without them", name, op->toast);
+		kcount_add(&s->stats->toast_missing, op->rel ? op->rel : "",
+		    op->rel ? strlen(op->rel) : 0, 1);
+	} else
+		s->stats->toast_completions++;
+	op->completed = out.buf ? out.buf : xstrdup("");
+	op->completed_len = out.len;
 	return 0;
 }
 
-static enum step_result
-step_toast(struct sink *s, struct flush *fl)
+/*
+ * Complete the ops whose source is ready. The first pass (found == NULL,
+ * earlier == 1) copies from earlier flushes at once, because those may be
+ * retired while this flush's _mget is out. The second completes the rest
+ * in batch order, so an op completed from an earlier one of the same flush
+ * sees that one's completed document; found[] are the _mget's answers in
+ * the order asked.
+ */
+static int
+complete_pass(struct sink *s, struct flush *fl, int earlier,
+    const struct jspan *found)
 {
-	struct jspan *found = NULL;
-	int nread, r;
-	long status;
+	struct batch *b = &fl->b;
+	const struct toast_from *src;
+	struct jspan none = { NULL, 0 }, source;
+	struct op *op;
+	int i, k = 0;
 
-	nread = toast_plan(fl->b, fl->n, fl->src);
-	if (nread > 0) {
-		fl->nasked = toast_mget_body(fl->b, fl->n, fl->src, &s->body,
-		    fl->asked);
-		if (request(s, "POST", "/_mget", NULL, s->body.buf,
-		    s->body.len, &status) == -1)
-			return sink_down(s, fl);
-		switch (resp_status_class(status)) {
-		case RESP_AUTH:
-			return sink_auth(s, status);
-		case RESP_ITEMS:
-			break;
+	for (i = 0; i < b->nops; i++) {
+		op = &b->ops[i];
+		if (toast_settled(op))
+			continue;
+		src = &fl->from[i];
+		if (earlier && (src->b == NULL || src->b == b))
+			continue;
+		if (src->b == NULL)
+			source = found && k < fl->nasked &&
+			    fl->asked[k] == i ? found[k++] : none;
+		else
+			source = toast_source(src->b, &src->b->ops[src->i]);
+		if (complete_one(s, b, op, source) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* the first attempt of a flush without completions is the arena itself */
+static int
+arena_prefix(struct flush *fl, const char **body, size_t *len)
+{
+	const struct batch *b = &fl->b;
+	const struct op *op;
+	size_t start = 0, end = 0;
+	int i, nsent = 0;
+
+	for (i = 0; i < b->nops; i++) {
+		op = &b->ops[i];
+		if (op->kind != OP_INDEX && op->kind != OP_DELETE)
+			continue;
+		if (op->written || op->completed)
+			return -1;
+		if (nsent == 0)
+			start = op->entry.off;
+		else if (op->entry.off != end)
+			return -1;
+		end = op->entry.off + op->entry.len;
+		fl->sent[nsent++] = i;
+	}
+	/* a flush of positions and marks alone may have no arena */
+	*body = nsent ? b->arena.buf + start : NULL;
+	*len = end - start;
+	return nsent;
+}
+
+static void
+path_escape(struct sbuf *out, const char *name)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)name; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' ||
+		    *p == '.' || *p == '*' || *p == ',' || *p == '+')
+			sbuf_addc(out, (char)*p);
+		else {
+			sbuf_addc(out, '%');
+			sbuf_addc(out, hex[*p >> 4]);
+			sbuf_addc(out, hex[*p & 15]);
+		}
+	}
+}
+
+static int
+ends_in_clear(const struct flush *fl)
+{
+	return fl->b.nops && fl->b.ops[fl->b.nops - 1].kind == OP_CLEAR;
+}
+
+static const char *
+clear_index(const struct flush *fl)
+{
+	return fl->b.ops[fl->b.nops - 1].text;
+}
+
+enum next_result
+flush_next(struct sink *s, struct flush *fl, struct batch *const *earlier,
+    int nearlier, struct http_call *call)
+{
+	static const char match_all[] = "{\"query\":{\"match_all\":{}}}";
+	const char *body;
+	size_t len;
+	int nread;
+
+	for (;;) {
+		switch (fl->phase) {
+		case PH_TOAST:
+			nread = toast_plan(&fl->b, fl->b.nops, earlier,
+			    nearlier, fl->from);
+			if (nread == -1)
+				return NEXT_BLOCKED;
+			if (complete_pass(s, fl, 1, NULL) == -1)
+				return NEXT_FAILED;
+			if (nread == 0) {
+				if (complete_pass(s, fl, 0, NULL) == -1)
+					return NEXT_FAILED;
+				fl->phase = PH_BULK;
+				continue;
+			}
+			fl->nasked = toast_mget_body(&fl->b, fl->b.nops,
+			    fl->from, &fl->body, fl->asked);
+			set_call(call, "POST", "/_mget", NULL, fl->body.buf,
+			    fl->body.len);
+			return NEXT_SEND;
+		case PH_BULK:
+			if ((fl->nsent = arena_prefix(fl, &body, &len)) == -1) {
+				fl->nsent = bulk_body(&fl->b, fl->b.nops,
+				    &fl->body, fl->sent);
+				body = fl->body.buf;
+				len = fl->body.len;
+			}
+			if (fl->nsent == 0) {
+				fl->phase = ends_in_clear(fl) ? PH_REFRESH :
+				    PH_DONE;
+				continue;
+			}
+			fl->sent_len = len;
+			set_call(call, "POST", BULK_PATH,
+			    "application/x-ndjson", body, len);
+			return NEXT_SEND;
+		case PH_REFRESH:
+			/* so the delete sees every write before it */
+			sbuf_reset(&fl->path);
+			sbuf_addc(&fl->path, '/');
+			path_escape(&fl->path, clear_index(fl));
+			sbuf_adds(&fl->path, "/_refresh");
+			set_call(call, "POST", fl->path.buf, NULL, NULL, 0);
+			return NEXT_SEND;
+		case PH_DELETE:
+			sbuf_reset(&fl->path);
+			sbuf_addc(&fl->path, '/');
+			path_escape(&fl->path, clear_index(fl));
+			sbuf_adds(&fl->path, "/_delete_by_query?"
+			    "conflicts=proceed&refresh=true");
+			set_call(call, "POST", fl->path.buf, NULL, match_all,
+			    sizeof(match_all) - 1);
+			call->timeout_ms = CLEAR_TIMEOUT_MS;
+			return NEXT_SEND;
+		case PH_DONE:
 		default:
-			resp_error_text(s->resp.buf, s->resp.len, s->err,
-			    sizeof(s->err));
-			return sink_down(s, fl);
-		}
-		found = xcalloc(fl->nasked, sizeof(*found));
-		if (toast_mget_parse(s->resp.buf, s->resp.len, fl->nasked,
-		    found) == -1) {
-			snprintf(s->err, sizeof(s->err), "unusable _mget "
-			    "response");
-			free(found);
-			return sink_down(s, fl);
+			return NEXT_DONE;
 		}
 	}
-	r = complete_all(s, fl, found);
+}
+
+static enum step_result
+answer_toast(struct sink *s, struct flush *fl, long status)
+{
+	struct jspan *found;
+	int r;
+
+	switch (resp_status_class(status)) {
+	case RESP_AUTH:
+		return sink_auth(s, status, &fl->resp);
+	case RESP_ITEMS:
+		break;
+	default:
+		resp_error_text(fl->resp.buf, fl->resp.len, s->err,
+		    sizeof(s->err));
+		return sink_down(s);
+	}
+	found = xcalloc(fl->nasked, sizeof(*found));
+	if (toast_mget_parse(fl->resp.buf, fl->resp.len, fl->nasked,
+	    found) == -1) {
+		snprintf(s->err, sizeof(s->err), "unusable _mget response");
+		free(found);
+		return sink_down(s);
+	}
+	/* a stored document we cannot read is not a missing one: the ops
+	 * not completed yet are asked again */
+	r = complete_pass(s, fl, 0, found);
 	free(found);
-	if (r == -1) {
-		/* a stored document we cannot read is not a missing one */
-		for (r = 0; r < fl->n; r++) {
-			free(fl->b->ops[r].completed);
-			fl->b->ops[r].completed = NULL;
-		}
-		return sink_down(s, fl);
-	}
+	if (r == -1)
+		return sink_down(s);
 	sink_up(s);
 	fl->phase = PH_BULK;
 	return STEP_NEXT;
@@ -321,67 +486,36 @@ count_item(struct sink *s, const struct item_result *it)
 	}
 }
 
-/* the first attempt of a flush without completions is the arena itself */
+/* a later write of the same document in the flush is accepted: sending
+ * op i again would put back an older state (with one version for both,
+ * external_gte would let it) */
 static int
-arena_prefix(const struct flush *fl, const char **body, size_t *len)
+superseded(struct batch *b, int i)
 {
-	const struct batch *b = fl->b;
-	const struct op *op;
-	size_t start = 0, end = 0;
-	int i, nsent = 0;
+	struct docref r = docref_of(b, &b->ops[i], 0);
+	int j = batch_last_write(b, &r);
 
-	for (i = 0; i < fl->n; i++) {
-		op = &b->ops[i];
-		if (op->kind != OP_INDEX && op->kind != OP_DELETE)
-			continue;
-		if (op->written || op->completed)
-			return -1;
-		if (nsent == 0)
-			start = op->entry.off;
-		else if (op->entry.off != end)
-			return -1;
-		end = op->entry.off + op->entry.len;
-		fl->sent[nsent++] = i;
-	}
-	*body = b->arena.buf + start;
-	*len = end - start;
-	return nsent;
+	return j > i && b->ops[j].written;
 }
 
 static enum step_result
-step_bulk(struct sink *s, struct flush *fl)
+answer_bulk(struct sink *s, struct flush *fl, long status)
 {
-	struct batch *b = fl->b;
+	struct batch *b = &fl->b;
 	const struct item_result *it;
 	struct op *op;
-	const char *body;
-	size_t len;
 	char name[800], why[512];
-	long status;
-	int i, nretry = 0, nreject = 0;
+	int i, first = 0, nretry = 0, nreject = 0;
 
-	if ((fl->nsent = arena_prefix(fl, &body, &len)) == -1) {
-		fl->nsent = bulk_body(b, fl->n, &s->body, fl->sent);
-		body = s->body.buf;
-		len = s->body.len;
-	}
-	if (fl->nsent == 0) {
-		fl->phase = (fl->n && b->ops[fl->n - 1].kind == OP_CLEAR) ?
-		    PH_REFRESH : PH_DONE;
-		return fl->phase == PH_DONE ? STEP_DONE : STEP_NEXT;
-	}
-	if (request(s, "POST", BULK_PATH, "application/x-ndjson", body, len,
-	    &status) == -1)
-		return sink_down(s, fl);
-	s->stats->bulk_bytes += len;
-	switch (bulkresp_classify(status, s->resp.buf, s->resp.len,
+	s->stats->bulk_bytes += fl->sent_len;
+	switch (bulkresp_classify(status, fl->resp.buf, fl->resp.len,
 	    fl->nsent, fl->items, why, sizeof(why))) {
 	case RESP_AUTH:
-		return sink_auth(s, status);
+		return sink_auth(s, status, &fl->resp);
 	case RESP_RETRY:
 		snprintf(s->err, sizeof(s->err), "bulk request failed "
 		    "(HTTP %ld): %.400s", status, why);
-		return sink_down(s, fl);
+		return sink_down(s);
 	case RESP_REJECT:
 		s->stats->sink_errors++;
 		sink_up(s);
@@ -397,14 +531,24 @@ step_bulk(struct sink *s, struct flush *fl)
 	s->stats->batches++;
 	for (i = 0; i < fl->nsent; i++) {
 		it = &fl->items[i];
-		op = &b->ops[fl->sent[i]];
 		count_item(s, it);
 		if (it->verdict == ITEM_OK || it->verdict == ITEM_CONFLICT ||
 		    it->verdict == ITEM_NOTFOUND)
+			b->ops[fl->sent[i]].written = 1;
+	}
+	for (i = 0; i < fl->nsent; i++) {
+		it = &fl->items[i];
+		op = &b->ops[fl->sent[i]];
+		if (op->written)
+			continue;
+		if (superseded(b, fl->sent[i])) {
 			op->written = 1;
-		else if (it->verdict == ITEM_RETRY)
-			nretry++;
-		else {
+			continue;
+		}
+		if (it->verdict == ITEM_RETRY) {
+			if (nretry++ == 0)
+				first = i;
+		} else {
 			nreject++;
 			name_of(b, op, name, sizeof(name));
 			if (first_time(fl, name, it->type))
@@ -418,8 +562,7 @@ step_bulk(struct sink *s, struct flush *fl)
 		if (fl->nlogged)
 			log_info("the target accepted the refused "
 			    "documents: resuming");
-		fl->phase = (b->ops[fl->n - 1].kind == OP_CLEAR) ?
-		    PH_REFRESH : PH_DONE;
+		fl->phase = ends_in_clear(fl) ? PH_REFRESH : PH_DONE;
 		return fl->phase == PH_DONE ? STEP_DONE : STEP_NEXT;
 	}
 	if (nreject) {
@@ -435,63 +578,20 @@ step_bulk(struct sink *s, struct flush *fl)
 			    "accepts it");
 		return STEP_WAIT;
 	}
-	for (i = 0; i < fl->nsent; i++)
-		if (fl->items[i].verdict == ITEM_RETRY)
-			break;
 	snprintf(s->err, sizeof(s->err), "%d of %d bulk items not accepted "
-	    "yet (HTTP %d): %s: %s", nretry, fl->nsent, fl->items[i].status,
-	    fl->items[i].type[0] ? fl->items[i].type : "error",
-	    fl->items[i].reason);
-	return sink_down(s, fl);
+	    "yet (HTTP %d): %s: %s", nretry, fl->nsent,
+	    fl->items[first].status, fl->items[first].type[0] ?
+	    fl->items[first].type : "error", fl->items[first].reason);
+	return sink_down(s);
 }
 
-static void
-path_escape(struct sbuf *out, const char *name)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	const unsigned char *p;
-
-	for (p = (const unsigned char *)name; *p; p++) {
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' ||
-		    *p == '.' || *p == '*' || *p == ',' || *p == '+')
-			sbuf_addc(out, (char)*p);
-		else {
-			sbuf_addc(out, '%');
-			sbuf_addc(out, hex[*p >> 4]);
-			sbuf_addc(out, hex[*p & 15]);
-		}
-	}
-}
-
-/* a clear: refresh so the delete sees every write, then delete all */
 static enum step_result
-step_clear(struct sink *s, struct flush *fl)
+answer_clear(struct sink *s, struct flush *fl, long status)
 {
-	static const char match_all[] = "{\"query\":{\"match_all\":{}}}";
-	const char *index = fl->b->ops[fl->n - 1].text;
-	struct sbuf path = SBUF_INIT;
+	const char *index = clear_index(fl);
+	int refresh = fl->phase == PH_REFRESH;
 	char why[400];
-	long status, saved;
-	int r, refresh = fl->phase == PH_REFRESH;
 
-	sbuf_addc(&path, '/');
-	path_escape(&path, index);
-	if (refresh) {
-		sbuf_adds(&path, "/_refresh");
-		r = request(s, "POST", path.buf, NULL, NULL, 0, &status);
-	} else {
-		sbuf_adds(&path, "/_delete_by_query?conflicts=proceed"
-		    "&refresh=true");
-		saved = s->http->timeout_ms;
-		s->http->timeout_ms = CLEAR_TIMEOUT_MS;
-		r = request(s, "POST", path.buf, NULL, match_all,
-		    sizeof(match_all) - 1, &status);
-		s->http->timeout_ms = saved;
-	}
-	sbuf_release(&path);
-	if (r == -1)
-		return sink_down(s, fl);
 	if (status == 404) {
 		/* no such index: nothing to clear */
 		sink_up(s);
@@ -501,15 +601,15 @@ step_clear(struct sink *s, struct flush *fl)
 	}
 	switch (resp_status_class(status)) {
 	case RESP_AUTH:
-		return sink_auth(s, status);
+		return sink_auth(s, status, &fl->resp);
 	case RESP_RETRY:
-		resp_error_text(s->resp.buf, s->resp.len, why, sizeof(why));
+		resp_error_text(fl->resp.buf, fl->resp.len, why, sizeof(why));
 		snprintf(s->err, sizeof(s->err), "clearing '%s' failed (HTTP "
 		    "%ld): %s", index, status, why);
-		return sink_down(s, fl);
+		return sink_down(s);
 	case RESP_REJECT:
 		s->stats->sink_errors++;
-		resp_error_text(s->resp.buf, s->resp.len, why, sizeof(why));
+		resp_error_text(fl->resp.buf, fl->resp.len, why, sizeof(why));
 		snprintf(s->err, sizeof(s->err), "clearing '%s' refused (HTTP "
 		    "%ld): %s", index, status, why);
 		if (first_time(fl, "clear", why))
@@ -518,11 +618,11 @@ step_clear(struct sink *s, struct flush *fl)
 	case RESP_ITEMS:
 		break;
 	}
-	if (!refresh && !dbq_complete(s->resp.buf, s->resp.len)) {
+	if (!refresh && !dbq_complete(fl->resp.buf, fl->resp.len)) {
 		snprintf(s->err, sizeof(s->err), "clearing '%s' left "
 		    "documents behind (version conflicts or shard failures)",
 		    index);
-		return sink_down(s, fl);
+		return sink_down(s);
 	}
 	sink_up(s);
 	if (refresh) {
@@ -536,16 +636,22 @@ step_clear(struct sink *s, struct flush *fl)
 }
 
 enum step_result
-flush_step(struct sink *s, struct flush *fl)
+flush_answer(struct sink *s, struct flush *fl, const char *terr, long status)
 {
+	if (!fl->resp.buf)
+		sbuf_grow(&fl->resp, 1);
+	if (terr) {
+		snprintf(s->err, sizeof(s->err), "%s", terr);
+		return sink_down(s);
+	}
 	switch (fl->phase) {
 	case PH_TOAST:
-		return step_toast(s, fl);
+		return answer_toast(s, fl, status);
 	case PH_BULK:
-		return step_bulk(s, fl);
+		return answer_bulk(s, fl, status);
 	case PH_REFRESH:
 	case PH_DELETE:
-		return step_clear(s, fl);
+		return answer_clear(s, fl, status);
 	default:
 		return STEP_DONE;
 	}

@@ -1,11 +1,12 @@
 /*
  * toast.c - completing documents whose unchanged TOAST columns were not
  * sent: the listed fields are copied from the document the target stores,
- * or from an earlier operation of the same batch on the same document (the
- * stored copy is stale then). Values are spliced in as the bytes they are
- * stored as, so a completion never changes a number's precision. Performs
- * no I/O: the _mget request and response are built and read here, sent by
- * sink.c.
+ * or from an earlier write of the same document that the target may not
+ * hold yet - in the same flush, or in an earlier flush still open - since
+ * the stored copy is stale then. Values are spliced in as the bytes they
+ * are stored as, so a completion never changes a number's precision.
+ * Performs no I/O: the _mget request and response are built and read here,
+ * sent by the writer's loop.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,125 +19,80 @@ toast_needed(const struct batch *b, int n)
 	int i;
 
 	for (i = 0; i < n; i++)
-		if (b->ops[i].kind == OP_INDEX && b->ops[i].toast)
+		if (!toast_settled(&b->ops[i]))
 			return 1;
 	return 0;
 }
 
-/* a document is (index, id, routing), compared as raw JSON bytes; the id
- * is passed apart so an update whose key changed can look for the document
- * under its old id (toast_id) */
-struct docref {
-	struct aspan index, routing;
-	const char *id;
-	size_t	 idlen;
-};
-
-static struct docref
-ref_of(const struct batch *b, const struct op *op, int old)
+int
+toast_settled(const struct op *op)
 {
-	struct docref r;
+	return op->kind != OP_INDEX || !op->toast || op->completed;
+}
 
-	r.index = op->index;
-	r.routing = op->routing;
-	if (old && op->toast_id) {
-		r.id = op->toast_id;
-		r.idlen = strlen(op->toast_id);
-	} else {
-		r.id = b->arena.buf + op->id.off;
-		r.idlen = op->id.len;
+struct jspan
+toast_source(const struct batch *b, const struct op *op)
+{
+	struct jspan s = { NULL, 0 };
+
+	if (op->kind != OP_INDEX)
+		return s;
+	if (op->completed) {
+		s.p = op->completed;
+		s.n = op->completed_len;
+		return s;
 	}
-	return r;
-}
-
-static uint32_t
-fnv(uint32_t h, const char *p, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= (unsigned char)p[i];
-		h *= 16777619u;
-	}
-	h ^= 0xff;
-	return h * 16777619u;
-}
-
-static uint32_t
-key_hash(const struct batch *b, const struct docref *r)
-{
-	uint32_t h = 2166136261u;
-
-	h = fnv(h, b->arena.buf + r->index.off, r->index.len);
-	h = fnv(h, r->id, r->idlen);
-	return fnv(h, b->arena.buf + r->routing.off, r->routing.len);
-}
-
-static int
-span_eq(const struct batch *b, struct aspan x, struct aspan y)
-{
-	return x.len == y.len &&
-	    memcmp(b->arena.buf + x.off, b->arena.buf + y.off, x.len) == 0;
-}
-
-static int
-same_doc(const struct batch *b, const struct docref *x, const struct docref *y)
-{
-	return x->idlen == y->idlen && memcmp(x->id, y->id, x->idlen) == 0 &&
-	    span_eq(b, x->index, y->index) && span_eq(b, x->routing, y->routing);
-}
-
-/* the slot of the last pending write of document r, or of its empty end */
-static uint32_t
-probe(const struct batch *b, const int *slot, uint32_t mask,
-    const struct docref *r)
-{
-	uint32_t h = key_hash(b, r) & mask;
-	struct docref o;
-
-	while (slot[h] != -1) {
-		o = ref_of(b, &b->ops[slot[h]], 0);
-		if (same_doc(b, &o, r))
-			break;
-		h = (h + 1) & mask;
-	}
-	return h;
+	return batch_span(b, op->doc);
 }
 
 int
-toast_plan(const struct batch *b, int n, int *src)
+toast_plan(const struct batch *b, int n, struct batch *const *earlier,
+    int nearlier, struct toast_from *from)
 {
 	const struct op *op;
-	struct docref own, from;
-	int *slot, nslot, i, nread = 0;
+	struct docref own, want;
+	struct doctab seen;
+	int i, j, k, nread = 0, blocked = 0;
 
-	/* open addressing over the batch: slot holds the last writer */
-	nslot = 16;
-	while (nslot < 2 * n)
-		nslot *= 2;
-	slot = xmalloc(nslot * sizeof(*slot));
-	for (i = 0; i < nslot; i++)
-		slot[i] = -1;
+	/* over b itself: seen holds the last write so far, so an op sees
+	 * only the writes before it */
+	doctab_init(&seen, n);
 	for (i = 0; i < n; i++) {
 		op = &b->ops[i];
-		src[i] = -2;
+		from[i].b = NULL;
+		from[i].i = -1;
 		if (op->kind != OP_INDEX && op->kind != OP_DELETE)
 			continue;
-		if (op->kind == OP_INDEX && op->toast) {
-			from = ref_of(b, op, 1);
-			src[i] = slot[probe(b, slot, nslot - 1, &from)];
-			if (src[i] == -1)
-				nread++;
+		if (!toast_settled(op)) {
+			want = docref_of(b, op, 1);
+			j = *doctab_find(&seen, b, &want);
+			if (j >= 0) {
+				from[i].b = b;
+				from[i].i = j;
+			} else {
+				for (k = nearlier - 1; k >= 0; k--)
+					if ((j = batch_last_write(earlier[k],
+					    &want)) >= 0)
+						break;
+				if (k < 0)
+					nread++;
+				else {
+					from[i].b = earlier[k];
+					from[i].i = j;
+					if (!toast_settled(&earlier[k]->ops[j]))
+						blocked = 1;
+				}
+			}
 		}
-		own = ref_of(b, op, 0);
-		slot[probe(b, slot, nslot - 1, &own)] = i;
+		own = docref_of(b, op, 0);
+		*doctab_find(&seen, b, &own) = i;
 	}
-	free(slot);
-	return nread;
+	doctab_release(&seen);
+	return blocked ? -1 : nread;
 }
 
 int
-toast_mget_body(const struct batch *b, int n, const int *src,
+toast_mget_body(const struct batch *b, int n, const struct toast_from *from,
     struct sbuf *body, int *asked)
 {
 	const struct op *op;
@@ -146,7 +102,7 @@ toast_mget_body(const struct batch *b, int n, const int *src,
 	sbuf_adds(body, "{\"docs\":[");
 	for (i = 0; i < n; i++) {
 		op = &b->ops[i];
-		if (op->kind != OP_INDEX || !op->toast || src[i] != -1)
+		if (toast_settled(op) || from[i].b != NULL)
 			continue;
 		if (nasked)
 			sbuf_addc(body, ',');

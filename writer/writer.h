@@ -5,6 +5,9 @@
  * The data path keeps every document as the bytes it arrived in: a frame's
  * "doc" is copied once into the batch arena right behind its bulk action
  * line, and the first attempt of a bulk request is a prefix of that arena.
+ * A cut of the batch moves into a flush (one slot of the window) with its
+ * arena, so up to write_concurrency flushes are open at once, each owning
+ * its operations, and they are reported in the order they were cut.
  */
 #ifndef WRITER_H
 #define WRITER_H
@@ -15,9 +18,8 @@
 #include "frame.h"
 #include "jscan.h"
 #include "kcount.h"
+#include "msg.h"
 #include "sbuf.h"
-
-struct http_client;
 
 enum op_kind {
 	OP_INDEX = 1,
@@ -25,7 +27,7 @@ enum op_kind {
 	OP_COMMIT,	/* boundary: its pos may be reported durable */
 	OP_POS,		/* boundary without a transaction */
 	OP_CLEAR,	/* barrier: refresh + delete_by_query on one index */
-	OP_MARK		/* barrier: report "marked" once everything before is written */
+	OP_MARK		/* "marked" once everything before is written */
 };
 
 /* a span inside the batch arena, stable across arena growth */
@@ -46,10 +48,11 @@ struct op {
 	char	*rel;		/* with toast: the source table, or NULL */
 	char	*completed;	/* the document after TOAST completion */
 	size_t	 completed_len;
-	int	 written;	/* accepted by the target in the current flush */
+	uint64_t v;		/* index/delete: its version */
+	int	 written;	/* accepted by the target */
 	/* commit/pos */
 	uint64_t pos;
-	long long ts;		/* commit time in µs, -1 when absent */
+	long long ts;		/* commit time in µs, 0 when absent */
 	char	*text;		/* commit/pos: the position's text; clear: the
 				 * index name; mark: the raw JSON object */
 };
@@ -63,13 +66,19 @@ struct batch {
 	int	 first_barrier;	/* index of the first clear/mark in ops, -1 */
 	int	 limit_docs;
 	size_t	 limit_bytes;
+	struct doctab {
+		int	*slot;	/* op indexes, -1 empty; NULL: none */
+		int	 nslot;
+	} writers;		/* the last write of each document (docref.c),
+				 * built when a later flush asks */
 };
 
 /* why the main loop asks for a cut */
 enum cut_reason {
 	CUT_NONE,	/* input is still flowing: only full batches / barriers */
 	CUT_IDLE,	/* nothing more is readable right now */
-	CUT_EOF		/* end of input (or shutdown): send all that is complete */
+	CUT_EOF,	/* end of input: send all that is left */
+	CUT_STOP	/* stopping early: only complete transactions */
 };
 
 struct writer_stats {
@@ -94,15 +103,41 @@ int	batch_full(const struct batch *);
 int	batch_cut(const struct batch *, enum cut_reason);
 /* the last commit/pos among ops [0, n), or NULL */
 const struct op *batch_boundary(const struct batch *, int n);
+/* what a written batch lets the writer report: 1 and the durable
+ * position in *d (text borrowed from the batch; sent/at left 0) or 0 when
+ * it holds none; *mark is the last op's mark object or { NULL, 0 } */
+int	batch_report(const struct batch *, struct msg_pos *d,
+	    struct jspan *mark);
 /* drop ops [0, n) after they were flushed */
 void	batch_consume(struct batch *, int n);
+/* move ops [0, n) and their bytes into the empty batch to (which takes
+ * the limits of from); the rest stays in from */
+void	batch_move(struct batch *from, int n, struct batch *to);
 /* a span of the arena as a jspan (valid until the arena changes) */
 struct jspan batch_span(const struct batch *, struct aspan);
 
+/* docref.c */
+/* the document an index/delete op writes: raw JSON bytes of its index, id
+ * and routing (old: the id a completion reads, toast_id when present) */
+struct docref {
+	const char *index, *id, *routing;
+	size_t	 ilen, idlen, rlen;
+};
+
+struct docref docref_of(const struct batch *, const struct op *, int old);
+/* a table of documents for up to n ops of one batch */
+void	doctab_init(struct doctab *, int n);
+void	doctab_release(struct doctab *);
+/* the entry of document r: an op index of b, or -1 to fill in */
+int	*doctab_find(const struct doctab *, const struct batch *b,
+	    const struct docref *r);
+/* the last op of b writing document r, or -1 */
+int	batch_last_write(struct batch *, const struct docref *r);
+
 /* bulk.c */
-/* append the bulk entry for an index/delete frame's object; records the
- * spans (relative to out->len before the call) in op; -1 with err set */
-int	bulk_add_entry(struct sbuf *out, struct jspan obj, int is_delete,
+/* append the bulk entry of a decoded index/delete operation; records the
+ * spans in op; -1 with err set when the target could not take it */
+int	bulk_add_entry(struct sbuf *out, const struct msg_op *m,
 	    struct op *op, char *err, size_t errlen);
 /* a bulk body with the not yet written data ops among [0, n); their indexes
  * go to sent[] (room for n). Returns the number of entries. */
@@ -144,16 +179,32 @@ int	dbq_complete(const char *body, size_t len);
 void	resp_error_text(const char *body, size_t len, char *out, size_t outlen);
 
 /* toast.c */
+/* where a completion's fields come from */
+struct toast_from {
+	const struct batch *b;	/* the batch holding the source write, or
+				 * NULL: read the stored document */
+	int	 i;		/* the source op in b */
+};
+
 /* 1 if any index op among [0, n) needs TOAST completion */
 int	toast_needed(const struct batch *, int n);
-/* decide each completion's source. For ops [0, n) with toast, src[i] is
- * the index of an earlier op in the batch writing the same document, or -1
- * when the stored document must be read. Returns how many must be read. */
-int	toast_plan(const struct batch *, int n, int *src);
-/* the _mget body for the ops with toast and src[i] == -1; their indexes go
- * to asked[] in request order. Returns the number of docs asked. */
-int	toast_mget_body(const struct batch *, int n, const int *src,
-	    struct sbuf *body, int *asked);
+/* decide the source of each completion still to do among ops [0, n) of
+ * b: the last earlier op of b writing the same document, else the newest
+ * write of it in the earlier flushes (earlier[], oldest first), else the
+ * stored document. Returns how many must be read, or -1 when a source in
+ * an earlier flush waits for its own completion (ask again later). */
+int	toast_plan(const struct batch *b, int n,
+	    struct batch *const *earlier, int nearlier,
+	    struct toast_from *from);
+/* 1 if op's document is final: no completion, or completed */
+int	toast_settled(const struct op *);
+/* the document op writes (completed or as it arrived), or p == NULL for
+ * a delete: what a later completion copies from */
+struct jspan toast_source(const struct batch *, const struct op *);
+/* the _mget body for the ops with from[i].b == NULL still to complete;
+ * their indexes go to asked[] in request order. Returns the number asked. */
+int	toast_mget_body(const struct batch *, int n,
+	    const struct toast_from *from, struct sbuf *body, int *asked);
 /* parse an _mget response of nasked docs: found[i] = the _source span
  * (p == NULL when the document does not exist). -1 if garbled. */
 int	toast_mget_parse(const char *body, size_t len, int nasked,
@@ -164,45 +215,151 @@ int	toast_mget_parse(const char *body, size_t len, int nasked,
 int	toast_complete(struct sbuf *out, struct jspan doc, struct jspan fields,
 	    struct jspan source);
 
-/* sink.c - one flush at a time against the target */
+/* sink.c - what one flush sends and what the answers mean; no I/O */
 enum step_result {
 	STEP_DONE,	/* the flush is complete */
-	STEP_NEXT,	/* progress: call again at once */
-	STEP_WAIT,	/* failed: call again after backoff_ms */
+	STEP_NEXT,	/* progress: ask for its next request */
+	STEP_WAIT,	/* failed: ask again after a backoff */
 	STEP_AUTH	/* 401/403: permanent */
 };
 
+enum next_result {
+	NEXT_SEND,	/* *call is the flush's next request */
+	NEXT_DONE,	/* nothing left to send: the flush is written */
+	NEXT_BLOCKED,	/* waiting for an earlier flush's completion */
+	NEXT_FAILED	/* could not build it: back off (sink err: why) */
+};
+
+/* a request for the caller to make; pointers stay valid until answered */
+struct http_call {
+	const char *method, *path, *ctype, *body;
+	size_t	 len;
+	long	 timeout_ms;	/* 0: the client's default */
+};
+
+enum flush_phase { PH_TOAST, PH_BULK, PH_REFRESH, PH_DELETE, PH_DONE };
+
+/* a cut of the batch on its way to the target */
 struct flush {
-	struct batch *b;
-	int	 n;		/* ops [0, n) */
-	int	 phase;
-	int	*src, *asked, *sent;
-	int	 nasked, nsent;
+	struct batch b;		/* its operations, moved from the input */
+	uint64_t seq;		/* the order it was cut in */
+	enum flush_phase phase;
+	int	 inflight;	/* one of its requests is open */
+	long long retry_at;	/* monotonic ms: backing off until then */
+	long long backoff_ms;	/* its last backoff delay */
+	long long started_us;	/* wall clock µs: its first request left */
+	struct toast_from *from;
+	int	*asked, *sent;
 	struct item_result *items;
-	long long started_us;	/* wall clock when its first request left */
+	int	 room;		/* entries of from, asked, sent, items */
+	int	 nasked, nsent;
+	size_t	 sent_len;	/* bytes of the open bulk request */
+	struct sbuf body, path, resp;
 	uint32_t logged[64];	/* hashes of refusals already logged */
 	int	 nlogged;
 };
 
 struct sink {
-	struct http_client *http;
-	struct sbuf body, resp;
 	struct writer_stats *stats;
-	long long backoff_ms;	/* last wait; the main loop zeroes it on progress */
+	const char *target;	/* the target's url, for messages */
 	long long down_since;	/* ms when the target became unavailable, 0 */
 	long long down_logged;	/* ms of the last "unavailable" line */
+	struct sbuf probe_resp;
 	char	 err[512];	/* why the last step failed */
 };
 
-void	sink_init(struct sink *, struct http_client *, struct writer_stats *);
+void	sink_init(struct sink *, const char *target, struct writer_stats *);
 void	sink_release(struct sink *);
-/* GET / until the target answers; STEP_DONE, STEP_WAIT or STEP_AUTH */
-enum step_result sink_probe(struct sink *);
-void	flush_begin(struct flush *, struct batch *, int n);
+/* GET /: is the target there? */
+void	sink_probe_call(struct http_call *);
+/* its answer (terr: the transport error, or NULL when a response arrived
+ * in s->probe_resp): STEP_DONE, STEP_WAIT or STEP_AUTH */
+enum step_result sink_probe_answer(struct sink *, const char *terr,
+	    long status);
+void	flush_init(struct flush *);
+/* start the flush of the ops its batch now holds */
+void	flush_begin(struct flush *, uint64_t seq);
+/* drop its ops, keep its buffers for the next cut */
+void	flush_reset(struct flush *);
 void	flush_release(struct flush *);
-/* one request of the flush */
-enum step_result flush_step(struct sink *, struct flush *);
+/* its next request; earlier[] are the batches of the flushes cut before
+ * it that are not reported yet, oldest first (a TOAST source may be in
+ * them) */
+enum next_result flush_next(struct sink *, struct flush *,
+	    struct batch *const *earlier, int nearlier, struct http_call *);
+/* the answer to the request flush_next asked for: terr is the transport
+ * error or NULL, then status and fl->resp hold the response */
+enum step_result flush_answer(struct sink *, struct flush *, const char *terr,
+	    long status);
 /* next backoff delay: 100 ms doubling to 30 s, with jitter */
 long long sink_backoff(long long *cur_ms);
+
+/* order.c - the in-order rule, pure: flushes finish in any order and are
+ * reported in the order they were opened */
+struct order {
+	int	 cap;		/* at most this many open at once */
+	uint64_t head;		/* the oldest flush not reported yet */
+	uint64_t next;		/* the sequence number of the next one */
+	unsigned char *done;	/* done[seq % cap] */
+};
+
+void	order_init(struct order *, int cap);
+void	order_release(struct order *);
+int	order_full(const struct order *);
+int	order_empty(const struct order *);
+/* open the next flush: its sequence number (order_full must be false) */
+uint64_t order_open(struct order *);
+/* flush seq is written */
+void	order_finish(struct order *, uint64_t seq);
+/* 1 if seq is open and not written yet */
+int	order_pending(const struct order *, uint64_t seq);
+/* 1 and *seq when the oldest open flush is written: it may be reported
+ * now, and leaves the window */
+int	order_pop(struct order *, uint64_t *seq);
+
+/* window.c - the flushes open at once, pure: it says which request to
+ * make on which slot and takes the answers; the caller does the I/O */
+struct window {
+	struct order ord;
+	struct flush *fl;	/* fl[seq % cap]; slot i is fl[i] */
+	int	 cap;
+	int	 barrier;	/* a flush ending in a clear is open */
+	uint64_t reported_pos;	/* the last position window_report gave */
+	int	 reported_any;
+	struct sink *sink;
+	struct batch **earlier;	/* scratch for flush_next */
+};
+
+void	window_init(struct window *, int cap, struct sink *);
+void	window_release(struct window *);
+int	window_full(const struct window *);
+int	window_empty(const struct window *);
+/* may ops [0, n) of b become a flush now? */
+int	window_may_open(const struct window *, const struct batch *, int n);
+/* move ops [0, n) of b into a new flush */
+void	window_open(struct window *, struct batch *b, int n);
+/* the next request due at now: 1 with its slot, the call and the buffer
+ * for the response. retry == 0: a flush backing off is not retried. */
+int	window_next(struct window *, long long now, int retry, int *slot,
+	    struct http_call *, struct sbuf **resp);
+/* the answer of slot's request; STEP_AUTH is the caller's to end on */
+enum step_result window_answer(struct window *, int slot, const char *terr,
+	    long status, long long now);
+/* the oldest flush, when it and every one before it is written (report
+ * it, then window_retire), or NULL */
+const struct flush *window_head(const struct window *);
+/* what that flush lets the writer report: 0 when there is no such flush;
+ * else 1, d->present when it carries a position past the last one
+ * reported (text borrowed from the flush; sent is when its first request
+ * left) and mark when it ends in one. Then window_retire. */
+int	window_report(struct window *, struct msg_pos *d,
+	    struct jspan *mark);
+void	window_retire(struct window *);
+/* the earliest end of a backoff (monotonic ms), or 0 */
+long long window_retry_at(const struct window *);
+int	window_backing_off(const struct window *);
+int	window_inflight(const struct window *);
+/* index/delete operations open and not written yet */
+int	window_unwritten(const struct window *);
 
 #endif

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # make bench: numbers, not pass/fail. Starts its own PostgreSQL and OpenSearch.
-#  1. raw _bulk of the same documents: what the target ingests (the ceiling)
-#  2. shaper | writer on a captured 100,000-row stream: events/s, CPU
+#  1. shaper alone, writer alone on a captured 100,000-row stream
+#  2. shaper | writer at write_concurrency 1, 2 and 4, each beside raw _bulk
+#     of the same documents over as many connections (the ceiling), and the
+#     writer's CPU seconds
 #  3. the supervised pipeline: commit→indexed latency (p50/p99) and the
 #     resident memory of all stages together
 set -eu -o pipefail
@@ -34,22 +36,38 @@ echo "captured stream: $rows row frames, $(stat -c %s "$T/s.frames") bytes"
 read -r e u s m < "$T/shaper.time"
 echo "shaper alone: $(python3 -c "print(round($rows/max($e,0.001)))") events/s (${e}s wall, ${u}s user, max RSS ${m} kB)"
 
-# the ceiling: the same documents through plain _bulk, after a warm-up
-# (a cold JVM indexes slower), best of two
-python3 tests/bench/raw_bulk.py "$OS_URL" bench_raw "$T/ops.frames" "$B" > /dev/null
-r1=$(python3 tests/bench/raw_bulk.py "$OS_URL" bench_raw "$T/ops.frames" "$B")
-r2=$(python3 tests/bench/raw_bulk.py "$OS_URL" bench_raw "$T/ops.frames" "$B")
-raw=$(( r1 > r2 ? r1 : r2 ))
-echo "raw _bulk, same documents ($B per request, 1 open, best of $r1 and $r2): $raw docs/s"
 /usr/bin/time -f "%e %U %S %M" -o "$T/writer.time" writer -c "$T/cfg.yaml" < "$T/ops.frames"
 read -r e u s m < "$T/writer.time"
 echo "writer alone into OpenSearch: $(python3 -c "print(round($rows/max($e,0.001)))") docs/s (${e}s wall, ${u}s user, max RSS ${m} kB)"
-os_drop ${S}_bench
-start=$(date +%s.%N)
-shaper -c "$T/cfg.yaml" < "$T/s.frames" | writer -c "$T/cfg.yaml"
-end=$(date +%s.%N)
-sw=$(python3 -c "print(round($rows/($end-$start)))")
-echo "shaper | writer on the captured stream: $sw events/s ($(python3 -c "print(round(100*$sw/$raw))")% of raw _bulk)"
+
+# shaper | writer at 1, 2 and 4 bulk requests open at once, each beside the
+# ceiling: the same documents through plain _bulk over as many connections
+# (after a warm-up, since a cold JVM indexes slower; best of two), measured
+# in turn in this run. The writer's CPU is user + system seconds.
+# Both create the index with the one mapping dynamic mapping could get
+# wrong: requests open at once race to map "score", and a float column's
+# whole values would map it as long.
+MAPPING='{"mappings":{"properties":{"score":{"type":"double"}}}}'
+python3 tests/bench/raw_bulk.py "$OS_URL" bench_raw "$T/ops.frames" "$B" 4 "$MAPPING" > /dev/null
+echo "write_concurrency  raw _bulk docs/s  shaper | writer rows/s  of raw  writer CPU s"
+for c in 1 2 4; do
+	r1=$(python3 tests/bench/raw_bulk.py "$OS_URL" bench_raw "$T/ops.frames" "$B" $c "$MAPPING")
+	r2=$(python3 tests/bench/raw_bulk.py "$OS_URL" bench_raw "$T/ops.frames" "$B" $c "$MAPPING")
+	raw=$(( r1 > r2 ? r1 : r2 ))
+	sed "s/^engine:\$/engine:\n  write_concurrency: $c/" "$T/cfg.yaml" > "$T/cfg$c.yaml"
+	os_drop ${S}_bench
+	curl -sS --max-time 30 -XPUT -H 'Content-Type: application/json' \
+		"$OS_URL/${S}_bench" -d "$MAPPING" > /dev/null
+	start=$(date +%s.%N)
+	shaper -c "$T/cfg$c.yaml" < "$T/s.frames" |
+		/usr/bin/time -f "%U %S" -o "$T/writer$c.time" writer -c "$T/cfg$c.yaml"
+	end=$(date +%s.%N)
+	read -r u s < "$T/writer$c.time"
+	sw=$(python3 -c "print(round($rows/($end-$start)))")
+	printf "%17d  %16d  %21d  %5d%%  %12s\n" $c $raw $sw \
+		"$(python3 -c "print(round(100*$sw/$raw))")" \
+		"$(python3 -c "print(round($u+$s, 2))")"
+done
 n=$(os_count ${S}_bench); echo "documents indexed: $n"
 drop_slot $S
 

@@ -7,15 +7,17 @@
 # must write exactly X.out and exit 0, or the code in X.rc when there is
 # one; when X.err exists, its line must appear in what the shaper logged.
 # SHAPER=path picks another binary (e.g. build-san/bin/shaper).
+# GOLDEN_DIR and GOLDEN_PROG run another set of cases the same way, with
+# another program (tests/golden/writer/run.sh).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-dir=$top/tests/golden/shaper
-shaper=${SHAPER:-${P2O_BIN:-$top/build/bin}/shaper}
+dir=${GOLDEN_DIR:-$top/tests/golden/shaper}
+shaper=${GOLDEN_PROG:-${SHAPER:-${P2O_BIN:-$top/build/bin}/shaper}}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 if [ ! -x "$shaper" ]; then
-	echo "1..0 # SKIP $shaper is not built (make build/bin/shaper)"
+	echo "1..0 # SKIP $shaper is not built (make)"
 	exit 0
 fi
 

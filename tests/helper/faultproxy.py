@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""faultproxy.py LISTEN_PORT TARGET_URL PLAN - an HTTP proxy in front of a
-real OpenSearch node that injects the faults a healthy node will not produce
-on demand. Every request is forwarded unchanged, except that the Nth _bulk
-request (counting from 1) gets the fault the plan names for it:
+"""faultproxy.py LISTEN_PORT TARGET_URL PLAN [ACCEPTED] - an HTTP proxy in
+front of a real OpenSearch node that injects the faults a healthy node will
+not produce on demand. Every request is forwarded unchanged, except that the
+Nth _bulk request (counting from 1) gets the fault the plan names for it:
 
   PLAN = comma list of N:FAULT, FAULT one of
     429     answer 429 without forwarding (node overloaded)
@@ -10,22 +10,77 @@ request (counting from 1) gets the fault the plan names for it:
     reset   close the connection without answering
     item429 forward, then mark the first item of the response 429
             (the document was written; a retry must be harmless)
+    slow    forward after 1.5 s, so requests sent after it finish first
 
-It logs one line per injected fault on stderr, for the test to count."""
+It logs one line per injected fault on stderr, for the test to count, and
+one each time more _bulk requests than ever before are open at once. With
+ACCEPTED, every _bulk answer that reaches the client first appends a line
+there: the CLOCK_MONOTONIC time and a JSON list of [action, index, id,
+version] for each item the answer says is written (2xx, a 409 version
+conflict, a delete of a missing document), so a test can tell when each
+operation was known to be in the node."""
 import http.client
 import http.server
 import json
 import socketserver
 import sys
+import threading
+import time
 import urllib.parse
 
 port, target, plan = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+accepted = open(sys.argv[4], "a") if len(sys.argv) > 4 else None
+accepted_lock = threading.Lock()
 faults = {}
 for part in filter(None, plan.split(",")):
     n, f = part.split(":")
     faults[int(n)] = f
 t = urllib.parse.urlparse(target)
 bulk_seen = 0
+log_lock = threading.Lock()
+
+
+def log(line):
+    # one write per line: print() writes the newline apart, and two
+    # threads' lines would share one
+    with log_lock:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+bulk_open = 0
+bulk_open_max = 0
+bulk_lock = threading.Lock()
+
+
+def bulk_actions(body):
+    """[action, index, id, version] of each entry of a bulk body"""
+    out = []
+    lines = iter((body or b"").split(b"\n"))
+    for line in lines:
+        if not line.strip():
+            continue
+        action, meta = next(iter(json.loads(line).items()))
+        out.append([action, meta.get("_index"), meta.get("_id"), meta.get("version")])
+        if action in ("index", "create", "update"):
+            next(lines, None)
+    return out
+
+
+def log_accepted(body, data):
+    try:
+        items = json.loads(data).get("items") or []
+    except ValueError:
+        return
+    done = []
+    for entry, item in zip(bulk_actions(body), items):
+        action, res = next(iter(item.items()))
+        st = res.get("status", 0)
+        if 200 <= st < 300 or st == 409 or (st == 404 and action == "delete"):
+            done.append(entry)
+    with accepted_lock:
+        accepted.write(f"{time.monotonic():.6f} {json.dumps(done)}\n")
+        accepted.flush()
 
 
 class Proxy(http.server.BaseHTTPRequestHandler):
@@ -52,15 +107,29 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def handle_any(self):
-        global bulk_seen
+        global bulk_seen, bulk_open, bulk_open_max
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n) if n else None
-        fault = None
-        if self.path.split("?")[0].endswith("/_bulk"):
+        if not self.path.split("?")[0].endswith("/_bulk"):
+            return self.handle_request(body, None)
+        with bulk_lock:
             bulk_seen += 1
-            fault = faults.get(bulk_seen)
+            n = bulk_seen
+            bulk_open += 1
+            if bulk_open > bulk_open_max:
+                bulk_open_max = bulk_open
+                log(f"faultproxy: {bulk_open} bulk requests open at once")
+        try:
+            self.handle_request(body, n)
+        finally:
+            with bulk_lock:
+                bulk_open -= 1
+
+    def handle_request(self, body, n):
+        is_bulk = n is not None
+        fault = faults.get(n) if is_bulk else None
         if fault:
-            print(f"faultproxy: bulk {bulk_seen}: {fault}", file=sys.stderr, flush=True)
+            log(f"faultproxy: bulk {n}: {fault}")
         if fault in ("429", "503"):
             err = {"error": {"type": "es_rejected_execution_exception" if fault == "429"
                              else "unavailable", "reason": "injected"}, "status": int(fault)}
@@ -69,6 +138,8 @@ class Proxy(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             self.connection.close()
             return
+        if fault == "slow":
+            time.sleep(1.5)
         status, ctype, data = self.forward(body)
         if fault == "item429" and status == 200:
             doc = json.loads(data)
@@ -80,6 +151,8 @@ class Proxy(http.server.BaseHTTPRequestHandler):
                                              "reason": "injected"}
                 doc["errors"] = True
                 data = json.dumps(doc).encode()
+        if is_bulk and accepted and status == 200:
+            log_accepted(body, data)
         self.reply(status, ctype, data)
 
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = handle_any

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The target goes away for 30 s in mid-stream: nothing is lost, memory stays
-# flat while it is down, and the pipeline catches up when it returns.
+# flat and the writer idle while it is down, and the pipeline catches up when
+# it returns. WRITE_CONCURRENCY sets engine.write_concurrency (default 1).
 . "$(dirname "$0")/../lib.sh"
 
-S=p2o_down
+C=${WRITE_CONCURRENCY:-1}
+S=p2o_down; [ "$C" = 1 ] || S=p2o_down_c$C
 drop_slot $S; os_drop ${S}_down
 psql_q -c "drop table if exists down; create table down (id int primary key, v int, pad text)"
 METRICS_PORT=$(free_port)
 mkconfig "$T/cfg.yaml" $S $S down
+sed -i "s/^engine:\$/engine:\n  write_concurrency: $C/" "$T/cfg.yaml"
 pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
 wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"; ok $? "pipeline up"
@@ -15,8 +18,13 @@ wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"; ok $? "pipeline u
 psql_q -c "insert into down select g, 0, repeat('x', 200) from generate_series(1, 1000) g"
 check "first rows land" -- wait_equal down ${S}_down 30 "json_build_object('id',id,'v',v,'pad',pad)"
 
+# CPU seconds the writer spent, from /proc
+cpu_s() { awk -v t="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / t}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+wpid=$(pgrep -f "/writer -c $T/cfg.yaml" | head -n 1)
+ok $([ -n "$wpid" ] && [ -r "/proc/$wpid/stat" ]; echo $?) "the writer's process found (${wpid:-none})"
 "$TOP/tests/servers/opensearch.sh" stop "$P2O_SERVERS_DIR/os" >/dev/null
 diag "target stopped"
+cpu0=$(cpu_s "$wpid")
 rss_total() { local s=0 p; for p in $(pgrep -f "$T/cfg.yaml"); do s=$((s + $(rss_kb $p))); done; echo $s; }
 samples=()
 for ((i = 0; i < 30; i++)); do
@@ -25,7 +33,11 @@ for ((i = 0; i < 30; i++)); do
 	sleep 1
 	samples+=($(rss_total))
 done
+cpu1=$(cpu_s "$wpid")
 diag "resident kB of all stages while down: ${samples[*]}"
+# retrying with backoff costs next to nothing; a loop that spins costs a core
+ok $(python3 -c "import sys; sys.exit(0 if $cpu1 - $cpu0 < 3 else 1)"; echo $?) \
+	"the writer ($C open at once) waits, it does not spin: $(python3 -c "print(round($cpu1 - $cpu0, 2))") CPU s in 30 s down"
 first=${samples[5]}; last=${samples[29]}
 ok $([ "$last" -le $((first + 8192)) ]; echo $?) "resident memory flat while the target is down ($first kB -> $last kB)"
 "$TOP/tests/servers/opensearch.sh" start "$P2O_SERVERS_DIR/os" >/dev/null

@@ -8,38 +8,12 @@
 #include <string.h>
 
 #include "tap.h"
-#include "../../writer/writer.h"
-
-static struct frame
-mkframe(const char *json)
-{
-	struct frame f;
-
-	memset(&f, 0, sizeof(f));
-	f.obj.p = json;
-	f.obj.n = strlen(json);
-	if (!jobj_get(f.obj, "k", &f.kind))
-		f.kind.p = NULL;
-	return f;
-}
+#include "writer-test.h"
 
 static int
 starts(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-static int
-add(struct batch *b, const char *json)
-{
-	struct frame f = mkframe(json);
-	char err[256];
-
-	if (batch_add(b, &f, err, sizeof(err)) == -1) {
-		printf("# batch_add: %s\n", err);
-		return -1;
-	}
-	return 0;
 }
 
 static char *
@@ -239,7 +213,7 @@ test_cut(void)
 	add(&b, "{\"k\":\"pos\",\"pos\":300,\"text\":\"0/12C\"}");
 	is_int(batch_cut(&b, CUT_IDLE), 1, "bare pos flushes when idle");
 	ok(batch_boundary(&b, 1)->pos == 300 &&
-	    batch_boundary(&b, 1)->ts == -1, "pos has no commit time");
+	    batch_boundary(&b, 1)->ts == 0, "pos has no commit time");
 	batch_consume(&b, 1);
 
 	/* barriers */
@@ -284,10 +258,63 @@ test_cut(void)
 	batch_release(&b);
 }
 
+static void
+test_move(void)
+{
+	struct batch b, to;
+	struct msg_pos d;
+	struct jspan mark;
+	char *s;
+
+	batch_init(&b, 1000, 1 << 20);
+	batch_init(&to, 1, 1);
+	add(&b, idx(1));
+	add(&b, idx(2));
+	add(&b, commit(100));
+	add(&b, idx(3));
+	add(&b, "{\"k\":\"delete\",\"index\":\"t\",\"id\":\"4\",\"v\":11}");
+	batch_move(&b, 3, &to);
+	is_int(to.nops, 3, "three ops moved");
+	is_int(to.ndocs, 2, "two of them documents");
+	is_int(to.last_boundary, 2, "the commit is the moved batch's boundary");
+	is_int(to.limit_docs, 1000, "the limits come along");
+	s = body_of(&to, to.nops);
+	ok(starts(s, "{\"index\":{\"_index\":\"t\",\"_id\":\"1\"") &&
+	    strstr(s, "\"_id\":\"2\"") && !strstr(s, "\"_id\":\"3\""),
+	    "the moved body: documents 1 and 2");
+	ok(strcmp(s, to.arena.buf) == 0, "and its arena is exactly that");
+	free(s);
+	ok(batch_report(&to, &d, &mark) == 1 && d.pos == 100 &&
+	    strcmp(d.text, "0/64") == 0 && d.ts == 5 && mark.p == NULL,
+	    "it reports position 100");
+	is_int(b.nops, 2, "two ops stay");
+	is_int(b.ndocs, 2, "both documents");
+	is_int(b.last_boundary, -1, "no boundary left");
+	s = body_of(&b, b.nops);
+	ok(starts(s, "{\"index\":{\"_index\":\"t\",\"_id\":\"3\"") &&
+	    strstr(s, "{\"delete\":{\"_index\":\"t\",\"_id\":\"4\"") &&
+	    strcmp(s, b.arena.buf) == 0, "the rest: 3 and 4, from offset 0");
+	free(s);
+	ok(jstr_eq(batch_span(&b, b.ops[1].id), "4"), "spans rebased");
+	ok(batch_report(&b, &d, &mark) == 0, "the rest reports nothing");
+	batch_release(&to);
+	batch_move(&b, b.nops, &to);
+	is_int(b.nops, 0, "all moved");
+	is_int((int)b.arena.len, 0, "nothing left in the arena");
+	is_int(to.ndocs, 2, "both in the other");
+	add(&b, "{\"k\":\"mark\",\"table\":\"t\",\"id\":\"t#1\"}");
+	ok(batch_report(&b, &d, &mark) == 0 && mark.p &&
+	    strncmp(mark.p, "{\"k\":\"mark\"", 11) == 0,
+	    "a mark last: reported as it arrived");
+	batch_release(&b);
+	batch_release(&to);
+}
+
 int
 main(void)
 {
 	test_body();
+	test_move();
 	test_malformed();
 	test_cut();
 	return done_testing();

@@ -1,0 +1,200 @@
+/*
+ * writer-requests - what the writer would send for a stream of operation
+ * frames, without a network: for the writer's golden tests
+ * (tests/golden/writer/run.sh).
+ *
+ *   writer-requests -c config.yaml < ops.frames
+ *
+ * It runs the writer's own modules (libwriter.a: batch, window, sink, bulk,
+ * toast) on stdin read from a file, where input never pauses, and prints
+ * each request as it is asked for ("> METHOD PATH" and the body), then what
+ * the writer reports ("< durable POS TEXT", "< marked {...}"), and at the
+ * end the documents written without their unchanged fields, per table.
+ * Every request is answered at once as a healthy node would: every bulk
+ * item written, every _mget document found with "(stored NAME)" as each
+ * field asked for - except a document whose id begins with "gone", which
+ * is not stored. A malformed operation ends it with exit 65 and the
+ * writer's message, after what the writer would still have written.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "frame.h"
+#include "log.h"
+#include "p2o.h"
+#include "../../writer/writer.h"
+
+static struct writer_stats stats;
+
+static void
+print_call(const struct http_call *call)
+{
+	printf("> %s %s\n", call->method, call->path);
+	if (call->body && call->len) {
+		fwrite(call->body, 1, call->len, stdout);
+		if (call->body[call->len - 1] != '\n')
+			putchar('\n');
+	}
+}
+
+/* a _source holding "(stored NAME)" for every field of the op's list */
+static void
+stored_source(struct sbuf *out, const struct op *op)
+{
+	struct jspan fields, name;
+	struct jiter it;
+	char *plain;
+	int n = 0;
+
+	fields.p = op->toast;
+	fields.n = strlen(op->toast);
+	sbuf_addc(out, '{');
+	jiter_init(&it, fields);
+	while (jiter_elem(&it, &name) == 1) {
+		plain = jstr_dup(name);
+		sbuf_addf(out, "%s%.*s:\"(stored %s)\"", n++ ? "," : "",
+		    (int)name.n, name.p, plain);
+		free(plain);
+	}
+	sbuf_addc(out, '}');
+}
+
+/* the answer of a healthy node to what flush fl asked */
+static void
+answer(const struct flush *fl, const struct http_call *call,
+    struct sbuf *resp, long *status)
+{
+	const struct op *op;
+	int i;
+
+	*status = 200;
+	sbuf_reset(resp);
+	if (strncmp(call->path, "/_bulk", 6) == 0) {
+		sbuf_adds(resp, "{\"errors\":false,\"items\":[");
+		for (i = 0; i < fl->nsent; i++) {
+			op = &fl->b.ops[fl->sent[i]];
+			sbuf_addf(resp, "%s{\"%s\":{\"status\":%d}}",
+			    i ? "," : "", op->kind == OP_DELETE ? "delete" :
+			    "index", op->kind == OP_DELETE ? 200 : 201);
+		}
+		sbuf_adds(resp, "]}");
+	} else if (strcmp(call->path, "/_mget") == 0) {
+		sbuf_adds(resp, "{\"docs\":[");
+		for (i = 0; i < fl->nasked; i++) {
+			op = &fl->b.ops[fl->asked[i]];
+			sbuf_adds(resp, i ? "," : "");
+			if (strncmp(op->toast_id ? op->toast_id :
+			    fl->b.arena.buf + op->id.off, "\"gone", 5) == 0) {
+				sbuf_adds(resp, "{\"found\":false}");
+				continue;
+			}
+			sbuf_adds(resp, "{\"found\":true,\"_source\":");
+			stored_source(resp, op);
+			sbuf_addc(resp, '}');
+		}
+		sbuf_adds(resp, "]}");
+	} else if (strstr(call->path, "/_delete_by_query"))
+		sbuf_adds(resp, "{\"deleted\":0,\"failures\":[],"
+		    "\"timed_out\":false}");
+	else
+		sbuf_adds(resp, "{\"_shards\":{\"failed\":0}}");
+}
+
+/* cut, send, answer and report until nothing moves */
+static void
+pump(struct window *w, struct batch *b, enum cut_reason why)
+{
+	struct http_call call;
+	struct msg_pos d;
+	struct jspan mark;
+	struct sbuf *resp, frame = SBUF_INIT;
+	long status;
+	int n, slot, moved;
+
+	do {
+		moved = 0;
+		while ((n = batch_cut(b, why)) > 0 &&
+		    window_may_open(w, b, n)) {
+			window_open(w, b, n);
+			moved = 1;
+		}
+		while (window_next(w, 0, 1, &slot, &call, &resp)) {
+			print_call(&call);
+			answer(&w->fl[slot], &call, resp, &status);
+			if (window_answer(w, slot, NULL, status, 0) ==
+			    STEP_WAIT)
+				fatalx(P2O_EXIT_INTERNAL, "a request "
+				    "failed: %s", w->sink->err);
+			moved = 1;
+		}
+		while (window_report(w, &d, &mark)) {
+			if (d.present)
+				printf("< durable %llu %s\n",
+				    (unsigned long long)d.pos,
+				    d.text ? d.text : "-");
+			if (mark.p) {
+				sbuf_reset(&frame);
+				msg_put_marked_from(&frame, mark);
+				printf("< marked %s",
+				    strchr(frame.buf, ' ') + 1);
+			}
+			window_retire(w);
+			moved = 1;
+		}
+	} while (moved);
+	sbuf_release(&frame);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct config cfg;
+	struct frame_reader in;
+	struct frame f;
+	struct batch b;
+	struct sink sink;
+	struct window w;
+	char err[512];
+	int r, i, bad = 0;
+
+	log_init("writer");
+	if (argc != 3 || strcmp(argv[1], "-c") != 0) {
+		fprintf(stderr, "usage: writer-requests -c config.yaml\n");
+		return P2O_EXIT_USAGE;
+	}
+	if (config_load(argv[2], &cfg, err, sizeof(err)) == -1)
+		fatalx(P2O_EXIT_CONFIG, "%s", err);
+	frame_reader_init(&in, P2O_FD_IN, "stdin");
+	batch_init(&b, cfg.batch_size, cfg.batch_max_bytes);
+	sink_init(&sink, "golden", &stats);
+	window_init(&w, cfg.write_concurrency, &sink);
+
+	/* the writer reads while the batch has room and holds no barrier */
+	while ((r = frame_read(&in, &f)) == 1) {
+		if (batch_add(&b, &f, err, sizeof(err)) == -1) {
+			log_error("%s: offset %llu: %s", in.name,
+			    (unsigned long long)f.offset, err);
+			bad = 1;
+			break;
+		}
+		if (batch_full(&b) || b.first_barrier >= 0)
+			pump(&w, &b, CUT_NONE);
+	}
+	if (r == -1) {
+		log_error("%s", in.err);
+		bad = 1;
+	}
+	pump(&w, &b, bad ? CUT_STOP : CUT_EOF);
+	for (i = 0; i < stats.toast_missing.n; i++)
+		printf("toast_missing %s %llu\n", stats.toast_missing.e[i].key,
+		    (unsigned long long)stats.toast_missing.e[i].v);
+	window_release(&w);
+	batch_release(&b);
+	sink_release(&sink);
+	frame_reader_release(&in);
+	config_release(&cfg);
+	kcount_release(&stats.toast_missing);
+	return bad ? P2O_EXIT_DATA : P2O_EXIT_OK;
+}

@@ -1,0 +1,569 @@
+/*
+ * t-writer-order.c - several bulk requests open at once, without a socket:
+ * which flushes may be reported after which sequences of answers (in cut
+ * order, nothing behind a failed or retried one), the barriers (a clear
+ * waits for everything before it and holds back everything after it; a
+ * split transaction goes one piece at a time), TOAST completion from a
+ * flush still open, and the per-table count of documents written without
+ * their unchanged fields.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "writer-test.h"
+
+static struct writer_stats stats;
+static struct sink sink;
+
+static void
+idx(struct batch *b, int id, unsigned v)
+{
+	char buf[160];
+
+	snprintf(buf, sizeof(buf), "{\"k\":\"index\",\"index\":\"t\","
+	    "\"id\":\"%d\",\"v\":%u,\"doc\":{\"id\":%d,\"v\":%u}}", id, v, id,
+	    v);
+	add(b, buf);
+}
+
+static void
+commit(struct batch *b, unsigned pos)
+{
+	char buf[128];
+
+	snprintf(buf, sizeof(buf), "{\"k\":\"commit\",\"pos\":%u,"
+	    "\"text\":\"0/%X\",\"ts\":%u}", pos, pos, pos);
+	add(b, buf);
+}
+
+/* cut what the batch holds at its last boundary into the window */
+static int
+cut(struct window *w, struct batch *b, enum cut_reason why)
+{
+	int n = batch_cut(b, why);
+
+	if (n <= 0 || !window_may_open(w, b, n))
+		return 0;
+	window_open(w, b, n);
+	return 1;
+}
+
+/* the next request: its slot, or -1; *path gets its path */
+static int
+next(struct window *w, long long now, const char **path)
+{
+	struct http_call call;
+	struct sbuf *resp;
+	int slot;
+
+	if (!window_next(w, now, 1, &slot, &call, &resp))
+		return -1;
+	if (path)
+		*path = call.path;
+	return slot;
+}
+
+/* every request due now, in the order asked; returns how many */
+static int
+next_all(struct window *w, long long now, int *slots)
+{
+	int n = 0, s;
+
+	while ((s = next(w, now, NULL)) >= 0)
+		slots[n++] = s;
+	return n;
+}
+
+/* answer slot's bulk request: every item with status (or 503 for the
+ * whole request when status is 503) */
+static enum step_result
+answer_bulk(struct window *w, int slot, int status, int first_status)
+{
+	struct flush *fl = &w->fl[slot];
+	const struct op *op;
+	int i;
+
+	sbuf_reset(&fl->resp);
+	if (status == 503) {
+		sbuf_adds(&fl->resp, "{\"error\":{\"type\":\"unavailable\","
+		    "\"reason\":\"test\"},\"status\":503}");
+		return window_answer(w, slot, NULL, 503, 1000);
+	}
+	sbuf_adds(&fl->resp, "{\"errors\":false,\"items\":[");
+	for (i = 0; i < fl->nsent; i++) {
+		op = &fl->b.ops[fl->sent[i]];
+		sbuf_addf(&fl->resp, "%s{\"%s\":{\"status\":%d%s}}",
+		    i ? "," : "", op->kind == OP_DELETE ? "delete" : "index",
+		    i == 0 ? first_status : status,
+		    (i == 0 ? first_status : status) == 400 ?
+		    ",\"error\":{\"type\":\"mapper_parsing_exception\","
+		    "\"reason\":\"test\"}" : "");
+	}
+	sbuf_adds(&fl->resp, "]}");
+	return window_answer(w, slot, NULL, 200, 1000);
+}
+
+static enum step_result
+answer_ok(struct window *w, int slot)
+{
+	return answer_bulk(w, slot, 201, 201);
+}
+
+/* the positions reported now, in order, as "100,200" */
+static const char *
+reported(struct window *w)
+{
+	static char buf[256];
+	const struct flush *fl;
+	struct msg_pos d;
+	struct jspan mark;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	while ((fl = window_head(w)) != NULL) {
+		if (!window_report(w, &d, &mark))
+			break;
+		if (d.present)
+			n += snprintf(buf + n, sizeof(buf) - n, "%s%llu",
+			    n ? "," : "", (unsigned long long)d.pos);
+		if (mark.p)
+			n += snprintf(buf + n, sizeof(buf) - n, "%smark",
+			    n ? "," : "");
+		window_retire(w);
+	}
+	return buf;
+}
+
+static void
+test_order(void)
+{
+	struct order o;
+	uint64_t seq;
+	int perm[4], used, i, j, k, bad, reported_n;
+	int order_of[24][4], np = 0;
+
+	order_init(&o, 3);
+	ok(order_empty(&o), "empty at first");
+	is_int(order_open(&o), 0, "first is 0");
+	is_int(order_open(&o), 1, "then 1");
+	is_int(order_open(&o), 2, "then 2");
+	ok(order_full(&o), "three open: full");
+	order_finish(&o, 1);
+	ok(!order_pop(&o, &seq), "1 written, 0 not: nothing to report");
+	ok(order_pending(&o, 0) && !order_pending(&o, 1),
+	    "0 pending, 1 written");
+	order_finish(&o, 0);
+	ok(order_pop(&o, &seq) && seq == 0, "0 written: 0 reported");
+	ok(order_pop(&o, &seq) && seq == 1, "then 1");
+	ok(!order_pop(&o, &seq), "2 still open");
+	ok(!order_full(&o), "room again");
+	is_int(order_open(&o), 3, "the ring goes on: 3");
+	order_finish(&o, 3);
+	ok(!order_pop(&o, &seq), "3 written, 2 not: nothing");
+	order_finish(&o, 2);
+	ok(order_pop(&o, &seq) && seq == 2 && order_pop(&o, &seq) &&
+	    seq == 3 && order_empty(&o), "2 then 3, and empty");
+	order_finish(&o, 7);
+	ok(order_empty(&o), "finishing an unknown number changes nothing");
+	order_release(&o);
+
+	/* every order four flushes can be written in: each is reported
+	 * only after all before it, and all are, in order */
+	for (i = 0; i < 256; i++) {
+		used = 0;
+		for (j = 0; j < 4; j++) {
+			perm[j] = (i >> (2 * j)) & 3;
+			if (used & (1 << perm[j]))
+				break;
+			used |= 1 << perm[j];
+		}
+		if (j < 4)
+			continue;
+		memcpy(order_of[np++], perm, sizeof(perm));
+	}
+	is_int(np, 24, "24 orders of four");
+	bad = 0;
+	for (i = 0; i < np; i++) {
+		order_init(&o, 4);
+		for (j = 0; j < 4; j++)
+			order_open(&o);
+		reported_n = 0;
+		for (j = 0; j < 4; j++) {
+			order_finish(&o, order_of[i][j]);
+			while (order_pop(&o, &seq)) {
+				/* in cut order, and only what was written */
+				if ((int)seq != reported_n)
+					bad++;
+				for (k = 0; k <= j; k++)
+					if (order_of[i][k] == (int)seq)
+						break;
+				if (k > j)
+					bad++;
+				reported_n++;
+			}
+			/* the oldest not reported is never written */
+			if (!order_empty(&o) && !order_pending(&o, o.head))
+				bad++;
+		}
+		if (reported_n != 4)
+			bad++;
+		order_release(&o);
+	}
+	is_int(bad, 0, "in every order: reported in cut order, each once");
+}
+
+static void
+test_in_order(void)
+{
+	struct window w;
+	struct batch b;
+	int s[8], n;
+
+	window_init(&w, 4, &sink);
+	batch_init(&b, 100, 1 << 20);
+	idx(&b, 1, 100);
+	idx(&b, 2, 100);
+	commit(&b, 150);
+	ok(cut(&w, &b, CUT_IDLE), "first transaction cut");
+	idx(&b, 3, 200);
+	commit(&b, 250);
+	ok(cut(&w, &b, CUT_IDLE), "second");
+	idx(&b, 4, 300);
+	commit(&b, 350);
+	ok(cut(&w, &b, CUT_IDLE), "third");
+	n = next_all(&w, 1000, s);
+	is_int(n, 3, "three requests open at once");
+	ok(s[0] == 0 && s[1] == 1 && s[2] == 2, "on slots 0, 1, 2");
+	is_int(next(&w, 1000, NULL), -1, "nothing else to send");
+
+	answer_ok(&w, 2);
+	is_str(reported(&w), "", "the third written first: nothing reported");
+	answer_ok(&w, 0);
+	is_str(reported(&w), "150", "the first written: its position");
+	is_int(answer_bulk(&w, 1, 503, 503), STEP_WAIT,
+	    "the second fails: backoff");
+	is_str(reported(&w), "", "nothing behind a failed request");
+	ok(window_backing_off(&w), "backing off");
+	ok(window_retry_at(&w) > 1000, "until later");
+	is_int(next(&w, 1001, NULL), -1, "not retried before its time");
+	is_int(next(&w, window_retry_at(&w), NULL), 1, "retried on time");
+	is_int(window_inflight(&w), 1, "one request in flight");
+	answer_ok(&w, 1);
+	is_str(reported(&w), "250,350",
+	    "the retry succeeds: the second, then the third");
+	ok(window_empty(&w), "window empty");
+	is_int(b.nops, 0, "batch empty");
+
+	/* a refused document halts: retried, nothing behind it reported */
+	idx(&b, 5, 400);
+	idx(&b, 6, 400);
+	commit(&b, 450);
+	cut(&w, &b, CUT_IDLE);
+	idx(&b, 7, 500);
+	commit(&b, 550);
+	cut(&w, &b, CUT_IDLE);
+	n = next_all(&w, 2000, s);
+	is_int(n, 2, "two open");
+	is_int(answer_bulk(&w, s[0], 201, 400), STEP_WAIT,
+	    "a document refused: backoff");
+	is_int(window_unwritten(&w), 2, "the refused one and the second "
+	    "flush's are unwritten");
+	answer_ok(&w, s[1]);
+	is_str(reported(&w), "", "the later flush is written, not reported");
+	is_int(window_unwritten(&w), 1, "only the refused one is unwritten");
+	is_int(next(&w, window_retry_at(&w), NULL), s[0],
+	    "the refused flush is retried");
+	is_int(w.fl[s[0]].nsent, 1, "with only the refused document");
+	ok(strstr(w.fl[s[0]].body.buf, "\"_id\":\"5\"") &&
+	    !strstr(w.fl[s[0]].body.buf, "\"_id\":\"6\""),
+	    "the retry body holds the refused document alone");
+	answer_ok(&w, s[0]);
+	is_str(reported(&w), "450,550", "accepted at last: both reported");
+
+	/* a document written twice in one flush: when the later write is
+	 * accepted, the earlier one is not sent again, which would put back
+	 * the older state under the same version */
+	idx(&b, 20, 560);
+	add(&b, "{\"k\":\"delete\",\"index\":\"t\",\"id\":\"20\",\"v\":560}");
+	commit(&b, 570);
+	cut(&w, &b, CUT_IDLE);
+	n = next_all(&w, 2000, s);
+	is_int(answer_bulk(&w, s[0], 200, 429), STEP_DONE,
+	    "the index refused for now, the delete after it accepted: done");
+	is_str(reported(&w), "570", "and reported");
+	idx(&b, 21, 580);
+	add(&b, "{\"k\":\"delete\",\"index\":\"t\",\"id\":\"21\",\"v\":580}");
+	commit(&b, 590);
+	cut(&w, &b, CUT_IDLE);
+	n = next_all(&w, 2000, s);
+	sbuf_reset(&w.fl[s[0]].resp);
+	sbuf_adds(&w.fl[s[0]].resp, "{\"items\":[{\"index\":{\"status\":201}},"
+	    "{\"delete\":{\"status\":429}}]}");
+	is_int(window_answer(&w, s[0], NULL, 200, 2000), STEP_WAIT,
+	    "the later write refused for now: retried");
+	is_int(next(&w, window_retry_at(&w), NULL), s[0], "resent");
+	ok(w.fl[s[0]].nsent == 1 && strstr(w.fl[s[0]].body.buf,
+	    "{\"delete\":") == w.fl[s[0]].body.buf, "the delete alone");
+	answer_ok(&w, s[0]);
+	is_str(reported(&w), "590", "then reported");
+
+	/* a full window takes nothing more */
+	window_release(&w);
+	window_init(&w, 2, &sink);
+	idx(&b, 8, 600);
+	commit(&b, 650);
+	cut(&w, &b, CUT_IDLE);
+	idx(&b, 9, 700);
+	commit(&b, 750);
+	cut(&w, &b, CUT_IDLE);
+	ok(window_full(&w), "two of two open: full");
+	idx(&b, 10, 800);
+	commit(&b, 850);
+	ok(!cut(&w, &b, CUT_IDLE), "a third cut waits for a slot");
+	next_all(&w, 3000, s);
+	answer_ok(&w, 1);
+	reported(&w);
+	ok(!cut(&w, &b, CUT_IDLE), "the later one written is no free slot");
+	answer_ok(&w, 0);
+	is_str(reported(&w), "650,750", "both reported");
+	ok(cut(&w, &b, CUT_IDLE), "now the third is cut");
+	is_int(next(&w, 3000, NULL), 0, "into the slot its number picks");
+	answer_ok(&w, 0);
+	is_str(reported(&w), "850", "and reported");
+	batch_release(&b);
+	window_release(&w);
+}
+
+static void
+test_barriers(void)
+{
+	struct window w;
+	struct batch b;
+	const char *path;
+	int s[8], n;
+
+	window_init(&w, 4, &sink);
+	batch_init(&b, 2, 1 << 20);
+
+	/* a clear waits for every flush before it, and holds back every
+	 * flush after it until it is done */
+	idx(&b, 1, 100);
+	commit(&b, 150);
+	cut(&w, &b, CUT_IDLE);
+	add(&b, "{\"k\":\"clear\",\"index\":\"t\",\"v\":200}");
+	ok(!cut(&w, &b, CUT_NONE), "a clear waits for the flush before it");
+	n = next_all(&w, 1000, s);
+	is_int(n, 1, "only the first flush sends");
+	answer_ok(&w, s[0]);
+	is_str(reported(&w), "150", "reported");
+	ok(cut(&w, &b, CUT_NONE), "the clear goes once it is written");
+	commit(&b, 250);
+	idx(&b, 2, 300);
+	commit(&b, 350);
+	ok(!cut(&w, &b, CUT_IDLE), "nothing is cut behind an open clear");
+	is_int(next(&w, 1000, &path), 1, "the clear's first request");
+	is_str(path, "/t/_refresh", "refresh, so the delete sees every write");
+	sbuf_reset(&w.fl[1].resp);
+	sbuf_adds(&w.fl[1].resp, "{\"_shards\":{}}");
+	is_int(window_answer(&w, 1, NULL, 200, 1000), STEP_NEXT, "refreshed");
+	is_int(next(&w, 1000, &path), 1, "then");
+	ok(strncmp(path, "/t/_delete_by_query?", 20) == 0,
+	    "delete by query");
+	sbuf_reset(&w.fl[1].resp);
+	sbuf_adds(&w.fl[1].resp, "{\"deleted\":3,\"failures\":[],"
+	    "\"timed_out\":false}");
+	is_int(window_answer(&w, 1, NULL, 200, 1000), STEP_DONE, "cleared");
+	is_int(stats.clears, 1, "a clear counted");
+	is_str(reported(&w), "", "a clear carries no position");
+	ok(cut(&w, &b, CUT_IDLE), "behind it, the rest may go");
+	n = next_all(&w, 1000, s);
+	is_int(n, 1, "the commit alone is no request; the index op is");
+	answer_ok(&w, s[0]);
+	is_str(reported(&w), "350",
+	    "after the clear: the flush's last position");
+
+	/* a transaction split over flushes: its rows share a version, so a
+	 * piece writing a document an open piece writes waits for it */
+	idx(&b, 3, 400);
+	idx(&b, 4, 400);
+	ok(cut(&w, &b, CUT_NONE), "two docs of an open transaction: split");
+	idx(&b, 3, 400);
+	commit(&b, 450);
+	ok(!cut(&w, &b, CUT_IDLE),
+	    "the rest writes document 3 again: it waits for the piece");
+	n = next_all(&w, 1000, s);
+	answer_ok(&w, s[0]);
+	is_str(reported(&w), "", "a split piece reports nothing");
+	ok(cut(&w, &b, CUT_IDLE), "the piece is written: the rest goes");
+	n = next_all(&w, 1000, s);
+	answer_ok(&w, s[0]);
+	is_str(reported(&w), "450", "its commit is reported");
+
+	/* pieces writing other documents go at once */
+	idx(&b, 10, 460);
+	idx(&b, 11, 460);
+	ok(cut(&w, &b, CUT_NONE), "split again");
+	idx(&b, 12, 460);
+	commit(&b, 470);
+	ok(cut(&w, &b, CUT_IDLE), "the rest writes other documents: "
+	    "it goes at once");
+	/* another version of an open document may go too: the version
+	 * orders them */
+	idx(&b, 10, 480);
+	commit(&b, 490);
+	ok(cut(&w, &b, CUT_IDLE), "document 10 again, later version: at once");
+	n = next_all(&w, 1000, s);
+	is_int(n, 3, "three open");
+	answer_ok(&w, s[2]);
+	answer_ok(&w, s[1]);
+	answer_ok(&w, s[0]);
+	is_str(reported(&w), "470,490", "reported in order");
+
+	/* a mark and a bare pos are reported only once every flush before
+	 * them is written */
+	idx(&b, 5, 500);
+	commit(&b, 550);
+	cut(&w, &b, CUT_IDLE);
+	add(&b, "{\"k\":\"mark\",\"table\":\"public.t\",\"wave\":1,"
+	    "\"id\":\"public.t#1\"}");
+	ok(cut(&w, &b, CUT_NONE), "a mark is cut at once");
+	add(&b, "{\"k\":\"pos\",\"pos\":600,\"text\":\"0/258\"}");
+	ok(cut(&w, &b, CUT_IDLE), "and a bare pos");
+	n = next_all(&w, 1000, s);
+	is_int(n, 1, "only the data sends a request");
+	is_str(reported(&w), "", "mark and pos wait for the flush before");
+	answer_ok(&w, s[0]);
+	is_str(reported(&w), "550,mark,600", "then all three, in order");
+	add(&b, "{\"k\":\"pos\",\"pos\":600,\"text\":\"0/258\"}");
+	cut(&w, &b, CUT_IDLE);
+	next_all(&w, 1000, s);
+	is_str(reported(&w), "", "a keepalive repeating it: not again");
+
+	batch_release(&b);
+	window_release(&w);
+}
+
+static void
+toast_op(struct batch *b, int id, unsigned v, const char *rel)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "{\"k\":\"index\",\"index\":\"t\","
+	    "\"id\":\"%d\",\"v\":%u,\"toast\":[\"body\"],\"rel\":\"%s\","
+	    "\"doc\":{\"id\":%d,\"v\":%u}}", id, v, rel, id, v);
+	add(b, buf);
+}
+
+static void
+test_toast(void)
+{
+	struct window w;
+	struct batch b;
+	const char *path;
+	int s[8], n, a;
+
+	window_init(&w, 4, &sink);
+	batch_init(&b, 100, 1 << 20);
+
+	/* the source document is written by a flush still open: completed
+	 * from that write, not from the stale stored copy */
+	add(&b, "{\"k\":\"index\",\"index\":\"t\",\"id\":\"1\",\"v\":100,"
+	    "\"doc\":{\"id\":1,\"body\":\"fresh\"}}");
+	commit(&b, 150);
+	cut(&w, &b, CUT_IDLE);
+	toast_op(&b, 1, 200, "public.t");
+	commit(&b, 250);
+	cut(&w, &b, CUT_IDLE);
+	n = next_all(&w, 1000, s);
+	is_int(n, 2, "no _mget: both flushes send their bulk at once");
+	ok(strstr(w.fl[1].body.buf, "{\"id\":1,\"v\":200,\"body\":\"fresh\"}")
+	    != NULL, "completed from the earlier open flush's document");
+	is_int(stats.toast_completions, 1, "one completion");
+	answer_ok(&w, 1);
+	answer_ok(&w, 0);
+	is_str(reported(&w), "150,250", "both reported");
+
+	/* the earlier write itself waits for its _mget: the later flush
+	 * waits for that completion, then copies from it */
+	toast_op(&b, 2, 300, "public.t");
+	commit(&b, 350);
+	cut(&w, &b, CUT_IDLE);
+	toast_op(&b, 2, 400, "public.t");
+	commit(&b, 450);
+	cut(&w, &b, CUT_IDLE);
+	a = next(&w, 1000, &path);
+	is_int(a, 2, "the first flush asks (slot 2: the third cut)");
+	is_str(path, "/_mget", "for the stored document");
+	is_str(w.fl[a].body.buf,
+	    "{\"docs\":[{\"_index\":\"t\",\"_id\":\"2\"}]}", "mget body");
+	is_int(next(&w, 1000, NULL), -1,
+	    "the second waits for that completion, asks nothing");
+	sbuf_reset(&w.fl[a].resp);
+	sbuf_adds(&w.fl[a].resp, "{\"docs\":[{\"_index\":\"t\",\"_id\":\"2\","
+	    "\"found\":true,\"_source\":{\"id\":2,\"body\":\"stored\"}}]}");
+	is_int(window_answer(&w, a, NULL, 200, 1000), STEP_NEXT, "read");
+	n = next_all(&w, 1000, s);
+	is_int(n, 2, "now both bulks go");
+	ok(strstr(w.fl[s[1]].body.buf,
+	    "{\"id\":2,\"v\":400,\"body\":\"stored\"}") != NULL,
+	    "the second completed from the first's completion");
+	answer_ok(&w, s[0]);
+	answer_ok(&w, s[1]);
+	is_str(reported(&w), "350,450", "reported");
+
+	/* nothing stored: written without the fields, counted per table */
+	toast_op(&b, 3, 500, "public.t");
+	toast_op(&b, 4, 500, "public.u");
+	toast_op(&b, 5, 500, "public.u");
+	commit(&b, 550);
+	cut(&w, &b, CUT_IDLE);
+	a = next(&w, 1000, NULL);
+	sbuf_reset(&w.fl[a].resp);
+	sbuf_adds(&w.fl[a].resp, "{\"docs\":[{\"found\":false},"
+	    "{\"found\":false},{\"_index\":\"t\",\"error\":{\"type\":"
+	    "\"index_not_found_exception\",\"reason\":\"x\"}}]}");
+	is_int(window_answer(&w, a, NULL, 200, 1000), STEP_NEXT,
+	    "nothing found");
+	is_int(kcount_get(&stats.toast_missing, "public.t"), 1,
+	    "one missing in public.t");
+	is_int(kcount_get(&stats.toast_missing, "public.u"), 2,
+	    "two in public.u");
+	is_int(kcount_total(&stats.toast_missing), 3, "three in all");
+	is_int(next(&w, 1000, NULL), a, "the bulk goes");
+	ok(strstr(w.fl[a].body.buf, "{\"id\":4,\"v\":500}\n") != NULL,
+	    "written without the field");
+	answer_ok(&w, a);
+	is_str(reported(&w), "550", "and reported");
+
+	/* a failed _mget is retried; nothing completed twice */
+	toast_op(&b, 6, 600, "public.t");
+	commit(&b, 650);
+	cut(&w, &b, CUT_IDLE);
+	a = next(&w, 1000, NULL);
+	sbuf_reset(&w.fl[a].resp);
+	is_int(window_answer(&w, a, NULL, 503, 1000), STEP_WAIT,
+	    "the _mget fails: backoff");
+	is_int(next(&w, window_retry_at(&w), &path), a, "asked again");
+	is_str(path, "/_mget", "the same read");
+	sbuf_reset(&w.fl[a].resp);
+	sbuf_adds(&w.fl[a].resp, "{\"docs\":[{\"found\":false}]}");
+	window_answer(&w, a, NULL, 200, 1000);
+	is_int(kcount_get(&stats.toast_missing, "public.t"), 2,
+	    "counted once");
+	batch_release(&b);
+	window_release(&w);
+}
+
+int
+main(void)
+{
+	sink_init(&sink, "http://test", &stats);
+	test_order();
+	test_in_order();
+	test_barriers();
+	test_toast();
+	sink_release(&sink);
+	kcount_release(&stats.toast_missing);
+	return done_testing();
+}

@@ -1,0 +1,121 @@
+/*
+ * docref.c - which document an operation writes, and where in a batch the
+ * writes of each document are: TOAST completion looks for an earlier
+ * write to copy from, the window for an earlier write of the same version
+ * that a new flush must not overtake. A document is (index, id, routing)
+ * compared as the raw JSON bytes of the action line, never unescaped.
+ * Performs no I/O.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "writer.h"
+
+struct docref
+docref_of(const struct batch *b, const struct op *op, int old)
+{
+	struct docref r;
+
+	r.index = b->arena.buf + op->index.off;
+	r.ilen = op->index.len;
+	r.routing = b->arena.buf + op->routing.off;
+	r.rlen = op->routing.len;
+	if (old && op->toast_id) {
+		r.id = op->toast_id;
+		r.idlen = strlen(op->toast_id);
+	} else {
+		r.id = b->arena.buf + op->id.off;
+		r.idlen = op->id.len;
+	}
+	return r;
+}
+
+static uint32_t
+fnv(uint32_t h, const char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= (unsigned char)p[i];
+		h *= 16777619u;
+	}
+	h ^= 0xff;
+	return h * 16777619u;
+}
+
+static uint32_t
+doc_hash(const struct docref *r)
+{
+	uint32_t h = 2166136261u;
+
+	h = fnv(h, r->index, r->ilen);
+	h = fnv(h, r->id, r->idlen);
+	return fnv(h, r->routing, r->rlen);
+}
+
+static int
+same_doc(const struct docref *x, const struct docref *y)
+{
+	return x->idlen == y->idlen && memcmp(x->id, y->id, x->idlen) == 0 &&
+	    x->ilen == y->ilen && memcmp(x->index, y->index, x->ilen) == 0 &&
+	    x->rlen == y->rlen && memcmp(x->routing, y->routing, x->rlen) == 0;
+}
+
+void
+doctab_init(struct doctab *t, int n)
+{
+	int i;
+
+	t->nslot = 16;
+	while (t->nslot < 2 * n)
+		t->nslot *= 2;
+	t->slot = xmalloc(t->nslot * sizeof(*t->slot));
+	for (i = 0; i < t->nslot; i++)
+		t->slot[i] = -1;
+}
+
+void
+doctab_release(struct doctab *t)
+{
+	free(t->slot);
+	t->slot = NULL;
+	t->nslot = 0;
+}
+
+int *
+doctab_find(const struct doctab *t, const struct batch *b,
+    const struct docref *r)
+{
+	uint32_t mask = t->nslot - 1, h = doc_hash(r) & mask;
+	struct docref o;
+
+	/* open addressing: the table is at most half full */
+	while (t->slot[h] != -1) {
+		o = docref_of(b, &b->ops[t->slot[h]], 0);
+		if (same_doc(&o, r))
+			break;
+		h = (h + 1) & mask;
+	}
+	return &t->slot[h];
+}
+
+int
+batch_last_write(struct batch *b, const struct docref *r)
+{
+	struct docref own;
+	int i;
+
+	/* built on the first question and kept: a cut batch does not
+	 * change (batch.c drops it when it does) */
+	if (b->writers.slot == NULL) {
+		doctab_init(&b->writers, b->nops);
+		for (i = 0; i < b->nops; i++) {
+			if (b->ops[i].kind != OP_INDEX &&
+			    b->ops[i].kind != OP_DELETE)
+				continue;
+			own = docref_of(b, &b->ops[i], 0);
+			*doctab_find(&b->writers, b, &own) = i;
+		}
+	}
+	return *doctab_find(&b->writers, b, r);
+}

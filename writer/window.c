@@ -1,0 +1,331 @@
+/*
+ * window.c - the flushes open at once (engine.write_concurrency of them),
+ * each in the slot its sequence number picks. It owns the scheduling
+ * rules: which flush sends next, when a backoff ends, that a clear waits
+ * for every flush before it to be written and holds back every flush after
+ * it until it is done, and that flushes are reported in the order they
+ * were cut (order.c): a position or a mark is reported only once every
+ * flush before it is written, which is all the waiting a mark or a bare
+ * pos needs. It makes no request itself: window_next says which
+ * to make on which slot and window_answer takes the answer, so the whole
+ * of it runs without a socket.
+ *
+ * Writes of one document with one version are never open at once, since
+ * the target cannot order them (overtakes).
+ *
+ * TOAST completion with flushes open: a document whose unchanged fields
+ * must be copied may be written by an earlier flush that the target has
+ * not taken yet, so the stored copy is stale. The completion then copies
+ * from that earlier flush's operation in memory (toast_plan), as it does
+ * within one flush, rather than waiting for the earlier flush before
+ * reading: the bytes are the ones about to be written, versions make the
+ * order in which the two writes land irrelevant, and waiting would
+ * serialise every flush behind a slow one. Only when that earlier
+ * operation is itself still waiting for its own completion does the later
+ * flush wait, for that completion, not for the write.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xio.h"
+#include "writer.h"
+
+void
+window_init(struct window *w, int cap, struct sink *s)
+{
+	int i;
+
+	memset(w, 0, sizeof(*w));
+	w->cap = cap > 0 ? cap : 1;
+	order_init(&w->ord, w->cap);
+	w->fl = xcalloc(w->cap, sizeof(*w->fl));
+	for (i = 0; i < w->cap; i++)
+		flush_init(&w->fl[i]);
+	w->earlier = xcalloc(w->cap, sizeof(*w->earlier));
+	w->sink = s;
+}
+
+void
+window_release(struct window *w)
+{
+	int i;
+
+	for (i = 0; i < w->cap; i++)
+		flush_release(&w->fl[i]);
+	free(w->fl);
+	free(w->earlier);
+	order_release(&w->ord);
+	memset(w, 0, sizeof(*w));
+}
+
+int
+window_full(const struct window *w)
+{
+	return order_full(&w->ord);
+}
+
+int
+window_empty(const struct window *w)
+{
+	return order_empty(&w->ord);
+}
+
+static struct flush *
+slot_of(const struct window *w, uint64_t seq)
+{
+	return &w->fl[seq % w->cap];
+}
+
+static int
+ends_in_clear(const struct batch *b, int n)
+{
+	return n > 0 && b->ops[n - 1].kind == OP_CLEAR;
+}
+
+static int
+is_data(const struct op *op)
+{
+	return op->kind == OP_INDEX || op->kind == OP_DELETE;
+}
+
+/* the lowest and highest version among the data ops [0, n) of b; 0 when
+ * there are none */
+static int
+versions(const struct batch *b, int n, uint64_t *lo, uint64_t *hi)
+{
+	int i, any = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!is_data(&b->ops[i]))
+			continue;
+		if (!any || b->ops[i].v < *lo)
+			*lo = b->ops[i].v;
+		if (!any || b->ops[i].v > *hi)
+			*hi = b->ops[i].v;
+		any = 1;
+	}
+	return any;
+}
+
+/*
+ * Would ops [0, n) of b overtake a write of the same document with the
+ * same version in a flush not written yet? external_gte orders two writes
+ * of one document by version, and two of one version (the rows of a
+ * transaction split over flushes, the copy rows of one wave) not at all:
+ * such a cut waits until the earlier flush is written. Two writes of
+ * different versions may land in any order.
+ */
+static int
+overtakes(const struct window *w, const struct batch *b, int n)
+{
+	const struct batch *e;
+	struct docref r;
+	uint64_t lo, hi, elo, ehi, seq;
+	int i, j;
+
+	if (!versions(b, n, &lo, &hi))
+		return 0;
+	for (seq = w->ord.head; seq < w->ord.next; seq++) {
+		if (!order_pending(&w->ord, seq))
+			continue;
+		e = &slot_of(w, seq)->b;
+		if (!versions(e, e->nops, &elo, &ehi) || ehi < lo || elo > hi)
+			continue;
+		for (i = 0; i < n; i++) {
+			if (!is_data(&b->ops[i]))
+				continue;
+			r = docref_of(b, &b->ops[i], 0);
+			/* the table is built once per flush and kept */
+			j = batch_last_write((struct batch *)e, &r);
+			if (j >= 0 && e->ops[j].v == b->ops[i].v)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+int
+window_may_open(const struct window *w, const struct batch *b, int n)
+{
+	if (n <= 0 || order_full(&w->ord) || w->barrier)
+		return 0;
+	if (overtakes(w, b, n))
+		return 0;
+	/* a clear deletes what the target holds: every write before it
+	 * must be there first, and none after it may start before it */
+	if (ends_in_clear(b, n) && !order_empty(&w->ord))
+		return 0;
+	return 1;
+}
+
+void
+window_open(struct window *w, struct batch *b, int n)
+{
+	uint64_t seq = order_open(&w->ord);
+	struct flush *fl = slot_of(w, seq);
+
+	if (ends_in_clear(b, n))
+		w->barrier = 1;
+	batch_move(b, n, &fl->b);
+	flush_begin(fl, seq);
+}
+
+int
+window_next(struct window *w, long long now, int retry, int *slot,
+    struct http_call *call, struct sbuf **resp)
+{
+	struct flush *fl;
+	uint64_t seq, e;
+	int nearlier;
+
+	/* oldest first: an earlier flush's completion may unblock a later
+	 * one in the same pass */
+	for (seq = w->ord.head; seq < w->ord.next; seq++) {
+		fl = slot_of(w, seq);
+		if (!order_pending(&w->ord, seq) || fl->inflight)
+			continue;
+		if (fl->retry_at) {
+			if (!retry || now < fl->retry_at)
+				continue;
+			fl->retry_at = 0;
+		}
+		nearlier = 0;
+		for (e = w->ord.head; e < seq; e++)
+			w->earlier[nearlier++] = &slot_of(w, e)->b;
+		switch (flush_next(w->sink, fl, w->earlier, nearlier, call)) {
+		case NEXT_SEND:
+			fl->inflight = 1;
+			if (!fl->started_us)
+				fl->started_us = now_us_wall();
+			*slot = (int)(seq % w->cap);
+			*resp = &fl->resp;
+			return 1;
+		case NEXT_DONE:
+			order_finish(&w->ord, seq);
+			break;
+		case NEXT_BLOCKED:
+			break;
+		case NEXT_FAILED:
+			w->sink->stats->sink_errors++;
+			fl->retry_at = now + sink_backoff(&fl->backoff_ms);
+			break;
+		}
+	}
+	return 0;
+}
+
+enum step_result
+window_answer(struct window *w, int slot, const char *terr, long status,
+    long long now)
+{
+	struct flush *fl = &w->fl[slot];
+	enum step_result r;
+
+	fl->inflight = 0;
+	r = flush_answer(w->sink, fl, terr, status);
+	switch (r) {
+	case STEP_DONE:
+		order_finish(&w->ord, fl->seq);
+		fl->backoff_ms = 0;
+		break;
+	case STEP_NEXT:
+		fl->backoff_ms = 0;
+		break;
+	case STEP_WAIT:
+		fl->retry_at = now + sink_backoff(&fl->backoff_ms);
+		break;
+	case STEP_AUTH:
+		break;
+	}
+	return r;
+}
+
+const struct flush *
+window_head(const struct window *w)
+{
+	if (order_empty(&w->ord) || order_pending(&w->ord, w->ord.head))
+		return NULL;
+	return slot_of(w, w->ord.head);
+}
+
+int
+window_report(struct window *w, struct msg_pos *d, struct jspan *mark)
+{
+	const struct flush *fl = window_head(w);
+
+	if (fl == NULL)
+		return 0;
+	/* a keepalive may repeat a position already reported */
+	if (batch_report(&fl->b, d, mark) && w->reported_any &&
+	    d->pos <= w->reported_pos)
+		d->present = 0;
+	if (d->present) {
+		w->reported_pos = d->pos;
+		w->reported_any = 1;
+		d->sent = fl->started_us;
+	}
+	return 1;
+}
+
+void
+window_retire(struct window *w)
+{
+	struct flush *fl;
+	uint64_t seq;
+
+	if (!order_pop(&w->ord, &seq))
+		return;
+	fl = slot_of(w, seq);
+	if (ends_in_clear(&fl->b, fl->b.nops))
+		w->barrier = 0;
+	flush_reset(fl);
+}
+
+long long
+window_retry_at(const struct window *w)
+{
+	const struct flush *fl;
+	long long at = 0;
+	uint64_t seq;
+
+	for (seq = w->ord.head; seq < w->ord.next; seq++) {
+		fl = slot_of(w, seq);
+		if (fl->retry_at && (at == 0 || fl->retry_at < at))
+			at = fl->retry_at;
+	}
+	return at;
+}
+
+int
+window_backing_off(const struct window *w)
+{
+	return window_retry_at(w) != 0;
+}
+
+int
+window_inflight(const struct window *w)
+{
+	uint64_t seq;
+	int n = 0;
+
+	for (seq = w->ord.head; seq < w->ord.next; seq++)
+		n += slot_of(w, seq)->inflight;
+	return n;
+}
+
+int
+window_unwritten(const struct window *w)
+{
+	const struct batch *b;
+	uint64_t seq;
+	int i, n = 0;
+
+	for (seq = w->ord.head; seq < w->ord.next; seq++) {
+		b = &slot_of(w, seq)->b;
+		for (i = 0; i < b->nops; i++)
+			if ((b->ops[i].kind == OP_INDEX ||
+			    b->ops[i].kind == OP_DELETE) && !b->ops[i].written)
+				n++;
+	}
+	return n;
+}
