@@ -245,7 +245,7 @@ main(int argc, char **argv)
 		/*
 		 * Copy rows, only while stdin is quiet: the stream has
 		 * strict priority, and shape_event drops a copy the stream
-		 * removed since the last mark (window.c).
+		 * removed since the last mark (tombstone.c).
 		 */
 		if (!load_pending)
 			fill(&ld);

@@ -28,7 +28,7 @@ shaper_init(struct shaper *sh, const struct config *cfg)
 {
 	memset(sh, 0, sizeof(*sh));
 	sh->cfg = cfg;
-	window_init(&sh->window);
+	tomb_init(&sh->tombs);
 	sbuf_init(&sh->id);
 	sbuf_init(&sh->old_id);
 	sbuf_init(&sh->op);
@@ -38,7 +38,7 @@ void
 shaper_release(struct shaper *sh)
 {
 	kcount_release(&sh->drift);
-	window_release(&sh->window);
+	tomb_release(&sh->tombs);
 	sbuf_release(&sh->id);
 	sbuf_release(&sh->old_id);
 	sbuf_release(&sh->op);
@@ -170,7 +170,7 @@ static void
 remember_delete(struct shaper *sh, const struct sync_section *sec,
     const struct sbuf *id, uint64_t v)
 {
-	window_delete(&sh->window, sec->index, strlen(sec->index), id->buf,
+	tomb_delete(&sh->tombs, sec->index, strlen(sec->index), id->buf,
 	    id->len, v);
 }
 
@@ -235,7 +235,7 @@ shape_row(struct shaper *sh, enum shape_source src, struct jspan obj,
 		return -1;
 	/* a copy the stream has since removed must not come back once the
 	 * target has forgotten the removal's tombstone */
-	if (op == 'c' && window_drops(&sh->window, r.sec->index,
+	if (op == 'c' && tomb_drops(&sh->tombs, r.sec->index,
 	    strlen(r.sec->index), sh->id.buf, sh->id.len, r.m.v)) {
 		sh->n.copies_dropped++;
 		return 0;
@@ -291,7 +291,7 @@ shape_truncate(struct shaper *sh, struct jspan obj, struct sbuf *out,
 		sec = find_section(sh->cfg, rel, name, sizeof(name));
 		if (sec == NULL)
 			continue;
-		window_clear(&sh->window, sec->index, strlen(sec->index), v);
+		tomb_clear(&sh->tombs, sec->index, strlen(sec->index), v);
 		op_begin(&sh->op, MSG_CLEAR, sec, NULL, v);
 		op_end(sh, out);
 	}
@@ -379,7 +379,7 @@ shape_event(struct shaper *sh, enum shape_source src, struct jspan obj,
 	case MSG_MARK:
 		/* every copy row of the wave was shaped before its mark, and
 		 * the next wave is read only once this mark is durable */
-		window_forget(&sh->window);
+		tomb_forget(&sh->tombs);
 		forward(sh, obj, out);
 		break;
 	case MSG_COMMIT:

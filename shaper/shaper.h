@@ -23,16 +23,16 @@ struct shape_counters {
 	uint64_t copies_dropped;	/* copy rows the stream had removed */
 };
 
-/* window.c: documents the stream removed since the load's last mark */
-struct window {
-	struct window_slot {
+/* tombstone.c: documents the stream removed since the load's last mark */
+struct tombstones {
+	struct tomb_slot {
 		char	*key;	/* index NUL id */
 		size_t	 klen;
 		uint64_t hash;
 		uint64_t v;	/* the newest removal's version */
 	} *slot;
 	size_t	 cap, n;
-	struct window_clear {
+	struct tomb_clear {
 		char	*index;
 		uint64_t v;
 	} *clears;
@@ -43,7 +43,7 @@ struct shaper {
 	const struct config *cfg;
 	struct shape_counters n;
 	struct kcount drift;	/* schema drift events, per table */
-	struct window window;
+	struct tombstones tombs;	/* the tombstone window */
 	/* scratch reused for every row: rendered ids, the operation text */
 	struct sbuf id, old_id, op;
 };
@@ -57,19 +57,19 @@ void	shaper_release(struct shaper *);
 int	shape_event(struct shaper *, enum shape_source, struct jspan obj,
 	    struct jspan kind, struct sbuf *out, char *err, size_t errlen);
 
-/* window.c */
-void	window_init(struct window *);
-void	window_release(struct window *);
+/* tombstone.c */
+void	tomb_init(struct tombstones *);
+void	tomb_release(struct tombstones *);
 /* the stream deleted a document / cleared an index at version v */
-void	window_delete(struct window *, const char *index, size_t ilen,
+void	tomb_delete(struct tombstones *, const char *index, size_t ilen,
 	    const char *id, size_t idlen, uint64_t v);
-void	window_clear(struct window *, const char *index, size_t ilen,
+void	tomb_clear(struct tombstones *, const char *index, size_t ilen,
 	    uint64_t v);
 /* 1 if a copy of the document at version v is older than a removal */
-int	window_drops(const struct window *, const char *index, size_t ilen,
+int	tomb_drops(const struct tombstones *, const char *index, size_t ilen,
 	    const char *id, size_t idlen, uint64_t v);
 /* a load mark: nothing recorded before it can matter any more */
-void	window_forget(struct window *);
+void	tomb_forget(struct tombstones *);
 
 /* id.c */
 /* append the document id (framing.md §7) rendered from the values in row

@@ -383,31 +383,31 @@ test_window(void)
 static void
 test_window_many(void)
 {
-	struct window w;
+	struct tombstones w;
 	char id[16];
 	int i, n, wrong = 0;
 
-	window_init(&w);
+	tomb_init(&w);
 	for (i = 0; i < 20000; i++) {
 		n = snprintf(id, sizeof(id), "%d", i);
-		window_delete(&w, "idx", 3, id, (size_t)n, 1000 + (uint64_t)i);
+		tomb_delete(&w, "idx", 3, id, (size_t)n, 1000 + (uint64_t)i);
 	}
-	window_delete(&w, "idx", 3, "5", 1, 10);	/* older: kept at 1005 */
+	tomb_delete(&w, "idx", 3, "5", 1, 10);	/* older: kept at 1005 */
 	for (i = 0; i < 20000; i++) {
 		n = snprintf(id, sizeof(id), "%d", i);
-		wrong += !window_drops(&w, "idx", 3, id, (size_t)n,
+		wrong += !tomb_drops(&w, "idx", 3, id, (size_t)n,
 		    999 + (uint64_t)i);
-		wrong += window_drops(&w, "idx", 3, id, (size_t)n,
+		wrong += tomb_drops(&w, "idx", 3, id, (size_t)n,
 		    1000 + (uint64_t)i);
-		wrong += window_drops(&w, "other", 5, id, (size_t)n, 0);
+		wrong += tomb_drops(&w, "other", 5, id, (size_t)n, 0);
 	}
 	is_int(wrong, 0, "20,000 removals: each found, at its version, in its "
 	    "index only");
-	ok(!window_drops(&w, "idx", 3, "20000", 5, 0), "an unknown key");
-	ok(!window_drops(&w, "id", 2, "x5", 2, 0) &&
-	    !window_drops(&w, "idx5", 4, "", 0, 0),
+	ok(!tomb_drops(&w, "idx", 3, "20000", 5, 0), "an unknown key");
+	ok(!tomb_drops(&w, "id", 2, "x5", 2, 0) &&
+	    !tomb_drops(&w, "idx5", 4, "", 0, 0),
 	    "index and id are told apart");
-	window_release(&w);
+	tomb_release(&w);
 }
 
 int

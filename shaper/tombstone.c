@@ -1,5 +1,5 @@
 /*
- * window.c - the tombstone window: which documents the change stream
+ * tombstone.c - the tombstone window: which documents the change stream
  * removed since the load's last mark, and at what version, so that a
  * copied row older than the removal is dropped instead of written.
  *
@@ -20,7 +20,7 @@
 
 #include "shaper.h"
 
-#define WINDOW_MIN	64	/* slots of an empty table's first growth */
+#define TOMB_MIN	64	/* slots of an empty table's first growth */
 
 /* FNV-1a over index, a NUL, and id */
 static uint64_t
@@ -38,13 +38,13 @@ hash(const char *index, size_t ilen, const char *id, size_t idlen)
 }
 
 void
-window_init(struct window *w)
+tomb_init(struct tombstones *w)
 {
 	memset(w, 0, sizeof(*w));
 }
 
 void
-window_forget(struct window *w)
+tomb_forget(struct tombstones *w)
 {
 	size_t i;
 
@@ -61,16 +61,16 @@ window_forget(struct window *w)
 }
 
 void
-window_release(struct window *w)
+tomb_release(struct tombstones *w)
 {
-	window_forget(w);
+	tomb_forget(w);
 }
 
-static struct window_slot *
-find(const struct window *w, const char *index, size_t ilen, const char *id,
+static struct tomb_slot *
+find(const struct tombstones *w, const char *index, size_t ilen, const char *id,
     size_t idlen, uint64_t h)
 {
-	struct window_slot *s;
+	struct tomb_slot *s;
 	size_t i, klen = ilen + 1 + idlen;
 
 	if (w->cap == 0)
@@ -87,12 +87,12 @@ find(const struct window *w, const char *index, size_t ilen, const char *id,
 }
 
 static void
-grow(struct window *w)
+grow(struct tombstones *w)
 {
-	struct window_slot *old = w->slot, *s;
+	struct tomb_slot *old = w->slot, *s;
 	size_t oldcap = w->cap, i, j;
 
-	w->cap = oldcap ? oldcap * 2 : WINDOW_MIN;
+	w->cap = oldcap ? oldcap * 2 : TOMB_MIN;
 	w->slot = xcalloc(w->cap, sizeof(*w->slot));
 	for (i = 0; i < oldcap; i++) {
 		if (old[i].key == NULL)
@@ -107,11 +107,11 @@ grow(struct window *w)
 }
 
 void
-window_delete(struct window *w, const char *index, size_t ilen,
+tomb_delete(struct tombstones *w, const char *index, size_t ilen,
     const char *id, size_t idlen, uint64_t v)
 {
 	uint64_t h = hash(index, ilen, id, idlen);
-	struct window_slot *s;
+	struct tomb_slot *s;
 
 	/* at most half full: probes stay short */
 	if ((w->n + 1) * 2 > w->cap)
@@ -131,7 +131,7 @@ window_delete(struct window *w, const char *index, size_t ilen,
 }
 
 void
-window_clear(struct window *w, const char *index, size_t ilen, uint64_t v)
+tomb_clear(struct tombstones *w, const char *index, size_t ilen, uint64_t v)
 {
 	int i;
 
@@ -149,10 +149,10 @@ window_clear(struct window *w, const char *index, size_t ilen, uint64_t v)
 }
 
 int
-window_drops(const struct window *w, const char *index, size_t ilen,
+tomb_drops(const struct tombstones *w, const char *index, size_t ilen,
     const char *id, size_t idlen, uint64_t v)
 {
-	const struct window_slot *s;
+	const struct tomb_slot *s;
 	int i;
 
 	for (i = 0; i < w->nclears; i++)
