@@ -45,8 +45,9 @@ rate(const struct meter *m, char *eta, size_t len)
 	return r;
 }
 
+/* the line, rewritten in place; the last one says the table is done */
 static void
-draw(struct meter *m)
+draw(struct meter *m, int last)
 {
 	char line[256], eta[32];
 	uint64_t total = m->before + m->rows;
@@ -57,10 +58,15 @@ draw(struct meter *m)
 	pct = m->estimate ? (int)(100.0 * total / m->estimate) : 0;
 	if (pct > 99)
 		pct = 99;
-	n = snprintf(line, sizeof(line), "\rloader: %s: %llu of about %llu "
-	    "rows (%d %%), %.0f rows/s, eta %s\033[K", m->rel,
-	    (unsigned long long)total, (unsigned long long)m->estimate, pct,
-	    r, eta);
+	if (last)
+		n = snprintf(line, sizeof(line), "\rloader: %s: %llu rows "
+		    "(100 %%), %.0f rows/s, done\033[K", m->rel,
+		    (unsigned long long)total, r);
+	else
+		n = snprintf(line, sizeof(line), "\rloader: %s: %llu of about "
+		    "%llu rows (%d %%), %.0f rows/s, eta %s\033[K", m->rel,
+		    (unsigned long long)total, (unsigned long long)m->estimate,
+		    pct, r, eta);
 	if (n > 0 && write(P2O_FD_LOG, line, (size_t)n < sizeof(line) ?
 	    (size_t)n : sizeof(line) - 1) < 0) {
 		/* nowhere to report it */
@@ -88,7 +94,7 @@ meter_rows(struct meter *m, uint64_t n)
 {
 	m->rows += n;
 	if (m->tty && now_ms() - m->drawn >= METER_DRAW_MS)
-		draw(m);
+		draw(m, 0);
 }
 
 void
@@ -98,7 +104,7 @@ meter_range(struct meter *m, int r, uint64_t rows, long long ms)
 	double rt;
 
 	if (m->tty) {
-		draw(m);
+		draw(m, 0);
 		return;
 	}
 	rt = rate(m, eta, sizeof(eta));
@@ -126,7 +132,7 @@ meter_end(struct meter *m)
 	double secs = (now_ms() - m->t0) / 1000.0;
 
 	if (m->tty) {
-		draw(m);
+		draw(m, 1);
 		meter_break(m);
 	}
 	log_info("table '%s': loaded, %llu rows read in %.1f s (%.0f rows/s)",

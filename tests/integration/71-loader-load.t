@@ -59,6 +59,13 @@ SEL="json_build_object('id', id, 'name', name, 'price', price::text, 'big', big:
 	'local', replace(local::text, ' ', 'T'), 'flag', flag, 'score', score, 'body', body)"
 check "the index equals the table by content" -- compare ld_big ${S}_ld_big "$SEL"
 
+# a reader that is slow to start: the loader blocks on stdout instead of
+# holding the table (125 MB of frames) in memory
+/usr/bin/time -f %M -o "$T/rss" loader -c "$T/cfg.yaml" --range-rows 20000 2>/dev/null |
+	{ sleep 2; cat > /dev/null; }
+rss=$(tail -n 1 "$T/rss")
+ok $([ "$rss" -lt 65536 ]; echo $?) "memory stays bounded behind a slow reader: max RSS $rss kB"
+
 grep -q "replication slot '$S' does not exist: loading without watching its WAL" "$T/loader.err"
 ok $? "stand-alone without a slot: a warning, and the load goes on"
 grep -q "range 10 of" "$T/loader.err"

@@ -125,6 +125,11 @@ psql_q -c "select json_build_array(tenant, day::text, n::text) from ld_comp" | j
 ok $(cmp -s "$T/comp.keys" "$T/comp.want"; echo $?) "every row exactly once ($(wc -l < "$T/comp.keys") of $(wc -l < "$T/comp.want"))"
 grep '"k":"mark"' "$T/comp.frames" | head -n 1 | grep -q '"key":\["tenant","day","n"\],"types":\["text","date","numeric"\]'
 ok $? "the progress names the key and its types"
+# stderr on a terminal: one line rewritten in place instead of a log line
+# per range
+script -q -e -c "loader -c '$T/comp.yaml' --range-rows 300 > /dev/null" "$T/tty.out" > /dev/null
+ok $([ $? = 0 ] && grep -q $'\rloader: public.ld_comp: 3300 rows (100 %), .* rows/s, done' "$T/tty.out" &&
+	! grep -q "range 1 of" "$T/tty.out"; echo $?) "on a terminal: one progress line, rewritten"
 
 # a partitioned table through its root; a parent without its children
 psql_q <<'SQL'
