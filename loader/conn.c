@@ -22,8 +22,9 @@
 /*
  * The settings capture-pg's walsender runs with: a value's text here must
  * be the text pgoutput sends, since both go through pgtype_to_json and a
- * copy row must equal the streamed row. UTF8, because frames are UTF-8.
- * Then what a range read needs: READ COMMITTED, so each COPY takes its
+ * copy row must equal the streamed row. The client encoding is left as
+ * the walsender's is (the role's or database's default), for the same
+ * reason. Then what a range read needs: READ COMMITTED, so each COPY takes its
  * snapshot when it starts (visible.c relies on that); no statement
  * timeout, because a range read waits on the pipeline behind it; and a
  * local commit, because the only thing the loader commits is the
@@ -32,7 +33,6 @@
 static const char session_sql[] =
     "SET DateStyle = ISO; SET TimeZone = UTC; SET extra_float_digits = 3; "
     "SET IntervalStyle = iso_8601; SET bytea_output = hex; "
-    "SET client_encoding = UTF8; "
     "SET default_transaction_isolation = 'read committed'; "
     "SET statement_timeout = 0; SET synchronous_commit = local";
 
