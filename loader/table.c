@@ -34,9 +34,11 @@ static const char columns_sql[] =
     "ARRAY[a.attnum]))) ORDER BY a.attnum";
 
 /* the key rows carry: the replica identity index when the table names
- * one, else the primary key (what capture-pg registers), in key order */
+ * one, else the primary key (what capture-pg registers), in key order;
+ * with each column's exact type, which a boundary is cast to (bit(4), not
+ * bit, which would be bit(1)) */
 static const char key_sql[] =
-    "SELECT a.attname, pg_catalog.format_type(a.atttypid, NULL) "
+    "SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod) "
     "FROM pg_catalog.pg_class c "
     "JOIN pg_catalog.pg_index i ON i.indrelid = c.oid AND "
     "  (CASE c.relreplident WHEN 'i' THEN i.indisreplident "

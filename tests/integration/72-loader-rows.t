@@ -125,6 +125,30 @@ psql_q -c "select json_build_array(tenant, day::text, n::text) from ld_comp" | j
 ok $(cmp -s "$T/comp.keys" "$T/comp.want"; echo $?) "every row exactly once ($(wc -l < "$T/comp.keys") of $(wc -l < "$T/comp.want"))"
 grep '"k":"mark"' "$T/comp.frames" | head -n 1 | grep -q '"key":\["tenant","day","n"\],"types":\["text","date","numeric"\]'
 ok $? "the progress names the key and its types"
+# keys whose text must read back exactly: floats, typmods, enums, uuids
+psql_q <<'SQL'
+drop table if exists ld_fkey, ld_tkey;
+create table ld_fkey (f float8 primary key);
+insert into ld_fkey select x from (select g / 7.0 + 0.1 + 0.2 as x from generate_series(-300, 300) g
+	union select unnest(array['NaN', '-Infinity', 'Infinity', '1e-300', '-0.30000000000000004']::float8[])) s;
+create table ld_tkey (code char(3), flags bit(4), v varchar(5), mood ld_mood, u uuid,
+	primary key (code, flags, v, mood, u));
+insert into ld_tkey select chr(97 + g % 5), (g % 16)::bit(4), 'v' || g % 3,
+	(array['sad', 'ok', 'happy'])[1 + g % 3]::ld_mood, md5(g::text)::uuid
+from generate_series(1, 600) g;
+analyze ld_fkey; analyze ld_tkey;
+SQL
+mkconfig "$T/keys.yaml" $S $S ld_fkey ld_tkey
+loader -c "$T/keys.yaml" --range-rows 60 > "$T/keys.frames" 2> "$T/keys.err"
+ok $? "float, char(3), bit(4), varchar(5), enum and uuid keys load"
+n=$(sed -E 's/^[0-9]+ //' "$T/keys.frames" | jq -c 'select(.k == "row" and .rel == "public.ld_fkey") | .new.f' | sort -u | wc -l)
+ok $([ "$n" = 606 ] && [ "$(grep -c '"rel":"public.ld_fkey"' "$T/keys.frames")" = 606 ] &&
+	[ "$(grep -c '"k":"mark","id":"public.ld_fkey' "$T/keys.frames")" -ge 5 ]; echo $?) "a float key: every row once across the ranges ($n)"
+n=$(sed -E 's/^[0-9]+ //' "$T/keys.frames" | jq -c 'select(.k == "row" and .rel == "public.ld_tkey") | .new.u' | sort -u | wc -l)
+ok $([ "$n" = 600 ] && [ "$(grep -c '"rel":"public.ld_tkey"' "$T/keys.frames")" = 600 ] &&
+	grep -q '"types":\["character(3)","bit(4)","character varying(5)","public.ld_mood","uuid"\]' "$T/keys.frames"; echo $?) \
+	"a five-column key of typed columns: every row once, cast to the exact types ($n)"
+
 # stderr on a terminal: one line rewritten in place instead of a log line
 # per range
 script -q -e -c "loader -c '$T/comp.yaml' --range-rows 300 > /dev/null" "$T/tty.out" > /dev/null
@@ -153,6 +177,6 @@ n=$(grep -c '"rel":"public.ld_parent"' "$T/part.frames")
 ok $([ "$n" = 100 ]; echo $?) "the parent: its 100 rows, none of its child's ($n)"
 
 if [ $_tap_fail -gt 0 ]; then
-	for f in cap loader comp part; do diag "$f.err:"; tail -n 8 "$T/$f.err" | sed 's/^/#   /'; done
+	for f in cap loader comp keys part; do diag "$f.err:"; tail -n 8 "$T/$f.err" | sed 's/^/#   /'; done
 fi
 done_testing
