@@ -6,7 +6,8 @@
  *
  * What the frames say is lib/msg.c's; this file decides what a frame
  * arriving at the wrong moment means: a confirmation of another mark is
- * a protocol error (65), fd 3 closing is the supervisor gone (75).
+ * a protocol error (65), fd 3 closing is the supervisor gone (75). It
+ * never decides what is loaded or when: load.c asks.
  */
 #include <errno.h>
 #include <poll.h>

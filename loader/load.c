@@ -4,7 +4,9 @@
  * by wave: wait for the slot's WAL, read the position, read the ranges,
  * write the mark, wait for its confirmation. Owns that order, which the
  * shaper's tombstone window and the stored progress both rely on: no row
- * of a wave is read before the previous wave's mark is confirmed.
+ * of a wave is read before the previous wave's mark is confirmed. It
+ * writes no SQL and no row of its own (table.c's and wave.c's) and never
+ * exits.
  */
 #include <stdio.h>
 #include <stdlib.h>

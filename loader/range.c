@@ -1,8 +1,8 @@
 /*
  * range.c - how a table is cut: how many ranges, how large a sample
  * finds their boundaries, which sampled keys become boundaries, and the
- * WHERE clause that selects one range. Pure arithmetic and text: the
- * queries themselves are table.c's.
+ * WHERE clause that selects one range. Pure arithmetic and text, no I/O:
+ * the queries themselves are table.c's.
  *
  * A range is selected by comparisons on the key written out column by
  * column, never by a row constructor, so that a planner that only knows
