@@ -10,7 +10,7 @@
 S=ld_rows
 drop_slot $S
 psql_q <<'SQL'
-drop table if exists ld_types, ld_comp, ld_part, ld_child, ld_parent;
+drop table if exists ld_types, ld_comp, ld_part, ld_child, ld_parent, ld_fkey, ld_tkey;
 drop type if exists ld_mood;
 drop domain if exists ld_posint;
 create type ld_mood as enum ('sad', 'ok', 'happy');
