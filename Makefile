@@ -53,6 +53,8 @@ prog_shaper	:= shaper
 prog_writer	:= writer
 prog_ckpt	:= ckpt
 prog_supervisor	:= pg2osync-supervise
+# a tool that calls another tool's modules links that tool's archive too
+deps_loader	:= capture-pg
 
 LIB_SRC	:= $(wildcard lib/*.c)
 LIB_OBJ	:= $(LIB_SRC:%.c=$(B)/%.o)
@@ -66,7 +68,8 @@ $(1)_OBJ := $$($(1)_SRC:%.c=$(B)/%.o)
 $(B)/$(1)/lib$(1).a: $$($(1)_OBJ)
 	@mkdir -p $$(@D)
 	rm -f $$@ && ar rcs $$@ $$^
-$(B)/bin/$(prog_$(1)): $(B)/$(1)/main.o $(B)/$(1)/lib$(1).a $(LIB_A)
+$(B)/bin/$(prog_$(1)): $(B)/$(1)/main.o $(B)/$(1)/lib$(1).a \
+    $(foreach d,$(deps_$(1)),$(B)/$(d)/lib$(d).a) $(LIB_A)
 	@mkdir -p $$(@D)
 	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef
@@ -90,13 +93,17 @@ $(LIB_A): $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
+# one tool's archive may call another's (deps_*): a group resolves them in
+# any order
+TOOL_LINK = -Wl,--start-group $(TOOL_A) $(LIB_A) -Wl,--end-group
+
 $(B)/tests/%: $(B)/tests/unit/%.o $(TOOL_A) $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(TOOL_A) $(LIB_A) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(TOOL_LINK) $(LDLIBS)
 
 $(B)/tests/%: $(B)/tests/helper/%.o $(TOOL_A) $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(TOOL_A) $(LIB_A) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(TOOL_LINK) $(LDLIBS)
 
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz-*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
@@ -104,7 +111,7 @@ FUZZ_SECONDS ?= 30
 
 $(B)/fuzz/%: $(B)/tests/fuzz/%.o $(TOOL_A) $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $< $(TOOL_A) $(LIB_A) $(LDLIBS)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $< $(TOOL_LINK) $(LDLIBS)
 
 fuzz-bins: $(FUZZ_BIN)
 

@@ -15,12 +15,13 @@ unit=(build/tests/t-*)
 san_unit=(build-san/tests/t-*)
 integ=(tests/integration/*.t)
 # the sanitizer pass repeats what exercises the most code per minute; the
-# 30-second target outage and the long kill loop stay in the plain pass
+# 30-second target outage, the long kill loop and the 200,000-row load stay
+# in the plain pass
 san_integ=(tests/integration/10-*.t tests/integration/20-*.t tests/integration/30-*.t
 	tests/integration/35-*.t tests/integration/40-*.t tests/integration/45-*.t
 	tests/integration/67-*.t tests/integration/70-*.t
-	tests/integration/80-*.t tests/integration/85-*.t
-	tests/integration/6[1-4]-mysql-*.t)
+	tests/integration/80-*.t tests/integration/85-*.t tests/integration/86-*.t
+	tests/integration/6[1-4]-mysql-*.t tests/integration/7[2-9]-loader-*.t)
 golden=(tests/golden/run.sh tests/golden/writer/run.sh tests/golden/capture-pg.sh)
 phase plain build "${unit[@]}" "${golden[@]}" "${integ[@]}"
 phase asan build-san "${san_unit[@]}" "${golden[@]}" $(ls "${san_integ[@]}" 2>/dev/null)

@@ -1,0 +1,191 @@
+/*
+ * loader - copy the rows PostgreSQL tables already hold, as copy rows and
+ * load marks on stdout for the shaper's load descriptor (framing.md §4),
+ * beside the change stream.
+ *
+ * Reads top to bottom: load the configuration, say hello on fd 3 and
+ * read the load frame (supervised) or take every configured table
+ * (stand-alone), open the connections, load the tables one after the
+ * other, send the last stats, exit 0 - which the supervisor reads as
+ * "the load is finished". Only this file exits; every exit code is one of
+ * framing.md §8.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "ctl.h"
+#include "log.h"
+#include "p2o.h"
+#include "loader.h"
+
+static void
+usage(FILE *f)
+{
+	fputs(
+"usage: loader -c config.yaml [--range-rows N]\n"
+"\n"
+"Reads the rows the configured PostgreSQL tables hold now, in ranges of\n"
+"their key sampled in advance, and writes them as copy rows, with a load\n"
+"mark after each wave of ranges, for the shaper's --load-fd.\n"
+"\n"
+"  -c, --config FILE    the pg2osync configuration; source.load_workers\n"
+"                       ranges are read at once (one connection each)\n"
+"      --range-rows N   cut tables into ranges of about N rows (default\n"
+"                       250000); a table no larger is read as one range.\n"
+"                       Only a table without stored progress is cut.\n"
+"  -h, --help           this text\n"
+"  -V, --version        the version\n"
+"\n"
+"file descriptors:\n"
+"  stdout  copy rows and marks (for shaper --load-fd)\n"
+"  stderr  log lines (P2O_LOG_LEVEL=debug|info|warn|error); on a terminal,\n"
+"          stand-alone, one progress line per table\n"
+"  fd 3    optional control channel: hello and stats out; one load frame\n"
+"          (the tables, each with the progress an earlier run's mark\n"
+"          carried) and a confirmation of each mark in. Each wave is\n"
+"          read only after the previous mark is confirmed. Without fd 3\n"
+"          every configured table is loaded from the start and nothing\n"
+"          is waited for.\n"
+"\n"
+"Between waves the load pauses while the replication slot's wal_status\n"
+"is not 'reserved'; supervised, the slot must exist.\n"
+"\n"
+"exit codes:\n"
+"  0   every table loaded (supervised: every mark confirmed)\n"
+"  1   internal error (temporary)\n"
+"  64  bad command line\n"
+"  65  a malformed or unexpected frame on fd 3\n"
+"  69  refused: a table missing, without a key or not readable, the slot\n"
+"      missing (supervised) or lost, a server older than 12\n"
+"  75  the server unreachable or lost, fd 3 or stdout closed (temporary)\n"
+"  77  authentication failed\n"
+"  78  invalid configuration\n", f);
+}
+
+static void
+jobs_release(struct ld_job *jobs, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		free(jobs[i].table);
+		free(jobs[i].progress);
+	}
+	free(jobs);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "range-rows", required_argument, NULL, 'R' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct loader ld;
+	const struct sync_section *sec;
+	const char *path = NULL;
+	struct config cfg;
+	struct ctl ctl;
+	struct ld_job *jobs = NULL;
+	char err[512], *end;
+	int ch, i, njobs = 0;
+
+	log_init("loader");
+	ld.range_rows = LOAD_RANGE_ROWS;
+	while ((ch = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			path = optarg;
+			break;
+		case 'R':
+			errno = 0;
+			ld.range_rows = strtoull(optarg, &end, 10);
+			if (errno || *end || end == optarg || *optarg == '-' ||
+			    ld.range_rows == 0)
+				fatalx(P2O_EXIT_USAGE, "--range-rows '%s' is not "
+				    "a number of rows", optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			return P2O_EXIT_OK;
+		case 'V':
+			printf("loader %s\n", P2O_VERSION);
+			return P2O_EXIT_OK;
+		default:
+			usage(stderr);
+			return P2O_EXIT_USAGE;
+		}
+	}
+	if (path == NULL || optind != argc) {
+		usage(stderr);
+		return P2O_EXIT_USAGE;
+	}
+	/* a reader that went away is a write error, reported as such */
+	signal(SIGPIPE, SIG_IGN);
+
+	if (config_load(path, &cfg, err, sizeof(err)) == -1)
+		fatalx(P2O_EXIT_CONFIG, "%s", err);
+	if (cfg.source_kind != SOURCE_POSTGRES)
+		fatalx(P2O_EXIT_CONFIG, "%s: the source is not a postgres "
+		    "url; this loader reads PostgreSQL only", path);
+	ld.cfg = &cfg;
+	ld.ctl = &ctl;
+	ld.out_fd = P2O_FD_OUT;
+	if (ctl_open(&ctl, "loader") == -1)
+		fatal(P2O_EXIT_TEMPFAIL, "control fd 3: sending hello");
+	ld.supervised = ctl_active(&ctl);
+	ld.meter.tty = !ld.supervised && isatty(P2O_FD_LOG);
+
+	if (ld.supervised) {
+		if (control_read_load(&ld, &jobs, &njobs) == -1)
+			fatalx(ld.err.code, "%s", ld.err.msg);
+		for (i = 0; i < njobs; i++)
+			if (config_find_rel(&cfg, jobs[i].table) == NULL)
+				fatalx(P2O_EXIT_DATA, "control fd 3: the load "
+				    "names table '%s', which no sync section "
+				    "configures", jobs[i].table);
+	} else {
+		jobs = xcalloc(cfg.nsyncs, sizeof(*jobs));
+		for (njobs = 0; njobs < cfg.nsyncs; njobs++)
+			jobs[njobs].table = xstrdup(cfg.syncs[njobs].rel);
+	}
+
+	if (njobs > 0) {
+		ld.nconns = cfg.load_workers;
+		ld.conns = xcalloc(ld.nconns, sizeof(*ld.conns));
+		for (i = 0; i < ld.nconns; i++)
+			if (conn_open(&ld.conns[i], &cfg, &ld.err) == -1)
+				fatalx(ld.err.code, "%s", ld.err.msg);
+	}
+	for (i = 0; i < njobs; i++) {
+		sec = config_find_rel(&cfg, jobs[i].table);
+		if (load_table(&ld, sec, jobs[i].progress) == -1) {
+			meter_break(&ld.meter);
+			fatalx(ld.err.code, "%s", ld.err.msg);
+		}
+	}
+	if (control_stats(&ld, 1) == -1)
+		fatalx(ld.err.code, "%s", ld.err.msg);
+
+	for (i = 0; i < ld.nconns; i++)
+		conn_close(&ld.conns[i]);
+	for (i = 0; i < ld.nstats; i++)
+		free(ld.stats[i].rel);
+	free(ld.stats);
+	free(ld.conns);
+	jobs_release(jobs, njobs);
+	sbuf_release(&ld.out);
+	sbuf_release(&ld.json);
+	ctl_close(&ctl);
+	config_release(&cfg);
+	return P2O_EXIT_OK;
+}

@@ -1,0 +1,111 @@
+/*
+ * walgate.c - the pause between waves while the replication slot holds
+ * more WAL than the server means to keep. Owns the question about the
+ * slot; never touches the slot itself.
+ *
+ * The load runs beside the stream, and only consuming the stream
+ * releases WAL: while the slot's wal_status is anything but 'reserved'
+ * the stream is behind, so the loader stops adding work in front of it
+ * (the shaper already gives the stream priority) until it has caught up.
+ * 'lost' means the slot can no longer stream what the load relies on.
+ */
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "config.h"
+#include "log.h"
+#include "p2o.h"
+#include "xio.h"
+#include "loader.h"
+
+#define WALGATE_POLL_MS		1000
+
+/* whether the slot exists, and its wal_status ("" before PostgreSQL 13,
+ * which does not report one) */
+static int
+status(struct loader *ld, char *s, size_t len, int *present)
+{
+	const char *params[1] = { ld->cfg->slot_name };
+	PGresult *res;
+
+	res = conn_query(&ld->conns[0], "reading the replication slot",
+	    ld->conns[0].version >= 130000 ?
+	    "SELECT wal_status FROM pg_catalog.pg_replication_slots "
+	    "WHERE slot_name = $1" :
+	    "SELECT NULL FROM pg_catalog.pg_replication_slots "
+	    "WHERE slot_name = $1", 1, params, &ld->err);
+	if (res == NULL)
+		return -1;
+	*present = PQntuples(res) > 0;
+	if (*present)
+		snprintf(s, len, "%s", PQgetisnull(res, 0, 0) ? "" :
+		    PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return 0;
+}
+
+int
+walgate_pass(struct loader *ld)
+{
+	const char *slot = ld->cfg->slot_name;
+	char st[32];
+	long long since = 0;
+	int present;
+
+	if (ld->conns[0].version < 130000 && ld->slot_known == 0)
+		log_warnx("PostgreSQL %d does not report a slot's wal_status: "
+		    "the load does not pause for WAL",
+		    ld->conns[0].version / 10000);
+	for (;;) {
+		if (status(ld, st, sizeof(st), &present) == -1)
+			return -1;
+		if (!present) {
+			if (ld->supervised)
+				return ld_fail(&ld->err, P2O_EXIT_REFUSED,
+				    "replication slot '%s' does not exist: the "
+				    "slot must exist before the load (the "
+				    "capture creates it)", slot);
+			if (ld->slot_known != -1) {
+				meter_break(&ld->meter);
+				log_warnx("replication slot '%s' does not exist: "
+				    "loading without watching its WAL", slot);
+			}
+			ld->slot_known = -1;
+			return 0;
+		}
+		ld->slot_known = 1;
+		if (strcmp(st, "lost") == 0)
+			return ld_fail(&ld->err, P2O_EXIT_REFUSED, "replication "
+			    "slot '%s' has lost WAL it needs (wal_status "
+			    "'lost'): the stream cannot continue, so neither "
+			    "can the load; drop the slot and start again",
+			    slot);
+		if (strcmp(st, "reserved") == 0 || st[0] == '\0') {
+			if (ld->wal_paused) {
+				meter_break(&ld->meter);
+				log_info("replication slot '%s' is 'reserved' "
+				    "again after %lld s: the load goes on", slot,
+				    (now_ms() - since) / 1000);
+				ld->wal_paused = 0;
+				ld->stats_dirty = 1;
+				if (control_stats(ld, 0) == -1)
+					return -1;
+			}
+			return 0;
+		}
+		if (!ld->wal_paused) {
+			meter_break(&ld->meter);
+			log_warnx("replication slot '%s' has wal_status '%s': "
+			    "the load pauses until the stream has caught up "
+			    "and it is 'reserved' again", slot, st);
+			ld->wal_paused = 1;
+			ld->stats_dirty = 1;
+			since = now_ms();
+			if (control_stats(ld, 0) == -1)
+				return -1;
+		}
+		if (control_idle(ld, WALGATE_POLL_MS) == -1)
+			return -1;
+	}
+}
