@@ -100,6 +100,7 @@ main(int argc, char **argv)
 	int ch, i, njobs = 0;
 
 	log_init("loader");
+	ctl_claim();
 	ld.range_rows = LOAD_RANGE_ROWS;
 	while ((ch = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
 		switch (ch) {

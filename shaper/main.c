@@ -5,8 +5,7 @@
  * The change stream has strict priority: the load fd is read only when
  * stdin has nothing ready. Output is gathered and written when the input
  * has no complete frame left, so a quiet stream is never held back, or
- * when it passes OUT_FLUSH bytes. EOF on stdin ends the tool even if the
- * load fd is still open; EOF on the load fd only stops reading it.
+ * when it passes OUT_FLUSH bytes. The tool ends once both inputs ended.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -39,18 +38,18 @@ static const char usage_text[] =
 "\n"
 "  -c, --config FILE  the pg2osync configuration (required)\n"
 "      --load-fd N    read the loader's copy rows and marks from fd N; it is\n"
-"                     read only when stdin has nothing ready, and its EOF\n"
-"                     only stops reading it\n"
+"                     read only when stdin has nothing ready\n"
 "  -h, --help         this text\n"
 "\n"
 "fds: 0 event frames in; 1 operation frames out; 2 log lines;\n"
 "     3 control channel (optional: hello, stats); N copy rows (--load-fd)\n"
 "\n"
-"The shaper ends at EOF on stdin: it writes what it has and exits 0.\n"
-"It does not catch SIGTERM; in the shutdown order the capture closes\n"
-"the stream and the shaper drains to that EOF.\n"
+"The shaper ends at EOF on stdin and on the load fd: it writes what it\n"
+"has and exits 0. It does not catch SIGTERM; in the shutdown order the\n"
+"capture closes the stream, the loader stops, and the shaper drains to\n"
+"those ends.\n"
 "\n"
-"exit codes: 0 EOF on stdin; 1 internal error; 64 bad command line;\n"
+"exit codes: 0 both inputs ended; 1 internal error; 64 bad command line;\n"
 "  65 malformed frame or event (a NULL key, an unknown kind...): output\n"
 "  from the frames before it is written, nothing after; 75 stdout or the\n"
 "  control channel closed; 78 invalid configuration\n";
@@ -218,14 +217,17 @@ main(int argc, char **argv)
 		/* stdin first: every frame it already has */
 		while (next_frame(&d, &in, SHAPE_STREAM))
 			;
-		if (in.eof)
+		/* the end: both inputs ended (a load still being read is
+		 * finished first; its rows are safe after the stream's end) */
+		if (in.eof && !load_open)
 			break;
 		flush_out(&d);
 
 		now = now_ms();
 		send_stats(&d, now);
 		timeout = load_pending ? 0 : stats_timeout(&d, now);
-		pfd[0] = (struct pollfd){ .fd = P2O_FD_IN, .events = POLLIN };
+		pfd[0] = (struct pollfd){ .fd = in.eof ? -1 : P2O_FD_IN,
+		    .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = load_open ? load_fd : -1,
 		    .events = POLLIN };
 		if ((n = poll(pfd, 2, timeout)) == -1) {

@@ -256,7 +256,9 @@ reap(struct sv *sv, long long now)
 			continue;
 		}
 		if (sv->state == PL_TEARDOWN ||
-		    (sv->state == PL_DRAIN && sv_child_code(&sv->kid[k]) == 0))
+		    (sv->state == PL_DRAIN && (sv_child_code(&sv->kid[k]) == 0 ||
+		    (sv->kid[k].signalled_ms &&
+		    sv_child_code(&sv->kid[k]) == -SIGTERM))))
 			log_debug("'%s' %s", kname(sv, k), what);
 		else if (sv->state == PL_DRAIN)
 			log_warnx("'%s' %s while draining", kname(sv, k), what);
@@ -870,8 +872,13 @@ begin_drain(struct sv *sv, long long now)
 		sv->state = PL_DRAIN;
 		sv->m.up = 0;
 		sv_child_kill(&sv->kid[SV_CAPTURE], SIGTERM, now);
-		/* a load in progress stops at its last recorded range */
+		/* a load in progress stops at its last recorded range; one
+		 * not started yet never will: its reader must see the end */
 		sv_child_kill(&sv->kid[SV_LOADER], SIGTERM, now);
+		if (sv->pending_out[SV_LOADER] != -1) {
+			close(sv->pending_out[SV_LOADER]);
+			sv->pending_out[SV_LOADER] = -1;
+		}
 		sv->kill_at_ms = now + DRAIN_MAX_MS;
 		break;
 	case PL_DRAIN:
