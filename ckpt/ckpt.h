@@ -83,14 +83,14 @@ void	ckpt_iso_now(char *buf, size_t len);
 
 /*
  * The tables of the configuration whose load is not finished, as the body
- * of a load frame (msg_load_*), into j; suspends refresh and replicas on
+ * of a load frame (msg_load_*) with the stored checkpoint cp, into j; suspends refresh and replicas on
  * the index of each (creating it when it does not exist yet, so the
  * originals can be read), after recording the originals in the table's
  * progress document, and restores them for a table whose load ended
  * without its restore. *ntables: how many tables need loading.
  */
 int	ckpt_load_plan(struct ckpt_store *, const struct config *,
-	    struct sbuf *j, int *ntables);
+	    const struct msg_pos *cp, struct sbuf *j, int *ntables);
 /* a mark the writer reported durable: its progress is stored; on the
  * table's last mark the index settings are restored first */
 int	ckpt_load_mark(struct ckpt_store *, const struct config *,

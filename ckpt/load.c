@@ -278,7 +278,7 @@ restore(struct ckpt_store *st, const char *index, struct jspan originals)
 
 int
 ckpt_load_plan(struct ckpt_store *st, const struct config *cf,
-    struct sbuf *j, int *ntables)
+    const struct msg_pos *cp, struct sbuf *j, int *ntables)
 {
 	const struct sync_section *sec;
 	struct sbuf orig = SBUF_INIT;
@@ -287,7 +287,7 @@ ckpt_load_plan(struct ckpt_store *st, const struct config *cf,
 	int i, rc = 0;
 
 	*ntables = 0;
-	msg_load_begin(j);
+	msg_load_begin(j, cp);
 	for (i = 0; i < cf->nsyncs; i++) {
 		sec = &cf->syncs[i];
 		if ((rc = get_doc(st, sec->rel, &d)) != 0)

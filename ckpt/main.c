@@ -160,15 +160,15 @@ serve(struct ckpt_store *st, const struct config *cf)
 			put.pos = val.pos;
 			put.text = val.text;
 			msg_put_checkpoint(&out, &put);
-			ckpt_value_release(&val);
 			/* and which tables still need their initial load */
 			attempt = 0;
-			while ((rc = ckpt_load_plan(st, cf, &load, &ntables)) ==
-			    P2O_EXIT_TEMPFAIL)
+			while ((rc = ckpt_load_plan(st, cf, &put, &load,
+			    &ntables)) == P2O_EXIT_TEMPFAIL)
 				backoff(st, "reading the load progress", &attempt);
 			if (rc != 0)
 				fatalx(rc, "%s", st->err);
 			recovered("reading the load progress", attempt);
+			ckpt_value_release(&val);
 			msg_load_end(&out, &load);
 			reply(&out);
 			break;

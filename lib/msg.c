@@ -477,9 +477,15 @@ fail:
 /* ---- load ---- */
 
 void
-msg_load_begin(struct sbuf *j)
+msg_load_begin(struct sbuf *j, const struct msg_pos *cp)
 {
 	open_kind(j, MSG_LOAD);
+	if (cp != NULL && cp->present) {
+		member(j, "checkpoint");
+		sbuf_addc(j, '{');
+		pos_members(j, cp->pos, cp->text);
+		sbuf_addc(j, '}');
+	}
 	member(j, "tables");
 	sbuf_addc(j, '[');
 }
@@ -505,15 +511,29 @@ msg_load_end(struct sbuf *out, struct sbuf *j)
 }
 
 int
-msg_read_load(const struct frame *f, struct jspan *tables, char *err,
-    size_t errlen)
+msg_read_load(const struct frame *f, struct jspan *tables,
+    struct msg_pos *cp, char *err, size_t errlen)
 {
+	struct jspan c;
+	int r;
+
+	memset(cp, 0, sizeof(*cp));
 	if (msg_kind(f) != MSG_LOAD)
 		return bad(err, errlen, "a '%s' frame is not a load",
 		    msg_kind_name(msg_kind(f)));
 	if (!jobj_get(f->obj, "tables", tables) ||
 	    jspan_type(*tables) != J_ARRAY)
 		return bad(err, errlen, "load has no \"tables\" array");
+	if (!jobj_get(f->obj, "checkpoint", &c))
+		return 0;
+	if (jspan_type(c) != J_OBJECT)
+		return bad(err, errlen, "load \"checkpoint\" is not an object");
+	if ((r = get_u64(c, "pos", &cp->pos, 1, "load checkpoint", err,
+	    errlen)) == -1 ||
+	    get_str(c, "text", &cp->text, 1, "load checkpoint", err,
+	    errlen) == -1)
+		return -1;
+	cp->present = 1;
 	return 0;
 }
 

@@ -122,14 +122,17 @@ void	msg_put_marked_from(struct sbuf *out, struct jspan mark_obj);
  * load (supervisor -> loader, once, after the loader's hello): the tables
  * to load, in order, each with the progress the last run stored for it
  * (absent: from the start). The progress object is the loader's own and
- * comes back to it as it was stored.
+ * comes back to it as it was stored. The stored checkpoint rides along
+ * (absent: none): a source whose versions carry more than a log position
+ * derives from it what the capture does.
  */
-void	msg_load_begin(struct sbuf *j);
+void	msg_load_begin(struct sbuf *j, const struct msg_pos *checkpoint);
 void	msg_load_table(struct sbuf *j, const char *table, struct jspan progress);
 void	msg_load_end(struct sbuf *out, struct sbuf *j);
-/* the frame's "tables" array: iterate it with msg_load_next */
-int	msg_read_load(const struct frame *, struct jspan *tables, char *err,
-	    size_t errlen);
+/* the frame's "tables" array (iterate it with msg_load_next) and its
+ * checkpoint (cp->present 0 when none; release it) */
+int	msg_read_load(const struct frame *, struct jspan *tables,
+	    struct msg_pos *cp, char *err, size_t errlen);
 /* the next table of the array: 1 with *table a heap copy and *progress a
  * span (p NULL when absent), 0 at the end, -1 malformed (err set) */
 int	msg_load_next(struct jiter *, char **table, struct jspan *progress,

@@ -62,6 +62,7 @@ control_read_load(struct loader *ld, struct ld_job **jobs, int *njobs)
 {
 	struct frame f;
 	struct jspan tables, progress;
+	struct msg_pos cp;
 	struct jiter it;
 	char err[256], *table;
 	int rc, cap = 0;
@@ -70,9 +71,12 @@ control_read_load(struct loader *ld, struct ld_job **jobs, int *njobs)
 	*njobs = 0;
 	if (next_frame(ld, &f, -1, "before the load frame arrived") == -1)
 		return -1;
-	if (msg_read_load(&f, &tables, err, sizeof(err)) == -1)
+	/* PostgreSQL versions copies by the WAL position read before each
+	 * range: the stored checkpoint says nothing more to it */
+	if (msg_read_load(&f, &tables, &cp, err, sizeof(err)) == -1)
 		return ld_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: offset "
 		    "%llu: %s", (unsigned long long)f.offset, err);
+	msg_pos_release(&cp);
 	jiter_init(&it, tables);
 	while ((rc = msg_load_next(&it, &table, &progress, err,
 	    sizeof(err))) == 1) {

@@ -654,16 +654,20 @@ static void
 on_load(struct sv *sv, const struct frame *f, long long now)
 {
 	struct jspan tables, progress;
+	struct msg_pos cp;
 	struct jiter it;
 	char why[256], *table;
 	int r;
 
+	memset(&cp, 0, sizeof(cp));
 	if (sv->state != PL_CHECKPOINT || sv->load_frame != NULL ||
-	    msg_read_load(f, &tables, why, sizeof(why)) == -1) {
+	    msg_read_load(f, &tables, &cp, why, sizeof(why)) == -1) {
+		msg_pos_release(&cp);
 		teardown(sv, now, P2O_EXIT_DATA, "ckpt sent an unusable or "
 		    "unasked-for load frame");
 		return;
 	}
+	msg_pos_release(&cp);
 	sv->load_tables = 0;
 	jiter_init(&it, tables);
 	while ((r = msg_load_next(&it, &table, &progress, why,

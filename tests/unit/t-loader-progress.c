@@ -46,11 +46,12 @@ through_load_frame(const struct sbuf *prog, struct sbuf *frame,
 	struct sbuf j = SBUF_INIT;
 	struct frame f;
 	struct jspan tables;
+	struct msg_pos cp = { .present = 1, .pos = 4096, .text = "0/1000" };
 	struct jiter it;
 	char err[128], *table = NULL;
 	int rc;
 
-	msg_load_begin(&j);
+	msg_load_begin(&j, &cp);
 	msg_load_table(&j, "public.items", (struct jspan){ prog->buf,
 	    prog->len });
 	msg_load_end(frame, &j);
@@ -61,8 +62,13 @@ through_load_frame(const struct sbuf *prog, struct sbuf *frame,
 	    !jobj_get(f.obj, "k", &f.kind))
 		return -1;
 	f.offset = 0;
-	if (msg_read_load(&f, &tables, err, sizeof(err)) == -1)
+	if (msg_read_load(&f, &tables, &cp, err, sizeof(err)) == -1)
 		return -1;
+	if (!cp.present || cp.pos != 4096 || strcmp(cp.text, "0/1000") != 0) {
+		msg_pos_release(&cp);
+		return -1;
+	}
+	msg_pos_release(&cp);
 	jiter_init(&it, tables);
 	rc = msg_load_next(&it, &table, back, err, sizeof(err));
 	rc = rc == 1 && strcmp(table, "public.items") == 0 ? 0 : -1;
