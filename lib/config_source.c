@@ -1,12 +1,14 @@
 /*
  * config_source.c - the source section: where changes are read from. Owns
  * its keys, the kind of source a connection string names, and the rules
- * between its keys (url or url_env, sslcert with sslkey).
+ * between its keys (url or url_env, the keys only one kind of source
+ * takes, sslcert with sslkey).
  *
  * It never quotes a connection string: it may hold a password.
  */
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config_sections.h"
@@ -48,6 +50,9 @@ const struct cs_node config_source_keys[] = {
 	    .check = check_slot },
 	{ "publication", CS_STR, CFG(publication), .def = "pg2osync",
 	    .check = check_ident63 },
+	/* MySQL's server_id is 32-bit unsigned, 0 meaning "not a replica" */
+	{ "server_id", CS_ULONG, CFG(server_id), .min = 1,
+	    .max = 4294967295LL },
 	{ "sslmode", CS_ENUM, CFG(sslmode), .choices = sslmodes },
 	{ "sslrootcert", CS_STR, CFG(sslrootcert) },
 	{ "sslcert", CS_STR, CFG(sslcert) },
@@ -72,6 +77,38 @@ source_kind_of(const char *url)
 	/* a libpq conninfo string: "host=db dbname=app user=sync" */
 	if (strstr(url, "://") == NULL && strchr(url, '=') != NULL)
 		return SOURCE_POSTGRES;
+	return 0;
+}
+
+/* the keys that name a PostgreSQL stream mean nothing to MySQL, and the
+ * reverse: set anyway, they would look like they did something */
+static int
+check_kind_keys(struct cs_walk *w, struct config *cfg, int line)
+{
+	int lslot = cs_line(w, "source.slot_name");
+	int lpub = cs_line(w, "source.publication");
+	int lsid = cs_line(w, "source.server_id");
+
+	if (cfg->source_kind == SOURCE_POSTGRES) {
+		if (lsid)
+			return cs_err(w, lsid, "'source.server_id' applies only "
+			    "to a mysql source");
+		return 0;
+	}
+	/* the first in the file */
+	if (lpub && (!lslot || lpub < lslot))
+		lslot = 0;
+	if (lslot || lpub)
+		return cs_err(w, lslot ? lslot : lpub, "'source.%s' applies "
+		    "only to a postgresql source", lslot ? "slot_name" :
+		    "publication");
+	if (!lsid)
+		return cs_err(w, line, "missing required key "
+		    "'source.server_id' for a mysql source");
+	/* their defaults would name a stream that is not there */
+	free(cfg->slot_name);
+	free(cfg->publication);
+	cfg->slot_name = cfg->publication = NULL;
 	return 0;
 }
 
@@ -107,5 +144,5 @@ config_source_finish(struct cs_walk *w, void *base, const char *path,
 	if (!lcert != !lkey)
 		return cs_err(w, lcert ? lcert : lkey, "'source.sslcert' and "
 		    "'source.sslkey' must be set together");
-	return 0;
+	return check_kind_keys(w, cfg, line);
 }

@@ -96,6 +96,7 @@ test_full(void)
 	    "engine:\n"
 	    "  batch_size: 250\n"
 	    "  batch_max_bytes: 512KiB\n"
+	    "  write_concurrency: 64\n"
 	    "  checkpoint_interval_ms: 10\n"
 	    "metrics:\n"
 	    "  bind: '[::1]:9187'\n";
@@ -145,6 +146,8 @@ test_full(void)
 	is_str(s->exclude_columns[1], "token", "exclude_columns in order");
 	is_int(cfg.batch_size, 250, "batch_size");
 	is_int(cfg.batch_max_bytes, 512 * 1024, "batch_max_bytes 512KiB");
+	is_int(cfg.write_concurrency, 64, "write_concurrency");
+	ok(cfg.server_id == 0, "no server_id for a postgresql source");
 	is_int(cfg.checkpoint_interval_ms, 10, "checkpoint_interval_ms");
 	is_str(cfg.metrics_bind, "[::1]:9187", "metrics bind");
 
@@ -180,6 +183,7 @@ test_defaults(void)
 	is_int(cfg.batch_max_bytes, 5 * 1024 * 1024,
 	    "default batch_max_bytes");
 	is_int(cfg.checkpoint_interval_ms, 1000, "default checkpoint");
+	is_int(cfg.write_concurrency, 1, "default write_concurrency");
 	ok(cfg.metrics_bind == NULL, "no metrics section: no endpoint");
 	is_str(cfg.syncs[0].index, "items", "default index");
 	is_int(cfg.syncs[0].line, 6, "section line");
@@ -187,17 +191,23 @@ test_defaults(void)
 	    "find_rel on minimal");
 	config_release(&cfg);
 
-	ok(load("source:\n  url: mysql://u@h/db\n" TGT
+	if (!ok(load("source:\n  url: mysql://u@h/db\n"
+	    "  server_id: 4294967295\n" TGT
 	    "sync:\n  t:\n    table: appdb.users\n", &cfg, err,
-	    sizeof(err)) == 0, "mysql config loads");
+	    sizeof(err)) == 0, "mysql config loads"))
+		printf("# %s\n", err);
 	is_int(cfg.source_kind, SOURCE_MYSQL, "mysql:// is mysql");
-	is_str(cfg.syncs[0].rel, "appdb.users", "mysql rel database.table");
+	ok(cfg.server_id == 4294967295UL, "server_id up to 2^32-1");
+	ok(cfg.slot_name == NULL && cfg.publication == NULL,
+	    "a mysql source has no slot or publication");
+	ok(cfg.nsyncs == 1 && strcmp(cfg.syncs[0].rel, "appdb.users") == 0,
+	    "mysql rel database.table");
 	config_release(&cfg);
 
-	ok(load("source:\n  url: mariadb://u@h/db\n" TGT
+	ok(load("source:\n  url: mariadb://u@h/db\n  server_id: 1\n" TGT
 	    "sync:\n  t:\n    table: appdb.users\n", &cfg, err,
-	    sizeof(err)) == 0 && cfg.source_kind == SOURCE_MYSQL,
-	    "mariadb:// is mysql");
+	    sizeof(err)) == 0 && cfg.source_kind == SOURCE_MYSQL &&
+	    cfg.server_id == 1, "mariadb:// is mysql");
 	config_release(&cfg);
 
 	ok(load("source:\n  url: host=db dbname=app user=sync\n" TGT SYNC,
@@ -257,6 +267,12 @@ test_errors(void)
 	    MIN "engine:\n  checkpoint_interval_ms: 5\n", 9,
 	    "'engine.checkpoint_interval_ms' must be an integer between 10 "
 	    "and 86400000");
+	expect_err("write_concurrency 0",
+	    MIN "engine:\n  write_concurrency: 0\n", 9,
+	    "'engine.write_concurrency' must be an integer between 1 and 64");
+	expect_err("write_concurrency 65",
+	    MIN "engine:\n  write_concurrency: 65\n", 9,
+	    "'engine.write_concurrency' must be an integer between 1 and 64");
 	expect_err("reconnect_max negative", SRC "  reconnect_max: -1\n" TGT
 	    SYNC, 3, "'source.reconnect_max' must be an integer >= 0");
 	expect_err("bad size unit",
@@ -370,8 +386,36 @@ test_errors(void)
 	    "'sync.items.index' is not set and the table name 'Items' is not "
 	    "a valid index name: it must be lowercase");
 	expect_err("mysql unqualified table", "source:\n  url: mysql://u@h/d\n"
-	    TGT SYNC "  users:\n    table: users\n", 8,
+	    "  server_id: 5\n" TGT SYNC "  users:\n    table: users\n", 9,
 	    "'sync.users.table' must be 'database.table' for a mysql source");
+	expect_err("server_id missing", "source:\n  url: mysql://u@h/d\n"
+	    TGT "sync:\n  t:\n    table: d.t\n", 1,
+	    "missing required key 'source.server_id' for a mysql source");
+	expect_err("server_id 0", "source:\n  url: mysql://u@h/d\n"
+	    "  server_id: 0\n" TGT "sync:\n  t:\n    table: d.t\n", 3,
+	    "'source.server_id' must be an integer between 1 and 4294967295");
+	expect_err("server_id 2^32", "source:\n  url: mysql://u@h/d\n"
+	    "  server_id: 4294967296\n" TGT "sync:\n  t:\n    table: d.t\n",
+	    3, "'source.server_id' must be an integer between 1 and "
+	    "4294967295");
+	expect_err("server_id negative", "source:\n  url: mysql://u@h/d\n"
+	    "  server_id: -1\n" TGT "sync:\n  t:\n    table: d.t\n", 3,
+	    "'source.server_id' must be an integer between 1 and 4294967295");
+	expect_err("server_id text", "source:\n  url: mysql://u@h/d\n"
+	    "  server_id: one\n" TGT "sync:\n  t:\n    table: d.t\n", 3,
+	    "'source.server_id' must be an integer between 1 and 4294967295");
+	expect_err("server_id for postgresql", SRC "  server_id: 7\n" TGT SYNC,
+	    3, "'source.server_id' applies only to a mysql source");
+	setenv("P2O_T_MYURL", "mariadb://u@h/d", 1);
+	expect_err("slot_name for mysql", "source:\n  url_env: P2O_T_MYURL\n"
+	    "  server_id: 9\n  slot_name: s\n" TGT
+	    "sync:\n  t:\n    table: d.t\n", 4,
+	    "'source.slot_name' applies only to a postgresql source");
+	expect_err("publication for mysql", "source:\n  url_env: P2O_T_MYURL\n"
+	    "  publication: p\n  server_id: 9\n  slot_name: s\n" TGT
+	    "sync:\n  t:\n    table: d.t\n", 3,
+	    "'source.publication' applies only to a postgresql source");
+	unsetenv("P2O_T_MYURL");
 	expect_err("target scheme", SRC "target:\n  url: ftp://h\n" SYNC, 4,
 	    "'target.url' must start with http:// or https://");
 	expect_err("target no host", SRC "target:\n  url: http:///x\n" SYNC, 4,
