@@ -8,11 +8,13 @@
  *
  * It walks a tree built first (config_tree.c) rather than libyaml's events:
  * a syntax error anywhere is then reported before any complaint about
- * content, a key can be looked up in its mapping before or after the one
- * being read (duplicates, required keys, no per-struct bookkeeping), and a
- * list's or map's size is known before its array is allocated. The walker
- * recurses only as deep as the tables nest; deeper YAML is a kind error at
- * the first node a table does not expect.
+ * content, and a list's or map's size is known before its array is
+ * allocated. The walker recurses only as deep as the tables nest; deeper
+ * YAML is a kind error at the first node a table does not expect.
+ *
+ * Every key seen is recorded by its path in a hash table: duplicate and
+ * required keys are found there, and so are the lines finish rules ask
+ * for, without a scan per question.
  *
  * It knows no section and never exits; a check or finish rule says what is
  * wrong with a value, never quotes a value that may be a secret.
@@ -21,6 +23,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +52,8 @@ struct cs_walk {
 	struct sbuf	 scratch;	/* cs_line's formatted path */
 	struct seen	*seen;
 	size_t		 nseen, capseen;
+	size_t		*slot;		/* index + 1 into seen, 0 = free */
+	size_t		 nslot;		/* a power of 2 */
 	struct pending	*pend;
 	size_t		 npend, cappend;
 };
@@ -158,6 +163,60 @@ save_path(struct cs_walk *w)
 	return off;
 }
 
+/* FNV-1a */
+static size_t
+hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return (size_t)h;
+}
+
+/* the slot holding path, or the free one it would go in */
+static size_t *
+slot_of(const struct cs_walk *w, const char *path)
+{
+	size_t i, *sl;
+
+	for (i = hash(path) & (w->nslot - 1);; i = (i + 1) & (w->nslot - 1)) {
+		sl = &w->slot[i];
+		if (*sl == 0 ||
+		    strcmp(w->names.buf + w->seen[*sl - 1].path, path) == 0)
+			return sl;
+	}
+}
+
+/* the line path was seen on, or 0 */
+static int
+seen_line(const struct cs_walk *w, const char *path)
+{
+	size_t *sl;
+
+	if (w->nslot == 0)
+		return 0;
+	sl = slot_of(w, path);
+	return *sl ? w->seen[*sl - 1].line : 0;
+}
+
+/* at most half full, so a probe always ends on a free slot */
+static void
+grow_slots(struct cs_walk *w)
+{
+	size_t i;
+
+	if (2 * (w->nseen + 1) <= w->nslot)
+		return;
+	free(w->slot);
+	w->nslot = w->nslot ? w->nslot * 2 : 64;
+	w->slot = xcalloc(w->nslot, sizeof(*w->slot));
+	for (i = 0; i < w->nseen; i++)
+		*slot_of(w, w->names.buf + w->seen[i].path) = i + 1;
+}
+
+/* the current path was seen on line; it is new (duplicates are refused
+ * before this) */
 static void
 record(struct cs_walk *w, int line)
 {
@@ -165,15 +224,16 @@ record(struct cs_walk *w, int line)
 		w->capseen = w->capseen ? w->capseen * 2 : 32;
 		w->seen = xrealloc(w->seen, w->capseen * sizeof(*w->seen));
 	}
+	grow_slots(w);
 	w->seen[w->nseen].path = save_path(w);
-	w->seen[w->nseen++].line = line;
+	w->seen[w->nseen].line = line;
+	*slot_of(w, w->path.buf) = ++w->nseen;
 }
 
 int
 cs_line(struct cs_walk *w, const char *fmt, ...)
 {
 	va_list ap;
-	size_t i;
 	int n;
 
 	va_start(ap, fmt);
@@ -186,11 +246,7 @@ cs_line(struct cs_walk *w, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(w->scratch.buf, (size_t)n + 1, fmt, ap);
 	va_end(ap);
-	for (i = w->nseen; i-- > 0;)
-		if (strcmp(w->names.buf + w->seen[i].path,
-		    w->scratch.buf) == 0)
-			return w->seen[i].line;
-	return 0;
+	return seen_line(w, w->scratch.buf);
 }
 
 int
@@ -388,20 +444,6 @@ is_key(const struct cs_walk *w, size_t ki, int nonempty)
 	    (!nonempty || k->len > 0);
 }
 
-/* the key of map node mi equal to name, before key node upto (CN_NONE:
- * anywhere), or CN_NONE */
-static size_t
-find_key(const struct cs_walk *w, size_t mi, const char *name, size_t upto)
-{
-	size_t k;
-
-	for (k = node(w, mi)->first; k != CN_NONE && k != upto;
-	    k = node(w, node(w, k)->next)->next)
-		if (is_key(w, k, 0) && strcmp(text(w, k), name) == 0)
-			return k;
-	return CN_NONE;
-}
-
 static int
 key_err(struct cs_walk *w, int line, int nonempty)
 {
@@ -455,7 +497,7 @@ walk_struct(struct cs_walk *w, size_t ni, const struct cs_node *s,
 		if ((key = table_key(s->keys, text(w, k))) == NULL)
 			return cs_err(w, node(w, k)->line, "unknown key '%s'",
 			    w->path.buf);
-		if (find_key(w, ni, key->name, k) != CN_NONE)
+		if (seen_line(w, w->path.buf))
 			return cs_err(w, node(w, k)->line, "duplicate key '%s'",
 			    w->path.buf);
 		record(w, node(w, k)->line);
@@ -465,12 +507,13 @@ walk_struct(struct cs_walk *w, size_t ni, const struct cs_node *s,
 			return -1;
 	}
 	for (key = s->keys; key->name; key++) {
-		if (!key->required || find_key(w, ni, key->name, CN_NONE) !=
-		    CN_NONE)
+		if (!key->required)
 			continue;
-		push_key(w, key->name);
-		return cs_err(w, line, "missing required key '%s'",
-		    w->path.buf);
+		len = push_key(w, key->name);
+		if (!seen_line(w, w->path.buf))
+			return cs_err(w, line, "missing required key '%s'",
+			    w->path.buf);
+		pop(w, len);
 	}
 	if (s->finish)
 		defer(w, s, sbase, line);
@@ -520,7 +563,7 @@ walk_map(struct cs_walk *w, size_t ni, const struct cs_node *s, void *base)
 		if (!is_key(w, k, 1))
 			return key_err(w, line, 1);
 		len = push_key(w, text(w, k));
-		if (find_key(w, ni, text(w, k), k) != CN_NONE)
+		if (seen_line(w, w->path.buf))
 			return cs_err(w, line, "duplicate key '%s'",
 			    w->path.buf);
 		if ((e = element(w, s, base, i, n->n / 2, line)) == NULL)
@@ -693,6 +736,7 @@ out:
 	sbuf_release(&w.names);
 	sbuf_release(&w.scratch);
 	free(w.seen);
+	free(w.slot);
 	free(w.pend);
 	return rc;
 }
