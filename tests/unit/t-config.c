@@ -80,6 +80,7 @@ test_full(void)
 	    "  sslrootcert: /etc/ca.pem\n"
 	    "  sslcert: /etc/client.pem\n"
 	    "  sslkey: /etc/client.key\n"
+	    "  load_workers: 16\n"
 	    "  reconnect_max: 0\n"
 	    "target:\n"
 	    "  url: https://search.example:9200/prefix//\n"
@@ -122,6 +123,7 @@ test_full(void)
 	is_str(cfg.sslcert, "/etc/client.pem", "sslcert");
 	is_str(cfg.sslkey, "/etc/client.key", "sslkey");
 	is_int(cfg.reconnect_max, 0, "reconnect_max 0 allowed");
+	is_int(cfg.load_workers, 16, "load_workers");
 	is_str(cfg.target_url, "https://search.example:9200/prefix",
 	    "target url trailing slashes stripped");
 	is_str(cfg.target_username, "admin", "username");
@@ -138,7 +140,7 @@ test_full(void)
 	is_int(s->ncolumns, 3, "three columns");
 	is_str(s->columns[2], "price", "columns in order");
 	ok(s->exclude_columns == NULL, "no exclude_columns");
-	is_int(s->line, 16, "section line");
+	is_int(s->line, 17, "section line");
 	s = &cfg.syncs[1];
 	is_str(s->schema, "public", "unqualified table is in public");
 	is_str(s->rel, "public.users", "rel of unqualified table");
@@ -179,6 +181,7 @@ test_defaults(void)
 	is_str(cfg.publication, "pg2osync", "default publication");
 	ok(cfg.sslmode == NULL, "default sslmode: libpq's");
 	is_int(cfg.reconnect_max, 10, "default reconnect_max");
+	is_int(cfg.load_workers, 1, "default load_workers");
 	ok(cfg.target_username == NULL && cfg.target_password == NULL,
 	    "no target credentials");
 	is_int(cfg.batch_size, 1000, "default batch_size");
@@ -275,6 +278,8 @@ test_errors(void)
 	expect_err("write_concurrency 65",
 	    MIN "engine:\n  write_concurrency: 65\n", 9,
 	    "'engine.write_concurrency' must be an integer between 1 and 64");
+	expect_err("load_workers 17", SRC "  load_workers: 17\n" TGT SYNC, 3,
+	    "'source.load_workers' must be an integer between 1 and 16");
 	expect_err("reconnect_max negative", SRC "  reconnect_max: -1\n" TGT
 	    SYNC, 3, "'source.reconnect_max' must be an integer >= 0");
 	expect_err("bad size unit",
