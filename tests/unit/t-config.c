@@ -854,141 +854,155 @@ test_schema_valid(void)
 	cs_release(&t_doc, &d);
 }
 
+/* what, document, line, message */
+static const struct t_case {
+	const char	*what;
+	const char	*text;
+	int		 line;
+	const char	*msg;
+} t_cases[] = {
+	/* map of name -> struct */
+	{ "items scalar", "items: x\n", 1, "'items' must be a mapping" },
+	{ "items list", "items:\n  - a\n", 2, "'items' must be a mapping" },
+	{ "items empty", "items: {}\n", 1,
+	    "'items' must hold at least one entry" },
+	{ "item scalar", "items:\n  a: x\n", 2,
+	    "'items.a' must be a mapping" },
+	{ "item list", "items:\n  a:\n    - x\n", 3,
+	    "'items.a' must be a mapping" },
+	{ "unknown key in an item", "items:\n  a:\n    tagz: [x]\n", 3,
+	    "unknown key 'items.a.tagz'" },
+	{ "duplicate item", "items:\n  a: {}\n  b: {}\n  a: {}\n", 4,
+	    "duplicate key 'items.a'" },
+	{ "duplicate key in an item",
+	    "items:\n  a:\n    tags: [x]\n    tags: [y]\n", 4,
+	    "duplicate key 'items.a.tags'" },
+	{ "item key not a string", "items:\n  [a]: {}\n", 2,
+	    "keys in 'items' must be non-empty strings" },
+	{ "items missing", "other: 1\n", 1, "unknown key 'other'" },
+	{ "items required", "{}\n", 1, "missing required key 'items'" },
+
+	/* list of strings */
+	{ "tags scalar", "items:\n  a:\n    tags: x\n", 3,
+	    "'items.a.tags' must be a non-empty list of strings" },
+	{ "tags mapping", "items:\n  a:\n    tags: {x: 1}\n", 3,
+	    "'items.a.tags' must be a non-empty list of strings" },
+	{ "tags empty", "items:\n  a:\n    tags: []\n", 3,
+	    "'items.a.tags' must be a non-empty list of strings" },
+	{ "tag a mapping", "items:\n  a:\n    tags:\n      - x\n"
+	    "      - {y: 1}\n", 5, "'items.a.tags[1]' must be a non-empty "
+	    "string" },
+	{ "tag twice", "items:\n  a:\n    tags:\n      - x\n"
+	    "      - y\n      - x\n", 6, "'items.a.tags' lists 'x' twice" },
+	{ "tag refused by its check", "items:\n  a:\n"
+	    "    tags: [x, Y]\n", 3,
+	    "'items.a.tags[1]' must be lowercase letters" },
+
+	/* map of name -> string */
+	{ "fields scalar", "items:\n  a:\n    fields: x\n", 3,
+	    "'items.a.fields' must be a mapping" },
+	{ "fields list", "items:\n  a:\n    fields: [x]\n", 3,
+	    "'items.a.fields' must be a mapping" },
+	{ "fields empty", "items:\n  a:\n    fields: {}\n", 3,
+	    "'items.a.fields' must hold at least one entry" },
+	{ "field value a mapping", "items:\n  a:\n    fields:\n"
+	    "      email:\n        x: y\n", 5,
+	    "'items.a.fields.email' must be a non-empty string" },
+	{ "field value a list", "items:\n  a:\n    fields:\n"
+	    "      email: [x]\n", 4,
+	    "'items.a.fields.email' must be a non-empty string" },
+	{ "field value null", "items:\n  a:\n    fields:\n"
+	    "      email:\n", 4,
+	    "'items.a.fields.email' must be a non-empty string" },
+	{ "duplicate field", "items:\n  a:\n    fields:\n"
+	    "      email: x\n      name: y\n      email: z\n", 6,
+	    "duplicate key 'items.a.fields.email'" },
+	{ "field refused by its check", "items:\n  a:\n    fields:\n"
+	    "      email: Mail\n", 4,
+	    "'items.a.fields.email' must be lowercase letters" },
+	{ "dotted field refused", "items:\n  a:\n    fields:\n"
+	    "      a.b: C\n", 4,
+	    "'items.a.fields[\"a.b\"]' must be lowercase letters" },
+	{ "field with a NUL", "items:\n  a:\n    fields:\n"
+	    "      x: \"a\\0b\"\n", 4,
+	    "'items.a.fields.x' must not contain a NUL byte" },
+
+	/* list of structs */
+	{ "children scalar", "items:\n  a:\n    children: x\n", 3,
+	    "'items.a.children' must be a non-empty list of mappings" },
+	{ "children a mapping", "items:\n  a:\n    children:\n"
+	    "      table: t\n", 4,
+	    "'items.a.children' must be a non-empty list of mappings" },
+	{ "child scalar", "items:\n  a:\n    children:\n"
+	    "      - table: t\n      - t\n", 5,
+	    "'items.a.children[1]' must be a mapping" },
+	{ "unknown key in a child", "items:\n  a:\n    children:\n"
+	    "      - table: t\n      - table: u\n        tabel: v\n", 6,
+	    "unknown key 'items.a.children[1].tabel'" },
+	{ "missing required key in a child", "items:\n  a:\n"
+	    "    children:\n      - table: t\n      - weight: 2\n", 5,
+	    "missing required key 'items.a.children[1].table'" },
+	{ "missing key in a block child", "items:\n  a:\n"
+	    "    children:\n      -\n        weight: 2\n", 5,
+	    "missing required key 'items.a.children[0].table'" },
+	{ "duplicate key in a child", "items:\n  a:\n"
+	    "    children:\n      - table: t\n        table: u\n", 5,
+	    "duplicate key 'items.a.children[0].table'" },
+	{ "child refused by its check", "items:\n  a:\n"
+	    "    children:\n      - table: T\n", 4,
+	    "'items.a.children[0].table' must be lowercase letters" },
+	{ "child int out of range", "items:\n  a:\n"
+	    "    children:\n      - table: t\n        weight: 10\n", 5,
+	    "'items.a.children[0].weight' must be an integer between 1 and "
+	    "9" },
+	{ "finish rule points at the key", "items:\n  a:\n"
+	    "    children:\n      - table: t\n      - table: u\n"
+	    "      - weight: 2\n        table: t\n", 7,
+	    "'items.a.children[2].table' repeats 'items.a.children[0].table'" },
+
+	/* struct in a struct, and its scalars */
+	{ "opts scalar", "items:\n  a:\n    opts: x\n", 3,
+	    "'items.a.opts' must be a mapping" },
+	{ "opts list", "items:\n  a:\n    opts: [x]\n", 3,
+	    "'items.a.opts' must be a mapping" },
+	{ "unknown key in opts", "items:\n  a:\n    opts:\n"
+	    "      of: true\n", 4, "unknown key 'items.a.opts.of'" },
+	{ "boolean yes", "items:\n  a:\n    opts: {on: yes}\n", 3,
+	    "'items.a.opts.on' must be true or false" },
+	{ "boolean True", "items:\n  a:\n    opts: {on: True}\n", 3,
+	    "'items.a.opts.on' must be true or false" },
+	{ "boolean 1", "items:\n  a:\n    opts: {on: 1}\n", 3,
+	    "'items.a.opts.on' must be true or false" },
+	{ "boolean a list", "items:\n  a:\n    opts:\n      on:\n"
+	    "        - true\n", 5, "'items.a.opts.on' must be true or false" },
+	{ "unsigned 0", "items:\n  a:\n    opts: {id: 0}\n", 3,
+	    "'items.a.opts.id' must be an integer between 1 and 4294967295" },
+	{ "unsigned 2^32", "items:\n  a:\n    opts: {id: 4294967296}\n",
+	    3, "'items.a.opts.id' must be an integer between 1 and "
+	    "4294967295" },
+	{ "enum", "items:\n  a:\n    opts: {mode: slow}\n", 3,
+	    "'items.a.opts.mode' must be one of fast, safe" },
+	{ "size", "items:\n  a:\n    opts: {cap: 2MiB}\n", 3,
+	    "'items.a.opts.cap' must be a byte count between 1 and 1048576, "
+	    "as an integer or a string such as \"5MiB\"" },
+
+	/* the top */
+	{ "top scalar", "x\n", 1, "the configuration must be a mapping" },
+	{ "top empty", "\n", 1, "the configuration is empty" },
+	{ "syntax first", "items:\n  a: {tagz: 1}\n  b: [\n", 3,
+	    "did not find expected node content" },
+	{ "alias before content", "items:\n  a: {tagz: 1}\n"
+	    "  b: *x\n", 3, "anchors and aliases are not supported" },
+};
+
 static void
 test_schema_errors(void)
 {
-	/* map of name -> struct */
-	t_expect("items scalar", "items: x\n", 1, "'items' must be a mapping");
-	t_expect("items list", "items:\n  - a\n", 2, "'items' must be a mapping");
-	t_expect("items empty", "items: {}\n", 1,
-	    "'items' must hold at least one entry");
-	t_expect("item scalar", "items:\n  a: x\n", 2,
-	    "'items.a' must be a mapping");
-	t_expect("item list", "items:\n  a:\n    - x\n", 3,
-	    "'items.a' must be a mapping");
-	t_expect("unknown key in an item", "items:\n  a:\n    tagz: [x]\n", 3,
-	    "unknown key 'items.a.tagz'");
-	t_expect("duplicate item", "items:\n  a: {}\n  b: {}\n  a: {}\n", 4,
-	    "duplicate key 'items.a'");
-	t_expect("duplicate key in an item",
-	    "items:\n  a:\n    tags: [x]\n    tags: [y]\n", 4,
-	    "duplicate key 'items.a.tags'");
-	t_expect("item key not a string", "items:\n  [a]: {}\n", 2,
-	    "keys in 'items' must be non-empty strings");
-	t_expect("items missing", "other: 1\n", 1, "unknown key 'other'");
-	t_expect("items required", "{}\n", 1, "missing required key 'items'");
+	size_t i;
 
-	/* list of strings */
-	t_expect("tags scalar", "items:\n  a:\n    tags: x\n", 3,
-	    "'items.a.tags' must be a non-empty list of strings");
-	t_expect("tags mapping", "items:\n  a:\n    tags: {x: 1}\n", 3,
-	    "'items.a.tags' must be a non-empty list of strings");
-	t_expect("tags empty", "items:\n  a:\n    tags: []\n", 3,
-	    "'items.a.tags' must be a non-empty list of strings");
-	t_expect("tag a mapping", "items:\n  a:\n    tags:\n      - x\n"
-	    "      - {y: 1}\n", 5, "'items.a.tags[1]' must be a non-empty "
-	    "string");
-	t_expect("tag twice", "items:\n  a:\n    tags:\n      - x\n"
-	    "      - y\n      - x\n", 6, "'items.a.tags' lists 'x' twice");
-	t_expect("tag refused by its check", "items:\n  a:\n"
-	    "    tags: [x, Y]\n", 3,
-	    "'items.a.tags[1]' must be lowercase letters");
-
-	/* map of name -> string */
-	t_expect("fields scalar", "items:\n  a:\n    fields: x\n", 3,
-	    "'items.a.fields' must be a mapping");
-	t_expect("fields list", "items:\n  a:\n    fields: [x]\n", 3,
-	    "'items.a.fields' must be a mapping");
-	t_expect("fields empty", "items:\n  a:\n    fields: {}\n", 3,
-	    "'items.a.fields' must hold at least one entry");
-	t_expect("field value a mapping", "items:\n  a:\n    fields:\n"
-	    "      email:\n        x: y\n", 5,
-	    "'items.a.fields.email' must be a non-empty string");
-	t_expect("field value a list", "items:\n  a:\n    fields:\n"
-	    "      email: [x]\n", 4,
-	    "'items.a.fields.email' must be a non-empty string");
-	t_expect("field value null", "items:\n  a:\n    fields:\n"
-	    "      email:\n", 4,
-	    "'items.a.fields.email' must be a non-empty string");
-	t_expect("duplicate field", "items:\n  a:\n    fields:\n"
-	    "      email: x\n      name: y\n      email: z\n", 6,
-	    "duplicate key 'items.a.fields.email'");
-	t_expect("field refused by its check", "items:\n  a:\n    fields:\n"
-	    "      email: Mail\n", 4,
-	    "'items.a.fields.email' must be lowercase letters");
-	t_expect("dotted field refused", "items:\n  a:\n    fields:\n"
-	    "      a.b: C\n", 4,
-	    "'items.a.fields[\"a.b\"]' must be lowercase letters");
-	t_expect("field with a NUL", "items:\n  a:\n    fields:\n"
-	    "      x: \"a\\0b\"\n", 4,
-	    "'items.a.fields.x' must not contain a NUL byte");
-
-	/* list of structs */
-	t_expect("children scalar", "items:\n  a:\n    children: x\n", 3,
-	    "'items.a.children' must be a non-empty list of mappings");
-	t_expect("children a mapping", "items:\n  a:\n    children:\n"
-	    "      table: t\n", 4,
-	    "'items.a.children' must be a non-empty list of mappings");
-	t_expect("child scalar", "items:\n  a:\n    children:\n"
-	    "      - table: t\n      - t\n", 5,
-	    "'items.a.children[1]' must be a mapping");
-	t_expect("unknown key in a child", "items:\n  a:\n    children:\n"
-	    "      - table: t\n      - table: u\n        tabel: v\n", 6,
-	    "unknown key 'items.a.children[1].tabel'");
-	t_expect("missing required key in a child", "items:\n  a:\n"
-	    "    children:\n      - table: t\n      - weight: 2\n", 5,
-	    "missing required key 'items.a.children[1].table'");
-	t_expect("missing key in a block child", "items:\n  a:\n"
-	    "    children:\n      -\n        weight: 2\n", 5,
-	    "missing required key 'items.a.children[0].table'");
-	t_expect("duplicate key in a child", "items:\n  a:\n"
-	    "    children:\n      - table: t\n        table: u\n", 5,
-	    "duplicate key 'items.a.children[0].table'");
-	t_expect("child refused by its check", "items:\n  a:\n"
-	    "    children:\n      - table: T\n", 4,
-	    "'items.a.children[0].table' must be lowercase letters");
-	t_expect("child int out of range", "items:\n  a:\n"
-	    "    children:\n      - table: t\n        weight: 10\n", 5,
-	    "'items.a.children[0].weight' must be an integer between 1 and "
-	    "9");
-	t_expect("finish rule points at the key", "items:\n  a:\n"
-	    "    children:\n      - table: t\n      - table: u\n"
-	    "      - weight: 2\n        table: t\n", 7,
-	    "'items.a.children[2].table' repeats 'items.a.children[0].table'");
-
-	/* struct in a struct, and its scalars */
-	t_expect("opts scalar", "items:\n  a:\n    opts: x\n", 3,
-	    "'items.a.opts' must be a mapping");
-	t_expect("opts list", "items:\n  a:\n    opts: [x]\n", 3,
-	    "'items.a.opts' must be a mapping");
-	t_expect("unknown key in opts", "items:\n  a:\n    opts:\n"
-	    "      of: true\n", 4, "unknown key 'items.a.opts.of'");
-	t_expect("boolean yes", "items:\n  a:\n    opts: {on: yes}\n", 3,
-	    "'items.a.opts.on' must be true or false");
-	t_expect("boolean True", "items:\n  a:\n    opts: {on: True}\n", 3,
-	    "'items.a.opts.on' must be true or false");
-	t_expect("boolean 1", "items:\n  a:\n    opts: {on: 1}\n", 3,
-	    "'items.a.opts.on' must be true or false");
-	t_expect("boolean a list", "items:\n  a:\n    opts:\n      on:\n"
-	    "        - true\n", 5, "'items.a.opts.on' must be true or false");
-	t_expect("unsigned 0", "items:\n  a:\n    opts: {id: 0}\n", 3,
-	    "'items.a.opts.id' must be an integer between 1 and 4294967295");
-	t_expect("unsigned 2^32", "items:\n  a:\n    opts: {id: 4294967296}\n",
-	    3, "'items.a.opts.id' must be an integer between 1 and "
-	    "4294967295");
-	t_expect("enum", "items:\n  a:\n    opts: {mode: slow}\n", 3,
-	    "'items.a.opts.mode' must be one of fast, safe");
-	t_expect("size", "items:\n  a:\n    opts: {cap: 2MiB}\n", 3,
-	    "'items.a.opts.cap' must be a byte count between 1 and 1048576, "
-	    "as an integer or a string such as \"5MiB\"");
-
-	/* the top */
-	t_expect("top scalar", "x\n", 1, "the configuration must be a mapping");
-	t_expect("top empty", "\n", 1, "the configuration is empty");
-	t_expect("syntax first", "items:\n  a: {tagz: 1}\n  b: [\n", 3,
-	    "did not find expected node content");
-	t_expect("alias before content", "items:\n  a: {tagz: 1}\n"
-	    "  b: *x\n", 3, "anchors and aliases are not supported");
+	for (i = 0; i < sizeof(t_cases) / sizeof(t_cases[0]); i++)
+		t_expect(t_cases[i].what, t_cases[i].text, t_cases[i].line,
+		    t_cases[i].msg);
 }
 
 static void
