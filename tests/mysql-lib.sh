@@ -27,12 +27,14 @@ my_sql() {
 my_root() { mariadb --no-defaults -hlocalhost --protocol=socket -uroot --socket="$MYSQL_SOCKET" -N -B -e "$*"; }
 
 # my_config FILE PREFIX TABLE...: one sync section per table of database
-# p2o, index PREFIX_table; url through url_env
+# p2o, index PREFIX_table; url through url_env; the replica id a MySQL
+# source requires from MY_SERVER_ID
 my_config() {
 	local f=$1 prefix=$2 t; shift 2
 	{
 		echo "source:"
 		echo "  url_env: ${MY_URL_ENV:-P2O_MYSQL_URL}"
+		echo "  server_id: ${MY_SERVER_ID:-4242424242}"
 		echo "  reconnect_max: 3"
 		echo "target:"
 		echo "  url: ${OS_URL:-http://127.0.0.1:9}"
