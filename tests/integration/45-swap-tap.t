@@ -30,7 +30,7 @@ mkconfig "$T/swap.yaml" $S $S swapped
 pg2osync-supervise -c "$T/swap.yaml" --stage shaper="$T/jq-shaper" > "$T/swap.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
 wait_for 60 grep -q "pipeline up" "$T/swap.log"
-ok $? "the pipeline is up with a jq filter as its shaper"
+ok $? "the pipeline is up with a jq filter as its shaper" || tail -n 30 "$T/swap.log" | sed 's/^/#   /'
 psql_q -c "insert into swapped select g, 't' || g from generate_series(1, 300) g;
 	update swapped set title = 'x' || id where id % 2 = 0; delete from swapped where id % 5 = 0"
 check "the jq shaper's operations land" -- wait_equal swapped ${S}_swapped 30 \
