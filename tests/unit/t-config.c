@@ -378,8 +378,9 @@ test_errors(void)
 	    "sync sections 'items' and 'again' both sync table "
 	    "'public.items'");
 	expect_err("same index twice", MIN "  other:\n    table: other\n"
-	    "    index: items\n", 8, "sync sections 'items' and 'other' both "
-	    "write index 'items'");
+	    "    index: items\n", 10, "sync sections 'items' and 'other' both "
+	    "write index 'items': sections may share an index only when each "
+	    "declares 'id'");
 	expect_err("bad table", SRC TGT "sync:\n  x:\n    table: a.b.c\n", 7,
 	    "'sync.x.table' must be 'schema.table' or 'table'");
 	expect_err("index uppercase", MIN "    index: Items\n", 8,
