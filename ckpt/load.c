@@ -162,10 +162,12 @@ index_path(const char *index, const char *rest, struct sbuf *path)
 /* the index's own refresh_interval and number_of_replicas, as a settings
  * object (null where the index has none of its own: restored, null
  * means the target's default again); the index is created when it does
- * not exist yet */
+ * not exist yet, with the body the writer would create it with */
 static int
-read_originals(struct ckpt_store *st, const char *index, struct sbuf *out)
+read_originals(struct ckpt_store *st, const struct config *cf,
+    const char *index, struct sbuf *out)
 {
+	const char *body = config_index_body(cf, index);
 	struct sbuf path = SBUF_INIT, resp = SBUF_INIT;
 	struct jspan obj, ix, settings, v;
 	char what[400], type[128];
@@ -182,11 +184,12 @@ read_originals(struct ckpt_store *st, const char *index, struct sbuf *out)
 			goto out;
 		if (status != 404)
 			break;
-		/* created now, with what an index gets on its first write */
+		/* created now, as the writer creates it at its first use
+		 * (config_index_body: one place for both) */
 		sbuf_reset(&path);
 		index_path(index, "", &path);
-		if ((rc = ckpt_request(st, what, "PUT", path.buf, NULL, 0,
-		    &resp, &status)) != 0)
+		if ((rc = ckpt_request(st, what, "PUT", path.buf, body,
+		    body ? strlen(body) : 0, &resp, &status)) != 0)
 			goto out;
 		ckpt_error_type(&resp, type, sizeof(type));
 		if (status != 200 && !(status == 400 && strcmp(type,
@@ -276,6 +279,37 @@ restore(struct ckpt_store *st, const char *index, struct jspan originals)
 	return rc;
 }
 
+/*
+ * The originals another section writing the same index recorded first:
+ * the index may be suspended by that section's load already, and reading
+ * its settings now would record -1 as an original. 1 and the settings in
+ * out, 0 when none has, or an exit code.
+ */
+static int
+shared_originals(struct ckpt_store *st, const struct config *cf,
+    const struct sync_section *sec, struct sbuf *out)
+{
+	const struct sync_section *o;
+	struct ldoc d;
+	int i, rc;
+
+	for (i = 0; sec->shared && i < cf->nsyncs; i++) {
+		o = &cf->syncs[i];
+		if (o == sec || strcmp(o->index, sec->index) != 0)
+			continue;
+		if ((rc = get_doc(st, o->rel, &d)) != 0)
+			return -rc;
+		if (d.settings.p != NULL) {
+			sbuf_reset(out);
+			sbuf_add(out, d.settings.p, d.settings.n);
+			ldoc_release(&d);
+			return 1;
+		}
+		ldoc_release(&d);
+	}
+	return 0;
+}
+
 int
 ckpt_load_plan(struct ckpt_store *st, const struct config *cf,
     const struct msg_pos *cp, struct sbuf *j, int *ntables)
@@ -303,11 +337,25 @@ ckpt_load_plan(struct ckpt_store *st, const struct config *cf,
 			ldoc_release(&d);
 			continue;
 		}
+		/* a templated index is many, each created at its first
+		 * document: there is no one index to suspend */
+		if (sec->index_templated) {
+			msg_load_table(j, sec->rel, d.found ? d.progress : none);
+			(*ntables)++;
+			ldoc_release(&d);
+			continue;
+		}
 		settings = d.settings;
 		if (settings.p == NULL) {
 			sbuf_reset(&orig);
-			if ((rc = read_originals(st, sec->index, &orig)) != 0)
+			if ((rc = shared_originals(st, cf, sec, &orig)) < 0) {
+				rc = -rc;
 				goto out;
+			}
+			if (rc == 0 && (rc = read_originals(st, cf, sec->index,
+			    &orig)) != 0)
+				goto out;
+			rc = 0;
 			settings.p = orig.buf;
 			settings.n = orig.len;
 			/* recorded before the first suspension: an
