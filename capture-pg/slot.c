@@ -389,10 +389,18 @@ static const char table_sql[] =
     "WHERE n.nspname = $1 AND c.relname = $2 "
     "ORDER BY k.ord";
 
-/* the table's columns, and whether a value of each may be stored out of
- * line (then an UPDATE leaving it unchanged does not send it) */
+/*
+ * The table's columns, and whether a value of each may be stored out of
+ * line (then an UPDATE leaving it unchanged does not send it): a variable
+ * length type whose storage allows it, unless a varchar(n) or char(n) too
+ * short to ever reach the TOAST threshold (about 2 kB, at 4 bytes a
+ * character).
+ */
 static const char columns_sql[] =
     "SELECT a.attname, a.attlen = -1 AND a.attstorage IN ('x', 'e') "
+    "AND NOT (a.atttypid IN ('pg_catalog.varchar'::pg_catalog.regtype, "
+    "'pg_catalog.bpchar'::pg_catalog.regtype) "
+    "AND a.atttypmod BETWEEN 5 AND 504) "
     "FROM pg_catalog.pg_attribute a WHERE a.attrelid = $1 "
     "AND a.attnum > 0 AND NOT a.attisdropped";
 
