@@ -159,6 +159,34 @@ index_path(const char *index, const char *rest, struct sbuf *path)
 	sbuf_adds(path, rest);
 }
 
+/* the index, created as the writer creates it at its first use
+ * (config_index_body: one place for both); one that exists is fine */
+static int
+create_index(struct ckpt_store *st, const struct config *cf,
+    const char *index, const char *what)
+{
+	const char *body = config_index_body(cf, index);
+	struct sbuf path = SBUF_INIT, resp = SBUF_INIT;
+	char type[128];
+	long status;
+	int rc;
+
+	index_path(index, "", &path);
+	if ((rc = ckpt_request(st, what, "PUT", path.buf, body,
+	    body ? strlen(body) : 0, &resp, &status)) != 0)
+		goto out;
+	ckpt_error_type(&resp, type, sizeof(type));
+	if (status != 200 && !(status == 400 && strcmp(type,
+	    "resource_already_exists_exception") == 0))
+		rc = ckpt_status_error(st, what, status, &resp);
+	else if (status == 200)
+		log_info("created index '%s' for the initial load", index);
+out:
+	sbuf_release(&path);
+	sbuf_release(&resp);
+	return rc;
+}
+
 /* the index's own refresh_interval and number_of_replicas, as a settings
  * object (null where the index has none of its own: restored, null
  * means the target's default again); the index is created when it does
@@ -167,10 +195,9 @@ static int
 read_originals(struct ckpt_store *st, const struct config *cf,
     const char *index, struct sbuf *out)
 {
-	const char *body = config_index_body(cf, index);
 	struct sbuf path = SBUF_INIT, resp = SBUF_INIT;
 	struct jspan obj, ix, settings, v;
-	char what[400], type[128];
+	char what[400];
 	long status;
 	int rc, attempt;
 
@@ -184,20 +211,8 @@ read_originals(struct ckpt_store *st, const struct config *cf,
 			goto out;
 		if (status != 404)
 			break;
-		/* created now, as the writer creates it at its first use
-		 * (config_index_body: one place for both) */
-		sbuf_reset(&path);
-		index_path(index, "", &path);
-		if ((rc = ckpt_request(st, what, "PUT", path.buf, body,
-		    body ? strlen(body) : 0, &resp, &status)) != 0)
+		if ((rc = create_index(st, cf, index, what)) != 0)
 			goto out;
-		ckpt_error_type(&resp, type, sizeof(type));
-		if (status != 200 && !(status == 400 && strcmp(type,
-		    "resource_already_exists_exception") == 0)) {
-			rc = ckpt_status_error(st, what, status, &resp);
-			goto out;
-		}
-		log_info("created index '%s' for the initial load", index);
 	}
 	if (status != 200) {
 		rc = ckpt_status_error(st, what, status, &resp);
@@ -248,14 +263,19 @@ put_settings(struct ckpt_store *st, const char *index, const char *body,
 }
 
 static int
-suspend(struct ckpt_store *st, const char *index)
+suspend(struct ckpt_store *st, const struct config *cf, const char *index)
 {
 	static const char body[] = "{\"index\":{\"refresh_interval\":\"-1\","
 	    "\"number_of_replicas\":0}}";
 	char what[400];
+	int rc;
 
 	snprintf(what, sizeof(what), "suspending refresh and replicas on '%s'",
 	    index);
+	/* an index deleted since its originals were recorded is created
+	 * again, or the load would wait for it for ever */
+	if ((rc = create_index(st, cf, index, what)) != 0)
+		return rc;
 	return put_settings(st, index, body, sizeof(body) - 1, what);
 }
 
@@ -364,7 +384,7 @@ ckpt_load_plan(struct ckpt_store *st, const struct config *cf,
 			    settings, 0, 0)) != 0)
 				goto out;
 		}
-		if ((rc = suspend(st, sec->index)) != 0)
+		if ((rc = suspend(st, cf, sec->index)) != 0)
 			goto out;
 		msg_load_table(j, sec->rel, d.found ? d.progress : none);
 		(*ntables)++;
