@@ -142,6 +142,14 @@ drop_slot() {
 	psql_q -c "drop publication if exists $1, ${1}_append" >/dev/null 2>&1 || true
 	curl -sS --max-time 30 -XDELETE "$OS_URL/.pg2osync_meta/_doc/postgres:$1?refresh=true" >/dev/null 2>&1 || true
 }
+# drop_loads SLOT TABLE... : forget the load progress of tables (public.*)
+# streamed through SLOT, so that they are loaded again
+drop_loads() {
+	local slot=$1 t; shift
+	for t in "$@"; do
+		curl -sS --max-time 30 -XDELETE "$OS_URL/.pg2osync_meta/_doc/postgres:$slot%2Fload%2Fpublic.$t?refresh=true" >/dev/null 2>&1 || true
+	done
+}
 # wait_for SECONDS CMD... : poll until CMD succeeds
 wait_for() {
 	local secs=$1 i; shift

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 S=p2o_shape_id
-drop_slot $S
+drop_slot $S; drop_loads $S shp_accounts shp_events
 os_drop shp_accounts
 curl -sS -XDELETE "$OS_URL/shp-events-*" >/dev/null 2>&1
 psql_q <<'SQL'

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 S=p2o_shape_fj
-drop_slot $S
+drop_slot $S; drop_loads $S shp_products shp_questions shp_answers
 os_drop shp_tags; os_drop shp_qa
 psql_q <<'SQL'
 drop table if exists shp_products, shp_questions, shp_answers;

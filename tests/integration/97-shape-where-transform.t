@@ -9,7 +9,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 S=p2o_shape_wt
-drop_slot $S
+drop_slot $S; drop_loads $S shp_orders shp_people
 os_drop shp_orders; os_drop shp_people
 psql_q <<'SQL'
 drop table if exists shp_orders, shp_people, shp_textfilter;

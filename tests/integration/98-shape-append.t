@@ -10,7 +10,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 S=p2o_shape_ap
-drop_slot $S
+drop_slot $S; drop_loads $S shp_audit shp_log
 os_drop shp_audit; os_drop shp_log
 psql_q <<'SQL'
 drop table if exists shp_audit, shp_log;
