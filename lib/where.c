@@ -422,11 +422,17 @@ parse_pred(struct parser *ps)
 	if (accept_kw(ps, "in"))
 		return parse_in(ps, n);
 	if (parse_cmp(ps, &n->cmp) == -1) {
+		char word[32];
+		size_t wl;
+
 		skip_ws(ps);
+		wl = word_len(ps->p);
+		snprintf(word, sizeof(word), "%.*s", (int)(wl ? (wl > 24 ? 24 :
+		    wl) : 1), ps->p);
 		if (*ps->p == '\0')
 			perr(ps, "%s", "an operand without a comparison");
 		else
-			perr(ps, "'%.1s' where a comparison belongs", ps->p);
+			perr(ps, "'%s' where a comparison belongs", word);
 		free_node(n);
 		return NULL;
 	}
