@@ -24,6 +24,8 @@
 /* deeper nesting than anyone writes, shallow enough for the stack */
 #define WHERE_DEPTH_MAX	64
 #define WHERE_LEN_MAX	65536
+/* comparisons: evaluation recurses along a chain of ANDs or ORs */
+#define WHERE_TERMS_MAX	1000
 
 enum wkind { W_OR, W_AND, W_NOT, W_CMP, W_IN, W_ISNULL };
 enum wcmp { C_EQ, C_NE, C_LT, C_LE, C_GT, C_GE };
@@ -58,7 +60,7 @@ struct parser {
 	const char *s, *p;
 	char	*why;
 	size_t	 whylen;
-	int	 failed, depth;
+	int	 failed, depth, terms;
 	struct where *w;
 };
 
@@ -394,6 +396,10 @@ parse_pred(struct parser *ps)
 			return NULL;
 		}
 		return n;
+	}
+	if (++ps->terms > WHERE_TERMS_MAX) {
+		perr(ps, "%s", "more than 1000 comparisons");
+		return NULL;
 	}
 	n = node_new(W_CMP);
 	if (parse_operand(ps, &n->l) == -1) {
@@ -879,6 +885,23 @@ sql_operand(const struct operand *o, struct sbuf *out, where_quote_fn q,
 	return 0;
 }
 
+static int sql_node(const struct wnode *, struct sbuf *, where_quote_fn,
+    void *);
+
+/* a run of one operator as one parenthesised list: a long chain does not
+ * become a nesting the parser would refuse reading it back */
+static int
+sql_chain(const struct wnode *n, enum wkind k, struct sbuf *out,
+    where_quote_fn q, void *arg)
+{
+	if (n->kind != k)
+		return sql_node(n, out, q, arg);
+	if (sql_chain(n->a, k, out, q, arg) == -1)
+		return -1;
+	sbuf_adds(out, k == W_OR ? " OR " : " AND ");
+	return sql_chain(n->b, k, out, q, arg);
+}
+
 static int
 sql_node(const struct wnode *n, struct sbuf *out, where_quote_fn q,
     void *arg)
@@ -891,10 +914,7 @@ sql_node(const struct wnode *n, struct sbuf *out, where_quote_fn q,
 	switch (n->kind) {
 	case W_OR:
 	case W_AND:
-		if (sql_node(n->a, out, q, arg) == -1)
-			return -1;
-		sbuf_adds(out, n->kind == W_OR ? " OR " : " AND ");
-		if (sql_node(n->b, out, q, arg) == -1)
+		if (sql_chain(n, n->kind, out, q, arg) == -1)
 			return -1;
 		break;
 	case W_NOT:

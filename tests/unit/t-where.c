@@ -61,6 +61,21 @@ quote(void *arg, const char *s, int ident)
 	return q.buf;
 }
 
+/* names bare, as the parser reads them back */
+static char *
+bare(void *arg, const char *s, int ident)
+{
+	struct sbuf q = SBUF_INIT;
+
+	(void)arg;
+	if (!ident)
+		sbuf_addc(&q, '\'');
+	sbuf_adds(&q, s);
+	if (!ident)
+		sbuf_addc(&q, '\'');
+	return q.buf;
+}
+
 static const char *
 sql(const char *expr)
 {
@@ -180,6 +195,16 @@ test_refusals(void)
 		    "nesting is bounded");
 		sbuf_release(&deep);
 	}
+	{
+		struct sbuf chain = SBUF_INIT;
+		int i;
+
+		for (i = 0; i <= 1000; i++)
+			sbuf_addf(&chain, "%sa = %d", i ? " AND " : "", i);
+		ok(strstr(refusal(chain.buf), "more than 1000") != NULL,
+		    "comparisons are bounded");
+		sbuf_release(&chain);
+	}
 }
 
 static void
@@ -192,6 +217,25 @@ test_sql(void)
 	    "written back fully parenthesised, names and literals quoted by "
 	    "the caller");
 	is_str(sql("a != 1"), "(\"a\" <> 1)", "!= as <>");
+	{
+		struct sbuf chain = SBUF_INIT, out = SBUF_INIT;
+		struct where *w, *back;
+		int i;
+
+		/* 200 terms: written as one list, since nested parentheses
+		 * would exceed the depth the parser reads back */
+		for (i = 0; i < 200; i++)
+			sbuf_addf(&chain, "%sa = %d", i ? " OR " : "", i);
+		w = where_parse(chain.buf, NULL, 0);
+		if (w != NULL)
+			where_sql(w, &out, bare, NULL);
+		back = out.buf ? where_parse(out.buf, NULL, 0) : NULL;
+		ok(w != NULL && back != NULL, "a long chain reads back");
+		where_free(w);
+		where_free(back);
+		sbuf_release(&chain);
+		sbuf_release(&out);
+	}
 	{
 		struct where *w = where_parse("b = a AND a > 1 OR c IS NULL",
 		    NULL, 0);
