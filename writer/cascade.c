@@ -59,33 +59,14 @@ cascade_query(struct jspan children, struct jspan parent)
 	return q.buf;
 }
 
-static void
-url_escape(struct sbuf *out, const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	const unsigned char *p;
-
-	for (p = (const unsigned char *)s; *p; p++) {
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' ||
-		    *p == '.' || *p == '*')
-			sbuf_addc(out, (char)*p);
-		else {
-			sbuf_addc(out, '%');
-			sbuf_addc(out, hex[*p >> 4]);
-			sbuf_addc(out, hex[*p & 15]);
-		}
-	}
-}
-
 void
 cascade_search(const struct op *op, struct sbuf *path, struct sbuf *body)
 {
 	sbuf_reset(path);
 	sbuf_addc(path, '/');
-	url_escape(path, op->text);
+	url_escape(path, op->text, URL_PATH_KEEP);
 	sbuf_adds(path, "/_search?scroll=" SCROLL_KEEP "&routing=");
-	url_escape(path, op->parent);
+	url_escape(path, op->parent, "");
 	sbuf_reset(body);
 	sbuf_adds(body, op->query);
 }

@@ -397,16 +397,16 @@ arena_prefix(struct flush *fl, const char **body, size_t *len)
 	return nsent;
 }
 
-static void
-path_escape(struct sbuf *out, const char *name)
+void
+url_escape(struct sbuf *out, const char *s, const char *keep)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	const unsigned char *p;
 
-	for (p = (const unsigned char *)name; *p; p++) {
+	for (p = (const unsigned char *)s; *p; p++) {
 		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' ||
-		    *p == '.' || *p == '*' || *p == ',' || *p == '+')
+		    *p == '.' || *p == '*' || (*p && strchr(keep, *p)))
 			sbuf_addc(out, (char)*p);
 		else {
 			sbuf_addc(out, '%');
@@ -469,7 +469,7 @@ flush_next(struct sink *s, struct flush *fl, struct batch *const *earlier,
 			body = config_index_body(s->cfg, create);
 			sbuf_reset(&fl->path);
 			sbuf_addc(&fl->path, '/');
-			path_escape(&fl->path, create);
+			url_escape(&fl->path, create, URL_PATH_KEEP);
 			set_call(call, "PUT", fl->path.buf, NULL, body,
 			    body ? strlen(body) : 0);
 			return NEXT_SEND;
@@ -512,14 +512,14 @@ flush_next(struct sink *s, struct flush *fl, struct batch *const *earlier,
 			 * before it */
 			sbuf_reset(&fl->path);
 			sbuf_addc(&fl->path, '/');
-			path_escape(&fl->path, clear_index(fl));
+			url_escape(&fl->path, clear_index(fl), URL_PATH_KEEP);
 			sbuf_adds(&fl->path, "/_refresh");
 			set_call(call, "POST", fl->path.buf, NULL, NULL, 0);
 			return NEXT_SEND;
 		case PH_DELETE:
 			sbuf_reset(&fl->path);
 			sbuf_addc(&fl->path, '/');
-			path_escape(&fl->path, clear_index(fl));
+			url_escape(&fl->path, clear_index(fl), URL_PATH_KEEP);
 			sbuf_adds(&fl->path, "/_delete_by_query?"
 			    "conflicts=proceed&refresh=true");
 			set_call(call, "POST", fl->path.buf, NULL, bar->query,

@@ -236,6 +236,11 @@ int	toast_complete(struct sbuf *out, struct jspan doc, struct jspan fields,
  * the bulk deletes of each page; pure */
 #define CASCADE_PAGE	1000
 /* the first search of the children (path and body) */
+/* s percent-escaped but for letters, digits, "-_.*" and the bytes of keep:
+ * URL_PATH_KEEP in a path (an index name or a list of them), "" in a
+ * query string value, where '+' would read as a space */
+#define URL_PATH_KEEP	",+"
+void	url_escape(struct sbuf *out, const char *s, const char *keep);
 void	cascade_search(const struct op *, struct sbuf *path, struct sbuf *body);
 /* the next page of the scroll */
 void	cascade_scroll(const struct sbuf *scroll_id, struct sbuf *path,
