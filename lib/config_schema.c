@@ -694,10 +694,11 @@ release(const struct cs_node *s, void *base)
 		*count = 0;
 		return;
 	case CS_STRUCT:
-		for (k = s->keys; k->name; k++)
-			release(k, at(base, s->off));
+		/* first, while the keys' values it derived from are there */
 		if (s->release)
 			s->release(at(base, s->off));
+		for (k = s->keys; k->name; k++)
+			release(k, at(base, s->off));
 		return;
 	default:
 		return;
