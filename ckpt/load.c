@@ -380,11 +380,14 @@ ckpt_load_plan(struct ckpt_store *st, const struct config *cf,
 		 * deleted since (a rebuild by hand) or another index named
 		 * now holds none of it: the table is loaded again from the
 		 * start, and the originals are read from the index as it is
-		 * now, not from the one that is gone.
+		 * now, not from the one that is gone. A template names many
+		 * indices, created as rows arrive (a filter may leave none):
+		 * only a changed template reloads it.
 		 */
 		if (d.found && (d.index.p == NULL ||
 		    !jstr_eq(d.index, sec->index) ||
-		    (rc = index_exists(st, sec->index)) == 0)) {
+		    (!sec->index_templated &&
+		    (rc = index_exists(st, sec->index)) == 0))) {
 			log_warnx("the load of '%s' was recorded for an index "
 			    "that is gone or not '%s' any more: loading it "
 			    "again from the start", sec->rel, sec->index);

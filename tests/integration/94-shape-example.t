@@ -58,8 +58,9 @@ ok $(has product-tags 2-sale acme '.tag == "sale" and .until == "2025-01-31" and
 
 wait_for 30 has orders o100 '' '.channel == "web" and .total == 55.8'
 ok $? "an order through the pipeline: $(doc orders o100)"
-ok $(curl -sS "$OS_URL/orders/_doc/l1000?routing=o100" | jq -e '._routing == "o100" and ._source.order_join.parent == "o100"' >/dev/null; echo $?) \
-	"its line routed to the order's shard, joined to it"
+line() { curl -sS "$OS_URL/orders/_doc/l1000?routing=o100" | jq -e '._routing == "o100" and ._source.order_join.parent == "o100"' >/dev/null; }
+wait_for 30 line
+ok $? "its line routed to the order's shard, joined to it"
 wait_for 30 eval '[ "$(os_count audit-acme)" = 1 ]'
 ok $? "an append-only row in its tenant's index, created at first use"
 ok $(curl -sS "$OS_URL/audit-acme/_search" | jq -e '.hits.hits[0]._source.at == "2024-06-01T10:29:58"' >/dev/null; echo $?) \
@@ -81,6 +82,18 @@ psql_q -c "insert into shop.audit_log values ('zeta', 'bob', 'login', '02/06/202
 wait_for 30 eval '[ "$(os_count audit-zeta)" = 1 ]'
 ok $? "the stream goes on after that update: a new tenant's audit index"
 
+kill -TERM $SUP; wait $SUP
+ok $? "drains and exits 0"
+
+# started again, every load is done: none is run again, the templated
+# audit index's included
+pg2osync-supervise -c "$T/shop.yaml" > "$T/sup2.log" 2>&1 &
+SUP=$!; cleanup_add $SUP
+psql_q -c "insert into shop.audit_log values ('zeta', 'bob', 'logout', '02/06/2024 08:05:00')"
+wait_for 60 eval '[ "$(os_count audit-zeta)" = 2 ]'
+ok $? "a restart goes on streaming"
+ok $(! grep -q "again from the start" "$T/sup2.log"; echo $?) \
+	"and loads nothing again: $(grep -m1 'again from the start' "$T/sup2.log")"
 kill -TERM $SUP; wait $SUP
 ok $? "drains and exits 0"
 [ $_tap_fail -gt 0 ] && { diag "supervisor log:"; tail -n 40 "$T/sup.log" | sed 's/^/#   /'; os_get '/people/_search' | sed 's/^/#   /'; }
