@@ -7,8 +7,8 @@
  * tables sharing an index. Input the frame reader would refuse (invalid
  * JSON, not an object, no string "k") is skipped the same way, since
  * shape_event only ever sees what it accepted. Build and run with
- * `make fuzz` (tests/fuzz/run.sh); seeds: the golden shaper inputs
- * without their length prefixes.
+ * `make fuzz` (tests/fuzz/run.sh); seeds: a row for each shaping path of
+ * the configuration below, in tests/fuzz/corpus/fuzz-shape.
  */
 #include <stddef.h>
 #include <stdint.h>
