@@ -456,18 +456,50 @@ table_cut(struct ld_conn *c, const struct ld_table *t, uint64_t range_rows,
 	return 0;
 }
 
-/* the filter's names and literals, quoted for PostgreSQL */
+/* pg_type OIDs, fixed since they are built in */
+enum { OID_TEXT = 25, OID_BPCHAR = 1042, OID_VARCHAR = 1043 };
+
+struct where_arg {
+	struct ld_conn *c;
+	const struct ld_table *t;
+};
+
+/* text, varchar, bpchar: the types the filter's byte order can differ
+ * from the database's for, under the column's collation */
+static int
+collatable(const struct ld_table *t, const char *name)
+{
+	int i;
+
+	for (i = 0; i < t->ncols; i++)
+		if (strcmp(t->cols[i].name, name) == 0)
+			return t->cols[i].typoid == OID_TEXT ||
+			    t->cols[i].typoid == OID_VARCHAR ||
+			    t->cols[i].typoid == OID_BPCHAR;
+	return 0;
+}
+
+/*
+ * The filter's names and literals, quoted for PostgreSQL. A string column
+ * is compared under COLLATE "C", byte order as the shaper compares: under
+ * another collation the load would leave out rows the stream keeps
+ * ('B' < 'b' bytewise, not in en-US).
+ */
 static char *
 where_quote(void *arg, const char *s, int is_ident)
 {
-	struct ld_conn *c = arg;
+	struct where_arg *a = arg;
 	char *q, *copy;
 
-	q = is_ident ? PQescapeIdentifier(c->pg, s, strlen(s)) :
-	    PQescapeLiteral(c->pg, s, strlen(s));
+	q = is_ident ? PQescapeIdentifier(a->c->pg, s, strlen(s)) :
+	    PQescapeLiteral(a->c->pg, s, strlen(s));
 	if (q == NULL)
 		return NULL;
-	copy = xstrdup(q);
+	if (is_ident && collatable(a->t, s)) {
+		copy = xmalloc(strlen(q) + sizeof(" COLLATE \"C\""));
+		sprintf(copy, "%s COLLATE \"C\"", q);
+	} else
+		copy = xstrdup(q);
 	PQfreemem(q);
 	return copy;
 }
@@ -476,6 +508,7 @@ int
 table_copy_sql(struct sbuf *sql, struct ld_conn *c, const struct ld_table *t,
     const struct progress *p, int r, struct ld_err *e)
 {
+	struct where_arg wa = { c, t };
 	size_t before;
 
 	sbuf_reset(sql);
@@ -489,7 +522,7 @@ table_copy_sql(struct sbuf *sql, struct ld_conn *c, const struct ld_table *t,
 	 * rows it would delete are not read at all */
 	if (t->where != NULL) {
 		sbuf_adds(sql, sql->len > before ? " AND " : " WHERE ");
-		if (where_sql(t->where, sql, where_quote, c) == -1)
+		if (where_sql(t->where, sql, where_quote, &wa) == -1)
 			return conn_failed(c, NULL, "quoting the filter", e);
 	}
 	sbuf_adds(sql, ") TO STDOUT");

@@ -8,10 +8,10 @@
 . "$(dirname "$0")/../lib.sh"
 
 S=p2o_shape_ld
-drop_slot $S; drop_loads $S shp_mix shp_staff shp_clients
-os_drop shp_mix; os_drop shp_people_all
+drop_slot $S; drop_loads $S shp_mix shp_staff shp_clients shp_coll
+os_drop shp_mix; os_drop shp_people_all; os_drop shp_coll
 psql_q <<'SQL'
-drop table if exists shp_mix, shp_staff, shp_clients;
+drop table if exists shp_mix, shp_staff, shp_clients, shp_coll;
 create table shp_mix (id int primary key, tenant varchar(16), status varchar(8),
 	email text, price numeric(10,2), tags text[]);
 alter table shp_mix replica identity full;
@@ -21,6 +21,10 @@ create table shp_staff (id int primary key, name text);
 create table shp_clients (id int primary key, name text);
 insert into shp_staff values (1, 'Sam');
 insert into shp_clients values (1, 'Cleo');
+-- a collation that orders 'B' after 'b', where bytes put it before
+create table shp_coll (id int primary key, name text collate "en-US-x-icu");
+alter table shp_coll replica identity full;
+insert into shp_coll values (1, 'B'), (2, 'a'), (3, 'c');
 SQL
 METRICS_PORT=$(free_port)
 mkhead "$T/cfg.yaml" $S
@@ -38,6 +42,9 @@ sync:
       email: email_sha
     constants:
       origin: "{table}"
+  coll:
+    table: shp_coll
+    where: "name < 'b'"
   staff:
     table: shp_staff
     index: shp_people_all
@@ -64,6 +71,9 @@ ok $([ "$(os_count shp_mix)" = 1 ]; echo $?) "the row outside the filter is not 
 loadrows() { [ "$(metric 'pg2osync_load_rows_total{table="public.shp_mix"}')" = 1 ]; }
 wait_for 10 loadrows
 ok $? "nor read: the load read $(metric 'pg2osync_load_rows_total{table="public.shp_mix"}') row (the filter is pushed down)"
+
+wait_for 30 eval '[ "$(os_count shp_coll)" = 2 ]'
+ok $? "the load's filter compares strings by bytes, as the stream does: 'B' and 'a' < 'b' ($(os_count shp_coll) loaded)"
 
 # the same row, streamed: an update that changes nothing
 psql_q -c "update shp_mix set price = price where id = 1"
