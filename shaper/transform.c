@@ -136,20 +136,28 @@ op_json(struct jspan v, struct sbuf *out)
 	return ok;
 }
 
+/* a value already in the target shape (1), or one that is not a string
+ * and so cannot be converted (0), is copied as it is; -1: convert it */
+static int
+as_is(struct jspan v, enum jtype done, struct sbuf *out)
+{
+	enum jtype t = jspan_type(v);
+
+	if (t == J_STRING)
+		return -1;
+	sbuf_add(out, v.p, v.n);
+	return t == done;
+}
+
 static int
 op_split(struct jspan v, char sep, struct sbuf *out)
 {
 	struct text t;
 	size_t i, start = 0;
+	int ok;
 
-	if (jspan_type(v) == J_ARRAY) {
-		sbuf_add(out, v.p, v.n);
-		return 1;
-	}
-	if (jspan_type(v) != J_STRING) {
-		sbuf_add(out, v.p, v.n);
-		return 0;
-	}
+	if ((ok = as_is(v, J_ARRAY, out)) != -1)
+		return ok;
 	text_of(v, &t);
 	sbuf_addc(out, '[');
 	/* an empty string is no element, as string_to_array has it */
@@ -187,14 +195,8 @@ op_number(struct jspan v, struct sbuf *out)
 	struct text t;
 	int ok;
 
-	if (jspan_type(v) == J_NUMBER) {
-		sbuf_add(out, v.p, v.n);
-		return 1;
-	}
-	if (jspan_type(v) != J_STRING) {
-		sbuf_add(out, v.p, v.n);
-		return 0;
-	}
+	if ((ok = as_is(v, J_NUMBER, out)) != -1)
+		return ok;
 	text_of(v, &t);
 	if ((ok = is_json_number(t.p, t.n)))
 		sbuf_add(out, t.p, t.n);
