@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "outq.h"
 #include "sbuf.h"
 #include "lsn.h"
 
@@ -181,9 +182,7 @@ struct stream {
 	struct ctl *ctl;
 	const volatile sig_atomic_t *stop;	/* set by SIGTERM/SIGINT */
 
-	struct sbuf out;	/* frames not yet on stdout */
-	size_t	 out_off;	/* bytes of out already written */
-	int	 out_fd;	/* -1 once closed */
+	struct outq out;	/* frames not yet on stdout (fd -1 once closed) */
 
 	uint64_t start;		/* confirmed at START_REPLICATION */
 	uint64_t received;	/* highest LSN seen from the server */

@@ -119,12 +119,6 @@ put_be64(unsigned char *p, uint64_t v)
 		p[i] = v & 0xff;
 }
 
-static size_t
-pending(const struct stream *st)
-{
-	return st->out.len - st->out_off;
-}
-
 void
 stream_init(struct stream *st, struct pg_conn *conn, struct pgo_decoder *dec,
     struct ctl *ctl, uint64_t start, const volatile sig_atomic_t *stop)
@@ -134,8 +128,7 @@ stream_init(struct stream *st, struct pg_conn *conn, struct pgo_decoder *dec,
 	st->dec = dec;
 	st->ctl = ctl;
 	st->stop = stop;
-	sbuf_init(&st->out);
-	st->out_fd = P2O_FD_OUT;
+	outq_init(&st->out, P2O_FD_OUT);
 	st->start = start;
 	st->flushed = start;
 }
@@ -143,10 +136,7 @@ stream_init(struct stream *st, struct pg_conn *conn, struct pgo_decoder *dec,
 void
 stream_release(struct stream *st)
 {
-	sbuf_release(&st->out);
-	if (st->out_fd >= 0)
-		close(st->out_fd);
-	st->out_fd = -1;
+	outq_close(&st->out);
 }
 
 /*
@@ -217,7 +207,7 @@ handle_message(struct stream *st, const unsigned char *buf, size_t len)
 		if ((lsn = get_be64(buf + 1)) > st->received)
 			st->received = lsn;
 		if (pgo_decode(st->dec, buf + XLOGDATA_HDR,
-		    len - XLOGDATA_HDR, &st->out) == -1)
+		    len - XLOGDATA_HDR, &st->out.buf) == -1)
 			return fail(st, st->dec->exit_code ?
 			    st->dec->exit_code : P2O_EXIT_DATA, "%s",
 			    st->dec->err);
@@ -295,7 +285,7 @@ read_server(struct stream *st)
 	char *buf;
 	int n, consumed = 0;
 
-	while (pending(st) < STREAM_OUT_CAP) {
+	while (outq_pending(&st->out) < STREAM_OUT_CAP) {
 		n = PQgetCopyData(st->conn, &buf, 1);
 		if (n > 0) {
 			consumed = 0;
@@ -341,25 +331,9 @@ finish_server(struct stream *st, int *done)
 static int
 write_out(struct stream *st)
 {
-	ssize_t n;
-
-	while (pending(st) > 0) {
-		n = xwrite(st->out_fd, st->out.buf + st->out_off, pending(st));
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				break;
-			return fail(st, P2O_EXIT_TEMPFAIL, "stdout: %s",
-			    strerror(errno));
-		}
-		st->out_off += n;
-	}
-	if (pending(st) == 0) {
-		sbuf_reset(&st->out);
-		st->out_off = 0;
-	} else if (st->out_off >= STREAM_OUT_CAP) {
-		sbuf_consume(&st->out, st->out_off);
-		st->out_off = 0;
-	}
+	if (outq_write(&st->out) == -1)
+		return fail(st, P2O_EXIT_TEMPFAIL, "stdout: %s",
+		    strerror(errno));
 	return 0;
 }
 
@@ -395,7 +369,7 @@ emit_pos(struct stream *st, long long now)
 	if (!pos_owed(st) || now - st->last_pos_ms < STREAM_POS_MS)
 		return;
 	lsn_format(st->walend, lsn);
-	msg_put_pos(&st->out, st->walend, lsn);
+	msg_put_pos(&st->out.buf, st->walend, lsn);
 	st->last_pos = st->walend;
 	st->last_pos_ms = now;
 }
@@ -503,7 +477,7 @@ stream_run(struct stream *st)
 
 	ctl_on = ctl_active(st->ctl);
 	/* a full pipe must not stop the feedback: stdout is polled */
-	if (set_nonblock(st->out_fd, 1) == -1)
+	if (set_nonblock(st->out.fd, 1) == -1)
 		return fail(st, P2O_EXIT_INTERNAL, "stdout: %s",
 		    strerror(errno));
 	if (send_status(st) == -1)
@@ -522,11 +496,11 @@ stream_run(struct stream *st)
 				return st->exit_code;
 			emit_pos(st, now);
 		}
-		if (st->out_fd >= 0 && write_out(st) == -1)
+		if (st->out.fd >= 0 && write_out(st) == -1)
 			return st->exit_code;
-		if (phase == DRAINING && pending(st) == 0) {
-			close(st->out_fd);
-			st->out_fd = -1;
+		if (phase == DRAINING && outq_pending(&st->out) == 0) {
+			close(st->out.fd);
+			st->out.fd = -1;
 			phase = AWAITING_ACK;
 			deadline = now + STREAM_DRAIN_MS;
 			if (ctl_on && !ctl_eof)
@@ -552,7 +526,8 @@ stream_run(struct stream *st)
 		 * wait in it unanswered: only our own status updates keep
 		 * wal_sender_timeout (which may be a few seconds) away.
 		 */
-		reading = (phase == RUNNING && pending(st) < STREAM_OUT_CAP) ||
+		reading = (phase == RUNNING &&
+		    outq_pending(&st->out) < STREAM_OUT_CAP) ||
 		    phase == FINISHING;
 		if (now >= status_due(st, reading) && send_status(st) == -1)
 			return st->exit_code;
@@ -566,8 +541,8 @@ stream_run(struct stream *st)
 		wake = status_due(st, reading);
 		if (reading)
 			pfd[npfd++] = (struct pollfd){ sock, POLLIN, 0 };
-		if (st->out_fd >= 0 && pending(st) > 0)
-			pfd[npfd++] = (struct pollfd){ st->out_fd, POLLOUT, 0 };
+		if (st->out.fd >= 0 && outq_pending(&st->out) > 0)
+			pfd[npfd++] = (struct pollfd){ st->out.fd, POLLOUT, 0 };
 		if (ctl_on && !ctl_eof) {
 			pfd[npfd++] = (struct pollfd){ st->ctl->fd, POLLIN, 0 };
 			if (st->last_stats_ms + STREAM_STATS_MS < wake)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "hex.h"
 #include "jscan.h"
 #include "capture.h"
 
@@ -42,18 +43,6 @@ static int
 isdigit_(char c)
 {
 	return c >= '0' && c <= '9';
-}
-
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 /* an RFC 8259 number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
@@ -113,8 +102,8 @@ add_bytea(struct sbuf *out, const char *s, size_t n)
 	nbytes = (n - 2) / 2;
 	bin = xmalloc(nbytes + 1);
 	for (i = 0; i < nbytes; i++) {
-		hi = hexval(s[2 + 2 * i]);
-		lo = hexval(s[3 + 2 * i]);
+		hi = hex_value(s[2 + 2 * i]);
+		lo = hex_value(s[3 + 2 * i]);
 		if (hi < 0 || lo < 0) {
 			free(bin);
 			return -1;

@@ -3,19 +3,8 @@
  */
 #include <stdio.h>
 
+#include "hex.h"
 #include "lsn.h"
-
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 int
 lsn_parse(const char *s, uint64_t *pos)
@@ -26,10 +15,10 @@ lsn_parse(const char *s, uint64_t *pos)
 	if (s == NULL)
 		return -1;
 	for (i = 0; i < 2; i++) {
-		for (nd = 0; hexval(*s) >= 0; s++, nd++) {
+		for (nd = 0; hex_value(*s) >= 0; s++, nd++) {
 			if (nd == 8)
 				return -1;
-			part[i] = part[i] << 4 | (uint64_t)hexval(*s);
+			part[i] = part[i] << 4 | (uint64_t)hex_value(*s);
 		}
 		if (nd == 0)
 			return -1;
