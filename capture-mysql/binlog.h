@@ -317,6 +317,7 @@ struct my_col {
 	char	*charset;	/* CHARACTER_SET_NAME, NULL for none */
 	enum my_kind kind;
 	int	 scale;		/* decimal: NUMERIC_SCALE */
+	int	 pad;		/* binary(n): n, the bytes every value holds */
 	int	 nlabels;
 	char	**labels;	/* enum/set, from column_type */
 };

@@ -608,6 +608,38 @@ test_json_rows(void)
 	sbuf_release(&v);
 }
 
+/* a binary(n) cell the binlog holds without its trailing zero bytes is
+ * the n bytes a SELECT returns; a varbinary is what it holds */
+static void
+test_binary_pad(void)
+{
+	static const unsigned char cell[] = { 2, 0x01, 0x02 };
+	struct bl_col b = { .type = FT_STRING, .real = FT_STRING,
+	    .meta = FT_STRING << 8 | 4 };
+	struct bl_col vb = { .type = FT_VARCHAR, .meta = 4 };
+	struct my_col c, vc;
+	struct sbuf v = SBUF_INIT;
+	char err[256];
+
+	ok(my_col_init(&c, "b", "binary", "binary(4)", NULL, 0, err,
+	    sizeof(err)) == 0 && c.kind == MK_BINARY && c.pad == 4,
+	    "binary(4): four bytes a value");
+	my_col_init(&vc, "vb", "varbinary", "varbinary(4)", NULL, 0, err,
+	    sizeof(err));
+	myval_binlog(&c, &b, cell, sizeof(cell), &v, err, sizeof(err));
+	is_str(v.buf, "\"AQIAAA==\"", "binary(4) from the binlog: padded "
+	    "with zero bytes");
+	sbuf_reset(&v);
+	myval_text(&c, "\x01\x02\0\0", 4, &v);
+	is_str(v.buf, "\"AQIAAA==\"", "binary(4) from a SELECT: the same");
+	sbuf_reset(&v);
+	myval_binlog(&vc, &vb, cell, sizeof(cell), &v, err, sizeof(err));
+	is_str(v.buf, "\"AQI=\"", "varbinary(4): as it is");
+	my_col_release(&c);
+	my_col_release(&vc);
+	sbuf_release(&v);
+}
+
 /* the PARTIAL_UPDATE_ROWS after image: value options, partial bitmap */
 static void
 test_partial(void)
@@ -723,6 +755,7 @@ main(void)
 	test_extra_data();
 	test_payload();
 	test_json_rows();
+	test_binary_pad();
 	test_partial();
 	test_full_events();
 	return done_testing();
