@@ -54,7 +54,7 @@ prog_writer	:= writer
 prog_ckpt	:= ckpt
 prog_supervisor	:= pg2osync-supervise
 # a tool that calls another tool's modules links that tool's archive too
-deps_loader	:= capture-pg
+deps_loader	:= capture-pg capture-mysql
 
 LIB_SRC	:= $(wildcard lib/*.c)
 LIB_OBJ	:= $(LIB_SRC:%.c=$(B)/%.o)

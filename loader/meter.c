@@ -2,8 +2,8 @@
  * meter.c - how far a table's load is, for the people watching: on a
  * terminal (stand-alone) one line per table rewritten in place, rows done
  * of the estimate, the rate and the time left; otherwise one log line per
- * range. It only reports: the numbers that matter to the pipeline travel
- * in marks and stats.
+ * range or chunk. It only reports: the numbers that matter to the pipeline
+ * travel in marks and stats.
  */
 #include <stdio.h>
 #include <string.h>
@@ -108,9 +108,10 @@ meter_range(struct meter *m, int r, uint64_t rows, long long ms)
 		return;
 	}
 	rt = rate(m, eta, sizeof(eta));
-	log_info("table '%s': range %d of %d read, %llu rows in %.1f s; "
-	    "%llu of about %llu rows, %.0f rows/s, eta %s", m->rel, r + 1,
-	    m->of, (unsigned long long)rows, ms / 1000.0,
+	log_info("table '%s': %s %d of %d read, %llu rows in %.1f s; "
+	    "%llu of about %llu rows, %.0f rows/s, eta %s", m->rel,
+	    m->unit ? m->unit : "range", r + 1, m->of,
+	    (unsigned long long)rows, ms / 1000.0,
 	    (unsigned long long)(m->before + m->rows),
 	    (unsigned long long)m->estimate, rt, eta);
 }

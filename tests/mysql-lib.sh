@@ -23,6 +23,12 @@ my_sql() {
 	mariadb --no-defaults -h"$MYSQL_HOST" -P"$MYSQL_TCP_PORT" -u"$MYSQL_USER" \
 		-N -B "$MYSQL_DB" -e "SET time_zone = '+00:00'; $*"
 }
+# my_raw SQL...: the same in utf8mb4 (four-byte characters), values
+# printed as they are (no escaping of tabs, newlines, backslashes)
+my_raw() {
+	mariadb --no-defaults -h"$MYSQL_HOST" -P"$MYSQL_TCP_PORT" -u"$MYSQL_USER" \
+		--default-character-set=utf8mb4 -N -B -r "$MYSQL_DB" -e "SET time_zone = '+00:00'; $*"
+}
 # my_root SQL...: as root through the server's socket (SET GLOBAL)
 my_root() { mariadb --no-defaults -hlocalhost --protocol=socket -uroot --socket="$MYSQL_SOCKET" -N -B -e "$*"; }
 
