@@ -79,9 +79,11 @@ meter_start(struct meter *m, const char *rel, uint64_t estimate,
     uint64_t before, int of)
 {
 	int tty = m->tty;
+	const char *unit = m->unit;
 
 	memset(m, 0, sizeof(*m));
 	m->tty = tty;
+	m->unit = unit;
 	m->rel = rel;
 	m->estimate = estimate;
 	m->before = before;
