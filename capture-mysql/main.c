@@ -85,9 +85,9 @@ usage(FILE *f)
 "  66  the checkpoint is past the end of the server's binlog (a restarted\n"
 "      history, or another server without GTIDs): sync into a fresh index\n"
 "  69  refused: log_bin off, binlog_format or binlog_row_image not\n"
-"      ROW/FULL, binlog_row_value_options=PARTIAL_JSON, log_bin_compress,\n"
-"      a missing privilege, a table missing or without a primary key, a\n"
-"      purged binlog, a proxy in front of the server\n"
+"      ROW/FULL, binlog_row_value_options=PARTIAL_JSON, a missing\n"
+"      privilege, a table missing or without a primary key, a purged\n"
+"      binlog, a proxy in front of the server\n"
 "  75  connection refused or lost, the server restarted (temporary)\n"
 "  77  authentication failed\n"
 "  78  invalid configuration\n", f);

@@ -397,13 +397,13 @@ src_check_server(struct my_source *s)
 	MYSQL_RES *r;
 	MYSQL_ROW row;
 	char log_bin[16] = "", format[32] = "", image[32] = "";
-	char value_opts[64] = "", checksum[16] = "", compress[16] = "";
+	char value_opts[64] = "", checksum[16] = "";
 	char gtid[32] = "";
 
 	r = query(s, s->sql, "SHOW GLOBAL VARIABLES WHERE Variable_name IN "
 	    "('log_bin', 'binlog_format', 'binlog_row_image', "
 	    "'binlog_row_value_options', 'binlog_checksum', "
-	    "'log_bin_compress', 'gtid_mode')", "reading the server's "
+	    "'gtid_mode')", "reading the server's "
 	    "settings");
 	if (r == NULL)
 		return -1;
@@ -422,8 +422,6 @@ src_check_server(struct my_source *s)
 			dst = value_opts, n = sizeof(value_opts);
 		else if (strcasecmp(row[0], "binlog_checksum") == 0)
 			dst = checksum, n = sizeof(checksum);
-		else if (strcasecmp(row[0], "log_bin_compress") == 0)
-			dst = compress, n = sizeof(compress);
 		else if (strcasecmp(row[0], "gtid_mode") == 0)
 			dst = gtid, n = sizeof(gtid);
 		if (dst != NULL)
@@ -448,10 +446,6 @@ src_check_server(struct my_source *s)
 		    "PARTIAL_JSON: the server would log JSON updates as diffs "
 		    "in an event this tool does not apply, and those updates "
 		    "would be lost (SET GLOBAL binlog_row_value_options = '')");
-	if (strcasecmp(compress, "ON") == 0)
-		return fail(s, P2O_EXIT_REFUSED, "log_bin_compress is ON: this "
-		    "tool does not read MariaDB's compressed binlog events "
-		    "(SET GLOBAL log_bin_compress = OFF)");
 	s->crc = strcasecmp(checksum, "CRC32") == 0;
 	s->gtid_mode_on = s->mariadb || strcasecmp(gtid, "ON") == 0;
 	return 0;

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
 #include "tap.h"
 #include "mysql-fixtures.h"
 
@@ -640,6 +642,63 @@ test_binary_pad(void)
 	sbuf_release(&v);
 }
 
+/* MariaDB's compressed events: the plain event they stand for, and every
+ * way the compressed part can be wrong refused with out unchanged */
+static void
+test_uncompress(void)
+{
+	static const char sql[] = "TRUNCATE TABLE p2o.cz";
+	/* post-header: thread, time, db length 3, error, no status vars */
+	static const unsigned char head[] = { 1, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0,
+	    0, 0, 'p', '2', 'o', 0 };
+	unsigned char body[256], z[128];
+	uLongf zn = sizeof(z);
+	struct sbuf out = SBUF_INIT;
+	struct bl_query q;
+	char err[256];
+	uint8_t plain = 0;
+	size_t n;
+
+	if (compress(z, &zn, (const unsigned char *)sql, strlen(sql)) != Z_OK)
+		BAIL_OUT("zlib compress");
+	memcpy(body, head, sizeof(head));
+	n = sizeof(head);
+	body[n++] = 0x81;
+	body[n++] = (unsigned char)strlen(sql);
+	memcpy(body + n, z, zn);
+	n += zn;
+	ok(bl_uncompress(NULL, BL_QUERY_COMPRESSED, body, n, &plain, &out, err,
+	    sizeof(err)) == 0 && plain == BL_QUERY && out.len == sizeof(head) +
+	    strlen(sql) && bl_query_parse(NULL, (unsigned char *)out.buf,
+	    out.len, &q) == 0 && q.sqllen == strlen(sql) &&
+	    memcmp(q.sql, sql, q.sqllen) == 0 && q.dblen == 3,
+	    "QUERY_COMPRESSED: the QUERY it stands for, its statement whole");
+#define REFUSED(blen, why) do {						\
+	sbuf_reset(&out);						\
+	ok(bl_uncompress(NULL, BL_QUERY_COMPRESSED, body, blen, &plain,	\
+	    &out, err, sizeof(err)) == -1 && out.len == 0 &&		\
+	    strstr(err, why) != NULL, "refused: %s (%s)", why, err);	\
+} while (0)
+	REFUSED(n - 3, "truncated");
+	REFUSED(sizeof(head) - 2, "too short");
+	body[sizeof(head)] = 0x91;
+	REFUSED(n, "unknown compression header");
+	body[sizeof(head)] = 0x85;
+	REFUSED(n, "unknown compression header");
+	body[sizeof(head)] = 0x81;
+	body[sizeof(head) + 1]--;
+	REFUSED(n, "inflates past");
+	body[sizeof(head) + 1] += 2;
+	REFUSED(n, "not the");
+	body[sizeof(head) + 1] = 0;
+	REFUSED(n, "states 0");
+	body[sizeof(head) + 1] = (unsigned char)strlen(sql);
+	body[sizeof(head) + 4] ^= 0xff;
+	REFUSED(n, "does not inflate");
+#undef REFUSED
+	sbuf_release(&out);
+}
+
 /* the PARTIAL_UPDATE_ROWS after image: value options, partial bitmap */
 static void
 test_partial(void)
@@ -756,6 +815,7 @@ main(void)
 	test_payload();
 	test_json_rows();
 	test_binary_pad();
+	test_uncompress();
 	test_partial();
 	test_full_events();
 	return done_testing();
