@@ -153,7 +153,10 @@ txn_start(struct txn *t, const struct mypos *p, uint64_t token,
 	t->emit_from = mypos_coord((uint64_t)idx, emit_offset);
 	t->base = 0;
 	t->have_base = 1;
-	t->last_emitted = t->emit_from;
+	/* the start itself is owed as a pos frame: the server keeps no
+	 * position for us, and until one is stored a restart could only
+	 * start at the server's position then, past what happened since */
+	t->last_emitted = 0;
 	/* read from the file's head: PREVIOUS_GTIDS / GTID_LIST there
 	 * plus every group after it is the set */
 	t->gstate = GS_KNOWN;

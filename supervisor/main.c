@@ -478,6 +478,21 @@ fail:
 		spawn_failed(sv, now, err);
 }
 
+/*
+ * A MySQL server keeps no position for its readers, as a replication slot
+ * does: until a checkpoint is stored, a restarted capture starts at the
+ * server's position of that moment, and whatever changed in between is
+ * never streamed. A copy written before that would then keep a row the
+ * source deleted meanwhile, and a load resumed after a chunk would miss
+ * the changes to the chunk's rows. So on MySQL the loader starts once the
+ * capture's first position is stored (it sends its start at once).
+ */
+static int
+loader_may_start(const struct sv *sv)
+{
+	return sv->cf.source_kind != SOURCE_MYSQL || sv->bc.have_stored;
+}
+
 /* the stages waiting for k's hello */
 static void
 start_after(struct sv *sv, int k, long long now)
@@ -487,7 +502,8 @@ start_after(struct sv *sv, int k, long long now)
 
 	for (s = 0; s < SV_NSTAGES; s++) {
 		if (sv_stages[s].after != k || !will_run(sv, s) ||
-		    sv->kid[s].pid != 0)
+		    sv->kid[s].pid != 0 ||
+		    (s == SV_LOADER && !loader_may_start(sv)))
 			continue;
 		if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1) {
 			spawn_failed(sv, now, "/dev/null");
@@ -620,6 +636,10 @@ on_stored(struct sv *sv, const struct frame *f, long long now)
 	sv->m.checkpoint_position = sv->bc.stored;
 	log_debug("checkpoint stored at %" PRIu64, st.pos);
 	msg_pos_release(&st);
+	/* a loader held back for the first checkpoint */
+	if ((sv->state == PL_STARTING || sv->state == PL_UP) &&
+	    sv->kid[SV_CAPTURE].state == SV_UP)
+		start_after(sv, SV_CAPTURE, now);
 	if (r != 1)
 		return;
 	for (s = 0; s < SV_NSTAGES; s++)
