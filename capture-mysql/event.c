@@ -679,8 +679,8 @@ bl_uncompress(const struct bl_format *f, uint8_t type,
 			z.avail_out = 1;
 			rc = inflate(&z, Z_NO_FLUSH);
 			if (z.avail_out == 0) {
-				snprintf(err, errlen, "a %s event inflates past "
-				    "the %zu bytes it states", name, want);
+				snprintf(err, errlen, "a %s event inflates "
+				    "past the %zu bytes it states", name, want);
 				goto fail;
 			}
 		} else {

@@ -43,23 +43,11 @@ free_values(struct copy_field *v, int n)
 	free(v);
 }
 
-static void
-free_strings(char **v, int n)
-{
-	int i;
-
-	if (v == NULL)
-		return;
-	for (i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 void
 myprogress_release(struct myprogress *p)
 {
-	free_strings(p->key, p->nkeys);
-	free_strings(p->types, p->nkeys);
+	progress_free_strings(p->key, p->nkeys);
+	progress_free_strings(p->types, p->nkeys);
 	free_values(p->after, p->nkeys);
 	myprogress_init(p);
 }
@@ -97,20 +85,6 @@ myprogress_after(struct myprogress *p, const struct copy_field *v)
 	p->have_after = 1;
 }
 
-static void
-put_strings(struct sbuf *out, char *const *v, int n)
-{
-	int i;
-
-	sbuf_addc(out, '[');
-	for (i = 0; i < n; i++) {
-		if (i > 0)
-			sbuf_addc(out, ',');
-		sbuf_add_jstr(out, v[i], strlen(v[i]));
-	}
-	sbuf_addc(out, ']');
-}
-
 void
 myprogress_put(struct sbuf *out, const struct myprogress *p)
 {
@@ -121,9 +95,9 @@ myprogress_put(struct sbuf *out, const struct myprogress *p)
 	sbuf_addf(out, "{\"chunks\":%d,\"rows\":", p->chunks);
 	sbuf_add_u64(out, p->rows);
 	sbuf_adds(out, ",\"key\":");
-	put_strings(out, p->key, p->nkeys);
+	progress_put_strings(out, p->key, p->nkeys);
 	sbuf_adds(out, ",\"types\":");
-	put_strings(out, p->types, p->nkeys);
+	progress_put_strings(out, p->types, p->nkeys);
 	if (p->have_after) {
 		sbuf_adds(out, ",\"after_hex\":[");
 		for (i = 0; i < p->nkeys; i++) {

@@ -28,8 +28,8 @@ progress_init(struct progress *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static void
-free_strings(char **v, size_t n)
+void
+progress_free_strings(char **v, size_t n)
 {
 	size_t i;
 
@@ -43,9 +43,10 @@ free_strings(char **v, size_t n)
 void
 progress_release(struct progress *p)
 {
-	free_strings(p->key, p->nkeys);
-	free_strings(p->types, p->nkeys);
-	free_strings(p->bounds, p->of > 1 ? (size_t)(p->of - 1) * p->nkeys : 0);
+	progress_free_strings(p->key, p->nkeys);
+	progress_free_strings(p->types, p->nkeys);
+	progress_free_strings(p->bounds, p->of > 1 ?
+	    (size_t)(p->of - 1) * p->nkeys : 0);
 	progress_init(p);
 }
 
@@ -55,8 +56,8 @@ progress_bound(const struct progress *p, int b)
 	return (const char *const *)p->bounds + (size_t)b * p->nkeys;
 }
 
-static void
-put_strings(struct sbuf *out, char *const *v, int n)
+void
+progress_put_strings(struct sbuf *out, char *const *v, int n)
 {
 	int i;
 
@@ -77,14 +78,15 @@ progress_put(struct sbuf *out, const struct progress *p)
 	sbuf_addf(out, "{\"done\":%d,\"of\":%d,\"rows\":", p->done, p->of);
 	sbuf_add_u64(out, p->rows);
 	sbuf_adds(out, ",\"key\":");
-	put_strings(out, p->key, p->nkeys);
+	progress_put_strings(out, p->key, p->nkeys);
 	sbuf_adds(out, ",\"types\":");
-	put_strings(out, p->types, p->nkeys);
+	progress_put_strings(out, p->types, p->nkeys);
 	sbuf_adds(out, ",\"bounds\":[");
 	for (b = 0; b < p->of - 1; b++) {
 		if (b > 0)
 			sbuf_addc(out, ',');
-		put_strings(out, p->bounds + (size_t)b * p->nkeys, p->nkeys);
+		progress_put_strings(out, p->bounds + (size_t)b * p->nkeys,
+		    p->nkeys);
 	}
 	sbuf_adds(out, "]}");
 }

@@ -155,8 +155,8 @@ test_progress(void)
 	myprogress_release(&p);
 
 #define REFUSED(json, why) do {						\
-	ok(myprogress_parse((struct jspan){ json, strlen(json) }, &q, err,	\
-	    sizeof(err)) == -1 && strstr(err, why) != NULL,		\
+	ok(myprogress_parse((struct jspan){ json, strlen(json) }, &q,	\
+	    err, sizeof(err)) == -1 && strstr(err, why) != NULL,	\
 	    "refused: %s (%s)", json, err);				\
 } while (0)
 	REFUSED("[]", "not an object");
@@ -177,7 +177,8 @@ test_progress(void)
 	REFUSED("{\"chunks\":1,\"rows\":1,\"key\":[\"a\"],\"types\":[\"int\"],"
 	    "\"after_hex\":[\"3G\"],\"finished\":false}", "\"after_hex\"");
 	REFUSED("{\"chunks\":1,\"rows\":1,\"key\":[\"a\"],\"types\":[\"int\"],"
-	    "\"after_hex\":[\"31\",\"32\"],\"finished\":false}", "\"after_hex\"");
+	    "\"after_hex\":[\"31\",\"32\"],\"finished\":false}",
+	    "\"after_hex\"");
 	REFUSED("{\"done\":1,\"of\":2,\"rows\":1,\"key\":[\"a\"],\"types\":"
 	    "[\"int\"],\"bounds\":[[\"5\"]]}", "\"chunks\"");
 	sbuf_release(&out);
