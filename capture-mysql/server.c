@@ -767,6 +767,20 @@ src_start_dump(struct my_source *s, const struct config *cfg,
 	    (unsigned long long)SRC_HEARTBEAT_S * 1000000000ULL);
 	if (exec(s, s->dump, set.buf, "asking for heartbeats") == -1)
 		goto done;
+	/*
+	 * The dump thread gives up on a reader that takes nothing for
+	 * net_write_timeout (60 s by default). This reader stops reading
+	 * whenever stdout does not drain - a target that is down holds the
+	 * whole pipeline - and waits that out; the server must too. A dead
+	 * reader is still noticed: its socket closes, and a new dump with
+	 * the same replica id ends the old one.
+	 */
+	sbuf_reset(&set);
+	sbuf_addf(&set, "SET SESSION net_write_timeout = %d",
+	    SRC_DUMP_WRITE_TIMEOUT_S);
+	if (exec(s, s->dump, set.buf, "setting the dump's write timeout") ==
+	    -1)
+		goto done;
 	/* 4: send GTID events as they are, not rewritten as BEGIN */
 	if (s->mariadb && exec(s, s->dump, "SET @mariadb_slave_capability = "
 	    "4", "declaring MariaDB's capabilities") == -1)

@@ -29,6 +29,9 @@ struct st_mysql;		/* libmariadb's MYSQL */
 #define SRC_HEARTBEAT_S		1
 /* nothing at all from the dump for this long: the connection is dead */
 #define SRC_SILENCE_MS		30000
+/* how long the server waits for this reader to take what it sends (a
+ * day: an outage of the target holds the reads) */
+#define SRC_DUMP_WRITE_TIMEOUT_S	86400
 
 struct my_source {
 	struct st_mysql *sql;	/* catalogue and checks; open while streaming
