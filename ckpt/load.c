@@ -32,7 +32,10 @@ struct ldoc {
 	int	 done, restored;
 	struct jspan progress;	/* p NULL when absent */
 	struct jspan settings;	/* the originals; p NULL when not recorded */
+	struct jspan index;	/* the index the progress was written to */
 };
+
+static void	index_path(const char *, const char *, struct sbuf *);
 
 static void
 ldoc_release(struct ldoc *d)
@@ -98,7 +101,33 @@ get_doc(struct ckpt_store *st, const char *table, struct ldoc *d)
 	if (jobj_get(src, "settings", &d->settings) &&
 	    jspan_type(d->settings) != J_OBJECT)
 		d->settings.p = NULL;
+	if (jobj_get(src, "index", &d->index) &&
+	    jspan_type(d->index) != J_STRING)
+		d->index.p = NULL;
 	return 0;
+}
+
+/* 1 the index exists, 0 it does not, else an exit code (negated) */
+static int
+index_exists(struct ckpt_store *st, const char *index)
+{
+	struct sbuf path = SBUF_INIT, resp = SBUF_INIT;
+	char what[400];
+	long status;
+	int rc;
+
+	snprintf(what, sizeof(what), "checking index '%s'", index);
+	index_path(index, "", &path);
+	rc = ckpt_request(st, what, "HEAD", path.buf, NULL, 0, &resp,
+	    &status);
+	if (rc == 0)
+		rc = status == 200 ? 1 : status == 404 ? 0 :
+		    -ckpt_status_error(st, what, status, &resp);
+	else
+		rc = -rc;
+	sbuf_release(&path);
+	sbuf_release(&resp);
+	return rc;
 }
 
 static int
@@ -292,6 +321,26 @@ ckpt_load_plan(struct ckpt_store *st, const struct config *cf,
 		sec = &cf->syncs[i];
 		if ((rc = get_doc(st, sec->rel, &d)) != 0)
 			goto out;
+		/*
+		 * The progress describes what one index holds. An index
+		 * deleted since (a rebuild by hand) or another index named
+		 * now holds none of it: the table is loaded again from the
+		 * start, and the originals are read from the index as it is
+		 * now, not from the one that is gone.
+		 */
+		if (d.found && (d.index.p == NULL ||
+		    !jstr_eq(d.index, sec->index) ||
+		    (rc = index_exists(st, sec->index)) == 0)) {
+			log_warnx("the load of '%s' was recorded for an index "
+			    "that is gone or not '%s' any more: loading it "
+			    "again from the start", sec->rel, sec->index);
+			ldoc_release(&d);
+			memset(&d, 0, sizeof(d));
+		} else if (d.found && rc < 0) {
+			rc = -rc;
+			goto out;
+		}
+		rc = 0;
 		if (d.done) {
 			/* a load that ended before its settings were put
 			 * back: put them back now */

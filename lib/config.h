@@ -32,9 +32,11 @@ struct config {
 	enum source_kind source_kind;	/* from the url scheme */
 	char	*source_url;		/* resolved (may hold a password: never log) */
 	char	*source_url_env;	/* the env var name, if used */
-	char	*slot_name;		/* PostgreSQL; default "pg2osync" */
-	char	*publication;		/* PostgreSQL; default "pg2osync" */
-	unsigned long server_id;	/* MySQL: our replica id, 1..2^32-1 */
+	/* PostgreSQL; default "pg2osync", NULL for a MySQL source */
+	char	*slot_name;
+	char	*publication;
+	unsigned long server_id;	/* MySQL: our replica id, 1..2^32-1;
+					   0 for a PostgreSQL source */
 	char	*sslmode;		/* NULL = libpq default */
 	char	*sslrootcert, *sslcert, *sslkey;
 	int	 reconnect_max;		/* default 10 */

@@ -66,11 +66,15 @@ frame_error(struct frame_reader *r, const char *fmt, ...)
 static int
 parse_prefix(const struct frame_reader *r, size_t *hdr, uint64_t *len)
 {
-	const unsigned char *p = (const unsigned char *)r->buf + r->start;
+	const unsigned char *p;
 	size_t avail = r->end - r->start, i;
 	uint64_t v = 0;
 
 	*len = 0;
+	/* an empty reader may have no buffer yet: no arithmetic on NULL */
+	if (avail == 0)
+		return 0;
+	p = (const unsigned char *)r->buf + r->start;
 	for (i = 0; i < avail; i++) {
 		if (p[i] == ' ' && i > 0) {
 			*hdr = i + 1;

@@ -70,6 +70,10 @@ struct my_col;
  * range and is not sampled.
  */
 #define LOAD_RANGE_ROWS		250000
+/* but a table worth resuming is cut at least this fine, so a crash half
+ * way through its load keeps half of it; no range under the minimum */
+#define LOAD_RANGES_MIN		8
+#define LOAD_RANGE_ROWS_MIN	20000
 /* the progress object carries every boundary and every mark carries the
  * progress: this keeps it to tens of kilobytes for ordinary keys (a table
  * of more than 500M rows gets larger ranges instead) */

@@ -27,11 +27,17 @@
 int
 range_count(uint64_t rows, uint64_t range_rows)
 {
-	uint64_t n;
+	uint64_t n, fine;
 
-	if (range_rows == 0 || rows <= range_rows)
+	if (range_rows == 0)
 		return 1;
 	n = rows / range_rows + (rows % range_rows != 0);
+	fine = rows / LOAD_RANGE_ROWS_MIN;
+	/* the default size only: a size asked for is taken as asked */
+	if (range_rows == LOAD_RANGE_ROWS && n < LOAD_RANGES_MIN && fine > n)
+		n = fine < LOAD_RANGES_MIN ? fine : LOAD_RANGES_MIN;
+	if (n < 1)
+		n = 1;
 	return n > LOAD_RANGES_MAX ? LOAD_RANGES_MAX : (int)n;
 }
 

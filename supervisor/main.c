@@ -453,12 +453,11 @@ start_stages(struct sv *sv, long long now)
 		if (!will_run(sv, s))
 			continue;
 		if (sv_stages[s].after >= 0) {
-			/* its reader holds the other end from the start;
-			 * no other stage may inherit this end, or its reader
-			 * never sees the end of it */
+			/* its reader holds the other end from the start; the
+			 * copy kept until then must not leak into any child
+			 * but this one, or the reader never sees its end */
 			if (out[s] != -1)
-				sv->pending_out[s] = fcntl(out[s],
-				    F_DUPFD_CLOEXEC, 0);
+				sv->pending_out[s] = fcntl(out[s], F_DUPFD_CLOEXEC, 3);
 			continue;
 		}
 		if (spawn_stage(sv, s, in[s], out[s], fd4[s], null, now, err,

@@ -33,12 +33,14 @@ my_raw() {
 my_root() { mariadb --no-defaults -hlocalhost --protocol=socket -uroot --socket="$MYSQL_SOCKET" -N -B -e "$*"; }
 
 # my_config FILE PREFIX TABLE...: one sync section per table of database
-# p2o, index PREFIX_table; url through url_env
+# p2o, index PREFIX_table; url through url_env; the replica id a MySQL
+# source requires from MY_SERVER_ID
 my_config() {
 	local f=$1 prefix=$2 t; shift 2
 	{
 		echo "source:"
 		echo "  url_env: ${MY_URL_ENV:-P2O_MYSQL_URL}"
+		echo "  server_id: ${MY_SERVER_ID:-4242424242}"
 		echo "  reconnect_max: ${RECONNECT_MAX:-3}"
 		echo "target:"
 		echo "  url: ${OS_URL:-http://127.0.0.1:9}"
@@ -58,13 +60,13 @@ my_config() {
 	} > "$f"
 }
 # my_fresh_stream TABLE...: no checkpoint and no load progress left by an
-# earlier run on the same servers (every configuration here is stream
-# mysql:0, there being no server_id in it)
+# earlier run on the same servers (the stream is named by the server_id
+# my_config writes)
 my_fresh_stream() {
-	local t
-	curl -sS --max-time 30 -XDELETE "$OS_URL/.pg2osync_meta/_doc/mysql:0?refresh=true" >/dev/null 2>&1
+	local t s="mysql:${MY_SERVER_ID:-4242424242}"
+	curl -sS --max-time 30 -XDELETE "$OS_URL/.pg2osync_meta/_doc/$s?refresh=true" >/dev/null 2>&1
 	for t in "$@"; do
-		curl -sS --max-time 30 -XDELETE "$OS_URL/.pg2osync_meta/_doc/mysql:0%2Fload%2F$MYSQL_DB.$t?refresh=true" >/dev/null 2>&1
+		curl -sS --max-time 30 -XDELETE "$OS_URL/.pg2osync_meta/_doc/$s%2Fload%2F$MYSQL_DB.$t?refresh=true" >/dev/null 2>&1
 	done
 	return 0
 }

@@ -6,6 +6,9 @@
 #     writer's CPU seconds
 #  3. the supervised pipeline: commit→indexed latency (p50/p99) and the
 #     resident memory of all stages together
+#  4. the initial load of 1,000,000 rows under the supervisor at
+#     write_concurrency 1, 2 and 4, beside the raw _bulk ceiling of the
+#     same documents (load.sh)
 set -eu -o pipefail
 cd "$(dirname "$0")/../.."
 if [ "${1:-}" != "--inside" ]; then
@@ -79,6 +82,8 @@ port=$(awk '/bind:/ {split($2, a, ":"); print a[2]}' "$T/lat.yaml")
 pg2osync-supervise -c "$T/lat.yaml" > "$T/sup.log" 2>&1 &
 SUP=$!
 wait_for 60 curl -sf "http://127.0.0.1:$port/healthz"
+# the table's rows are loaded first: latency is measured on a quiet stream
+wait_for 600 grep -q "'loader' finished: every table is loaded" "$T/sup.log"
 for i in $(seq 1 400); do echo "update bench set qty = qty + 1 where id = $i;"; echo "select pg_sleep(0.02);"; done | psql_q > /dev/null
 sleep 1
 curl -s "http://127.0.0.1:$port/metrics" > "$T/metrics"
@@ -103,3 +108,5 @@ done
 echo "memory of supervisor + ckpt + capture-pg + shaper + writer: RSS $((rss / 1024)) MB summed, PSS $((pss / 1024)) MB (shared library pages counted once)"
 kill -TERM $SUP; wait $SUP || true
 drop_slot $S
+
+. tests/bench/load.sh

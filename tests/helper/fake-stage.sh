@@ -109,10 +109,11 @@ loader)
 	exit 0 ;;
 shaper)
 	# copy rows come on fd 4 when a loader runs
+	# and, like the real shaper, it ends once both inputs ended
 	if [ "${3:-}" = "--load-fd" ]; then
 		cat <&4 & bg=$!
 		cat
-		kill $bg 2>/dev/null
+		wait $bg
 		exit 0
 	fi
 	exec cat ;;

@@ -73,13 +73,20 @@ main(void)
 		msg = xmalloc(n ? n : 1);
 		if (unhex(line, (size_t)len, msg) == -1) {
 			fprintf(stderr, "line %d: not hex\n", lineno);
+			free(msg);
+			free(line);
+			pgo_release(&d);
 			return 2;
 		}
 		sbuf_reset(&out);
 		if (pgo_decode(&d, msg, n, &out) == -1) {
 			printf("error %d: %s\n", d.exit_code, d.err);
 			free(msg);
-			return d.exit_code;
+			free(line);
+			sbuf_release(&out);
+			n = (size_t)d.exit_code;
+			pgo_release(&d);
+			return (int)n;
 		}
 		fwrite(out.buf ? out.buf : "", 1, out.len, stdout);
 		free(msg);

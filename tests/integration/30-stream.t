@@ -89,7 +89,8 @@ ok $? "an idle slot is confirmed up to the WAL end ($target; slot $(slot_confirm
 # SIGTERM drains: exit 0, and the slot is confirmed exactly to the checkpoint
 kill -TERM $SUP
 wait $SUP; st=$?
-ok $st "SIGTERM drains and exits 0"
+ok $st "SIGTERM drains and exits 0 (got $st)"
+[ $st = 0 ] || tail -n 30 "$T/sup.log" | sed 's/^/#   /'
 ck=$(ckpt_lsn "$T/cfg.yaml"); sl=$(slot_confirmed $S)
 ok $([ -n "$ck" ] && [ "$(lsn_num $sl)" -le "$(lsn_num $ck)" ]; echo $?) "slot confirmed $sl is not past checkpoint $ck"
 ok $([ -n "$ck" ] && [ "$(lsn_num $sl)" -eq "$(lsn_num $ck)" ]; echo $?) "after a drain the slot is confirmed to the checkpoint"

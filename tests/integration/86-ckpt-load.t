@@ -62,6 +62,16 @@ check "la is done" -- test "$(echo "$out" | jq -c 'select(.k == "load")')" = '{"
 ok $([ "$(setting ${S}_la refresh_interval)" = null ] && [ "$(setting ${S}_la number_of_replicas)" = 1 ]; echo $?) \
 	"and its settings are back to what it was created with ($(setting ${S}_la refresh_interval), $(setting ${S}_la number_of_replicas))"
 
+# an index deleted behind the pipeline's back holds none of what the
+# progress says: the table is loaded again, from the start
+os_drop ${S}_lb
+out=$(serve '{"k":"get"}')
+check "a finished table whose index is gone is loaded again from the start" -- \
+	test "$(echo "$out" | jq -c 'select(.k == "load")')" = '{"k":"load","tables":[{"table":"public.lb"}]}'
+ok $([ "$(setting ${S}_lb refresh_interval)" = -1 ]; echo $?) "into a new index, suspended"
+grep -q "loading it again from the start" "$T/serve.err"
+ok $? "and the log says why"
+
 serve '{"k":"marked","id":"x#1","table":"public.nosuch","progress":{}}' >/dev/null
 grep -q "no sync section" "$T/serve.err"
 ok $? "a mark for a table the configuration does not name is refused"

@@ -2,7 +2,8 @@
  * t-config.c - config_load: values and defaults of a full file, every error
  * message with its exact file:line and key, *_env resolution, the
  * inline-secret warnings (captured from stderr, and checked for leaks),
- * config_find_rel.
+ * config_find_rel. Then the schema walker itself, through a table declared
+ * here, for the nested kinds no real key uses yet.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "config_schema.h"
 #include "log.h"
 #include "tap.h"
 
@@ -78,6 +80,7 @@ test_full(void)
 	    "  sslrootcert: /etc/ca.pem\n"
 	    "  sslcert: /etc/client.pem\n"
 	    "  sslkey: /etc/client.key\n"
+	    "  load_workers: 16\n"
 	    "  reconnect_max: 0\n"
 	    "target:\n"
 	    "  url: https://search.example:9200/prefix//\n"
@@ -96,6 +99,7 @@ test_full(void)
 	    "engine:\n"
 	    "  batch_size: 250\n"
 	    "  batch_max_bytes: 512KiB\n"
+	    "  write_concurrency: 64\n"
 	    "  checkpoint_interval_ms: 10\n"
 	    "metrics:\n"
 	    "  bind: '[::1]:9187'\n";
@@ -119,6 +123,7 @@ test_full(void)
 	is_str(cfg.sslcert, "/etc/client.pem", "sslcert");
 	is_str(cfg.sslkey, "/etc/client.key", "sslkey");
 	is_int(cfg.reconnect_max, 0, "reconnect_max 0 allowed");
+	is_int(cfg.load_workers, 16, "load_workers");
 	is_str(cfg.target_url, "https://search.example:9200/prefix",
 	    "target url trailing slashes stripped");
 	is_str(cfg.target_username, "admin", "username");
@@ -135,7 +140,7 @@ test_full(void)
 	is_int(s->ncolumns, 3, "three columns");
 	is_str(s->columns[2], "price", "columns in order");
 	ok(s->exclude_columns == NULL, "no exclude_columns");
-	is_int(s->line, 16, "section line");
+	is_int(s->line, 17, "section line");
 	s = &cfg.syncs[1];
 	is_str(s->schema, "public", "unqualified table is in public");
 	is_str(s->rel, "public.users", "rel of unqualified table");
@@ -145,6 +150,8 @@ test_full(void)
 	is_str(s->exclude_columns[1], "token", "exclude_columns in order");
 	is_int(cfg.batch_size, 250, "batch_size");
 	is_int(cfg.batch_max_bytes, 512 * 1024, "batch_max_bytes 512KiB");
+	is_int(cfg.write_concurrency, 64, "write_concurrency");
+	ok(cfg.server_id == 0, "no server_id for a postgresql source");
 	is_int(cfg.checkpoint_interval_ms, 10, "checkpoint_interval_ms");
 	is_str(cfg.metrics_bind, "[::1]:9187", "metrics bind");
 
@@ -174,12 +181,14 @@ test_defaults(void)
 	is_str(cfg.publication, "pg2osync", "default publication");
 	ok(cfg.sslmode == NULL, "default sslmode: libpq's");
 	is_int(cfg.reconnect_max, 10, "default reconnect_max");
+	is_int(cfg.load_workers, 1, "default load_workers");
 	ok(cfg.target_username == NULL && cfg.target_password == NULL,
 	    "no target credentials");
 	is_int(cfg.batch_size, 1000, "default batch_size");
 	is_int(cfg.batch_max_bytes, 5 * 1024 * 1024,
 	    "default batch_max_bytes");
 	is_int(cfg.checkpoint_interval_ms, 1000, "default checkpoint");
+	is_int(cfg.write_concurrency, 1, "default write_concurrency");
 	ok(cfg.metrics_bind == NULL, "no metrics section: no endpoint");
 	is_str(cfg.syncs[0].index, "items", "default index");
 	is_int(cfg.syncs[0].line, 6, "section line");
@@ -187,17 +196,23 @@ test_defaults(void)
 	    "find_rel on minimal");
 	config_release(&cfg);
 
-	ok(load("source:\n  url: mysql://u@h/db\n" TGT
+	if (!ok(load("source:\n  url: mysql://u@h/db\n"
+	    "  server_id: 4294967295\n" TGT
 	    "sync:\n  t:\n    table: appdb.users\n", &cfg, err,
-	    sizeof(err)) == 0, "mysql config loads");
+	    sizeof(err)) == 0, "mysql config loads"))
+		printf("# %s\n", err);
 	is_int(cfg.source_kind, SOURCE_MYSQL, "mysql:// is mysql");
-	is_str(cfg.syncs[0].rel, "appdb.users", "mysql rel database.table");
+	ok(cfg.server_id == 4294967295UL, "server_id up to 2^32-1");
+	ok(cfg.slot_name == NULL && cfg.publication == NULL,
+	    "a mysql source has no slot or publication");
+	ok(cfg.nsyncs == 1 && strcmp(cfg.syncs[0].rel, "appdb.users") == 0,
+	    "mysql rel database.table");
 	config_release(&cfg);
 
-	ok(load("source:\n  url: mariadb://u@h/db\n" TGT
+	ok(load("source:\n  url: mariadb://u@h/db\n  server_id: 1\n" TGT
 	    "sync:\n  t:\n    table: appdb.users\n", &cfg, err,
-	    sizeof(err)) == 0 && cfg.source_kind == SOURCE_MYSQL,
-	    "mariadb:// is mysql");
+	    sizeof(err)) == 0 && cfg.source_kind == SOURCE_MYSQL &&
+	    cfg.server_id == 1, "mariadb:// is mysql");
 	config_release(&cfg);
 
 	ok(load("source:\n  url: host=db dbname=app user=sync\n" TGT SYNC,
@@ -257,6 +272,14 @@ test_errors(void)
 	    MIN "engine:\n  checkpoint_interval_ms: 5\n", 9,
 	    "'engine.checkpoint_interval_ms' must be an integer between 10 "
 	    "and 86400000");
+	expect_err("write_concurrency 0",
+	    MIN "engine:\n  write_concurrency: 0\n", 9,
+	    "'engine.write_concurrency' must be an integer between 1 and 64");
+	expect_err("write_concurrency 65",
+	    MIN "engine:\n  write_concurrency: 65\n", 9,
+	    "'engine.write_concurrency' must be an integer between 1 and 64");
+	expect_err("load_workers 17", SRC "  load_workers: 17\n" TGT SYNC, 3,
+	    "'source.load_workers' must be an integer between 1 and 16");
 	expect_err("reconnect_max negative", SRC "  reconnect_max: -1\n" TGT
 	    SYNC, 3, "'source.reconnect_max' must be an integer >= 0");
 	expect_err("bad size unit",
@@ -370,8 +393,36 @@ test_errors(void)
 	    "'sync.items.index' is not set and the table name 'Items' is not "
 	    "a valid index name: it must be lowercase");
 	expect_err("mysql unqualified table", "source:\n  url: mysql://u@h/d\n"
-	    TGT SYNC "  users:\n    table: users\n", 8,
+	    "  server_id: 5\n" TGT SYNC "  users:\n    table: users\n", 9,
 	    "'sync.users.table' must be 'database.table' for a mysql source");
+	expect_err("server_id missing", "source:\n  url: mysql://u@h/d\n"
+	    TGT "sync:\n  t:\n    table: d.t\n", 1,
+	    "missing required key 'source.server_id' for a mysql source");
+	expect_err("server_id 0", "source:\n  url: mysql://u@h/d\n"
+	    "  server_id: 0\n" TGT "sync:\n  t:\n    table: d.t\n", 3,
+	    "'source.server_id' must be an integer between 1 and 4294967295");
+	expect_err("server_id 2^32", "source:\n  url: mysql://u@h/d\n"
+	    "  server_id: 4294967296\n" TGT "sync:\n  t:\n    table: d.t\n",
+	    3, "'source.server_id' must be an integer between 1 and "
+	    "4294967295");
+	expect_err("server_id negative", "source:\n  url: mysql://u@h/d\n"
+	    "  server_id: -1\n" TGT "sync:\n  t:\n    table: d.t\n", 3,
+	    "'source.server_id' must be an integer between 1 and 4294967295");
+	expect_err("server_id text", "source:\n  url: mysql://u@h/d\n"
+	    "  server_id: one\n" TGT "sync:\n  t:\n    table: d.t\n", 3,
+	    "'source.server_id' must be an integer between 1 and 4294967295");
+	expect_err("server_id for postgresql", SRC "  server_id: 7\n" TGT SYNC,
+	    3, "'source.server_id' applies only to a mysql source");
+	setenv("P2O_T_MYURL", "mariadb://u@h/d", 1);
+	expect_err("slot_name for mysql", "source:\n  url_env: P2O_T_MYURL\n"
+	    "  server_id: 9\n  slot_name: s\n" TGT
+	    "sync:\n  t:\n    table: d.t\n", 4,
+	    "'source.slot_name' applies only to a postgresql source");
+	expect_err("publication for mysql", "source:\n  url_env: P2O_T_MYURL\n"
+	    "  publication: p\n  server_id: 9\n  slot_name: s\n" TGT
+	    "sync:\n  t:\n    table: d.t\n", 3,
+	    "'source.publication' applies only to a postgresql source");
+	unsetenv("P2O_T_MYURL");
 	expect_err("target scheme", SRC "target:\n  url: ftp://h\n" SYNC, 4,
 	    "'target.url' must start with http:// or https://");
 	expect_err("target no host", SRC "target:\n  url: http:///x\n" SYNC, 4,
@@ -525,6 +576,435 @@ test_warnings(void)
 	unsetenv("P2O_T_BADURL");
 }
 
+/* the path and line rules, through the real sections */
+static void
+test_paths(void)
+{
+	struct config cfg;
+	char err[512];
+
+	expect_err("dotted section name", SRC TGT "sync:\n  \"a.b\":\n"
+	    "    table: t\n    tabel: x\n", 8,
+	    "unknown key 'sync[\"a.b\"].tabel'");
+	expect_err("quote in a section name", SRC TGT "sync:\n  'x\"y':\n"
+	    "    table: t\n    index: X\n", 8,
+	    "'sync[\"x\\\"y\"].index' must be lowercase");
+	/* "sync.a.columns" must not be mistaken for a's columns */
+	ok(load(SRC TGT "sync:\n  a.columns:\n    table: t1\n"
+	    "  a:\n    table: t2\n    exclude_columns: [x]\n", &cfg, err,
+	    sizeof(err)) == 0, "a section named like another's key: %s",
+	    err);
+	config_release(&cfg);
+	expect_err("mysql table, dotted section", "source:\n"
+	    "  url: mysql://u@h/d\n  server_id: 5\n" TGT
+	    "sync:\n  d.t:\n    table: t\n", 7,
+	    "'sync[\"d.t\"].table' must be 'database.table' for a mysql "
+	    "source");
+	/* a value's own problem comes before any rule between keys, even
+	 * when the rule's line is earlier */
+	unsetenv("P2O_T_UNSET");
+	expect_err("values before rules", "source:\n  url_env: P2O_T_UNSET\n"
+	    TGT SYNC "engine:\n  batch_size: 0\n", 9,
+	    "'engine.batch_size' must be an integer >= 1");
+	expect_err("rules in file order", SRC TGT "  password: x\n"
+	    "sync:\n  items:\n    table: items\n    columns: [a]\n"
+	    "    exclude_columns: [b]\n", 5,
+	    "'target.password' needs 'target.username'");
+	expect_err("list element in a message", MIN "    columns: [a, [b]]\n",
+	    8, "'sync.items.columns[1]' must be a non-empty string");
+	expect_err("null list element", MIN "    columns:\n      - a\n"
+	    "      -\n", 10, "'sync.items.columns[1]' must be a non-empty "
+	    "string");
+	expect_err("null top-level key", MIN "~: 1\n", 8,
+	    "keys must be strings");
+	expect_err("empty sync section name", SRC TGT "sync:\n  '':\n"
+	    "    table: t\n", 6, "keys in 'sync' must be non-empty strings");
+	expect_err("sync section not a mapping", SRC TGT "sync:\n  items: t\n",
+	    6, "'sync.items' must be a mapping");
+	expect_err("sync a list", SRC TGT "sync:\n  - table: t\n", 6,
+	    "'sync' must be a mapping of sections, one per table");
+}
+
+/*
+ * A table of every nested kind, compiled only into this test:
+ *
+ *   items:                      map of name -> struct item
+ *     a:
+ *       tags: [x, y]            list of strings, distinct, checked
+ *       fields: {email: mail}   map of name -> checked string
+ *       children:               list of struct child
+ *         - table: t            required, checked
+ *           weight: 2           int 1..9, default 1
+ *       opts:                   struct in the item, with defaults
+ *         on: true              boolean, default true
+ *         id: 7                 unsigned long 1..4294967295
+ *         mode: fast            enum, default safe
+ *         cap: 2KiB             byte size, default 1KiB
+ */
+struct t_field {
+	char	*name;
+	char	*value;
+	int	 line;
+};
+
+struct t_child {
+	char	*table;
+	int	 weight;
+	int	 line;
+};
+
+struct t_opts {
+	int	 on;
+	unsigned long id;
+	char	*mode;
+	size_t	 cap;
+};
+
+struct t_item {
+	char	*name;
+	int	 line;
+	char	**tags;
+	int	 ntags;
+	struct t_field *fields;
+	int	 nfields;
+	struct t_child *children;
+	int	 nchildren;
+	struct t_opts opts;
+};
+
+struct t_doc {
+	struct t_item *items;
+	int	 nitems;
+	int	 finished;	/* how many times the root's rule ran */
+};
+
+static int
+t_lower(const char *s, char *why, size_t len)
+{
+	if (s[strspn(s, "abcdefghijklmnopqrstuvwxyz")] != '\0') {
+		snprintf(why, len, "must be lowercase letters");
+		return -1;
+	}
+	return 0;
+}
+
+#define FLD(f)	offsetof(struct t_field, f)
+#define CHL(f)	offsetof(struct t_child, f)
+#define OPT(f)	offsetof(struct t_opts, f)
+#define ITM(f)	offsetof(struct t_item, f)
+
+static const char *const t_modes[] = { "fast", "safe", NULL };
+
+static const struct cs_node t_tag = { NULL, CS_STR, .check = t_lower };
+static const struct cs_node t_value = { NULL, CS_STR, FLD(value),
+	.check = t_lower };
+
+static const struct cs_node t_child_keys[] = {
+	{ "table", CS_STR, CHL(table), .required = 1, .check = t_lower },
+	{ "weight", CS_INT, CHL(weight), .def = "1", .min = 1, .max = 9 },
+	{ NULL }
+};
+static const struct cs_node t_child = { NULL, CS_STRUCT,
+	.keys = t_child_keys };
+
+static const struct cs_node t_opts_keys[] = {
+	{ "on", CS_BOOL, OPT(on), .def = "true" },
+	{ "id", CS_ULONG, OPT(id), .min = 1, .max = 4294967295LL },
+	{ "mode", CS_ENUM, OPT(mode), .def = "safe", .choices = t_modes },
+	{ "cap", CS_SIZE, OPT(cap), .def = "1KiB", .min = 1, .max = 1 << 20 },
+	{ NULL }
+};
+
+/* two children may not name one table: the message points at the
+ * second one's table key, found by its path */
+static int
+t_item_finish(struct cs_walk *w, void *base, const char *at, int line)
+{
+	const struct t_item *it = base;
+	int i, j;
+
+	for (i = 0; i < it->nchildren; i++)
+		for (j = 0; j < i; j++)
+			if (strcmp(it->children[i].table,
+			    it->children[j].table) == 0)
+				return cs_err(w, cs_line(w,
+				    "%s.children[%d].table", at, i),
+				    "'%s.children[%d].table' repeats "
+				    "'%s.children[%d].table'", at, i, at, j);
+	return 0;
+}
+
+static const struct cs_node t_item_keys[] = {
+	{ "tags", CS_LIST, ITM(tags), .elem = &t_tag,
+	    .elem_size = sizeof(char *), .count_off = ITM(ntags),
+	    .distinct = 1 },
+	{ "fields", CS_MAP, ITM(fields), .elem = &t_value,
+	    .elem_size = sizeof(struct t_field), .count_off = ITM(nfields),
+	    .name_off = FLD(name), .has_line = 1, .line_off = FLD(line) },
+	{ "children", CS_LIST, ITM(children), .elem = &t_child,
+	    .elem_size = sizeof(struct t_child), .count_off = ITM(nchildren),
+	    .has_line = 1, .line_off = CHL(line) },
+	{ "opts", CS_STRUCT, ITM(opts), .keys = t_opts_keys },
+	{ NULL }
+};
+static const struct cs_node t_item = { NULL, CS_STRUCT,
+	.keys = t_item_keys, .finish = t_item_finish };
+
+static int
+t_doc_finish(struct cs_walk *w, void *base, const char *at, int line)
+{
+	((struct t_doc *)base)->finished++;
+	return 0;
+}
+
+static const struct cs_node t_doc_keys[] = {
+	{ "items", CS_MAP, offsetof(struct t_doc, items), .required = 1,
+	    .elem = &t_item, .elem_size = sizeof(struct t_item),
+	    .count_off = offsetof(struct t_doc, nitems),
+	    .name_off = ITM(name), .has_line = 1, .line_off = ITM(line) },
+	{ NULL }
+};
+static const struct cs_node t_doc = { NULL, CS_STRUCT, .keys = t_doc_keys,
+	.finish = t_doc_finish };
+
+static int
+t_load(const char *text, struct t_doc *d, char *err, size_t errlen)
+{
+	memset(d, 0, sizeof(*d));
+	return cs_load(&t_doc, d, "t.yaml", text, strlen(text), err, errlen);
+}
+
+static void
+t_expect(const char *what, const char *text, int line, const char *msg)
+{
+	struct t_doc d;
+	char err[512], want[512];
+
+	snprintf(want, sizeof(want), "t.yaml:%d: %s", line, msg);
+	if (t_load(text, &d, err, sizeof(err)) == 0)
+		ok(0, "%s: refused", what);
+	else
+		is_str(err, want, "%s", what);
+	cs_release(&t_doc, &d);
+	ok(d.items == NULL && d.nitems == 0, "%s: released", what);
+}
+
+static void
+test_schema_valid(void)
+{
+	const char *text =
+	    "items:\n"					/* 1 */
+	    "  a:\n"
+	    "    tags: [x, y]\n"
+	    "    fields:\n"
+	    "      email: mail\n"				/* 5 */
+	    "      'a.b': c\n"
+	    "    children:\n"
+	    "      - table: t\n"
+	    "        weight: 9\n"
+	    "      -\n"					/* 10 */
+	    "        table: u\n"
+	    "    opts:\n"
+	    "      on: false\n"
+	    "      id: 4294967295\n"
+	    "      mode: fast\n"				/* 15 */
+	    "      cap: 2KiB\n"
+	    "  b: {children: [{table: v}]}\n";
+	struct t_doc d;
+	struct t_item *a, *b;
+	char err[512];
+
+	if (!ok(t_load(text, &d, err, sizeof(err)) == 0, "nested kinds load"))
+		printf("# %s\n", err);
+	is_int(d.nitems, 2, "map of structs: two items");
+	is_int(d.finished, 1, "the root's rule ran once");
+	a = &d.items[0];
+	b = &d.items[1];
+	is_str(a->name, "a", "map element name");
+	is_int(a->line, 2, "map element line");
+	is_int(a->ntags, 2, "list of strings");
+	is_str(a->tags[1], "y", "list order");
+	is_int(a->nfields, 2, "map of strings");
+	is_str(a->fields[0].name, "email", "map of strings: name");
+	is_str(a->fields[0].value, "mail", "map of strings: value");
+	is_int(a->fields[1].line, 6, "map of strings: line");
+	is_str(a->fields[1].name, "a.b", "a dotted name is kept as written");
+	is_int(a->nchildren, 2, "list of structs");
+	is_str(a->children[1].table, "u", "list of structs: value");
+	is_int(a->children[0].weight, 9, "list of structs: int");
+	is_int(a->children[1].weight, 1, "list element default");
+	/* where the element's content starts, not its "-" */
+	is_int(a->children[1].line, 11, "list element line");
+	is_int(a->opts.on, 0, "boolean false");
+	ok(a->opts.id == 4294967295UL, "unsigned 32-bit maximum");
+	is_str(a->opts.mode, "fast", "enum");
+	is_int(a->opts.cap, 2048, "byte size");
+	is_str(b->name, "b", "flow-style item");
+	is_int(b->nchildren, 1, "flow-style list of structs");
+	is_int(b->opts.on, 1, "absent struct: boolean default");
+	is_str(b->opts.mode, "safe", "absent struct: enum default");
+	is_int(b->opts.cap, 1024, "absent struct: size default");
+	ok(b->tags == NULL && b->fields == NULL, "absent list and map: NULL");
+	cs_release(&t_doc, &d);
+	ok(d.items == NULL && d.nitems == 0, "release zeroes");
+
+	ok(t_load("items:\n  a:\n    opts: {on: \"true\"}\n", &d, err,
+	    sizeof(err)) == 0 && d.items[0].opts.on == 1,
+	    "quoted true is true");
+	cs_release(&t_doc, &d);
+}
+
+/* what, document, line, message */
+static const struct t_case {
+	const char	*what;
+	const char	*text;
+	int		 line;
+	const char	*msg;
+} t_cases[] = {
+	/* map of name -> struct */
+	{ "items scalar", "items: x\n", 1, "'items' must be a mapping" },
+	{ "items list", "items:\n  - a\n", 2, "'items' must be a mapping" },
+	{ "items empty", "items: {}\n", 1,
+	    "'items' must hold at least one entry" },
+	{ "item scalar", "items:\n  a: x\n", 2,
+	    "'items.a' must be a mapping" },
+	{ "item list", "items:\n  a:\n    - x\n", 3,
+	    "'items.a' must be a mapping" },
+	{ "unknown key in an item", "items:\n  a:\n    tagz: [x]\n", 3,
+	    "unknown key 'items.a.tagz'" },
+	{ "duplicate item", "items:\n  a: {}\n  b: {}\n  a: {}\n", 4,
+	    "duplicate key 'items.a'" },
+	{ "duplicate key in an item",
+	    "items:\n  a:\n    tags: [x]\n    tags: [y]\n", 4,
+	    "duplicate key 'items.a.tags'" },
+	{ "item key not a string", "items:\n  [a]: {}\n", 2,
+	    "keys in 'items' must be non-empty strings" },
+	{ "items missing", "other: 1\n", 1, "unknown key 'other'" },
+	{ "items required", "{}\n", 1, "missing required key 'items'" },
+
+	/* list of strings */
+	{ "tags scalar", "items:\n  a:\n    tags: x\n", 3,
+	    "'items.a.tags' must be a non-empty list of strings" },
+	{ "tags mapping", "items:\n  a:\n    tags: {x: 1}\n", 3,
+	    "'items.a.tags' must be a non-empty list of strings" },
+	{ "tags empty", "items:\n  a:\n    tags: []\n", 3,
+	    "'items.a.tags' must be a non-empty list of strings" },
+	{ "tag a mapping", "items:\n  a:\n    tags:\n      - x\n"
+	    "      - {y: 1}\n", 5, "'items.a.tags[1]' must be a non-empty "
+	    "string" },
+	{ "tag twice", "items:\n  a:\n    tags:\n      - x\n"
+	    "      - y\n      - x\n", 6, "'items.a.tags' lists 'x' twice" },
+	{ "tag refused by its check", "items:\n  a:\n"
+	    "    tags: [x, Y]\n", 3,
+	    "'items.a.tags[1]' must be lowercase letters" },
+
+	/* map of name -> string */
+	{ "fields scalar", "items:\n  a:\n    fields: x\n", 3,
+	    "'items.a.fields' must be a mapping" },
+	{ "fields list", "items:\n  a:\n    fields: [x]\n", 3,
+	    "'items.a.fields' must be a mapping" },
+	{ "fields empty", "items:\n  a:\n    fields: {}\n", 3,
+	    "'items.a.fields' must hold at least one entry" },
+	{ "field value a mapping", "items:\n  a:\n    fields:\n"
+	    "      email:\n        x: y\n", 5,
+	    "'items.a.fields.email' must be a non-empty string" },
+	{ "field value a list", "items:\n  a:\n    fields:\n"
+	    "      email: [x]\n", 4,
+	    "'items.a.fields.email' must be a non-empty string" },
+	{ "field value null", "items:\n  a:\n    fields:\n"
+	    "      email:\n", 4,
+	    "'items.a.fields.email' must be a non-empty string" },
+	{ "duplicate field", "items:\n  a:\n    fields:\n"
+	    "      email: x\n      name: y\n      email: z\n", 6,
+	    "duplicate key 'items.a.fields.email'" },
+	{ "field refused by its check", "items:\n  a:\n    fields:\n"
+	    "      email: Mail\n", 4,
+	    "'items.a.fields.email' must be lowercase letters" },
+	{ "dotted field refused", "items:\n  a:\n    fields:\n"
+	    "      a.b: C\n", 4,
+	    "'items.a.fields[\"a.b\"]' must be lowercase letters" },
+	{ "field with a NUL", "items:\n  a:\n    fields:\n"
+	    "      x: \"a\\0b\"\n", 4,
+	    "'items.a.fields.x' must not contain a NUL byte" },
+
+	/* list of structs */
+	{ "children scalar", "items:\n  a:\n    children: x\n", 3,
+	    "'items.a.children' must be a non-empty list of mappings" },
+	{ "children a mapping", "items:\n  a:\n    children:\n"
+	    "      table: t\n", 4,
+	    "'items.a.children' must be a non-empty list of mappings" },
+	{ "child scalar", "items:\n  a:\n    children:\n"
+	    "      - table: t\n      - t\n", 5,
+	    "'items.a.children[1]' must be a mapping" },
+	{ "unknown key in a child", "items:\n  a:\n    children:\n"
+	    "      - table: t\n      - table: u\n        tabel: v\n", 6,
+	    "unknown key 'items.a.children[1].tabel'" },
+	{ "missing required key in a child", "items:\n  a:\n"
+	    "    children:\n      - table: t\n      - weight: 2\n", 5,
+	    "missing required key 'items.a.children[1].table'" },
+	{ "missing key in a block child", "items:\n  a:\n"
+	    "    children:\n      -\n        weight: 2\n", 5,
+	    "missing required key 'items.a.children[0].table'" },
+	{ "duplicate key in a child", "items:\n  a:\n"
+	    "    children:\n      - table: t\n        table: u\n", 5,
+	    "duplicate key 'items.a.children[0].table'" },
+	{ "child refused by its check", "items:\n  a:\n"
+	    "    children:\n      - table: T\n", 4,
+	    "'items.a.children[0].table' must be lowercase letters" },
+	{ "child int out of range", "items:\n  a:\n"
+	    "    children:\n      - table: t\n        weight: 10\n", 5,
+	    "'items.a.children[0].weight' must be an integer between 1 and "
+	    "9" },
+	{ "finish rule points at the key", "items:\n  a:\n"
+	    "    children:\n      - table: t\n      - table: u\n"
+	    "      - weight: 2\n        table: t\n", 7,
+	    "'items.a.children[2].table' repeats 'items.a.children[0].table'" },
+
+	/* struct in a struct, and its scalars */
+	{ "opts scalar", "items:\n  a:\n    opts: x\n", 3,
+	    "'items.a.opts' must be a mapping" },
+	{ "opts list", "items:\n  a:\n    opts: [x]\n", 3,
+	    "'items.a.opts' must be a mapping" },
+	{ "unknown key in opts", "items:\n  a:\n    opts:\n"
+	    "      of: true\n", 4, "unknown key 'items.a.opts.of'" },
+	{ "boolean yes", "items:\n  a:\n    opts: {on: yes}\n", 3,
+	    "'items.a.opts.on' must be true or false" },
+	{ "boolean True", "items:\n  a:\n    opts: {on: True}\n", 3,
+	    "'items.a.opts.on' must be true or false" },
+	{ "boolean 1", "items:\n  a:\n    opts: {on: 1}\n", 3,
+	    "'items.a.opts.on' must be true or false" },
+	{ "boolean a list", "items:\n  a:\n    opts:\n      on:\n"
+	    "        - true\n", 5, "'items.a.opts.on' must be true or false" },
+	{ "unsigned 0", "items:\n  a:\n    opts: {id: 0}\n", 3,
+	    "'items.a.opts.id' must be an integer between 1 and 4294967295" },
+	{ "unsigned 2^32", "items:\n  a:\n    opts: {id: 4294967296}\n",
+	    3, "'items.a.opts.id' must be an integer between 1 and "
+	    "4294967295" },
+	{ "enum", "items:\n  a:\n    opts: {mode: slow}\n", 3,
+	    "'items.a.opts.mode' must be one of fast, safe" },
+	{ "size", "items:\n  a:\n    opts: {cap: 2MiB}\n", 3,
+	    "'items.a.opts.cap' must be a byte count between 1 and 1048576, "
+	    "as an integer or a string such as \"5MiB\"" },
+
+	/* the top */
+	{ "top scalar", "x\n", 1, "the configuration must be a mapping" },
+	{ "top empty", "\n", 1, "the configuration is empty" },
+	{ "syntax first", "items:\n  a: {tagz: 1}\n  b: [\n", 3,
+	    "did not find expected node content" },
+	{ "alias before content", "items:\n  a: {tagz: 1}\n"
+	    "  b: *x\n", 3, "anchors and aliases are not supported" },
+};
+
+static void
+test_schema_errors(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(t_cases) / sizeof(t_cases[0]); i++)
+		t_expect(t_cases[i].what, t_cases[i].text, t_cases[i].line,
+		    t_cases[i].msg);
+}
+
 static void
 test_mem(void)
 {
@@ -557,7 +1037,10 @@ main(void)
 	test_defaults();
 	test_errors();
 	test_warnings();
+	test_paths();
 	test_mem();
+	test_schema_valid();
+	test_schema_errors();
 
 	unlink(path);
 	rmdir(dir);

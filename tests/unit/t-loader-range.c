@@ -56,10 +56,18 @@ static void
 counts(void)
 {
 	is_int(range_count(0, 250000), 1, "an empty table is one range");
-	is_int(range_count(250000, 250000), 1, "a table of one range's rows "
+	is_int(range_count(10000, 250000), 1, "a small table "
 	    "is one range");
-	is_int(range_count(250001, 250000), 2, "one row more makes two");
-	is_int(range_count(1000000, 250000), 4, "1M rows make 4 ranges");
+	is_int(range_count(250001, 250000), 8, "a table worth resuming is "
+	    "cut in at least 8");
+	is_int(range_count(1000000, 250000), 8, "1M rows make 8 ranges");
+	is_int(range_count(200000, 250000), 8, "so do 200,000");
+	is_int(range_count(100000, 250000), 5, "100,000: no range under "
+	    "20,000 rows");
+	is_int(range_count(30000, 250000), 1, "30,000: one range");
+	is_int(range_count(4000000, 250000), 16, "4M rows: 250,000 a range");
+	is_int(range_count(250001, 100000), 3, "a size asked for is taken as "
+	    "asked");
 	is_int(range_count(1000000000000ULL, 250000), LOAD_RANGES_MAX,
 	    "a huge table is capped at the most ranges");
 	is_int(range_count(10, 0), 1, "no range size: one range");

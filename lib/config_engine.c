@@ -1,0 +1,22 @@
+/*
+ * config_engine.c - the engine section: batching, bulk requests in flight
+ * and checkpointing. Owns its keys, their ranges and defaults; it has no
+ * rule between keys.
+ */
+#include <limits.h>
+
+#include "config_sections.h"
+
+#define SIZE_LIMIT	(1LL << 30)
+
+const struct cs_node config_engine_keys[] = {
+	{ "batch_size", CS_INT, CFG(batch_size), .def = "1000",
+	    .min = 1, .max = INT_MAX },
+	{ "batch_max_bytes", CS_SIZE, CFG(batch_max_bytes), .def = "5MiB",
+	    .min = 1, .max = SIZE_LIMIT },
+	{ "write_concurrency", CS_INT, CFG(write_concurrency), .def = "1",
+	    .min = 1, .max = 64 },
+	{ "checkpoint_interval_ms", CS_INT, CFG(checkpoint_interval_ms),
+	    .def = "1000", .min = 10, .max = 86400000 },
+	{ NULL }
+};

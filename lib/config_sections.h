@@ -1,0 +1,40 @@
+/*
+ * config_sections.h - what lib/config.c and the section files
+ * (config_source.c, config_target.c, config_sync.c, config_engine.c,
+ * config_metrics.c) share: each section's key table and rules, and the
+ * helpers more than one section needs. Internal to lib/config*.c.
+ */
+#ifndef CONFIG_SECTIONS_H
+#define CONFIG_SECTIONS_H
+
+#include <stddef.h>
+#include <string.h>
+
+#include "config.h"
+#include "config_schema.h"
+
+#define CFG(f)	offsetof(struct config, f)
+
+/* sections of struct config itself: their offsets are into it */
+extern const struct cs_node config_source_keys[];
+extern const struct cs_node config_target_keys[];
+extern const struct cs_node config_engine_keys[];
+extern const struct cs_node config_metrics_keys[];
+int	config_source_finish(struct cs_walk *, void *, const char *, int);
+int	config_target_finish(struct cs_walk *, void *, const char *, int);
+
+/* one struct sync_section, the element of the map under sync: */
+extern const struct cs_node config_sync_section;
+
+/* *_env keys: the name's form, and its value (never quoted in messages) */
+int	config_check_envname(const char *, char *why, size_t);
+int	config_resolve_env(struct cs_walk *, const char *path, int line,
+	    const char *var, char **dst);
+
+static inline int
+config_has_prefix(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * config_tree.h - one YAML document as a tree of line-numbered nodes, the
+ * input of the schema walker (config_schema.h). Internal to lib/config*.c
+ * and the tests that declare their own schema.
+ */
+#ifndef CONFIG_TREE_H
+#define CONFIG_TREE_H
+
+#include <stddef.h>
+
+#include "sbuf.h"
+
+enum cnode_kind { CN_SCALAR, CN_MAP, CN_LIST };
+
+#define CN_NONE	((size_t)-1)
+
+struct cnode {
+	enum cnode_kind kind;
+	int	 line;		/* 1-based, where the node starts */
+	int	 null;		/* a plain "", "~" or "null" scalar */
+	int	 has_nul;	/* the scalar holds a NUL byte */
+	size_t	 text;		/* CN_SCALAR: its bytes' offset in text */
+	size_t	 len;
+	size_t	 first;		/* first child or CN_NONE; a map's children
+				   alternate key, value */
+	size_t	 next;		/* next sibling or CN_NONE */
+	size_t	 n;		/* how many children */
+};
+
+/* the nodes live in one array, so freeing never recurses */
+struct ctree {
+	struct cnode	*v;	/* v[0] is the root, when n > 0 */
+	size_t		 n, cap;
+	struct sbuf	 text;	/* every scalar, each NUL-terminated */
+};
+
+/* where messages go: "name:line: message" into err */
+struct cmsg {
+	const char	*name;
+	char		*err;
+	size_t		 errlen;
+};
+
+/* always -1; line 0 leaves the line out */
+int	cmsg_err(struct cmsg *, int line, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+
+/*
+ * 0 with the document in t (t->n == 0 when the input holds none), or -1
+ * with the message in m: a syntax error anywhere first, then the first
+ * anchor, alias, tag or second document. t is empty after a failure.
+ */
+int	ctree_parse(struct ctree *t, const char *buf, size_t len,
+	    struct cmsg *m);
+void	ctree_release(struct ctree *);
+
+static inline const char *
+ctree_str(const struct ctree *t, const struct cnode *n)
+{
+	return t->text.buf + n->text;
+}
+
+#endif
