@@ -745,7 +745,7 @@ dump_refused(struct my_source *s, const char *how)
 
 int
 src_start_dump(struct my_source *s, const struct config *cfg,
-    unsigned long server_id, const struct mypos *p)
+    const struct mypos *p)
 {
 	struct sbuf cmd = SBUF_INIT, set = SBUF_INIT;
 	char how[MYPOS_FILE_MAX + 64];
@@ -798,7 +798,7 @@ src_start_dump(struct my_source *s, const struct config *cfg,
 			goto done;
 		put_le(&cmd, 4, 4);
 		put_le(&cmd, 0, 2);
-		put_le(&cmd, server_id, 4);
+		put_le(&cmd, cfg->server_id, 4);
 		snprintf(how, sizeof(how), "after the GTID position of "
 		    "%s:%u", p->file, p->offset);
 	} else if (p != NULL && p->has_gtid) {
@@ -806,7 +806,7 @@ src_start_dump(struct my_source *s, const struct config *cfg,
 		gtid_set_encode(&p->gtid, &set);
 		command = COM_BINLOG_DUMP_GTID_CMD;
 		put_le(&cmd, BINLOG_THROUGH_GTID, 2);
-		put_le(&cmd, server_id, 4);
+		put_le(&cmd, cfg->server_id, 4);
 		put_le(&cmd, 0, 4);		/* no file name */
 		put_le(&cmd, 4, 8);
 		put_le(&cmd, set.len, 4);
@@ -819,7 +819,7 @@ src_start_dump(struct my_source *s, const struct config *cfg,
 
 		put_le(&cmd, off, 4);
 		put_le(&cmd, 0, 2);
-		put_le(&cmd, server_id, 4);
+		put_le(&cmd, cfg->server_id, 4);
 		sbuf_adds(&cmd, file);
 		snprintf(how, sizeof(how), "from %s:%u", file, off);
 	}
@@ -837,7 +837,7 @@ src_start_dump(struct my_source *s, const struct config *cfg,
 	s->first = xmalloc(len);
 	memcpy(s->first, ev, len);
 	s->firstlen = len;
-	log_info("binlog dump %s (replica id %lu)", how, server_id);
+	log_info("binlog dump %s (replica id %lu)", how, cfg->server_id);
 	rc = 0;
 done:
 	sbuf_release(&cmd);

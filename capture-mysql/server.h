@@ -72,10 +72,11 @@ int	src_check_resume(struct my_source *, const struct mypos *);
  * The dump connection and the dump itself: by GTID set when p has one,
  * else from p's file and offset, else (p == NULL) from s->file:4. Reads
  * the first packet, so a refused dump (a purged binlog, a proxy) fails
- * here, before hello.
+ * here, before hello. The dump announces cfg's server_id as its replica
+ * id.
  */
 int	src_start_dump(struct my_source *, const struct config *,
-	    unsigned long server_id, const struct mypos *p);
+	    const struct mypos *p);
 /* the dump's socket, and whether whole bytes already wait in the client
  * library's buffers (poll would not see them) */
 int	src_socket(const struct my_source *);
