@@ -985,16 +985,31 @@ ended_on_its_own(const struct sv_child *c)
 	    (code >= 0 || c->signalled_ms == 0);
 }
 
+/* whether u ended no later than c, so c may have seen its input end */
+static int
+ended_before(const struct sv *sv, int u, const struct sv_child *c)
+{
+	const struct sv_child *uc;
+
+	if (u == -1)
+		return 0;
+	uc = &sv->kid[u];
+	return uc->pid != 0 && uc->exited && uc->exit_round <= c->exit_round;
+}
+
 /*
  * The child whose exit code stops the supervisor, or -1. A stage whose
  * input ended inside a frame exits 65 because its upstream died: that 65
  * is a consequence, unless the upstream ended in a later reaping round.
+ * The same holds for the load descriptor (fd 4) when its writer, the
+ * loader, failed or was killed; a loader that exited 0 wrote whole frames
+ * and excuses nothing.
  */
 static int
 permanent_cause(const struct sv *sv)
 {
-	const struct sv_child *c, *u;
-	int k, code;
+	const struct sv_child *c;
+	int k, code, u4;
 
 	for (k = 0; k < NKIDS; k++) {
 		c = &sv->kid[k];
@@ -1003,12 +1018,11 @@ permanent_cause(const struct sv *sv)
 		code = sv_child_code(c);
 		if (code <= 0 || !p2o_exit_permanent(code))
 			continue;
-		if (code == P2O_EXIT_DATA && upstream(k) != -1) {
-			u = &sv->kid[upstream(k)];
-			if (u->pid != 0 && u->exited &&
-			    u->exit_round <= c->exit_round)
-				continue;
-		}
+		u4 = IS_TAP(k) ? -1 : sv_stages[k].fd4_from;
+		if (code == P2O_EXIT_DATA && (ended_before(sv, upstream(k), c) ||
+		    (ended_before(sv, u4, c) &&
+		    sv_child_code(&sv->kid[u4]) != 0)))
+			continue;
 		return k;
 	}
 	return -1;
