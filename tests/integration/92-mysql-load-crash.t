@@ -2,9 +2,10 @@
 # The MariaDB initial load beside the stream, killed: 150,000 rows in
 # chunks of 50,000; kill -9 of every process once a chunk is recorded;
 # while it is down, rows are deleted, inserted and updated; after the
-# restart, changes to rows the copy has not reached yet. The index must
-# equal the table by content: deleted rows stay absent, updates win over
-# the copy, the load says it resumed after the recorded chunk.
+# restart, changes to rows the copy has not reached yet, then kill -9 of
+# the loader alone in the chunks left. The index must equal the table by
+# content: deleted rows stay absent, updates win over the copy, the load
+# says each time that it resumed after a recorded chunk.
 # Run under tests/servers/run-with.sh --mariadb --os.
 . "$(dirname "$0")/../mysql-lib.sh"
 if [ -z "${OS_URL:-}" ]; then echo "1..0 # skip needs --os"; exit 0; fi
@@ -34,11 +35,16 @@ my_sql "DELETE FROM t92 WHERE id IN (3, 120003); INSERT INTO t92 VALUES (150001,
 sv_start "$T/sup.log"
 sleep 1
 my_sql "UPDATE t92 SET title = 'updated after restart' WHERE id = 149990; DELETE FROM t92 WHERE id = 149999"
+resumed() { grep -c "loader: info: resuming 'p2o.t92' after chunk [1-9]" "$T/sup.log"; }
+wait_for 120 eval '[ "$(resumed)" -ge 1 ]'
+ok $? "the log says where it resumed: $(grep -m1 -o "resuming 'p2o.t92'[^\"]*" "$T/sup.log")"
+# the loader alone, in the middle of the chunks left
+pid=$(pgrep -f "/loader -c $T/cfg.yaml" | head -n 1)
+ok $([ -n "$pid" ] && kill -KILL "$pid"; echo $?) "the loader alone is killed while it loads (${pid:-not running})"
 load_done() { grep -q "'loader' finished: every table is loaded" "$T/sup.log"; }
 wait_for 300 load_done
-ok $? "the load finished after the restart"
-grep -q "loader: info: resuming 'p2o.t92' after chunk [1-9]" "$T/sup.log"
-ok $? "the log says where it resumed: $(grep -m1 -o "resuming 'p2o.t92'[^\"]*" "$T/sup.log")"
+ok $? "the load finished after the restarts"
+ok $([ "$(resumed)" -ge 2 ]; echo $?) "the killed loader's successor resumed from a recorded chunk too: $(grep -o "resuming 'p2o.t92'[^\"]*" "$T/sup.log" | tail -n 1)"
 check "the index equals the table, every document" -- my_equal t92 $IX 120 "$SEL"
 for id in 3 120003 149999; do
 	ok $([ "$(os_get /$IX/_doc/$id | jq -r .found)" = false ]; echo $?) "deleted row $id stays absent"
