@@ -168,9 +168,12 @@ void	progress_put(struct sbuf *out, const struct progress *);
 /* read an object progress_put wrote: 0, or -1 with err */
 int	progress_parse(struct jspan obj, struct progress *, char *err,
 	    size_t errlen);
-/* helpers both progress objects use: a JSON array of n strings; free n
- * strings and the array (NULL: nothing) */
+/* helpers both progress objects use: a JSON array of n strings; an array
+ * of at most max strings into v[0..) as heap copies, their number in *n,
+ * -1 when it is not one (what was copied stays in v); free n strings and
+ * the array (NULL: nothing) */
 void	progress_put_strings(struct sbuf *out, char *const *v, int n);
+int	progress_get_strings(struct jspan arr, char **v, int max, int *n);
 void	progress_free_strings(char **v, size_t n);
 
 /* ---- range.c ---- */

@@ -122,26 +122,6 @@ bad(char *err, size_t errlen, const char *what)
 	return -1;
 }
 
-/* an array of exactly n strings (n < 0: 1 to max, its length in *got) */
-static int
-get_strings(struct jspan arr, char **v, int n, int max, int *got)
-{
-	struct jiter it;
-	struct jspan s;
-
-	*got = 0;
-	if (arr.p == NULL || jspan_type(arr) != J_ARRAY ||
-	    jiter_init(&it, arr) < 0)
-		return -1;
-	while (jiter_elem(&it, &s)) {
-		if (jspan_type(s) != J_STRING || *got == max ||
-		    (n >= 0 && *got == n))
-			return -1;
-		v[(*got)++] = jstr_dup(s);
-	}
-	return n < 0 ? (*got > 0 ? 0 : -1) : (*got == n ? 0 : -1);
-}
-
 static int
 unhex(int c)
 {
@@ -207,14 +187,14 @@ myprogress_parse(struct jspan obj, struct myprogress *p, char *err,
 	p->key = xcalloc(KEY_COLUMNS_MAX, sizeof(char *));
 	p->types = xcalloc(KEY_COLUMNS_MAX, sizeof(char *));
 	p->after = xcalloc(KEY_COLUMNS_MAX, sizeof(*p->after));
-	rc = get_strings(m[2], p->key, -1, KEY_COLUMNS_MAX, &n);
+	rc = progress_get_strings(m[2], p->key, KEY_COLUMNS_MAX, &n);
 	p->nkeys = n;
-	if (rc == -1) {
+	if (rc == -1 || n == 0) {
 		bad(err, errlen, "has no \"key\" of 1 to 16 names");
 		goto fail;
 	}
-	rc = get_strings(m[3], p->types, n, n, &got);
-	if (rc == -1) {
+	rc = progress_get_strings(m[3], p->types, n, &got);
+	if (rc == -1 || got != n) {
 		/* what was copied is freed with the rest: nkeys covers it */
 		bad(err, errlen, "has no \"types\" for every key column");
 		goto fail;
@@ -227,7 +207,9 @@ myprogress_parse(struct jspan obj, struct myprogress *p, char *err,
 		return 0;
 	}
 	memset(texts, 0, sizeof(texts));
-	rc = get_strings(m[4], texts, n, n, &got);
+	rc = progress_get_strings(m[4], texts, n, &got);
+	if (rc == 0 && got != n)
+		rc = -1;
 	if (rc == 0)
 		rc = decode(p, texts);
 	for (got = 0; got < KEY_COLUMNS_MAX; got++)

@@ -98,10 +98,8 @@ bad(char *err, size_t errlen, const char *what)
 	return -1;
 }
 
-/* an array of at most max strings into v[0..) as heap copies, their
- * number in *n; -1 when it is not one (what was copied stays in v) */
-static int
-get_strings(struct jspan arr, char **v, int max, int *n)
+int
+progress_get_strings(struct jspan arr, char **v, int max, int *n)
 {
 	struct jiter it;
 	struct jspan s;
@@ -158,7 +156,8 @@ progress_parse(struct jspan obj, struct progress *p, char *err,
 		bad(err, errlen, "has no \"rows\" count");
 		goto fail;
 	}
-	if (get_strings(m[3], keys, KEY_COLUMNS_MAX, &n) == -1 || n == 0) {
+	if (progress_get_strings(m[3], keys, KEY_COLUMNS_MAX, &n) == -1 ||
+	    n == 0) {
 		while (n > 0)
 			free(keys[--n]);
 		bad(err, errlen, "has no \"key\" of 1 to 32 names");
@@ -170,7 +169,8 @@ progress_parse(struct jspan obj, struct progress *p, char *err,
 	p->types = xcalloc(n, sizeof(char *));
 	p->bounds = xcalloc(p->of > 1 ? (size_t)(p->of - 1) * n : 1,
 	    sizeof(char *));
-	if (get_strings(m[4], p->types, n, &got) == -1 || got != n) {
+	if (progress_get_strings(m[4], p->types, n, &got) == -1 ||
+	    got != n) {
 		bad(err, errlen, "has no \"types\" for every key column");
 		goto fail;
 	}
@@ -180,8 +180,8 @@ progress_parse(struct jspan obj, struct progress *p, char *err,
 		goto fail;
 	}
 	for (nb = 0; jiter_elem(&it, &b); nb++)
-		if (nb >= p->of - 1 || get_strings(b,
-		    p->bounds + (size_t)nb * n, n, &got) == -1 || got != n) {
+		if (nb >= p->of - 1 || progress_get_strings(b, p->bounds +
+		    (size_t)nb * n, n, &got) == -1 || got != n) {
 			nb = -1;
 			break;
 		}

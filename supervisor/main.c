@@ -1019,7 +1019,8 @@ permanent_cause(const struct sv *sv)
 		if (code <= 0 || !p2o_exit_permanent(code))
 			continue;
 		u4 = IS_TAP(k) ? -1 : sv_stages[k].fd4_from;
-		if (code == P2O_EXIT_DATA && (ended_before(sv, upstream(k), c) ||
+		if (code == P2O_EXIT_DATA &&
+		    (ended_before(sv, upstream(k), c) ||
 		    (ended_before(sv, u4, c) &&
 		    sv_child_code(&sv->kid[u4]) != 0)))
 			continue;

@@ -170,6 +170,11 @@ test_progress(void)
 	    "\"finished\":false}", "\"key\"");
 	REFUSED("{\"chunks\":1,\"rows\":1,\"key\":[\"a\",\"b\"],\"types\":"
 	    "[\"int\"],\"finished\":false}", "\"types\"");
+	REFUSED("{\"chunks\":1,\"rows\":1,\"key\":[\"a\"],\"types\":"
+	    "[\"int\",\"int\"],\"finished\":false}", "\"types\"");
+	REFUSED("{\"chunks\":1,\"rows\":1,\"key\":[\"a\",\"b\"],\"types\":"
+	    "[\"int\",\"int\"],\"after_hex\":[\"31\"],\"finished\":false}",
+	    "\"after_hex\"");
 	REFUSED("{\"chunks\":1,\"rows\":1,\"key\":[\"a\"],\"types\":[\"int\"],"
 	    "\"finished\":false}", "no \"after_hex\"");
 	REFUSED("{\"chunks\":1,\"rows\":1,\"key\":[\"a\"],\"types\":[\"int\"],"
