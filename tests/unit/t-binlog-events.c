@@ -602,6 +602,16 @@ test_json_rows(void)
 		myval_binlog(&jc, &tm.cols[3], c[3].p, c[3].n, &v, err,
 		    sizeof(err));
 		is_str(v.buf, "null", "json-null: an empty JSON value is null");
+		/* no column in the image: no bytes taken, rows never end */
+		{
+			unsigned char none[8] = { 0 };
+
+			off = 0;
+			ok(bl_image_next(&r, &tm, none, &off, c, err,
+			    sizeof(err)) == -1 && off == 0 &&
+			    strstr(err, "holds no column") != NULL,
+			    "an image naming no column is refused: %s", err);
+		}
 		bl_table_map_release(&tm);
 		fx_hex_release(&h);
 	}
