@@ -43,6 +43,8 @@ struct pgo_keydef {
 	char	*qname;
 	int	 ncols;
 	char	**cols;
+	int	 keyless;	/* rows without a key are accepted (append-only:
+				 * filed by their content) */
 };
 
 struct pgo_counters {
@@ -95,6 +97,9 @@ int	pgo_decode(struct pgo_decoder *, const unsigned char *msg, size_t len,
  */
 void	pgo_set_key(struct pgo_decoder *, const char *qname,
 	    const char *const *cols, int ncols);
+/* rows of table qname may come without a key: it is synced append-only,
+ * each row filed under the hash of its content; they carry "key": [] */
+void	pgo_allow_keyless(struct pgo_decoder *, const char *qname);
 /* the cached relation, or NULL; valid until the next pgo_decode */
 const struct pgo_rel *pgo_rel_find(const struct pgo_decoder *, uint32_t oid);
 
@@ -129,6 +134,10 @@ struct pg_source {
 	char	 dbname[128];	/* current_database(), for the slot check */
 	uint64_t confirmed;	/* the slot's confirmed_flush_lsn */
 	uint64_t start;		/* where START_REPLICATION began */
+	int	*append;	/* per sync section: its table has no replica
+				 * identity and goes in <publication>_append,
+				 * which publishes inserts and truncates only */
+	int	 nappend;
 	int	 exit_code;
 	char	 err[768];
 };
@@ -138,7 +147,9 @@ void	slot_release(struct pg_source *);
 /* the SQL connection, then wal_level and the REPLICATION attribute */
 int	slot_connect_sql(struct pg_source *, const struct config *);
 int	slot_check_server(struct pg_source *);
-/* every configured table exists and has a key; registers its key */
+/* every configured table exists and has a key (or is append-only), and
+ * every column an identity reads from a before-image is there (in the
+ * replica identity, or REPLICA IDENTITY FULL); registers its key */
 int	slot_check_tables(struct pg_source *, const struct config *,
 	    struct pgo_decoder *);
 int	slot_ensure_publication(struct pg_source *, const struct config *);

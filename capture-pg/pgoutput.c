@@ -248,6 +248,31 @@ rel_set_keys(struct pgo_decoder *d, struct pgo_rel *rel)
 }
 
 void
+pgo_allow_keyless(struct pgo_decoder *d, const char *qname)
+{
+	size_t i;
+
+	for (i = 0; i < d->nkeydefs; i++)
+		if (strcmp(d->keydefs[i].qname, qname) == 0) {
+			d->keydefs[i].keyless = 1;
+			return;
+		}
+	pgo_set_key(d, qname, NULL, 0);
+	d->keydefs[d->nkeydefs - 1].keyless = 1;
+}
+
+static int
+keyless_ok(const struct pgo_decoder *d, const char *qname)
+{
+	size_t i;
+
+	for (i = 0; i < d->nkeydefs; i++)
+		if (strcmp(d->keydefs[i].qname, qname) == 0)
+			return d->keydefs[i].keyless;
+	return 0;
+}
+
+void
 pgo_set_key(struct pgo_decoder *d, const char *qname,
     const char *const *cols, int ncols)
 {
@@ -264,6 +289,7 @@ pgo_set_key(struct pgo_decoder *d, const char *qname,
 		d->keydefs = xrealloc(d->keydefs,
 		    (d->nkeydefs + 1) * sizeof(*d->keydefs));
 		kd = &d->keydefs[d->nkeydefs++];
+		kd->keyless = 0;
 	}
 	kd->qname = xstrdup(qname);
 	kd->ncols = ncols > 0 ? ncols : 0;
@@ -501,7 +527,7 @@ decode_row(struct pgo_decoder *d, struct rd *r, char type, struct sbuf *out)
 		return fail(d, P2O_EXIT_TEMPFAIL, "pgoutput '%c' message for "
 		    "relation %" PRIu32 " that no Relation message described",
 		    type, oid);
-	if (rel->nkeys == 0)
+	if (rel->nkeys == 0 && !keyless_ok(d, rel->qname))
 		return fail(d, P2O_EXIT_REFUSED, "table '%s' has no primary "
 		    "key or replica identity", rel->qname);
 

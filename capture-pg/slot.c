@@ -23,6 +23,7 @@
 #include "log.h"
 #include "p2o.h"
 #include "sbuf.h"
+#include "where.h"
 #include "xio.h"
 
 /* a whole connection attempt, every host of a multi-host url included */
@@ -199,6 +200,9 @@ slot_release(struct pg_source *s)
 	if (s->repl != NULL)
 		PQfinish(s->repl);
 	s->sql = s->repl = NULL;
+	free(s->append);
+	s->append = NULL;
+	s->nappend = 0;
 }
 
 static PGconn *
@@ -372,7 +376,7 @@ slot_check_server(struct pg_source *s)
  * the old key). A table without either yields one row with a NULL name.
  */
 static const char table_sql[] =
-    "SELECT c.relkind, c.relreplident, a.attname "
+    "SELECT c.relkind, c.relreplident, a.attname, c.oid "
     "FROM pg_catalog.pg_class c "
     "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
     "LEFT JOIN pg_catalog.pg_index i ON i.indrelid = c.oid AND "
@@ -385,61 +389,315 @@ static const char table_sql[] =
     "WHERE n.nspname = $1 AND c.relname = $2 "
     "ORDER BY k.ord";
 
+/*
+ * The table's columns, and whether a value of each may be stored out of
+ * line (then an UPDATE leaving it unchanged does not send it): a variable
+ * length type whose storage allows it, unless a varchar(n) or char(n) too
+ * short to ever reach the TOAST threshold (about 2 kB, at 4 bytes a
+ * character).
+ */
+static const char columns_sql[] =
+    "SELECT a.attname, a.attlen = -1 AND a.attstorage IN ('x', 'e') "
+    "AND NOT (a.atttypid IN ('pg_catalog.varchar'::pg_catalog.regtype, "
+    "'pg_catalog.bpchar'::pg_catalog.regtype) "
+    "AND a.atttypmod BETWEEN 5 AND 504) "
+    "FROM pg_catalog.pg_attribute a WHERE a.attrelid = $1 "
+    "AND a.attnum > 0 AND NOT a.attisdropped";
+
+/* what the checks of one table know */
+struct table_info {
+	const struct sync_section *sec;
+	char	 ident;		/* relreplident */
+	char	**key;		/* the key documents are filed by */
+	int	 nkey;
+	char	**idkey;	/* the replica identity's columns */
+	int	 nidkey;
+	PGresult *cols;		/* columns_sql */
+};
+
+static void
+table_info_release(struct table_info *t)
+{
+	int i;
+
+	for (i = 0; i < t->nkey; i++)
+		free(t->key[i]);
+	for (i = 0; i < t->nidkey; i++)
+		free(t->idkey[i]);
+	free(t->key);
+	free(t->idkey);
+	if (t->cols)
+		PQclear(t->cols);
+	memset(t, 0, sizeof(*t));
+}
+
+static int
+in_names(char *const *names, int n, const char *s)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(names[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+/* the row of column name in t->cols, or -1 */
+static int
+column_row(const struct table_info *t, const char *name)
+{
+	int i;
+
+	for (i = 0; i < PQntuples(t->cols); i++)
+		if (strcmp(PQgetvalue(t->cols, i, 0), name) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * A column the shaper reads from a before-image (to delete or move a
+ * document) or from every update (a filter column whose value may be
+ * left out as unchanged TOAST): it must exist, and with the default
+ * identity it must be in the replica identity.
+ */
+static int
+need_column(struct pg_source *s, const struct table_info *t,
+    const char *key, const char *col, int toastable_only)
+{
+	const char *rel = t->sec->rel;
+	int row;
+
+	if ((row = column_row(t, col)) == -1)
+		return fail(s, P2O_EXIT_REFUSED, "table '%s' (sync section "
+		    "'%s'): '%s' names column '%s', which the table does not "
+		    "have", rel, t->sec->name, key, col);
+	if (t->ident == 'f' || in_names(t->idkey, t->nidkey, col))
+		return 0;
+	if (toastable_only && strcmp(PQgetvalue(t->cols, row, 1), "t") != 0)
+		return 0;
+	return fail(s, P2O_EXIT_REFUSED, "table '%s' (sync section '%s'): "
+	    "'%s' names column '%s', which is not in its replica identity: "
+	    "%s needs the row's before-image (ALTER TABLE %s REPLICA "
+	    "IDENTITY FULL)", rel, t->sec->name, key, col, toastable_only ?
+	    "an update that leaves its out-of-line value unchanged does not "
+	    "send it, so filtering it" : "deleting or moving a document by "
+	    "it", rel);
+}
+
+static int
+need_template(struct pg_source *s, const struct table_info *t,
+    const char *key, const struct tmpl *tm)
+{
+	int i;
+
+	for (i = 0; i < tm->nparts; i++)
+		if (tm->parts[i].column && need_column(s, t, key,
+		    tm->parts[i].text, 0) == -1)
+			return -1;
+	return 0;
+}
+
+/* every column an identity or the filter reads */
+static int
+check_columns(struct pg_source *s, const struct table_info *t)
+{
+	const struct sync_section *sec = t->sec;
+	int i;
+
+	if (sec->id && need_template(s, t, "id", &sec->id_t) == -1)
+		return -1;
+	if (sec->index_templated &&
+	    need_template(s, t, "index", &sec->index_t) == -1)
+		return -1;
+	if (sec->routing && need_column(s, t, "routing", sec->routing,
+	    0) == -1)
+		return -1;
+	if (sec->has_join && sec->join.column &&
+	    need_column(s, t, "join.column", sec->join.column, 0) == -1)
+		return -1;
+	/* an element that went is found in the before-image */
+	if (sec->has_fan_out && need_column(s, t, "fan_out.column",
+	    sec->fan_out.column, 0) == -1)
+		return -1;
+	for (i = 0; sec->where_expr && i < where_ncolumns(sec->where_expr);
+	    i++)
+		if (need_column(s, t, "where", where_column(sec->where_expr, i),
+		    1) == -1)
+			return -1;
+	return 0;
+}
+
+/* the key, the identity and the columns of one table */
+static int
+describe(struct pg_source *s, const struct sync_section *sec,
+    struct table_info *t)
+{
+	const char *params[2], *kind;
+	char oid[16];
+	PGresult *res;
+	int j, n;
+
+	memset(t, 0, sizeof(*t));
+	t->sec = sec;
+	params[0] = sec->schema;
+	params[1] = sec->table;
+	res = run(s, s->sql, PGRES_TUPLES_OK, "reading the catalogue",
+	    table_sql, 2, params);
+	if (res == NULL)
+		return -1;
+	if ((n = PQntuples(res)) == 0) {
+		PQclear(res);
+		return fail(s, P2O_EXIT_REFUSED, "table '%s' does not exist "
+		    "(sync section '%s')", sec->rel, sec->name);
+	}
+	kind = PQgetvalue(res, 0, 0);
+	t->ident = PQgetvalue(res, 0, 1)[0];
+	if (strcmp(kind, "r") != 0 && strcmp(kind, "p") != 0) {
+		fail(s, P2O_EXIT_REFUSED, "'%s' is not a table (relkind '%s'); "
+		    "only tables have rows in the WAL", sec->rel, kind);
+		PQclear(res);
+		return -1;
+	}
+	if (!PQgetisnull(res, 0, 2)) {
+		t->idkey = xcalloc(n, sizeof(char *));
+		for (j = 0; j < n; j++)
+			t->idkey[t->nidkey++] = xstrdup(PQgetvalue(res, j, 2));
+	}
+	snprintf(oid, sizeof(oid), "%s", PQgetvalue(res, 0, 3));
+	PQclear(res);
+	params[0] = oid;
+	t->cols = run(s, s->sql, PGRES_TUPLES_OK, "reading the table's "
+	    "columns", columns_sql, 1, params);
+	return t->cols == NULL ? -1 : 0;
+}
+
+/*
+ * The key rows are filed by: the replica identity's (the primary key or
+ * the identity index), or the section's primary_key, whose columns a
+ * delete's before-image must carry. A table with neither is refused
+ * unless it is append-only.
+ */
+static int
+choose_key(struct pg_source *s, struct table_info *t)
+{
+	const struct sync_section *sec = t->sec;
+	int j;
+
+	if (sec->primary_key == NULL) {
+		if (t->nidkey == 0)
+			return fail(s, P2O_EXIT_REFUSED, "table '%s' has no "
+			    "primary key (sync section '%s'): declare "
+			    "'append_only: true' for an insert-only table, or "
+			    "name its key with 'primary_key'", sec->rel,
+			    sec->name);
+		t->key = xcalloc(t->nidkey, sizeof(char *));
+		for (j = 0; j < t->nidkey; j++)
+			t->key[t->nkey++] = xstrdup(t->idkey[j]);
+		return 0;
+	}
+	t->key = xcalloc(sec->nprimary_key, sizeof(char *));
+	for (j = 0; j < sec->nprimary_key; j++) {
+		if (column_row(t, sec->primary_key[j]) == -1)
+			return fail(s, P2O_EXIT_REFUSED, "table '%s' (sync "
+			    "section '%s'): 'primary_key' names column '%s', "
+			    "which the table does not have", sec->rel,
+			    sec->name, sec->primary_key[j]);
+		if (t->ident != 'f' && !in_names(t->idkey, t->nidkey,
+		    sec->primary_key[j]))
+			return fail(s, P2O_EXIT_REFUSED, "table '%s' (sync "
+			    "section '%s'): 'primary_key' names column '%s', "
+			    "which is not in its replica identity: a delete "
+			    "sends only those columns (ALTER TABLE %s REPLICA "
+			    "IDENTITY FULL)", sec->rel, sec->name,
+			    sec->primary_key[j], sec->rel);
+		t->key[t->nkey++] = xstrdup(sec->primary_key[j]);
+	}
+	return 0;
+}
+
+/* a join child computes its parent's id from one column: the parent's
+ * id must name its key, and its key only */
+static int
+check_join_parent(struct pg_source *s, const struct table_info *t)
+{
+	const struct sync_section *sec = t->sec;
+	const char *col = NULL;
+	int i;
+
+	for (i = 0; i < sec->id_t.nparts; i++)
+		if (sec->id_t.parts[i].column)
+			col = sec->id_t.parts[i].text;
+	if (t->nkey != 1 || col == NULL || strcmp(t->key[0], col) != 0)
+		return fail(s, P2O_EXIT_REFUSED, "table '%s' (sync section "
+		    "'%s') is a join parent: its 'id' must name its key, a "
+		    "single column, and nothing else, since a child computes "
+		    "its parent's id from one column", sec->rel, sec->name);
+	return 0;
+}
+
+/* which publication a table goes in: an append-only table without a
+ * replica identity in <publication>_append, which publishes no update or
+ * delete, so that the source's own UPDATE and DELETE keep working */
+static void
+place(struct pg_source *s, const struct config *cfg, int i,
+    const struct table_info *t)
+{
+	if (s->append == NULL)
+		s->append = xcalloc((size_t)cfg->nsyncs + 1, sizeof(int));
+	if (cfg->syncs[i].append_only && t->ident != 'f' && t->nidkey == 0) {
+		s->append[i] = 1;
+		s->nappend++;
+	}
+}
+
 int
 slot_check_tables(struct pg_source *s, const struct config *cfg,
     struct pgo_decoder *dec)
 {
 	const struct sync_section *sec;
-	const char *params[2], *kind, *ident;
-	const char **cols;
-	PGresult *res;
-	int i, j, n;
+	struct table_info t;
+	int i, rc = -1;
 
+	memset(&t, 0, sizeof(t));
 	for (i = 0; i < cfg->nsyncs; i++) {
 		sec = &cfg->syncs[i];
-		params[0] = sec->schema;
-		params[1] = sec->table;
-		res = run(s, s->sql, PGRES_TUPLES_OK, "reading the catalogue",
-		    table_sql, 2, params);
-		if (res == NULL)
-			return -1;
-		if ((n = PQntuples(res)) == 0) {
-			PQclear(res);
-			return fail(s, P2O_EXIT_REFUSED, "table '%s' does not "
-			    "exist (sync section '%s')", sec->rel, sec->name);
+		if (describe(s, sec, &t) == -1)
+			goto out;
+		if (t.ident == 'n' && !sec->append_only) {
+			fail(s, P2O_EXIT_REFUSED, "table '%s' has REPLICA "
+			    "IDENTITY NOTHING; publishing it would make its "
+			    "updates and deletes fail", sec->rel);
+			goto out;
 		}
-		kind = PQgetvalue(res, 0, 0);
-		ident = PQgetvalue(res, 0, 1);
-		if (strcmp(kind, "r") != 0 && strcmp(kind, "p") != 0) {
-			fail(s, P2O_EXIT_REFUSED, "'%s' is not a table "
-			    "(relkind '%s'); only tables have rows in the WAL",
-			    sec->rel, kind);
-			PQclear(res);
-			return -1;
-		}
-		if (strcmp(ident, "n") == 0) {
-			PQclear(res);
-			return fail(s, P2O_EXIT_REFUSED, "table '%s' has "
-			    "REPLICA IDENTITY NOTHING; publishing it would make "
-			    "its updates and deletes fail", sec->rel);
-		}
-		if (PQgetisnull(res, 0, 2)) {
-			PQclear(res);
-			return fail(s, P2O_EXIT_REFUSED, "table '%s' has no "
-			    "primary key", sec->rel);
-		}
-		cols = xcalloc(n, sizeof(*cols));
-		for (j = 0; j < n; j++)
-			cols[j] = PQgetvalue(res, j, 2);
-		/* with REPLICA IDENTITY FULL pgoutput flags every column:
-		 * the decoder needs the real key for the document id */
-		pgo_set_key(dec, sec->rel, cols, n);
-		free(cols);
-		log_debug("table '%s': replica identity '%s', %d key "
-		    "column(s)", sec->rel, ident, n);
-		PQclear(res);
+		place(s, cfg, i, &t);
+		if (sec->append_only) {
+			/* filed by its content: no key, no before-image */
+			pgo_allow_keyless(dec, sec->rel);
+			if (s->append[i])
+				log_info("table '%s' has no replica identity: "
+				    "synced append-only through publication "
+				    "'%s_append', which publishes inserts and "
+				    "truncates only; its updates and deletes "
+				    "cannot be seen", sec->rel,
+				    cfg->publication);
+		} else if (choose_key(s, &t) == -1 ||
+		    check_columns(s, &t) == -1 ||
+		    (sec->has_join && sec->join.parent == NULL &&
+		    check_join_parent(s, &t) == -1))
+			goto out;
+		else
+			/* with REPLICA IDENTITY FULL pgoutput flags every
+			 * column: the decoder needs the real key */
+			pgo_set_key(dec, sec->rel,
+			    (const char *const *)t.key, t.nkey);
+		log_debug("table '%s': replica identity '%c', %d key "
+		    "column(s)", sec->rel, t.ident, t.nkey);
+		table_info_release(&t);
 	}
-	return 0;
+	rc = 0;
+out:
+	table_info_release(&t);
+	return rc;
 }
 
 /* "schema"."table", quoted for SQL; 0 or -1 with s->err */
@@ -463,52 +721,84 @@ add_qualified(struct pg_source *s, struct sbuf *b,
 	return 0;
 }
 
+/* "<publication>_append" (the configuration keeps it within 63 bytes) */
+static void
+append_name(const struct config *cfg, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s_append", cfg->publication);
+}
+
+/* CREATE PUBLICATION name FOR TABLE the sections whose s->append is
+ * append, or without tables when there are none */
 static int
-create_publication(struct pg_source *s, const struct config *cfg)
+create_publication(struct pg_source *s, const struct config *cfg,
+    const char *name, int append)
 {
 	struct sbuf sql = SBUF_INIT;
 	PGresult *res;
 	char *q;
-	int i, rc = -1;
+	int i, n = 0, rc = -1;
 
-	if ((q = PQescapeIdentifier(s->sql, cfg->publication,
-	    strlen(cfg->publication))) == NULL)
+	if ((q = PQescapeIdentifier(s->sql, name, strlen(name))) == NULL)
 		return stmt_failed(s, s->sql, NULL, "quoting the publication");
 	sbuf_adds(&sql, "CREATE PUBLICATION ");
 	sbuf_adds(&sql, q);
 	PQfreemem(q);
-	sbuf_adds(&sql, " FOR TABLE ");
 	for (i = 0; i < cfg->nsyncs; i++) {
-		if (i > 0)
-			sbuf_adds(&sql, ", ");
+		if (s->append[i] != append)
+			continue;
+		sbuf_adds(&sql, n++ == 0 ? " FOR TABLE " : ", ");
 		if (add_qualified(s, &sql, &cfg->syncs[i]) == -1)
 			goto out;
 	}
-	/* a partitioned table's rows then arrive under its own name */
-	sbuf_adds(&sql, " WITH (publish_via_partition_root = true)");
+	/* a partitioned table's rows then arrive under its own name; the
+	 * append publication publishes no update or delete, so a table
+	 * without a replica identity may be in it and still be updated */
+	sbuf_adds(&sql, append ? " WITH (publish = 'insert, truncate', "
+	    "publish_via_partition_root = true)" :
+	    " WITH (publish_via_partition_root = true)");
 	res = run(s, s->sql, PGRES_COMMAND_OK, "creating the publication",
 	    sql.buf, 0, NULL);
 	if (res == NULL)
 		goto out;
 	PQclear(res);
-	log_info("created publication '%s' for %d table(s)", cfg->publication,
-	    cfg->nsyncs);
+	log_info("created publication '%s' for %d table(s)", name, n);
 	rc = 0;
 out:
 	sbuf_release(&sql);
 	return rc;
 }
 
-int
-slot_ensure_publication(struct pg_source *s, const struct config *cfg)
+/* 1 if the publication holds schema.table */
+static int
+publishes(struct pg_source *s, const char *pub,
+    const struct sync_section *sec)
 {
-	static const char *const ops[] = { "insert", "update", "delete" };
-	const struct sync_section *sec;
-	const char *params[3];
+	const char *params[3] = { pub, sec->schema, sec->table };
 	PGresult *res;
-	int i, found;
+	int found;
 
-	params[0] = cfg->publication;
+	res = run(s, s->sql, PGRES_TUPLES_OK,
+	    "reading the publication's tables",
+	    "SELECT 1 FROM pg_catalog.pg_publication_tables "
+	    "WHERE pubname = $1 AND schemaname = $2 AND tablename = $3",
+	    3, params);
+	if (res == NULL)
+		return -1;
+	found = PQntuples(res) > 0;
+	PQclear(res);
+	return found;
+}
+
+/* the publication's actions (insert, update, delete, truncate), or
+ * NULL when it does not exist; -1 on a failed read */
+static int
+pub_actions(struct pg_source *s, const char *name, int act[4])
+{
+	const char *params[1] = { name };
+	PGresult *res;
+	int i;
+
 	res = run(s, s->sql, PGRES_TUPLES_OK, "reading the publication",
 	    "SELECT p.pubinsert, p.pubupdate, p.pubdelete, p.pubtruncate "
 	    "FROM pg_catalog.pg_publication p WHERE p.pubname = $1",
@@ -517,36 +807,87 @@ slot_ensure_publication(struct pg_source *s, const struct config *cfg)
 		return -1;
 	if (PQntuples(res) == 0) {
 		PQclear(res);
-		return create_publication(s, cfg);
+		return 0;
+	}
+	for (i = 0; i < 4; i++)
+		act[i] = strcmp(PQgetvalue(res, 0, i), "t") == 0;
+	PQclear(res);
+	return 1;
+}
+
+/* the append publication: inserts, no update or delete, every keyless
+ * append-only table */
+static int
+ensure_append(struct pg_source *s, const struct config *cfg)
+{
+	char name[80];
+	int act[4], i, r;
+
+	append_name(cfg, name, sizeof(name));
+	if ((r = pub_actions(s, name, act)) == -1)
+		return -1;
+	if (r == 0) {
+		/* a slot older than it cannot decode what it holds from
+		 * before: drop the slot and load again (stream.c says so) */
+		return create_publication(s, cfg, name, 1);
+	}
+	if (!act[0] || act[1] || act[2])
+		return fail(s, P2O_EXIT_REFUSED, "publication '%s' must publish "
+		    "inserts and no update or delete: the tables in it have "
+		    "no replica identity, and the source's own updates of "
+		    "them would fail", name);
+	for (i = 0; i < cfg->nsyncs; i++) {
+		if (!s->append[i])
+			continue;
+		if ((r = publishes(s, name, &cfg->syncs[i])) == -1)
+			return -1;
+		if (!r)
+			return fail(s, P2O_EXIT_REFUSED, "publication '%s' does "
+			    "not include table '%s' (sync section '%s'); add "
+			    "it with ALTER PUBLICATION", name,
+			    cfg->syncs[i].rel, cfg->syncs[i].name);
+	}
+	return 0;
+}
+
+int
+slot_ensure_publication(struct pg_source *s, const struct config *cfg)
+{
+	static const char *const ops[] = { "insert", "update", "delete" };
+	const struct sync_section *sec;
+	int act[4], i, r;
+
+	if ((r = pub_actions(s, cfg->publication, act)) == -1)
+		return -1;
+	if (r == 0) {
+		if (create_publication(s, cfg, cfg->publication, 0) == -1)
+			return -1;
+		return s->nappend ? ensure_append(s, cfg) : 0;
 	}
 	/* one the operator made: check it, never change it */
 	for (i = 0; i < 3; i++)
-		if (strcmp(PQgetvalue(res, 0, i), "t") != 0) {
-			fail(s, P2O_EXIT_REFUSED, "publication '%s' does not "
-			    "publish %s; the index would miss those changes",
-			    cfg->publication, ops[i]);
-			PQclear(res);
-			return -1;
-		}
-	if (strcmp(PQgetvalue(res, 0, 3), "t") != 0)
+		if (!act[i])
+			return fail(s, P2O_EXIT_REFUSED, "publication '%s' does "
+			    "not publish %s; the index would miss those "
+			    "changes", cfg->publication, ops[i]);
+	if (!act[3])
 		log_warnx("publication '%s' does not publish truncate; a "
 		    "TRUNCATE will not clear the index", cfg->publication);
-	PQclear(res);
 
 	for (i = 0; i < cfg->nsyncs; i++) {
 		sec = &cfg->syncs[i];
-		params[1] = sec->schema;
-		params[2] = sec->table;
-		res = run(s, s->sql, PGRES_TUPLES_OK,
-		    "reading the publication's tables",
-		    "SELECT 1 FROM pg_catalog.pg_publication_tables "
-		    "WHERE pubname = $1 AND schemaname = $2 AND tablename = $3",
-		    3, params);
-		if (res == NULL)
+		if ((r = publishes(s, cfg->publication, sec)) == -1)
 			return -1;
-		found = PQntuples(res) > 0;
-		PQclear(res);
-		if (!found)
+		if (s->append[i] && r)
+			return fail(s, P2O_EXIT_REFUSED, "publication '%s' "
+			    "includes table '%s', which has no replica "
+			    "identity: its own UPDATE and DELETE fail while a "
+			    "publication publishes them. Remove it (ALTER "
+			    "PUBLICATION %s DROP TABLE %s): as an append_only "
+			    "table it is read through '%s_append'",
+			    cfg->publication, sec->rel, cfg->publication,
+			    sec->rel, cfg->publication);
+		if (!s->append[i] && !r)
 			return fail(s, P2O_EXIT_REFUSED, "publication '%s' does "
 			    "not include table '%s' (sync section '%s'); add "
 			    "it with ALTER PUBLICATION or configure another "
@@ -554,8 +895,8 @@ slot_ensure_publication(struct pg_source *s, const struct config *cfg)
 			    sec->name);
 	}
 	log_info("publication '%s' covers the %d configured table(s)",
-	    cfg->publication, cfg->nsyncs);
-	return 0;
+	    cfg->publication, cfg->nsyncs - s->nappend);
+	return s->nappend ? ensure_append(s, cfg) : 0;
 }
 
 static int
@@ -650,7 +991,7 @@ int
 slot_start(struct pg_source *s, const struct config *cfg, uint64_t start_lsn)
 {
 	struct sbuf cmd = SBUF_INIT, pubs = SBUF_INIT;
-	char at[32], slotpos[32];
+	char at[32], slotpos[32], name[80];
 	PGresult *res;
 	char *q;
 	int rc = -1;
@@ -674,6 +1015,16 @@ slot_start(struct pg_source *s, const struct config *cfg, uint64_t start_lsn)
 		return stmt_failed(s, s->repl, NULL, "quoting the publication");
 	sbuf_adds(&pubs, q);
 	PQfreemem(q);
+	if (s->nappend) {
+		append_name(cfg, name, sizeof(name));
+		if ((q = PQescapeIdentifier(s->repl, name,
+		    strlen(name))) == NULL)
+			return stmt_failed(s, s->repl, NULL, "quoting the "
+			    "publication");
+		sbuf_addc(&pubs, ',');
+		sbuf_adds(&pubs, q);
+		PQfreemem(q);
+	}
 
 	sbuf_adds(&cmd, "START_REPLICATION SLOT ");
 	repl_ident(&cmd, cfg->slot_name);

@@ -188,16 +188,45 @@ index_path(const char *index, const char *rest, struct sbuf *path)
 	sbuf_adds(path, rest);
 }
 
+/* the index, created as the writer creates it at its first use
+ * (config_index_body: one place for both); one that exists is fine */
+static int
+create_index(struct ckpt_store *st, const struct config *cf,
+    const char *index, const char *what)
+{
+	const char *body = config_index_body(cf, index);
+	struct sbuf path = SBUF_INIT, resp = SBUF_INIT;
+	char type[128];
+	long status;
+	int rc;
+
+	index_path(index, "", &path);
+	if ((rc = ckpt_request(st, what, "PUT", path.buf, body,
+	    body ? strlen(body) : 0, &resp, &status)) != 0)
+		goto out;
+	ckpt_error_type(&resp, type, sizeof(type));
+	if (status != 200 && !(status == 400 && strcmp(type,
+	    "resource_already_exists_exception") == 0))
+		rc = ckpt_status_error(st, what, status, &resp);
+	else if (status == 200)
+		log_info("created index '%s' for the initial load", index);
+out:
+	sbuf_release(&path);
+	sbuf_release(&resp);
+	return rc;
+}
+
 /* the index's own refresh_interval and number_of_replicas, as a settings
  * object (null where the index has none of its own: restored, null
  * means the target's default again); the index is created when it does
- * not exist yet */
+ * not exist yet, with the body the writer would create it with */
 static int
-read_originals(struct ckpt_store *st, const char *index, struct sbuf *out)
+read_originals(struct ckpt_store *st, const struct config *cf,
+    const char *index, struct sbuf *out)
 {
 	struct sbuf path = SBUF_INIT, resp = SBUF_INIT;
 	struct jspan obj, ix, settings, v;
-	char what[400], type[128];
+	char what[400];
 	long status;
 	int rc, attempt;
 
@@ -211,19 +240,8 @@ read_originals(struct ckpt_store *st, const char *index, struct sbuf *out)
 			goto out;
 		if (status != 404)
 			break;
-		/* created now, with what an index gets on its first write */
-		sbuf_reset(&path);
-		index_path(index, "", &path);
-		if ((rc = ckpt_request(st, what, "PUT", path.buf, NULL, 0,
-		    &resp, &status)) != 0)
+		if ((rc = create_index(st, cf, index, what)) != 0)
 			goto out;
-		ckpt_error_type(&resp, type, sizeof(type));
-		if (status != 200 && !(status == 400 && strcmp(type,
-		    "resource_already_exists_exception") == 0)) {
-			rc = ckpt_status_error(st, what, status, &resp);
-			goto out;
-		}
-		log_info("created index '%s' for the initial load", index);
 	}
 	if (status != 200) {
 		rc = ckpt_status_error(st, what, status, &resp);
@@ -274,14 +292,19 @@ put_settings(struct ckpt_store *st, const char *index, const char *body,
 }
 
 static int
-suspend(struct ckpt_store *st, const char *index)
+suspend(struct ckpt_store *st, const struct config *cf, const char *index)
 {
 	static const char body[] = "{\"index\":{\"refresh_interval\":\"-1\","
 	    "\"number_of_replicas\":0}}";
 	char what[400];
+	int rc;
 
 	snprintf(what, sizeof(what), "suspending refresh and replicas on '%s'",
 	    index);
+	/* an index deleted since its originals were recorded is created
+	 * again, or the load would wait for it for ever */
+	if ((rc = create_index(st, cf, index, what)) != 0)
+		return rc;
 	return put_settings(st, index, body, sizeof(body) - 1, what);
 }
 
@@ -305,6 +328,37 @@ restore(struct ckpt_store *st, const char *index, struct jspan originals)
 	return rc;
 }
 
+/*
+ * The originals another section writing the same index recorded first:
+ * the index may be suspended by that section's load already, and reading
+ * its settings now would record -1 as an original. 1 and the settings in
+ * out, 0 when none has, or an exit code.
+ */
+static int
+shared_originals(struct ckpt_store *st, const struct config *cf,
+    const struct sync_section *sec, struct sbuf *out)
+{
+	const struct sync_section *o;
+	struct ldoc d;
+	int i, rc;
+
+	for (i = 0; sec->shared && i < cf->nsyncs; i++) {
+		o = &cf->syncs[i];
+		if (o == sec || strcmp(o->index, sec->index) != 0)
+			continue;
+		if ((rc = get_doc(st, o->rel, &d)) != 0)
+			return -rc;
+		if (d.settings.p != NULL) {
+			sbuf_reset(out);
+			sbuf_add(out, d.settings.p, d.settings.n);
+			ldoc_release(&d);
+			return 1;
+		}
+		ldoc_release(&d);
+	}
+	return 0;
+}
+
 int
 ckpt_load_plan(struct ckpt_store *st, const struct config *cf,
     const struct msg_pos *cp, struct sbuf *j, int *ntables)
@@ -326,11 +380,14 @@ ckpt_load_plan(struct ckpt_store *st, const struct config *cf,
 		 * deleted since (a rebuild by hand) or another index named
 		 * now holds none of it: the table is loaded again from the
 		 * start, and the originals are read from the index as it is
-		 * now, not from the one that is gone.
+		 * now, not from the one that is gone. A template names many
+		 * indices, created as rows arrive (a filter may leave none):
+		 * only a changed template reloads it.
 		 */
 		if (d.found && (d.index.p == NULL ||
 		    !jstr_eq(d.index, sec->index) ||
-		    (rc = index_exists(st, sec->index)) == 0)) {
+		    (!sec->index_templated &&
+		    (rc = index_exists(st, sec->index)) == 0))) {
 			log_warnx("the load of '%s' was recorded for an index "
 			    "that is gone or not '%s' any more: loading it "
 			    "again from the start", sec->rel, sec->index);
@@ -352,11 +409,25 @@ ckpt_load_plan(struct ckpt_store *st, const struct config *cf,
 			ldoc_release(&d);
 			continue;
 		}
+		/* a templated index is many, each created at its first
+		 * document: there is no one index to suspend */
+		if (sec->index_templated) {
+			msg_load_table(j, sec->rel, d.found ? d.progress : none);
+			(*ntables)++;
+			ldoc_release(&d);
+			continue;
+		}
 		settings = d.settings;
 		if (settings.p == NULL) {
 			sbuf_reset(&orig);
-			if ((rc = read_originals(st, sec->index, &orig)) != 0)
+			if ((rc = shared_originals(st, cf, sec, &orig)) < 0) {
+				rc = -rc;
 				goto out;
+			}
+			if (rc == 0 && (rc = read_originals(st, cf, sec->index,
+			    &orig)) != 0)
+				goto out;
+			rc = 0;
 			settings.p = orig.buf;
 			settings.n = orig.len;
 			/* recorded before the first suspension: an
@@ -365,7 +436,7 @@ ckpt_load_plan(struct ckpt_store *st, const struct config *cf,
 			    settings, 0, 0)) != 0)
 				goto out;
 		}
-		if ((rc = suspend(st, sec->index)) != 0)
+		if ((rc = suspend(st, cf, sec->index)) != 0)
 			goto out;
 		msg_load_table(j, sec->rel, d.found ? d.progress : none);
 		(*ntables)++;

@@ -117,15 +117,238 @@ has_inline_password(const char *url)
 	return 0;
 }
 
+/* "sync.<name>" as messages spell it */
+static const char *
+sec_path(const struct sync_section *s, struct sbuf *buf)
+{
+	sbuf_reset(buf);
+	sbuf_adds(buf, "sync");
+	cs_path_add(buf, s->name);
+	return buf->buf;
+}
+
+/* the line of key in section s, else the section's */
+static int
+sec_line(struct cs_walk *w, const struct sync_section *s, const char *key)
+{
+	struct sbuf p = SBUF_INIT;
+	int line;
+
+	line = cs_line(w, "%s.%s", sec_path(s, &p), key);
+	sbuf_release(&p);
+	return line ? line : s->line;
+}
+
+/* a constant's {schema} and {table}, once: the shaper inserts the JSON */
+static void
+render_constants(struct sync_section *s)
+{
+	struct tmpl t;
+	struct sbuf v = SBUF_INIT;
+	char why[64];
+	int i, k;
+
+	for (i = 0; i < s->nconstants; i++) {
+		sbuf_reset(&v);
+		sbuf_add(&v, "", 0);
+		/* config_sync.c parsed it already */
+		if (tmpl_parse(s->constants[i].value, &t, why,
+		    sizeof(why)) == -1)
+			continue;
+		for (k = 0; k < t.nparts; k++)
+			sbuf_adds(&v, !t.parts[k].column ? t.parts[k].text :
+			    strcmp(t.parts[k].text, "schema") == 0 ?
+			    s->schema : s->table);
+		tmpl_release(&t);
+		free(s->constants[i].json);
+		sbuf_add(&v, "", 0);
+		{
+			struct sbuf j = SBUF_INIT;
+
+			sbuf_add_jstr(&j, v.buf, v.len);
+			s->constants[i].json = j.buf;
+		}
+	}
+	sbuf_release(&v);
+}
+
+/* what an index name or template claims, for overlap checks */
+static const char *
+claim(const struct sync_section *s)
+{
+	return s->index_templated ? s->index_glob : s->index;
+}
+
+/* two sections writing one index, or indices one template can render */
+static int
+check_sharing(struct cs_walk *w, struct sync_section *s,
+    struct sync_section *o)
+{
+	if (!s->index_templated && !o->index_templated) {
+		if (strcmp(o->index, s->index) != 0)
+			return 0;
+		s->shared = o->shared = 1;
+		/* with ids from each table's own key, two tables with a
+		 * row 1 would become one document by accident */
+		if (!s->id || !o->id)
+			return cs_err(w, sec_line(w, s, "index"), "sync "
+			    "sections '%s' and '%s' both write index '%s': "
+			    "sections may share an index only when each "
+			    "declares 'id'", o->name, s->name, s->index);
+		if (s->index_body && o->index_body &&
+		    strcmp(s->index_body, o->index_body) != 0)
+			return cs_err(w, sec_line(w, s, "mapping_file"), "sync "
+			    "sections '%s' and '%s' both write index '%s' "
+			    "with different mapping files", o->name, s->name,
+			    s->index);
+		if (s->has_join != o->has_join)
+			return cs_err(w, sec_line(w, s, "index"), "sync "
+			    "sections '%s' and '%s' both write index '%s', "
+			    "which holds a join: every section writing it "
+			    "must be part of the join", o->name, s->name,
+			    s->index);
+		return 0;
+	}
+	if (glob_overlap(claim(s), claim(o)))
+		return cs_err(w, sec_line(w, s, "index"), "sync section '%s' "
+		    "writes index '%s', which section '%s' can write too "
+		    "('%s'): a templated index is its section's alone",
+		    s->name, s->index, o->name, o->index);
+	return 0;
+}
+
+static struct sync_section *
+find_section(struct config *cfg, const char *name)
+{
+	int i;
+
+	for (i = 0; i < cfg->nsyncs; i++)
+		if (strcmp(cfg->syncs[i].name, name) == 0)
+			return &cfg->syncs[i];
+	return NULL;
+}
+
+/* the generated mapping of a join without a mapping file */
+static void
+join_body(struct sync_section *p)
+{
+	struct sbuf b = SBUF_INIT;
+	int i;
+
+	sbuf_adds(&b, "{\"mappings\":{\"properties\":{");
+	sbuf_add_jstr(&b, p->join.field, strlen(p->join.field));
+	sbuf_adds(&b, ":{\"type\":\"join\",\"relations\":{");
+	sbuf_add_jstr(&b, p->join.name, strlen(p->join.name));
+	sbuf_adds(&b, ":[");
+	for (i = 0; i < p->join.nchildren; i++) {
+		if (i > 0)
+			sbuf_addc(&b, ',');
+		sbuf_add_jstr(&b, p->join.children[i],
+		    strlen(p->join.children[i]));
+	}
+	sbuf_adds(&b, "]}}}}}");
+	p->index_body = b.buf;
+}
+
+/*
+ * A join: one parent per index, children naming it, one field. A child
+ * computes its parent's id from one column, so the parent's id names
+ * exactly one.
+ */
+static int
+check_joins(struct cs_walk *w, struct config *cfg)
+{
+	struct sync_section *s, *p, *o;
+	struct sbuf path = SBUF_INIT;
+	int i, j, body;
+
+	for (i = 0; i < cfg->nsyncs; i++) {
+		s = &cfg->syncs[i];
+		if (!s->has_join || s->join.parent == NULL)
+			continue;
+		p = find_section(cfg, s->join.parent);
+		if (p == NULL || !p->has_join || p->join.parent != NULL) {
+			cs_err(w, sec_line(w, s, "join.parent"), "'%s.join."
+			    "parent' names '%s', which is not a sync section "
+			    "with a join and no parent of its own",
+			    sec_path(s, &path), s->join.parent);
+			goto fail;
+		}
+		if (strcmp(p->index, s->index) != 0 ||
+		    strcmp(p->join.field, s->join.field) != 0) {
+			cs_err(w, sec_line(w, s, "join"), "'%s.join': a child "
+			    "writes its parent's index ('%s') with its join "
+			    "field ('%s')", sec_path(s, &path), p->index,
+			    p->join.field);
+			goto fail;
+		}
+		s->join.parent_sec = (int)(p - cfg->syncs);
+		p->join.children = xrealloc(p->join.children,
+		    (size_t)(p->join.nchildren + 1) * sizeof(char *));
+		p->join.children[p->join.nchildren++] = s->join.name;
+	}
+	for (i = 0; i < cfg->nsyncs; i++) {
+		s = &cfg->syncs[i];
+		if (!s->has_join)
+			continue;
+		for (j = 0; j < i; j++) {
+			o = &cfg->syncs[j];
+			if (!o->has_join || strcmp(o->index, s->index) != 0)
+				continue;
+			if (strcmp(o->join.name, s->join.name) == 0) {
+				cs_err(w, sec_line(w, s, "join.name"), "'%s."
+				    "join.name' repeats relation '%s' of "
+				    "section '%s'", sec_path(s, &path),
+				    s->join.name, o->name);
+				goto fail;
+			}
+			if (!o->join.parent && !s->join.parent) {
+				cs_err(w, sec_line(w, s, "join"), "'%s.join': "
+				    "index '%s' has a join parent already, "
+				    "section '%s'", sec_path(s, &path), s->index,
+				    o->name);
+				goto fail;
+			}
+		}
+		if (s->join.parent)
+			continue;
+		if (s->join.nchildren == 0) {
+			cs_err(w, sec_line(w, s, "join"), "'%s.join' is a "
+			    "parent no section names as its 'parent'",
+			    sec_path(s, &path));
+			goto fail;
+		}
+		if (s->id_t.ncolumns != 1) {
+			cs_err(w, sec_line(w, s, "id"), "'%s.id' must name "
+			    "exactly one column, the parent's key: a join "
+			    "child computes its parent's id from one column",
+			    sec_path(s, &path));
+			goto fail;
+		}
+		/* the generated join mapping, unless a sharer has a file */
+		for (body = 0, j = 0; j < cfg->nsyncs; j++)
+			if (cfg->syncs[j].index_body && strcmp(cfg->syncs[j].
+			    index, s->index) == 0)
+				body = 1;
+		if (!body)
+			join_body(s);
+	}
+	sbuf_release(&path);
+	return 0;
+fail:
+	sbuf_release(&path);
+	return -1;
+}
+
 /* where a sync section's table lives depends on the kind of source; two
- * sections may share neither a table nor an index */
+ * sections may share a table never, an index only with declared ids */
 static int
 finish_syncs(struct cs_walk *w, struct config *cfg)
 {
 	struct sync_section *s, *o;
 	struct sbuf path = SBUF_INIT;
 	char *rel;
-	int i, j;
+	int i, j, append = 0;
 
 	for (i = 0; i < cfg->nsyncs; i++) {
 		s = &cfg->syncs[i];
@@ -133,11 +356,9 @@ finish_syncs(struct cs_walk *w, struct config *cfg)
 			/* a MySQL table lives in a database the url need
 			 * not name; guessing one would sync the wrong table */
 			if (cfg->source_kind == SOURCE_MYSQL) {
-				sbuf_adds(&path, "sync");
-				cs_path_add(&path, s->name);
 				cs_err(w, s->line, "'%s.table' must be "
 				    "'database.table' for a mysql source",
-				    path.buf);
+				    sec_path(s, &path));
 				sbuf_release(&path);
 				return -1;
 			}
@@ -147,22 +368,30 @@ finish_syncs(struct cs_walk *w, struct config *cfg)
 		sprintf(rel, "%s.%s", s->schema, s->table);
 		free(s->rel);
 		s->rel = rel;
+		render_constants(s);
+		append |= s->append_only;
 		for (j = 0; j < i; j++) {
 			o = &cfg->syncs[j];
-			if (strcmp(o->rel, s->rel) == 0)
+			if (strcmp(o->rel, s->rel) == 0) {
+				sbuf_release(&path);
 				return cs_err(w, s->line, "sync sections '%s' "
 				    "and '%s' both sync table '%s'", o->name,
 				    s->name, s->rel);
-			/* without a per-section id both would file row 1
-			 * under _id "1" (one index per table until
-			 * ids are configurable) */
-			if (strcmp(o->index, s->index) == 0)
-				return cs_err(w, s->line, "sync sections '%s' "
-				    "and '%s' both write index '%s'", o->name,
-				    s->name, s->index);
+			}
+			if (check_sharing(w, s, o) == -1) {
+				sbuf_release(&path);
+				return -1;
+			}
 		}
 	}
-	return 0;
+	sbuf_release(&path);
+	/* the keyless tables go in a second publication, <name>_append */
+	if (append && cfg->publication && strlen(cfg->publication) > 56)
+		return cs_err(w, cs_line(w, "source.publication"),
+		    "'source.publication' must be at most 56 bytes long when "
+		    "a section is append_only: its keyless tables go in "
+		    "publication '<publication>_append'");
+	return check_joins(w, cfg);
 }
 
 /* warnings go out only for a file that loaded: one message per problem */
@@ -251,6 +480,38 @@ config_release(struct config *cfg)
 	cs_release(&root, cfg);
 	free(cfg->path);
 	memset(cfg, 0, sizeof(*cfg));
+}
+
+const struct sync_section *
+config_find_index(const struct config *cfg, const char *index)
+{
+	const struct sync_section *s;
+	int i;
+
+	for (i = 0; i < cfg->nsyncs; i++) {
+		s = &cfg->syncs[i];
+		if (s->index_templated ? glob_match(s->index_glob, index) :
+		    strcmp(s->index, index) == 0)
+			return s;
+	}
+	return NULL;
+}
+
+const char *
+config_index_body(const struct config *cfg, const char *index)
+{
+	const struct sync_section *s;
+	int i;
+
+	/* sharers of an index agree on its body (finish_syncs) */
+	for (i = 0; i < cfg->nsyncs; i++) {
+		s = &cfg->syncs[i];
+		if (s->index_body && (s->index_templated ?
+		    glob_match(s->index_glob, index) :
+		    strcmp(s->index, index) == 0))
+			return s->index_body;
+	}
+	return NULL;
 }
 
 const struct sync_section *

@@ -10,19 +10,96 @@
 
 #include <stddef.h>
 
+#include "template.h"
+
+struct where;
+
 enum source_kind { SOURCE_POSTGRES = 1, SOURCE_MYSQL = 2 };
+
+/* transform ops (docs/config.md "transform") */
+enum xf_op { XF_HASH = 1, XF_REDACT, XF_JSON, XF_SPLIT, XF_NUMBER, XF_DATE };
+
+/* one transform: sync.<name>.transform.<column> */
+struct sync_transform {
+	char	*name;		/* the column, as the source names it */
+	char	*op;		/* the short form: "hash" */
+	/* the long form, {op: parameter}: one of these is set */
+	char	*redact, *split, *date;
+	char	*hash, *json, *number;	/* refused: they take none */
+	enum xf_op kind;	/* resolved when the section is finished */
+	const char *param;	/* points at the parameter, or NULL */
+	int	 line;
+};
+
+/* a name mapped to a string: fields (column -> target name) and
+ * constants (field name -> value) */
+struct sync_pair {
+	char	*name;
+	char	*value;
+	char	*json;		/* constants: the value as a JSON string,
+				 * {schema} and {table} rendered */
+	int	 line;
+};
+
+struct sync_fan_out {
+	char	*column;	/* the JSON array column */
+	char	*id;		/* the element id template */
+	char	*element;	/* the field a scalar element is put under;
+				 * defaults to column */
+	struct tmpl id_t;
+};
+
+struct sync_join {
+	char	*field;		/* the join field, shared by the index */
+	char	*name;		/* this table's relation name */
+	char	*parent;	/* a child: the parent's section name */
+	char	*column;	/* a child: its column holding the parent key */
+	int	 parent_sec;	/* a child: index of the parent in syncs */
+	char	**children;	/* a parent: its children's relation names */
+	int	 nchildren;
+};
 
 struct sync_section {
 	char	*name;		/* the key under sync: */
 	char	*schema;	/* "public" when table has no schema part */
 	char	*table;		/* bare table name */
 	char	*rel;		/* "schema.table" as it appears in row frames */
-	char	*index;		/* target index; defaults to the table name */
+	char	*index;		/* target index (or index template); defaults
+				 * to the table name */
 	char	**columns;	/* NULL = all columns */
 	int	 ncolumns;
 	char	**exclude_columns;
 	int	 nexclude_columns;
 	int	 line;		/* where the section starts, for messages */
+
+	/* identity */
+	char	*id;		/* id template, or NULL: the key */
+	struct tmpl id_t;
+	struct tmpl index_t;	/* the index as a template */
+	int	 index_templated;	/* it has placeholders */
+	char	*index_glob;	/* what a templated index claims: "events-*" */
+	char	**primary_key;	/* the key override, or NULL */
+	int	 nprimary_key;
+	int	 append_only;	/* keyless, insert-only, filed by content */
+	char	*routing;	/* routing column, or NULL */
+	int	 shared;	/* another section writes its index */
+
+	/* documents */
+	char	*pipeline;
+	struct sync_transform *transforms;
+	int	 ntransforms;
+	struct sync_pair *fields;	/* renames */
+	int	 nfields;
+	struct sync_pair *constants;
+	int	 nconstants;
+	char	*where;
+	struct where *where_expr;
+	char	*mapping_file;
+	char	*index_body;	/* the creation body read from it, wrapped
+				 * as {"mappings": ...} when bare */
+	int	 has_fan_out, has_join;
+	struct sync_fan_out fan_out;
+	struct sync_join join;
 };
 
 struct config {
@@ -69,6 +146,19 @@ void	config_release(struct config *);
 /* the sync section whose rel is "schema.table", or NULL */
 const struct sync_section *config_find_rel(const struct config *,
 	    const char *rel);
+
+/* the section owning an index name: a literal index, or the templated
+ * index whose glob it matches; NULL when none */
+const struct sync_section *config_find_index(const struct config *,
+	    const char *index);
+/* the body an index is created with (its mapping file, or a join's
+ * generated mapping), or NULL for the target's defaults */
+const char *config_index_body(const struct config *, const char *index);
+/* a transform's date pattern (YYYY MM DD hh mm ss and separators): 0,
+ * or -1 with why */
+int	config_check_date_pattern(const char *, char *why, size_t);
+/* OpenSearch's rules for an index name: 0, or -1 with why */
+int	config_check_index_name(const char *, char *why, size_t);
 
 /* --- added by config.c: the same as config_load on a buffer; name stands
  * for the file in messages. Lets the fuzz target skip the filesystem. --- */

@@ -608,11 +608,30 @@ walk_list(struct cs_walk *w, size_t ni, const struct cs_node *s, void *base)
 	return 0;
 }
 
+/* does node ni have the shape kind s reads? */
+static int
+fits(const struct cs_walk *w, size_t ni, const struct cs_node *s)
+{
+	enum cnode_kind k = node(w, ni)->kind;
+
+	switch (s->kind) {
+	case CS_LIST:
+		return k == CN_LIST;
+	case CS_MAP:
+	case CS_STRUCT:
+		return k == CN_MAP;
+	default:
+		return k == CN_SCALAR;
+	}
+}
+
 /* ni is the value of key s (line: the key's line) */
 static int
 walk(struct cs_walk *w, size_t ni, const struct cs_node *s, void *base,
     int line)
 {
+	if (s->alt != NULL && !fits(w, ni, s) && fits(w, ni, s->alt))
+		s = s->alt;
 	switch (s->kind) {
 	case CS_LIST:
 		return walk_list(w, ni, s, base);
@@ -652,6 +671,9 @@ release(const struct cs_node *s, void *base)
 	char **p = at(base, s->off);
 	int *count, i;
 
+	/* the other spelling stores elsewhere in the same base */
+	if (s->alt != NULL)
+		release(s->alt, base);
 	switch (s->kind) {
 	case CS_STR:
 	case CS_ENUM:
@@ -672,10 +694,11 @@ release(const struct cs_node *s, void *base)
 		*count = 0;
 		return;
 	case CS_STRUCT:
-		for (k = s->keys; k->name; k++)
-			release(k, at(base, s->off));
+		/* first, while the keys' values it derived from are there */
 		if (s->release)
 			s->release(at(base, s->off));
+		for (k = s->keys; k->name; k++)
+			release(k, at(base, s->off));
 		return;
 	default:
 		return;

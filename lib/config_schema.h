@@ -68,6 +68,11 @@ struct cs_node {
 	/* frees what finish added beyond the table's own keys */
 	void		(*release)(void *base);
 
+	/* a value of the other shape (a scalar where this node takes a
+	 * mapping or a list, or the reverse) is read by alt instead, into
+	 * the same base: one key, two spellings */
+	const struct cs_node *alt;
+
 	/* messages, instead of the generic ones */
 	const char	*expect;	/* "must be ..." on a wrong kind */
 	const char	*empty;		/* "must ..." on an empty list/map */

@@ -652,6 +652,14 @@ jstr_copy(struct jspan str, char *buf, size_t cap)
 	return 0;
 }
 
+size_t
+jstr_unescape(struct jspan str, char *out)
+{
+	size_t n = unescape(str, (unsigned char *)out, str.n);
+
+	return n == SIZE_MAX ? 0 : n;
+}
+
 char *
 jstr_dup(struct jspan str)
 {

@@ -52,6 +52,9 @@ int	jkey_is(struct jspan key, const char *name, size_t len);
 int	jstr_eq(struct jspan str, const char *s);
 /* unescape a string span into a NUL-terminated heap copy (xmalloc) */
 char	*jstr_dup(struct jspan str);
+/* unescape into out, which has room for str.n bytes (unescaping never
+ * lengthens a string); the length, NUL bytes included */
+size_t	jstr_unescape(struct jspan str, char *out);
 /* unescape into buf (NUL-terminated); -1 if it does not fit */
 int	jstr_copy(struct jspan str, char *buf, size_t cap);
 /* an unsigned integer without sign, fraction or exponent, fitting 64 bits */

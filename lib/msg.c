@@ -20,7 +20,7 @@ static const char *const kind_names[MSG_NKINDS] = {
 	[MSG_TRUNCATE] = "truncate", [MSG_POS] = "pos",
 	[MSG_DRIFT] = "drift", [MSG_MARK] = "mark",
 	[MSG_INDEX] = "index", [MSG_DELETE] = "delete",
-	[MSG_CLEAR] = "clear",
+	[MSG_CLEAR] = "clear", [MSG_CASCADE] = "cascade",
 	[MSG_HELLO] = "hello", [MSG_DURABLE] = "durable",
 	[MSG_MARKED] = "marked", [MSG_ACK] = "ack",
 	[MSG_MARK_CONFIRM] = "confirm", [MSG_STATS] = "stats",
@@ -566,7 +566,7 @@ msg_load_next(struct jiter *it, char **table, struct jspan *progress,
 static const char *const list_names[] = {
 	[ML_KEY] = "key", [ML_TOAST] = "toast", [ML_RELS] = "rels",
 	[ML_ADDED] = "added", [ML_REMOVED] = "removed",
-	[ML_RETYPED] = "retyped",
+	[ML_RETYPED] = "retyped", [ML_CHILDREN] = "children",
 };
 
 void
@@ -728,6 +728,26 @@ msg_op_toast_id(struct sbuf *j, const char *s, size_t n)
 }
 
 void
+msg_op_toast_index(struct sbuf *j, const char *s, size_t n)
+{
+	member_str(j, "toast_index", s, n);
+}
+
+void
+msg_op_toast_routing(struct sbuf *j, const char *s, size_t n)
+{
+	member_str(j, "toast_routing", s, n);
+}
+
+void
+msg_op_clear_term(struct sbuf *j, const char *field, size_t flen,
+    const char *value, size_t vlen)
+{
+	member_str(j, "field", field, flen);
+	member_str(j, "value", value, vlen);
+}
+
+void
 msg_op_doc(struct sbuf *j)
 {
 	member(j, "doc");
@@ -767,40 +787,70 @@ msg_read_op(const struct frame *f, struct msg_op *op, char *err,
     size_t errlen)
 {
 	static const char *const names[] = { "index", "id", "v", "routing",
-	    "pipeline", "rel", "toast", "toast_id", "doc" };
-	struct jspan m[9];
+	    "pipeline", "rel", "toast", "toast_id", "toast_index",
+	    "toast_routing", "field", "value", "children", "doc" };
+	enum { I_INDEX, I_ID, I_V, I_ROUTING, I_PIPELINE, I_REL, I_TOAST,
+	    I_TOAST_ID, I_TOAST_INDEX, I_TOAST_ROUTING, I_FIELD, I_VALUE,
+	    I_CHILDREN, I_DOC, I_N };
+	struct jspan m[I_N];
 	const char *what;
 
 	memset(op, 0, sizeof(*op));
 	op->kind = msg_kind(f);
 	what = msg_kind_name(op->kind);
 	if (op->kind != MSG_INDEX && op->kind != MSG_DELETE &&
-	    op->kind != MSG_CLEAR)
+	    op->kind != MSG_CLEAR && op->kind != MSG_CASCADE)
 		return bad(err, errlen, "a '%s' frame is not an operation",
 		    what);
-	jobj_pick(f->obj, names, 9, m);
-	if (op_string(m[0], "index", 1, what, err, errlen) == -1 ||
-	    op_string(m[1], "id", op->kind != MSG_CLEAR, what, err,
+	jobj_pick(f->obj, names, I_N, m);
+	if (op_string(m[I_INDEX], "index", 1, what, err, errlen) == -1 ||
+	    op_string(m[I_ID], "id", op->kind != MSG_CLEAR, what, err,
 	    errlen) == -1 ||
-	    op_string(m[3], "routing", 0, what, err, errlen) == -1 ||
-	    op_string(m[4], "pipeline", 0, what, err, errlen) == -1 ||
-	    op_string(m[5], "rel", 0, what, err, errlen) == -1 ||
-	    op_string(m[7], "toast_id", 0, what, err, errlen) == -1)
+	    op_string(m[I_ROUTING], "routing", 0, what, err, errlen) == -1 ||
+	    op_string(m[I_PIPELINE], "pipeline", 0, what, err, errlen) == -1 ||
+	    op_string(m[I_REL], "rel", 0, what, err, errlen) == -1 ||
+	    op_string(m[I_TOAST_ID], "toast_id", 0, what, err, errlen) == -1 ||
+	    op_string(m[I_TOAST_INDEX], "toast_index", 0, what, err,
+	    errlen) == -1 ||
+	    op_string(m[I_TOAST_ROUTING], "toast_routing", 0, what, err,
+	    errlen) == -1)
 		return -1;
-	if (m[2].p == NULL || jspan_type(m[2]) != J_NUMBER ||
-	    jnum_u64(m[2], &op->v) == -1)
+	if (m[I_V].p == NULL || jspan_type(m[I_V]) != J_NUMBER ||
+	    jnum_u64(m[I_V], &op->v) == -1)
 		return bad(err, errlen, "%s has no unsigned 64-bit \"v\"",
 		    what);
-	op->index = m[0], op->id = m[1], op->routing = m[3];
-	op->pipeline = m[4], op->rel = m[5];
-	if (op->kind != MSG_INDEX)
+	op->index = m[I_INDEX], op->id = m[I_ID], op->routing = m[I_ROUTING];
+	op->pipeline = m[I_PIPELINE], op->rel = m[I_REL];
+	switch (op->kind) {
+	case MSG_CLEAR:
+		/* a field and its value, or neither */
+		if (op_string(m[I_FIELD], "field", m[I_VALUE].p != NULL, what,
+		    err, errlen) == -1 || op_string(m[I_VALUE], "value",
+		    m[I_FIELD].p != NULL, what, err, errlen) == -1)
+			return -1;
+		op->field = m[I_FIELD], op->value = m[I_VALUE];
 		return 0;
-	if (m[6].p != NULL && !string_array(m[6]))
+	case MSG_CASCADE:
+		if (m[I_CHILDREN].p == NULL || !string_array(m[I_CHILDREN]) ||
+		    m[I_CHILDREN].n <= 2)
+			return bad(err, errlen, "cascade \"children\" is not a "
+			    "non-empty array of strings");
+		op->children = m[I_CHILDREN];
+		return 0;
+	case MSG_INDEX:
+		break;
+	default:
+		return 0;
+	}
+	if (m[I_TOAST].p != NULL && !string_array(m[I_TOAST]))
 		return bad(err, errlen, "index \"toast\" is not an array of "
 		    "strings");
-	if (m[8].p == NULL || jspan_type(m[8]) != J_OBJECT)
+	if (m[I_DOC].p == NULL || jspan_type(m[I_DOC]) != J_OBJECT)
 		return bad(err, errlen, "index has no \"doc\" object");
-	op->toast = m[6], op->toast_id = m[7], op->doc = m[8];
+	op->toast = m[I_TOAST], op->toast_id = m[I_TOAST_ID];
+	op->toast_index = m[I_TOAST_INDEX];
+	op->toast_routing = m[I_TOAST_ROUTING];
+	op->doc = m[I_DOC];
 	return 0;
 }
 
@@ -839,6 +889,15 @@ const struct msg_counter_def msg_counters[MC_N] = {
 	    "pg2osync_load_rows_superseded_total", NULL, NULL, 0,
 	    "Copied rows dropped because the change stream had deleted or "
 	    "truncated them after they were read." },
+	[MC_TRUNCATES_SKIPPED] = { "truncates_skipped", "shaper",
+	    "pg2osync_truncates_skipped_total", "table", NULL, 0,
+	    "Source TRUNCATEs not applied because the table's index is "
+	    "shared with other tables; its documents stay until removed by "
+	    "hand." },
+	[MC_TRANSFORM_UNCONVERTED] = { "transform_unconverted", "shaper",
+	    "pg2osync_transform_unconverted_total", "table", NULL, 0,
+	    "Values a transform could not convert, indexed as they arrived, "
+	    "per table and column.", "column" },
 	[MC_DOCS_INDEXED] = { "docs_indexed", "writer",
 	    "pg2osync_documents_total", "op", "index", 0,
 	    "Documents written to the target, by operation." },
@@ -866,6 +925,13 @@ const struct msg_counter_def msg_counters[MC_N] = {
 	    "because no stored copy existed to complete them from." },
 	[MC_CLEARS] = { "clears", "writer", "pg2osync_index_clears_total",
 	    NULL, NULL, 0, "Indices cleared for a source TRUNCATE." },
+	[MC_CASCADES] = { "cascades", "writer", "pg2osync_join_cascades_total",
+	    NULL, NULL, 0, "Join parents whose deletion was carried to their "
+	    "children." },
+	[MC_INDICES_CREATED] = { "indices_created", "writer",
+	    "pg2osync_indices_created_total", NULL, NULL, 0,
+	    "Indices the writer created at their first use (templated "
+	    "indices, indices with a mapping file)." },
 	[MC_LOAD_ROWS] = { "load_rows", "loader", "pg2osync_load_rows_total",
 	    "table", NULL, 0, "Rows the initial load has read, per table." },
 	[MC_LOAD_ROWS_ESTIMATE] = { "load_rows_estimate", "loader",

@@ -34,7 +34,7 @@ enum msg_kind {
 	/* events: capture-* and loader -> shaper (§4) */
 	MSG_ROW, MSG_COMMIT, MSG_TRUNCATE, MSG_POS, MSG_DRIFT, MSG_MARK,
 	/* operations: shaper -> writer (§5); commit, pos, mark pass through */
-	MSG_INDEX, MSG_DELETE, MSG_CLEAR,
+	MSG_INDEX, MSG_DELETE, MSG_CLEAR, MSG_CASCADE,
 	/* control channel, fd 3 (§6) */
 	MSG_HELLO, MSG_DURABLE, MSG_MARKED, MSG_ACK, MSG_MARK_CONFIRM, MSG_STATS,
 	MSG_LOAD,
@@ -150,7 +150,8 @@ enum msg_list {
 	ML_KEY,		/* row: the key column names, in key order */
 	ML_TOAST,	/* row, index op: unchanged out-of-line columns */
 	ML_RELS,	/* truncate: the truncated tables */
-	ML_ADDED, ML_REMOVED, ML_RETYPED	/* drift */
+	ML_ADDED, ML_REMOVED, ML_RETYPED,	/* drift */
+	ML_CHILDREN	/* cascade: the child relations of a join parent */
 };
 enum msg_image { MI_NEW, MI_OLD };
 
@@ -194,7 +195,8 @@ int	msg_read_truncate(struct jspan obj, struct jspan *rels, uint64_t *v,
 
 /* ---- operation frames (shaper -> writer) ---- */
 
-/* index, delete or clear on index; id is absent (NULL) for clear */
+/* index, delete, clear or cascade on index; id is absent (NULL) for
+ * clear; a cascade's id is the deleted parent's */
 void	msg_op_begin(struct sbuf *j, enum msg_kind kind, const char *index,
 	    size_t ilen, const char *id, size_t idlen, uint64_t v);
 void	msg_op_routing(struct sbuf *j, const char *s, size_t n);
@@ -202,17 +204,26 @@ void	msg_op_pipeline(struct sbuf *j, const char *s, size_t n);
 /* the source table of an index op whose document needs completion, for
  * the per-table count of documents that could not be completed */
 void	msg_op_rel(struct sbuf *j, const char *s, size_t n);
-/* with ML_TOAST listed: the id to complete from when it is not the op's */
+/* with ML_TOAST listed: the id, index or routing to complete from when it
+ * is not the op's (the document moved in this update) */
 void	msg_op_toast_id(struct sbuf *j, const char *s, size_t n);
+void	msg_op_toast_index(struct sbuf *j, const char *s, size_t n);
+void	msg_op_toast_routing(struct sbuf *j, const char *s, size_t n);
+/* a clear of only the documents whose field holds value (a join's half) */
+void	msg_op_clear_term(struct sbuf *j, const char *field, size_t flen,
+	    const char *value, size_t vlen);
 /* ,"doc": - the document follows, appended by the caller, and is the
  * last member (framing.md §5): msg_end next */
 void	msg_op_doc(struct sbuf *j);
 
 struct msg_op {
-	enum msg_kind kind;	/* MSG_INDEX, MSG_DELETE, MSG_CLEAR */
+	enum msg_kind kind;	/* MSG_INDEX, MSG_DELETE, MSG_CLEAR,
+				 * MSG_CASCADE */
 	struct jspan index, id, routing, pipeline, rel;	/* JSON strings */
 	uint64_t v;
-	struct jspan toast, toast_id;	/* index only */
+	struct jspan toast, toast_id, toast_index, toast_routing; /* index */
+	struct jspan field, value;	/* clear: p NULL when it clears all */
+	struct jspan children;	/* cascade: an array of strings */
 	struct jspan doc;	/* index only: an object */
 };
 int	msg_read_op(const struct frame *, struct msg_op *, char *err,
@@ -226,10 +237,11 @@ enum msg_counter {
 	MC_EVENTS_TRUNCATE, MC_COMMITS, MC_RECEIVED_POS, MC_CONFIRMED_POS,
 	/* shaper */
 	MC_ROWS_IN, MC_OPS_OUT, MC_ROWS_UNMAPPED, MC_DRIFT, MC_COPIES_DROPPED,
+	MC_TRUNCATES_SKIPPED, MC_TRANSFORM_UNCONVERTED,
 	/* writer */
 	MC_DOCS_INDEXED, MC_DOCS_DELETED, MC_BATCHES, MC_BULK_BYTES,
 	MC_SINK_ERRORS, MC_VERSION_CONFLICTS, MC_TOAST_COMPLETIONS,
-	MC_TOAST_MISSING, MC_CLEARS,
+	MC_TOAST_MISSING, MC_CLEARS, MC_CASCADES, MC_INDICES_CREATED,
 	/* loader, per table */
 	MC_LOAD_ROWS, MC_LOAD_ROWS_ESTIMATE, MC_LOAD_RANGES_DONE,
 	MC_LOAD_RANGES, MC_LOAD_WAL_PAUSED,
@@ -247,7 +259,13 @@ struct msg_counter_def {
 				 * per key, the key being the label value */
 	int	 gauge;		/* a level, not summed across restarts */
 	const char *help;
+	const char *label2;	/* a keyed counter with two labels: its key
+				 * is "<label value>" MSG_KEY_SEP "<label2
+				 * value>" */
 };
+
+/* between the two label values of a two-label counter's key */
+#define MSG_KEY_SEP	'\x1f'
 extern const struct msg_counter_def msg_counters[MC_N];
 /* the counter a stats member name names, or -1 */
 int	msg_counter_lookup(struct jspan name);

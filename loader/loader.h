@@ -49,6 +49,7 @@
 
 struct config;
 struct sync_section;
+struct where;
 struct pg_conn;			/* libpq's PGconn */
 struct my_source;		/* capture-mysql's connections */
 struct my_table;
@@ -139,6 +140,7 @@ struct ld_table {
 	struct ld_key *keys;	/* the key, in key order */
 	uint64_t estimate;	/* rows */
 	uint64_t pages;		/* heap pages now, for the sample */
+	const struct where *where;	/* the section's filter, or NULL */
 };
 void	table_release(struct ld_table *);
 
@@ -222,8 +224,9 @@ char	*conn_quote(void *arg, const char *s);
 
 /* ---- table.c ---- */
 
-/* the table, its copied columns, its key, its size; 69 when it is
- * missing, has no key or may not be read */
+/* the table, its copied columns, its key (the replica identity's, the
+ * section's primary_key, or none for an append-only table), its size, its
+ * filter; 69 when it is missing, has no key or may not be read */
 int	table_describe(struct ld_conn *, const struct config *,
 	    const struct sync_section *, struct ld_table *, struct ld_err *);
 /* a fresh progress: the table cut into ranges of about range_rows rows */
@@ -231,7 +234,7 @@ int	table_cut(struct ld_conn *, const struct ld_table *,
 	    uint64_t range_rows, struct progress *, struct ld_err *);
 /* 1 if progress was written for this key (same names and types) */
 int	table_key_matches(const struct ld_table *, const struct progress *);
-/* COPY (SELECT ... WHERE range r) TO STDOUT into sql */
+/* COPY (SELECT ... WHERE range r AND (filter)) TO STDOUT into sql */
 int	table_copy_sql(struct sbuf *sql, struct ld_conn *,
 	    const struct ld_table *, const struct progress *, int r,
 	    struct ld_err *);

@@ -156,17 +156,19 @@ progress_parse(struct jspan obj, struct progress *p, char *err,
 		bad(err, errlen, "has no \"rows\" count");
 		goto fail;
 	}
+	/* a keyless (append-only) table is read as one range */
 	if (progress_get_strings(m[3], keys, KEY_COLUMNS_MAX, &n) == -1 ||
-	    n == 0) {
+	    (n == 0 && p->of != 1)) {
 		while (n > 0)
 			free(keys[--n]);
-		bad(err, errlen, "has no \"key\" of 1 to 32 names");
+		bad(err, errlen, "has no \"key\" of 1 to 32 names (none only "
+		    "for a table read as one range)");
 		goto fail;
 	}
 	p->nkeys = n;
-	p->key = xcalloc(n, sizeof(char *));
+	p->key = xcalloc(n ? n : 1, sizeof(char *));
 	memcpy(p->key, keys, n * sizeof(char *));
-	p->types = xcalloc(n, sizeof(char *));
+	p->types = xcalloc(n ? n : 1, sizeof(char *));
 	p->bounds = xcalloc(p->of > 1 ? (size_t)(p->of - 1) * n : 1,
 	    sizeof(char *));
 	if (progress_get_strings(m[4], p->types, n, &got) == -1 ||

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "log.h"
 #include "p2o.h"
+#include "where.h"
 #include "loader.h"
 
 /*
@@ -189,6 +190,45 @@ out:
 	return rc;
 }
 
+/* a column's exact type, by name */
+static const char column_type_sql[] =
+    "SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod) "
+    "FROM pg_catalog.pg_attribute a WHERE a.attrelid = $1 "
+    "AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped";
+
+/* the section's primary_key: the ranges cut on the key ids are made of */
+static int
+key_override(struct ld_conn *c, const struct sync_section *sec,
+    struct ld_table *t, struct ld_err *e)
+{
+	char oid[16];
+	const char *params[2] = { oid, NULL };
+	PGresult *res;
+	int i;
+
+	snprintf(oid, sizeof(oid), "%u", t->oid);
+	t->keys = xcalloc(sec->nprimary_key, sizeof(*t->keys));
+	for (i = 0; i < sec->nprimary_key; i++) {
+		params[1] = sec->primary_key[i];
+		if ((res = conn_query(c, "reading the table's key",
+		    column_type_sql, 2, params, e)) == NULL)
+			return -1;
+		if (PQntuples(res) != 1) {
+			PQclear(res);
+			return ld_fail(e, P2O_EXIT_REFUSED, "table '%s': "
+			    "'primary_key' names column '%s', which the table "
+			    "does not have", sec->rel, sec->primary_key[i]);
+		}
+		t->keys[i].name = xstrdup(PQgetvalue(res, 0, 0));
+		t->keys[i].type = xstrdup(PQgetvalue(res, 0, 1));
+		t->nkeys++;
+		PQclear(res);
+		if ((t->keys[i].ident = ident(c, t->keys[i].name, e)) == NULL)
+			return -1;
+	}
+	return 0;
+}
+
 static int
 key(struct ld_conn *c, const struct sync_section *sec, struct ld_table *t,
     struct ld_err *e)
@@ -198,11 +238,18 @@ key(struct ld_conn *c, const struct sync_section *sec, struct ld_table *t,
 	PGresult *res;
 	int i, rc = -1;
 
+	if (sec->primary_key != NULL)
+		return key_override(c, sec, t, e);
 	snprintf(oid, sizeof(oid), "%u", t->oid);
 	if ((res = conn_query(c, "reading the table's key", key_sql, 1,
 	    params, e)) == NULL)
 		return -1;
-	if ((t->nkeys = PQntuples(res)) == 0) {
+	/* an append-only table needs none: it is read as one range */
+	if ((t->nkeys = PQntuples(res)) == 0 && sec->append_only) {
+		rc = 0;
+		goto out;
+	}
+	if (t->nkeys == 0) {
 		ld_fail(e, P2O_EXIT_REFUSED, "table '%s' has no primary key",
 		    sec->rel);
 		goto out;
@@ -277,6 +324,7 @@ table_describe(struct ld_conn *c, const struct config *cfg,
 {
 	memset(t, 0, sizeof(*t));
 	t->rel = xstrdup(sec->rel);
+	t->where = sec->where_expr;
 	if (find(c, sec, t, e) == -1 || columns(c, cfg, sec, t, e) == -1 ||
 	    key(c, sec, t, e) == -1 || size(c, sec, t, e) == -1) {
 		table_release(t);
@@ -393,7 +441,8 @@ table_cut(struct ld_conn *c, const struct ld_table *t, uint64_t range_rows,
 		p->key[i] = xstrdup(t->keys[i].name);
 		p->types[i] = xstrdup(t->keys[i].type);
 	}
-	nranges = range_count(t->estimate, range_rows);
+	/* without a key there is nothing to cut by */
+	nranges = t->nkeys ? range_count(t->estimate, range_rows) : 1;
 	if (nranges == 1) {
 		p->of = 1;
 		log_info("table '%s': about %llu rows, read as one range",
@@ -407,16 +456,75 @@ table_cut(struct ld_conn *c, const struct ld_table *t, uint64_t range_rows,
 	return 0;
 }
 
+/* pg_type OIDs, fixed since they are built in */
+enum { OID_TEXT = 25, OID_BPCHAR = 1042, OID_VARCHAR = 1043 };
+
+struct where_arg {
+	struct ld_conn *c;
+	const struct ld_table *t;
+};
+
+/* text, varchar, bpchar: the types the filter's byte order can differ
+ * from the database's for, under the column's collation */
+static int
+collatable(const struct ld_table *t, const char *name)
+{
+	int i;
+
+	for (i = 0; i < t->ncols; i++)
+		if (strcmp(t->cols[i].name, name) == 0)
+			return t->cols[i].typoid == OID_TEXT ||
+			    t->cols[i].typoid == OID_VARCHAR ||
+			    t->cols[i].typoid == OID_BPCHAR;
+	return 0;
+}
+
+/*
+ * The filter's names and literals, quoted for PostgreSQL. A string column
+ * is compared under COLLATE "C", byte order as the shaper compares: under
+ * another collation the load would leave out rows the stream keeps
+ * ('B' < 'b' bytewise, not in en-US).
+ */
+static char *
+where_quote(void *arg, const char *s, int is_ident)
+{
+	struct where_arg *a = arg;
+	char *q, *copy;
+
+	q = is_ident ? PQescapeIdentifier(a->c->pg, s, strlen(s)) :
+	    PQescapeLiteral(a->c->pg, s, strlen(s));
+	if (q == NULL)
+		return NULL;
+	if (is_ident && collatable(a->t, s)) {
+		copy = xmalloc(strlen(q) + sizeof(" COLLATE \"C\""));
+		sprintf(copy, "%s COLLATE \"C\"", q);
+	} else
+		copy = xstrdup(q);
+	PQfreemem(q);
+	return copy;
+}
+
 int
 table_copy_sql(struct sbuf *sql, struct ld_conn *c, const struct ld_table *t,
     const struct progress *p, int r, struct ld_err *e)
 {
+	struct where_arg wa = { c, t };
+	size_t before;
+
 	sbuf_reset(sql);
 	sbuf_addf(sql, "COPY (SELECT %s FROM %s", t->select, t->from);
+	before = sql->len;
 	if (range_where(sql, t->keys, t->nkeys,
 	    r > 0 ? progress_bound(p, r - 1) : NULL,
 	    r < p->of - 1 ? progress_bound(p, r) : NULL, conn_quote, c) == -1)
 		return conn_failed(c, NULL, "quoting a range boundary", e);
+	/* the section's filter, as the shaper evaluates it on each row:
+	 * rows it would delete are not read at all */
+	if (t->where != NULL) {
+		sbuf_adds(sql, sql->len > before ? " AND " : " WHERE ");
+		if (where_sql(t->where, sql, where_quote, &wa) == -1)
+			return conn_failed(c, NULL, "quoting the filter", e);
+	}
 	sbuf_adds(sql, ") TO STDOUT");
 	return 0;
 }

@@ -1,9 +1,13 @@
 /*
- * id.c - document ids (framing.md §7). The only code that turns key values
- * into an id, so a streamed row, a copied row and a delete can never
- * disagree about one. It reads the raw key values, before any projection,
- * and never invents an id: a NULL or missing key value is an error.
+ * id.c - a document's identity: its id (framing.md §7), its index and its
+ * routing. The only code that turns row values into an identity, so a
+ * streamed row, a copied row and every delete - a plain one, a move's, a
+ * fan-out element's, a row leaving the filter - can never disagree about
+ * one. It reads raw values, before any projection or transform, through a
+ * view (shaper.h), and never invents an identity: a NULL or missing value
+ * is an error naming the column.
  */
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +18,57 @@
  * still works, through the heap */
 #define NAME_BUF	256
 
-/* the text of one scalar key value; composite keys escape the separator */
+void
+ident_init(struct ident *d)
+{
+	sbuf_init(&d->index);
+	sbuf_init(&d->id);
+	sbuf_init(&d->routing);
+	d->routed = 0;
+}
+
+void
+ident_release(struct ident *d)
+{
+	sbuf_release(&d->index);
+	sbuf_release(&d->id);
+	sbuf_release(&d->routing);
+}
+
+static int
+same_buf(const struct sbuf *a, const struct sbuf *b)
+{
+	return a->len == b->len && (a->len == 0 ||
+	    memcmp(a->buf, b->buf, a->len) == 0);
+}
+
+int
+ident_same(const struct ident *a, const struct ident *b)
+{
+	return same_buf(&a->index, &b->index) && same_buf(&a->id, &b->id) &&
+	    a->routed == b->routed && same_buf(&a->routing, &b->routing);
+}
+
+int
+view_get(const struct view *v, const char *name, struct jspan *val)
+{
+	if (v->elem.p != NULL) {
+		if (jspan_type(v->elem) == J_OBJECT) {
+			if (jobj_get(v->elem, name, val))
+				return 1;
+		} else if (strcmp(name, v->elem_name) == 0) {
+			*val = v->elem;
+			return 1;
+		}
+	}
+	if (v->skip != NULL && strcmp(name, v->skip) == 0)
+		return 0;
+	if (v->img.p != NULL && jobj_get(v->img, name, val))
+		return 1;
+	return v->fallback.p != NULL && jobj_get(v->fallback, name, val);
+}
+
+/* the text of one value; composite keys escape the separator */
 static void
 add_value(struct sbuf *id, struct jspan v, int escape)
 {
@@ -25,11 +79,11 @@ add_value(struct sbuf *id, struct jspan v, int escape)
 	if (jspan_type(v) == J_STRING) {
 		s = v.p + 1;
 		n = v.n - 2;
-		/* most keys have no escapes: their bytes are the text */
+		/* most values have no escapes: their bytes are the text */
 		if (memchr(s, '\\', n) != NULL) {
-			heap = jstr_dup(v);
+			heap = xmalloc(v.n);
+			n = jstr_unescape(v, heap);
 			s = heap;
-			n = strlen(heap);
 		}
 	}
 	if (!escape) {
@@ -54,22 +108,33 @@ has_nul_escape(struct jspan v)
 	return jspan_type(v) == J_STRING && memmem(v.p, v.n, "\\u0000", 6);
 }
 
+/* the value of column name, or -1 with why: missing, null, NUL */
+static int
+get_value(const struct view *v, const char *name, struct jspan *val,
+    char *err, size_t errlen)
+{
+	int found = view_get(v, name, val);
+
+	if (found && jspan_type(*val) != J_NULL && !has_nul_escape(*val))
+		return 0;
+	snprintf(err, errlen, "column '%s' is %s", name, !found ? "missing" :
+	    jspan_type(*val) == J_NULL ? "null" :
+	    "a string holding a NUL character");
+	return -1;
+}
+
 int
-id_render(struct jspan keys, struct jspan row, struct sbuf *id, char *err,
-    size_t errlen)
+id_render_view(struct jspan keys, const struct view *v, struct sbuf *id,
+    char *err, size_t errlen)
 {
 	struct jiter it;
 	struct jspan name, val;
-	char buf[NAME_BUF], *heapname;
+	char buf[NAME_BUF], *heapname, why[NAME_BUF + 64];
 	const char *cname;
-	int nkeys = 0, found;
+	int nkeys = 0, rc;
 
 	if (jspan_type(keys) != J_ARRAY || jiter_init(&it, keys) == -1) {
 		snprintf(err, errlen, "\"key\" is not an array");
-		return -1;
-	}
-	if (jspan_type(row) != J_OBJECT) {
-		snprintf(err, errlen, "row image is not an object");
 		return -1;
 	}
 	/* one key column is rendered as is; several are escaped, so count */
@@ -90,21 +155,153 @@ id_render(struct jspan keys, struct jspan row, struct sbuf *id, char *err,
 		cname = buf;
 		if (jstr_copy(name, buf, sizeof(buf)) == -1)
 			cname = heapname = jstr_dup(name);
-		found = jobj_get(row, cname, &val);
-		if (!found || jspan_type(val) == J_NULL || has_nul_escape(val)) {
-			snprintf(err, errlen, "key column '%s' is %s", cname,
-			    !found ? "missing" :
-			    jspan_type(val) == J_NULL ? "null" :
-			    "a string holding a NUL character");
-			free(heapname);
+		rc = get_value(v, cname, &val, why, sizeof(why));
+		free(heapname);
+		if (rc == -1) {
+			snprintf(err, errlen, "key %s", why);
 			return -1;
 		}
-		free(heapname);
 		if (i > 0)
 			sbuf_addc(id, '|');
 		/* an array or object key (a PostgreSQL int[] key, say) is
 		 * rendered as its JSON text, which the capture writes compact */
 		add_value(id, val, nkeys > 1);
+	}
+	return 0;
+}
+
+int
+id_render(struct jspan keys, struct jspan row, struct sbuf *id, char *err,
+    size_t errlen)
+{
+	struct view v = { { NULL, 0 }, NULL, row, { NULL, 0 }, NULL };
+
+	if (jspan_type(row) != J_OBJECT) {
+		snprintf(err, errlen, "row image is not an object");
+		return -1;
+	}
+	return id_render_view(keys, &v, id, err, errlen);
+}
+
+int
+id_template(const struct tmpl *t, const struct view *v, struct sbuf *out,
+    char *err, size_t errlen)
+{
+	struct jspan val;
+	int i;
+
+	for (i = 0; i < t->nparts; i++) {
+		if (!t->parts[i].column) {
+			sbuf_adds(out, t->parts[i].text);
+			continue;
+		}
+		if (get_value(v, t->parts[i].text, &val, err, errlen) == -1)
+			return -1;
+		add_value(out, val, 0);
+	}
+	return 0;
+}
+
+void
+id_content(struct jspan row, struct sbuf *id)
+{
+	static const char hex[] = "0123456789abcdef";
+	struct sbuf c = SBUF_INIT;
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0, i;
+
+	canon_json(row, &c);
+	/* the digest cannot fail on a buffer in memory */
+	EVP_Digest(c.buf, c.len, md, &mdlen, EVP_sha256(), NULL);
+	for (i = 0; i < mdlen; i++) {
+		sbuf_addc(id, hex[md[i] >> 4]);
+		sbuf_addc(id, hex[md[i] & 15]);
+	}
+	sbuf_release(&c);
+}
+
+int
+id_parent(const struct config *cfg, const struct sync_section *child,
+    const struct view *v, struct sbuf *out, char *err, size_t errlen)
+{
+	const struct sync_section *p = &cfg->syncs[child->join.parent_sec];
+	struct jspan val;
+	char why[NAME_BUF + 64];
+	int i;
+
+	/* the parent's id template names one column (config.c): the
+	 * child's parent column stands for it */
+	if (get_value(v, child->join.column, &val, why, sizeof(why)) == -1) {
+		snprintf(err, errlen, "join: %s", why);
+		return -1;
+	}
+	for (i = 0; i < p->id_t.nparts; i++) {
+		if (p->id_t.parts[i].column)
+			add_value(out, val, 0);
+		else
+			sbuf_adds(out, p->id_t.parts[i].text);
+	}
+	return 0;
+}
+
+int
+id_ident(const struct config *cfg, const struct sync_section *sec,
+    const struct view *v, struct jspan keys, struct ident *d, char *err,
+    size_t errlen)
+{
+	char why[512];
+	struct jspan val;
+
+	sbuf_reset(&d->index);
+	sbuf_reset(&d->id);
+	sbuf_reset(&d->routing);
+	d->routed = 0;
+	if (!sec->index_templated)
+		sbuf_adds(&d->index, sec->index);
+	else {
+		if (id_template(&sec->index_t, v, &d->index, why,
+		    sizeof(why)) == -1) {
+			snprintf(err, errlen, "index: %s", why);
+			return -1;
+		}
+		sbuf_add(&d->index, "", 0);
+		if (config_check_index_name(d->index.buf, why,
+		    sizeof(why)) == -1) {
+			snprintf(err, errlen, "index: the template renders "
+			    "'%.200s', which is not an index name: it %s",
+			    d->index.buf, why);
+			return -1;
+		}
+	}
+	if (sec->append_only)
+		/* the same row hashes the same from every path: a replay is
+		 * the same document */
+		id_content(v->img, &d->id);
+	else if (sec->id != NULL) {
+		if (id_template(&sec->id_t, v, &d->id, why, sizeof(why)) == -1) {
+			snprintf(err, errlen, "id: %s", why);
+			return -1;
+		}
+	} else if (id_render_view(keys, v, &d->id, err, errlen) == -1)
+		return -1;
+	if (sec->routing != NULL) {
+		/* the target refuses an empty routing, and a fallback to the
+		 * default shard would hide the document from routed reads */
+		if (get_value(v, sec->routing, &val, why, sizeof(why)) == -1) {
+			snprintf(err, errlen, "routing: %s", why);
+			return -1;
+		}
+		add_value(&d->routing, val, 0);
+		if (d->routing.len == 0) {
+			snprintf(err, errlen, "routing: column '%s' is empty",
+			    sec->routing);
+			return -1;
+		}
+		d->routed = 1;
+	} else if (sec->has_join && sec->join.parent != NULL) {
+		if (id_parent(cfg, sec, v, &d->routing, err, errlen) == -1)
+			return -1;
+		d->routed = 1;
 	}
 	return 0;
 }

@@ -69,14 +69,21 @@ flush_out(struct shaperd *d)
 		fatal(P2O_EXIT_TEMPFAIL, "could not write to stdout");
 }
 
+static int
+stats_changed(const struct shaperd *d)
+{
+	return d->sh.drift.changed || d->sh.truncates_skipped.changed ||
+	    d->sh.unconverted.changed ||
+	    memcmp(&d->sent, &d->sh.n, sizeof(d->sent)) != 0;
+}
+
 /* the counters, when they changed and a second has passed */
 static void
 send_stats(struct shaperd *d, long long now)
 {
 	struct sbuf j = SBUF_INIT;
 
-	if (now < d->next_stats || (!d->sh.drift.changed &&
-	    memcmp(&d->sent, &d->sh.n, sizeof(d->sent)) == 0))
+	if (now < d->next_stats || !stats_changed(d))
 		return;
 	msg_stats_begin(&j, "shaper");
 	msg_stats_add(&j, MC_ROWS_IN, d->sh.n.rows_in);
@@ -84,6 +91,8 @@ send_stats(struct shaperd *d, long long now)
 	msg_stats_add(&j, MC_ROWS_UNMAPPED, d->sh.n.rows_unmapped);
 	msg_stats_add(&j, MC_COPIES_DROPPED, d->sh.n.copies_dropped);
 	kcount_put_stats(&d->sh.drift, &j, MC_DRIFT);
+	kcount_put_stats(&d->sh.truncates_skipped, &j, MC_TRUNCATES_SKIPPED);
+	kcount_put_stats(&d->sh.unconverted, &j, MC_TRANSFORM_UNCONVERTED);
 	msg_stats_end(&d->ctl.out, &j);
 	sbuf_release(&j);
 	if (ctl_flush(&d->ctl) == -1)
@@ -97,8 +106,7 @@ send_stats(struct shaperd *d, long long now)
 static int
 stats_timeout(struct shaperd *d, long long now)
 {
-	if (!ctl_active(&d->ctl) || (!d->sh.drift.changed &&
-	    memcmp(&d->sent, &d->sh.n, sizeof(d->sent)) == 0))
+	if (!ctl_active(&d->ctl) || !stats_changed(d))
 		return -1;
 	return d->next_stats > now ? (int)(d->next_stats - now) : 0;
 }

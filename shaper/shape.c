@@ -1,10 +1,13 @@
 /*
  * shape.c - one event frame in, its operation frames out (framing.md §4 →
- * §5), by the sync sections of the configuration: which index a table goes
- * to, the document id, the projection of columns. Documents are never
- * parsed into a tree or re-serialised: member values are copied as the
- * bytes that arrived. This file never reads or writes a file descriptor;
- * it logs only schema drift, which is all that event is for.
+ * §5), by the sync sections of the configuration. Owns what a row's change
+ * means for its documents: which documents the row has now and had before
+ * (one, or one per fan-out element, each where its identity puts it),
+ * whether it passes the filter, and so which to write and which to delete,
+ * new before old; a truncate's clears; the copy rows the tombstone window
+ * drops. What an identity is belongs to id.c, what a document holds to
+ * doc.c. This file never reads or writes a file descriptor; it logs only
+ * schema drift and skipped truncates.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 #include "log.h"
 #include "msg.h"
 #include "shaper.h"
+#include "where.h"
 
 #define REL_BUF		256	/* "schema.table": two names of at most 64 */
 
@@ -21,27 +25,109 @@ struct row {
 	struct msg_row m;
 	char	relname[REL_BUF];
 	const struct sync_section *sec;
+	struct jspan keys;	/* the key: the frame's or the section's */
+	enum shape_source src;
+	struct view now, was;	/* the new image (then the old), the old */
+	int	 have_now, have_was;
 };
+
+static void
+idl_reset(struct idlist *l)
+{
+	l->n = 0;
+}
+
+static struct sbuf *
+idl_add(struct idlist *l)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 8;
+		l->id = xrealloc(l->id, (size_t)l->cap * sizeof(*l->id));
+		memset(l->id + l->n, 0, (size_t)(l->cap - l->n) *
+		    sizeof(*l->id));
+	}
+	sbuf_reset(&l->id[l->n]);
+	sbuf_add(&l->id[l->n], "", 0);
+	return &l->id[l->n++];
+}
+
+static void
+idl_release(struct idlist *l)
+{
+	int i;
+
+	for (i = 0; i < l->cap; i++)
+		sbuf_release(&l->id[i]);
+	free(l->id);
+	memset(l, 0, sizeof(*l));
+}
+
+static int
+idl_has(const struct idlist *l, const struct sbuf *id)
+{
+	int i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->id[i].len == id->len && memcmp(l->id[i].buf, id->buf,
+		    id->len) == 0)
+			return 1;
+	return 0;
+}
+
+/* a section's primary_key as the JSON array a row's "key" is */
+static char *
+key_json(const struct sync_section *sec)
+{
+	struct sbuf j = SBUF_INIT;
+	int i;
+
+	sbuf_addc(&j, '[');
+	for (i = 0; i < sec->nprimary_key; i++) {
+		if (i > 0)
+			sbuf_addc(&j, ',');
+		sbuf_add_jstr(&j, sec->primary_key[i],
+		    strlen(sec->primary_key[i]));
+	}
+	sbuf_addc(&j, ']');
+	return j.buf;
+}
 
 void
 shaper_init(struct shaper *sh, const struct config *cfg)
 {
+	int i;
+
 	memset(sh, 0, sizeof(*sh));
 	sh->cfg = cfg;
 	tomb_init(&sh->tombs);
-	sbuf_init(&sh->id);
-	sbuf_init(&sh->old_id);
+	ident_init(&sh->now);
+	ident_init(&sh->was);
+	sbuf_init(&sh->parent);
 	sbuf_init(&sh->op);
+	sh->key_json = xcalloc((size_t)cfg->nsyncs + 1, sizeof(char *));
+	for (i = 0; i < cfg->nsyncs; i++)
+		if (cfg->syncs[i].primary_key != NULL)
+			sh->key_json[i] = key_json(&cfg->syncs[i]);
 }
 
 void
 shaper_release(struct shaper *sh)
 {
+	int i;
+
 	kcount_release(&sh->drift);
+	kcount_release(&sh->truncates_skipped);
+	kcount_release(&sh->unconverted);
 	tomb_release(&sh->tombs);
-	sbuf_release(&sh->id);
-	sbuf_release(&sh->old_id);
+	ident_release(&sh->now);
+	ident_release(&sh->was);
+	idl_release(&sh->now_ids);
+	idl_release(&sh->was_ids);
+	sbuf_release(&sh->parent);
 	sbuf_release(&sh->op);
+	for (i = 0; sh->cfg && i < sh->cfg->nsyncs; i++)
+		free(sh->key_json[i]);
+	free(sh->key_json);
 }
 
 /* the section for a rel string span; a name too long for any configured
@@ -63,99 +149,30 @@ find_section(const struct config *cfg, struct jspan rel, char *buf,
 	return sec;
 }
 
-#define NAME_IS(key, lit)	jkey_is((key), (lit), sizeof(lit) - 1)
-
 static int
-in_list(struct jspan name, char *const *list, int n)
+row_fail(const struct row *r, const char *which, const char *why, char *err,
+    size_t errlen)
 {
-	for (int i = 0; i < n; i++)
-		if (jkey_is(name, list[i], strlen(list[i])))
-			return 1;
-	return 0;
+	snprintf(err, errlen, "table '%s': row op '%c': %s in \"%s\"",
+	    r->relname, r->m.op, why, which);
+	return -1;
 }
 
-/* does a column (a string span) survive the section's projection? */
-static int
-keep_column(const struct sync_section *sec, struct jspan name)
+static const char *
+buf_of(const struct sbuf *b)
 {
-	if (sec->columns != NULL)
-		return in_list(name, sec->columns, sec->ncolumns);
-	if (sec->nexclude_columns > 0)
-		return !in_list(name, sec->exclude_columns,
-		    sec->nexclude_columns);
-	return 1;
+	return b->buf ? b->buf : "";
 }
 
-static int
-projects(const struct sync_section *sec)
-{
-	return sec->columns != NULL || sec->nexclude_columns > 0;
-}
-
+/* kind, index, id, v and routing of an operation on a document of d */
 static void
-add_document(struct sbuf *op, const struct sync_section *sec,
-    struct jspan new)
-{
-	struct jiter it;
-	struct jspan name, val;
-	int first = 1;
-
-	/* an unprojected document is the row image itself, as it arrived */
-	if (!projects(sec)) {
-		sbuf_add(op, new.p, new.n);
-		return;
-	}
-	sbuf_addc(op, '{');
-	jiter_init(&it, new);
-	while (jiter_member(&it, &name, &val)) {
-		if (!keep_column(sec, name))
-			continue;
-		if (!first)
-			sbuf_addc(op, ',');
-		first = 0;
-		sbuf_add(op, name.p, name.n);
-		sbuf_addc(op, ':');
-		sbuf_add(op, val.p, val.n);
-	}
-	sbuf_addc(op, '}');
-}
-
-/* ,"toast":[...] with the names that survive the projection, or nothing
- * when none does: the writer need not complete a field the document
- * would not carry */
-static int
-add_toast(struct sbuf *op, const struct sync_section *sec,
-    struct jspan toast)
-{
-	struct jiter it;
-	struct jspan name;
-	int first = 1;
-
-	char *s;
-
-	jiter_init(&it, toast);
-	while (jiter_elem(&it, &name)) {
-		if (!keep_column(sec, name))
-			continue;
-		if (first)
-			msg_list_begin(op, ML_TOAST);
-		first = 0;
-		s = jstr_dup(name);
-		msg_list_item(op, s, strlen(s));
-		free(s);
-	}
-	if (!first)
-		msg_list_end(op);
-	return !first;
-}
-
-/* the members every operation starts with: kind, index, id, v */
-static void
-op_begin(struct sbuf *op, enum msg_kind kind, const struct sync_section *sec,
+op_begin(struct sbuf *op, enum msg_kind kind, const struct ident *d,
     const struct sbuf *id, uint64_t v)
 {
-	msg_op_begin(op, kind, sec->index, strlen(sec->index),
-	    id ? id->buf : NULL, id ? id->len : 0, v);
+	msg_op_begin(op, kind, buf_of(&d->index), d->index.len, buf_of(id),
+	    id->len, v);
+	if (d->routed)
+		msg_op_routing(op, buf_of(&d->routing), d->routing.len);
 }
 
 static void
@@ -165,27 +182,270 @@ op_end(struct shaper *sh, struct sbuf *out)
 	sh->n.ops_out++;
 }
 
+/*
+ * The ids of the documents of one version of a row: its id, or one per
+ * element of a fan-out column. An element id renders from the merged
+ * row: the element (its members, or itself under the element name), then
+ * the row without the array.
+ */
+static int
+doc_ids(struct shaper *sh, struct row *r, const struct view *v,
+    const struct ident *d, struct idlist *ids, const char *which,
+    char *err, size_t errlen)
+{
+	const struct sync_section *sec = r->sec;
+	struct view m = *v;
+	struct jspan arr, el;
+	struct jiter it;
+	char why[512];
+
+	idl_reset(ids);
+	if (!sec->has_fan_out) {
+		sbuf_add(idl_add(ids), buf_of(&d->id), d->id.len);
+		return 0;
+	}
+	if (!view_get(v, sec->fan_out.column, &arr)) {
+		snprintf(why, sizeof(why), "fan_out column '%s' is missing",
+		    sec->fan_out.column);
+		return row_fail(r, which, why, err, errlen);
+	}
+	if (jspan_type(arr) == J_NULL)
+		return 0;
+	m.elem_name = sec->fan_out.element;
+	m.skip = sec->fan_out.column;
+	/* a value that is not an array is one element */
+	if (jspan_type(arr) != J_ARRAY) {
+		m.elem = arr;
+		if (id_template(&sec->fan_out.id_t, &m, idl_add(ids), why,
+		    sizeof(why)) == -1)
+			return row_fail(r, which, why, err, errlen);
+		return 0;
+	}
+	jiter_init(&it, arr);
+	while (jiter_elem(&it, &el)) {
+		m.elem = el;
+		if (id_template(&sec->fan_out.id_t, &m, idl_add(ids), why,
+		    sizeof(why)) == -1) {
+			snprintf(why + strlen(why), sizeof(why) - strlen(why),
+			    " (fan_out id)");
+			return row_fail(r, which, why, err, errlen);
+		}
+	}
+	return 0;
+}
+
 /* a stream delete: the window remembers it until the load's next mark */
 static void
-remember_delete(struct shaper *sh, const struct sync_section *sec,
+remember_delete(struct shaper *sh, const struct ident *d,
     const struct sbuf *id, uint64_t v)
 {
-	tomb_delete(&sh->tombs, sec->index, strlen(sec->index), id->buf,
+	tomb_delete(&sh->tombs, buf_of(&d->index), d->index.len, buf_of(id),
 	    id->len, v);
 }
 
-static int
-render(struct row *r, struct jspan image,
-    const char *which, struct sbuf *id, char *err, size_t errlen)
+/* a join parent's children go with it: a barrier the writer runs as a
+ * search for them and a delete of each */
+static void
+cascade(struct shaper *sh, const struct row *r, const struct ident *d,
+    const struct sbuf *id, struct sbuf *out)
 {
-	char why[192];
+	const struct sync_join *j = &r->sec->join;
+	int i;
 
-	sbuf_reset(id);
-	if (id_render(r->m.key, image, id, why, sizeof(why)) == -1) {
-		snprintf(err, errlen, "table '%s': row op '%c': %s in \"%s\"",
-		    r->relname, r->m.op, why, which);
+	msg_op_begin(&sh->op, MSG_CASCADE, buf_of(&d->index), d->index.len,
+	    buf_of(id), id->len, r->m.v);
+	msg_list_begin(&sh->op, ML_CHILDREN);
+	for (i = 0; i < j->nchildren; i++)
+		msg_list_item(&sh->op, j->children[i],
+		    strlen(j->children[i]));
+	msg_list_end(&sh->op);
+	op_end(sh, out);
+}
+
+static int
+same_buf(const struct sbuf *a, const struct sbuf *b)
+{
+	return a->len == b->len && (a->len == 0 ||
+	    memcmp(a->buf, b->buf, a->len) == 0);
+}
+
+/*
+ * When a row's documents are deleted relative to where they are now:
+ * DEL_ALL every one; DEL_AFTER (behind the index ops) those no longer
+ * there; DEL_BEFORE those still in the same index under the same id but
+ * routed elsewhere. A routing is not part of a document's identity to the
+ * target: both routings may lead to one shard, where a delete behind the
+ * write would remove the document just written. Such a move deletes first.
+ */
+enum del_when { DEL_ALL, DEL_BEFORE, DEL_AFTER };
+
+/* delete the documents ids of identity d that when selects */
+static void
+delete_docs(struct shaper *sh, const struct row *r, const struct ident *d,
+    const struct idlist *ids, enum del_when when, struct sbuf *out)
+{
+	const struct sync_section *sec = r->sec;
+	const struct ident *now = &sh->now;
+	int i, stays, rerouted;
+
+	for (i = 0; i < ids->n; i++) {
+		stays = when != DEL_ALL && same_buf(&d->index, &now->index) &&
+		    idl_has(&sh->now_ids, &ids->id[i]);
+		rerouted = stays && !(d->routed == now->routed &&
+		    same_buf(&d->routing, &now->routing));
+		if ((when == DEL_BEFORE && !rerouted) ||
+		    (when == DEL_AFTER && stays))
+			continue;
+		/* a copy that fails the filter costs a not-found delete,
+		 * but it is no removal the stream made */
+		if (r->src == SHAPE_STREAM)
+			remember_delete(sh, d, &ids->id[i], r->m.v);
+		op_begin(&sh->op, MSG_DELETE, d, &ids->id[i], r->m.v);
+		op_end(sh, out);
+		if (sec->has_join && sec->join.parent == NULL)
+			cascade(sh, r, d, &ids->id[i], out);
+	}
+}
+
+/* the toast members of an index op whose document may have moved */
+static void
+toast_members(struct shaper *sh, const struct row *r, struct sbuf *op)
+{
+	const struct ident *now = &sh->now, *was = &sh->was;
+
+	if (r->m.toast.p == NULL || !doc_toast(r->sec, r->m.toast, op))
+		return;
+	/* the count of documents left incomplete is per table */
+	msg_op_rel(op, r->relname, strlen(r->relname));
+	if (!r->have_was || r->sec->has_fan_out)
+		return;
+	/* the unchanged values live in the document where it was */
+	if (!(was->id.len == now->id.len && memcmp(buf_of(&was->id),
+	    buf_of(&now->id), now->id.len) == 0))
+		msg_op_toast_id(op, buf_of(&was->id), was->id.len);
+	if (!(was->index.len == now->index.len && memcmp(buf_of(&was->index),
+	    buf_of(&now->index), now->index.len) == 0))
+		msg_op_toast_index(op, buf_of(&was->index), was->index.len);
+	if (was->routed && !(now->routed && was->routing.len ==
+	    now->routing.len && memcmp(buf_of(&was->routing),
+	    buf_of(&now->routing), now->routing.len) == 0))
+		msg_op_toast_routing(op, buf_of(&was->routing),
+		    was->routing.len);
+}
+
+/* the index ops of the row's documents now; copies the stream removed
+ * since the last mark are dropped */
+static void
+index_docs(struct shaper *sh, struct row *r, struct sbuf *out)
+{
+	const struct sync_section *sec = r->sec;
+	const char *parent = NULL;
+	struct view m = r->now;
+	struct jspan arr, el = { NULL, 0 };
+	struct jiter it;
+	int i, many;
+
+	if (sec->has_join && sec->join.parent != NULL) {
+		/* the routing is the parent's id (id_ident) */
+		sbuf_reset(&sh->parent);
+		sbuf_add(&sh->parent, buf_of(&sh->now.routing),
+		    sh->now.routing.len);
+		sbuf_add(&sh->parent, "", 0);
+		parent = sh->parent.buf;
+	}
+	many = sec->has_fan_out && view_get(&r->now, sec->fan_out.column,
+	    &arr) && jspan_type(arr) == J_ARRAY;
+	if (sec->has_fan_out) {
+		m.elem_name = sec->fan_out.element;
+		m.skip = sec->fan_out.column;
+		if (many)
+			jiter_init(&it, arr);
+		else
+			el = arr;
+	}
+	for (i = 0; i < sh->now_ids.n; i++) {
+		if (many)
+			jiter_elem(&it, &el);
+		m.elem = el;
+		if (r->src == SHAPE_LOAD && tomb_drops(&sh->tombs, r->relname,
+		    strlen(r->relname), buf_of(&sh->now.index),
+		    sh->now.index.len, buf_of(&sh->now_ids.id[i]),
+		    sh->now_ids.id[i].len, r->m.v)) {
+			sh->n.copies_dropped++;
+			continue;
+		}
+		op_begin(&sh->op, MSG_INDEX, &sh->now, &sh->now_ids.id[i],
+		    r->m.v);
+		if (sec->pipeline)
+			msg_op_pipeline(&sh->op, sec->pipeline,
+			    strlen(sec->pipeline));
+		toast_members(sh, r, &sh->op);
+		msg_op_doc(&sh->op);
+		doc_build(sh, sec, &m, parent, &sh->op, r->relname);
+		op_end(sh, out);
+	}
+}
+
+static int
+where_get(void *arg, const char *name, struct jspan *val)
+{
+	return view_get(arg, name, val);
+}
+
+static int
+read_row(struct shaper *sh, enum shape_source src, struct jspan obj,
+    struct row *r, char *err, size_t errlen)
+{
+	const struct sync_section *sec;
+	char op;
+
+	memset(r, 0, sizeof(*r));
+	if (msg_read_row(obj, &r->m, err, errlen) == -1)
+		return -1;
+	op = r->m.op;
+	r->src = src;
+	if (src == SHAPE_LOAD && op != 'c') {
+		snprintf(err, errlen, "row op '%c' on the load stream, which "
+		    "carries copy rows only", op);
 		return -1;
 	}
+	sh->n.rows_in++;
+	sec = r->sec = find_section(sh->cfg, r->m.rel, r->relname,
+	    sizeof(r->relname));
+	if (sec == NULL)
+		return 0;
+	if (op != 'd' && r->m.new.p == NULL) {
+		snprintf(err, errlen, "table '%s': row op '%c' has no \"new\"",
+		    r->relname, op);
+		return -1;
+	}
+	if (op == 'd' && r->m.old.p == NULL) {
+		snprintf(err, errlen, "table '%s': row op 'd' has no \"old\"",
+		    r->relname);
+		return -1;
+	}
+	/* nothing says which document an update or delete of a row filed
+	 * by its content addresses: halted on, not missed */
+	if (sec->append_only && (op == 'u' || op == 'd')) {
+		snprintf(err, errlen, "table '%s' is append_only, and an %s "
+		    "arrived: a row filed by its content cannot be found again "
+		    "(make the table insert-only, or give it a key and drop "
+		    "append_only)", r->relname, op == 'u' ? "UPDATE" :
+		    "DELETE");
+		return -1;
+	}
+	r->keys = r->m.key;
+	if (sh->key_json[sec - sh->cfg->syncs] != NULL) {
+		r->keys.p = sh->key_json[sec - sh->cfg->syncs];
+		r->keys.n = strlen(r->keys.p);
+	}
+	/* the new image reads the old one for an unchanged TOAST value
+	 * it lacks; the old image stands alone */
+	r->now.img = r->m.new;
+	r->now.fallback = r->m.old;
+	r->was.img = r->m.old;
+	r->have_now = op != 'd';
+	r->have_was = r->m.old.p != NULL;
 	return 0;
 }
 
@@ -194,85 +454,67 @@ shape_row(struct shaper *sh, enum shape_source src, struct jspan obj,
     struct sbuf *out, char *err, size_t errlen)
 {
 	struct row r;
-	char op;
-	int pk_changed;
+	char why[768];
+	int match;
 
-	if (msg_read_row(obj, &r.m, err, errlen) == -1)
+	if (read_row(sh, src, obj, &r, err, errlen) == -1)
 		return -1;
-	op = r.m.op;
-	if (src == SHAPE_LOAD && op != 'c') {
-		snprintf(err, errlen, "row op '%c' on the load stream, which "
-		    "carries copy rows only", op);
-		return -1;
-	}
-	sh->n.rows_in++;
-	r.sec = find_section(sh->cfg, r.m.rel, r.relname, sizeof(r.relname));
 	if (r.sec == NULL) {
 		sh->n.rows_unmapped++;
 		return 0;
 	}
-	if (op != 'd' && r.m.new.p == NULL) {
-		snprintf(err, errlen, "table '%s': row op '%c' has no \"new\"",
-		    r.relname, op);
-		return -1;
+	if (r.have_now) {
+		if (id_ident(sh->cfg, r.sec, &r.now, r.keys, &sh->now, why,
+		    sizeof(why)) == -1)
+			return row_fail(&r, "new", why, err, errlen);
+		if (doc_ids(sh, &r, &r.now, &sh->now, &sh->now_ids, "new", err,
+		    errlen) == -1)
+			return -1;
 	}
-	if (op == 'd' && r.m.old.p == NULL) {
-		snprintf(err, errlen, "table '%s': row op 'd' has no \"old\"",
-		    r.relname);
-		return -1;
+	if (r.have_was) {
+		if (id_ident(sh->cfg, r.sec, &r.was, r.keys, &sh->was, why,
+		    sizeof(why)) == -1)
+			return row_fail(&r, "old", why, err, errlen);
+		if (doc_ids(sh, &r, &r.was, &sh->was, &sh->was_ids, "old", err,
+		    errlen) == -1)
+			return -1;
 	}
 
-	if (op == 'd') {
-		if (render(&r, r.m.old, "old", &sh->old_id, err, errlen) == -1)
-			return -1;
-		remember_delete(sh, r.sec, &sh->old_id, r.m.v);
-		op_begin(&sh->op, MSG_DELETE, r.sec, &sh->old_id, r.m.v);
-		op_end(sh, out);
+	if (r.m.op == 'd') {
+		delete_docs(sh, &r, &sh->was, &sh->was_ids, DEL_ALL, out);
 		return 0;
 	}
-
-	if (render(&r, r.m.new, "new", &sh->id, err, errlen) == -1)
-		return -1;
-	/* a copy the stream has since removed must not come back once the
-	 * target has forgotten the removal's tombstone */
-	if (op == 'c' && tomb_drops(&sh->tombs, r.sec->index,
-	    strlen(r.sec->index), sh->id.buf, sh->id.len, r.m.v)) {
-		sh->n.copies_dropped++;
+	match = r.sec->where_expr == NULL || where_match(r.sec->where_expr,
+	    where_get, &r.now);
+	if (!match) {
+		/* wherever the row's documents were, they go; an insert
+		 * that never matched costs one not-found delete */
+		if (r.have_was)
+			delete_docs(sh, &r, &sh->was, &sh->was_ids, DEL_ALL,
+			    out);
+		else
+			delete_docs(sh, &r, &sh->now, &sh->now_ids, DEL_ALL,
+			    out);
 		return 0;
 	}
-	/* a changed primary key: the old document goes after the new one
-	 * exists, so a reader never finds the row under neither id */
-	pk_changed = 0;
-	if (op == 'u' && r.m.old.p != NULL) {
-		if (render(&r, r.m.old, "old", &sh->old_id, err, errlen) == -1)
-			return -1;
-		pk_changed = sh->old_id.len != sh->id.len || (sh->id.len > 0 &&
-		    memcmp(sh->old_id.buf, sh->id.buf, sh->id.len) != 0);
-	}
-
-	op_begin(&sh->op, MSG_INDEX, r.sec, &sh->id, r.m.v);
-	/* the unchanged values live in the document under the old id */
-	if (r.m.toast.p != NULL && add_toast(&sh->op, r.sec, r.m.toast)) {
-		/* the count of documents left incomplete is per table */
-		msg_op_rel(&sh->op, r.relname, strlen(r.relname));
-		if (pk_changed)
-			msg_op_toast_id(&sh->op, sh->old_id.buf,
-			    sh->old_id.len);
-	}
-	msg_op_doc(&sh->op);
-	add_document(&sh->op, r.sec, r.m.new);
-	op_end(sh, out);
-
-	if (pk_changed) {
-		remember_delete(sh, r.sec, &sh->old_id, r.m.v);
-		op_begin(&sh->op, MSG_DELETE, r.sec, &sh->old_id, r.m.v);
-		op_end(sh, out);
-	}
+	/* the new documents exist before the old ones go, so a reader
+	 * never finds the row under neither; a document only routed
+	 * elsewhere is the exception (delete_docs) */
+	if (r.have_was)
+		delete_docs(sh, &r, &sh->was, &sh->was_ids, DEL_BEFORE, out);
+	index_docs(sh, &r, out);
+	if (r.have_was)
+		delete_docs(sh, &r, &sh->was, &sh->was_ids, DEL_AFTER, out);
 	return 0;
 }
 
-/* a clear for each truncated table that has a section; the config gives
- * every section an index of its own, so no index is cleared twice */
+/*
+ * A clear for each truncated table that has a section: of its index, of
+ * every index its template claims, or of its half of a join. An index
+ * other tables share is not cleared: that would wipe rows the source
+ * never truncated, and halting would meet the same truncate at every
+ * restart. It is skipped, said and counted.
+ */
 static int
 shape_truncate(struct shaper *sh, struct jspan obj, struct sbuf *out,
     char *err, size_t errlen)
@@ -280,6 +522,7 @@ shape_truncate(struct shaper *sh, struct jspan obj, struct sbuf *out,
 	struct jspan rels, rel;
 	struct jiter it;
 	const struct sync_section *sec;
+	const char *index;
 	char name[REL_BUF];
 	uint64_t v;
 
@@ -291,8 +534,23 @@ shape_truncate(struct shaper *sh, struct jspan obj, struct sbuf *out,
 		sec = find_section(sh->cfg, rel, name, sizeof(name));
 		if (sec == NULL)
 			continue;
-		tomb_clear(&sh->tombs, sec->index, strlen(sec->index), v);
-		op_begin(&sh->op, MSG_CLEAR, sec, NULL, v);
+		if (sec->shared && !sec->has_join) {
+			log_warnx("table '%s' was truncated, but index '%s' "
+			    "holds other tables' documents too: it is not "
+			    "cleared, and this table's documents stay until "
+			    "removed by hand", name, sec->index);
+			kcount_add(&sh->truncates_skipped, name, strlen(name),
+			    1);
+			continue;
+		}
+		tomb_clear(&sh->tombs, name, strlen(name), v);
+		index = sec->index_templated ? sec->index_glob : sec->index;
+		msg_op_begin(&sh->op, MSG_CLEAR, index, strlen(index), NULL, 0,
+		    v);
+		if (sec->has_join)
+			msg_op_clear_term(&sh->op, sec->join.field,
+			    strlen(sec->join.field), sec->join.name,
+			    strlen(sec->join.name));
 		op_end(sh, out);
 	}
 	return 0;

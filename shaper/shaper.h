@@ -2,6 +2,19 @@
  * shaper.h - the shaper turns event frames (framing.md §4) into operation
  * frames (§5) using the sync sections of the configuration. It does no
  * network I/O of any kind.
+ *
+ * Modules:
+ *   shape.c      one event in, its operations out: which documents a row
+ *                has now and had before, and what to write and delete
+ *   id.c         a document's identity (index, id, routing): the only
+ *                code that turns row values into one
+ *   canon.c      the canonical JSON of a row, which an append-only row is
+ *                filed under the hash of
+ *   doc.c        a document's body: projection, transforms, renames,
+ *                constants, a fan-out element, a join field
+ *   transform.c  the six transform operations on one value
+ *   tombstone.c  the tombstone window
+ *   main.c       the loop: stdin, the load fd, stdout, stats
  */
 #ifndef SHAPER_H
 #define SHAPER_H
@@ -33,19 +46,50 @@ struct tombstones {
 	} *slot;
 	size_t	 cap, n;
 	struct tomb_clear {
-		char	*index;
+		char	*rel;	/* the truncated table */
 		uint64_t v;
 	} *clears;
 	int	 nclears;
+};
+
+/*
+ * The values a row is read through: a fan-out element first (an object's
+ * members, or a scalar under its name), then the image, then a fallback
+ * image (the before-image, for a column the new image lacks because its
+ * unchanged TOAST value was not sent). skip names the fan-out column,
+ * which the merged row does not have.
+ */
+struct view {
+	struct jspan elem;	/* p NULL: no element */
+	const char *elem_name;	/* a scalar element's field */
+	struct jspan img;
+	struct jspan fallback;	/* p NULL: none */
+	const char *skip;
+};
+
+/* a document's identity */
+struct ident {
+	struct sbuf index, id, routing;
+	int	 routed;	/* routing holds one */
 };
 
 struct shaper {
 	const struct config *cfg;
 	struct shape_counters n;
 	struct kcount drift;	/* schema drift events, per table */
+	struct kcount truncates_skipped;	/* per table */
+	struct kcount unconverted;	/* per "table<US>column" */
 	struct tombstones tombs;	/* the tombstone window */
-	/* scratch reused for every row: rendered ids, the operation text */
-	struct sbuf id, old_id, op;
+	char	**key_json;	/* per section: its primary_key as the JSON
+				 * array a row's "key" is, or NULL */
+	/* scratch reused for every row: identities, document ids, the
+	 * operation text */
+	struct ident now, was;
+	struct idlist {
+		struct sbuf *id;
+		int	 n, cap;
+	} now_ids, was_ids;	/* the ids of a row's documents */
+	struct sbuf parent, op;
 };
 
 /* shape.c */
@@ -60,22 +104,74 @@ int	shape_event(struct shaper *, enum shape_source, struct jspan obj,
 /* tombstone.c */
 void	tomb_init(struct tombstones *);
 void	tomb_release(struct tombstones *);
-/* the stream deleted a document / cleared an index at version v */
+/* the stream deleted a document / truncated a table at version v */
 void	tomb_delete(struct tombstones *, const char *index, size_t ilen,
 	    const char *id, size_t idlen, uint64_t v);
-void	tomb_clear(struct tombstones *, const char *index, size_t ilen,
+void	tomb_clear(struct tombstones *, const char *rel, size_t rlen,
 	    uint64_t v);
-/* 1 if a copy of the document at version v is older than a removal */
-int	tomb_drops(const struct tombstones *, const char *index, size_t ilen,
-	    const char *id, size_t idlen, uint64_t v);
+/* 1 if a copy of table rel's document at version v is older than a
+ * removal */
+int	tomb_drops(const struct tombstones *, const char *rel, size_t rlen,
+	    const char *index, size_t ilen, const char *id, size_t idlen,
+	    uint64_t v);
 /* a load mark: nothing recorded before it can matter any more */
 void	tomb_forget(struct tombstones *);
 
 /* id.c */
+/* 1 and the value of name in the view, 0 when it has none */
+int	view_get(const struct view *, const char *name, struct jspan *val);
 /* append the document id (framing.md §7) rendered from the values in row
  * of the key columns named by keys (a JSON array of strings) to id, as
  * text, not yet JSON-quoted. 0, or -1 with a message naming the column. */
 int	id_render(struct jspan keys, struct jspan row, struct sbuf *id,
 	    char *err, size_t errlen);
+/* the same through a view */
+int	id_render_view(struct jspan keys, const struct view *, struct sbuf *id,
+	    char *err, size_t errlen);
+/* a template rendered from the view's values */
+int	id_template(const struct tmpl *, const struct view *, struct sbuf *out,
+	    char *err, size_t errlen);
+/* an append-only row's id: the sha256 of its canonical JSON, in hex */
+void	id_content(struct jspan row, struct sbuf *id);
+/*
+ * The identity of a row's document (not an append-only one): its index
+ * (the template rendered, checked as an index name), its id (the id
+ * template, else the key: keys is the row's or the section's primary_key
+ * as a JSON array), its routing (the routing column, or a join child's
+ * parent id). 0, or -1 with err naming what is wrong.
+ */
+int	id_ident(const struct config *, const struct sync_section *,
+	    const struct view *, struct jspan keys, struct ident *,
+	    char *err, size_t errlen);
+/* a join child's parent id, from the child's parent column */
+int	id_parent(const struct config *, const struct sync_section *child,
+	    const struct view *, struct sbuf *out, char *err, size_t errlen);
+void	ident_init(struct ident *);
+void	ident_release(struct ident *);
+/* the same document? */
+int	ident_same(const struct ident *, const struct ident *);
+
+/* canon.c */
+/* the canonical JSON text of a validated value (framing.md §7) */
+void	canon_json(struct jspan v, struct sbuf *out);
+
+/* doc.c */
+/*
+ * The document of one row (view: the new image, maybe a fan-out element;
+ * parent_id: a join child's parent, or NULL) appended to op.
+ */
+void	doc_build(struct shaper *, const struct sync_section *,
+	    const struct view *, const char *parent_id, struct sbuf *op,
+	    const char *rel);
+/* the target field names of the listed toast columns the document
+ * carries, as an ML_TOAST list; 0 when none survives */
+int	doc_toast(const struct sync_section *, struct jspan toast,
+	    struct sbuf *op);
+
+/* transform.c */
+/* the transformed value of val appended to out: 1 converted or already in
+ * the target shape, 0 unconverted (val appended as it arrived) */
+int	xf_apply(const struct sync_transform *, struct jspan val,
+	    struct sbuf *out);
 
 #endif

@@ -7,7 +7,8 @@
  * versioned delete leaves a tombstone the target keeps only for
  * index.gc_deletes (60 s by default), and once it is gone any version
  * is accepted again — a copy starved behind a busy stream would put the
- * document back. A truncate clears an index the same way. The load's own
+ * document back. A truncate clears a table's documents the same way,
+ * so a clear is remembered by table. The load's own
  * protocol bounds what must be remembered: a wave's rows, then its mark;
  * the next wave is read only after that mark is durable, so at a mark
  * every removal recorded before it is older than any copy still to come,
@@ -54,7 +55,7 @@ tomb_forget(struct tombstones *w)
 	w->slot = NULL;
 	w->cap = w->n = 0;
 	for (i = 0; i < (size_t)w->nclears; i++)
-		free(w->clears[i].index);
+		free(w->clears[i].rel);
 	free(w->clears);
 	w->clears = NULL;
 	w->nclears = 0;
@@ -131,33 +132,35 @@ tomb_delete(struct tombstones *w, const char *index, size_t ilen,
 }
 
 void
-tomb_clear(struct tombstones *w, const char *index, size_t ilen, uint64_t v)
+tomb_clear(struct tombstones *w, const char *rel, size_t rlen, uint64_t v)
 {
 	int i;
 
 	for (i = 0; i < w->nclears; i++)
-		if (strlen(w->clears[i].index) == ilen &&
-		    memcmp(w->clears[i].index, index, ilen) == 0) {
+		if (strlen(w->clears[i].rel) == rlen &&
+		    memcmp(w->clears[i].rel, rel, rlen) == 0) {
 			if (v > w->clears[i].v)
 				w->clears[i].v = v;
 			return;
 		}
 	w->clears = xrealloc(w->clears, (size_t)(w->nclears + 1) *
 	    sizeof(*w->clears));
-	w->clears[w->nclears].index = xstrndup(index, ilen);
+	w->clears[w->nclears].rel = xstrndup(rel, rlen);
 	w->clears[w->nclears++].v = v;
 }
 
 int
-tomb_drops(const struct tombstones *w, const char *index, size_t ilen,
-    const char *id, size_t idlen, uint64_t v)
+tomb_drops(const struct tombstones *w, const char *rel, size_t rlen,
+    const char *index, size_t ilen, const char *id, size_t idlen, uint64_t v)
 {
 	const struct tomb_slot *s;
 	int i;
 
+	/* a truncate removed the table's documents wherever they are: in
+	 * every index its template rendered, or its half of a join */
 	for (i = 0; i < w->nclears; i++)
-		if (strlen(w->clears[i].index) == ilen &&
-		    memcmp(w->clears[i].index, index, ilen) == 0 &&
+		if (strlen(w->clears[i].rel) == rlen &&
+		    memcmp(w->clears[i].rel, rel, rlen) == 0 &&
 		    w->clears[i].v > v)
 			return 1;
 	s = find(w, index, ilen, id, idlen, hash(index, ilen, id, idlen));

@@ -193,12 +193,25 @@ label_value(struct sbuf *out, const char *v)
 	}
 }
 
+/* a keyed counter with two labels has keys "first<US>second" */
 static void
 sample(struct sbuf *out, const char *name, const char *label,
-    const char *value, uint64_t v)
+    const char *label2, const char *value, uint64_t v)
 {
+	const char *sep;
+	char *first;
+
 	sbuf_adds(out, name);
-	if (label != NULL) {
+	if (label != NULL && label2 != NULL &&
+	    (sep = strchr(value, MSG_KEY_SEP)) != NULL) {
+		first = xstrndup(value, (size_t)(sep - value));
+		sbuf_addf(out, "{%s=\"", label);
+		label_value(out, first);
+		sbuf_addf(out, "\",%s=\"", label2);
+		label_value(out, sep + 1);
+		sbuf_adds(out, "\"}");
+		free(first);
+	} else if (label != NULL) {
 		sbuf_addf(out, "{%s=\"", label);
 		label_value(out, value);
 		sbuf_adds(out, "\"}");
@@ -221,13 +234,13 @@ render_metric(const struct sv_metrics *m, struct sbuf *out, int first)
 		if (strcmp(e->metric, d->metric) != 0)
 			continue;
 		if (e->label == NULL || e->label_value != NULL) {
-			sample(out, e->metric, e->label, e->label_value,
+			sample(out, e->metric, e->label, NULL, e->label_value,
 			    sv_metrics_total(m, c, NULL));
 			continue;
 		}
 		for (i = 0; i < m->nkeyed; i++)
 			if (m->keyed[i].counter == c)
-				sample(out, e->metric, e->label,
+				sample(out, e->metric, e->label, e->label2,
 				    m->keyed[i].key, m->keyed[i].base +
 				    m->keyed[i].last);
 	}

@@ -76,6 +76,24 @@ mkconfig() {
 	} > "$f"
 }
 
+# mkhead FILE SLOT : a configuration's source, target, engine and metrics
+# sections, as mkconfig writes them; the test appends its own sync section
+mkhead() {
+	local f=$1 slot=$2 port=${METRICS_PORT:-0}
+	{
+		echo "source:"
+		echo "  url_env: P2O_TEST_URL"
+		echo "  slot_name: $slot"
+		echo "  publication: $slot"
+		echo "  reconnect_max: ${RECONNECT_MAX:-20}"
+		echo "target:"
+		echo "  url: $OS_URL"
+		echo "engine:"
+		echo "  checkpoint_interval_ms: ${CKPT_MS:-200}"
+		if [ "$port" != 0 ]; then echo "metrics:"; echo "  bind: 127.0.0.1:$port"; fi
+	} > "$f"
+}
+
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
@@ -121,8 +139,16 @@ ckpt_lsn() {	# ckpt_lsn CONFIG -> stored checkpoint LSN text or empty
 # would rightly refuse as behind a new slot)
 drop_slot() {
 	psql_q -c "select pg_drop_replication_slot(slot_name) from pg_replication_slots where slot_name='$1' and not active" >/dev/null 2>&1 || true
-	psql_q -c "drop publication if exists $1" >/dev/null 2>&1 || true
+	psql_q -c "drop publication if exists $1, ${1}_append" >/dev/null 2>&1 || true
 	curl -sS --max-time 30 -XDELETE "$OS_URL/.pg2osync_meta/_doc/postgres:$1?refresh=true" >/dev/null 2>&1 || true
+}
+# drop_loads SLOT TABLE... : forget the load progress of tables (public.*)
+# streamed through SLOT, so that they are loaded again
+drop_loads() {
+	local slot=$1 t; shift
+	for t in "$@"; do
+		curl -sS --max-time 30 -XDELETE "$OS_URL/.pg2osync_meta/_doc/postgres:$slot%2Fload%2Fpublic.$t?refresh=true" >/dev/null 2>&1 || true
+	done
 }
 # wait_for SECONDS CMD... : poll until CMD succeeds
 wait_for() {

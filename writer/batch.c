@@ -2,8 +2,8 @@
  * batch.c - the buffer of operations read but not yet cut, and the
  * batching rule: a flush ends at a commit/pos boundary, so a transaction is
  * never presented half-written, unless the open transaction alone exceeds
- * the batch limits (then it is split: an unbounded buffer is worse). Clear
- * and mark are barriers that end a flush right after themselves. What a
+ * the batch limits (then it is split: an unbounded buffer is worse). Clear,
+ * cascade and mark are barriers that end a flush right after themselves. What a
  * frame says is read through lib/msg.h; the bulk entry is bulk.c's.
  * Performs no I/O: the main loop says why it asks for a cut.
  */
@@ -29,6 +29,10 @@ op_release(struct op *op)
 {
 	free(op->toast);
 	free(op->toast_id);
+	free(op->toast_index);
+	free(op->toast_routing);
+	free(op->query);
+	free(op->parent);
 	free(op->rel);
 	free(op->completed);
 	free(op->text);
@@ -101,10 +105,18 @@ batch_add(struct batch *b, const struct frame *f, char *err, size_t errlen)
 		b->last_boundary = b->nops;
 		break;
 	case MSG_CLEAR:
+	case MSG_CASCADE:
 		if (msg_read_op(f, &m, err, errlen) == -1)
 			return -1;
-		op->kind = OP_CLEAR;
+		op->kind = k == MSG_CLEAR ? OP_CLEAR : OP_CASCADE;
 		op->text = jstr_dup(m.index);
+		op->v = m.v;
+		if (k == MSG_CLEAR)
+			op->query = clear_query(m.field, m.value);
+		else {
+			op->parent = jstr_dup(m.id);
+			op->query = cascade_query(m.children, m.id);
+		}
 		if (b->first_barrier < 0)
 			b->first_barrier = b->nops;
 		break;
@@ -240,8 +252,8 @@ recount(struct batch *b)
 			b->ndocs++;
 		if (op->kind == OP_COMMIT || op->kind == OP_POS)
 			b->last_boundary = i;
-		if ((op->kind == OP_CLEAR || op->kind == OP_MARK) &&
-		    b->first_barrier < 0)
+		if ((op->kind == OP_CLEAR || op->kind == OP_MARK ||
+		    op->kind == OP_CASCADE) && b->first_barrier < 0)
 			b->first_barrier = i;
 	}
 }

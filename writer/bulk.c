@@ -67,10 +67,17 @@ bulk_add_entry(struct sbuf *out, const struct msg_op *m, struct op *op,
 	}
 	op->entry.len = out->len - start;
 	op->toast = op->toast_id = op->rel = NULL;
+	op->toast_index = op->toast_routing = NULL;
 	if (!is_delete && m->toast.p) {
 		op->toast = xstrndup(m->toast.p, m->toast.n);
 		if (m->toast_id.p)
 			op->toast_id = xstrndup(m->toast_id.p, m->toast_id.n);
+		if (m->toast_index.p)
+			op->toast_index = xstrndup(m->toast_index.p,
+			    m->toast_index.n);
+		if (m->toast_routing.p)
+			op->toast_routing = xstrndup(m->toast_routing.p,
+			    m->toast_routing.n);
 		if (m->rel.p)
 			op->rel = jstr_dup(m->rel);
 	}

@@ -2,9 +2,11 @@
  * docref.c - which document an operation writes, and where in a batch the
  * writes of each document are: TOAST completion looks for an earlier
  * write to copy from, the window for an earlier write of the same version
- * that a new flush must not overtake. A document is (index, id, routing)
- * compared as the raw JSON bytes of the action line, never unescaped.
- * Performs no I/O.
+ * that a new flush must not overtake. A document is (index, id) compared
+ * as the raw JSON bytes of the action line, never unescaped. The routing
+ * is carried but not compared: two routings may lead to one shard, where
+ * the same id is the same document, so writes of one id under two
+ * routings are ordered as writes of one document. Performs no I/O.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,15 @@ docref_of(const struct batch *b, const struct op *op, int old)
 	r.ilen = op->index.len;
 	r.routing = b->arena.buf + op->routing.off;
 	r.rlen = op->routing.len;
+	/* a completion reads where the document was before it moved */
+	if (old && op->toast_index) {
+		r.index = op->toast_index;
+		r.ilen = strlen(op->toast_index);
+	}
+	if (old && op->toast_routing) {
+		r.routing = op->toast_routing;
+		r.rlen = strlen(op->toast_routing);
+	}
 	if (old && op->toast_id) {
 		r.id = op->toast_id;
 		r.idlen = strlen(op->toast_id);
@@ -49,16 +60,14 @@ doc_hash(const struct docref *r)
 	uint32_t h = 2166136261u;
 
 	h = fnv(h, r->index, r->ilen);
-	h = fnv(h, r->id, r->idlen);
-	return fnv(h, r->routing, r->rlen);
+	return fnv(h, r->id, r->idlen);
 }
 
 static int
 same_doc(const struct docref *x, const struct docref *y)
 {
 	return x->idlen == y->idlen && memcmp(x->id, y->id, x->idlen) == 0 &&
-	    x->ilen == y->ilen && memcmp(x->index, y->index, x->ilen) == 0 &&
-	    x->rlen == y->rlen && memcmp(x->routing, y->routing, x->rlen) == 0;
+	    x->ilen == y->ilen && memcmp(x->index, y->index, x->ilen) == 0;
 }
 
 void
@@ -97,6 +106,13 @@ doctab_find(const struct doctab *t, const struct batch *b,
 		h = (h + 1) & mask;
 	}
 	return &t->slot[h];
+}
+
+int
+docref_same_routing(const struct docref *x, const struct docref *y)
+{
+	return x->rlen == y->rlen && memcmp(x->routing, y->routing,
+	    x->rlen) == 0;
 }
 
 int

@@ -67,8 +67,10 @@ static volatile sig_atomic_t terminating;
 static struct ctl ctl;
 static struct writer_stats stats;
 static struct {
-	uint64_t v[8];
+	uint64_t v[10];
 } stats_sent;
+/* kept for the writer's life: the sink creates indices from it */
+static struct config cfg;
 
 static void
 on_term(int sig)
@@ -132,10 +134,12 @@ send_stats(void)
 {
 	static const enum msg_counter ids[] = { MC_DOCS_INDEXED,
 	    MC_DOCS_DELETED, MC_BATCHES, MC_BULK_BYTES, MC_SINK_ERRORS,
-	    MC_VERSION_CONFLICTS, MC_TOAST_COMPLETIONS, MC_CLEARS };
+	    MC_VERSION_CONFLICTS, MC_TOAST_COMPLETIONS, MC_CLEARS,
+	    MC_CASCADES, MC_INDICES_CREATED };
 	uint64_t v[] = { stats.docs_indexed, stats.docs_deleted,
 	    stats.batches, stats.bulk_bytes, stats.sink_errors,
-	    stats.version_conflicts, stats.toast_completions, stats.clears };
+	    stats.version_conflicts, stats.toast_completions, stats.clears,
+	    stats.cascades, stats.indices_created };
 	struct sbuf j = SBUF_INIT;
 	size_t i;
 
@@ -416,7 +420,6 @@ wait_for_work(struct writer *wr, int busy)
 static void
 setup(struct writer *wr, const char *cfgpath)
 {
-	struct config cfg;
 	char err[512], redacted[512];
 
 	if (config_load(cfgpath, &cfg, err, sizeof(err)) == -1)
@@ -434,7 +437,7 @@ setup(struct writer *wr, const char *cfgpath)
 		fatal(P2O_EXIT_TEMPFAIL, "control fd 3: sending hello");
 	frame_reader_init(&wr->in, P2O_FD_IN, "stdin");
 	batch_init(&wr->b, cfg.batch_size, cfg.batch_max_bytes);
-	sink_init(&wr->sink, wr->pool.slot[0].base, &stats);
+	sink_init(&wr->sink, wr->pool.slot[0].base, &stats, &cfg);
 	window_init(&wr->w, cfg.write_concurrency, &wr->sink);
 	log_debug("writing to '%s', batches of %d operations or %zu bytes, "
 	    "%d open at once",
@@ -442,7 +445,6 @@ setup(struct writer *wr, const char *cfgpath)
 	    cfg.batch_size, cfg.batch_max_bytes, cfg.write_concurrency);
 	wr->st = W_PROBE;
 	wr->stats_at = now_ms() + STATS_EVERY_MS;
-	config_release(&cfg);
 }
 
 int

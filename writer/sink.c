@@ -1,8 +1,10 @@
 /*
  * sink.c - what one flush asks of the target and what the answers mean:
- * the _mget behind TOAST completion, the _bulk request and its retries
- * (only of the items not yet written), and a clear's refresh and
- * delete_by_query. It decides what a response means for the flush and for
+ * the creation of an index at its first use (with the body the
+ * configuration gives it), the _mget behind TOAST completion, the _bulk
+ * request and its retries (only of the items not yet written), a clear's
+ * refresh and delete_by_query, and a cascade's refresh, search and
+ * deletes (cascade.c). It decides what a response means for the flush and for
  * the counters, and logs what an operator must see. It performs no I/O (the
  * writer's loop makes the requests it asks for), never sleeps (the loop
  * waits out the backoff) and never exits.
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "log.h"
 #include "xio.h"
 #include "writer.h"
@@ -43,18 +46,79 @@ sink_backoff(long long *cur_ms)
 }
 
 void
-sink_init(struct sink *s, const char *target, struct writer_stats *st)
+sink_init(struct sink *s, const char *target, struct writer_stats *st,
+    const struct config *cfg)
 {
 	memset(s, 0, sizeof(*s));
 	s->target = target;
 	s->stats = st;
+	s->cfg = cfg;
 	sbuf_init(&s->probe_resp);
 }
 
 void
 sink_release(struct sink *s)
 {
+	int i;
+
+	for (i = 0; i < s->nknown; i++)
+		free(s->known[i]);
+	free(s->known);
 	sbuf_release(&s->probe_resp);
+}
+
+static int
+is_known(const struct sink *s, const char *index)
+{
+	int i;
+
+	for (i = 0; i < s->nknown; i++)
+		if (strcmp(s->known[i], index) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+add_known(struct sink *s, const char *index)
+{
+	if (s->nknown == s->capknown) {
+		s->capknown = s->capknown ? s->capknown * 2 : 16;
+		s->known = xrealloc(s->known, (size_t)s->capknown *
+		    sizeof(*s->known));
+	}
+	s->known[s->nknown++] = xstrdup(index);
+}
+
+/*
+ * The first index of the flush that this writer has not seen yet and that
+ * must be created with something the target would not give it on its
+ * own: a templated index (created at its first document, the mapping
+ * the operator configured and not a guess from that document) or one with
+ * a mapping file or a join. Indices needing nothing are only remembered.
+ */
+static const char *
+index_to_create(struct sink *s, const struct batch *b)
+{
+	const struct sync_section *sec;
+	const struct op *op;
+	static char name[512];
+	int i;
+
+	if (s->cfg == NULL)
+		return NULL;
+	for (i = 0; i < b->nops; i++) {
+		op = &b->ops[i];
+		if ((op->kind != OP_INDEX && op->kind != OP_DELETE) ||
+		    jstr_copy(batch_span(b, op->index), name,
+		    sizeof(name)) == -1 || is_known(s, name))
+			continue;
+		sec = config_find_index(s->cfg, name);
+		if (sec != NULL && (sec->index_templated ||
+		    config_index_body(s->cfg, name) != NULL))
+			return name;
+		add_known(s, name);
+	}
+	return NULL;
 }
 
 /* the target answered: an outage is over */
@@ -186,7 +250,7 @@ flush_begin(struct flush *fl, uint64_t seq)
 		fl->items = xrealloc(fl->items, n * sizeof(*fl->items));
 	}
 	fl->seq = seq;
-	fl->phase = toast_needed(&fl->b, n) ? PH_TOAST : PH_BULK;
+	fl->phase = PH_CREATE;
 	fl->inflight = 0;
 	fl->retry_at = 0;
 	fl->backoff_ms = 0;
@@ -220,6 +284,9 @@ flush_release(struct flush *fl)
 	sbuf_release(&fl->body);
 	sbuf_release(&fl->path);
 	sbuf_release(&fl->resp);
+	sbuf_release(&fl->scroll);
+	free(fl->hits);
+	free(fl->creating);
 	memset(fl, 0, sizeof(*fl));
 }
 
@@ -330,16 +397,16 @@ arena_prefix(struct flush *fl, const char **body, size_t *len)
 	return nsent;
 }
 
-static void
-path_escape(struct sbuf *out, const char *name)
+void
+url_escape(struct sbuf *out, const char *s, const char *keep)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	const unsigned char *p;
 
-	for (p = (const unsigned char *)name; *p; p++) {
+	for (p = (const unsigned char *)s; *p; p++) {
 		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' ||
-		    *p == '.' || *p == '*' || *p == ',' || *p == '+')
+		    *p == '.' || *p == '*' || (*p && strchr(keep, *p)))
 			sbuf_addc(out, (char)*p);
 		else {
 			sbuf_addc(out, '%');
@@ -349,29 +416,63 @@ path_escape(struct sbuf *out, const char *name)
 	}
 }
 
+static void count_item(struct sink *, const struct item_result *);
+
+static const struct op *
+barrier_op(const struct flush *fl)
+{
+	const struct op *op;
+
+	if (fl->b.nops == 0)
+		return NULL;
+	op = &fl->b.ops[fl->b.nops - 1];
+	return op->kind == OP_CLEAR || op->kind == OP_CASCADE ? op : NULL;
+}
+
 static int
 ends_in_clear(const struct flush *fl)
 {
-	return fl->b.nops && fl->b.ops[fl->b.nops - 1].kind == OP_CLEAR;
+	return barrier_op(fl) != NULL;
 }
 
 static const char *
 clear_index(const struct flush *fl)
 {
-	return fl->b.ops[fl->b.nops - 1].text;
+	return barrier_op(fl)->text;
+}
+
+static int
+ends_in_cascade(const struct flush *fl)
+{
+	return barrier_op(fl) && barrier_op(fl)->kind == OP_CASCADE;
 }
 
 enum next_result
 flush_next(struct sink *s, struct flush *fl, struct batch *const *earlier,
     int nearlier, struct http_call *call)
 {
-	static const char match_all[] = "{\"query\":{\"match_all\":{}}}";
-	const char *body;
+	const struct op *bar = barrier_op(fl);
+	const char *body, *create;
 	size_t len;
 	int nread;
 
 	for (;;) {
 		switch (fl->phase) {
+		case PH_CREATE:
+			if ((create = index_to_create(s, &fl->b)) == NULL) {
+				fl->phase = toast_needed(&fl->b, fl->b.nops) ?
+				    PH_TOAST : PH_BULK;
+				continue;
+			}
+			free(fl->creating);
+			fl->creating = xstrdup(create);
+			body = config_index_body(s->cfg, create);
+			sbuf_reset(&fl->path);
+			sbuf_addc(&fl->path, '/');
+			url_escape(&fl->path, create, URL_PATH_KEEP);
+			set_call(call, "PUT", fl->path.buf, NULL, body,
+			    body ? strlen(body) : 0);
+			return NEXT_SEND;
 		case PH_TOAST:
 			nread = toast_plan(&fl->b, fl->b.nops, earlier,
 			    nearlier, fl->from);
@@ -407,28 +508,186 @@ flush_next(struct sink *s, struct flush *fl, struct batch *const *earlier,
 			    "application/x-ndjson", body, len);
 			return NEXT_SEND;
 		case PH_REFRESH:
-			/* so the delete sees every write before it */
+			/* so the delete or the search sees every write
+			 * before it */
 			sbuf_reset(&fl->path);
 			sbuf_addc(&fl->path, '/');
-			path_escape(&fl->path, clear_index(fl));
+			url_escape(&fl->path, clear_index(fl), URL_PATH_KEEP);
 			sbuf_adds(&fl->path, "/_refresh");
 			set_call(call, "POST", fl->path.buf, NULL, NULL, 0);
 			return NEXT_SEND;
 		case PH_DELETE:
 			sbuf_reset(&fl->path);
 			sbuf_addc(&fl->path, '/');
-			path_escape(&fl->path, clear_index(fl));
+			url_escape(&fl->path, clear_index(fl), URL_PATH_KEEP);
 			sbuf_adds(&fl->path, "/_delete_by_query?"
 			    "conflicts=proceed&refresh=true");
-			set_call(call, "POST", fl->path.buf, NULL, match_all,
-			    sizeof(match_all) - 1);
+			set_call(call, "POST", fl->path.buf, NULL, bar->query,
+			    strlen(bar->query));
 			call->timeout_ms = CLEAR_TIMEOUT_MS;
+			return NEXT_SEND;
+		case PH_CSEARCH:
+			cascade_search(bar, &fl->path, &fl->body);
+			set_call(call, "POST", fl->path.buf, NULL, fl->body.buf,
+			    fl->body.len);
+			return NEXT_SEND;
+		case PH_CDELETE:
+			fl->sent_len = fl->body.len;
+			set_call(call, "POST", BULK_PATH,
+			    "application/x-ndjson", fl->body.buf, fl->body.len);
+			return NEXT_SEND;
+		case PH_CSCROLL:
+			cascade_scroll(&fl->scroll, &fl->path, &fl->body);
+			set_call(call, "POST", fl->path.buf, NULL, fl->body.buf,
+			    fl->body.len);
+			return NEXT_SEND;
+		case PH_CEND:
+			cascade_scroll_end(&fl->scroll, &fl->path, &fl->body);
+			set_call(call, "DELETE", fl->path.buf, NULL,
+			    fl->body.buf, fl->body.len);
 			return NEXT_SEND;
 		case PH_DONE:
 		default:
 			return NEXT_DONE;
 		}
 	}
+}
+
+static enum step_result
+answer_create(struct sink *s, struct flush *fl, long status)
+{
+	char why[400];
+
+	resp_error_text(fl->resp.buf, fl->resp.len, why, sizeof(why));
+	/* another writer, or an earlier run, created it first */
+	if ((status >= 200 && status < 300) || (status == 400 &&
+	    strncmp(why, "resource_already_exists_exception", 33) == 0)) {
+		if (status < 300) {
+			s->stats->indices_created++;
+			log_info("created index '%s'", fl->creating);
+		}
+		add_known(s, fl->creating);
+		sink_up(s);
+		return STEP_NEXT;
+	}
+	switch (resp_status_class(status)) {
+	case RESP_AUTH:
+		return sink_auth(s, status, &fl->resp);
+	case RESP_REJECT:
+		s->stats->sink_errors++;
+		sink_up(s);
+		snprintf(s->err, sizeof(s->err), "creating index '%s' refused "
+		    "(HTTP %ld): %s", fl->creating, status, why);
+		if (first_time(fl, "create", why))
+			log_error("%s; retrying until the target accepts it",
+			    s->err);
+		return STEP_WAIT;
+	default:
+		snprintf(s->err, sizeof(s->err), "creating index '%s' failed "
+		    "(HTTP %ld): %s", fl->creating, status, why);
+		return sink_down(s);
+	}
+}
+
+/* a page of children: each deleted, or the page is asked again */
+static enum step_result
+answer_cascade_delete(struct sink *s, struct flush *fl, long status)
+{
+	char why[512];
+	int i, failed = 0;
+
+	if (fl->hits == NULL)
+		fl->hits = xcalloc(CASCADE_PAGE, sizeof(*fl->hits));
+	switch (bulkresp_classify(status, fl->resp.buf, fl->resp.len,
+	    fl->nhits, fl->hits, why, sizeof(why))) {
+	case RESP_AUTH:
+		return sink_auth(s, status, &fl->resp);
+	case RESP_ITEMS:
+		break;
+	default:
+		snprintf(s->err, sizeof(s->err), "deleting a join parent's "
+		    "children failed (HTTP %ld): %.400s", status, why);
+		return sink_down(s);
+	}
+	s->stats->batches++;
+	s->stats->bulk_bytes += fl->sent_len;
+	for (i = 0; i < fl->nhits; i++) {
+		count_item(s, &fl->hits[i]);
+		if (fl->hits[i].verdict != ITEM_OK &&
+		    fl->hits[i].verdict != ITEM_NOTFOUND &&
+		    fl->hits[i].verdict != ITEM_CONFLICT)
+			failed++;
+	}
+	if (failed) {
+		/* the deletes are idempotent: the page goes again whole */
+		snprintf(s->err, sizeof(s->err), "%d of %d children of a "
+		    "deleted join parent not deleted yet", failed, fl->nhits);
+		return sink_down(s);
+	}
+	sink_up(s);
+	fl->phase = PH_CSCROLL;
+	return STEP_NEXT;
+}
+
+/* a search or scroll page: its children to delete, or the end */
+static enum step_result
+answer_cascade(struct sink *s, struct flush *fl, long status)
+{
+	char why[400];
+	int n;
+
+	if (fl->phase == PH_CEND) {
+		/* a scroll left open expires on its own */
+		sink_up(s);
+		s->stats->cascades++;
+		fl->phase = PH_DONE;
+		return STEP_DONE;
+	}
+	if (status == 404) {
+		/* no such index: no children; a scroll that expired
+		 * during a backoff: search again from the start */
+		if (fl->phase == PH_CSEARCH) {
+			s->stats->cascades++;
+			fl->phase = PH_DONE;
+			return STEP_DONE;
+		}
+		fl->phase = PH_REFRESH;
+		return STEP_NEXT;
+	}
+	switch (resp_status_class(status)) {
+	case RESP_AUTH:
+		return sink_auth(s, status, &fl->resp);
+	case RESP_ITEMS:
+		break;
+	case RESP_REJECT:
+		s->stats->sink_errors++;
+		resp_error_text(fl->resp.buf, fl->resp.len, why, sizeof(why));
+		snprintf(s->err, sizeof(s->err), "searching the children of "
+		    "'%s' in '%s' refused (HTTP %ld): %s", barrier_op(fl)->parent,
+		    clear_index(fl), status, why);
+		if (first_time(fl, "cascade", why))
+			log_error("%s; retrying", s->err);
+		return STEP_WAIT;
+	default:
+		resp_error_text(fl->resp.buf, fl->resp.len, why, sizeof(why));
+		snprintf(s->err, sizeof(s->err), "searching the children of a "
+		    "join parent failed (HTTP %ld): %s", status, why);
+		return sink_down(s);
+	}
+	n = cascade_page(barrier_op(fl), fl->resp.buf, fl->resp.len,
+	    &fl->scroll, &fl->body);
+	if (n == -1) {
+		snprintf(s->err, sizeof(s->err), "unusable search response");
+		return sink_down(s);
+	}
+	sink_up(s);
+	fl->nhits = n;
+	fl->phase = n > 0 ? PH_CDELETE : fl->scroll.len ? PH_CEND : PH_DONE;
+	if (fl->phase == PH_DONE) {
+		s->stats->cascades++;
+		return STEP_DONE;
+	}
+	return STEP_NEXT;
 }
 
 static enum step_result
@@ -492,10 +751,19 @@ count_item(struct sink *s, const struct item_result *it)
 static int
 superseded(struct batch *b, int i)
 {
-	struct docref r = docref_of(b, &b->ops[i], 0);
+	struct docref r = docref_of(b, &b->ops[i], 0), rj;
 	int j = batch_last_write(b, &r);
 
-	return j > i && b->ops[j].written;
+	if (j <= i || !b->ops[j].written)
+		return 0;
+	/* the later write went to another routing, maybe another shard:
+	 * this one is still owed, and the later one goes again after it */
+	rj = docref_of(b, &b->ops[j], 0);
+	if (!docref_same_routing(&r, &rj)) {
+		b->ops[j].written = 0;
+		return 0;
+	}
+	return 1;
 }
 
 static enum step_result
@@ -593,9 +861,12 @@ answer_clear(struct sink *s, struct flush *fl, long status)
 	char why[400];
 
 	if (status == 404) {
-		/* no such index: nothing to clear */
+		/* no such index: nothing to clear, no children */
 		sink_up(s);
-		s->stats->clears++;
+		if (ends_in_cascade(fl))
+			s->stats->cascades++;
+		else
+			s->stats->clears++;
 		fl->phase = PH_DONE;
 		return STEP_DONE;
 	}
@@ -626,7 +897,7 @@ answer_clear(struct sink *s, struct flush *fl, long status)
 	}
 	sink_up(s);
 	if (refresh) {
-		fl->phase = PH_DELETE;
+		fl->phase = ends_in_cascade(fl) ? PH_CSEARCH : PH_DELETE;
 		return STEP_NEXT;
 	}
 	log_info("cleared index '%s'", index);
@@ -645,8 +916,16 @@ flush_answer(struct sink *s, struct flush *fl, const char *terr, long status)
 		return sink_down(s);
 	}
 	switch (fl->phase) {
+	case PH_CREATE:
+		return answer_create(s, fl, status);
 	case PH_TOAST:
 		return answer_toast(s, fl, status);
+	case PH_CDELETE:
+		return answer_cascade_delete(s, fl, status);
+	case PH_CSEARCH:
+	case PH_CSCROLL:
+	case PH_CEND:
+		return answer_cascade(s, fl, status);
 	case PH_BULK:
 		return answer_bulk(s, fl, status);
 	case PH_REFRESH:

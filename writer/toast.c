@@ -66,7 +66,13 @@ toast_plan(const struct batch *b, int n, struct batch *const *earlier,
 		if (!toast_settled(op)) {
 			want = docref_of(b, op, 1);
 			j = *doctab_find(&seen, b, &want);
-			if (j >= 0) {
+			/* a move to another routing deletes first (two
+			 * routings may be one shard): the stored document is
+			 * still there when this flush reads it */
+			if (j >= 0 && b->ops[j].kind == OP_DELETE &&
+			    op->toast_routing != NULL)
+				nread++;
+			else if (j >= 0) {
 				from[i].b = b;
 				from[i].i = j;
 			} else {
@@ -96,6 +102,7 @@ toast_mget_body(const struct batch *b, int n, const struct toast_from *from,
     struct sbuf *body, int *asked)
 {
 	const struct op *op;
+	struct docref r;
 	int i, nasked = 0;
 
 	sbuf_reset(body);
@@ -106,17 +113,15 @@ toast_mget_body(const struct batch *b, int n, const struct toast_from *from,
 			continue;
 		if (nasked)
 			sbuf_addc(body, ',');
+		/* where the document was before this update */
+		r = docref_of(b, op, 1);
 		sbuf_adds(body, "{\"_index\":");
-		sbuf_add(body, b->arena.buf + op->index.off, op->index.len);
+		sbuf_add(body, r.index, r.ilen);
 		sbuf_adds(body, ",\"_id\":");
-		if (op->toast_id)
-			sbuf_adds(body, op->toast_id);
-		else
-			sbuf_add(body, b->arena.buf + op->id.off, op->id.len);
-		if (op->routing.len) {
+		sbuf_add(body, r.id, r.idlen);
+		if (r.rlen) {
 			sbuf_adds(body, ",\"routing\":");
-			sbuf_add(body, b->arena.buf + op->routing.off,
-			    op->routing.len);
+			sbuf_add(body, r.routing, r.rlen);
 		}
 		sbuf_addc(body, '}');
 		asked[nasked++] = i;

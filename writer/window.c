@@ -76,10 +76,13 @@ slot_of(const struct window *w, uint64_t seq)
 	return &w->fl[seq % w->cap];
 }
 
+/* a clear or a cascade: it deletes what the target holds, so every
+ * write before it lands first and none after it starts before it ends */
 static int
 ends_in_clear(const struct batch *b, int n)
 {
-	return n > 0 && b->ops[n - 1].kind == OP_CLEAR;
+	return n > 0 && (b->ops[n - 1].kind == OP_CLEAR ||
+	    b->ops[n - 1].kind == OP_CASCADE);
 }
 
 static int

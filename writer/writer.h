@@ -21,13 +21,18 @@
 #include "msg.h"
 #include "sbuf.h"
 
+struct config;
+
 enum op_kind {
 	OP_INDEX = 1,
 	OP_DELETE,
 	OP_COMMIT,	/* boundary: its pos may be reported durable */
 	OP_POS,		/* boundary without a transaction */
-	OP_CLEAR,	/* barrier: refresh + delete_by_query on one index */
-	OP_MARK		/* "marked" once everything before is written */
+	OP_CLEAR,	/* barrier: refresh + delete_by_query on one index
+			 * (or a glob of indices, or a join's half) */
+	OP_MARK,	/* "marked" once everything before is written */
+	OP_CASCADE	/* barrier: a join parent's children found and
+			 * deleted (cascade.c) */
 };
 
 /* a span inside the batch arena, stable across arena growth */
@@ -45,6 +50,9 @@ struct op {
 	char	*toast;		/* raw JSON array of field names, or NULL */
 	char	*toast_id;	/* raw JSON string: the id to complete from when
 				 * the key changed in this update, or NULL */
+	char	*toast_index;	/* raw JSON strings: the index and routing to
+				 * complete from when they changed, or NULL */
+	char	*toast_routing;
 	char	*rel;		/* with toast: the source table, or NULL */
 	char	*completed;	/* the document after TOAST completion */
 	size_t	 completed_len;
@@ -53,8 +61,13 @@ struct op {
 	/* commit/pos */
 	uint64_t pos;
 	long long ts;		/* commit time in µs, 0 when absent */
-	char	*text;		/* commit/pos: the position's text; clear: the
-				 * index name; mark: the raw JSON object */
+	char	*text;		/* commit/pos: the position's text; clear,
+				 * cascade: the index name (or glob); mark:
+				 * the raw JSON object */
+	char	*query;		/* clear: the delete_by_query body; cascade:
+				 * the search for the children */
+	char	*parent;	/* cascade: the parent's id, the children's
+				 * routing */
 };
 
 struct batch {
@@ -90,6 +103,8 @@ struct writer_stats {
 	uint64_t version_conflicts;
 	uint64_t toast_completions;
 	uint64_t clears;
+	uint64_t cascades;
+	uint64_t indices_created;
 	struct kcount toast_missing;	/* per source table */
 };
 
@@ -131,6 +146,8 @@ void	doctab_release(struct doctab *);
 /* the entry of document r: an op index of b, or -1 to fill in */
 int	*doctab_find(const struct doctab *, const struct batch *b,
 	    const struct docref *r);
+/* are the two under one routing? (documents are compared without it) */
+int	docref_same_routing(const struct docref *, const struct docref *);
 /* the last op of b writing document r, or -1 */
 int	batch_last_write(struct batch *, const struct docref *r);
 
@@ -215,6 +232,31 @@ int	toast_mget_parse(const char *body, size_t len, int nasked,
 int	toast_complete(struct sbuf *out, struct jspan doc, struct jspan fields,
 	    struct jspan source);
 
+/* cascade.c - a join parent's children: the search that finds them and
+ * the bulk deletes of each page; pure */
+#define CASCADE_PAGE	1000
+/* the first search of the children (path and body) */
+/* s percent-escaped but for letters, digits, "-_.*" and the bytes of keep:
+ * URL_PATH_KEEP in a path (an index name or a list of them), "" in a
+ * query string value, where '+' would read as a space */
+#define URL_PATH_KEEP	",+"
+void	url_escape(struct sbuf *out, const char *s, const char *keep);
+void	cascade_search(const struct op *, struct sbuf *path, struct sbuf *body);
+/* the next page of the scroll */
+void	cascade_scroll(const struct sbuf *scroll_id, struct sbuf *path,
+	    struct sbuf *body);
+/* the release of the scroll */
+void	cascade_scroll_end(const struct sbuf *scroll_id, struct sbuf *path,
+	    struct sbuf *body);
+/* a search or scroll response: its scroll id into scroll_id and the
+ * deletes of its hits, at the op's version, into bulk; the number of
+ * hits, or -1 when garbled */
+int	cascade_page(const struct op *, const char *resp, size_t len,
+	    struct sbuf *scroll_id, struct sbuf *bulk);
+/* the bodies of a clear and of a cascade's search, for batch.c */
+char	*cascade_query(struct jspan children, struct jspan parent);
+char	*clear_query(struct jspan field, struct jspan value);
+
 /* sink.c - what one flush sends and what the answers mean; no I/O */
 enum step_result {
 	STEP_DONE,	/* the flush is complete */
@@ -237,7 +279,8 @@ struct http_call {
 	long	 timeout_ms;	/* 0: the client's default */
 };
 
-enum flush_phase { PH_TOAST, PH_BULK, PH_REFRESH, PH_DELETE, PH_DONE };
+enum flush_phase { PH_CREATE, PH_TOAST, PH_BULK, PH_REFRESH, PH_DELETE,
+	PH_CSEARCH, PH_CDELETE, PH_CSCROLL, PH_CEND, PH_DONE };
 
 /* a cut of the batch on its way to the target */
 struct flush {
@@ -257,10 +300,18 @@ struct flush {
 	struct sbuf body, path, resp;
 	uint32_t logged[64];	/* hashes of refusals already logged */
 	int	 nlogged;
+	/* a cascade: its scroll, the page of children being deleted */
+	struct sbuf scroll;
+	struct item_result *hits;
+	int	 nhits;
+	char	*creating;	/* the index a PUT is creating */
 };
 
 struct sink {
 	struct writer_stats *stats;
+	const struct config *cfg;	/* which indices to create, and how */
+	char	**known;	/* indices created or found existing */
+	int	 nknown, capknown;
 	const char *target;	/* the target's url, for messages */
 	long long down_since;	/* ms when the target became unavailable, 0 */
 	long long down_logged;	/* ms of the last "unavailable" line */
@@ -268,7 +319,8 @@ struct sink {
 	char	 err[512];	/* why the last step failed */
 };
 
-void	sink_init(struct sink *, const char *target, struct writer_stats *);
+void	sink_init(struct sink *, const char *target, struct writer_stats *,
+	    const struct config *);
 void	sink_release(struct sink *);
 /* GET /: is the target there? */
 void	sink_probe_call(struct http_call *);

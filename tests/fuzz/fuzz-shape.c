@@ -1,21 +1,18 @@
 /*
  * fuzz-shape.c - arbitrary bytes as one event frame's object, through the
  * shaper's mapping (shape_event) from both the stream and the load fd,
- * with a fixed configuration that exercises every projection. Input the
- * frame reader would refuse (invalid JSON, not an object, no string "k")
- * is skipped the same way, since shape_event only ever sees what it
- * accepted. Build and run (from the top of the tree):
- *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
- *       -I lib -o fuzz-shape tests/fuzz/fuzz-shape.c shaper/shape.c \
- *       shaper/id.c lib/jscan.c lib/sbuf.c lib/frame.c lib/xio.c \
- *       lib/log.c lib/config.c -lyaml
- *   mkdir corpus && (cd tests/golden/shaper && cat *.in) |
- *       sed -E 's/^[0-9]+ //' | split -l 1 - corpus/golden-
- *   ./fuzz-shape -max_total_time=60 corpus
+ * with a configuration whose sections use every shaping path: projections,
+ * id and index templates, routing, a filter, every transform, renames and
+ * constants, fan-out, a join parent and child, an append-only table, two
+ * tables sharing an index. Input the frame reader would refuse (invalid
+ * JSON, not an object, no string "k") is skipped the same way, since
+ * shape_event only ever sees what it accepted. Build and run with
+ * `make fuzz` (tests/fuzz/run.sh); seeds: a row for each shaping path of
+ * the configuration below, in tests/fuzz/corpus/fuzz-shape.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,30 +22,50 @@
 #include "sbuf.h"
 #include "../../shaper/shaper.h"
 
-static char *cols[] = { "id", "title", "body" };
-static char *excl[] = { "secret", "b\"ody" };
+static const char config_yaml[] =
+"source:\n  url: postgres://f@127.0.0.1/f\n"
+"target:\n  url: http://127.0.0.1:9200\n"
+"sync:\n"
+"  items:\n    table: public.items\n"
+"  slim:\n    table: public.slim\n    columns: [id, title, body]\n"
+"  users:\n    table: app.users\n    index: people\n"
+"    exclude_columns: [secret, \"b\\\"ody\"]\n"
+"  events:\n    table: public.events\n"
+"    index: \"events-{tenant}\"\n    id: \"{tenant}-{id}\"\n"
+"    routing: region\n    pipeline: p\n"
+"    where: \"status IN ('on', 'new') AND (n >= 10 OR z IS NULL) AND NOT "
+"x = 'y'\"\n"
+"    transform:\n      email: hash\n      secret: redact\n"
+"      prefs: json\n      tags: {split: \",\"}\n      n: number\n"
+"      born: {date: \"DD/MM/YYYY\"}\n      seen: date\n"
+"    fields:\n      email: mail\n      body: text\n"
+"    constants:\n      origin: \"{schema}.{table}\"\n"
+"  products:\n    table: shop.products\n"
+"    fan_out: {column: tags, id: \"{id}-{tag}\", element: tag}\n"
+"  questions:\n    table: qa.questions\n    index: qa\n"
+"    id: \"q{id}\"\n    join: {field: j, name: question}\n"
+"  answers:\n    table: qa.answers\n    index: qa\n"
+"    id: \"a{id}\"\n"
+"    join: {field: j, name: answer, parent: questions, column: qid}\n"
+"  audit:\n    table: public.audit\n    append_only: true\n"
+"  staff:\n    table: hr.staff\n    index: crowd\n    id: \"s{id}\"\n"
+"  clients:\n    table: crm.clients\n    index: crowd\n"
+"    id: \"c{id}\"\n    primary_key: [code]\n";
 
-static struct sync_section sections[] = {
-	{ .name = "items", .schema = "public", .table = "items",
-	  .rel = "public.items", .index = "items" },
-	{ .name = "slim", .schema = "public", .table = "slim",
-	  .rel = "public.slim", .index = "slim", .columns = cols,
-	  .ncolumns = 3 },
-	{ .name = "users", .schema = "app", .table = "users",
-	  .rel = "app.users", .index = "people", .exclude_columns = excl,
-	  .nexclude_columns = 2 },
-};
-
-static struct config cfg = {
-	.syncs = sections,
-	.nsyncs = sizeof(sections) / sizeof(sections[0]),
-};
+static struct config cfg;
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	char err[512];
+
 	log_init("fuzz-shape");
 	log_set_level(LOG_LVL_ERROR);	/* drift warnings would flood */
+	if (config_load_mem("fuzz-shape.yaml", config_yaml,
+	    sizeof(config_yaml) - 1, &cfg, err, sizeof(err)) == -1) {
+		fprintf(stderr, "fuzz-shape: %s\n", err);
+		abort();
+	}
 	return 0;
 }
 

@@ -275,7 +275,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	z.p = data + 2;
 	z.end = data + size;
 	z.now = 1000;
-	sink_init(&z.sink, "fuzz", &z.st);
+	sink_init(&z.sink, "fuzz", &z.st, NULL);
 	window_init(&z.w, 1 + data[0] % 4, &z.sink);
 	batch_init(&z.b, 1 + data[1] % 5, 1 << 16);
 

@@ -3,9 +3,10 @@
 #
 #   prove tests/golden/run.sh        (from the top of the tree)
 #
-# For each tests/golden/shaper/X.in: build/bin/shaper -c config.yaml < X.in
-# must write exactly X.out and exit 0, or the code in X.rc when there is
-# one; when X.err exists, its line must appear in what the shaper logged.
+# For each tests/golden/shaper/X.in: build/bin/shaper -c X.yaml < X.in (or
+# config.yaml when there is no X.yaml) must write exactly X.out and exit 0,
+# or the code in X.rc when there is one; when X.err exists, its line must
+# appear in what the shaper logged.
 # SHAPER=path picks another binary (e.g. build-san/bin/shaper).
 # GOLDEN_DIR and GOLDEN_PROG run another set of cases the same way, with
 # another program (tests/golden/writer/run.sh).
@@ -28,7 +29,9 @@ for in in "$dir"/*.in; do
 	n=$((n + 1))
 	want_rc=0
 	[ -f "$dir/$name.rc" ] && want_rc=$(cat "$dir/$name.rc")
-	"$shaper" -c "$dir/config.yaml" < "$in" > "$tmp/out" 2> "$tmp/err"
+	cfg=$dir/config.yaml
+	[ -f "$dir/$name.yaml" ] && cfg=$dir/$name.yaml
+	"$shaper" -c "$cfg" < "$in" > "$tmp/out" 2> "$tmp/err"
 	rc=$?
 	why=
 	if [ "$rc" != "$want_rc" ]; then

@@ -13,7 +13,9 @@
  * Every request is answered at once as a healthy node would: every bulk
  * item written, every _mget document found with "(stored NAME)" as each
  * field asked for - except a document whose id begins with "gone", which
- * is not stored. A malformed operation ends it with exit 65 and the
+ * is not stored; a new index is created; a cascade's first search finds
+ * two children ("<parent>-child-1" and "-2", routed to the parent) and its
+ * scroll nothing more. A malformed operation ends it with exit 65 and the
  * writer's message, after what the writer would still have written.
  */
 #include <stdio.h>
@@ -71,7 +73,30 @@ answer(const struct flush *fl, const struct http_call *call,
 
 	*status = 200;
 	sbuf_reset(resp);
-	if (strncmp(call->path, "/_bulk", 6) == 0) {
+	if (fl->phase == PH_CDELETE) {
+		sbuf_adds(resp, "{\"errors\":false,\"items\":[");
+		for (i = 0; i < fl->nhits; i++)
+			sbuf_addf(resp, "%s{\"delete\":{\"status\":200}}",
+			    i ? "," : "");
+		sbuf_adds(resp, "]}");
+	} else if (fl->phase == PH_CSEARCH) {
+		op = &fl->b.ops[fl->b.nops - 1];
+		sbuf_adds(resp, "{\"_scroll_id\":\"s1\",\"hits\":{\"hits\":[");
+		for (i = 1; i <= 2; i++) {
+			sbuf_addf(resp, "%s{\"_index\":", i > 1 ? "," : "");
+			sbuf_add_jstr(resp, op->text, strlen(op->text));
+			sbuf_addf(resp, ",\"_id\":\"%s-child-%d\",\"_routing\":",
+			    op->parent, i);
+			sbuf_add_jstr(resp, op->parent, strlen(op->parent));
+			sbuf_addc(resp, '}');
+		}
+		sbuf_adds(resp, "]}}");
+	} else if (fl->phase == PH_CSCROLL)
+		sbuf_adds(resp, "{\"_scroll_id\":\"s1\",\"hits\":{\"hits\":[]}}");
+	else if (strcmp(call->method, "PUT") == 0 ||
+	    strcmp(call->method, "DELETE") == 0)
+		sbuf_adds(resp, "{\"acknowledged\":true}");
+	else if (strncmp(call->path, "/_bulk", 6) == 0) {
 		sbuf_adds(resp, "{\"errors\":false,\"items\":[");
 		for (i = 0; i < fl->nsent; i++) {
 			op = &fl->b.ops[fl->sent[i]];
@@ -168,7 +193,7 @@ main(int argc, char **argv)
 		fatalx(P2O_EXIT_CONFIG, "%s", err);
 	frame_reader_init(&in, P2O_FD_IN, "stdin");
 	batch_init(&b, cfg.batch_size, cfg.batch_max_bytes);
-	sink_init(&sink, "golden", &stats);
+	sink_init(&sink, "golden", &stats, &cfg);
 	window_init(&w, cfg.write_concurrency, &sink);
 
 	/* the writer reads while the batch has room and holds no barrier */

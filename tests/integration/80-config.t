@@ -28,5 +28,45 @@ P2O_TEST_URL="postgres://$PGUSER:wrong-password@$PGHOST:$PGPORT/$PGDATABASE" \
 	timeout 60 pg2osync-supervise -c "$T/badpw.yaml" > "$T/out" 2>&1; st=$?
 ok $([ $st = 77 ]; echo $?) "wrong password stops with 77 (got $st)"
 ok $(! grep -q 'wrong-password' "$T/out"; echo $?) "and does not print the password: $(grep -m1 -i auth "$T/out")"
+# the shaping keys: each refusal at load, with file:line and the reason
+shaping_refused() {	# shaping_refused LINE PATTERN DESCRIPTION <<YAML (the sync section)
+	local line=$1 pat=$2 what=$3 f="$T/shape.yaml" st
+	mkhead "$f" p2o_cfg_shape
+	cat >> "$f"
+	pg2osync-supervise -c "$f" > "$T/out" 2>&1; st=$?
+	ok $([ $st = 78 ] && grep -q "shape.yaml:$line: .*$pat" "$T/out"; echo $?) \
+		"$what: 78 ($st), $(head -n 1 "$T/out" | sed 's/.*shape.yaml/shape.yaml/' | cut -c1-150)"
+}
+# mkhead writes 9 lines: sync is line 10, the section 11, its keys from 12
+shaping_refused 14 "'where' takes comparisons" "a filter outside the subset" <<'YAML'
+sync:
+  a:
+    table: a
+    id: "x{id}"
+    where: "name LIKE 'x%'"
+YAML
+shaping_refused 16 "may share an index only when each declares 'id'" "two tables in one index without ids" <<'YAML'
+sync:
+  a:
+    table: a
+    index: shared
+  b:
+    table: b
+    index: shared
+YAML
+shaping_refused 14 "'sync.a.id' cannot be combined with 'sync.a.append_only'" "append_only with an id" <<'YAML'
+sync:
+  a:
+    table: a
+    append_only: true
+    id: "x{id}"
+YAML
+shaping_refused 14 "must name exactly one operation" "two transforms chained" <<'YAML'
+sync:
+  a:
+    table: a
+    transform:
+      email: {redact: x, split: ","}
+YAML
 drop_slot $S
 done_testing

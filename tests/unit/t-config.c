@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "config_schema.h"
+#include "where.h"
 #include "log.h"
 #include "tap.h"
 
@@ -238,6 +239,325 @@ test_defaults(void)
 	config_release(&cfg);
 }
 
+/* a mapping file beside the configuration */
+static void
+write_beside(const char *name, const char *text)
+{
+	char p[256];
+	FILE *fp;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	if ((fp = fopen(p, "w")) == NULL || fputs(text, fp) == EOF ||
+	    fclose(fp) == EOF) {
+		perror(p);
+		exit(2);
+	}
+}
+
+/* every shaping key of a sync section, read */
+static void
+test_shaping(void)
+{
+	const char *text =
+	    SRC TGT
+	    "sync:\n"						/* 5 */
+	    "  products:\n"
+	    "    table: shop.products\n"
+	    "    index: \"products-{tenant}\"\n"
+	    "    id: \"{tenant}-{id}\"\n"
+	    "    routing: tenant\n"					/* 10 */
+	    "    pipeline: embed\n"
+	    "    primary_key: [tenant, id]\n"
+	    "    where: \"price > 0 AND status IN ('on', 'new')\"\n"
+	    "    mapping_file: products.json\n"
+	    "    transform:\n"					/* 15 */
+	    "      email: hash\n"
+	    "      secret: redact\n"
+	    "      note: {redact: \"(hidden)\"}\n"
+	    "      tags_csv: {split: \",\"}\n"
+	    "      born: {date: \"DD/MM/YYYY\"}\n"			/* 20 */
+	    "      price: number\n"
+	    "      doc: json\n"
+	    "    fields:\n"
+	    "      email: email_sha\n"
+	    "    constants:\n"					/* 25 */
+	    "      origin: \"{schema}.{table}\"\n"
+	    "      kind: product\n"
+	    "    fan_out: {column: tags, id: \"{id}-{tag}\", element: tag}\n"
+	    "  audit:\n"
+	    "    table: audit\n"					/* 30 */
+	    "    append_only: true\n"
+	    "  questions:\n"
+	    "    table: qa.questions\n"
+	    "    index: qa\n"
+	    "    id: \"q{id}\"\n"					/* 35 */
+	    "    join: {field: rel, name: question}\n"
+	    "  answers:\n"
+	    "    table: qa.answers\n"
+	    "    index: qa\n"
+	    "    id: \"a{id}\"\n"					/* 40 */
+	    "    join: {field: rel, name: answer, parent: questions, "
+	    "column: qid}\n";
+	struct config cfg;
+	const struct sync_section *s;
+	char err[512];
+
+	write_beside("products.json",
+	    "{\"properties\": {\"email_sha\": {\"type\": \"keyword\"}}}\n");
+	if (!ok(load(text, &cfg, err, sizeof(err)) == 0,
+	    "every shaping key loads"))
+		printf("# %s\n", err);
+	s = &cfg.syncs[0];
+	ok(s->index_templated && strcmp(s->index_glob, "products-*") == 0,
+	    "a templated index and its glob");
+	ok(s->id_t.ncolumns == 2 && strcmp(s->routing, "tenant") == 0 &&
+	    strcmp(s->pipeline, "embed") == 0 && s->nprimary_key == 2,
+	    "id, routing, pipeline, primary_key");
+	ok(s->where_expr != NULL && where_ncolumns(s->where_expr) == 2,
+	    "the filter, parsed");
+	is_str(s->index_body, "{\"mappings\":{\"properties\": {\"email_sha\": "
+	    "{\"type\": \"keyword\"}}}}", "a bare mapping, wrapped");
+	is_int(s->ntransforms, 7, "seven transforms");
+	ok(s->transforms[0].kind == XF_HASH && s->transforms[0].param == NULL,
+	    "hash");
+	is_str(s->transforms[1].param, "[redacted]", "redact's default");
+	is_str(s->transforms[2].param, "(hidden)", "redact's parameter");
+	ok(s->transforms[3].kind == XF_SPLIT && *s->transforms[3].param == ',',
+	    "split");
+	ok(s->transforms[4].kind == XF_DATE && s->transforms[6].kind == XF_JSON,
+	    "date, json");
+	is_str(s->constants[0].json, "\"shop.products\"",
+	    "a constant's placeholders, rendered");
+	is_str(s->constants[1].json, "\"product\"", "a plain constant");
+	ok(s->has_fan_out && strcmp(s->fan_out.element, "tag") == 0 &&
+	    s->fan_out.id_t.ncolumns == 2, "fan_out");
+	ok(cfg.syncs[1].append_only && cfg.syncs[1].id == NULL,
+	    "append_only");
+	s = &cfg.syncs[2];
+	ok(s->has_join && s->join.nchildren == 1 &&
+	    strcmp(s->join.children[0], "answer") == 0 && s->shared,
+	    "a join parent knows its children");
+	is_str(s->index_body, "{\"mappings\":{\"properties\":{\"rel\":"
+	    "{\"type\":\"join\",\"relations\":{\"question\":[\"answer\"]}}}}}",
+	    "and the join's mapping is generated");
+	is_str(config_index_body(&cfg, "qa"), s->index_body,
+	    "the body the writer and ckpt create the index with");
+	is_str(config_index_body(&cfg, "products-acme"),
+	    cfg.syncs[0].index_body, "a templated index's body");
+	ok(config_index_body(&cfg, "audit") == NULL, "none: the defaults");
+	ok(config_find_index(&cfg, "products-zeta") == &cfg.syncs[0] &&
+	    config_find_index(&cfg, "other") == NULL, "config_find_index");
+	ok(cfg.syncs[3].join.parent_sec == 2, "a child finds its parent");
+	config_release(&cfg);
+}
+
+#define ITEMS	SRC TGT "sync:\n  items:\n    table: items\n"
+/* lines: sync 5, items 6, table 7: a key appended is on line 8 */
+
+static const struct {
+	const char *what, *text;
+	int line;
+	const char *msg;
+} shaping_errors[] = {
+	{ "an id without a placeholder", ITEMS "    id: fixed\n", 8,
+	    "'sync.items.id' must name at least one column as {column}: "
+	    "without one every row is the same document" },
+	{ "an open placeholder", ITEMS "    id: \"{a\"\n", 8,
+	    "'sync.items.id' has a '{' without its '}'" },
+	{ "an index template with no literal", ITEMS "    index: \"{t}\"\n", 8,
+	    "'sync.items.index' must hold literal text besides its "
+	    "placeholders: a truncate clears every index the template can "
+	    "render" },
+	{ "an index template in capitals", ITEMS "    index: \"Ev-{t}\"\n", 8,
+	    "'sync.items.index' must be lowercase" },
+	{ "append_only with primary_key",
+	    ITEMS "    append_only: true\n    primary_key: [id]\n", 9,
+	    "'sync.items.primary_key' cannot be combined with "
+	    "'sync.items.append_only'" },
+	{ "append_only with id",
+	    ITEMS "    id: \"x{id}\"\n    append_only: true\n", 9,
+	    "'sync.items.append_only' cannot be combined with 'sync.items.id'" },
+	{ "append_only with fan_out", ITEMS "    append_only: true\n"
+	    "    fan_out: {column: t, id: \"{t}\"}\n", 9,
+	    "'sync.items.fan_out' cannot be combined with "
+	    "'sync.items.append_only'" },
+	{ "an unknown transform", ITEMS "    transform:\n      email: sha\n", 9,
+	    "'sync.items.transform.email' must be one of hash, redact, json, "
+	    "split, number, date, or a mapping of one of them to its "
+	    "parameter" },
+	{ "two operations", ITEMS "    transform:\n"
+	    "      email: {redact: x, split: \",\"}\n", 9,
+	    "'sync.items.transform.email' must name exactly one operation, "
+	    "not several (no chaining)" },
+	{ "a parameter to hash", ITEMS "    transform:\n"
+	    "      email: {hash: x}\n", 9,
+	    "'sync.items.transform.email.hash' takes no parameter: write the "
+	    "operation alone, as 'column: op'" },
+	{ "a two-character separator", ITEMS "    transform:\n"
+	    "      tags: {split: \", \"}\n", 9,
+	    "'sync.items.transform.tags.split' must be exactly one character, "
+	    "the separator" },
+	{ "a date pattern without a year", ITEMS "    transform:\n"
+	    "      born: {date: \"DD/MM\"}\n", 9,
+	    "'sync.items.transform.born.date' must hold YYYY, MM and DD" },
+	{ "a date pattern with a strptime letter", ITEMS "    transform:\n"
+	    "      born: {date: \"%d/%m/%Y\"}\n", 9,
+	    "'sync.items.transform.born.date' must be made of YYYY, MM, DD, "
+	    "hh, mm, ss and separators (found 'd')" },
+	{ "a transform of a column the documents drop",
+	    ITEMS "    columns: [id]\n    transform:\n      email: hash\n", 10,
+	    "'sync.items.transform.email': column 'email' is not in the "
+	    "documents (columns or exclude_columns drops it)" },
+	{ "two renames onto one name", ITEMS "    fields:\n      a: x\n"
+	    "      b: x\n", 10, "'sync.items.fields.b' renames 'b' onto 'x', "
+	    "which 'sync.items.fields.a' already renames 'a' onto" },
+	{ "a rename onto a kept column", ITEMS "    columns: [a, b]\n"
+	    "    fields:\n      a: b\n", 10, "'sync.items.fields.a' renames "
+	    "'a' onto 'b', a column the documents keep" },
+	{ "a rename of an excluded column", ITEMS
+	    "    exclude_columns: [a]\n    fields:\n      a: b\n", 10,
+	    "'sync.items.fields.a': column 'a' is not in the documents "
+	    "(columns or exclude_columns drops it)" },
+	{ "a constant with another placeholder", ITEMS "    constants:\n"
+	    "      o: \"{schema}-{nope}\"\n", 9, "'sync.items.constants.o' "
+	    "names '{nope}': a constant takes only {schema} and {table}" },
+	{ "a constant named as a kept column", ITEMS
+	    "    columns: [id, kind]\n    constants:\n      kind: x\n", 10,
+	    "'sync.items.constants.kind' has the name of column 'kind', which "
+	    "the documents keep" },
+	{ "a constant named as a rename", ITEMS "    fields:\n      a: b\n"
+	    "    constants:\n      b: x\n", 11, "'sync.items.constants.b' has "
+	    "the name 'fields' renames 'a' onto" },
+	{ "a filter outside the subset", ITEMS "    where: \"a LIKE 'x'\"\n", 8,
+	    "'sync.items.where' is not supported: 'LIKE' where a comparison "
+	    "belongs at byte 3; 'where' takes comparisons (= <> != < <= > >=) "
+	    "between column names and string or number literals, AND, OR, "
+	    "NOT, IN (...), IS [NOT] NULL and parentheses" },
+	{ "a filter with a function", ITEMS "    where: \"lower(a) = 'x'\"\n",
+	    8, "'sync.items.where' is not supported: a function call "
+	    "'lower(...)' at byte 1; 'where' takes comparisons (= <> != < <= "
+	    "> >=) between column names and string or number literals, AND, "
+	    "OR, NOT, IN (...), IS [NOT] NULL and parentheses" },
+	{ "fan_out without id", ITEMS "    fan_out: {column: tags}\n", 8,
+	    "missing required key 'sync.items.fan_out.id'" },
+	{ "a transform of the fan_out column", ITEMS
+	    "    fan_out: {column: tags, id: \"{tag}\"}\n    transform:\n"
+	    "      tags: {split: \",\"}\n", 10, "'sync.items.transform.tags': "
+	    "column 'tags' is the fan_out column, which fan_out reads raw and "
+	    "no document carries" },
+	{ "join with fan_out", ITEMS "    join: {field: j, name: a}\n"
+	    "    fan_out: {column: t, id: \"{t}\"}\n", 9,
+	    "'sync.items.fan_out' cannot be combined with 'sync.items.join'" },
+	{ "join with routing", ITEMS "    routing: r\n"
+	    "    join: {field: j, name: a}\n", 9,
+	    "'sync.items.join' cannot be combined with 'sync.items.routing'" },
+	{ "a child without its column", ITEMS
+	    "    join: {field: j, name: a, parent: p}\n", 8,
+	    "'sync.items.join' names a parent and so needs 'column', the "
+	    "column holding the parent's key" },
+	{ "a join in a templated index", ITEMS "    index: \"x-{t}\"\n"
+	    "    join: {field: j, name: a}\n", 9, "'sync.items.join' needs one "
+	    "index: the parent and its children share it, and "
+	    "'sync.items.index' is a template" },
+	{ "two sections, one index, different mappings", ITEMS
+	    "    id: \"i{id}\"\n    mapping_file: m1.json\n"
+	    "  other:\n    table: other\n    index: items\n"
+	    "    id: \"o{id}\"\n    mapping_file: m2.json\n", 14,
+	    "sync sections 'items' and 'other' both write index 'items' with "
+	    "different mapping files" },
+	{ "a join index shared with a plain section", ITEMS
+	    "    id: \"i{id}\"\n    join: {field: j, name: item}\n"
+	    "  other:\n    table: other\n    index: items\n"
+	    "    id: \"o{id}\"\n", 12, "sync sections 'items' and 'other' both "
+	    "write index 'items', which holds a join: every section writing "
+	    "it must be part of the join" },
+	{ "a template claiming another's index", ITEMS
+	    "  logs:\n    table: logs\n    index: \"item{x}\"\n", 10,
+	    "sync section 'logs' writes index 'item{x}', which section "
+	    "'items' can write too ('items'): a templated index is its "
+	    "section's alone" },
+	{ "two templates that overlap", ITEMS "    index: \"a-{x}-z\"\n"
+	    "  logs:\n    table: logs\n    index: \"a-{y}\"\n", 11,
+	    "sync section 'logs' writes index 'a-{y}', which section 'items' "
+	    "can write too ('a-{x}-z'): a templated index is its section's "
+	    "alone" },
+	{ "a parent that is not one", ITEMS "    index: qa\n    id: \"i{id}\"\n"
+	    "    join: {field: j, name: a, parent: nobody, column: p}\n", 10,
+	    "'sync.items.join.parent' names 'nobody', which is not a sync "
+	    "section with a join and no parent of its own" },
+	{ "a parent without children", ITEMS "    id: \"i{id}\"\n"
+	    "    join: {field: j, name: a}\n", 9,
+	    "'sync.items.join' is a parent no section names as its 'parent'" },
+	{ "a parent id of two columns", ITEMS "    id: \"{a}-{b}\"\n"
+	    "    join: {field: j, name: p}\n"
+	    "  kids:\n    table: kids\n    index: items\n    id: \"k{id}\"\n"
+	    "    join: {field: j, name: k, parent: items, column: pid}\n", 8,
+	    "'sync.items.id' must name exactly one column, the parent's key: "
+	    "a join child computes its parent's id from one column" },
+	{ "a child in another index", ITEMS "    index: qa\n    id: \"p{id}\"\n"
+	    "    join: {field: j, name: p}\n"
+	    "  kids:\n    table: kids\n    index: other\n    id: \"k{id}\"\n"
+	    "    join: {field: j, name: k, parent: items, column: pid}\n", 15,
+	    "'sync.kids.join': a child writes its parent's index ('qa') with "
+	    "its join field ('j')" },
+	{ "a relation name twice", ITEMS "    id: \"p{id}\"\n"
+	    "    join: {field: j, name: p}\n"
+	    "  kids:\n    table: kids\n    index: items\n    id: \"k{id}\"\n"
+	    "    join: {field: j, name: p, parent: items, column: pid}\n", 14,
+	    "'sync.kids.join.name' repeats relation 'p' of section 'items'" },
+	{ "a publication too long for its append twin",
+	    "source:\n  url: postgres://sync@db:5432/app\n"
+	    "  publication: abcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcdefg\n"
+	    TGT "sync:\n  items:\n    table: items\n    append_only: true\n", 3,
+	    "'source.publication' must be at most 56 bytes long when a section "
+	    "is append_only: its keyless tables go in publication "
+	    "'<publication>_append'" },
+};
+
+static void
+test_shaping_errors(void)
+{
+	char want[512];
+	size_t i;
+
+	write_beside("m1.json", "{\"properties\": {}}");
+	write_beside("m2.json", "{\"properties\": {\"a\": {}}}");
+	for (i = 0; i < sizeof(shaping_errors) / sizeof(shaping_errors[0]);
+	    i++)
+		expect_err(shaping_errors[i].what, shaping_errors[i].text,
+		    shaping_errors[i].line, shaping_errors[i].msg);
+
+	/* the mapping file: it must be there, parse, be one kind of body,
+	 * and speak of the names the documents carry */
+	snprintf(want, sizeof(want), "'sync.items.mapping_file' '%s/nope.json'"
+	    ": No such file or directory", dir);
+	expect_err("a missing mapping file", ITEMS
+	    "    mapping_file: nope.json\n", 8, want);
+	write_beside("bad.json", "{\"properties\": ");
+	snprintf(want, sizeof(want), "'sync.items.mapping_file' '%s/bad.json' "
+	    "is not JSON: unexpected end of input at byte 15", dir);
+	expect_err("a mapping file that is not JSON", ITEMS
+	    "    mapping_file: bad.json\n", 8, want);
+	write_beside("mixed.json", "{\"mappings\": {}, \"properties\": {}}");
+	snprintf(want, sizeof(want), "'sync.items.mapping_file' "
+	    "'%s/mixed.json' must be an index creation body (mappings, "
+	    "settings, aliases) or a bare mapping, not both", dir);
+	expect_err("a mapping file of two kinds", ITEMS
+	    "    mapping_file: mixed.json\n", 8, want);
+	write_beside("renamed.json", "{\"mappings\": {\"properties\": "
+	    "{\"email\": {\"type\": \"keyword\"}}}}");
+	expect_err("a mapping of a field renamed away", ITEMS
+	    "    fields:\n      email: mail\n    mapping_file: renamed.json\n",
+	    10, "'sync.items.mapping_file' maps field 'email', which 'fields' "
+	    "renames to 'mail': the mapping must use the names the documents "
+	    "carry");
+	expect_err("a join mapping without the join field", ITEMS
+	    "    id: \"i{id}\"\n    join: {field: j, name: p}\n"
+	    "    mapping_file: m1.json\n", 10, "'sync.items.mapping_file' must "
+	    "map the join field 'j' as type join (or leave mapping_file out: "
+	    "the join mapping is then generated)");
+}
+
 static void
 test_errors(void)
 {
@@ -378,8 +698,9 @@ test_errors(void)
 	    "sync sections 'items' and 'again' both sync table "
 	    "'public.items'");
 	expect_err("same index twice", MIN "  other:\n    table: other\n"
-	    "    index: items\n", 8, "sync sections 'items' and 'other' both "
-	    "write index 'items'");
+	    "    index: items\n", 10, "sync sections 'items' and 'other' both "
+	    "write index 'items': sections may share an index only when each "
+	    "declares 'id'");
 	expect_err("bad table", SRC TGT "sync:\n  x:\n    table: a.b.c\n", 7,
 	    "'sync.x.table' must be 'schema.table' or 'table'");
 	expect_err("index uppercase", MIN "    index: Items\n", 8,
@@ -1036,6 +1357,8 @@ main(void)
 	test_full();
 	test_defaults();
 	test_errors();
+	test_shaping();
+	test_shaping_errors();
 	test_warnings();
 	test_paths();
 	test_mem();

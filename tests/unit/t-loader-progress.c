@@ -114,6 +114,17 @@ round_trip(void)
 	    "one range: no boundaries (%s)", out.buf);
 	progress_release(&q);
 	sbuf_release(&out);
+
+	/* an append-only table without a key is read as one range */
+	{
+		const char *keyless = "{\"done\":1,\"of\":1,\"rows\":7,"
+		    "\"key\":[],\"types\":[],\"bounds\":[]}";
+
+		ok(progress_parse((struct jspan){ keyless, strlen(keyless) },
+		    &q, err, sizeof(err)) == 0 && q.nkeys == 0 && q.of == 1 &&
+		    q.rows == 7, "no key, one range");
+		progress_release(&q);
+	}
 }
 
 static const struct {

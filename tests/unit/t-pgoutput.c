@@ -533,6 +533,11 @@ test_errors(void)
 	expect_error(&m, P2O_EXIT_REFUSED,
 	    "table 'public.nokey' has no primary key or replica identity",
 	    "row of a table without key");
+	/* an append-only table: its rows are filed by their content */
+	pgo_allow_keyless(&d, "public.nokey");
+	is_int(dec(&m), 0, "a keyless row of an append-only table");
+	ok(strstr(out.buf, "\"key\":[]") != NULL, "carries an empty key");
+	sbuf_reset(&out);
 
 	m_init(&m, 'D');
 	m_u32(&m, 501);

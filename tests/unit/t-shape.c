@@ -395,17 +395,17 @@ test_window_many(void)
 	tomb_delete(&w, "idx", 3, "5", 1, 10);	/* older: kept at 1005 */
 	for (i = 0; i < 20000; i++) {
 		n = snprintf(id, sizeof(id), "%d", i);
-		wrong += !tomb_drops(&w, "idx", 3, id, (size_t)n,
+		wrong += !tomb_drops(&w, "t", 1, "idx", 3, id, (size_t)n,
 		    999 + (uint64_t)i);
-		wrong += tomb_drops(&w, "idx", 3, id, (size_t)n,
+		wrong += tomb_drops(&w, "t", 1, "idx", 3, id, (size_t)n,
 		    1000 + (uint64_t)i);
-		wrong += tomb_drops(&w, "other", 5, id, (size_t)n, 0);
+		wrong += tomb_drops(&w, "t", 1, "other", 5, id, (size_t)n, 0);
 	}
 	is_int(wrong, 0, "20,000 removals: each found, at its version, in its "
 	    "index only");
-	ok(!tomb_drops(&w, "idx", 3, "20000", 5, 0), "an unknown key");
-	ok(!tomb_drops(&w, "id", 2, "x5", 2, 0) &&
-	    !tomb_drops(&w, "idx5", 4, "", 0, 0),
+	ok(!tomb_drops(&w, "t", 1, "idx", 3, "20000", 5, 0), "an unknown key");
+	ok(!tomb_drops(&w, "t", 1, "id", 2, "x5", 2, 0) &&
+	    !tomb_drops(&w, "t", 1, "idx5", 4, "", 0, 0),
 	    "index and id are told apart");
 	tomb_release(&w);
 }

@@ -235,6 +235,8 @@ main(void)
 	    "a keyed counter sums per key across restarts");
 	is_int(sv_metrics_total(&m, MC_TOAST_MISSING, NULL), 8,
 	    "and over its keys");
+	sv_metrics_stats(&m, span("{\"transform_unconverted\":"
+	    "{\"public.users\\u001femail\":3}}"));
 
 	sv_hist_observe(&m.indexed, 300);		/* 0.0003 s */
 	sv_hist_observe(&m.indexed, 500);		/* on the 0.0005 bound */
@@ -273,6 +275,9 @@ main(void)
 	is_str(sample(out.buf,
 	    "pg2osync_toast_missing_total{table=\"a.\\\"y\"}", v, sizeof(v)),
 	    "1", "a label value is escaped");
+	is_str(sample(out.buf, "pg2osync_transform_unconverted_total{table="
+	    "\"public.users\",column=\"email\"}", v, sizeof(v)), "3",
+	    "a counter keyed by table and column has both labels");
 	is_str(sample(out.buf, "pg2osync_reconnects_total", v, sizeof(v)),
 	    "2", "reconnects");
 	is_str(sample(out.buf, "pg2osync_checkpoint_position", v, sizeof(v)),

@@ -555,10 +555,47 @@ test_toast(void)
 	window_release(&w);
 }
 
+/*
+ * A document moved to another routing is deleted under the old one first
+ * (both may lead to one shard). When that delete must be retried and the
+ * write behind it was taken, the write goes again behind the delete:
+ * alone, the delete could remove it.
+ */
+static void
+test_reroute(void)
+{
+	struct window w;
+	struct batch b;
+	struct flush *fl;
+	int a;
+
+	window_init(&w, 2, &sink);
+	batch_init(&b, 100, 1 << 20);
+	add(&b, "{\"k\":\"delete\",\"index\":\"t\",\"id\":\"1\",\"v\":10,"
+	    "\"routing\":\"a\"}");
+	add(&b, "{\"k\":\"index\",\"index\":\"t\",\"id\":\"1\",\"v\":10,"
+	    "\"routing\":\"b\",\"doc\":{\"id\":1}}");
+	commit(&b, 20);
+	cut(&w, &b, CUT_IDLE);
+	a = next(&w, 1000, NULL);
+	fl = &w.fl[a];
+	is_int(fl->nsent, 2, "the delete and the write go together");
+	is_int(answer_bulk(&w, a, 201, 503), STEP_WAIT,
+	    "the delete must be retried");
+	ok(next(&w, window_retry_at(&w), NULL) == a && fl->nsent == 2 &&
+	    fl->sent[0] == 0 && fl->sent[1] == 1,
+	    "the retry sends the delete and then the write again");
+	is_int(answer_ok(&w, a), STEP_DONE, "both taken: written");
+	is_str(reported(&w), "20", "and reported");
+	batch_release(&b);
+	window_release(&w);
+}
+
 int
 main(void)
 {
-	sink_init(&sink, "http://test", &stats);
+	sink_init(&sink, "http://test", &stats, NULL);
+	test_reroute();
 	test_order();
 	test_in_order();
 	test_barriers();

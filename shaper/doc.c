@@ -1,0 +1,254 @@
+/*
+ * doc.c - a document's body from a row, in the order the configuration
+ * promises: the projection (columns, exclude_columns), then the
+ * transforms, then the renames (fields), which come last so that every
+ * other key speaks of the source's names; then the constants and a join
+ * field. A fan-out element is merged in as if its members were columns
+ * (its members win over the row's). Values are copied as the bytes that
+ * arrived unless a transform rewrites them; nothing is parsed into a tree.
+ *
+ * Collisions the configuration could not see (it does not know the
+ * table's columns) are settled here the way docs/config.md says: a
+ * constant or a join field wins over a column of its name, and a renamed
+ * column wins over a column that already had the name. Never a member
+ * twice. Logs one warning per (table, column) whose value a transform
+ * could not convert; no other I/O.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "msg.h"
+#include "shaper.h"
+
+#define NAME_BUF	256
+
+static int
+in_list(const char *name, char *const *list, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(list[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* does column name survive the projection? */
+static int
+keep(const struct sync_section *sec, const char *name)
+{
+	if (sec->columns != NULL)
+		return in_list(name, sec->columns, sec->ncolumns);
+	return !in_list(name, sec->exclude_columns, sec->nexclude_columns);
+}
+
+static const char *
+target(const struct sync_section *sec, const char *name)
+{
+	int i;
+
+	for (i = 0; i < sec->nfields; i++)
+		if (strcmp(sec->fields[i].name, name) == 0)
+			return sec->fields[i].value;
+	return name;
+}
+
+static const struct sync_transform *
+transform_of(const struct sync_section *sec, const char *name)
+{
+	int i;
+
+	for (i = 0; i < sec->ntransforms; i++)
+		if (strcmp(sec->transforms[i].name, name) == 0)
+			return &sec->transforms[i];
+	return NULL;
+}
+
+/* is tname a name the document gives something other than column name? */
+static int
+taken(const struct sync_section *sec, const struct view *v,
+    const char *name, const char *tname)
+{
+	struct jspan val;
+	int i;
+
+	for (i = 0; i < sec->nconstants; i++)
+		if (strcmp(sec->constants[i].name, tname) == 0)
+			return 1;
+	if (sec->has_join && strcmp(sec->join.field, tname) == 0)
+		return 1;
+	/* another column renamed onto it, and present: the rename wins */
+	for (i = 0; i < sec->nfields; i++)
+		if (strcmp(sec->fields[i].value, tname) == 0 &&
+		    strcmp(sec->fields[i].name, name) != 0 &&
+		    keep(sec, sec->fields[i].name) &&
+		    view_get(v, sec->fields[i].name, &val))
+			return 1;
+	return 0;
+}
+
+/* a value that could not be converted: counted per (table, column),
+ * warned about once */
+static void
+unconverted(struct shaper *sh, const char *rel, const char *column)
+{
+	struct sbuf key = SBUF_INIT;
+
+	sbuf_adds(&key, rel);
+	sbuf_addc(&key, MSG_KEY_SEP);
+	sbuf_adds(&key, column);
+	if (kcount_get(&sh->unconverted, key.buf) == 0)
+		log_warnx("table '%s' column '%s': a value the transform could "
+		    "not convert is indexed as it arrived (counted in "
+		    "pg2osync_transform_unconverted_total; this is said once)",
+		    rel, column);
+	kcount_add(&sh->unconverted, key.buf, key.len, 1);
+	sbuf_release(&key);
+}
+
+/* one member: name is a column of the merged row, or (element) of the
+ * fan-out element, which the projection of the table's columns does not
+ * apply to */
+static void
+add_member(struct shaper *sh, const struct sync_section *sec,
+    const struct view *v, const char *name, struct jspan val,
+    struct sbuf *op, int *first, const char *rel, int element)
+{
+	const struct sync_transform *t;
+	const char *tname;
+
+	if (!element && !keep(sec, name))
+		return;
+	tname = target(sec, name);
+	if (taken(sec, v, name, tname))
+		return;
+	if (!*first)
+		sbuf_addc(op, ',');
+	*first = 0;
+	sbuf_add_jstr(op, tname, strlen(tname));
+	sbuf_addc(op, ':');
+	if ((t = transform_of(sec, name)) == NULL)
+		sbuf_add(op, val.p, val.n);
+	else if (!xf_apply(t, val, op))
+		unconverted(sh, rel, name);
+}
+
+/* a member name as a C string: into buf, or the heap */
+static const char *
+name_of(struct jspan key, char *buf, size_t cap, char **heap)
+{
+	*heap = NULL;
+	if (jstr_copy(key, buf, cap) == 0)
+		return buf;
+	return *heap = jstr_dup(key);
+}
+
+/* does the section change a row before it is a document? */
+static int
+reshapes(const struct sync_section *sec)
+{
+	return sec->columns != NULL || sec->nexclude_columns > 0 ||
+	    sec->ntransforms > 0 || sec->nfields > 0 || sec->nconstants > 0 ||
+	    sec->has_join || sec->has_fan_out;
+}
+
+void
+doc_build(struct shaper *sh, const struct sync_section *sec,
+    const struct view *v, const char *parent_id, struct sbuf *op,
+    const char *rel)
+{
+	struct jiter it;
+	struct jspan key, val, other;
+	char buf[NAME_BUF], *heap;
+	const char *name;
+	int first = 1, i;
+
+	/* a document that is the row as it arrived is copied as such */
+	if (!reshapes(sec)) {
+		sbuf_add(op, v->img.p, v->img.n);
+		return;
+	}
+	sbuf_addc(op, '{');
+	jiter_init(&it, v->img);
+	while (jiter_member(&it, &key, &val)) {
+		name = name_of(key, buf, sizeof(buf), &heap);
+		/* the fan-out column is not in the merged row, and an
+		 * element's member wins over a column of its name */
+		if ((v->skip == NULL || strcmp(name, v->skip) != 0) &&
+		    !(v->elem.p && jspan_type(v->elem) == J_OBJECT &&
+		    jobj_get(v->elem, name, &other)))
+			add_member(sh, sec, v, name, val, op, &first, rel,
+			    0);
+		free(heap);
+	}
+	if (v->elem.p != NULL && jspan_type(v->elem) == J_OBJECT) {
+		jiter_init(&it, v->elem);
+		while (jiter_member(&it, &key, &val)) {
+			name = name_of(key, buf, sizeof(buf), &heap);
+			add_member(sh, sec, v, name, val, op, &first, rel,
+			    1);
+			free(heap);
+		}
+	} else if (v->elem.p != NULL)
+		add_member(sh, sec, v, v->elem_name, v->elem, op, &first, rel,
+		    1);
+	for (i = 0; i < sec->nconstants; i++) {
+		if (!first)
+			sbuf_addc(op, ',');
+		first = 0;
+		sbuf_add_jstr(op, sec->constants[i].name,
+		    strlen(sec->constants[i].name));
+		sbuf_addc(op, ':');
+		sbuf_adds(op, sec->constants[i].json);
+	}
+	if (sec->has_join) {
+		if (!first)
+			sbuf_addc(op, ',');
+		sbuf_add_jstr(op, sec->join.field, strlen(sec->join.field));
+		sbuf_addc(op, ':');
+		if (parent_id == NULL)
+			sbuf_add_jstr(op, sec->join.name,
+			    strlen(sec->join.name));
+		else {
+			sbuf_adds(op, "{\"name\":");
+			sbuf_add_jstr(op, sec->join.name,
+			    strlen(sec->join.name));
+			sbuf_adds(op, ",\"parent\":");
+			sbuf_add_jstr(op, parent_id, strlen(parent_id));
+			sbuf_addc(op, '}');
+		}
+	}
+	sbuf_addc(op, '}');
+}
+
+int
+doc_toast(const struct sync_section *sec, struct jspan toast,
+    struct sbuf *op)
+{
+	struct jiter it;
+	struct jspan name;
+	const char *tname;
+	char *s;
+	int first = 1;
+
+	jiter_init(&it, toast);
+	while (jiter_elem(&it, &name)) {
+		s = jstr_dup(name);
+		if (keep(sec, s) && !(sec->has_fan_out &&
+		    strcmp(s, sec->fan_out.column) == 0)) {
+			if (first)
+				msg_list_begin(op, ML_TOAST);
+			first = 0;
+			/* the stored document holds it under its target
+			 * name, already transformed: copied as it is */
+			tname = target(sec, s);
+			msg_list_item(op, tname, strlen(tname));
+		}
+		free(s);
+	}
+	if (!first)
+		msg_list_end(op);
+	return !first;
+}
