@@ -985,31 +985,43 @@ ended_on_its_own(const struct sv_child *c)
 	    (code >= 0 || c->signalled_ms == 0);
 }
 
-/* whether u ended no later than c, so c may have seen its input end */
+/*
+ * Whether u's end explains c's 65, c's input from u ending inside a
+ * frame. Reaping order is no proof: a process killed by a signal closes
+ * its pipes before its parent can reap it, so its reader may be reaped
+ * first. So a signal no one here sent (a kill -9 from outside, a crash;
+ * not SIGPIPE, which c's own end would cause) explains it whenever it
+ * was reaped; any other end only when reaped no later than c, and for
+ * the load descriptor only a failed one (a loader that exited 0 wrote
+ * whole frames).
+ */
 static int
-ended_before(const struct sv *sv, int u, const struct sv_child *c)
+cut_input(const struct sv *sv, int u, const struct sv_child *c, int fd4)
 {
 	const struct sv_child *uc;
+	int code;
 
 	if (u == -1)
 		return 0;
 	uc = &sv->kid[u];
-	return uc->pid != 0 && uc->exited && uc->exit_round <= c->exit_round;
+	if (uc->pid == 0 || !uc->exited)
+		return 0;
+	code = sv_child_code(uc);
+	if (code < 0 && code != -SIGPIPE && uc->signalled_ms == 0)
+		return 1;
+	return uc->exit_round <= c->exit_round && (!fd4 || code != 0);
 }
 
 /*
  * The child whose exit code stops the supervisor, or -1. A stage whose
- * input ended inside a frame exits 65 because its upstream died: that 65
- * is a consequence, unless the upstream ended in a later reaping round.
- * The same holds for the load descriptor (fd 4) when its writer, the
- * loader, failed or was killed; a loader that exited 0 wrote whole frames
- * and excuses nothing.
+ * input (stdin, or the load descriptor) ended inside a frame exits 65
+ * because its upstream died: that 65 is a consequence (cut_input).
  */
 static int
 permanent_cause(const struct sv *sv)
 {
 	const struct sv_child *c;
-	int k, code, u4;
+	int k, code;
 
 	for (k = 0; k < NKIDS; k++) {
 		c = &sv->kid[k];
@@ -1018,11 +1030,10 @@ permanent_cause(const struct sv *sv)
 		code = sv_child_code(c);
 		if (code <= 0 || !p2o_exit_permanent(code))
 			continue;
-		u4 = IS_TAP(k) ? -1 : sv_stages[k].fd4_from;
 		if (code == P2O_EXIT_DATA &&
-		    (ended_before(sv, upstream(k), c) ||
-		    (ended_before(sv, u4, c) &&
-		    sv_child_code(&sv->kid[u4]) != 0)))
+		    (cut_input(sv, upstream(k), c, 0) ||
+		    cut_input(sv, IS_TAP(k) ? -1 : sv_stages[k].fd4_from, c,
+		    1)))
 			continue;
 		return k;
 	}
