@@ -40,8 +40,9 @@ CFLAGS	+= -std=c11 $(OPT) -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
 LDFLAGS	+= $(SANFLAGS) -Wl,--as-needed
 LDLIBS	:= -lpq -lcurl -ljansson -lyaml -lssl -lcrypto -lm
 # capture-mysql: libmariadb for the connections, libzstd for MySQL's
-# compressed transactions (--as-needed drops them from the other tools)
-LDLIBS	+= -lmariadb -lzstd
+# compressed transactions, zlib for MariaDB's compressed events (the
+# format is zlib's own stream) - --as-needed drops them from the others
+LDLIBS	+= -lmariadb -lzstd -lz
 
 # tool directory -> installed program name. A tool folder whose main.c
 # does not exist yet builds only its archive (unit tests link it).
@@ -54,7 +55,7 @@ prog_writer	:= writer
 prog_ckpt	:= ckpt
 prog_supervisor	:= pg2osync-supervise
 # a tool that calls another tool's modules links that tool's archive too
-deps_loader	:= capture-pg
+deps_loader	:= capture-pg capture-mysql
 
 LIB_SRC	:= $(wildcard lib/*.c)
 LIB_OBJ	:= $(LIB_SRC:%.c=$(B)/%.o)

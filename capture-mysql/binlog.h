@@ -198,8 +198,23 @@ int	bl_payload_parse(const unsigned char *body, size_t len,
 	    struct bl_payload *, char *err, size_t errlen);
 int	bl_payload_inflate(const struct bl_payload *, struct sbuf *out,
 	    char *err, size_t errlen);
-/* the uncompressed size limit of one transaction payload */
+/* the uncompressed size limit of one transaction payload (and of one
+ * MariaDB compressed event) */
 #define BL_PAYLOAD_MAX	(1024u * 1024 * 1024)
+/*
+ * MariaDB's compressed events (log_bin_compress): QUERY_COMPRESSED and
+ * WRITE/UPDATE/DELETE_ROWS_COMPRESSED, v1 and v2. The event's head (the
+ * query's post-header, status variables and database; the rows event's
+ * post-header, width and column bitmaps) is as in the plain event; what
+ * follows it is one byte (0x80 | algorithm << 4 | n; algorithm 0 is
+ * zlib, n 1 to 4), the uncompressed length in n bytes, high byte first,
+ * then a zlib stream. The body of the plain event it stands for (the
+ * head, then the inflated bytes) is appended to out, its type in *plain.
+ * 0, or -1 with err and out unchanged.
+ */
+int	bl_uncompress(const struct bl_format *, uint8_t type,
+	    const unsigned char *body, size_t len, uint8_t *plain,
+	    struct sbuf *out, char *err, size_t errlen);
 
 /* ---- rows.c ---- */
 
@@ -317,6 +332,7 @@ struct my_col {
 	char	*charset;	/* CHARACTER_SET_NAME, NULL for none */
 	enum my_kind kind;
 	int	 scale;		/* decimal: NUMERIC_SCALE */
+	int	 pad;		/* binary(n): n, the bytes every value holds */
 	int	 nlabels;
 	char	**labels;	/* enum/set, from column_type */
 };
@@ -543,6 +559,7 @@ struct txn {
 	struct sbuf json;	/* one frame's JSON */
 	struct sbuf scratch;
 	struct sbuf inflated;
+	struct sbuf unzipped;	/* a MariaDB compressed event, inflated */
 };
 
 void	txn_init(struct txn *, struct my_table *tables, int ntables,

@@ -1,7 +1,8 @@
 /*
  * event.c - the binlog's event envelope and its fixed-layout events: the
  * 19-byte header, the CRC32 trailer, FORMAT_DESCRIPTION, ROTATE, QUERY,
- * the GTID events of both servers and TRANSACTION_PAYLOAD (zstd).
+ * the GTID events of both servers, TRANSACTION_PAYLOAD (zstd) and
+ * MariaDB's compressed QUERY and rows events (zlib).
  *
  * Every function reads a buffer it is given and checks each length
  * before it reads; none of them keeps state, logs or decides what an
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
 #include <zstd.h>
 
 #include "binlog.h"
@@ -267,7 +269,7 @@ bl_post_len(const struct bl_format *f, uint8_t type)
 	if (type > 0 && f != NULL && f->have && type <= f->npost)
 		return f->post[type - 1];
 	switch (type) {
-	case BL_QUERY:
+	case BL_QUERY: case BL_QUERY_COMPRESSED:
 		return 13;
 	case BL_ROTATE:
 		return 8;
@@ -579,5 +581,143 @@ fail:
 done:
 	if (z != NULL)
 		ZSTD_freeDStream(z);
+	return ret;
+}
+
+/* ---- MariaDB's compressed events ---- */
+
+/* where the compressed part of a compressed event starts, and the type
+ * of the event it is compressed from; -1 when the body is too short */
+static long
+compressed_at(const struct bl_format *f, uint8_t type,
+    const unsigned char *body, size_t len, uint8_t *plain)
+{
+	unsigned ph = bl_post_len(f, type);
+	struct bcur c;
+	uint64_t width, extra;
+
+	if (type == BL_QUERY_COMPRESSED) {
+		size_t off;
+
+		*plain = BL_QUERY;
+		if (ph < 13 || len < ph)
+			return -1;
+		off = ph + le16(body + 11);
+		if (off > len || len - off < (size_t)body[8] + 1 ||
+		    body[off + body[8]] != 0)
+			return -1;
+		return (long)(off + body[8] + 1);
+	}
+	*plain = type >= BL_WRITE_C ? type - BL_WRITE_C + BL_WRITE_V2 :
+	    type - BL_WRITE_C_V1 + BL_WRITE_V1;
+	if (ph != 6 && ph != 8 && ph != 10)
+		return -1;
+	bcur_init(&c, body, len);
+	bcur_take(&c, ph == 6 ? 6 : 8);		/* table id, flags */
+	if (ph == 10) {
+		extra = bcur_le(&c, 2);
+		if (extra < 2)
+			return -1;
+		bcur_take(&c, extra - 2);
+	}
+	width = bcur_packed(&c);
+	if (c.bad || width > TM_MAX_COLS)
+		return -1;
+	bcur_take(&c, (width + 7) / 8);
+	if (*plain == BL_UPDATE_V1 || *plain == BL_UPDATE_V2)
+		bcur_take(&c, (width + 7) / 8);
+	return c.bad ? -1 : (long)c.off;
+}
+
+int
+bl_uncompress(const struct bl_format *f, uint8_t type,
+    const unsigned char *body, size_t len, uint8_t *plain, struct sbuf *out,
+    char *err, size_t errlen)
+{
+	const char *name = bl_type_name(type);
+	size_t start = out->len, want = 0;
+	z_stream z;
+	long off;
+	int i, n, rc = Z_OK, ret = -1;
+
+	if ((off = compressed_at(f, type, body, len, plain)) < 0 ||
+	    (size_t)off >= len) {
+		snprintf(err, errlen, "a %s event is too short", name);
+		return -1;
+	}
+	n = body[off] & 7;
+	if (!(body[off] & 0x80) || (body[off] >> 4 & 7) != 0 || n < 1 ||
+	    n > 4 || len - off < (size_t)n + 1) {
+		snprintf(err, errlen, "a %s event has an unknown compression "
+		    "header (0x%02x)", name, body[off]);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		want = want << 8 | body[off + 1 + i];
+	if (want == 0 || want > BL_PAYLOAD_MAX) {
+		snprintf(err, errlen, "a %s event states %zu uncompressed "
+		    "bytes", name, want);
+		return -1;
+	}
+	/* the event's own head, as it is, then what it compressed */
+	sbuf_add(out, body, off);
+	memset(&z, 0, sizeof(z));
+	if (inflateInit(&z) != Z_OK) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	z.next_in = (unsigned char *)body + off + 1 + n;
+	z.avail_in = (unsigned)(len - off - 1 - n);
+	while (rc != Z_STREAM_END) {
+		size_t got = out->len - start - off;
+
+		if (got >= want) {
+			/* full: only the end of the stream may remain */
+			unsigned char probe;
+
+			z.next_out = &probe;
+			z.avail_out = 1;
+			rc = inflate(&z, Z_NO_FLUSH);
+			if (z.avail_out == 0) {
+				snprintf(err, errlen, "a %s event inflates "
+				    "past the %zu bytes it states", name, want);
+				goto fail;
+			}
+		} else {
+			sbuf_grow(out, want - got < 65536 ? want - got :
+			    65536);
+			z.next_out = (unsigned char *)out->buf + out->len;
+			z.avail_out = (unsigned)(want - got < out->cap -
+			    out->len - 1 ? want - got : out->cap - out->len -
+			    1);
+			rc = inflate(&z, Z_NO_FLUSH);
+			out->len = (char *)z.next_out - out->buf;
+			out->buf[out->len] = '\0';
+		}
+		if (rc == Z_BUF_ERROR && z.avail_in == 0) {
+			snprintf(err, errlen, "a %s event's zlib stream is "
+			    "truncated", name);
+			goto fail;
+		}
+		if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+			snprintf(err, errlen, "a %s event does not inflate: %s",
+			    name, z.msg ? z.msg : "zlib error");
+			goto fail;
+		}
+	}
+	if (z.avail_in != 0 || out->len - start - off != want) {
+		snprintf(err, errlen, "a %s event inflates to %zu bytes and "
+		    "%u left over, not the %zu it states", name,
+		    out->len - start - off, z.avail_in, want);
+		goto fail;
+	}
+	ret = 0;
+	goto done;
+fail:
+	out->len = start;
+	if (out->cap)
+		out->buf[start] = '\0';
+done:
+	inflateEnd(&z);
 	return ret;
 }

@@ -24,14 +24,6 @@
 #include "p2o.h"
 #include "server.h"
 
-/*
- * The replica id the dump announces. The configuration's
- * source.server_id names it; until the configuration carries that key,
- * a configuration without it dumps as this id. Two dumps with one id
- * make the server end the older one.
- */
-#define DEFAULT_SERVER_ID	4242424242UL
-
 static volatile sig_atomic_t stop;
 
 static void
@@ -85,9 +77,9 @@ usage(FILE *f)
 "  66  the checkpoint is past the end of the server's binlog (a restarted\n"
 "      history, or another server without GTIDs): sync into a fresh index\n"
 "  69  refused: log_bin off, binlog_format or binlog_row_image not\n"
-"      ROW/FULL, binlog_row_value_options=PARTIAL_JSON, log_bin_compress,\n"
-"      a missing privilege, a table missing or without a primary key, a\n"
-"      purged binlog, a proxy in front of the server\n"
+"      ROW/FULL, binlog_row_value_options=PARTIAL_JSON, a missing\n"
+"      privilege, a table missing or without a primary key, a purged\n"
+"      binlog, a proxy in front of the server\n"
 "  75  connection refused or lost, the server restarted (temporary)\n"
 "  77  authentication failed\n"
 "  78  invalid configuration\n", f);
@@ -115,7 +107,6 @@ main(int argc, char **argv)
 	struct txn txn;
 	struct stream st;
 	uint64_t token = 0, coord;
-	unsigned long server_id;
 	char err[512], *end;
 	int ch, rc, i;
 
@@ -185,7 +176,6 @@ main(int argc, char **argv)
 		fatalx(P2O_EXIT_CONFIG, "%s: the source is not a mysql:// or "
 		    "mariadb:// url; capture-mysql reads MySQL and MariaDB "
 		    "only", path);
-	server_id = cfg.server_id ? cfg.server_id : DEFAULT_SERVER_ID;
 
 	src_init(&src);
 	if (src_connect_sql(&src, &cfg) == -1 ||
@@ -216,8 +206,7 @@ main(int argc, char **argv)
 		txn_start(&txn, &start, token, NULL, 0);
 	else
 		txn_start(&txn, NULL, 0, src.file, src.offset);
-	if (src_start_dump(&src, &cfg, server_id, pos_arg ? &start :
-	    NULL) == -1)
+	if (src_start_dump(&src, &cfg, pos_arg ? &start : NULL) == -1)
 		fatalx(src.exit_code, "%s", src.err);
 	/* hello means ready: only once the server streams */
 	if (ctl_open(&ctl, "capture-mysql") == -1)

@@ -161,9 +161,14 @@ my_col_init(struct my_col *c, const char *name, const char *data_type,
 			c->kind = MK_BINARY;
 		else
 			c->kind = MK_TEXT;
-	} else if (is(dt, binaries))
+	} else if (is(dt, binaries)) {
 		c->kind = MK_BINARY;
-	else
+		/* the binlog drops a binary(n)'s trailing zero bytes, which
+		 * a SELECT returns: the value is n bytes either way */
+		if (strcasecmp(dt, "binary") == 0 &&
+		    sscanf(column_type, "binary(%d)", &c->pad) != 1)
+			c->pad = 0;
+	} else
 		/* a type added after this was written: its bytes are kept */
 		c->kind = MK_BINARY;
 	return 0;
@@ -714,12 +719,22 @@ myval_binlog(const struct my_col *c, const struct bl_col *b,
 		payload(b, &p, &n);
 		put_text(out, c->charset, p, n);
 		break;
-	case MK_BINARY:
+	case MK_BINARY: {
+		unsigned char padded[256];
+
 		payload(b, &p, &n);
+		if (b->type == FT_STRING && c->pad > 0 &&
+		    (size_t)c->pad <= sizeof(padded) && n < (size_t)c->pad) {
+			memcpy(padded, p, n);
+			memset(padded + n, 0, c->pad - n);
+			p = padded;
+			n = c->pad;
+		}
 		sbuf_addc(out, '"');
 		sbuf_add_base64(out, p, n);
 		sbuf_addc(out, '"');
 		break;
+	}
 	case MK_JSON_TEXT:
 		payload(b, &p, &n);
 		put_json_text(out, (const char *)p, n);

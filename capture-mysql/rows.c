@@ -671,6 +671,10 @@ bl_image_next(const struct bl_rows *r, const struct bl_table_map *tm,
 	}
 	for (i = 0; i < r->ncols; i++)
 		nbits += (present[i / 8] >> (i % 8)) & 1;
+	/* an image of no column takes no bytes: the rows after it would
+	 * never end */
+	if (nbits == 0)
+		return fail(err, errlen, "rows event image holds no column");
 	nb = (nbits + 7) / 8;
 	if (n < nb)
 		goto bad;

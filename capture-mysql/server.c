@@ -397,13 +397,13 @@ src_check_server(struct my_source *s)
 	MYSQL_RES *r;
 	MYSQL_ROW row;
 	char log_bin[16] = "", format[32] = "", image[32] = "";
-	char value_opts[64] = "", checksum[16] = "", compress[16] = "";
+	char value_opts[64] = "", checksum[16] = "";
 	char gtid[32] = "";
 
 	r = query(s, s->sql, "SHOW GLOBAL VARIABLES WHERE Variable_name IN "
 	    "('log_bin', 'binlog_format', 'binlog_row_image', "
 	    "'binlog_row_value_options', 'binlog_checksum', "
-	    "'log_bin_compress', 'gtid_mode')", "reading the server's "
+	    "'gtid_mode')", "reading the server's "
 	    "settings");
 	if (r == NULL)
 		return -1;
@@ -422,8 +422,6 @@ src_check_server(struct my_source *s)
 			dst = value_opts, n = sizeof(value_opts);
 		else if (strcasecmp(row[0], "binlog_checksum") == 0)
 			dst = checksum, n = sizeof(checksum);
-		else if (strcasecmp(row[0], "log_bin_compress") == 0)
-			dst = compress, n = sizeof(compress);
 		else if (strcasecmp(row[0], "gtid_mode") == 0)
 			dst = gtid, n = sizeof(gtid);
 		if (dst != NULL)
@@ -448,10 +446,6 @@ src_check_server(struct my_source *s)
 		    "PARTIAL_JSON: the server would log JSON updates as diffs "
 		    "in an event this tool does not apply, and those updates "
 		    "would be lost (SET GLOBAL binlog_row_value_options = '')");
-	if (strcasecmp(compress, "ON") == 0)
-		return fail(s, P2O_EXIT_REFUSED, "log_bin_compress is ON: this "
-		    "tool does not read MariaDB's compressed binlog events "
-		    "(SET GLOBAL log_bin_compress = OFF)");
 	s->crc = strcasecmp(checksum, "CRC32") == 0;
 	s->gtid_mode_on = s->mariadb || strcasecmp(gtid, "ON") == 0;
 	return 0;
@@ -751,7 +745,7 @@ dump_refused(struct my_source *s, const char *how)
 
 int
 src_start_dump(struct my_source *s, const struct config *cfg,
-    unsigned long server_id, const struct mypos *p)
+    const struct mypos *p)
 {
 	struct sbuf cmd = SBUF_INIT, set = SBUF_INIT;
 	char how[MYPOS_FILE_MAX + 64];
@@ -773,6 +767,20 @@ src_start_dump(struct my_source *s, const struct config *cfg,
 	    (unsigned long long)SRC_HEARTBEAT_S * 1000000000ULL);
 	if (exec(s, s->dump, set.buf, "asking for heartbeats") == -1)
 		goto done;
+	/*
+	 * The dump thread gives up on a reader that takes nothing for
+	 * net_write_timeout (60 s by default). This reader stops reading
+	 * whenever stdout does not drain - a target that is down holds the
+	 * whole pipeline - and waits that out; the server must too. A dead
+	 * reader is still noticed: its socket closes, and a new dump with
+	 * the same replica id ends the old one.
+	 */
+	sbuf_reset(&set);
+	sbuf_addf(&set, "SET SESSION net_write_timeout = %d",
+	    SRC_DUMP_WRITE_TIMEOUT_S);
+	if (exec(s, s->dump, set.buf, "setting the dump's write timeout") ==
+	    -1)
+		goto done;
 	/* 4: send GTID events as they are, not rewritten as BEGIN */
 	if (s->mariadb && exec(s, s->dump, "SET @mariadb_slave_capability = "
 	    "4", "declaring MariaDB's capabilities") == -1)
@@ -790,7 +798,7 @@ src_start_dump(struct my_source *s, const struct config *cfg,
 			goto done;
 		put_le(&cmd, 4, 4);
 		put_le(&cmd, 0, 2);
-		put_le(&cmd, server_id, 4);
+		put_le(&cmd, cfg->server_id, 4);
 		snprintf(how, sizeof(how), "after the GTID position of "
 		    "%s:%u", p->file, p->offset);
 	} else if (p != NULL && p->has_gtid) {
@@ -798,7 +806,7 @@ src_start_dump(struct my_source *s, const struct config *cfg,
 		gtid_set_encode(&p->gtid, &set);
 		command = COM_BINLOG_DUMP_GTID_CMD;
 		put_le(&cmd, BINLOG_THROUGH_GTID, 2);
-		put_le(&cmd, server_id, 4);
+		put_le(&cmd, cfg->server_id, 4);
 		put_le(&cmd, 0, 4);		/* no file name */
 		put_le(&cmd, 4, 8);
 		put_le(&cmd, set.len, 4);
@@ -811,7 +819,7 @@ src_start_dump(struct my_source *s, const struct config *cfg,
 
 		put_le(&cmd, off, 4);
 		put_le(&cmd, 0, 2);
-		put_le(&cmd, server_id, 4);
+		put_le(&cmd, cfg->server_id, 4);
 		sbuf_adds(&cmd, file);
 		snprintf(how, sizeof(how), "from %s:%u", file, off);
 	}
@@ -829,7 +837,7 @@ src_start_dump(struct my_source *s, const struct config *cfg,
 	s->first = xmalloc(len);
 	memcpy(s->first, ev, len);
 	s->firstlen = len;
-	log_info("binlog dump %s (replica id %lu)", how, server_id);
+	log_info("binlog dump %s (replica id %lu)", how, cfg->server_id);
 	rc = 0;
 done:
 	sbuf_release(&cmd);

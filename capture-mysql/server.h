@@ -29,6 +29,9 @@ struct st_mysql;		/* libmariadb's MYSQL */
 #define SRC_HEARTBEAT_S		1
 /* nothing at all from the dump for this long: the connection is dead */
 #define SRC_SILENCE_MS		30000
+/* how long the server waits for this reader to take what it sends (a
+ * day: an outage of the target holds the reads) */
+#define SRC_DUMP_WRITE_TIMEOUT_S	86400
 
 struct my_source {
 	struct st_mysql *sql;	/* catalogue and checks; open while streaming
@@ -69,10 +72,11 @@ int	src_check_resume(struct my_source *, const struct mypos *);
  * The dump connection and the dump itself: by GTID set when p has one,
  * else from p's file and offset, else (p == NULL) from s->file:4. Reads
  * the first packet, so a refused dump (a purged binlog, a proxy) fails
- * here, before hello.
+ * here, before hello. The dump announces cfg's server_id as its replica
+ * id.
  */
 int	src_start_dump(struct my_source *, const struct config *,
-	    unsigned long server_id, const struct mypos *p);
+	    const struct mypos *p);
 /* the dump's socket, and whether whole bytes already wait in the client
  * library's buffers (poll would not see them) */
 int	src_socket(const struct my_source *);

@@ -130,6 +130,10 @@ read_server(struct stream *st, long long now)
 			return fail(st, st->txn->exit_code, "%s",
 			    st->txn->err);
 	}
+	/* silence counts only while the server is waited for: a stdout
+	 * that does not drain (the target is down) stops the reads */
+	if (pending(st) >= STREAM_OUT_CAP)
+		st->last_event_ms = now;
 	if (now - st->last_event_ms > SRC_SILENCE_MS)
 		return fail(st, P2O_EXIT_TEMPFAIL, "dump connection lost: "
 		    "nothing from the server, not even a heartbeat, in %d s",

@@ -91,6 +91,7 @@ txn_init(struct txn *t, struct my_table *tables, int ntables,
 	sbuf_init(&t->json);
 	sbuf_init(&t->scratch);
 	sbuf_init(&t->inflated);
+	sbuf_init(&t->unzipped);
 }
 
 void
@@ -106,6 +107,7 @@ txn_release(struct txn *t)
 	sbuf_release(&t->json);
 	sbuf_release(&t->scratch);
 	sbuf_release(&t->inflated);
+	sbuf_release(&t->unzipped);
 }
 
 static void
@@ -151,7 +153,10 @@ txn_start(struct txn *t, const struct mypos *p, uint64_t token,
 	t->emit_from = mypos_coord((uint64_t)idx, emit_offset);
 	t->base = 0;
 	t->have_base = 1;
-	t->last_emitted = t->emit_from;
+	/* the start itself is owed as a pos frame: the server keeps no
+	 * position for us, and until one is stored a restart could only
+	 * start at the server's position then, past what happened since */
+	t->last_emitted = 0;
 	/* read from the file's head: PREVIOUS_GTIDS / GTID_LIST there
 	 * plus every group after it is the set */
 	t->gstate = GS_KNOWN;
@@ -1001,6 +1006,18 @@ event(struct txn *t, const unsigned char *ev, size_t len, int inner,
 		moves = 0;
 		ev_begin = ev_end = t->cur;
 	}
+	/* MariaDB's log_bin_compress: from here on, the event it stands
+	 * for (its place in the log stays the compressed event's) */
+	if (h.type >= BL_QUERY_COMPRESSED && h.type <= BL_DELETE_C) {
+		sbuf_reset(&t->unzipped);
+		if (bl_uncompress(&t->fmt, h.type, body, blen, &h.type,
+		    &t->unzipped, t->err, sizeof(t->err)) == -1) {
+			t->exit_code = P2O_EXIT_DATA;
+			return -1;
+		}
+		body = (const unsigned char *)t->unzipped.buf;
+		blen = t->unzipped.len;
+	}
 
 	switch (h.type) {
 	case BL_FDE:
@@ -1072,12 +1089,6 @@ event(struct txn *t, const unsigned char *ev, size_t len, int inner,
 		if (rows_event(t, &h, body, blen, out) == -1)
 			return -1;
 		break;
-	case BL_WRITE_C_V1: case BL_UPDATE_C_V1: case BL_DELETE_C_V1:
-	case BL_WRITE_C: case BL_UPDATE_C: case BL_DELETE_C:
-	case BL_QUERY_COMPRESSED:
-		return fail(t, P2O_EXIT_REFUSED, "the server writes compressed "
-		    "binlog events (log_bin_compress=ON), which this tool "
-		    "does not read; turn log_bin_compress off");
 	case BL_PAYLOAD:
 		if (payload_event(t, body, blen, ev_end, out) == -1)
 			return -1;

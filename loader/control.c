@@ -72,10 +72,14 @@ control_read_load(struct loader *ld, struct ld_job **jobs, int *njobs)
 	if (next_frame(ld, &f, -1, "before the load frame arrived") == -1)
 		return -1;
 	/* PostgreSQL versions copies by the WAL position read before each
-	 * range: the stored checkpoint says nothing more to it */
+	 * range; MySQL adds the generation base the checkpoint implies */
 	if (msg_read_load(&f, &tables, &cp, err, sizeof(err)) == -1)
 		return ld_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: offset "
 		    "%llu: %s", (unsigned long long)f.offset, err);
+	ld->cp_present = cp.present;
+	ld->cp_pos = cp.pos;
+	ld->cp_text = cp.text;
+	cp.text = NULL;
 	msg_pos_release(&cp);
 	jiter_init(&it, tables);
 	while ((rc = msg_load_next(&it, &table, &progress, err,

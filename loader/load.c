@@ -17,24 +17,34 @@
 #include "msg.h"
 #include "loader.h"
 
+int
+load_mark(struct loader *ld, const char *rel, int n,
+    const struct sbuf *progress, int done)
+{
+	char id[512];
+	int rc;
+
+	snprintf(id, sizeof(id), "%s#%d", rel, n);
+	msg_put_mark(&ld->out, MSG_MARK, id, rel,
+	    (struct jspan){ progress->buf, progress->len }, done);
+	if (out_flush(ld) == -1)
+		return -1;
+	rc = control_wait_confirm(ld, id);
+	log_debug("table '%s': mark '%s' %s", rel, id,
+	    ld->supervised ? "confirmed" : "written");
+	return rc;
+}
+
 /* the mark after a wave: its progress, then (supervised) the wait */
 static int
 mark(struct loader *ld, const struct ld_table *t, const struct progress *p)
 {
 	struct sbuf prog = SBUF_INIT;
-	char id[512];
 	int rc;
 
-	snprintf(id, sizeof(id), "%s#%d", t->rel, p->done);
 	progress_put(&prog, p);
-	msg_put_mark(&ld->out, MSG_MARK, id, t->rel,
-	    (struct jspan){ prog.buf, prog.len }, p->done == p->of);
+	rc = load_mark(ld, t->rel, p->done, &prog, p->done == p->of);
 	sbuf_release(&prog);
-	if (out_flush(ld) == -1)
-		return -1;
-	rc = control_wait_confirm(ld, id);
-	log_debug("table '%s': mark '%s' %s", t->rel, id,
-	    ld->supervised ? "confirmed" : "written");
 	return rc;
 }
 

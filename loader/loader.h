@@ -1,10 +1,12 @@
 /*
- * loader.h - loader: reads the rows a PostgreSQL table already holds, in
- * key ranges sampled in advance, and writes them as copy rows and load
- * marks (framing.md §4) for the shaper's load descriptor, beside the
- * change stream.
+ * loader.h - loader: reads the rows a table already holds and writes them
+ * as copy rows and load marks (framing.md §4) for the shaper's load
+ * descriptor, beside the change stream. PostgreSQL tables are read in key
+ * ranges sampled in advance, MySQL and MariaDB tables in key-ordered
+ * chunks; each source's code stays in its own modules and main.c picks
+ * by the configuration's source kind.
  *
- * Modules:
+ * Modules (PostgreSQL):
  *   copytext.c  COPY's text format: one row into its fields (pure)
  *   range.c     how many ranges, the sample, the boundaries, the WHERE
  *               clause of a range (pure)
@@ -24,7 +26,15 @@
  *               per range
  *   control.c   fd 3: the load frame, confirmations, stats
  *   load.c      one table from its first unfinished range to its last
- *               mark
+ *               mark; the mark itself, for both sources
+ * Modules (MySQL, MariaDB):
+ *   mychunk.c   the chunk statement: columns, the key comparison after
+ *               the last key written, literals (pure)
+ *   myprogress.c  the progress object of a chunked table (pure)
+ *   mysrc.c     the connection through capture-mysql's code, the
+ *               session, the table, the coordinate a chunk is versioned
+ *               by, reading a chunk into copy rows
+ *   myload.c    one table chunk by chunk, each followed by its mark
  *   main.c      the command line, the configuration, exit codes
  */
 #ifndef LOADER_H
@@ -41,6 +51,9 @@ struct config;
 struct sync_section;
 struct where;
 struct pg_conn;			/* libpq's PGconn */
+struct my_source;		/* capture-mysql's connections */
+struct my_table;
+struct my_col;
 
 /*
  * Rows per range, when the table is cut. Each range ends with a mark the
@@ -66,6 +79,16 @@ struct pg_conn;			/* libpq's PGconn */
  * progress: this keeps it to tens of kilobytes for ordinary keys (a table
  * of more than 500M rows gets larger ranges instead) */
 #define LOAD_RANGES_MAX		2000
+/*
+ * Rows per chunk of a MySQL table: one statement each, and one mark.
+ * The statement's read view lives as long as its rows take to reach the
+ * pipe, which the target's pace sets (some 15,000 rows/s measured): 50,000
+ * rows keep it to seconds, and a mark every 50,000 rows costs about 5 %
+ * of the load in drained pipeline (see LOAD_RANGE_ROWS).
+ */
+#define LOAD_CHUNK_ROWS		50000
+/* frames wait in memory until this much is buffered for stdout */
+#define LOAD_OUT_CAP		(256 * 1024)
 
 /* ---- errors: library code returns -1 and fills one of these ---- */
 
@@ -147,6 +170,13 @@ void	progress_put(struct sbuf *out, const struct progress *);
 /* read an object progress_put wrote: 0, or -1 with err */
 int	progress_parse(struct jspan obj, struct progress *, char *err,
 	    size_t errlen);
+/* helpers both progress objects use: a JSON array of n strings; an array
+ * of at most max strings into v[0..) as heap copies, their number in *n,
+ * -1 when it is not one (what was copied stays in v); free n strings and
+ * the array (NULL: nothing) */
+void	progress_put_strings(struct sbuf *out, char *const *v, int n);
+int	progress_get_strings(struct jspan arr, char **v, int max, int *n);
+void	progress_free_strings(char **v, size_t n);
 
 /* ---- range.c ---- */
 
@@ -221,6 +251,8 @@ struct ld_tstat {
 
 struct meter {
 	int	 tty;		/* one updating line instead of log lines */
+	const char *unit;	/* what a log line counts: "range" (NULL),
+				 * "chunk" */
 	const char *rel;
 	uint64_t estimate;	/* rows in the table */
 	uint64_t before;	/* rows of ranges done by an earlier run */
@@ -233,7 +265,16 @@ struct loader {
 	const struct config *cfg;
 	struct ctl *ctl;
 	int	 supervised;
-	uint64_t range_rows;
+	uint64_t range_rows;	/* PostgreSQL: per range; MySQL: per chunk */
+
+	/* the checkpoint the load frame carried (MySQL versions by it) */
+	int	 cp_present;
+	uint64_t cp_pos;
+	char	*cp_text;
+
+	/* MySQL */
+	struct my_source *my;
+	uint64_t my_base;	/* generation base: version = base + coord */
 
 	struct ld_conn *conns;	/* conns[0] also asks every question */
 	int	 nconns;
@@ -309,6 +350,90 @@ int	walgate_pass(struct loader *);
 
 /* load.c */
 int	load_table(struct loader *, const struct sync_section *,
+	    const char *progress_json);
+/* the mark "<rel>#<n>" carrying progress, then (supervised) the wait for
+ * its confirmation */
+int	load_mark(struct loader *, const char *rel, int n,
+	    const struct sbuf *progress, int done);
+
+/* ---- MySQL and MariaDB ---- */
+
+/* mychunk.c */
+/* a key value as the text protocol returned it (copy_field: p, n) */
+/* 1 when rows can be paged by this column: the server's ORDER BY and its
+ * > agree on it, and its text reads back as the same value */
+int	mychunk_pageable(const struct my_col *);
+/* append s[0..n) as a quoted string literal for the connection */
+typedef void (*myquote_fn)(void *arg, struct sbuf *out, const char *s,
+	    size_t n);
+/*
+ * The chunk statement: SELECT every column (FLOAT as a DOUBLE) FROM
+ * `db`.`table`, the keys after `after` (NULL: from the first), ORDER BY
+ * the key, LIMIT limit, then tail (a locking clause, or ""). 0, or -1
+ * when a key value is not of its column's form.
+ */
+int	mychunk_sql(struct sbuf *sql, const struct my_table *,
+	    const struct copy_field *after, uint64_t limit, const char *tail,
+	    myquote_fn, void *arg);
+
+/* myprogress.c */
+/*
+ * How far a chunked table is: chunks and rows written, and the key of
+ * the last row written (after), which the next chunk starts past.
+ *   {"chunks":3,"rows":150000,"key":["id"],"types":["int(11)"],
+ *    "after_hex":["313530303030"],"finished":false}
+ * Key values are stored as the hex of the bytes the server returned: a
+ * binary key is not text.
+ */
+struct myprogress {
+	int	 chunks;
+	uint64_t rows;
+	int	 finished;
+	int	 nkeys;
+	char	**key, **types;
+	int	 have_after;
+	struct copy_field *after;	/* nkeys heap copies when have_after */
+};
+void	myprogress_init(struct myprogress *);
+void	myprogress_release(struct myprogress *);
+/* a fresh progress for the key names and types */
+void	myprogress_start(struct myprogress *, int nkeys,
+	    const char *const *names, const char *const *types);
+/* the last key written becomes the values (copied) */
+void	myprogress_after(struct myprogress *, const struct copy_field *);
+void	myprogress_put(struct sbuf *out, const struct myprogress *);
+int	myprogress_parse(struct jspan obj, struct myprogress *, char *err,
+	    size_t errlen);
+
+/* mysrc.c */
+/* the connection and its session (time zone, character set, sql_mode) */
+int	mysrc_open(struct loader *);
+void	mysrc_close(struct loader *);
+/* a myquote_fn quoting for the connection (arg: the struct loader) */
+void	mysrc_quote(void *arg, struct sbuf *out, const char *s, size_t n);
+/* the generation base from the load frame's checkpoint (0 without) */
+int	mysrc_base(struct loader *);
+/* the table's columns and key from information_schema (69 when it is
+ * missing, has no key, or a key column cannot be paged), its row
+ * estimate */
+int	mysrc_describe(struct loader *, const struct sync_section *,
+	    struct my_table *, uint64_t *estimate);
+/*
+ * One chunk: the rows after `after` (NULL: from the first), at most
+ * limit, as copy rows versioned by the coordinate they were read at.
+ * *rows gets how many; the last row's key goes into *last (heap copies,
+ * nkeys of them, when *rows > 0).
+ */
+int	mysrc_chunk(struct loader *, const struct my_table *,
+	    const struct copy_field *after, uint64_t limit, uint64_t *rows,
+	    struct copy_field *last);
+/* the copy row for one row of a chunk, appended to out */
+void	mysrc_row_frame(struct sbuf *out, struct sbuf *j,
+	    const struct my_table *, uint64_t v, const char *const *vals,
+	    const unsigned long *lens);
+
+/* myload.c */
+int	myload_table(struct loader *, const struct sync_section *,
 	    const char *progress_json);
 
 #endif

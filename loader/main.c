@@ -1,14 +1,14 @@
 /*
- * loader - copy the rows PostgreSQL tables already hold, as copy rows and
- * load marks on stdout for the shaper's load descriptor (framing.md §4),
- * beside the change stream.
+ * loader - copy the rows PostgreSQL, MySQL or MariaDB tables already hold,
+ * as copy rows and load marks on stdout for the shaper's load descriptor
+ * (framing.md §4), beside the change stream.
  *
  * Reads top to bottom: load the configuration, say hello on fd 3 and
  * read the load frame (supervised) or take every configured table
- * (stand-alone), open the connections, load the tables one after the
- * other, send the last stats, exit 0 - which the supervisor reads as
- * "the load is finished". Only this file exits; every exit code is one of
- * framing.md §8.
+ * (stand-alone), open the connections of the configured kind of source,
+ * load the tables one after the other, send the last stats, exit 0 -
+ * which the supervisor reads as "the load is finished". Only this file
+ * exits; every exit code is one of framing.md §8.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -30,15 +30,21 @@ usage(FILE *f)
 	fputs(
 "usage: loader -c config.yaml [--range-rows N]\n"
 "\n"
-"Reads the rows the configured PostgreSQL tables hold now, in ranges of\n"
-"their key sampled in advance, and writes them as copy rows, with a load\n"
-"mark after each wave of ranges, for the shaper's --load-fd.\n"
+"Reads the rows the configured tables hold now and writes them as copy\n"
+"rows, with load marks, for the shaper's --load-fd. PostgreSQL tables\n"
+"are read in ranges of their key sampled in advance, a mark after each\n"
+"wave of ranges; MySQL and MariaDB tables in chunks of their key, one\n"
+"statement and one mark each.\n"
 "\n"
-"  -c, --config FILE    the pg2osync configuration; source.load_workers\n"
-"                       ranges are read at once (one connection each)\n"
-"      --range-rows N   cut tables into ranges of about N rows (default\n"
-"                       250000); a table no larger is read as one range.\n"
-"                       Only a table without stored progress is cut.\n"
+"  -c, --config FILE    the pg2osync configuration; PostgreSQL reads\n"
+"                       source.load_workers ranges at once (one\n"
+"                       connection each); MySQL reads one chunk at a\n"
+"                       time and refuses load_workers above 1\n"
+"      --range-rows N   PostgreSQL: cut tables into ranges of about N\n"
+"                       rows (default 250000); a table no larger is read\n"
+"                       as one range. Only a table without stored\n"
+"                       progress is cut. MySQL: N rows a chunk (default\n"
+"                       50000).\n"
 "  -h, --help           this text\n"
 "  -V, --version        the version\n"
 "\n"
@@ -53,19 +59,21 @@ usage(FILE *f)
 "          every configured table is loaded from the start and nothing\n"
 "          is waited for.\n"
 "\n"
-"Between waves the load pauses while the replication slot's wal_status\n"
-"is not 'reserved'; supervised, the slot must exist.\n"
+"PostgreSQL: between waves the load pauses while the replication slot's\n"
+"wal_status is not 'reserved'; supervised, the slot must exist.\n"
 "\n"
 "exit codes:\n"
 "  0   every table loaded (supervised: every mark confirmed)\n"
 "  1   internal error (temporary)\n"
 "  64  bad command line\n"
 "  65  a malformed or unexpected frame on fd 3\n"
+"  66  the checkpoint in the load frame disagrees with itself (MySQL)\n"
 "  69  refused: a table missing, without a key or not readable, the slot\n"
-"      missing (supervised) or lost, a server older than 12\n"
+"      missing (supervised) or lost, a server older than 12; MySQL: a\n"
+"      key column that cannot be read in order (float, enum, set, bit)\n"
 "  75  the server unreachable or lost, fd 3 or stdout closed (temporary)\n"
 "  77  authentication failed\n"
-"  78  invalid configuration\n", f);
+"  78  invalid configuration; load_workers above 1 on MySQL\n", f);
 }
 
 static void
@@ -101,7 +109,6 @@ main(int argc, char **argv)
 
 	log_init("loader");
 	ctl_claim();
-	ld.range_rows = LOAD_RANGE_ROWS;
 	while ((ch = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
@@ -135,9 +142,15 @@ main(int argc, char **argv)
 
 	if (config_load(path, &cfg, err, sizeof(err)) == -1)
 		fatalx(P2O_EXIT_CONFIG, "%s", err);
-	if (cfg.source_kind != SOURCE_POSTGRES)
-		fatalx(P2O_EXIT_CONFIG, "%s: the source is not a postgres "
-		    "url; this loader reads PostgreSQL only", path);
+	/* chunks of a MySQL table follow one another (each starts past the
+	 * last key of the one before): there is nothing to read at once */
+	if (cfg.source_kind == SOURCE_MYSQL && cfg.load_workers > 1)
+		fatalx(P2O_EXIT_CONFIG, "%s: source.load_workers is %d, but a "
+		    "MySQL or MariaDB table is read one chunk after the other "
+		    "on one connection: set it to 1", path, cfg.load_workers);
+	if (ld.range_rows == 0)
+		ld.range_rows = cfg.source_kind == SOURCE_MYSQL ?
+		    LOAD_CHUNK_ROWS : LOAD_RANGE_ROWS;
 	ld.cfg = &cfg;
 	ld.ctl = &ctl;
 	ld.out_fd = P2O_FD_OUT;
@@ -145,6 +158,7 @@ main(int argc, char **argv)
 		fatal(P2O_EXIT_TEMPFAIL, "control fd 3: sending hello");
 	ld.supervised = ctl_active(&ctl);
 	ld.meter.tty = !ld.supervised && isatty(P2O_FD_LOG);
+	ld.meter.unit = cfg.source_kind == SOURCE_MYSQL ? "chunk" : "range";
 
 	if (ld.supervised) {
 		if (control_read_load(&ld, &jobs, &njobs) == -1)
@@ -160,7 +174,10 @@ main(int argc, char **argv)
 			jobs[njobs].table = xstrdup(cfg.syncs[njobs].rel);
 	}
 
-	if (njobs > 0) {
+	if (njobs > 0 && cfg.source_kind == SOURCE_MYSQL) {
+		if (mysrc_base(&ld) == -1 || mysrc_open(&ld) == -1)
+			fatalx(ld.err.code, "%s", ld.err.msg);
+	} else if (njobs > 0) {
 		ld.nconns = cfg.load_workers;
 		ld.conns = xcalloc(ld.nconns, sizeof(*ld.conns));
 		for (i = 0; i < ld.nconns; i++)
@@ -169,7 +186,9 @@ main(int argc, char **argv)
 	}
 	for (i = 0; i < njobs; i++) {
 		sec = config_find_rel(&cfg, jobs[i].table);
-		if (load_table(&ld, sec, jobs[i].progress) == -1) {
+		if ((cfg.source_kind == SOURCE_MYSQL ? myload_table(&ld, sec,
+		    jobs[i].progress) : load_table(&ld, sec,
+		    jobs[i].progress)) == -1) {
 			meter_break(&ld.meter);
 			fatalx(ld.err.code, "%s", ld.err.msg);
 		}
@@ -179,6 +198,8 @@ main(int argc, char **argv)
 
 	for (i = 0; i < ld.nconns; i++)
 		conn_close(&ld.conns[i]);
+	mysrc_close(&ld);
+	free(ld.cp_text);
 	for (i = 0; i < ld.nstats; i++)
 		free(ld.stats[i].rel);
 	free(ld.stats);

@@ -2,8 +2,8 @@
  * meter.c - how far a table's load is, for the people watching: on a
  * terminal (stand-alone) one line per table rewritten in place, rows done
  * of the estimate, the rate and the time left; otherwise one log line per
- * range. It only reports: the numbers that matter to the pipeline travel
- * in marks and stats.
+ * range or chunk. It only reports: the numbers that matter to the pipeline
+ * travel in marks and stats.
  */
 #include <stdio.h>
 #include <string.h>
@@ -79,9 +79,11 @@ meter_start(struct meter *m, const char *rel, uint64_t estimate,
     uint64_t before, int of)
 {
 	int tty = m->tty;
+	const char *unit = m->unit;
 
 	memset(m, 0, sizeof(*m));
 	m->tty = tty;
+	m->unit = unit;
 	m->rel = rel;
 	m->estimate = estimate;
 	m->before = before;
@@ -108,9 +110,10 @@ meter_range(struct meter *m, int r, uint64_t rows, long long ms)
 		return;
 	}
 	rt = rate(m, eta, sizeof(eta));
-	log_info("table '%s': range %d of %d read, %llu rows in %.1f s; "
-	    "%llu of about %llu rows, %.0f rows/s, eta %s", m->rel, r + 1,
-	    m->of, (unsigned long long)rows, ms / 1000.0,
+	log_info("table '%s': %s %d of %d read, %llu rows in %.1f s; "
+	    "%llu of about %llu rows, %.0f rows/s, eta %s", m->rel,
+	    m->unit ? m->unit : "range", r + 1, m->of,
+	    (unsigned long long)rows, ms / 1000.0,
 	    (unsigned long long)(m->before + m->rows),
 	    (unsigned long long)m->estimate, rt, eta);
 }

@@ -28,8 +28,8 @@ progress_init(struct progress *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static void
-free_strings(char **v, size_t n)
+void
+progress_free_strings(char **v, size_t n)
 {
 	size_t i;
 
@@ -43,9 +43,10 @@ free_strings(char **v, size_t n)
 void
 progress_release(struct progress *p)
 {
-	free_strings(p->key, p->nkeys);
-	free_strings(p->types, p->nkeys);
-	free_strings(p->bounds, p->of > 1 ? (size_t)(p->of - 1) * p->nkeys : 0);
+	progress_free_strings(p->key, p->nkeys);
+	progress_free_strings(p->types, p->nkeys);
+	progress_free_strings(p->bounds, p->of > 1 ?
+	    (size_t)(p->of - 1) * p->nkeys : 0);
 	progress_init(p);
 }
 
@@ -55,8 +56,8 @@ progress_bound(const struct progress *p, int b)
 	return (const char *const *)p->bounds + (size_t)b * p->nkeys;
 }
 
-static void
-put_strings(struct sbuf *out, char *const *v, int n)
+void
+progress_put_strings(struct sbuf *out, char *const *v, int n)
 {
 	int i;
 
@@ -77,14 +78,15 @@ progress_put(struct sbuf *out, const struct progress *p)
 	sbuf_addf(out, "{\"done\":%d,\"of\":%d,\"rows\":", p->done, p->of);
 	sbuf_add_u64(out, p->rows);
 	sbuf_adds(out, ",\"key\":");
-	put_strings(out, p->key, p->nkeys);
+	progress_put_strings(out, p->key, p->nkeys);
 	sbuf_adds(out, ",\"types\":");
-	put_strings(out, p->types, p->nkeys);
+	progress_put_strings(out, p->types, p->nkeys);
 	sbuf_adds(out, ",\"bounds\":[");
 	for (b = 0; b < p->of - 1; b++) {
 		if (b > 0)
 			sbuf_addc(out, ',');
-		put_strings(out, p->bounds + (size_t)b * p->nkeys, p->nkeys);
+		progress_put_strings(out, p->bounds + (size_t)b * p->nkeys,
+		    p->nkeys);
 	}
 	sbuf_adds(out, "]}");
 }
@@ -96,10 +98,8 @@ bad(char *err, size_t errlen, const char *what)
 	return -1;
 }
 
-/* an array of at most max strings into v[0..) as heap copies, their
- * number in *n; -1 when it is not one (what was copied stays in v) */
-static int
-get_strings(struct jspan arr, char **v, int max, int *n)
+int
+progress_get_strings(struct jspan arr, char **v, int max, int *n)
 {
 	struct jiter it;
 	struct jspan s;
@@ -157,7 +157,7 @@ progress_parse(struct jspan obj, struct progress *p, char *err,
 		goto fail;
 	}
 	/* a keyless (append-only) table is read as one range */
-	if (get_strings(m[3], keys, KEY_COLUMNS_MAX, &n) == -1 ||
+	if (progress_get_strings(m[3], keys, KEY_COLUMNS_MAX, &n) == -1 ||
 	    (n == 0 && p->of != 1)) {
 		while (n > 0)
 			free(keys[--n]);
@@ -171,7 +171,8 @@ progress_parse(struct jspan obj, struct progress *p, char *err,
 	p->types = xcalloc(n ? n : 1, sizeof(char *));
 	p->bounds = xcalloc(p->of > 1 ? (size_t)(p->of - 1) * n : 1,
 	    sizeof(char *));
-	if (get_strings(m[4], p->types, n, &got) == -1 || got != n) {
+	if (progress_get_strings(m[4], p->types, n, &got) == -1 ||
+	    got != n) {
 		bad(err, errlen, "has no \"types\" for every key column");
 		goto fail;
 	}
@@ -181,8 +182,8 @@ progress_parse(struct jspan obj, struct progress *p, char *err,
 		goto fail;
 	}
 	for (nb = 0; jiter_elem(&it, &b); nb++)
-		if (nb >= p->of - 1 || get_strings(b,
-		    p->bounds + (size_t)nb * n, n, &got) == -1 || got != n) {
+		if (nb >= p->of - 1 || progress_get_strings(b, p->bounds +
+		    (size_t)nb * n, n, &got) == -1 || got != n) {
 			nb = -1;
 			break;
 		}

@@ -4,8 +4,8 @@
  * frame on stdout as it arrives. Owns the COPY reads and stdout; decides
  * nothing about which ranges or when (load.c does).
  *
- * Memory stays bounded by stdout: frames are written once OUT_CAP bytes
- * are waiting, and a write that blocks (the shaper is behind) stops the
+ * Memory stays bounded by stdout: frames are written once LOAD_OUT_CAP
+ * bytes are waiting, and a write that blocks (the shaper is behind) stops the
  * reads, so the server's send buffers fill and the backends wait. The
  * pipe to the shaper is the queue.
  */
@@ -23,7 +23,6 @@
 #include "xio.h"
 #include "loader.h"
 
-#define OUT_CAP		(256 * 1024)
 #define WAVE_POLL_MS	1000
 
 enum { W_SENT, W_COPY, W_DONE };
@@ -108,7 +107,7 @@ drain(struct loader *ld, const struct ld_table *t, uint64_t v,
 		wave_row_frame(&ld->out, &ld->json, t, v, f);
 		PQfreemem(row);
 		r->rows++;
-		if (ld->out.len >= OUT_CAP && out_flush(ld) == -1)
+		if (ld->out.len >= LOAD_OUT_CAP && out_flush(ld) == -1)
 			return -1;
 	}
 	meter_rows(&ld->meter, r->rows - before);

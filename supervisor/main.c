@@ -477,6 +477,21 @@ fail:
 		spawn_failed(sv, now, err);
 }
 
+/*
+ * A MySQL server keeps no position for its readers, as a replication slot
+ * does: until a checkpoint is stored, a restarted capture starts at the
+ * server's position of that moment, and whatever changed in between is
+ * never streamed. A copy written before that would then keep a row the
+ * source deleted meanwhile, and a load resumed after a chunk would miss
+ * the changes to the chunk's rows. So on MySQL the loader starts once the
+ * capture's first position is stored (it sends its start at once).
+ */
+static int
+loader_may_start(const struct sv *sv)
+{
+	return sv->cf.source_kind != SOURCE_MYSQL || sv->bc.have_stored;
+}
+
 /* the stages waiting for k's hello */
 static void
 start_after(struct sv *sv, int k, long long now)
@@ -486,7 +501,8 @@ start_after(struct sv *sv, int k, long long now)
 
 	for (s = 0; s < SV_NSTAGES; s++) {
 		if (sv_stages[s].after != k || !will_run(sv, s) ||
-		    sv->kid[s].pid != 0)
+		    sv->kid[s].pid != 0 ||
+		    (s == SV_LOADER && !loader_may_start(sv)))
 			continue;
 		if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1) {
 			spawn_failed(sv, now, "/dev/null");
@@ -619,6 +635,10 @@ on_stored(struct sv *sv, const struct frame *f, long long now)
 	sv->m.checkpoint_position = sv->bc.stored;
 	log_debug("checkpoint stored at %" PRIu64, st.pos);
 	msg_pos_release(&st);
+	/* a loader held back for the first checkpoint */
+	if ((sv->state == PL_STARTING || sv->state == PL_UP) &&
+	    sv->kid[SV_CAPTURE].state == SV_UP)
+		start_after(sv, SV_CAPTURE, now);
 	if (r != 1)
 		return;
 	for (s = 0; s < SV_NSTAGES; s++)
@@ -966,14 +986,41 @@ ended_on_its_own(const struct sv_child *c)
 }
 
 /*
+ * Whether u's end explains c's 65, c's input from u ending inside a
+ * frame. Reaping order is no proof: a process killed by a signal closes
+ * its pipes before its parent can reap it, so its reader may be reaped
+ * first. So a signal no one here sent (a kill -9 from outside, a crash;
+ * not SIGPIPE, which c's own end would cause) explains it whenever it
+ * was reaped; any other end only when reaped no later than c, and for
+ * the load descriptor only a failed one (a loader that exited 0 wrote
+ * whole frames).
+ */
+static int
+cut_input(const struct sv *sv, int u, const struct sv_child *c, int fd4)
+{
+	const struct sv_child *uc;
+	int code;
+
+	if (u == -1)
+		return 0;
+	uc = &sv->kid[u];
+	if (uc->pid == 0 || !uc->exited)
+		return 0;
+	code = sv_child_code(uc);
+	if (code < 0 && code != -SIGPIPE && uc->signalled_ms == 0)
+		return 1;
+	return uc->exit_round <= c->exit_round && (!fd4 || code != 0);
+}
+
+/*
  * The child whose exit code stops the supervisor, or -1. A stage whose
- * input ended inside a frame exits 65 because its upstream died: that 65
- * is a consequence, unless the upstream ended in a later reaping round.
+ * input (stdin, or the load descriptor) ended inside a frame exits 65
+ * because its upstream died: that 65 is a consequence (cut_input).
  */
 static int
 permanent_cause(const struct sv *sv)
 {
-	const struct sv_child *c, *u;
+	const struct sv_child *c;
 	int k, code;
 
 	for (k = 0; k < NKIDS; k++) {
@@ -983,12 +1030,11 @@ permanent_cause(const struct sv *sv)
 		code = sv_child_code(c);
 		if (code <= 0 || !p2o_exit_permanent(code))
 			continue;
-		if (code == P2O_EXIT_DATA && upstream(k) != -1) {
-			u = &sv->kid[upstream(k)];
-			if (u->pid != 0 && u->exited &&
-			    u->exit_round <= c->exit_round)
-				continue;
-		}
+		if (code == P2O_EXIT_DATA &&
+		    (cut_input(sv, upstream(k), c, 0) ||
+		    cut_input(sv, IS_TAP(k) ? -1 : sv_stages[k].fd4_from, c,
+		    1)))
+			continue;
 		return k;
 	}
 	return -1;

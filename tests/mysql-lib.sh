@@ -23,6 +23,12 @@ my_sql() {
 	mariadb --no-defaults -h"$MYSQL_HOST" -P"$MYSQL_TCP_PORT" -u"$MYSQL_USER" \
 		-N -B "$MYSQL_DB" -e "SET time_zone = '+00:00'; $*"
 }
+# my_raw SQL...: the same in utf8mb4 (four-byte characters), values
+# printed as they are (no escaping of tabs, newlines, backslashes)
+my_raw() {
+	mariadb --no-defaults -h"$MYSQL_HOST" -P"$MYSQL_TCP_PORT" -u"$MYSQL_USER" \
+		--default-character-set=utf8mb4 -N -B -r "$MYSQL_DB" -e "SET time_zone = '+00:00'; $*"
+}
 # my_root SQL...: as root through the server's socket (SET GLOBAL)
 my_root() { mariadb --no-defaults -hlocalhost --protocol=socket -uroot --socket="$MYSQL_SOCKET" -N -B -e "$*"; }
 
@@ -35,7 +41,7 @@ my_config() {
 		echo "source:"
 		echo "  url_env: ${MY_URL_ENV:-P2O_MYSQL_URL}"
 		echo "  server_id: ${MY_SERVER_ID:-4242424242}"
-		echo "  reconnect_max: 3"
+		echo "  reconnect_max: ${RECONNECT_MAX:-3}"
 		echo "target:"
 		echo "  url: ${OS_URL:-http://127.0.0.1:9}"
 		echo "sync:"
@@ -44,7 +50,25 @@ my_config() {
 			echo "    table: $MYSQL_DB.$t"
 			echo "    index: ${prefix}_$t"
 		done
+		# supervised: metrics on METRICS_PORT, checkpoints often
+		if [ -n "${METRICS_PORT:-}" ]; then
+			echo "engine:"
+			echo "  checkpoint_interval_ms: ${CKPT_MS:-200}"
+			echo "metrics:"
+			echo "  bind: 127.0.0.1:$METRICS_PORT"
+		fi
 	} > "$f"
+}
+# my_fresh_stream TABLE...: no checkpoint and no load progress left by an
+# earlier run on the same servers (the stream is named by the server_id
+# my_config writes)
+my_fresh_stream() {
+	local t s="mysql:${MY_SERVER_ID:-4242424242}"
+	curl -sS --max-time 30 -XDELETE "$OS_URL/.pg2osync_meta/_doc/$s?refresh=true" >/dev/null 2>&1
+	for t in "$@"; do
+		curl -sS --max-time 30 -XDELETE "$OS_URL/.pg2osync_meta/_doc/$s%2Fload%2F$MYSQL_DB.$t?refresh=true" >/dev/null 2>&1
+	done
+	return 0
 }
 
 # frames FILE: the NDJSON of a frames file
@@ -74,3 +98,73 @@ cap_stop() {
 	kill -TERM "$CAP" 2>/dev/null
 	wait "$CAP"
 }
+
+# my_compare TABLE INDEX SELECT-EXPR: the index holds exactly the table's
+# rows, by content; SELECT-EXPR renders a row as the pipeline documents it
+# (JSON_OBJECT('id', id, ...), decimals CAST AS CHAR). A document is
+# compared on the members SELECT-EXPR names (all of them by default:
+# MY_COMPARE_SOME=1 for only those)
+my_compare() {
+	curl -sS --max-time 30 -XPOST "$OS_URL/$2/_refresh" >/dev/null 2>&1
+	my_raw "SET SESSION group_concat_max_len = 1073741824;
+		SELECT COALESCE(JSON_ARRAYAGG($3), '[]') FROM $1" > "$T/cmp.src" || return 2
+	if [ -z "${MY_COMPARE_SOME:-}" ]; then
+		python3 "$TOP/tests/compare.py" "$OS_URL" "$2" "$T/cmp.src"
+		return
+	fi
+	python3 - "$TOP/tests" "$OS_URL" "$2" "$T/cmp.src" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import compare
+want = {str(r["id"]): r for r in json.load(open(sys.argv[4]))}
+got = compare.fetch_all(sys.argv[2], sys.argv[3])
+bad = 0
+for k in sorted(set(want) | set(got)):
+    g = {m: got[k].get(m) for m in want[k]} if k in got and k in want else None
+    if k not in got or k not in want or g != want[k]:
+        bad += 1
+        if bad <= 20:
+            print("id", k, "table", want.get(k), "index", got.get(k))
+print(f"rows {len(want)} docs {len(got)} differences {bad}")
+sys.exit(1 if bad else 0)
+PY
+}
+# my_equal TABLE INDEX SECONDS SELECT-EXPR: until my_compare holds (a
+# large table takes seconds to compare: the limit is the clock's)
+my_equal() {
+	local end=$((SECONDS + $3))
+	while [ $SECONDS -lt $end ]; do
+		my_compare "$1" "$2" "$4" >/dev/null 2>&1 && return 0
+		sleep 0.25
+	done
+	my_compare "$1" "$2" "$4"
+}
+# my_writer TABLE IDS: a client writing continuously in the background
+# (upserts of random ids up to IDS, deletes of some), one connection;
+# WRITER is its pid, ended by cleanup or my_writer_stop. TABLE has
+# (id int PRIMARY KEY, v int, note varchar(40)).
+my_writer() {
+	cat > "$T/writer.sh" <<SH
+while :; do
+	echo "INSERT INTO $1 VALUES (\$((RANDOM % $2 + 1)), 1, MD5(RAND())) ON DUPLICATE KEY UPDATE v = v + 1, note = MD5(RAND());"
+	echo "DELETE FROM $1 WHERE id = \$((RANDOM % $2 + 1)) AND v % 5 = 0;"
+	sleep 0.005
+done | mariadb --no-defaults -h"$MYSQL_HOST" -P"$MYSQL_TCP_PORT" -u"$MYSQL_USER" "$MYSQL_DB"
+SH
+	bash "$T/writer.sh" > "$T/writer.log" 2>&1 &
+	WRITER=$!
+	cleanup_add $WRITER
+}
+my_writer_stop() { pkill -TERM -f "bash $T/writer.sh"; wait "$WRITER" 2>/dev/null; sleep 0.5; }
+# sv_start LOG: pg2osync-supervise -c $T/cfg.yaml in the background,
+# appending to LOG; SUP is its pid
+sv_start() {
+	pg2osync-supervise -c "$T/cfg.yaml" >> "$1" 2>&1 &
+	SUP=$!
+	cleanup_add $SUP
+}
+# metric SERIES: its value on the supervisor's endpoint (METRICS_PORT)
+metric() {
+	curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk -v s="$1" '$1 == s { print $2 }'
+}
+healthy() { curl -sf "http://127.0.0.1:$METRICS_PORT/healthz" >/dev/null; }

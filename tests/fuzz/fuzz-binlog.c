@@ -1,14 +1,16 @@
 /*
  * fuzz-binlog.c - libFuzzer target for capture-mysql's event decoder:
  * the transaction assembler (txn.c) and everything under it (events,
- * table maps, row images, values, binary JSON, GTID sets, zstd payloads).
+ * table maps, row images, values, binary JSON, GTID sets, zstd payloads,
+ * MariaDB's zlib-compressed events).
  *
  * Input: a binlog event stream, optionally behind the 4-byte binlog magic
  * (the fixture files are the seeds). Events are cut by their own size
  * field; a short last one is fed as it is. Three tables are configured:
  * demo.movies and sakila.actor (what the fixtures touch) and p2o.every,
  * a column of every kind; the catalogue answers a re-read with the same
- * shape. Each event's CRC32 is made right before it is fed (the checksum
+ * shape; p2o.cz is the table of the MariaDB compressed-events fixture.
+ * Each event's CRC32 is made right before it is fed (the checksum
  * itself is tested in the unit tests; a mutation should reach the
  * decoder behind it). Whatever txn_event appends must be valid frames of
  * valid JSON objects without LF, and on an error it must append nothing;
@@ -47,6 +49,36 @@ static const char *const kinds[][3] = {
 };
 #define NKINDS	(sizeof(kinds) / sizeof(kinds[0]))
 
+/* p2o.cz of tests/fixtures/mysql/mariadb-bin.compressed */
+static const char *const cz[][3] = {
+	{ "int", "int(11)", NULL }, { "varchar", "varchar(40)", "utf8mb4" },
+	{ "decimal", "decimal(10,2)", NULL }, { "text", "text", "utf8mb4" },
+	{ "binary", "binary(4)", NULL }, { "timestamp", "timestamp(3)", NULL },
+};
+
+static void
+cz_table(struct my_table *tb)
+{
+	char err[128];
+	int i;
+
+	memset(tb, 0, sizeof(*tb));
+	tb->db = xstrdup("p2o");
+	tb->name = xstrdup("cz");
+	tb->rel = xstrdup("p2o.cz");
+	tb->ncols = 6;
+	tb->cols = xcalloc(6, sizeof(*tb->cols));
+	for (i = 0; i < 6; i++) {
+		char cname[4] = { 'c', (char)('0' + i), 0 };
+
+		if (my_col_init(&tb->cols[i], cname, cz[i][0], cz[i][1],
+		    cz[i][2], 0, err, sizeof(err)) == -1)
+			abort();
+	}
+	tb->nkeys = 1;
+	tb->keys = xcalloc(1, sizeof(int));
+}
+
 static void
 table(struct my_table *tb, const char *db, const char *name, int ncols,
     int first_kind)
@@ -81,7 +113,9 @@ reload(void *ctx, const char *db, const char *name, struct my_table *out,
 	(void)ctx;
 	(void)err;
 	(void)errlen;
-	if (strcmp(db, "p2o") == 0)
+	if (strcmp(db, "p2o") == 0 && strcmp(name, "cz") == 0)
+		cz_table(out);
+	else if (strcmp(db, "p2o") == 0)
 		table(out, "p2o", "every", (int)NKINDS, 0);
 	else if (strcmp(db, "demo") == 0)
 		table(out, db, name, 11, 0);
@@ -115,7 +149,7 @@ check_frames(const struct sbuf *out, size_t from)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct my_table tables[3];
+	struct my_table tables[4];
 	struct my_catalog cat = { reload, NULL };
 	struct txn t;
 	struct sbuf out = SBUF_INIT;
@@ -126,7 +160,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	table(&tables[0], "p2o", "every", (int)NKINDS, 0);
 	table(&tables[1], "demo", "movies", 11, 0);
 	table(&tables[2], "sakila", "actor", 4, 21);
-	txn_init(&t, tables, 3, cat);
+	cz_table(&tables[3]);
+	txn_init(&t, tables, 4, cat);
 	txn_start(&t, NULL, 0, "binlog.000001", 4);
 	if (size >= 4 && memcmp(data, BL_MAGIC, 4) == 0)
 		i = 4;
@@ -167,7 +202,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	free(ev);
 	txn_release(&t);
-	for (k = 0; k < 3; k++)
+	for (k = 0; k < 4; k++)
 		my_table_release(&tables[k]);
 	sbuf_release(&out);
 	return 0;

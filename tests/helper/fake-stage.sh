@@ -20,6 +20,9 @@
 #                      commits:N   (capture) N commits then stay up
 #                      waves:N     (loader) N marks, each confirmed, then
 #                                  exit 0
+#                      torn        (loader) half a line, then kill -9 of
+#                                  itself: the shaper exits 65, as the real
+#                                  one does on a frame cut short
 set -u
 me=$(basename "$0")
 dir=${FAKE_DIR:?}
@@ -97,6 +100,10 @@ capture-pg)
 loader)
 	read -r len json <&3
 	echo "$json" >> "$dir/load.got"
+	if [ "$behaviour" = torn ]; then
+		printf 'mark public.it'
+		kill -KILL $$
+	fi
 	n=${behaviour#waves:}; [ "$n" = "$behaviour" ] && n=2
 	for i in $(seq 1 "$n"); do
 		done=false; [ "$i" = "$n" ] && done=true
@@ -111,8 +118,16 @@ shaper)
 	# copy rows come on fd 4 when a loader runs
 	# and, like the real shaper, it ends once both inputs ended
 	if [ "${3:-}" = "--load-fd" ]; then
-		cat <&4 & bg=$!
-		cat
+		# (a background job's stdin is /dev/null unless redirected)
+		exec 5<&0
+		cat <&5 5<&- & bg=$!
+		exec 5<&-
+		while IFS= read -r line <&4; do echo "$line"; done
+		if [ -n "$line" ]; then
+			echo "shaper: error: load fd 4: truncated frame" >&2
+			kill $bg
+			exit 65
+		fi
 		wait $bg
 		exit 0
 	fi

@@ -19,6 +19,7 @@ durable. Records what it saw and exits with the loader's exit status.
   --close-after N      close fd 3 after the N-th mark instead of
                        confirming it
   --wrong-confirm      confirm each mark under another id
+  --checkpoint POS=TEXT  the stored checkpoint the load frame carries
 """
 import argparse
 import json
@@ -59,6 +60,7 @@ def main():
     ap.add_argument("--hold", type=float, default=0)
     ap.add_argument("--close-after", type=int, default=0)
     ap.add_argument("--wrong-confirm", action="store_true")
+    ap.add_argument("--checkpoint")
     ap.add_argument("argv", nargs="+")
     a = ap.parse_args()
 
@@ -90,7 +92,11 @@ def main():
             with open(path) as f:
                 entry["progress"] = json.load(f)
         tables.append(entry)
-    ours.sendall(frame({"k": "load", "tables": tables}))
+    load = {"k": "load", "tables": tables}
+    if a.checkpoint:
+        pos, _, text = a.checkpoint.partition("=")
+        load["checkpoint"] = {"pos": int(pos), "text": text}
+    ours.sendall(frame(load))
 
     out = b""
     nmarks = 0

@@ -183,7 +183,8 @@ PY
 my_config "$T/cfg3.yaml" t61 t61_every
 python3 "$T/fd3.py" "$P2O_BIN/capture-mysql" "$T/cfg3.yaml" "$T/f3" > "$T/fd3.out" 2>&1
 sed 's/^/# /' "$T/fd3.out"
-ok $(grep -qx "hello capture-mysql 2" "$T/fd3.out"; echo $?) "fd 3: hello once streaming"
+proto=$(awk '$2 == "P2O_PROTO" { print $3 }' "$TOP/lib/p2o.h")
+ok $(grep -qx "hello capture-mysql $proto" "$T/fd3.out"; echo $?) "fd 3: hello once streaming, protocol $proto"
 ok $(grep -qx "stats True" "$T/fd3.out"; echo $?) "fd 3: stats carry events_insert and received_pos"
 ok $(grep -qx "confirmed True" "$T/fd3.out"; echo $?) "fd 3: an ack is recorded as confirmed_pos"
 ok $(grep -qx "waits True" "$T/fd3.out"; echo $?) "fd 3: SIGTERM waits for fd 3 to close"

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
 #include "tap.h"
 #include "mysql-fixtures.h"
 
@@ -600,12 +602,111 @@ test_json_rows(void)
 		myval_binlog(&jc, &tm.cols[3], c[3].p, c[3].n, &v, err,
 		    sizeof(err));
 		is_str(v.buf, "null", "json-null: an empty JSON value is null");
+		/* no column in the image: no bytes taken, rows never end */
+		{
+			unsigned char none[8] = { 0 };
+
+			off = 0;
+			ok(bl_image_next(&r, &tm, none, &off, c, err,
+			    sizeof(err)) == -1 && off == 0 &&
+			    strstr(err, "holds no column") != NULL,
+			    "an image naming no column is refused: %s", err);
+		}
 		bl_table_map_release(&tm);
 		fx_hex_release(&h);
 	}
 	my_col_release(&jc);
 	my_col_release(&dc);
 	sbuf_release(&v);
+}
+
+/* a binary(n) cell the binlog holds without its trailing zero bytes is
+ * the n bytes a SELECT returns; a varbinary is what it holds */
+static void
+test_binary_pad(void)
+{
+	static const unsigned char cell[] = { 2, 0x01, 0x02 };
+	struct bl_col b = { .type = FT_STRING, .real = FT_STRING,
+	    .meta = FT_STRING << 8 | 4 };
+	struct bl_col vb = { .type = FT_VARCHAR, .meta = 4 };
+	struct my_col c, vc;
+	struct sbuf v = SBUF_INIT;
+	char err[256];
+
+	ok(my_col_init(&c, "b", "binary", "binary(4)", NULL, 0, err,
+	    sizeof(err)) == 0 && c.kind == MK_BINARY && c.pad == 4,
+	    "binary(4): four bytes a value");
+	my_col_init(&vc, "vb", "varbinary", "varbinary(4)", NULL, 0, err,
+	    sizeof(err));
+	myval_binlog(&c, &b, cell, sizeof(cell), &v, err, sizeof(err));
+	is_str(v.buf, "\"AQIAAA==\"", "binary(4) from the binlog: padded "
+	    "with zero bytes");
+	sbuf_reset(&v);
+	myval_text(&c, "\x01\x02\0\0", 4, &v);
+	is_str(v.buf, "\"AQIAAA==\"", "binary(4) from a SELECT: the same");
+	sbuf_reset(&v);
+	myval_binlog(&vc, &vb, cell, sizeof(cell), &v, err, sizeof(err));
+	is_str(v.buf, "\"AQI=\"", "varbinary(4): as it is");
+	my_col_release(&c);
+	my_col_release(&vc);
+	sbuf_release(&v);
+}
+
+/* MariaDB's compressed events: the plain event they stand for, and every
+ * way the compressed part can be wrong refused with out unchanged */
+static void
+test_uncompress(void)
+{
+	static const char sql[] = "TRUNCATE TABLE p2o.cz";
+	/* post-header: thread, time, db length 3, error, no status vars */
+	static const unsigned char head[] = { 1, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0,
+	    0, 0, 'p', '2', 'o', 0 };
+	unsigned char body[256], z[128];
+	uLongf zn = sizeof(z);
+	struct sbuf out = SBUF_INIT;
+	struct bl_query q;
+	char err[256];
+	uint8_t plain = 0;
+	size_t n;
+
+	if (compress(z, &zn, (const unsigned char *)sql, strlen(sql)) != Z_OK)
+		BAIL_OUT("zlib compress");
+	memcpy(body, head, sizeof(head));
+	n = sizeof(head);
+	body[n++] = 0x81;
+	body[n++] = (unsigned char)strlen(sql);
+	memcpy(body + n, z, zn);
+	n += zn;
+	ok(bl_uncompress(NULL, BL_QUERY_COMPRESSED, body, n, &plain, &out, err,
+	    sizeof(err)) == 0 && plain == BL_QUERY && out.len == sizeof(head) +
+	    strlen(sql) && bl_query_parse(NULL, (unsigned char *)out.buf,
+	    out.len, &q) == 0 && q.sqllen == strlen(sql) &&
+	    memcmp(q.sql, sql, q.sqllen) == 0 && q.dblen == 3,
+	    "QUERY_COMPRESSED: the QUERY it stands for, its statement whole");
+#define REFUSED(blen, why) do {						\
+	sbuf_reset(&out);						\
+	ok(bl_uncompress(NULL, BL_QUERY_COMPRESSED, body, blen, &plain,	\
+	    &out, err, sizeof(err)) == -1 && out.len == 0 &&		\
+	    strstr(err, why) != NULL, "refused: %s (%s)", why, err);	\
+} while (0)
+	REFUSED(n - 3, "truncated");
+	REFUSED(sizeof(head) - 2, "too short");
+	body[sizeof(head)] = 0x91;
+	REFUSED(n, "unknown compression header");
+	body[sizeof(head)] = 0x85;
+	REFUSED(n, "unknown compression header");
+	body[sizeof(head)] = 0x81;
+	body[sizeof(head) + 1]--;
+	REFUSED(n, "inflates past");
+	body[sizeof(head) + 1] += 2;
+	REFUSED(n, "not the");
+	body[sizeof(head) + 1] = 0;
+	REFUSED(n, "states 0");
+	body[sizeof(head) + 1] = (unsigned char)strlen(sql);
+	body[sizeof(head) + 4] ^= 0xff;
+	REFUSED(n, "does not inflate");
+#undef REFUSED
+	sbuf_release(&out);
 }
 
 /* the PARTIAL_UPDATE_ROWS after image: value options, partial bitmap */
@@ -723,6 +824,8 @@ main(void)
 	test_extra_data();
 	test_payload();
 	test_json_rows();
+	test_binary_pad();
+	test_uncompress();
 	test_partial();
 	test_full_events();
 	return done_testing();

@@ -6,8 +6,8 @@
  * JSON), TRUNCATE, ALTER with drift, a row shape the catalogue cannot
  * match, DROP, positions and texts, pos frames, rotation, resume and new
  * generations, the GTID set and what makes it incomplete, refusals
- * (PARTIAL_UPDATE_ROWS, compressed events, a bad CRC32); GTID set and
- * position text parsing.
+ * (PARTIAL_UPDATE_ROWS, a compressed event that does not inflate, a bad
+ * CRC32); GTID set and position text parsing.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -618,12 +618,13 @@ test_positions(void)
 	e.b[20] ^= 1;
 	ok(txn_event(&s.t, e.b, e.n, &s.out) == -1 && s.t.exit_code ==
 	    P2O_EXIT_TEMPFAIL && s.out.len == 0, "a CRC32 mismatch: exit 75");
-	/* a compressed event is refused */
+	/* a compressed event whose compressed part is not one */
 	ev_begin(&e, BL_QUERY_COMPRESSED, 0, 0);
 	le(&e, 0, 20);
 	ev_end(&e, 1);
 	ok(txn_event(&s.t, e.b, e.n, &s.out) == -1 && s.t.exit_code ==
-	    P2O_EXIT_REFUSED, "a compressed event stops with exit 69");
+	    P2O_EXIT_DATA && s.out.len == 0, "a compressed event that does "
+	    "not inflate stops with exit 65, nothing written");
 	stream_close(&s);
 
 	/* resume without GTIDs: base = token - coordinate */
@@ -686,6 +687,45 @@ test_positions(void)
 }
 
 /* MySQL GTIDs: the set grows; an anonymous group spoils it */
+/*
+ * A fresh start owes a pos frame for where it starts, once the log is
+ * read up to it: the server keeps no position for us, and a checkpoint is
+ * what a restart resumes from.
+ */
+static void
+test_fresh_start(void)
+{
+	struct my_catalog cat = { NULL, NULL };
+	struct stream s;
+	uint32_t start;
+	char *got, want[96];
+
+	/* the server's position: just after the file's FDE */
+	stream_open(&s, NULL, 0, cat);
+	start = s.off;
+	stream_close(&s);
+	memset(&s, 0, sizeof(s));
+	txn_init(&s.t, NULL, 0, cat);
+	s.t.warn = on_warn;
+	txn_start(&s.t, NULL, 0, "binlog.000001", start);
+	ok(!txn_pos_owed(&s.t), "fresh start: nothing owed before the log "
+	    "is read up to the start");
+	s.off = 4;
+	fde(&s, "10.11.19-MariaDB-log");
+	ok(txn_pos_owed(&s.t), "fresh start: the start itself is owed once "
+	    "the log is read up to it");
+	txn_put_pos(&s.t, &s.out);
+	got = lines(&s.out);
+	snprintf(want, sizeof(want), "{\"k\":\"pos\",\"pos\":%llu,\"text\":"
+	    "\"binlog.000001:%u", (unsigned long long)mypos_coord(1, start),
+	    start);
+	ok(strncmp(got, want, strlen(want)) == 0, "fresh start: a pos frame "
+	    "at the start: %s", got);
+	ok(!txn_pos_owed(&s.t), "fresh start: owed once");
+	free(got);
+	stream_close(&s);
+}
+
 static void
 test_mysql_gtids(void)
 {
@@ -806,6 +846,7 @@ main(void)
 	test_every_type();
 	test_ddl();
 	test_positions();
+	test_fresh_start();
 	seed_open("txn-mysql-gtids");
 	test_mysql_gtids();
 	seed_open(NULL);

@@ -475,6 +475,22 @@ test_load(void)
 	is_int(wait_exit(pid, 15000), 75, "a failing loader: restarts, gives up");
 	ok(strstr(slurp(logpath), "the last: loader exited with 75") != NULL,
 	    "named as the cause");
+
+	/*
+	 * A loader killed inside a frame: the shaper's 65 for its load
+	 * descriptor is the loader's doing, not bad data to stop for.
+	 */
+	setup(3);
+	spit(statefile("load.tables"), "[{\"table\":\"public.items\"}]");
+	spit(statefile("behaviour.loader"), "torn\n");
+	pid = start();
+	ok(wait_log("restarting the pipeline in 1.0 s (failure 1 of 3): "
+	    "loader was killed by signal 9", 10000),
+	    "a loader killed mid-frame restarts the pipeline, named the cause");
+	ok(wait_log("'loader' finished: every table is loaded", 15000),
+	    "the next loader finishes");
+	kill(pid, SIGTERM);
+	is_int(wait_exit(pid, 10000), 0, "drained");
 }
 
 static void
