@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "binlog.h"
+#include "hex.h"
 
 void
 gtid_set_init(struct gtid_set *s)
@@ -177,18 +178,6 @@ uuid_format(const unsigned char u[16], char out[37])
 	out[o] = '\0';
 }
 
-static int
-hexv(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int
 uuid_parse(const char *s, size_t n, unsigned char u[16])
 {
@@ -203,8 +192,8 @@ uuid_parse(const char *s, size_t n, unsigned char u[16])
 				return -1;
 			continue;
 		}
-		hi = hexv(s[i]);
-		lo = hexv(s[i + 1]);
+		hi = hex_value(s[i]);
+		lo = hex_value(s[i + 1]);
 		if (hi < 0 || lo < 0)
 			return -1;
 		u[k++] = (unsigned char)(hi << 4 | lo);

@@ -29,6 +29,7 @@ typedef unsigned char uchar;
 #include <openssl/ssl.h>
 
 #include "config.h"
+#include "hex.h"
 #include "log.h"
 #include "p2o.h"
 #include "sbuf.h"
@@ -77,18 +78,6 @@ src_release(struct my_source *s)
 
 /* ---- the url ---- */
 
-static int
-unhex(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* a percent-decoded copy of s[0..n); NULL on a bad escape or a NUL */
 static char *
 pct_dup(const char *s, size_t n)
@@ -102,8 +91,8 @@ pct_dup(const char *s, size_t n)
 			d[o++] = s[i];
 			continue;
 		}
-		if (i + 2 >= n || (hi = unhex(s[i + 1])) < 0 ||
-		    (lo = unhex(s[i + 2])) < 0 || (hi == 0 && lo == 0))
+		if (i + 2 >= n || (hi = hex_value(s[i + 1])) < 0 ||
+		    (lo = hex_value(s[i + 2])) < 0 || (hi == 0 && lo == 0))
 			goto bad;
 		d[o++] = (char)(hi << 4 | lo);
 		i += 2;

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "binlog.h"
+#include "outq.h"
 
 struct config;
 struct ctl;
@@ -108,9 +109,7 @@ struct stream {
 	struct ctl *ctl;
 	const volatile sig_atomic_t *stop;
 
-	struct sbuf out;
-	size_t	 out_off;
-	int	 out_fd;
+	struct outq out;	/* frames not yet on stdout (fd -1 once closed) */
 
 	uint64_t acked;		/* the supervisor's last ack */
 	long long last_pos_ms, last_stats_ms, last_event_ms;

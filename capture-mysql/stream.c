@@ -59,12 +59,6 @@ fail(struct stream *st, int code, const char *fmt, ...)
 	return -1;
 }
 
-static size_t
-pending(const struct stream *st)
-{
-	return st->out.len - st->out_off;
-}
-
 void
 stream_init(struct stream *st, struct my_source *src, struct txn *txn,
     struct ctl *ctl, const volatile sig_atomic_t *stop)
@@ -74,18 +68,14 @@ stream_init(struct stream *st, struct my_source *src, struct txn *txn,
 	st->txn = txn;
 	st->ctl = ctl;
 	st->stop = stop;
-	sbuf_init(&st->out);
-	st->out_fd = P2O_FD_OUT;
+	outq_init(&st->out, P2O_FD_OUT);
 	st->last_event_ms = now_ms();
 }
 
 void
 stream_release(struct stream *st)
 {
-	sbuf_release(&st->out);
-	if (st->out_fd >= 0)
-		close(st->out_fd);
-	st->out_fd = -1;
+	outq_close(&st->out);
 }
 
 /* the position the stream has read up to, in the checkpoint's terms */
@@ -119,20 +109,21 @@ read_server(struct stream *st, long long now)
 	size_t len;
 	int n;
 
-	for (n = 0; n < EVENTS_PER_TURN && pending(st) < STREAM_OUT_CAP; n++) {
+	for (n = 0; n < EVENTS_PER_TURN &&
+	    outq_pending(&st->out) < STREAM_OUT_CAP; n++) {
 		if (!src_buffered(st->src) && !readable(src_socket(st->src)))
 			break;
 		if (src_read_event(st->src, &ev, &len) == -1)
 			return fail(st, st->src->exit_code, "%s",
 			    st->src->err);
 		st->last_event_ms = now;
-		if (txn_event(st->txn, ev, len, &st->out) == -1)
+		if (txn_event(st->txn, ev, len, &st->out.buf) == -1)
 			return fail(st, st->txn->exit_code, "%s",
 			    st->txn->err);
 	}
 	/* silence counts only while the server is waited for: a stdout
 	 * that does not drain (the target is down) stops the reads */
-	if (pending(st) >= STREAM_OUT_CAP)
+	if (outq_pending(&st->out) >= STREAM_OUT_CAP)
 		st->last_event_ms = now;
 	if (now - st->last_event_ms > SRC_SILENCE_MS)
 		return fail(st, P2O_EXIT_TEMPFAIL, "dump connection lost: "
@@ -144,25 +135,9 @@ read_server(struct stream *st, long long now)
 static int
 write_out(struct stream *st)
 {
-	ssize_t n;
-
-	while (pending(st) > 0) {
-		n = xwrite(st->out_fd, st->out.buf + st->out_off, pending(st));
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				break;
-			return fail(st, P2O_EXIT_TEMPFAIL, "stdout: %s",
-			    strerror(errno));
-		}
-		st->out_off += n;
-	}
-	if (pending(st) == 0) {
-		sbuf_reset(&st->out);
-		st->out_off = 0;
-	} else if (st->out_off >= STREAM_OUT_CAP) {
-		sbuf_consume(&st->out, st->out_off);
-		st->out_off = 0;
-	}
+	if (outq_write(&st->out) == -1)
+		return fail(st, P2O_EXIT_TEMPFAIL, "stdout: %s",
+		    strerror(errno));
 	return 0;
 }
 
@@ -173,7 +148,7 @@ emit_pos(struct stream *st, long long now)
 {
 	if (!txn_pos_owed(st->txn) || now - st->last_pos_ms < STREAM_POS_MS)
 		return;
-	txn_put_pos(st->txn, &st->out);
+	txn_put_pos(st->txn, &st->out.buf);
 	st->last_pos_ms = now;
 }
 
@@ -264,7 +239,7 @@ stream_run(struct stream *st)
 	long long now, wake, deadline = 0;
 
 	ctl_on = ctl_active(st->ctl);
-	if (set_nonblock(st->out_fd, 1) == -1)
+	if (set_nonblock(st->out.fd, 1) == -1)
 		return fail(st, P2O_EXIT_INTERNAL, "stdout: %s",
 		    strerror(errno));
 	for (;;) {
@@ -279,11 +254,11 @@ stream_run(struct stream *st)
 				return st->exit_code;
 			emit_pos(st, now);
 		}
-		if (st->out_fd >= 0 && write_out(st) == -1)
+		if (st->out.fd >= 0 && write_out(st) == -1)
 			return st->exit_code;
-		if (phase == DRAINING && pending(st) == 0) {
-			close(st->out_fd);
-			st->out_fd = -1;
+		if (phase == DRAINING && outq_pending(&st->out) == 0) {
+			close(st->out.fd);
+			st->out.fd = -1;
 			phase = AWAITING_ACK;
 			deadline = now + STREAM_DRAIN_MS;
 			if (ctl_on && !ctl_eof)
@@ -303,7 +278,7 @@ stream_run(struct stream *st)
 			ctl_eof = 1;
 		}
 
-		reading = phase == RUNNING && pending(st) < STREAM_OUT_CAP;
+		reading = phase == RUNNING && outq_pending(&st->out) < STREAM_OUT_CAP;
 		/* bytes already in the client library: no need to wait */
 		if (reading && src_buffered(st->src))
 			continue;
@@ -311,8 +286,8 @@ stream_run(struct stream *st)
 		wake = st->last_event_ms + SRC_SILENCE_MS + 1;
 		if (reading)
 			pfd[npfd++] = (struct pollfd){ sock, POLLIN, 0 };
-		if (st->out_fd >= 0 && pending(st) > 0)
-			pfd[npfd++] = (struct pollfd){ st->out_fd, POLLOUT, 0 };
+		if (st->out.fd >= 0 && outq_pending(&st->out) > 0)
+			pfd[npfd++] = (struct pollfd){ st->out.fd, POLLOUT, 0 };
 		if (ctl_on && !ctl_eof) {
 			pfd[npfd++] = (struct pollfd){ st->ctl->fd, POLLIN, 0 };
 			if (st->last_stats_ms + STREAM_STATS_MS < wake)
