@@ -137,6 +137,11 @@ ckpt_lsn() {	# ckpt_lsn CONFIG -> stored checkpoint LSN text or empty
 # a test's stream starts from nothing: no slot, no publication, and no
 # checkpoint left by an earlier run on the same servers (which the capture
 # would rightly refuse as behind a new slot)
+# slot_active SLOT: a replication connection streams from it now (a query
+# that returns no row still exits 0: compare what it printed)
+slot_active() {
+	[ "$(psql_q -c "select 1 from pg_replication_slots where slot_name = '$1' and active")" = 1 ]
+}
 drop_slot() {
 	psql_q -c "select pg_drop_replication_slot(slot_name) from pg_replication_slots where slot_name='$1' and not active" >/dev/null 2>&1 || true
 	psql_q -c "drop publication if exists $1, ${1}_append" >/dev/null 2>&1 || true

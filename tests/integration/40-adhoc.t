@@ -11,7 +11,7 @@ mkconfig "$T/cfg.yaml" $S $S adhoc
 sed "s/index: ${S}_adhoc/index: replay_adhoc/" "$T/cfg.yaml" > "$T/replay.yaml"
 
 capture-pg -c "$T/cfg.yaml" 2>"$T/cap.err" | tee "$T/s.frames" | shaper -c "$T/cfg.yaml" 2>"$T/sh.err" | writer -c "$T/cfg.yaml" 2>"$T/wr.err" &
-wait_for 30 psql_q -c "select 1 from pg_replication_slots where slot_name = '$S' and active"
+wait_for 30 slot_active $S
 ok $? "ad-hoc pipeline connected"
 psql_q <<'SQL'
 insert into adhoc select g, 'n' || g, g * 1.5, jsonb_build_object('g', g) from generate_series(1, 500) g;

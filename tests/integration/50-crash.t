@@ -37,7 +37,7 @@ slot_not_past_ckpt() {
 }
 
 start_sup; ok $? "pipeline up under load"
-wait_for 30 psql_q -c "select 1 from pg_replication_slots where slot_name = '$S' and active"
+wait_for 30 slot_active $S
 CREATED=$(slot_confirmed $S)
 # no initial load yet: the client starts once the slot exists
 PGBENCH=$(ls /usr/lib/postgresql/*/bin/pgbench | tail -n 1)

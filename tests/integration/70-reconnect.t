@@ -20,7 +20,7 @@ for r in 1 2 3; do
 	psql_q -c "insert into term select g, $r from generate_series($r * 100 + 1, $r * 100 + 100) g; update term set v = v + 10 where id <= 50"
 	check "rows written after the termination land (round $r)" -- wait_equal term ${S}_term 60
 done
-wait_for 30 psql_q -c "select 1 from pg_replication_slots where slot_name = '$S' and active" 
+wait_for 30 slot_active $S
 ok $? "slot active again"
 rc=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk '/^pg2osync_reconnects_total/ {print $2}')
 ok $([ "${rc%.*}" -ge 3 ] 2>/dev/null; echo $?) "reconnects counted ($rc)"

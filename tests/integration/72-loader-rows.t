@@ -30,7 +30,7 @@ mkconfig "$T/cfg.yaml" $S $S ld_types
 
 capture-pg -c "$T/cfg.yaml" > "$T/stream.frames" 2> "$T/cap.err" &
 cap=$!
-wait_for 30 psql_q -c "select 1 from pg_replication_slots where slot_name = '$S' and active"
+wait_for 30 slot_active $S
 ok $? "capture-pg streams the table"
 psql_q <<'SQL'
 insert into ld_types (id, t, vc, bp, i2, i8, f4, f8, num, num2, b, raw, j, jb,
