@@ -156,10 +156,9 @@ emit_pos(struct stream *st, long long now)
 static int
 send_stats(struct stream *st, long long now)
 {
-	struct sbuf j = SBUF_INIT;
 	const struct txn_counters *c = &st->txn->n;
 	uint64_t v[NSTATS];
-	size_t i;
+	int rc;
 
 	if (now - st->last_stats_ms < STREAM_STATS_MS)
 		return 0;
@@ -171,61 +170,25 @@ send_stats(struct stream *st, long long now)
 	v[4] = c->commits;
 	v[5] = st->acked;
 	v[6] = received(st);
-	if (memcmp(v, st->stats_sent, sizeof(v)) == 0)
-		return 0;
-	msg_stats_begin(&j, "capture-mysql");
-	for (i = 0; i < NSTATS; i++)
-		msg_stats_add(&j, stat_ids[i], v[i]);
-	msg_stats_end(&st->ctl->out, &j);
-	sbuf_release(&j);
-	if (ctl_flush(st->ctl) < 0) {
-		if (errno == EPIPE || errno == ECONNRESET)
-			return 1;
+	rc = ctl_send_stats(st->ctl, "capture-mysql", stat_ids, v,
+	    st->stats_sent, NSTATS);
+	if (rc == -1)
 		return fail(st, P2O_EXIT_TEMPFAIL, "control fd 3: %s",
 		    strerror(errno));
-	}
-	memcpy(st->stats_sent, v, sizeof(v));
-	return 0;
+	return rc;
 }
 
 /* acks from the supervisor, recorded; *eof once it closed fd 3 */
 static int
 read_ctl(struct stream *st, int *eof)
 {
-	struct frame_reader *rd = &st->ctl->rd;
-	struct frame f;
-	struct msg_pos ack;
-	char why[128];
-	ssize_t n;
-	int rc;
+	uint64_t before = st->acked;
 
-	n = frame_fill(rd);
-	if (n < 0) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-			return 0;
-		if (errno == ECONNRESET) {
-			*eof = 1;
-			return 0;
-		}
-		return fail(st, P2O_EXIT_TEMPFAIL, "control fd 3: %s",
-		    strerror(errno));
-	}
-	while ((rc = frame_next(rd, &f)) == 1) {
-		if (msg_kind(&f) != MSG_ACK)
-			continue;
-		if (msg_read_pos(&f, &ack, why, sizeof(why)) == -1)
-			return fail(st, P2O_EXIT_DATA, "control fd 3: offset "
-			    "%llu: %s", (unsigned long long)f.offset, why);
-		if (ack.pos > st->acked) {
-			st->acked = ack.pos;
-			log_debug("acked %llu", (unsigned long long)ack.pos);
-		}
-		msg_pos_release(&ack);
-	}
-	if (rc == -1)
-		return fail(st, P2O_EXIT_DATA, "%s", rd->err);
-	if (n == 0)
-		*eof = 1;
+	if (ctl_read_acks(st->ctl, &st->acked, eof, &st->exit_code, st->err,
+	    sizeof(st->err)) == -1)
+		return -1;
+	if (st->acked > before)
+		log_debug("acked %llu", (unsigned long long)st->acked);
 	return 0;
 }
 

@@ -392,9 +392,8 @@ counters(const struct stream *st, uint64_t v[NSTATS])
 static int
 send_stats(struct stream *st, long long now)
 {
-	struct sbuf j = SBUF_INIT;
 	uint64_t v[NSTATS];
-	size_t i;
+	int rc;
 
 	if (now - st->last_stats_ms < STREAM_STATS_MS)
 		return 0;
@@ -402,65 +401,25 @@ send_stats(struct stream *st, long long now)
 	 * nothing changed, or the loop would spin */
 	st->last_stats_ms = now;
 	counters(st, v);
-	if (memcmp(v, st->stats_sent, sizeof(v)) == 0)
-		return 0;
-	msg_stats_begin(&j, "capture-pg");
-	for (i = 0; i < NSTATS; i++)
-		msg_stats_add(&j, stat_ids[i], v[i]);
-	msg_stats_end(&st->ctl->out, &j);
-	sbuf_release(&j);
-	if (ctl_flush(st->ctl) < 0) {
-		/* the supervisor closed its end: the same as EOF */
-		if (errno == EPIPE || errno == ECONNRESET)
-			return 1;
+	rc = ctl_send_stats(st->ctl, "capture-pg", stat_ids, v,
+	    st->stats_sent, NSTATS);
+	if (rc == -1)
 		return fail(st, P2O_EXIT_TEMPFAIL, "control fd 3: %s",
 		    strerror(errno));
-	}
-	memcpy(st->stats_sent, v, sizeof(v));
-	return 0;
+	return rc;
 }
 
 /* acks from the supervisor; *eof once it closed fd 3 */
 static int
 read_ctl(struct stream *st, int *eof)
 {
-	struct frame_reader *rd = &st->ctl->rd;
-	struct frame f;
-	struct msg_pos ack;
-	char why[128];
-	ssize_t n;
-	int rc, acked = 0;
+	uint64_t before = st->acked;
 
-	n = frame_fill(rd);
-	if (n < 0) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-			return 0;
-		/* a socketpair closed with our stats unread */
-		if (errno == ECONNRESET) {
-			*eof = 1;
-			return 0;
-		}
-		return fail(st, P2O_EXIT_TEMPFAIL, "control fd 3: %s",
-		    strerror(errno));
-	}
-	while ((rc = frame_next(rd, &f)) == 1) {
-		if (msg_kind(&f) != MSG_ACK)
-			continue;	/* nothing else is for us */
-		if (msg_read_pos(&f, &ack, why, sizeof(why)) == -1)
-			return fail(st, P2O_EXIT_DATA, "control fd 3: offset "
-			    "%llu: %s", (unsigned long long)f.offset, why);
-		if (ack.pos > st->acked) {
-			st->acked = ack.pos;
-			acked = 1;
-		}
-		msg_pos_release(&ack);
-	}
-	if (rc == -1)
-		return fail(st, P2O_EXIT_DATA, "%s", rd->err);
-	if (n == 0)
-		*eof = 1;
+	if (ctl_read_acks(st->ctl, &st->acked, eof, &st->exit_code, st->err,
+	    sizeof(st->err)) == -1)
+		return -1;
 	/* let the server recycle WAL as soon as it is safe */
-	if (acked && flush_position(st) != st->flushed)
+	if (st->acked > before && flush_position(st) != st->flushed)
 		return send_status(st);
 	return 0;
 }

@@ -88,6 +88,7 @@ check_kind_keys(struct cs_walk *w, struct config *cfg, int line)
 	int lslot = cs_line(w, "source.slot_name");
 	int lpub = cs_line(w, "source.publication");
 	int lsid = cs_line(w, "source.server_id");
+	int llw = cs_line(w, "source.load_workers");
 
 	if (cfg->source_kind == SOURCE_POSTGRES) {
 		if (lsid)
@@ -105,6 +106,11 @@ check_kind_keys(struct cs_walk *w, struct config *cfg, int line)
 	if (!lsid)
 		return cs_err(w, line, "missing required key "
 		    "'source.server_id' for a mysql source");
+	/* a chunk's start is the key the last one ended at: one at a time */
+	if (llw && cfg->load_workers > 1)
+		return cs_err(w, llw, "'source.load_workers' above 1 applies "
+		    "only to a postgresql source (a mysql table is read in "
+		    "key order, one chunk after another)");
 	/* their defaults would name a stream that is not there */
 	free(cfg->slot_name);
 	free(cfg->publication);

@@ -4,7 +4,9 @@
  * for the supervisor; what the frames say is msg.c's. Without fd 3 every
  * call is a no-op, so a stage runs the same code stand-alone.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
@@ -84,4 +86,70 @@ ctl_close(struct ctl *c)
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
+}
+
+int
+ctl_send_stats(struct ctl *c, const char *tool, const enum msg_counter *ids,
+    const uint64_t *v, uint64_t *sent, size_t n)
+{
+	struct sbuf j = SBUF_INIT;
+	size_t i;
+
+	if (memcmp(v, sent, n * sizeof(*v)) == 0)
+		return 0;
+	msg_stats_begin(&j, tool);
+	for (i = 0; i < n; i++)
+		msg_stats_add(&j, ids[i], v[i]);
+	msg_stats_end(&c->out, &j);
+	sbuf_release(&j);
+	if (ctl_flush(c) < 0)
+		return errno == EPIPE || errno == ECONNRESET ? 1 : -1;
+	memcpy(sent, v, n * sizeof(*v));
+	return 0;
+}
+
+int
+ctl_read_acks(struct ctl *c, uint64_t *acked, int *eof, int *code,
+    char *err, size_t errlen)
+{
+	struct frame f;
+	struct msg_pos ack;
+	char why[128];
+	ssize_t n;
+	int rc;
+
+	n = frame_fill(&c->rd);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			return 0;
+		/* a socketpair closed with our stats unread */
+		if (errno == ECONNRESET) {
+			*eof = 1;
+			return 0;
+		}
+		*code = P2O_EXIT_TEMPFAIL;
+		snprintf(err, errlen, "control fd 3: %s", strerror(errno));
+		return -1;
+	}
+	while ((rc = frame_next(&c->rd, &f)) == 1) {
+		if (msg_kind(&f) != MSG_ACK)
+			continue;	/* nothing else is for a capture */
+		if (msg_read_pos(&f, &ack, why, sizeof(why)) == -1) {
+			*code = P2O_EXIT_DATA;
+			snprintf(err, errlen, "control fd 3: offset %llu: %s",
+			    (unsigned long long)f.offset, why);
+			return -1;
+		}
+		if (ack.pos > *acked)
+			*acked = ack.pos;
+		msg_pos_release(&ack);
+	}
+	if (rc == -1) {
+		*code = P2O_EXIT_DATA;
+		snprintf(err, errlen, "%s", c->rd.err);
+		return -1;
+	}
+	if (n == 0)
+		*eof = 1;
+	return 0;
 }

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 #include "frame.h"
+#include "msg.h"
 
 struct ctl {
 	int	fd;		/* -1 when stand-alone */
@@ -34,5 +35,20 @@ int	ctl_active(const struct ctl *);
  * gone. Stand-alone, the queue is emptied and 0 returned. */
 int	ctl_flush(struct ctl *);
 void	ctl_close(struct ctl *);
+
+/*
+ * A capture's two exchanges, the same for every source:
+ * ctl_send_stats queues and writes one stats frame of the n counters ids
+ * with values v when they differ from sent[] (updated once written);
+ * 1 when the supervisor closed its end (as good as EOF), 0, or -1 with
+ * errno. ctl_read_acks reads what fd 3 holds and raises *acked to the
+ * highest ack in it; *eof once the supervisor closed fd 3; 0, or -1 with
+ * the exit code in *code and the reason in err.
+ */
+int	ctl_send_stats(struct ctl *, const char *tool,
+	    const enum msg_counter *ids, const uint64_t *v, uint64_t *sent,
+	    size_t n);
+int	ctl_read_acks(struct ctl *, uint64_t *acked, int *eof, int *code,
+	    char *err, size_t errlen);
 
 #endif

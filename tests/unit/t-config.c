@@ -743,6 +743,12 @@ test_errors(void)
 	    "  publication: p\n  server_id: 9\n  slot_name: s\n" TGT
 	    "sync:\n  t:\n    table: d.t\n", 3,
 	    "'source.publication' applies only to a postgresql source");
+	expect_err("load_workers for mysql", "source:\n  url_env: P2O_T_MYURL\n"
+	    "  server_id: 9\n  load_workers: 2\n" TGT
+	    "sync:\n  t:\n    table: d.t\n", 4,
+	    "'source.load_workers' above 1 applies only to a postgresql "
+	    "source (a mysql table is read in key order, one chunk after "
+	    "another)");
 	unsetenv("P2O_T_MYURL");
 	expect_err("target scheme", SRC "target:\n  url: ftp://h\n" SYNC, 4,
 	    "'target.url' must start with http:// or https://");
