@@ -60,7 +60,10 @@ for c in 1 2 4; do
 		sleep 0.1
 	done
 	end=$(date +%s.%N)
-	kill -TERM $(pgrep -f -- "pg2osync-supervise -c $T/lb$c.yaml") 2>/dev/null
+	# the supervisor is time(1)'s child: a TERM sent to time(1) as well
+	# (its command line names the same file) would kill it before it
+	# wrote its numbers, and the read below would fail
+	pkill -TERM -P $SUP 2>/dev/null
 	wait $SUP || true
 	wait $RS 2>/dev/null || true
 	read -r u s < "$T/lb$c.time"
