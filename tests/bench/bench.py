@@ -223,6 +223,23 @@ class Meter:
 
 # --- the tools ---------------------------------------------------------------
 
+STARTED = []
+
+
+def spawn(argv, **kw):
+    """Popen, remembered: the bench leaves no process behind, even failing"""
+    p = subprocess.Popen(argv, **kw)
+    STARTED.append(p)
+    return p
+
+
+def kill_started():
+    for p in STARTED:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
 def wait_proc(p, secs):
     try:
         p.wait(secs)
@@ -239,7 +256,64 @@ def tail(path, n=15):
         return ""
 
 
-class Pg2osync:
+def p2o_env():
+    """the source url, password included, goes through the environment"""
+    env = dict(os.environ)
+    env["P2O_BENCH_URL"] = ("postgres://{PGUSER}:{PGPASSWORD}@{PGHOST}:{PGPORT}/{PGDATABASE}"
+                            .format(**os.environ))
+    return env
+
+
+def p2o_config(path, slot, table, index, engine):
+    with open(path, "w") as f:
+        f.write(f"""source:
+  url_env: P2O_BENCH_URL
+  slot_name: {slot}
+  publication: {slot}
+target:
+  url: {os.environ['OS_URL']}
+sync:
+  {table}:
+    table: public.{table}
+    index: {index}
+engine:
+  batch_size: {BATCH}
+{engine}""")
+
+
+def drop_slot(slot):
+    psql(f"select pg_drop_replication_slot(slot_name) from pg_replication_slots "
+         f"where slot_name = '{slot}' and not active")
+    psql(f"drop publication if exists {slot}")
+
+
+class Tool:
+    """what every tool's runner does alike: one main process, stopped by
+    TERM, then its slot dropped"""
+    stop_secs = 60
+
+    def alive(self):
+        return self.p.poll() is None
+
+    def terminate(self):
+        self.p.send_signal(signal.SIGTERM)
+        wait_proc(self.p, self.stop_secs)
+
+    def drop(self):
+        drop_slot(self.slot)
+
+    def stop(self):
+        self.terminate()
+        self.drop()
+
+    def restart(self, variant):
+        """the same index, offsets and slot, other settings: it resumes"""
+        self.terminate()
+        self.launch(variant)
+        return self.roots()
+
+
+class Pg2osync(Tool):
     key = "pg2osync"
     label = "pg2osync"
     slot = "p2o_bench"
@@ -253,47 +327,19 @@ class Pg2osync:
         return f"write_concurrency {conc}, batch_size {BATCH}"
 
     def drop(self):
-        psql(f"select pg_drop_replication_slot(slot_name) from pg_replication_slots "
-             f"where slot_name = '{self.slot}' and not active")
-        psql(f"drop publication if exists {self.slot}")
+        drop_slot(self.slot)
         NODE.req("DELETE", "/.pg2osync_meta")
 
     def start(self, table, index, conc, variant):
         self.drop()
         self.mport = free_port()
         cfg = os.path.join(T, f"p2o-{table}-{conc}.yaml")
-        with open(cfg, "w") as f:
-            f.write(f"""source:
-  url_env: P2O_BENCH_URL
-  slot_name: {self.slot}
-  publication: {self.slot}
-target:
-  url: {os.environ['OS_URL']}
-sync:
-  {table}:
-    table: public.{table}
-    index: {index}
-engine:
-  batch_size: {BATCH}
-  write_concurrency: {conc}
-metrics:
-  bind: 127.0.0.1:{self.mport}
-""")
-        env = dict(os.environ)
-        env["P2O_BENCH_URL"] = "postgres://{PGUSER}:{PGPASSWORD}@{PGHOST}:{PGPORT}/{PGDATABASE}".format(**os.environ)
+        p2o_config(cfg, self.slot, table, index,
+                   f"  write_concurrency: {conc}\nmetrics:\n  bind: 127.0.0.1:{self.mport}\n")
         self.logpath = os.path.join(T, f"p2o-{table}-{conc}.log")
-        self.p = subprocess.Popen([os.path.join(BIN, "pg2osync-supervise"), "-c", cfg],
-                                  stdout=open(self.logpath, "w"), stderr=subprocess.STDOUT,
-                                  env=env)
+        self.p = spawn([os.path.join(BIN, "pg2osync-supervise"), "-c", cfg],
+                       stdout=open(self.logpath, "w"), stderr=subprocess.STDOUT, env=p2o_env())
         return {"tool": self.p.pid}
-
-    def alive(self):
-        return self.p.poll() is None
-
-    def stop(self):
-        self.p.send_signal(signal.SIGTERM)
-        wait_proc(self.p, 60)
-        self.drop()
 
     def metrics(self):
         try:
@@ -304,7 +350,7 @@ metrics:
             return ""
 
 
-class PGSync:
+class PGSync(Tool):
     key = "pgsync"
     label = "PGSync"
     # its load does not poll; only its streaming rows differ between these
@@ -352,7 +398,7 @@ class PGSync:
     def start(self, table, index, conc, variant):
         self.dir = tempfile.mkdtemp(prefix="pgsync.", dir=T)
         self.rport = free_port()
-        self.redis = subprocess.Popen(
+        self.redis = spawn(
             ["redis-server", "--port", str(self.rport), "--bind", "127.0.0.1",
              "--save", "", "--appendonly", "no", "--dir", self.dir],
             stdout=open(os.path.join(self.dir, "redis.log"), "w"), stderr=subprocess.STDOUT)
@@ -367,39 +413,31 @@ class PGSync:
             json.dump([{"database": os.environ["PGDATABASE"], "index": index,
                         "nodes": {"table": table, "schema": "public"}}], f)
         self.conc, self.logpath = conc, os.path.join(self.dir, "pgsync.log")
-        # bootstrap (triggers, slot) is set-up, not load: done before the clock
+        # bootstrap (triggers, slot) is part of its start, as our slot is
         r = subprocess.run([os.path.join(self.venv, "bin", "bootstrap"), "-c", self.schema],
                            env=self.env(conc, variant), capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"pgsync bootstrap failed: {r.stderr[-500:]}")
         self.launch(variant)
-        return {"tool": self.p.pid, "redis": self.redis.pid}
+        return self.roots()
 
     def launch(self, variant):
-        self.p = subprocess.Popen([os.path.join(self.venv, "bin", "pgsync"), "-c", self.schema, "-d"],
-                                  stdout=open(self.logpath, "a"), stderr=subprocess.STDOUT,
-                                  env=self.env(self.conc, variant))
+        self.p = spawn([os.path.join(self.venv, "bin", "pgsync"), "-c", self.schema, "-d"],
+                       stdout=open(self.logpath, "a"), stderr=subprocess.STDOUT,
+                       env=self.env(self.conc, variant))
 
-    def restart(self, variant):
-        """the same index, checkpoint and Redis, other settings: it resumes"""
-        self.p.send_signal(signal.SIGTERM)
-        wait_proc(self.p, 30)
-        self.launch(variant)
+    def roots(self):
         return {"tool": self.p.pid, "redis": self.redis.pid}
 
-    def alive(self):
-        return self.p.poll() is None
-
     def stop(self):
-        self.p.send_signal(signal.SIGTERM)
-        wait_proc(self.p, 30)
+        self.terminate()
         subprocess.run([os.path.join(self.venv, "bin", "bootstrap"), "--teardown", "-c", self.schema],
-                       env=self.env(self.conc, ""), capture_output=True)
+                       env=self.env(self.conc, ""), capture_output=True, timeout=120)
         self.redis.terminate()
         wait_proc(self.redis, 10)
 
 
-class Debezium:
+class Debezium(Tool):
     key = "debezium"
     label = "Debezium " + DBZ_VERSION
     slot = "dbz_bench"
@@ -421,11 +459,6 @@ class Debezium:
         return (f"{conc} bulk request(s) of {BATCH} per engine batch "
                 f"(max.batch.size={BATCH * conc}), -Xmx1g")
 
-    def drop(self):
-        psql(f"select pg_drop_replication_slot(slot_name) from pg_replication_slots "
-             f"where slot_name = '{self.slot}' and not active")
-        psql(f"drop publication if exists {self.slot}")
-
     def start(self, table, index, conc, variant):
         self.drop()
         self.offsets = os.path.join(T, f"dbz-{table}-{conc}.offsets")
@@ -434,7 +467,7 @@ class Debezium:
         self.logpath = os.path.join(T, f"dbz-{table}-{conc}.log")
         self.table, self.index, self.conc = table, index, conc
         self.launch(variant)
-        return {"tool": self.p.pid}
+        return self.roots()
 
     def launch(self, variant):
         e = dict(os.environ)
@@ -443,31 +476,20 @@ class Debezium:
                   "DBZ_BATCH": str(BATCH), "DBZ_CONCURRENCY": str(self.conc)})
         e.update(dict(self.variants)[variant] if variant else {})
         cp = os.path.join(self.dir, "harness.jar") + ":" + os.path.join(self.dir, "lib", "*")
-        self.p = subprocess.Popen(["java", "-Xmx1g", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                                   "-cp", cp, "DebeziumBulk"],
-                                  stdout=open(self.logpath, "a"), stderr=subprocess.STDOUT, env=e)
+        self.p = spawn(["java", "-Xmx1g", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                        "-cp", cp, "DebeziumBulk"],
+                       stdout=open(self.logpath, "a"), stderr=subprocess.STDOUT, env=e)
 
-    def restart(self, variant):
-        self.p.send_signal(signal.SIGTERM)
-        wait_proc(self.p, 60)
-        self.launch(variant)
+    def roots(self):
         return {"tool": self.p.pid}
-
-    def alive(self):
-        return self.p.poll() is None
-
-    def stop(self):
-        self.p.send_signal(signal.SIGTERM)
-        wait_proc(self.p, 60)
-        self.drop()
 
 
 # --- the data ----------------------------------------------------------------
 
 NARROW_SQL = ("select g, 'item ' || g, g % 1000, (g % 10000) / 100.0, g % 3 = 0, "
               "'n' || (g % 7) from generate_series({a}, {b}) g")
-# two text columns, of 1-2 kB and 1-8 kB; md5 words, so that the text
-# neither compresses nor analyses to nothing
+# two text columns, of 1-2 kB and 1-8 kB, of md5 words: text the node
+# has to tokenise, not one long run of a single letter
 WIDE_SQL = ("select g, 'title ' || g, (g % 10000) / 100.0, "
             "substr(repeat(md5(g::text) || ' ' || md5((g + 1)::text) || ' ', 32), 1, 1000 + g % 1000), "
             "substr(repeat(md5((g * 3)::text) || ' ' || md5((g * 5)::text) || ' ', 128), 1, 1000 + g * 7 % 7000) "
@@ -486,22 +508,8 @@ def make_table(name, kind, n):
 def ops_frames(table, kind):
     """our documents for the table, as the shaper writes them: the ceiling's input"""
     cfg = os.path.join(T, f"ceil-{table}.yaml")
-    with open(cfg, "w") as f:
-        f.write(f"""source:
-  url_env: P2O_BENCH_URL
-  slot_name: p2o_ceiling
-  publication: p2o_ceiling
-target:
-  url: {os.environ['OS_URL']}
-sync:
-  {table}:
-    table: public.{table}
-    index: ceiling
-engine:
-  batch_size: {BATCH}
-""")
-    env = dict(os.environ)
-    env["P2O_BENCH_URL"] = "postgres://{PGUSER}:{PGPASSWORD}@{PGHOST}:{PGPORT}/{PGDATABASE}".format(**os.environ)
+    p2o_config(cfg, "p2o_ceiling", table, "ceiling", "")
+    env = p2o_env()
     copy, ops = os.path.join(T, f"{table}.copy"), os.path.join(T, f"{table}.ops")
     with open(copy, "wb") as out:
         subprocess.run([os.path.join(BIN, "loader"), "-c", cfg], stdout=out,
@@ -723,25 +731,14 @@ def streaming(tool, meter, table, index, base, s, variant):
     return out
 
 
-# --- the table -------------------------------------------------------------------
-
-def fmt_rate(r, ceil):
-    if r is None:
-        return "not run"
-    if "error" in r and "rate" not in r:
-        return "FAILED"
-    s = f"{r['rate']:,.0f}"
-    if ceil:
-        s += f" ({100 * r['rate'] / ceil:.0f}%)"
-    if r["rows"] != ROWS and r["rows"] != WIDE:
-        s += f" [{r['rows'] // 1000}k]"
-    return s
-
+# --- the run -------------------------------------------------------------------
 
 def main():
     os.makedirs(OUT, exist_ok=True)
+    model = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                  if line.startswith("model name")), "?")
     res = {"rows": ROWS, "wide_rows": WIDE, "stream_rows": STREAM, "batch": BATCH,
-           "updates": UPDATES, "machine": f"{os.cpu_count()} cores", "tools": {},
+           "updates": UPDATES, "machine": f"{os.cpu_count()} cores ({model})", "tools": {},
            "ceiling": {}, "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     log(f"tables: {ROWS} narrow rows, {WIDE} wide rows")
     make_table("narrow", "narrow", ROWS)
@@ -812,4 +809,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:
+        kill_started()
