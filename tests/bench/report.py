@@ -16,6 +16,8 @@ ceil = res["ceiling"]
 
 
 def k(n):
+    if n % 1000000 == 0:
+        return f"{n // 1000000}M"
     return f"{n // 1000}k" if n % 1000 == 0 else str(n)
 
 
