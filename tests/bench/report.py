@@ -182,7 +182,8 @@ for i, r in enumerate(table):
     if i == 0:
         lines.append("  ".join("-" * x for x in w))
 
-notes = [f"{res['machine']}, batch {res['batch']} documents; {res['started']} - {res['finished']}.",
+notes = [f"{res['machine']}; {res.get('servers', '')}; batch {res['batch']} documents; "
+         f"{res['started']} - {res['finished']}.",
          "load: rows/s from the tool's start until _count (after _refresh) holds every row; "
          "(%) = of raw _bulk of our documents at the same batch and requests open at once.",
          "streaming: _count after _refresh, polled every 0.1 s. latency: "

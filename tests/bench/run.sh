@@ -19,4 +19,7 @@ tests/install-deps.sh
 make -s all
 tests/bench/install.sh || echo "run.sh: a peer could not be installed; its column says so" >&2
 export PGOPTIONS="-c client_min_messages=warning"
+# the node gets more heap than the tests give it: wide documents, four
+# requests open at once, and no garbage collector in the numbers
+export P2O_OS_JAVA_OPTS=${P2O_OS_JAVA_OPTS:--Xms1g -Xmx1g}
 exec tests/servers/run-with.sh --pg --os -- python3 tests/bench/bench.py "$ROWS"
