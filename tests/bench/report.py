@@ -233,8 +233,8 @@ if not shutil.which("gnuplot"):
 dat = os.path.join(out, "bench.dat")
 with open(dat, "w") as f:
     f.write("# scenario ceiling " + " ".join(tools) + "\n")
-    for key, name in (("narrow_1", "narrow, 1 req"), ("narrow_4", "narrow, 4 req"),
-                      ("wide_1", "wide, 1 req"), ("wide_4", "wide, 4 req")):
+    for key, name in (("narrow_1", "narrow/1"), ("narrow_4", "narrow/4"),
+                      ("wide_1", "wide/1"), ("wide_4", "wide/4")):
         kind, c = key.split("_")
         vals = [str(ceil[kind][c])]
         for n in tools:
@@ -258,7 +258,7 @@ set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set key top right font ",9"
 set grid ytics
-set title "initial load, rows/s (batch {res['batch']}, requests open at once)"
+set title "initial load, rows/s (kind/requests open at once)"
 plot "{dat}" index 0 using 2:xtic(1) title "raw _bulk (ceiling)", \\
 """ + ", \\\n".join(f'     "" index 0 using {i + 3} title "{head(n)}"' for i, n in enumerate(tools)) + f"""
 set title "streaming: seconds until all {S} rows are searchable"
