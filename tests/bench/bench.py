@@ -459,7 +459,8 @@ class Debezium(Tool):
 
     def settings(self, conc):
         return (f"{conc} bulk request(s) of {BATCH} per engine batch "
-                f"(max.batch.size={BATCH * conc}), -Xmx1g")
+                f"(max.batch.size={BATCH * conc}), decimal.handling.mode=string, "
+                f"ExtractNewRecordState, -Xmx1g")
 
     def start(self, table, index, conc, variant):
         self.drop()
