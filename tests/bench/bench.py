@@ -419,6 +419,8 @@ class PGSync(Tool):
         r = subprocess.run([os.path.join(self.venv, "bin", "bootstrap"), "-c", self.schema],
                            env=self.env(conc, variant), capture_output=True, text=True)
         if r.returncode != 0:
+            self.redis.terminate()
+            wait_proc(self.redis, 10)
             raise RuntimeError(f"pgsync bootstrap failed: {r.stderr[-500:]}")
         self.launch(variant)
         return self.roots()

@@ -200,23 +200,18 @@ for n in tools:
                      if f"narrow_{c}" in ld)
     var = " / ".join(v.get("variant") or "" for v in t.get("stream", []))
     notes.append(f"{head(n)}: {sets}" + (f"; streaming cells: {var}" if "/" in var else ""))
-    for key, r in ld.items():
+    runs = [(key, r) for key, r in ld.items()]
+    runs += [(f"{v['variant'] or ''} streaming".strip(), v) for v in t.get("stream", [])]
+    for key, r in runs:
+        for part in ("big", "many"):
+            if "error" in r.get(part, {}):
+                notes.append(f"  {key} {part}: FAILED* {r[part]['error']}")
         if "error" in r:
             notes.append(f"  {key}: FAILED* {r['error']}")
         c = r.get("content")
         if c and not c["ok"]:
             notes.append(f"  {key}: WRONG* count {c['count']} of {c['expected']}, "
                          f"{c['differ']} of {c['sampled']} sampled differ: {c['example']}")
-    for v in t.get("stream", []):
-        for part in ("big", "many"):
-            if "error" in v.get(part, {}):
-                notes.append(f"  {v['variant']} {part}: FAILED* {v[part]['error']}")
-        if "error" in v:
-            notes.append(f"  {v['variant']}: FAILED* {v['error']}")
-        c = v.get("content")
-        if c and not c["ok"]:
-            notes.append(f"  {v['variant']} streaming: WRONG* count {c['count']} of {c['expected']}, "
-                         f"{c['differ']} of {c['sampled']} differ: {c['example']}")
     extra = sorted({f for r in list(ld.values()) + t.get("stream", [])
                     for f in (r.get("content") or {}).get("extra_fields", [])})
     if extra:
