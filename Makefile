@@ -5,7 +5,8 @@
 #   make check           every test (unit, golden, integration on real servers),
 #                        then again under ASan+UBSan (tests/check.sh)
 #   make unit            unit tests only (no servers)
-#   make bench           throughput / latency / memory numbers
+#   make bench           pg2osync beside raw _bulk, PGSync and Debezium
+#                        (BENCH_ROWS=n: n narrow rows instead of 1,000,000)
 #   make demo            a throwaway PostgreSQL + OpenSearch, synced live
 #   make install PREFIX=/usr/local DESTDIR=
 
@@ -132,7 +133,7 @@ check:
 bench:
 	tests/install-deps.sh
 	$(MAKE) all
-	tests/bench/run.sh
+	tests/bench/run.sh $(BENCH_ROWS)
 
 demo:
 	tests/install-deps.sh

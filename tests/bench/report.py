@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""report.py BENCH.json OUTDIR - the bench's one table (printed, and written
+to OUTDIR/bench.txt) and its chart (OUTDIR/bench.png, when gnuplot is
+there). Owns presentation only: every number comes from BENCH.json, and a
+tool that failed a row or indexed wrong content says so in its cell."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+res = json.load(open(sys.argv[1]))
+out = sys.argv[2]
+tools = [k for k in ("pg2osync", "pgsync", "debezium") if k in res["tools"]]
+ceil = res["ceiling"]
+
+
+def k(n):
+    if n % 1000000 == 0:
+        return f"{n // 1000000}M"
+    return f"{n // 1000}k" if n % 1000 == 0 else str(n)
+
+
+def head(name):
+    t = res["tools"][name]
+    return t["label"] + (f" {t['version']}" if t.get("version") and name == "pgsync" else "")
+
+
+def flag(r):
+    c = r.get("content")
+    if not c:
+        return ""
+    if c["ok"]:
+        return ""
+    return " WRONG*"
+
+
+def load_cell(name, key):
+    t = res["tools"][name]
+    if "unavailable" in t:
+        return "n/a*"
+    r = t.get("load", {}).get(key)
+    if not r:
+        return "not run"
+    if "rate" not in r:
+        return "FAILED*"
+    kind, c = key.split("_")
+    s = f"{r['rate']:,.0f} ({100 * r['rate'] / ceil[kind][c]:.0f}%)"
+    full = res["rows"] if kind == "narrow" else res["wide_rows"]
+    if r["rows"] != full:
+        s += f" @{k(r['rows'])}"
+    return s + flag(r)
+
+
+def variants(name, f):
+    t = res["tools"][name]
+    if "unavailable" in t:
+        return "n/a*"
+    st = t.get("stream")
+    if not st:
+        return "not run"
+    return " / ".join(f(v) for v in st)
+
+
+def secs(part):
+    def f(v):
+        r = v.get(part)
+        if not r:
+            return "FAILED*"
+        if "seconds" not in r:
+            return "FAILED*"
+        s = f"{r['seconds']:.1f} s"
+        if r["rows"] != res["stream_rows"]:
+            s += f" @{k(r['rows'])}"
+        return s + flag(v)
+    return f
+
+
+def client(v):
+    """what the tool costs the application: triggers make inserts slower"""
+    b, m = v.get("big", {}), v.get("many", {})
+    if "commit_s" not in b or "commit_s" not in m:
+        return "-"
+    return f"{b['commit_s']:.1f}/{m['commit_s']:.1f} s"
+
+
+def lat(v):
+    r = v.get("latency")
+    if not r or "p50_ms" not in r:
+        return "FAILED*"
+    s = f"{r['p50_ms']:.0f}/{r['p99_ms']:.0f} ms"
+    if r["seen"] < r["updates"]:
+        s += f" ({r['updates'] - r['seen']} lost)"
+    return s
+
+
+def own(v):
+    m = (v.get("latency") or {}).get("own_metric")
+    if not m:
+        return "-"
+    return f"<={m['p50_le_ms']:g}/<={m['p99_le_ms']:g} ms"
+
+
+def rss(name):
+    t = res["tools"][name]
+    if "unavailable" in t:
+        return "n/a*"
+    peak, helper = 0, {}
+    for r in list(t.get("load", {}).values()) + t.get("stream", []):
+        for g, mb in r.get("peak_rss_mb", {}).items():
+            if g == "tool":
+                peak = max(peak, mb)
+            else:
+                helper[g] = max(helper.get(g, 0), mb)
+    s = f"{peak:.0f} MB"
+    for g, mb in helper.items():
+        s += f" +{g} {mb:.0f}"
+    return s
+
+
+def cpu(c):
+    if not c:
+        return "-"
+    s = f"{c['tool']:.1f} s"
+    for g, x in c.items():
+        if g != "tool":
+            s += f" +{g} {x:.1f}"
+    return s
+
+
+def cpu_load(key):
+    def f(name):
+        t = res["tools"][name]
+        if "unavailable" in t:
+            return "n/a*"
+        return cpu(t.get("load", {}).get(key, {}).get("cpu_per_100k"))
+    return f
+
+
+def cpu_stream(v):
+    return cpu(v.get("cpu_per_100k"))
+
+
+def content(name):
+    t = res["tools"][name]
+    if "unavailable" in t:
+        return "n/a*"
+    runs = [r for r in t.get("load", {}).values()] + t.get("stream", [])
+    bad = [r["content"] for r in runs if r.get("content") and not r["content"]["ok"]]
+    if not runs:
+        return "-"
+    if not bad:
+        return f"ok ({len(runs)} runs)"
+    return f"WRONG* in {len(bad)} of {len(runs)}"
+
+
+N, W, S = k(res["rows"]), k(res["wide_rows"]), k(res["stream_rows"])
+rows = [
+    ("load narrow %s, 1 req" % N, f"{ceil['narrow']['1']:,}", lambda n: load_cell(n, "narrow_1")),
+    ("load narrow %s, 4 req" % N, f"{ceil['narrow']['4']:,}", lambda n: load_cell(n, "narrow_4")),
+    ("load wide %s, 1 req" % W, f"{ceil['wide']['1']:,}", lambda n: load_cell(n, "wide_1")),
+    ("load wide %s, 4 req" % W, f"{ceil['wide']['4']:,}", lambda n: load_cell(n, "wide_4")),
+    ("%s in 1 txn, COMMIT->all" % S, "", lambda n: variants(n, secs("big"))),
+    ("%s as %d txns, 1st->all" % (S, res["stream_rows"] // 100), "",
+     lambda n: variants(n, secs("many"))),
+    ("  client's insert, 1/%d txns" % (res["stream_rows"] // 100), "",
+     lambda n: variants(n, client)),
+    ("update->GET p50/p99", "", lambda n: variants(n, lat)),
+    ("  own histogram p50/p99", "", lambda n: variants(n, own)),
+    ("peak RSS", "", rss),
+    ("CPU/100k load narrow 4", "", cpu_load("narrow_4")),
+    ("CPU/100k load wide 4", "", cpu_load("wide_4")),
+    ("CPU/100k streaming", "", lambda n: variants(n, cpu_stream)),
+    ("content check", "", content),
+]
+cols = ["", "raw _bulk"] + [head(n) for n in tools]
+table = [cols] + [[r[0], r[1]] + [r[2](n) for n in tools] for r in rows]
+w = [max(len(r[i]) for r in table) for i in range(len(cols))]
+lines = []
+for i, r in enumerate(table):
+    lines.append("  ".join(c.ljust(w[j]) if j == 0 else c.rjust(w[j]) for j, c in enumerate(r)).rstrip())
+    if i == 0:
+        lines.append("  ".join("-" * x for x in w))
+
+notes = [f"{res['machine']}; {res.get('servers', '')}; batch {res['batch']} documents; "
+         f"{res['started']} - {res['finished']}.",
+         "load: rows/s from the tool's start until _count (after _refresh) holds every row; "
+         "(%) = of raw _bulk of our documents at the same batch and requests open at once.",
+         "streaming: _count after _refresh, polled every 0.1 s. latency: "
+         f"{res['updates']} single-row updates 50 ms apart, realtime GET by id polled every ms.",
+         "CPU: utime+stime of the tool's process tree (children included) per 100k rows; "
+         "RSS: peak of the tree's sum; helpers (Redis) after '+'."]
+for n in tools:
+    t = res["tools"][n]
+    if "unavailable" in t:
+        notes.append(f"{head(n)}: n/a* - {t['unavailable']}")
+        continue
+    ld = t.get("load", {})
+    sets = "; ".join(f"{c} req = {ld[f'narrow_{c}']['settings']}" for c in ("1", "4")
+                     if f"narrow_{c}" in ld)
+    var = " / ".join(v.get("variant") or "" for v in t.get("stream", []))
+    notes.append(f"{head(n)}: {sets}" + (f"; streaming cells: {var}" if "/" in var else ""))
+    runs = [(key, r) for key, r in ld.items()]
+    runs += [(f"{v['variant'] or ''} streaming".strip(), v) for v in t.get("stream", [])]
+    for key, r in runs:
+        for part in ("big", "many"):
+            if "error" in r.get(part, {}):
+                notes.append(f"  {key} {part}: FAILED* {r[part]['error']}")
+        if "error" in r:
+            notes.append(f"  {key}: FAILED* {r['error']}")
+        c = r.get("content")
+        if c and not c["ok"]:
+            notes.append(f"  {key}: WRONG* count {c['count']} of {c['expected']}, "
+                         f"{c['differ']} of {c['sampled']} sampled differ: {c['example']}")
+    extra = sorted({f for r in list(ld.values()) + t.get("stream", [])
+                    for f in (r.get("content") or {}).get("extra_fields", [])})
+    if extra:
+        notes.append(f"  fields beyond the table's columns (not compared): {', '.join(extra)}")
+text = "\n".join(lines) + "\n\n" + "\n".join(notes) + "\n"
+print(text, end="")
+with open(os.path.join(out, "bench.txt"), "w") as f:
+    f.write(text)
+
+# the chart: load rows/s beside the ceiling, streaming seconds, latency
+if not shutil.which("gnuplot"):
+    print("(no gnuplot: no chart)")
+    sys.exit(0)
+dat = os.path.join(out, "bench.dat")
+with open(dat, "w") as f:
+    f.write("# scenario ceiling " + " ".join(tools) + "\n")
+    for key, name in (("narrow_1", "narrow/1"), ("narrow_4", "narrow/4"),
+                      ("wide_1", "wide/1"), ("wide_4", "wide/4")):
+        kind, c = key.split("_")
+        vals = [str(ceil[kind][c])]
+        for n in tools:
+            r = res["tools"][n].get("load", {}).get(key, {})
+            vals.append(f"{r['rate']:.0f}" if "rate" in r else "0")
+        f.write(f'"{name}" ' + " ".join(vals) + "\n")
+    f.write("\n\n")
+    for n in tools:
+        for v in res["tools"][n].get("stream", []):
+            lbl = head(n) + (f" ({v['variant']})" if v.get("variant") else "")
+            vals = [str(v.get(p, {}).get("seconds", 0)) for p in ("big", "many")]
+            la = v.get("latency", {})
+            vals += [str(la.get("p50_ms", 0)), str(la.get("p99_ms", 0))]
+            f.write(f'"{lbl}" ' + " ".join(vals) + "\n")
+png = os.path.join(out, "bench.png")
+gp = f"""set terminal pngcairo size 1500,560 font ",10" noenhanced
+set output "{png}"
+set multiplot layout 1,3
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set key top right font ",9"
+set grid ytics
+set title "initial load, rows/s (kind/requests open at once)"
+plot "{dat}" index 0 using 2:xtic(1) title "raw _bulk (ceiling)", \\
+""" + ", \\\n".join(f'     "" index 0 using {i + 3} title "{head(n)}"' for i, n in enumerate(tools)) + f"""
+set title "streaming: seconds until all {S} rows are searchable"
+set xtics rotate by -25
+set yrange [0:*]
+plot "{dat}" index 1 using 2:xtic(1) title "1 transaction", "" index 1 using 3 title "{res['stream_rows'] // 100} transactions"
+set title "commit -> realtime GET, ms"
+set logscale y
+set yrange [*:*]
+plot "{dat}" index 1 using 4:xtic(1) title "p50", "" index 1 using 5 title "p99"
+unset multiplot
+"""
+r = subprocess.run(["gnuplot"], input=gp, text=True, capture_output=True)
+if r.returncode != 0:
+    print("gnuplot failed: " + r.stderr[-300:])
+else:
+    print(f"chart: {png}")
