@@ -97,7 +97,7 @@ sbuf_reset(struct sbuf *sb)
 }
 
 void
-sbuf_grow(struct sbuf *sb, size_t extra)
+sbuf_grow_slow(struct sbuf *sb, size_t extra)
 {
 	size_t need, cap;
 
@@ -121,14 +121,6 @@ sbuf_add(struct sbuf *sb, const void *p, size_t n)
 	if (n)
 		memcpy(sb->buf + sb->len, p, n);
 	sb->len += n;
-	sb->buf[sb->len] = '\0';
-}
-
-void
-sbuf_addc(struct sbuf *sb, char c)
-{
-	sbuf_grow(sb, 1);
-	sb->buf[sb->len++] = c;
 	sb->buf[sb->len] = '\0';
 }
 

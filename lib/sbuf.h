@@ -19,9 +19,23 @@ struct sbuf {
 void	sbuf_init(struct sbuf *);
 void	sbuf_release(struct sbuf *);
 void	sbuf_reset(struct sbuf *);		/* len = 0, keeps memory */
-void	sbuf_grow(struct sbuf *, size_t extra);
+/* room for extra more bytes and the NUL; inline, since the data path
+ * appends a byte at a time and nearly always has room already */
+void	sbuf_grow_slow(struct sbuf *, size_t extra);
+static inline void
+sbuf_grow(struct sbuf *sb, size_t extra)
+{
+	if (sb->cap - sb->len <= extra)
+		sbuf_grow_slow(sb, extra);
+}
 void	sbuf_add(struct sbuf *, const void *, size_t);
-void	sbuf_addc(struct sbuf *, char);
+static inline void
+sbuf_addc(struct sbuf *sb, char c)
+{
+	sbuf_grow(sb, 1);
+	sb->buf[sb->len++] = c;
+	sb->buf[sb->len] = '\0';
+}
 void	sbuf_adds(struct sbuf *, const char *);
 void	sbuf_addf(struct sbuf *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
