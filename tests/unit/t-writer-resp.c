@@ -137,6 +137,24 @@ static const struct rcase cases[] = {
 	  "{\"errors\":false,\"items\":[7]}", RESP_RETRY, NULL },
 	{ "200 error body", 200, 1,
 	  "{\"error\":\"no handler\"}", RESP_RETRY, NULL },
+	/* the all-written reader's edges: what it cannot vouch for goes to
+	 * the full reader, which must then judge it the same as ever */
+	{ "200 too many items", 200, 1,
+	  "{\"errors\":false,\"items\":[{\"index\":{\"status\":201}},"
+	  "{\"index\":{\"status\":201}}]}", RESP_RETRY, NULL },
+	{ "200 item with two actions", 200, 1,
+	  "{\"errors\":false,\"items\":[{\"index\":{\"status\":201},"
+	  "\"delete\":{\"status\":200}}]}", RESP_RETRY, NULL },
+	{ "200 all written, whitespace around", 200, 2,
+	  " \n{\"errors\" : false , \"items\" : [ {\"index\":{\"status\":"
+	  "201}} , {\"d\\u0065lete\":{\"status\":200}} ]}\n",
+	  RESP_ITEMS, "oo" },
+	{ "200 errors false but a conflict", 200, 2,
+	  "{\"errors\":false,\"items\":[{\"index\":{\"status\":201}},"
+	  "{\"index\":{\"status\":409}}]}", RESP_ITEMS, "ok" },
+	{ "200 status not an integer", 200, 1,
+	  "{\"errors\":false,\"items\":[{\"index\":{\"status\":2.01e2}}]}",
+	  RESP_RETRY, NULL },
 };
 
 static char
