@@ -173,24 +173,38 @@ def proc_table():
     return t
 
 
+def pss(pid):
+    """proportional set size in bytes: a shared library's pages divided
+    among the processes mapping them, so a sum over a tree counts them once"""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 def tree_usage(root):
-    """(cpu seconds, rss bytes, processes) of root and its descendants: every
-    live process's own time plus what it reaped from children, so a stage
-    that ended (the loader) still counts, once."""
+    """(cpu seconds, rss bytes, processes, pss bytes) of root and its
+    descendants: every live process's own time plus what it reaped from
+    children, so a stage that ended (the loader) still counts, once."""
     t = proc_table()
     kids = {}
     for pid, (ppid, _, _) in t.items():
         kids.setdefault(ppid, []).append(pid)
-    todo, cpu, rss, n = [root], 0, 0, 0
+    todo, cpu, rss, n, ps = [root], 0, 0, 0, 0
     while todo:
         p = todo.pop()
         if p not in t:
             continue
         cpu += t[p][1]
         rss += t[p][2]
+        ps += pss(p)
         n += 1
         todo.extend(kids.get(p, []))
-    return cpu / CLK, rss, n
+    return cpu / CLK, rss, n, ps
 
 
 class Meter:
@@ -200,6 +214,7 @@ class Meter:
     def __init__(self, roots):
         self.roots = roots
         self.peak = {k: 0 for k in roots}
+        self.peak_pss = {k: 0 for k in roots}
         self.procs = {k: 0 for k in roots}
         self.stop_ev = threading.Event()
         self.th = threading.Thread(target=self.run, daemon=True)
@@ -208,8 +223,9 @@ class Meter:
     def sample(self):
         out = {}
         for k, pid in self.roots.items():
-            cpu, rss, n = tree_usage(pid)
+            cpu, rss, n, ps = tree_usage(pid)
             self.peak[k] = max(self.peak[k], rss)
+            self.peak_pss[k] = max(self.peak_pss[k], ps)
             self.procs[k] = max(self.procs[k], n)
             out[k] = cpu
         return out
@@ -613,6 +629,7 @@ def load(tool, table, kind, n, conc, keep=False):
         res["error"] = str(e)[:300]
         keep = False
     res["peak_rss_mb"] = {k: v / 2**20 for k, v in meter.peak.items()}
+    res["peak_pss_mb"] = {k: v / 2**20 for k, v in meter.peak_pss.items()}
     res["processes"] = dict(meter.procs)
     if keep:
         return res, meter
@@ -810,6 +827,7 @@ def main():
                 st = {"variant": variant, "error": str(e)[:300]}
             base += 2 * s
             st["peak_rss_mb"] = {k: v / 2**20 for k, v in meter.peak.items()}
+            st["peak_pss_mb"] = {k: v / 2**20 for k, v in meter.peak_pss.items()}
             tr["stream"].append(st)
             log(f"{name}: {json.dumps(st)[:600]}")
         meter.stop()

@@ -101,13 +101,13 @@ def own(v):
     return f"<={m['p50_le_ms']:g}/<={m['p99_le_ms']:g} ms"
 
 
-def rss(name):
+def rss(name, key="peak_rss_mb"):
     t = res["tools"][name]
     if "unavailable" in t:
         return "n/a*"
     peak, helper = 0, {}
     for r in list(t.get("load", {}).values()) + t.get("stream", []):
-        for g, mb in r.get("peak_rss_mb", {}).items():
+        for g, mb in r.get(key, {}).items():
             if g == "tool":
                 peak = max(peak, mb)
             else:
@@ -168,6 +168,7 @@ rows = [
     ("update->GET p50/p99", "", lambda n: variants(n, lat)),
     ("  own histogram p50/p99", "", lambda n: variants(n, own)),
     ("peak RSS", "", rss),
+    ("  peak PSS (shared pages once)", "", lambda n: rss(n, "peak_pss_mb")),
     ("CPU/100k load narrow 4", "", cpu_load("narrow_4")),
     ("CPU/100k load wide 4", "", cpu_load("wide_4")),
     ("CPU/100k streaming", "", lambda n: variants(n, cpu_stream)),
