@@ -39,7 +39,8 @@ usage(FILE *f)
 "  -c, --config FILE    the pg2osync configuration; PostgreSQL reads\n"
 "                       source.load_workers ranges at once (one\n"
 "                       connection each); MySQL reads one chunk at a\n"
-"                       time and refuses load_workers above 1\n"
+"                       time (the configuration refuses\n"
+"                       load_workers above 1 there)\n"
 "      --range-rows N   PostgreSQL: cut tables into ranges of about N\n"
 "                       rows (default 250000); a table no larger is read\n"
 "                       as one range. Only a table without stored\n"
@@ -73,7 +74,7 @@ usage(FILE *f)
 "      key column that cannot be read in order (float, enum, set, bit)\n"
 "  75  the server unreachable or lost, fd 3 or stdout closed (temporary)\n"
 "  77  authentication failed\n"
-"  78  invalid configuration; load_workers above 1 on MySQL\n", f);
+"  78  invalid configuration\n", f);
 }
 
 static void
@@ -142,12 +143,6 @@ main(int argc, char **argv)
 
 	if (config_load(path, &cfg, err, sizeof(err)) == -1)
 		fatalx(P2O_EXIT_CONFIG, "%s", err);
-	/* chunks of a MySQL table follow one another (each starts past the
-	 * last key of the one before): there is nothing to read at once */
-	if (cfg.source_kind == SOURCE_MYSQL && cfg.load_workers > 1)
-		fatalx(P2O_EXIT_CONFIG, "%s: source.load_workers is %d, but a "
-		    "MySQL or MariaDB table is read one chunk after the other "
-		    "on one connection: set it to 1", path, cfg.load_workers);
 	if (ld.range_rows == 0)
 		ld.range_rows = cfg.source_kind == SOURCE_MYSQL ?
 		    LOAD_CHUNK_ROWS : LOAD_RANGE_ROWS;

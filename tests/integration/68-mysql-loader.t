@@ -131,7 +131,7 @@ ok $([ $? = 66 ] && grep -q "disagrees with itself" "$T/v2.log"; echo $?) \
 # refusals
 sed 's/^source:$/source:\n  load_workers: 2/' "$T/res.yaml" > "$T/w2.yaml"
 loader -c "$T/w2.yaml" > /dev/null 2> "$T/w2.log"
-ok $([ $? = 78 ] && grep -q "load_workers is 2" "$T/w2.log"; echo $?) "load_workers 2 on MySQL: exit 78 ($(tail -n 1 "$T/w2.log"))"
+ok $([ $? = 78 ] && grep -q "w2.yaml:2: 'source.load_workers' above 1 applies only to a postgresql source" "$T/w2.log"; echo $?) "load_workers 2 on MySQL: exit 78 ($(tail -n 1 "$T/w2.log"))"
 my_sql "CREATE TABLE t68_enum (e enum('b','a') PRIMARY KEY)"
 my_config "$T/enum.yaml" t68 t68_enum
 loader -c "$T/enum.yaml" > /dev/null 2> "$T/enum.log"
