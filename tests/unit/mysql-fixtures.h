@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "hex.h"
 #include "sbuf.h"
 #include "../../capture-mysql/binlog.h"
 
@@ -61,18 +62,6 @@ struct fx_hex {
 	size_t	 len[64];
 };
 
-static inline int
-fx_hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* hex text -> bytes; -1 if not hex */
 static inline long
 fx_unhex(const char *s, size_t n, unsigned char *out)
@@ -82,7 +71,7 @@ fx_unhex(const char *s, size_t n, unsigned char *out)
 	if (n % 2)
 		return -1;
 	for (i = 0; i < n; i += 2) {
-		int hi = fx_hexval(s[i]), lo = fx_hexval(s[i + 1]);
+		int hi = hex_value(s[i]), lo = hex_value(s[i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return -1;
