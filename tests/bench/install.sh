@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What `make bench` needs beyond the tests, and nothing the tests need:
 # gnuplot (the chart), and the two peers it is compared with: PGSync from
-# PyPI in a venv with Redis from Debian, and Debezium's embedded engine with
-# its PostgreSQL connector from Maven Central, built into a small harness
+# PyPI in a venv (python3-venv) with Redis from Debian, and Debezium's
+# embedded engine with its PostgreSQL connector from Maven Central, built by
+# mvn with a JDK (the tests need only a JRE) into a small harness
 # (tests/bench/peers/debezium). Everything lands in ~/.cache/pg2osync.
 # Idempotent. A peer that cannot be installed is reported and left out: the
 # bench then says so in its table instead of dropping the row.
@@ -15,7 +16,7 @@ mkdir -p "$CACHE"
 rc=0
 
 missing=
-for p in gnuplot-nox redis-server; do
+for p in gnuplot-nox redis-server python3-venv maven openjdk-17-jdk-headless; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
 done
 if [ -n "$missing" ]; then
