@@ -140,7 +140,8 @@ frame_fill(struct frame_reader *r)
 int
 frame_next(struct frame_reader *r, struct frame *f)
 {
-	size_t avail = r->end - r->start, hdr, i, jlen, erroff;
+	static const char *const kname = "k";
+	size_t avail = r->end - r->start, hdr, jlen, erroff;
 	const char *json, *why;
 	uint64_t len;
 	int rc;
@@ -176,23 +177,17 @@ frame_next(struct frame_reader *r, struct frame *f)
 		return frame_error(r, "frame does not end with a newline");
 	if (memchr(json, '\n', jlen) != NULL)
 		return frame_error(r, "newline inside frame");
-	if (jscan_validate(json, jlen, &erroff, &why) < 0)
+	if (jscan_validate_top(json, jlen, &f->top, &erroff, &why) < 0)
 		return frame_error(r, "invalid JSON: %s at byte %zu", why,
 		    erroff);
 
 	/* validation allowed whitespace around the value; the span is the
 	 * value itself */
-	for (i = 0; json[i] == ' ' || json[i] == '\t' || json[i] == '\r'; i++)
-		;
-	while (jlen > i && (json[jlen - 1] == ' ' || json[jlen - 1] == '\t' ||
-	    json[jlen - 1] == '\r'))
-		jlen--;
-	f->obj.p = json + i;
-	f->obj.n = jlen - i;
+	f->obj = f->top.obj;
 	if (f->obj.p[0] != '{')
 		return frame_error(r, "frame is not a JSON object");
-	if (!jobj_get(f->obj, "k", &f->kind) ||
-	    jspan_type(f->kind) != J_STRING)
+	jtop_pick(&f->top, f->obj, &kname, 1, &f->kind);
+	if (f->kind.p == NULL || jspan_type(f->kind) != J_STRING)
 		return frame_error(r, "frame has no \"k\"");
 	f->offset = r->base + r->start;
 	r->start += hdr + len;

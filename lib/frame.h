@@ -17,6 +17,7 @@ struct frame {
 	struct jspan obj;	/* the JSON object, without prefix and LF */
 	struct jspan kind;	/* the "k" string value (with quotes) */
 	uint64_t offset;	/* stream offset of the frame's first byte */
+	struct jtop top;	/* obj's members, noted while validating */
 };
 
 struct frame_reader {

@@ -205,11 +205,29 @@ scan_literal(uptr p, uptr end, const char *lit, size_t n, struct verr *e)
 int
 jscan_validate(const char *s, size_t n, size_t *err_off, const char **why)
 {
+	return jscan_validate_top(s, n, NULL, err_off, why);
+}
+
+int
+jscan_validate_top(const char *s, size_t n, struct jtop *top,
+    size_t *err_off, const char **why)
+{
 	uptr p = (uptr)s, end = p + n;
 	/* one bit per open container: 1 object, 0 array */
 	uint64_t stack[JSCAN_DEPTH_MAX / 64];
 	int depth = 0;
 	struct verr e = { NULL, NULL };
+	/* a member of the outermost object: its name seen, its value begun */
+	uptr kp = NULL, vp = NULL, root = NULL;
+	size_t kn = 0;
+	int named = 0, over = 0;
+
+	if (top != NULL) {
+		top->n = 0;
+		top->complete = 0;
+		top->obj.p = NULL;
+		top->obj.n = 0;
+	}
 
 #define TOP_IS_OBJECT()	(stack[(depth - 1) >> 6] >> ((depth - 1) & 63) & 1)
 #define ERR(pos, msg)	do { e.at = (pos); e.why = (msg); goto fail; } while (0)
@@ -218,6 +236,12 @@ value:
 	p = skip_ws(p, end);
 	if (p >= end)
 		ERR(p, "unexpected end of input");
+	if (root == NULL)
+		root = p;
+	if (named) {	/* the value of a noted member name */
+		vp = p;
+		named = 0;
+	}
 	switch (*p) {
 	case '{':
 		if (depth == JSCAN_DEPTH_MAX)
@@ -266,10 +290,29 @@ value:
 		goto fail;
 
 next:
+	if (vp != NULL && depth == 1) {
+		if (top->n < JTOP_MAX) {
+			top->key[top->n].p = (const char *)kp;
+			top->key[top->n].n = kn;
+			top->val[top->n].p = (const char *)vp;
+			top->val[top->n].n = p - vp;
+			top->n++;
+		} else
+			over = 1;
+		vp = NULL;
+	}
+	if (depth == 0 && top != NULL) {
+		top->obj.p = (const char *)root;
+		top->obj.n = p - root;
+		top->complete = *root == '{' && !over;
+	}
 	p = skip_ws(p, end);
 	if (depth == 0) {
-		if (p != end)
+		if (p != end) {
+			if (top != NULL)
+				top->complete = 0;
 			ERR(p, "unexpected data after the value");
+		}
 		return 0;
 	}
 	if (p >= end)
@@ -298,9 +341,15 @@ member:
 		ERR(p, "unexpected end of input");
 	if (*p != '"')
 		ERR(p, "expected a member name");
+	if (top != NULL && depth == 1) {
+		kp = p;
+		named = 1;
+	}
 	p = scan_string(p + 1, end, &e);
 	if (p == NULL)
 		goto fail;
+	if (named)
+		kn = p - kp;
 	p = skip_ws(p, end);
 	if (p >= end)
 		ERR(p, "unexpected end of input");
@@ -488,25 +537,92 @@ jkey_is(struct jspan key, const char *name, size_t len)
 	return memchr(key.p, '\\', key.n) != NULL && jstr_eq(key, name);
 }
 
+/* the first member named names[i] into vals[i]. A name the stages wrote
+ * has no escapes: compared byte for byte, inline; a name with a backslash
+ * is unescaped only when no name matched it that way. */
+struct picker {
+	const char *const *names;
+	int	 n, left;
+	struct jspan *vals;
+};
+
+static void
+picker_init(struct picker *pk, const char *const *names, int n,
+    struct jspan *vals)
+{
+	int i;
+
+	pk->names = names;
+	pk->n = n;
+	pk->left = n;
+	pk->vals = vals;
+	for (i = 0; i < n; i++)
+		vals[i].p = NULL, vals[i].n = 0;
+}
+
+/* the kl bytes at k (no NUL among them: JSON refuses raw control
+ * characters in a string) spell name exactly */
+static inline int
+name_is(const char *k, size_t kl, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < kl; i++)
+		if (name[i] != k[i])
+			return 0;
+	return name[kl] == '\0';
+}
+
+static void
+picker_offer(struct picker *pk, struct jspan k, struct jspan v)
+{
+	int i;
+
+	for (i = 0; i < pk->n; i++)
+		if (pk->vals[i].p == NULL && name_is(k.p + 1, k.n - 2,
+		    pk->names[i]))
+			goto found;
+	if (memchr(k.p + 1, '\\', k.n - 2) == NULL)
+		return;
+	for (i = 0; i < pk->n; i++)
+		if (pk->vals[i].p == NULL && jstr_eq(k, pk->names[i]))
+			goto found;
+	return;
+found:
+	pk->vals[i] = v;
+	pk->left--;
+}
+
+void
+jtop_pick(const struct jtop *top, struct jspan obj, const char *const *names,
+    int n, struct jspan *vals)
+{
+	struct picker pk;
+	int j;
+
+	if (top == NULL || !top->complete || top->obj.p != obj.p ||
+	    top->obj.n != obj.n) {
+		jobj_pick(obj, names, n, vals);
+		return;
+	}
+	picker_init(&pk, names, n, vals);
+	for (j = 0; j < top->n && pk.left > 0; j++)
+		picker_offer(&pk, top->key[j], top->val[j]);
+}
+
 void
 jobj_pick(struct jspan obj, const char *const *names, int n,
     struct jspan *vals)
 {
+	struct picker pk;
 	struct jiter it;
 	struct jspan k, v;
-	int i;
 
-	for (i = 0; i < n; i++)
-		vals[i].p = NULL, vals[i].n = 0;
+	picker_init(&pk, names, n, vals);
 	if (obj.n == 0 || obj.p[0] != '{' || jiter_init(&it, obj) < 0)
 		return;
-	while (jiter_member(&it, &k, &v))
-		for (i = 0; i < n; i++)
-			if (vals[i].p == NULL && jkey_is(k, names[i],
-			    strlen(names[i]))) {
-				vals[i] = v;
-				break;
-			}
+	while (pk.left > 0 && jiter_member(&it, &k, &v))
+		picker_offer(&pk, k, v);
 }
 
 static size_t

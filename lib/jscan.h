@@ -26,6 +26,21 @@ struct jspan {
 int	jscan_validate(const char *s, size_t n, size_t *err_off,
 	    const char **why);
 
+/* The members of the outermost object, noted while it is validated, so a
+ * reader that picks a frame's members does not walk the frame a second
+ * time (for an operation, that second walk crossed the whole document). */
+#define JTOP_MAX	16
+struct jtop {
+	struct jspan obj;	/* the value validated, whitespace trimmed */
+	int	n;		/* members noted */
+	int	complete;	/* obj is an object and all its members are noted */
+	struct jspan key[JTOP_MAX], val[JTOP_MAX];
+};
+/* jscan_validate, and *top filled as above (complete = 0 on failure, on a
+ * value that is not an object, on more than JTOP_MAX members) */
+int	jscan_validate_top(const char *s, size_t n, struct jtop *top,
+	    size_t *err_off, const char **why);
+
 enum jtype jspan_type(struct jspan);
 
 /* iterate over an object's members / an array's elements */
@@ -45,6 +60,10 @@ int	jobj_get(struct jspan obj, const char *name, struct jspan *val);
  * is then skipped once, not once per member looked up after it. */
 void	jobj_pick(struct jspan obj, const char *const *names, int n,
 	    struct jspan *vals);
+/* jobj_pick(obj, ...), answered from the noted members when top (which may
+ * be NULL) holds all of them and was noted from this very obj */
+void	jtop_pick(const struct jtop *top, struct jspan obj,
+	    const char *const *names, int n, struct jspan *vals);
 /* a member name span equals name (fast on unescaped names) */
 int	jkey_is(struct jspan key, const char *name, size_t len);
 

@@ -638,14 +638,15 @@ msg_image_end(struct sbuf *j)
 }
 
 int
-msg_read_row(struct jspan obj, struct msg_row *r, char *err, size_t errlen)
+msg_read_row(struct jspan obj, const struct jtop *top, struct msg_row *r,
+    char *err, size_t errlen)
 {
 	static const char *const names[] = { "op", "rel", "v", "key", "new",
 	    "old", "toast" };
 	struct jspan m[7];
 
 	memset(r, 0, sizeof(*r));
-	jobj_pick(obj, names, 7, m);
+	jtop_pick(top, obj, names, 7, m);
 	if (m[0].p == NULL || jspan_type(m[0]) != J_STRING || m[0].n != 3 ||
 	    strchr("iudc", m[0].p[1]) == NULL)
 		return bad(err, errlen, "row has no \"op\" of i, u, d or c");
@@ -802,7 +803,7 @@ msg_read_op(const struct frame *f, struct msg_op *op, char *err,
 	    op->kind != MSG_CLEAR && op->kind != MSG_CASCADE)
 		return bad(err, errlen, "a '%s' frame is not an operation",
 		    what);
-	jobj_pick(f->obj, names, I_N, m);
+	jtop_pick(&f->top, f->obj, names, I_N, m);
 	if (op_string(m[I_INDEX], "index", 1, what, err, errlen) == -1 ||
 	    op_string(m[I_ID], "id", op->kind != MSG_CLEAR, what, err,
 	    errlen) == -1 ||

@@ -177,8 +177,8 @@ void	msg_put_commit(struct sbuf *out, uint64_t pos, const char *text,
 	    long long ts_us, uint64_t n);
 void	msg_put_pos(struct sbuf *out, uint64_t pos, const char *text);
 
-/* a row event, its members as spans into the frame (jobj_pick: the images
- * are most of the bytes, so they are skipped once) */
+/* a row event, its members as spans into the frame: from the members the
+ * frame reader noted (top), or else picked in one pass over obj */
 struct msg_row {
 	char	 op;		/* 'i', 'u', 'd', 'c' */
 	struct jspan rel;	/* JSON string */
@@ -187,8 +187,8 @@ struct msg_row {
 	struct jspan key;	/* array of strings */
 	struct jspan new, old, toast;	/* p == NULL when absent */
 };
-int	msg_read_row(struct jspan obj, struct msg_row *, char *err,
-	    size_t errlen);
+int	msg_read_row(struct jspan obj, const struct jtop *top,
+	    struct msg_row *, char *err, size_t errlen);
 /* truncate: rels (array of strings) and v */
 int	msg_read_truncate(struct jspan obj, struct jspan *rels, uint64_t *v,
 	    char *err, size_t errlen);

@@ -127,7 +127,7 @@ next_frame(struct shaperd *d, struct frame_reader *rd,
 		flush_out(d);
 		fatalx(P2O_EXIT_DATA, "%s", rd->err);
 	}
-	if (shape_event(&d->sh, src, f.obj, f.kind, &d->out, err,
+	if (shape_event(&d->sh, src, f.obj, f.kind, &f.top, &d->out, err,
 	    sizeof(err)) == -1) {
 		flush_out(d);
 		fatalx(P2O_EXIT_DATA, "%s: offset %llu: %s", rd->name,

@@ -394,13 +394,13 @@ where_get(void *arg, const char *name, struct jspan *val)
 
 static int
 read_row(struct shaper *sh, enum shape_source src, struct jspan obj,
-    struct row *r, char *err, size_t errlen)
+    const struct jtop *top, struct row *r, char *err, size_t errlen)
 {
 	const struct sync_section *sec;
 	char op;
 
 	memset(r, 0, sizeof(*r));
-	if (msg_read_row(obj, &r->m, err, errlen) == -1)
+	if (msg_read_row(obj, top, &r->m, err, errlen) == -1)
 		return -1;
 	op = r->m.op;
 	r->src = src;
@@ -451,13 +451,13 @@ read_row(struct shaper *sh, enum shape_source src, struct jspan obj,
 
 static int
 shape_row(struct shaper *sh, enum shape_source src, struct jspan obj,
-    struct sbuf *out, char *err, size_t errlen)
+    const struct jtop *top, struct sbuf *out, char *err, size_t errlen)
 {
 	struct row r;
 	char why[768];
 	int match;
 
-	if (read_row(sh, src, obj, &r, err, errlen) == -1)
+	if (read_row(sh, src, obj, top, &r, err, errlen) == -1)
 		return -1;
 	if (r.sec == NULL) {
 		sh->n.rows_unmapped++;
@@ -625,14 +625,15 @@ forward(struct shaper *sh, struct jspan obj, struct sbuf *out)
 
 int
 shape_event(struct shaper *sh, enum shape_source src, struct jspan obj,
-    struct jspan kind, struct sbuf *out, char *err, size_t errlen)
+    struct jspan kind, const struct jtop *top, struct sbuf *out, char *err,
+    size_t errlen)
 {
 	size_t before = out->len;
 	int rc = 0;
 
 	switch (msg_kind_of(kind)) {
 	case MSG_ROW:
-		rc = shape_row(sh, src, obj, out, err, errlen);
+		rc = shape_row(sh, src, obj, top, out, err, errlen);
 		break;
 	case MSG_MARK:
 		/* every copy row of the wave was shaped before its mark, and

@@ -96,10 +96,12 @@ struct shaper {
 void	shaper_init(struct shaper *, const struct config *);
 void	shaper_release(struct shaper *);
 /* append the operation frames for one validated event object (kind is its
- * "k" string span) to out. 0 on success; -1 on a bad event, with a message
- * in err and out left as it was before the call. */
+ * "k" string span; top its members as the frame reader noted them, or
+ * NULL) to out. 0 on success; -1 on a bad event, with a message in err and
+ * out left as it was before the call. */
 int	shape_event(struct shaper *, enum shape_source, struct jspan obj,
-	    struct jspan kind, struct sbuf *out, char *err, size_t errlen);
+	    struct jspan kind, const struct jtop *top, struct sbuf *out,
+	    char *err, size_t errlen);
 
 /* tombstone.c */
 void	tomb_init(struct tombstones *);

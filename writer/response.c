@@ -147,25 +147,20 @@ all_written(const char *body, size_t len, int nsent,
     struct item_result *items)
 {
 	static const char *const names[] = { "errors", "items" };
-	struct jspan root = { body, len }, v[2], item, act, val, st, k2, v2;
+	struct jspan v[2], item, act, val, st, k2, v2;
 	struct jiter it, m;
+	struct jtop top;
 	const char *why;
 	size_t off;
 	int64_t code;
 	int i = 0;
 
-	if (nsent < 0 || jscan_validate(body, len, &off, &why) == -1)
+	/* validated once, the members of the root noted on the way: the
+	 * items are not walked a second time to find them */
+	if (nsent < 0 || jscan_validate_top(body, len, &top, &off, &why) == -1 ||
+	    jspan_type(top.obj) != J_OBJECT)
 		return -1;
-	/* the span of the value alone, without surrounding whitespace */
-	while (root.n > 0 && strchr(" \t\r\n", root.p[0]) != NULL) {
-		root.p++;
-		root.n--;
-	}
-	while (root.n > 0 && strchr(" \t\r\n", root.p[root.n - 1]) != NULL)
-		root.n--;
-	if (jspan_type(root) != J_OBJECT)
-		return -1;
-	jobj_pick(root, names, 2, v);
+	jtop_pick(&top, top.obj, names, 2, v);
 	if (v[0].p == NULL || jspan_type(v[0]) != J_FALSE ||
 	    v[1].p == NULL || jiter_init(&it, v[1]) == -1)
 		return -1;

@@ -3,7 +3,8 @@
  * Whatever jscan_validate accepts is walked completely: every member and
  * element iterated, every string unescaped three ways, every number
  * parsed. jansson is the second opinion: a text it accepts (within our
- * nesting limit) must be valid for jscan too, and the reverse.
+ * nesting limit) must be valid for jscan too, and the reverse. The
+ * members jscan_validate_top notes equal the members a walk finds.
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -I lib \
  *       tests/fuzz/fuzz-jscan.c lib/jscan.c lib/sbuf.c -ljansson \
@@ -113,6 +114,47 @@ trim(const char *p, size_t n, struct jspan *v)
 	return n > 0;
 }
 
+/* the noted members are the object's members, in order, and picking
+ * through them finds what a walk finds */
+static void
+check_top(const char *s, size_t size, struct jspan v)
+{
+	struct jtop top;
+	struct jiter it;
+	struct jspan k, e, a[2], b[2];
+	const char *names[2];
+	char *key;
+	int i = 0;
+
+	check(jscan_validate_top(s, size, &top, NULL, NULL) == 0);
+	check(top.obj.p == v.p && top.obj.n == v.n);
+	if (jspan_type(v) != J_OBJECT) {
+		check(!top.complete);
+		return;
+	}
+	check(jiter_init(&it, v) == 0);
+	while (jiter_member(&it, &k, &e)) {
+		if (i < top.n)
+			check(top.key[i].p == k.p && top.key[i].n == k.n &&
+			    top.val[i].p == e.p && top.val[i].n == e.n);
+		i++;
+	}
+	check(top.complete == (i <= JTOP_MAX) && top.n == (i < JTOP_MAX ?
+	    i : JTOP_MAX));
+	for (i = 0; i < top.n; i++) {
+		if (memmem(top.key[i].p, top.key[i].n, "\\u0000", 6) != NULL)
+			continue;
+		key = jstr_dup(top.key[i]);
+		names[0] = key;
+		names[1] = "absent\x01";
+		jtop_pick(&top, v, names, 2, a);
+		jobj_pick(v, names, 2, b);
+		check(a[0].p == b[0].p && a[0].n == b[0].n && a[1].p == NULL &&
+		    b[1].p == NULL);
+		free(key);
+	}
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -127,6 +169,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc == 0) {
 		check(trim(s, size, &v));
 		walk(v, 0);
+		check_top(s, size, v);
 	} else
 		check(why != NULL && off <= size);
 

@@ -98,6 +98,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static int ready;
 	struct sbuf out = SBUF_INIT;
 	struct jspan obj = { (const char *)data, size }, kind;
+	struct jtop top;
 	const char *why;
 	char err[512];
 	size_t off, before;
@@ -108,7 +109,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ready = 1;
 	}
 	if (memchr(data, '\n', size) != NULL ||
-	    jscan_validate(obj.p, size, &off, &why) == -1)
+	    jscan_validate_top(obj.p, size, &top, &off, &why) == -1)
 		return 0;
 	/* the frame reader's span is the value without whitespace around */
 	while (obj.n > 0 && strchr(" \t\r", obj.p[0]) != NULL)
@@ -122,7 +123,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sbuf_adds(&out, "x");	/* output before the event must survive */
 	for (int src = SHAPE_STREAM; src <= SHAPE_LOAD; src++) {
 		before = out.len;
-		rc = shape_event(&sh, src, obj, kind, &out, err, sizeof(err));
+		/* the members noted while validating, as the shaper reads
+		 * them (fuzz-jscan checks they equal a walk of the object) */
+		rc = shape_event(&sh, src, obj, kind, &top, &out, err,
+		    sizeof(err));
 		if (rc == -1 && out.len != before)
 			__builtin_trap();
 		if (rc == 0)

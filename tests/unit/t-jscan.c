@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "jscan.h"
+#include "sbuf.h"
 #include "tap.h"
 
 struct vcase {
@@ -283,11 +284,59 @@ test_pick(void)
 	ok(m[0].p == NULL && m[1].p == NULL, "pick: not an object");
 }
 
+/* the members noted while validating: the same answers as jobj_pick */
+static void
+test_top(void)
+{
+	static const char *const names[] = { "id", "doc", "gone", "k" };
+	struct jspan m[4];
+	struct jtop top;
+	struct sbuf b = SBUF_INIT;
+	const char *s = " {\"k\":1,\"doc\":{\"id\":9,\"a\":[{}]},\"id\":\"a\","
+	    "\"\\u0069d\":\"b\",\"k\":2 , \"e\":{}} ";
+	int i;
+
+	ok(jscan_validate_top(s, strlen(s), &top, NULL, NULL) == 0 &&
+	    top.complete && top.n == 6, "top: six members noted");
+	ok(top.obj.p == s + 1 && top.obj.n == strlen(s) - 2,
+	    "top: the object without the whitespace around it");
+	ok(top.key[1].n == 5 && memcmp(top.key[1].p, "\"doc\"", 5) == 0 &&
+	    top.val[1].n == 17 && top.val[1].p[0] == '{', "top: a nested value "
+	    "is one member");
+	ok(top.val[4].n == 1 && top.val[4].p[0] == '2' && top.val[5].n == 2,
+	    "top: a number before whitespace, an empty object last");
+	jtop_pick(&top, top.obj, names, 4, m);
+	ok(m[0].p && memcmp(m[0].p, "\"a\"", 3) == 0 && m[1].n == 17 &&
+	    m[2].p == NULL && m[3].p[0] == '1', "top: picks as jobj_pick does");
+	jtop_pick(&top, span("{\"id\":5}"), names, 4, m);
+	ok(m[0].p && m[0].p[0] == '5' && m[1].p == NULL,
+	    "top: another object is walked, not answered from top");
+	ok(jscan_validate_top("[1,{\"a\":2}]", 11, &top, NULL, NULL) == 0 &&
+	    !top.complete && top.n == 0, "top: an array is not an object");
+	ok(jscan_validate_top("{\"a\":1,}", 8, &top, NULL, NULL) == -1 &&
+	    !top.complete, "top: nothing complete after an error");
+	sbuf_addc(&b, '{');
+	for (i = 0; i <= JTOP_MAX; i++)
+		sbuf_addf(&b, "%s\"m%d\":%d", i ? "," : "", i, i);
+	sbuf_addc(&b, '}');
+	ok(jscan_validate_top(b.buf, b.len, &top, NULL, NULL) == 0 &&
+	    !top.complete && top.n == JTOP_MAX, "top: one member too many");
+	{
+		static const char *const last[] = { "m16" };
+
+		jtop_pick(&top, top.obj, last, 1, m);
+		ok(m[0].p && memcmp(m[0].p, "16", 2) == 0,
+		    "top: past the limit, picked by a walk");
+	}
+	sbuf_release(&b);
+}
+
 int
 main(void)
 {
 	test_table();
 	test_pick();
+	test_top();
 	test_errors();
 	test_depth();
 	test_members();

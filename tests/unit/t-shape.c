@@ -73,15 +73,19 @@ shape_src(enum shape_source src, const char *json)
 	static char buf[4096];
 	struct jspan obj = span(json), kind;
 	size_t off, pos = 0, o = 0, n;
+	struct jtop top;
 	const char *why;
 	char *end;
 
-	if (jscan_validate(json, strlen(json), &off, &why) == -1 ||
+	/* as the shaper's frame reader does: the members noted while
+	 * validating (t-transform covers the path without them) */
+	if (jscan_validate_top(json, strlen(json), &top, &off, &why) == -1 ||
 	    !jobj_get(obj, "k", &kind))
 		return "BAD TEST INPUT";
 	sbuf_reset(&out);
 	err[0] = '\0';
-	if (shape_event(&sh, src, obj, kind, &out, err, sizeof(err)) == -1) {
+	if (shape_event(&sh, src, obj, kind, &top, &out, err,
+	    sizeof(err)) == -1) {
 		snprintf(buf, sizeof(buf), "ERR: %s%s", err,
 		    out.len ? " (and output left behind)" : "");
 		return buf;
@@ -322,7 +326,7 @@ test_unmapped_and_errors(void)
 		struct jspan kind;
 
 		jobj_get(span(bad), "k", &kind);
-		is_int(shape_event(&sh, SHAPE_STREAM, span(bad), kind, &out,
+		is_int(shape_event(&sh, SHAPE_STREAM, span(bad), kind, NULL, &out,
 		    err, sizeof(err)), -1, "truncate with a non-string rel");
 		is_str(out.buf, "earlier", "earlier output untouched");
 	}

@@ -158,7 +158,7 @@ content_id(const char *frame)
 		return "BAD FRAME";
 	shaper_init(&sh, &cfg);
 	if (shape_event(&sh, strstr(frame, "\"op\":\"c\"") ? SHAPE_LOAD :
-	    SHAPE_STREAM, obj, kind, &out, err, sizeof(err)) == 0 &&
+	    SHAPE_STREAM, obj, kind, NULL, &out, err, sizeof(err)) == 0 &&
 	    out.len > 0 && (nl = strchr(out.buf, ' ')) != NULL) {
 		op.p = nl + 1;
 		op.n = strlen(op.p) - 1;
