@@ -8,10 +8,35 @@
  * asked for, and a row that is not understood must stop the load rather
  * than become a wrong document.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "loader.h"
+
+#define ONES	0x0101010101010101ULL
+#define HIGHS	0x8080808080808080ULL
+
+/* the high bit of each byte of x that is zero */
+static inline uint64_t
+zero8(uint64_t x)
+{
+	return (x - ONES) & ~x & HIGHS;
+}
+
+/* nonzero if any of the 8 bytes of x is one a field cannot hold as it is:
+ * a backslash, a raw line break or a NUL. Long text values are mostly
+ * plain bytes, skipped eight at a time. */
+static inline uint64_t
+copy_special8(uint64_t x)
+{
+	return zero8(x ^ (ONES * '\\')) | zero8(x ^ (ONES * '\n')) |
+	    zero8(x ^ (ONES * '\r')) | zero8(x);
+}
+
+static const unsigned char copy_special[256] = {
+	['\0'] = 1, ['\n'] = 1, ['\r'] = 1, ['\\'] = 1,
+};
 
 static int
 bad(char *err, size_t errlen, int field, const char *what)
@@ -90,8 +115,9 @@ int
 copy_split(char *row, size_t len, struct copy_field *f, int nf, char *err,
     size_t errlen)
 {
-	const char *end, *fend, *r, *why;
+	const char *end, *fend, *r, *run, *why;
 	char *w, *start;
+	uint64_t x;
 	int i, c;
 
 	if (len == 0 || row[len - 1] != '\n') {
@@ -114,15 +140,30 @@ copy_split(char *row, size_t len, struct copy_field *f, int nf, char *err,
 			f[i].n = 0;
 			r = fend;
 		} else {
-			/* unescaping never lengthens: write where we read */
+			/* unescaping never lengthens: write where we read;
+			 * a run of plain bytes moves only once an escape has
+			 * put the writing behind the reading */
 			start = w = (char *)r;
 			while (r < fend) {
+				run = r;
+				while (fend - r >= 8) {
+					memcpy(&x, r, 8);
+					if (copy_special8(x))
+						break;
+					r += 8;
+				}
+				while (r < fend && !copy_special[(unsigned char)*r])
+					r++;
+				if (w != run)
+					memmove(w, run, r - run);
+				w += r - run;
+				if (r == fend)
+					break;
 				c = (unsigned char)*r++;
-				if (c == '\n' || c == '\r' || c == '\0')
+				if (c != '\\')
 					return bad(err, errlen, i + 1, c == '\0' ?
 					    "a NUL byte" : "a raw line break");
-				if (c == '\\' &&
-				    (c = unescape(&r, fend, &why)) < 0)
+				if ((c = unescape(&r, fend, &why)) < 0)
 					return bad(err, errlen, i + 1, why);
 				*w++ = (char)c;
 			}

@@ -69,6 +69,11 @@ static const struct {
 	/* unescaping in place leaves the next field alone */
 	{ "\\\\\\\\\\t\tq\\n\n", 2, "\\\\\t|q\n" },
 	{ "{\"a\": \"x\\\\ty\"}\t\\\\x00ff\n", 2, "{\"a\": \"x\\ty\"}|\\x00ff" },
+	/* long values, read eight bytes at a time: escapes before, inside
+	 * and after a run, the run moved back behind each escape */
+	{ "0123456789abcdefghij\\tklmnopqrstuvwxyz\\\\ABCDEFGHIJKLMNOP\\n\tQ\n", 2,
+	    "0123456789abcdefghij\tklmnopqrstuvwxyz\\ABCDEFGHIJKLMNOP\n|Q" },
+	{ "\\n01234567\\n89abcdefg\\t\n", 1, "\n01234567\n89abcdefg\t" },
 };
 
 static const struct {
@@ -96,6 +101,8 @@ static const struct {
 	{ "\\400\n", 1, "field 1: an octal escape above \\377" },
 	{ "a\rb\n", 1, "field 1: a raw line break" },
 	{ "a\nb\n", 1, "field 1: a raw line break" },
+	{ "0123456789abcdef\rb\n", 1, "field 1: a raw line break" },
+	{ "0123456\\n789abc\rdef\n", 1, "field 1: a raw line break" },
 };
 
 static void

@@ -43,6 +43,12 @@ test_jstr(void)
 	    "past U+10FFFF");
 	jstr_is("x\xe2\x82", 3, "\"x\xef\xbf\xbd\xef\xbf\xbd\"",
 	    "truncated sequence at the end");
+	/* past eight bytes, plain runs are taken eight at a time */
+	jstr_is("0123456789abcdef\"ghijklmnop\nqrstuvwx\xc3\xa9yz0123456\x01",
+	    48, "\"0123456789abcdef\\\"ghijklmnop\\nqrstuvwx\xc3\xa9yz0123456"
+	    "\\u0001\"", "long: escapes and UTF-8 between runs");
+	jstr_is("abcdefg\x80", 8, "\"abcdefg\xef\xbf\xbd\"",
+	    "long: a stray byte at the eighth");
 }
 
 /* every byte string of a few random bytes escapes to valid JSON whose
