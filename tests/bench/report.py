@@ -185,7 +185,8 @@ for i, r in enumerate(table):
 
 notes = [f"{res['machine']}; {res.get('servers', '')}; batch {res['batch']} documents; "
          f"{res['started']} - {res['finished']}.",
-         "load: rows/s from the tool's start until _count (after _refresh) holds every row; "
+         "load: rows/s from the tool's start until the index's indexing stats (read without a refresh) count every row, "
+         "confirmed by _count; "
          "(%) = of raw _bulk of our documents at the same batch and requests open at once.",
          "streaming: _count after _refresh, polled every 0.1 s. latency: "
          f"{res['updates']} single-row updates 50 ms apart, realtime GET by id polled every ms.",
