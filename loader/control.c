@@ -98,50 +98,62 @@ control_read_load(struct loader *ld, struct ld_job **jobs, int *njobs)
 	return 0;
 }
 
-/* a frame that arrived while no mark waits; 0 or -1 */
+/* a confirmation: of the pending mark, which is then done; of any other
+ * mark, or of none, a broken protocol */
+static int
+take_confirm(struct loader *ld, const struct frame *f)
+{
+	struct msg_mark m;
+	char err[256];
+	int same;
+
+	if (msg_read_mark(f, &m, err, sizeof(err)) == -1)
+		return ld_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: "
+		    "offset %llu: %s", (unsigned long long)f->offset, err);
+	same = ld->pending[0] && strcmp(m.id, ld->pending) == 0;
+	if (!same)
+		ld_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: offset %llu: "
+		    "a confirmation of mark '%s' while %s%s%s",
+		    (unsigned long long)f->offset, m.id, ld->pending[0] ?
+		    "mark '" : "no mark waits for one", ld->pending,
+		    ld->pending[0] ? "' waits" : "");
+	else
+		log_debug("mark '%s' confirmed", m.id);
+	msg_mark_release(&m);
+	if (!same)
+		return -1;
+	ld->pending[0] = '\0';
+	return 0;
+}
+
+/* a frame that arrived while the loader was busy; 0 or -1 */
 static int
 unexpected(struct loader *ld, const struct frame *f)
 {
 	if (msg_kind(f) == MSG_MARK_CONFIRM)
-		return ld_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: offset "
-		    "%llu: a confirmation arrived while no mark waits for one",
-		    (unsigned long long)f->offset);
+		return take_confirm(ld, f);
 	log_debug("control fd 3: ignoring a '%s' frame",
 	    msg_kind_name(msg_kind(f)));
 	return 0;
 }
 
 int
-control_wait_confirm(struct loader *ld, const char *id)
+control_wait_confirm(struct loader *ld)
 {
 	struct frame f;
-	struct msg_mark m;
-	char when[256], err[256];
-	int same;
+	char when[600];
 
 	if (!ld->supervised)
 		return 0;
-	snprintf(when, sizeof(when), "before mark '%s' was confirmed", id);
-	for (;;) {
+	snprintf(when, sizeof(when), "before mark '%s' was confirmed",
+	    ld->pending);
+	while (ld->pending[0]) {
 		if (next_frame(ld, &f, -1, when) == -1)
 			return -1;
-		if (msg_kind(&f) != MSG_MARK_CONFIRM) {
-			if (unexpected(ld, &f) == -1)
-				return -1;
-			continue;
-		}
-		if (msg_read_mark(&f, &m, err, sizeof(err)) == -1)
-			return ld_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: "
-			    "offset %llu: %s", (unsigned long long)f.offset,
-			    err);
-		same = strcmp(m.id, id) == 0;
-		if (!same)
-			ld_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: offset "
-			    "%llu: a confirmation of mark '%s' while mark '%s' "
-			    "waits", (unsigned long long)f.offset, m.id, id);
-		msg_mark_release(&m);
-		return same ? 0 : -1;
+		if (unexpected(ld, &f) == -1)
+			return -1;
 	}
+	return 0;
 }
 
 int

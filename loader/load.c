@@ -2,11 +2,15 @@
  * load.c - one table, from its first unfinished range to its last mark:
  * describe it, cut it (or take the cut an earlier run stored), then wave
  * by wave: wait for the slot's WAL, read the position, read the ranges,
- * write the mark, wait for its confirmation. Owns that order, which the
- * shaper's tombstone window and the stored progress both rely on: no row
- * of a wave is read before the previous wave's mark is confirmed. It
- * writes no SQL and no row of its own (table.c's and wave.c's) and never
- * exits.
+ * write the mark. Owns that order, which the shaper's tombstone window
+ * and the stored progress both rely on: a wave's position is read only
+ * after the previous wave's mark is written, so every copy after a mark
+ * is newer than the removals the shaper forgets at it; and one mark at a
+ * time is being stored, so progress is stored in order. The next wave is
+ * read while the previous mark is being stored (the pipeline would
+ * otherwise drain once per wave); a crash then redoes what an unstored
+ * mark covered, as it redoes a range cut short. It writes no SQL and no
+ * row of its own (table.c's and wave.c's) and never exits.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,20 +26,23 @@ load_mark(struct loader *ld, const char *rel, int n,
     const struct sbuf *progress, int done)
 {
 	char id[512];
-	int rc;
 
+	/* one mark at a time is being stored */
+	if (control_wait_confirm(ld) == -1)
+		return -1;
 	snprintf(id, sizeof(id), "%s#%d", rel, n);
 	msg_put_mark(&ld->out, MSG_MARK, id, rel,
 	    (struct jspan){ progress->buf, progress->len }, done);
 	if (out_flush(ld) == -1)
 		return -1;
-	rc = control_wait_confirm(ld, id);
-	log_debug("table '%s': mark '%s' %s", rel, id,
-	    ld->supervised ? "confirmed" : "written");
-	return rc;
+	if (ld->supervised)
+		snprintf(ld->pending, sizeof(ld->pending), "%s", id);
+	log_debug("table '%s': mark '%s' written", rel, id);
+	return 0;
 }
 
-/* the mark after a wave: its progress, then (supervised) the wait */
+/* the mark after a wave and its progress; the next wave is read while it
+ * is stored */
 static int
 mark(struct loader *ld, const struct ld_table *t, const struct progress *p)
 {
@@ -123,6 +130,9 @@ load_table(struct loader *ld, const struct sync_section *sec,
 		if (control_stats(ld, 0) == -1)
 			goto out;
 	}
+	/* the table is done once its last mark is stored */
+	if (control_wait_confirm(ld) == -1)
+		goto out;
 	meter_end(&ld->meter);
 	rc = 0;
 out:

@@ -56,19 +56,14 @@ struct my_table;
 struct my_col;
 
 /*
- * Rows per range, when the table is cut. Each range ends with a mark the
- * whole pipeline drains for (the writer finishes every open request, the
- * supervisor stores the progress, only then is the next wave read), so
- * fewer, larger ranges load faster; a crash redoes the range it was in,
- * so smaller ones lose less. A key that is not physically ordered also
- * makes every range read pages all over the table. Measured on a 2-core
- * machine, 1M narrow rows through loader | shaper | writer at about
- * 15,000 rows/s (the target is the limit): one bulk request takes 70 ms,
- * so a supervised mark costs some 150 ms of idle pipeline (the barrier,
- * the progress stored, the confirmation) - 9 % of a 25,000-row range,
- * 2 % of a 100,000-row one, under 1 % of 250,000 rows, which is also
- * about 17 s of loading to redo at most. A table at most this big is one
- * range and is not sampled.
+ * Rows per range, when the table is cut. Each range ends with a mark; the
+ * next wave is read while that mark is stored (load.c), so a mark costs
+ * the pipeline little, but a crash redoes the ranges whose marks were not
+ * stored yet, so smaller ranges lose less. A key that is not physically
+ * ordered also makes every range read pages all over the table. 250,000
+ * rows is some 17 s of loading to redo at most at the 15,000 rows/s a
+ * busy target allows. A table at most this big is one range and is not
+ * sampled.
  */
 #define LOAD_RANGE_ROWS		250000
 /* but a table worth resuming is cut at least this fine, so a crash half
@@ -293,6 +288,9 @@ struct loader {
 	int	 stats_dirty;
 
 	struct ld_err err;
+	/* the mark written and not yet confirmed ("" when none): the next
+	 * wave is read while it is stored, the next mark waits for it */
+	char	 pending[512];
 };
 
 /* control.c */
@@ -303,9 +301,10 @@ struct ld_job {
 	char	*progress;
 };
 int	control_read_load(struct loader *, struct ld_job **, int *njobs);
-/* wait for the confirmation of mark id; 0, or -1 with err (75 when fd 3
- * closed, 65 on a confirmation of another mark) */
-int	control_wait_confirm(struct loader *, const char *id);
+/* wait for the confirmation of the pending mark, if one is pending; 0, or
+ * -1 with err (75 when fd 3 closed, 65 on a confirmation of another mark
+ * or of none) */
+int	control_wait_confirm(struct loader *);
 /* sleep ms, watching fd 3 and sending stats; -1 with err when fd 3 is
  * gone */
 int	control_idle(struct loader *, int ms);
@@ -351,8 +350,9 @@ int	walgate_pass(struct loader *);
 /* load.c */
 int	load_table(struct loader *, const struct sync_section *,
 	    const char *progress_json);
-/* the mark "<rel>#<n>" carrying progress, then (supervised) the wait for
- * its confirmation */
+/* the mark "<rel>#<n>" carrying progress, after (supervised) the
+ * confirmation of the mark before it; the mark is then pending: the
+ * caller reads on, or waits with control_wait_confirm */
 int	load_mark(struct loader *, const char *rel, int n,
 	    const struct sbuf *progress, int done);
 

@@ -87,7 +87,11 @@ mark(struct loader *ld, const struct my_table *t, const struct myprogress *p)
 	int rc;
 
 	myprogress_put(&prog, p);
+	/* each chunk is stored before the next is read: the overlap the
+	 * PostgreSQL waves have was not measured for chunks */
 	rc = load_mark(ld, t->rel, p->chunks, &prog, p->finished);
+	if (rc == 0)
+		rc = control_wait_confirm(ld);
 	sbuf_release(&prog);
 	return rc;
 }

@@ -234,7 +234,8 @@ doc_ids(struct shaper *sh, struct row *r, const struct view *v,
 	return 0;
 }
 
-/* a stream delete: the window remembers it until the load's next mark */
+/* a stream delete: the window remembers it until a load mark after a
+ * wave newer than it */
 static void
 remember_delete(struct shaper *sh, const struct ident *d,
     const struct sbuf *id, uint64_t v)
@@ -410,6 +411,8 @@ read_row(struct shaper *sh, enum shape_source src, struct jspan obj,
 		return -1;
 	}
 	sh->n.rows_in++;
+	if (src == SHAPE_LOAD && r->m.v > sh->wave_v)
+		sh->wave_v = r->m.v;
 	sec = r->sec = find_section(sh->cfg, r->m.rel, r->relname,
 	    sizeof(r->relname));
 	if (sec == NULL)
@@ -637,8 +640,14 @@ shape_event(struct shaper *sh, enum shape_source src, struct jspan obj,
 		break;
 	case MSG_MARK:
 		/* every copy row of the wave was shaped before its mark, and
-		 * the next wave is read only once this mark is durable */
-		tomb_forget(&sh->tombs);
+		 * the next wave's copies carry a position read after this
+		 * mark was written: removals at or below this wave's version
+		 * cannot outdate them. Newer ones stay, for the next wave may
+		 * already be read while this mark is being stored. A wave
+		 * without rows says nothing about versions: nothing goes. */
+		if (sh->wave_v > 0)
+			tomb_forget_upto(&sh->tombs, sh->wave_v);
+		sh->wave_v = 0;
 		forward(sh, obj, out);
 		break;
 	case MSG_COMMIT:

@@ -80,6 +80,8 @@ struct shaper {
 	struct kcount truncates_skipped;	/* per table */
 	struct kcount unconverted;	/* per "table<US>column" */
 	struct tombstones tombs;	/* the tombstone window */
+	uint64_t wave_v;		/* the newest copy's version since the
+					 * load's last mark; 0 when none came */
 	char	**key_json;	/* per section: its primary_key as the JSON
 				 * array a row's "key" is, or NULL */
 	/* scratch reused for every row: identities, document ids, the
@@ -116,8 +118,12 @@ void	tomb_clear(struct tombstones *, const char *rel, size_t rlen,
 int	tomb_drops(const struct tombstones *, const char *rel, size_t rlen,
 	    const char *index, size_t ilen, const char *id, size_t idlen,
 	    uint64_t v);
-/* a load mark: nothing recorded before it can matter any more */
+/* forget everything (on release) */
 void	tomb_forget(struct tombstones *);
+/* a load mark after copies versioned v: a removal at or below v is older
+ * than every copy still to come (the next wave reads a later position),
+ * so only removals above v are kept */
+void	tomb_forget_upto(struct tombstones *, uint64_t v);
 
 /* id.c */
 /* 1 and the value of name in the view, 0 when it has none */

@@ -1,7 +1,7 @@
 /*
  * tombstone.c - the tombstone window: which documents the change stream
- * removed since the load's last mark, and at what version, so that a
- * copied row older than the removal is dropped instead of written.
+ * removed, and at what version, while a copy still to come could be older,
+ * so that such a copy is dropped instead of written.
  *
  * Versions alone do not make the overlap of load and stream safe: a
  * versioned delete leaves a tombstone the target keeps only for
@@ -9,10 +9,12 @@
  * is accepted again — a copy starved behind a busy stream would put the
  * document back. A truncate clears a table's documents the same way,
  * so a clear is remembered by table. The load's own
- * protocol bounds what must be remembered: a wave's rows, then its mark;
- * the next wave is read only after that mark is durable, so at a mark
- * every removal recorded before it is older than any copy still to come,
- * and the window is emptied. Memory is one wave's removals.
+ * protocol bounds what must be remembered: a wave's rows, then its mark,
+ * and the next wave's position is read only after that mark is written.
+ * At a mark, a removal at or below the version of the wave before it is
+ * older than any copy still to come and is forgotten; a newer one is kept
+ * for the next wave, which may be read while the mark is stored. Memory is
+ * about two waves' removals.
  *
  * Pure: no I/O, no logging.
  */
@@ -165,4 +167,43 @@ tomb_drops(const struct tombstones *w, const char *rel, size_t rlen,
 			return 1;
 	s = find(w, index, ilen, id, idlen, hash(index, ilen, id, idlen));
 	return s != NULL && s->key != NULL && s->v > v;
+}
+
+void
+tomb_forget_upto(struct tombstones *w, uint64_t v)
+{
+	struct tomb_slot *old = w->slot;
+	size_t oldcap = w->cap, i, j;
+	int k, kept = 0;
+
+	/* the survivors are rehashed: linear probing has no cheap removal */
+	w->slot = NULL;
+	w->cap = w->n = 0;
+	for (i = 0; i < oldcap; i++) {
+		if (old[i].key == NULL)
+			continue;
+		if (old[i].v <= v) {
+			free(old[i].key);
+			continue;
+		}
+		if ((w->n + 1) * 2 > w->cap)
+			grow(w);
+		for (j = old[i].hash & (w->cap - 1); w->slot[j].key;
+		    j = (j + 1) & (w->cap - 1))
+			;
+		w->slot[j] = old[i];
+		w->n++;
+	}
+	free(old);
+	for (k = 0; k < w->nclears; k++) {
+		if (w->clears[k].v <= v)
+			free(w->clears[k].rel);
+		else
+			w->clears[kept++] = w->clears[k];
+	}
+	w->nclears = kept;
+	if (kept == 0) {
+		free(w->clears);
+		w->clears = NULL;
+	}
 }

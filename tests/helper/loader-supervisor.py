@@ -14,8 +14,9 @@ durable. Records what it saw and exits with the loader's exit status.
   --marks FILE         each mark's JSON, one per line
   --stats FILE         each stats frame's JSON from fd 3, one per line
   --hold SECONDS       wait this long before each confirmation, and count
-                       the row frames that arrive meanwhile (there must be
-                       none: the next wave waits for the confirmation)
+                       the frames that arrive meanwhile: rows of the next
+                       wave may (reported on stderr), a mark must not (the
+                       next mark waits for the confirmation)
   --close-after N      close fd 3 after the N-th mark instead of
                        confirming it
   --wrong-confirm      confirm each mark under another id
@@ -101,7 +102,8 @@ def main():
     out = b""
     nmarks = 0
     pending = None          # (id, when to confirm)
-    early = 0
+    early = 0               # marks before the previous one's confirmation
+    overlap = 0             # rows read while a mark was being confirmed
     open_ctl = True
     fd_out = proc.stdout.fileno()
     while True:
@@ -132,9 +134,11 @@ def main():
             for g in got:
                 m = json.loads(g)
                 if m.get("k") == "row" and pending:
-                    early += 1
+                    overlap += 1
                 if m.get("k") != "mark":
                     continue
+                if pending:
+                    early += 1
                 nmarks += 1
                 if mk:
                     mk.write(g.decode() + "\n")
@@ -165,9 +169,12 @@ def main():
                         st.write(g.decode() + "\n")
         except OSError:
             pass
+    if a.hold:
+        print("loader-supervisor: %d row frames arrived while a mark "
+              "waited for its confirmation" % overlap, file=sys.stderr)
     if early:
-        print("loader-supervisor: %d row frames arrived before their "
-              "wave's previous mark was confirmed" % early, file=sys.stderr)
+        print("loader-supervisor: %d marks arrived before the previous "
+              "mark was confirmed" % early, file=sys.stderr)
         rc = rc or 100
     sys.exit(rc if rc >= 0 else 128 - rc)
 

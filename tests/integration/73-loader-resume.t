@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The loader under a stand-in supervisor (tests/helper/loader-supervisor.py,
-# fd 3 as a socketpair): marks confirmed one by one, nothing read past a
-# mark before its confirmation, stats; resuming from the progress a mark
+# fd 3 as a socketpair): marks confirmed one by one, the next wave read
+# while a mark is confirmed but no mark written before the one before it is
+# confirmed, stats; resuming from the progress a mark
 # carried, at the range after it; fd 3 closing early; and every refusal
 # with its exit code.
 . "$(dirname "$0")/../lib.sh"
@@ -22,11 +23,14 @@ mkconfig "$T/cfg.yaml" $S $S ld_res
 psql_q -c "select pg_create_logical_replication_slot('$S', 'pgoutput')" > /dev/null
 ids() { sed -E 's/^[0-9]+ //' "$1" | jq -r 'select(.k == "row") | .new.id'; }
 
-# a first run: every mark confirmed after a pause during which nothing
-# else may arrive (the helper fails when a row does)
+# a first run: every mark confirmed after a pause during which the next
+# wave's rows may arrive, but no mark (the helper fails when one does)
 "${SUP[@]}" --table public.ld_res --frames "$T/a.frames" --marks "$T/a.marks" \
 	--stats "$T/a.stats" --hold 0.3 -- loader -c "$T/cfg.yaml" --range-rows 5000 2> "$T/a.err"
-ok $? "supervised: the load ends with exit 0, each wave read only after the last mark was confirmed"
+ok $? "supervised: the load ends with exit 0, no mark written before the last one was confirmed"
+overlap=$(sed -n 's/^loader-supervisor: \([0-9]*\) row frames arrived while a mark waited.*/\1/p' "$T/a.err")
+ok $([ "${overlap:-0}" -gt 0 ]; echo $?) "the next wave was read while a mark was confirmed (${overlap:-0} rows meanwhile)"
+
 of=$(head -n 1 "$T/a.marks" | jq .progress.of)
 ok $([ "$of" -ge 8 ] && [ "$(wc -l < "$T/a.marks")" = "$of" ]; echo $?) "one mark per range: $(wc -l < "$T/a.marks") of $of"
 ok $(jq -s -e '[.[].progress.done] == [range(1; length + 1)] and (.[-1].done == true) and ([.[:-1][].done] | all(. == null))' "$T/a.marks" > /dev/null; echo $?) \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # source.load_workers: 2 - ranges read two at a time, on two connections,
-# one mark per wave of two, each wave read only once the previous mark is
+# one mark per wave of two, written only once the previous mark is
 # confirmed; every row exactly once, a wave's rows sharing one version.
 . "$(dirname "$0")/../lib.sh"
 
@@ -25,7 +25,7 @@ wait_for 30 test -s "$T/a.marks"
 n=$(loaders)
 ok $([ "$n" = 2 ]; echo $?) "two connections read ($n)"
 wait $sup
-ok $? "the load ends with exit 0, no wave read before the last mark was confirmed"
+ok $? "the load ends with exit 0, no mark written before the last one was confirmed"
 
 of=$(head -n 1 "$T/a.marks" | jq .progress.of)
 want=$(seq 2 2 "$of"; [ $((of % 2)) = 1 ] && echo "$of")

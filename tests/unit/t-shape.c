@@ -344,10 +344,21 @@ copy(int id, int v)
 	return shape_src(SHAPE_LOAD, json);
 }
 
+static void
+mark_after_wave(const char *n)
+{
+	char json[128];
+
+	snprintf(json, sizeof(json), "{\"k\":\"mark\",\"id\":"
+	    "\"public.items#%s\",\"table\":\"public.items\"}", n);
+	shape_src(SHAPE_LOAD, json);
+}
+
 /*
  * The tombstone window: a copy older than a removal the stream made since
  * the last mark is dropped; one newer than it is a row put back after the
- * removal and stays; a mark forgets everything before it.
+ * removal and stays; a mark forgets every removal at or below the version
+ * of the wave before it.
  */
 static void
 test_window(void)
@@ -381,6 +392,25 @@ test_window(void)
 	ok(starts(copy(7, 400), "{\"k\":\"index\"") &&
 	    starts(copy(1, 650), "{\"k\":\"index\""),
 	    "and the window is empty after it");
+
+	/* the next wave may be read while a mark is stored: a removal newer
+	 * than the wave before the mark outlives the mark */
+	mark_after_wave("2");
+	shape("{\"k\":\"row\",\"op\":\"d\",\"rel\":\"public.items\","
+	    "\"v\":900,\"key\":[\"id\"],\"old\":{\"id\":7}}");
+	ok(starts(copy(5, 800), "{\"k\":\"index\""), "a wave at 800");
+	mark_after_wave("3");
+	is_str(copy(7, 850), "", "a removal at 900 outlives the mark after a "
+	    "wave at 800: the next wave's copy of it is dropped");
+	/* a mark after a wave without rows says nothing: nothing goes */
+	mark_after_wave("4");
+	mark_after_wave("5");
+	is_str(copy(7, 860), "", "a mark after a wave without rows keeps it");
+	mark_after_wave("6");
+	ok(starts(copy(7, 950), "{\"k\":\"index\""), "a wave at 950");
+	mark_after_wave("7");
+	ok(starts(copy(7, 890), "{\"k\":\"index\""), "forgotten at the mark "
+	    "after a wave newer than it");
 }
 
 /* the window's table grows and finds every key again */
