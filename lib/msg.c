@@ -941,7 +941,9 @@ const struct msg_counter_def msg_counters[MC_N] = {
 	    "estimate)." },
 	[MC_LOAD_RANGES_DONE] = { "load_ranges_done", "loader",
 	    "pg2osync_load_ranges_done", "table", NULL, 1,
-	    "Ranges of the initial load written and recorded, per table." },
+	    "Ranges of the initial load read and marked, per table (the "
+	    "next wave is read while a mark is stored, so the stored "
+	    "progress may be one wave behind)." },
 	[MC_LOAD_RANGES] = { "load_ranges", "loader", "pg2osync_load_ranges",
 	    "table", NULL, 1,
 	    "Ranges the initial load cut the table into, per table." },
