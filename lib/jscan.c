@@ -10,6 +10,7 @@
 
 #include "jscan.h"
 #include "sbuf.h"
+#include "swar.h"
 
 #define JSCAN_DEPTH_MAX	512
 
@@ -27,20 +28,6 @@ static const unsigned char is_ws[256] = {
 static const unsigned char is_digit[256] = {
 	['0' ... '9'] = 1,
 };
-
-#define ONES	0x0101010101010101ULL
-#define HIGHS	0x8080808080808080ULL
-
-/* nonzero if any of the 8 bytes in x needs a closer look inside a string:
- * a quote, a backslash, a control character or a non-ASCII byte. */
-static inline uint64_t
-str_special8(uint64_t x)
-{
-	uint64_t q = x ^ (ONES * '"');
-	uint64_t b = x ^ (ONES * '\\');
-
-	return ((q - ONES) & ~q) | ((b - ONES) & ~b) | (x - ONES * 0x20) | x;
-}
 
 static inline uptr
 skip_ws(uptr p, uptr end)
@@ -80,17 +67,11 @@ struct verr {
 static uptr
 scan_string(uptr p, uptr end, struct verr *e)
 {
-	uint64_t x;
 	unsigned cp, lo;
 	unsigned char c, l, h;
 
 	for (;;) {
-		while (end - p >= 8) {
-			memcpy(&x, p, 8);
-			if (str_special8(x) & HIGHS)
-				break;
-			p += 8;
-		}
+		p = swar_json_plain(p, end);
 		while (p < end && str_plain[*p])
 			p++;
 		if (p >= end)
@@ -218,7 +199,7 @@ jscan_validate_top(const char *s, size_t n, struct jtop *top,
 	int depth = 0;
 	struct verr e = { NULL, NULL };
 	/* a member of the outermost object: its name seen, its value begun */
-	uptr kp = NULL, vp = NULL, root = NULL;
+	uptr kp = NULL, vp = NULL, root = skip_ws(p, end), vend;
 	size_t kn = 0;
 	int named = 0, over = 0;
 
@@ -236,8 +217,6 @@ value:
 	p = skip_ws(p, end);
 	if (p >= end)
 		ERR(p, "unexpected end of input");
-	if (root == NULL)
-		root = p;
 	if (named) {	/* the value of a noted member name */
 		vp = p;
 		named = 0;
@@ -301,17 +280,15 @@ next:
 			over = 1;
 		vp = NULL;
 	}
-	if (depth == 0 && top != NULL) {
-		top->obj.p = (const char *)root;
-		top->obj.n = p - root;
-		top->complete = *root == '{' && !over;
-	}
+	vend = p;
 	p = skip_ws(p, end);
 	if (depth == 0) {
-		if (p != end) {
-			if (top != NULL)
-				top->complete = 0;
+		if (p != end)
 			ERR(p, "unexpected data after the value");
+		if (top != NULL) {
+			top->obj.p = (const char *)root;
+			top->obj.n = vend - root;
+			top->complete = *root == '{' && !over;
 		}
 		return 0;
 	}
@@ -392,15 +369,8 @@ jspan_type(struct jspan v)
 static uptr
 skip_string(uptr p, uptr end)
 {
-	uint64_t x;
-
 	for (;;) {
-		while (end - p >= 8) {
-			memcpy(&x, p, 8);
-			if (str_special8(x) & HIGHS)
-				break;
-			p += 8;
-		}
+		p = swar_json_plain(p, end);
 		while (p < end && *p != '"' && *p != '\\')
 			p++;
 		if (p >= end)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "sbuf.h"
+#include "swar.h"
 
 static void __attribute__((noreturn))
 oom(size_t n)
@@ -213,28 +214,12 @@ static const unsigned char jstr_special[256] = {
 	[0x00 ... 0x1F] = 1, ['"'] = 1, ['\\'] = 1, [0x80 ... 0xFF] = 1,
 };
 
-#define ONES	0x0101010101010101ULL
-#define HIGHS	0x8080808080808080ULL
-
-/* nonzero if any of the 8 bytes of x is special above: a quote, a
- * backslash, a control character or a non-ASCII byte; plain text is
- * then copied eight bytes per test instead of one */
-static inline uint64_t
-jstr_special8(uint64_t x)
-{
-	uint64_t q = x ^ (ONES * '"'), b = x ^ (ONES * '\\');
-
-	return (((q - ONES) & ~q) | ((b - ONES) & ~b) | (x - ONES * 0x20) |
-	    x) & HIGHS;
-}
-
 void
 sbuf_add_jstr(struct sbuf *sb, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = (const unsigned char *)s, *end = p + n;
 	const unsigned char *run;
-	uint64_t x;
 	size_t seq;
 	char esc[6];
 
@@ -244,12 +229,7 @@ sbuf_add_jstr(struct sbuf *sb, const char *s, size_t n)
 	sbuf_addc(sb, '"');
 	while (p < end) {
 		run = p;
-		while (end - p >= 8) {
-			memcpy(&x, p, 8);
-			if (jstr_special8(x))
-				break;
-			p += 8;
-		}
+		p = swar_json_plain(p, end);
 		while (p < end && !jstr_special[*p])
 			p++;
 		if (p > run)

@@ -105,25 +105,25 @@ take_confirm(struct loader *ld, const struct frame *f)
 {
 	struct msg_mark m;
 	char err[256];
-	int same;
+	int rc = 0;
 
 	if (msg_read_mark(f, &m, err, sizeof(err)) == -1)
 		return ld_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: "
 		    "offset %llu: %s", (unsigned long long)f->offset, err);
-	same = ld->pending[0] && strcmp(m.id, ld->pending) == 0;
-	if (!same)
-		ld_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: offset %llu: "
-		    "a confirmation of mark '%s' while %s%s%s",
-		    (unsigned long long)f->offset, m.id, ld->pending[0] ?
-		    "mark '" : "no mark waits for one", ld->pending,
-		    ld->pending[0] ? "' waits" : "");
-	else
+	if (!ld->pending[0])
+		rc = ld_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: offset "
+		    "%llu: a confirmation of mark '%s' while no mark waits for "
+		    "one", (unsigned long long)f->offset, m.id);
+	else if (strcmp(m.id, ld->pending) != 0)
+		rc = ld_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: offset "
+		    "%llu: a confirmation of mark '%s' while mark '%s' waits",
+		    (unsigned long long)f->offset, m.id, ld->pending);
+	else {
 		log_debug("mark '%s' confirmed", m.id);
+		ld->pending[0] = '\0';
+	}
 	msg_mark_release(&m);
-	if (!same)
-		return -1;
-	ld->pending[0] = '\0';
-	return 0;
+	return rc;
 }
 
 /* a frame that arrived while the loader was busy; 0 or -1 */
@@ -143,7 +143,7 @@ control_wait_confirm(struct loader *ld)
 	struct frame f;
 	char when[600];
 
-	if (!ld->supervised)
+	if (!ld->supervised || !ld->pending[0])
 		return 0;
 	snprintf(when, sizeof(when), "before mark '%s' was confirmed",
 	    ld->pending);

@@ -13,16 +13,7 @@
 #include <string.h>
 
 #include "loader.h"
-
-#define ONES	0x0101010101010101ULL
-#define HIGHS	0x8080808080808080ULL
-
-/* the high bit of each byte of x that is zero */
-static inline uint64_t
-zero8(uint64_t x)
-{
-	return (x - ONES) & ~x & HIGHS;
-}
+#include "swar.h"
 
 /* nonzero if any of the 8 bytes of x is one a field cannot hold as it is:
  * a backslash, a raw line break or a NUL. Long text values are mostly
@@ -30,8 +21,8 @@ zero8(uint64_t x)
 static inline uint64_t
 copy_special8(uint64_t x)
 {
-	return zero8(x ^ (ONES * '\\')) | zero8(x ^ (ONES * '\n')) |
-	    zero8(x ^ (ONES * '\r')) | zero8(x);
+	return swar_has8(x, '\\') | swar_has8(x, '\n') | swar_has8(x, '\r') |
+	    swar_zero8(x);
 }
 
 static const unsigned char copy_special[256] = {

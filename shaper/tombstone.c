@@ -89,24 +89,37 @@ find(const struct tombstones *w, const char *index, size_t ilen, const char *id,
 	}
 }
 
+/* the entries moved into a table of cap slots (a power of two, or 0),
+ * leaving out (and freeing) those at or below upto when forget is set */
 static void
-grow(struct tombstones *w)
+rehash(struct tombstones *w, size_t cap, int forget, uint64_t upto)
 {
-	struct tomb_slot *old = w->slot, *s;
+	struct tomb_slot *old = w->slot;
 	size_t oldcap = w->cap, i, j;
 
-	w->cap = oldcap ? oldcap * 2 : TOMB_MIN;
-	w->slot = xcalloc(w->cap, sizeof(*w->slot));
+	w->cap = cap;
+	w->n = 0;
+	w->slot = cap ? xcalloc(cap, sizeof(*w->slot)) : NULL;
 	for (i = 0; i < oldcap; i++) {
 		if (old[i].key == NULL)
 			continue;
-		for (j = old[i].hash & (w->cap - 1); w->slot[j].key;
-		    j = (j + 1) & (w->cap - 1))
+		if (forget && old[i].v <= upto) {
+			free(old[i].key);
+			continue;
+		}
+		for (j = old[i].hash & (cap - 1); w->slot[j].key;
+		    j = (j + 1) & (cap - 1))
 			;
-		s = &w->slot[j];
-		*s = old[i];
+		w->slot[j] = old[i];
+		w->n++;
 	}
 	free(old);
+}
+
+static void
+grow(struct tombstones *w)
+{
+	rehash(w, w->cap ? w->cap * 2 : TOMB_MIN, 0, 0);
 }
 
 void
@@ -172,37 +185,24 @@ tomb_drops(const struct tombstones *w, const char *rel, size_t rlen,
 void
 tomb_forget_upto(struct tombstones *w, uint64_t v)
 {
-	struct tomb_slot *old = w->slot;
-	size_t oldcap = w->cap, i, j;
-	int k, kept = 0;
+	size_t i, kept = 0, cap = 0;
+	int k, left = 0;
 
-	/* the survivors are rehashed: linear probing has no cheap removal */
-	w->slot = NULL;
-	w->cap = w->n = 0;
-	for (i = 0; i < oldcap; i++) {
-		if (old[i].key == NULL)
-			continue;
-		if (old[i].v <= v) {
-			free(old[i].key);
-			continue;
-		}
-		if ((w->n + 1) * 2 > w->cap)
-			grow(w);
-		for (j = old[i].hash & (w->cap - 1); w->slot[j].key;
-		    j = (j + 1) & (w->cap - 1))
+	for (i = 0; i < w->cap; i++)
+		kept += w->slot[i].key != NULL && w->slot[i].v > v;
+	/* at most half full, as tomb_delete keeps it */
+	if (kept > 0)
+		for (cap = TOMB_MIN; cap < kept * 2; cap *= 2)
 			;
-		w->slot[j] = old[i];
-		w->n++;
-	}
-	free(old);
+	rehash(w, cap, 1, v);
 	for (k = 0; k < w->nclears; k++) {
 		if (w->clears[k].v <= v)
 			free(w->clears[k].rel);
 		else
-			w->clears[kept++] = w->clears[k];
+			w->clears[left++] = w->clears[k];
 	}
-	w->nclears = kept;
-	if (kept == 0) {
+	w->nclears = left;
+	if (left == 0) {
 		free(w->clears);
 		w->clears = NULL;
 	}
