@@ -431,13 +431,14 @@ static const struct {
 	{ "a filter outside the subset", ITEMS "    where: \"a LIKE 'x'\"\n", 8,
 	    "'sync.items.where' is not supported: 'LIKE' where a comparison "
 	    "belongs at byte 3; 'where' takes comparisons (= <> != < <= > >=) "
-	    "between column names and string or number literals, AND, OR, "
-	    "NOT, IN (...), IS [NOT] NULL and parentheses" },
+	    "between column names and string, number or boolean (TRUE, FALSE) "
+	    "literals, AND, OR, NOT, IN (...), IS [NOT] NULL and parentheses" },
 	{ "a filter with a function", ITEMS "    where: \"lower(a) = 'x'\"\n",
 	    8, "'sync.items.where' is not supported: a function call "
 	    "'lower(...)' at byte 1; 'where' takes comparisons (= <> != < <= "
-	    "> >=) between column names and string or number literals, AND, "
-	    "OR, NOT, IN (...), IS [NOT] NULL and parentheses" },
+	    "> >=) between column names and string, number or boolean (TRUE, "
+	    "FALSE) literals, AND, OR, NOT, IN (...), IS [NOT] NULL and "
+	    "parentheses" },
 	{ "fan_out without id", ITEMS "    fan_out: {column: tags}\n", 8,
 	    "missing required key 'sync.items.fan_out.id'" },
 	{ "a transform of the fan_out column", ITEMS
