@@ -169,10 +169,11 @@ main(int argc, char **argv)
 	};
 	static struct shaperd d;
 	struct config cfg;
+	struct p2o_err e;
 	struct frame_reader in, ld;
 	struct pollfd pfd[2];
 	const char *cfgpath = NULL;
-	char err[512], loadname[32];
+	char loadname[32];
 	int ch, load_fd = -1, load_open, load_pending = 0, n, timeout;
 	long long now;
 
@@ -205,8 +206,10 @@ main(int argc, char **argv)
 	}
 	if (load_fd != -1 && !fd_is_open(load_fd))
 		fatalx(P2O_EXIT_USAGE, "--load-fd %d is not open", load_fd);
-	if (config_load(cfgpath, &cfg, err, sizeof(err)) == -1)
-		fatalx(P2O_EXIT_CONFIG, "%s", err);
+	/* the shaper connects to nothing: it needs no secret, so a captured
+	 * stream replays at a desk without the production credentials */
+	if (config_load_with(cfgpath, CONFIG_SECRETS_NONE, &cfg, &e) == -1)
+		fatalx(e.code, "%s", e.msg);
 	if (ctl_open(&d.ctl, "shaper") == -1)
 		fatal(P2O_EXIT_TEMPFAIL, "could not say hello on the control "
 		    "channel");

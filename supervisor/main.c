@@ -1445,6 +1445,7 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 }
 	};
 	static struct sv sv;
+	struct p2o_err e;
 	const char *program[SV_NSTAGES] = { NULL }, *env;
 	uint64_t tap_max = SV_TAP_MAX_DEFAULT;
 	struct sv_tap *t;
@@ -1500,8 +1501,10 @@ main(int argc, char *argv[])
 		fatalx(P2O_EXIT_USAGE, "P2O_HELLO_TIMEOUT_S='%s' is not a "
 		    "number of seconds", env);
 	sanitize_fds();
-	if (config_load(sv.cfgpath, &sv.cf, err, sizeof(err)) == -1)
-		fatalx(P2O_EXIT_CONFIG, "%s", err);
+	/* the stages inherit the environment: a secret one of them needs
+	 * and cannot resolve stops everything here, before any starts */
+	if (config_load_with(sv.cfgpath, sv_stage_secrets(), &sv.cf, &e) == -1)
+		fatalx(e.code, "%s", e.msg);
 	for (s = 0; s < SV_NSTAGES; s++) {
 		sv.tap[s].max = sv.tap4[s].max = tap_max;
 		sv.pending_out[s] = -1;

@@ -133,6 +133,7 @@ struct sv_stage_def {
 				 * pipeline is up without it */
 	int	 after;		/* starts once this stage said hello, or -1 */
 	int	 exit0_done;	/* its exit 0 means its work is done */
+	unsigned secrets;	/* CONFIG_SECRET_* it reads from the environment */
 };
 
 extern const struct sv_stage_def sv_stages[SV_NSTAGES];
@@ -142,6 +143,9 @@ int	sv_stage_lookup(const char *role);
 /* the stage whose input the tap point names ("events", "loads", "ops"),
  * or -1; *fd4 says whether it is that stage's fd 4 */
 int	sv_stage_by_tap(const char *point, int *fd4);
+/* the secrets the stages need, every one (CONFIG_SECRET_*): checked
+ * before any starts */
+unsigned sv_stage_secrets(void);
 /* the program a stage runs by default */
 const char *sv_stage_program(enum sv_stage, enum source_kind);
 /* the argv of a stage, heap strings in a NULL-terminated heap array;

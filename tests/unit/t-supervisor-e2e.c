@@ -524,6 +524,32 @@ test_stop_while_waiting(void)
 	is_int(wait_exit(pid, 2000), 0, "SIGINT during the backoff: exit 0");
 }
 
+/* the secrets its stages read are checked before any stage starts */
+static void
+test_secrets(void)
+{
+	char text[1024];
+	pid_t pid;
+
+	setup(1);
+	unsetenv("P2O_T_E2E_UNSET");
+	snprintf(text, sizeof(text),
+	    "source:\n  url: postgres://u@127.0.0.1:1/db\n"
+	    "target:\n  url: http://127.0.0.1:1\n  username: u\n"
+	    "  password_env: P2O_T_E2E_UNSET\n"
+	    "sync:\n  items:\n    table: public.items\n");
+	spit(cfg, text);
+	pid = start();
+	is_int(wait_exit(pid, 5000), 78, "the target's password unresolvable: "
+	    "exit 78");
+	ok(strstr(slurp(logpath), "'target.password_env' names "
+	    "'P2O_T_E2E_UNSET', which is not set") != NULL,
+	    "naming the key and the variable");
+	ok(access(statefile("argv.ckpt"), F_OK) == -1 &&
+	    access(statefile("argv.capture-pg"), F_OK) == -1,
+	    "before any stage started");
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -565,6 +591,7 @@ main(int argc, char *argv[])
 	test_backoff_cpu();
 	test_exec_failure();
 	test_stop_while_waiting();
+	test_secrets();
 	if (tmp[0])
 		sh("rm -rf '%s'", tmp);
 	return done_testing();
