@@ -70,6 +70,26 @@ sv_stage_by_tap(const char *point, int *fd4)
 	return -1;
 }
 
+int
+sv_kid_upstream(int k)
+{
+	if (k >= SV_TAP4_OF(0))
+		return sv_stages[SV_TAPPED(k)].fd4_from;
+	if (SV_IS_TAP(k))
+		return sv_stages[SV_TAPPED(k)].stdin_from;
+	return sv_stages[k].stdin_from;
+}
+
+int
+sv_kid_depth(int k)
+{
+	int d = 0;
+
+	while ((k = sv_kid_upstream(k)) >= 0)
+		d++;
+	return d;
+}
+
 unsigned
 sv_stage_secrets(void)
 {
