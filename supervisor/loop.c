@@ -5,7 +5,7 @@
  * something ends. Any stage ending tears the whole pipeline down; once
  * every child is reaped it starts again after a backoff, unless the cause
  * (cause.c) is permanent. SIGTERM/SIGINT drain it (framing.md §6
- * "Shutdown").
+ * "Shutdown"); SIGHUP goes to reload.c.
  *
  * What each state allows is data (states[]); the loop reaps, keeps the
  * deadlines and moves between states. Starting children is wire.c's, the
@@ -633,6 +633,8 @@ sv_run(struct sv *sv)
 			reap(sv, now);
 		if (stage_signalled(STAGE_TERM))
 			begin_drain(sv, now);
+		if (stage_signalled(STAGE_HUP))
+			sv_reload(sv, now);
 		if (sv->done)
 			break;
 		sv_httpd_handle(&sv->httpd, pfd + h0, now);

@@ -196,7 +196,8 @@ static const struct stage_spec spec = {
 	.usage = usage_text,
 	.longopts = longopts,
 	.option = option,
-	.signals = STAGE_SIG(STAGE_TERM) | STAGE_SIG(STAGE_CHLD),
+	.signals = STAGE_SIG(STAGE_TERM) | STAGE_SIG(STAGE_HUP) |
+	    STAGE_SIG(STAGE_CHLD),
 	/* it is the other end of every stage's fd 3 */
 	.control = 0,
 };

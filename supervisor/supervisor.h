@@ -12,6 +12,7 @@
  *   wire.c         wiring and spawning an incarnation's children
  *   dispatch.c     the control frames the children send, and the puts
  *   cause.c        which child's end caused a failure (pure)
+ *   reload.c       what a SIGHUP does
  *   routes.c       what each HTTP path answers
  *   stages.c       the stage table: programs, pipes, control frames,
  *                  secrets; the children's topology
@@ -490,6 +491,11 @@ void	sv_start_after(struct sv *, int k, long long now);
 void	sv_kid_read(struct sv *, int k, long long now);
 /* queue a put to ckpt when the back-channel says so */
 void	sv_pump_checkpoint(struct sv *, long long now);
+
+/* reload.c */
+
+/* SIGHUP arrived */
+void	sv_reload(struct sv *, long long now);
 
 /* routes.c */
 
