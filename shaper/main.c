@@ -51,9 +51,11 @@ static const char usage_text[] =
 "those ends.\n"
 "\n"
 "exit codes: 0 both inputs ended; 1 internal error; 64 bad command line;\n"
-"  65 malformed frame or event (a NULL key, an unknown kind...): output\n"
-"  from the frames before it is written, nothing after; 75 stdout or the\n"
-"  control channel closed; 78 invalid configuration\n";
+"  65 malformed frame or event (a NULL key, an unknown kind...), or a gap\n"
+"  where the tap that wrote a replayed file dropped frames (framing.md\n"
+"  section 9): output from the frames before it is written, nothing after\n"
+"  (a gap is passed on); 75 stdout or the control channel closed; 78\n"
+"  invalid configuration\n";
 
 struct shaperd {
 	struct stage st;

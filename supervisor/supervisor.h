@@ -181,6 +181,9 @@ void	sv_argv_free(char **);
 /* tap.c */
 
 #define SV_TAP_MAX_DEFAULT	(64ULL << 20)
+/* frames waiting for the tap's file, beyond the pipe to it: past this the
+ * copy drops frames and marks the gap in the file */
+#define SV_TAP_QUEUE		(4u << 20)
 
 /*
  * Where one frame ends in a stream of frames, without validating them:
@@ -207,10 +210,12 @@ struct sv_tap {
 	uint64_t max;
 };
 
-/* copy stdin to stdout until EOF, and every byte also to the tap file,
- * rotated at frame boundaries once it holds max bytes. The pipeline
- * never waits for the file: a file that cannot be written is given up
- * (logged once) and the copying goes on. Returns an exit code. */
+/* copy stdin to stdout until EOF, and every frame also to the tap file
+ * (written by a process of its own), rotated at frame boundaries once it
+ * holds max bytes. The pipeline never waits for the file: frames the file
+ * falls SV_TAP_QUEUE behind on are dropped and a gap frame marks where;
+ * a file that cannot be written is given up (logged once) and the copying
+ * goes on. Returns an exit code. */
 int	sv_tap_run(void *tap);
 
 /* backchannel.c */
