@@ -17,9 +17,10 @@
 #include "xio.h"
 #include "tap.h"
 
+/* a program with one option of its own, --depth 1..9 */
 struct args {
-	int	 fd;		/* --load-fd */
-	int	 seen;
+	int	 depth;
+	int	 seen;	/* how many times option() was called */
 };
 
 static int
@@ -28,20 +29,20 @@ option(void *arg, int ch, const char *optarg, struct p2o_err *e)
 	struct args *a = arg;
 
 	a->seen++;
-	if (ch != 'L' || (a->fd = atoi(optarg)) <= 3)
-		return p2o_fail(e, P2O_EXIT_USAGE, "--load-fd '%s' is not a "
-		    "descriptor above 3", optarg);
-	return 0;
+	a->depth = ch == 'D' && optarg[0] >= '1' && optarg[0] <= '9' &&
+	    optarg[1] == '\0' ? optarg[0] - '0' : 0;
+	return a->depth ? 0 : p2o_fail(e, P2O_EXIT_USAGE, "--depth takes "
+	    "1 to 9, not '%s'", optarg);
 }
 
 static const struct option longopts[] = {
-	{ "load-fd", required_argument, NULL, 'L' },
+	{ "depth", required_argument, NULL, 'D' },
 	{ NULL, 0, NULL, 0 }
 };
 
 static const struct stage_spec spec = {
 	.tool = "t-stage",
-	.usage = "usage: t-stage -c FILE [--load-fd N] [get]\n",
+	.usage = "usage: t-stage -c FILE [--depth N] [get]\n",
 	.longopts = longopts,
 	.option = option,
 	.operands = 1,
@@ -95,8 +96,8 @@ test_command_line(void)
 	    STAGE_RUN && strcmp(st.cfgpath, "f.yaml") == 0 &&
 	    st.noperands == 0, "-c FILE: run, with the configuration's path");
 	ok(begin(&st, &a, &e, out, sizeof(out), "--config=g.yaml",
-	    "--load-fd", "7", "get", NULL) == STAGE_RUN &&
-	    strcmp(st.cfgpath, "g.yaml") == 0 && a.fd == 7 && a.seen == 1 &&
+	    "--depth", "7", "get", NULL) == STAGE_RUN &&
+	    strcmp(st.cfgpath, "g.yaml") == 0 && a.depth == 7 && a.seen == 1 &&
 	    st.noperands == 1 && strcmp(st.operands[0], "get") == 0,
 	    "--config, the program's own option and an operand");
 	ok(begin(&st, &a, &e, out, sizeof(out), "--help", NULL) == STAGE_EXIT &&
@@ -111,9 +112,9 @@ test_command_line(void)
 	ok(begin(&st, &a, &e, out, sizeof(out), "-c", "f", "--nope",
 	    NULL) == STAGE_EXIT && e.code == P2O_EXIT_USAGE,
 	    "an unknown option: 64");
-	ok(begin(&st, &a, &e, out, sizeof(out), "-c", "f", "--load-fd", "2",
+	ok(begin(&st, &a, &e, out, sizeof(out), "-c", "f", "--depth", "12",
 	    NULL) == STAGE_EXIT && e.code == P2O_EXIT_USAGE &&
-	    strcmp(e.msg, "--load-fd '2' is not a descriptor above 3") == 0,
+	    strcmp(e.msg, "--depth takes 1 to 9, not '12'") == 0,
 	    "the program's option refused: its code and message");
 	ok(begin(&st, &a, &e, out, sizeof(out), "-c", "f", "get", "put",
 	    NULL) == STAGE_EXIT && e.code == P2O_EXIT_USAGE,
