@@ -20,6 +20,7 @@
 #include "config.h"
 #include "config_sections.h"
 #include "log.h"
+#include "p2o.h"
 #include "sbuf.h"
 
 static int finish_config(struct cs_walk *, void *, const char *, int);
@@ -65,13 +66,37 @@ config_check_envname(const char *s, char *why, size_t len)
 	return 0;
 }
 
-/* getenv for a *_env key; never quotes the value */
+/* a secret belongs to the section its key is in */
+static unsigned
+secret_of(const char *path)
+{
+	if (config_has_prefix(path, "source."))
+		return CONFIG_SECRET_SOURCE;
+	if (config_has_prefix(path, "target."))
+		return CONFIG_SECRET_TARGET;
+	return 0;
+}
+
+int
+config_resolves(struct cs_walk *w, const char *path)
+{
+	const struct config *cfg = cs_base(w);
+
+	return (cfg->secrets & secret_of(path)) != 0;
+}
+
+/* getenv for a *_env key the program asked for; never quotes the value */
 int
 config_resolve_env(struct cs_walk *w, const char *path, int line,
     const char *var, char **dst)
 {
-	const char *v = getenv(var);
+	const char *v;
 
+	/* a program that does not use the secret must not need it set
+	 * (the shaper replaying a file at a desk) */
+	if (!config_resolves(w, path))
+		return 0;
+	v = getenv(var);
 	if (v == NULL)
 		return cs_err(w, line, "'%s' names '%s', which is not set",
 		    path, var);
@@ -423,12 +448,13 @@ finish_config(struct cs_walk *w, void *base, const char *path, int line)
 	return 0;
 }
 
-int
-config_load_mem(const char *name, const char *buf, size_t len,
+static int
+load_mem(const char *name, const char *buf, size_t len, unsigned secrets,
     struct config *cfg, char *err, size_t errlen)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->path = xstrdup(name);
+	cfg->secrets = secrets & CONFIG_SECRETS_ALL;
 	if (cs_load(&root, cfg, name, buf, len, err, errlen) == -1) {
 		config_release(cfg);
 		return -1;
@@ -437,7 +463,15 @@ config_load_mem(const char *name, const char *buf, size_t len,
 }
 
 int
-config_load(const char *path, struct config *cfg, char *err, size_t errlen)
+config_load_mem(const char *name, const char *buf, size_t len,
+    struct config *cfg, char *err, size_t errlen)
+{
+	return load_mem(name, buf, len, CONFIG_SECRETS_ALL, cfg, err, errlen);
+}
+
+static int
+load_file(const char *path, unsigned secrets, struct config *cfg, char *err,
+    size_t errlen)
 {
 	FILE *fp;
 	char *buf = NULL;
@@ -464,7 +498,7 @@ config_load(const char *path, struct config *cfg, char *err, size_t errlen)
 		goto fail;
 	}
 	fclose(fp);
-	rc = config_load_mem(path, buf, len, cfg, err, errlen);
+	rc = load_mem(path, buf, len, secrets, cfg, err, errlen);
 	free(buf);
 	return rc;
 
@@ -472,6 +506,24 @@ fail:
 	snprintf(err, errlen, "%s: %s", path, strerror(errno));
 	free(buf);
 	return -1;
+}
+
+int
+config_load_with(const char *path, unsigned secrets, struct config *cfg,
+    struct p2o_err *e)
+{
+	char err[P2O_ERR_MAX];
+
+	p2o_err_clear(e);
+	if (load_file(path, secrets, cfg, err, sizeof(err)) == -1)
+		return p2o_fail(e, P2O_EXIT_CONFIG, "%s", err);
+	return 0;
+}
+
+int
+config_load(const char *path, struct config *cfg, char *err, size_t errlen)
+{
+	return load_file(path, CONFIG_SECRETS_ALL, cfg, err, errlen);
 }
 
 void

@@ -1,14 +1,18 @@
 /*
  * config.h - the YAML configuration (examples/pg2osync.yaml), parsed with
- * libyaml. Sections: source, target, sync.<name>,
- * engine, metrics. Every error names file, line and key; config_load never
- * exits. Secrets are read from the environment (*_env) at load time; an
- * inline secret works but warns. Secrets are never copied anywhere else.
+ * libyaml. Sections: source, target, sync.<name>, engine, metrics. Every
+ * error names file, line and key; loading never exits. Secrets are read
+ * from the environment (*_env) at load time, and only those the program
+ * asks for (CONFIG_SECRET_*): a program never holds a secret it does not
+ * use. An inline secret works but warns. Secrets are never copied anywhere
+ * else.
  */
 #ifndef CONFIG_H
 #define CONFIG_H
 
 #include <stddef.h>
+
+#include "err.h"
 
 #include "template.h"
 
@@ -102,12 +106,29 @@ struct sync_section {
 	struct sync_join join;
 };
 
+/*
+ * The secrets config_load_with resolves from the environment, each named
+ * by the section its *_env key is in. A program asks for those it uses:
+ * the shaper none, the writer and ckpt the target's, the captures and the
+ * loader the source's; the supervisor checks those its stages need.
+ */
+#define CONFIG_SECRETS_NONE	0u
+#define CONFIG_SECRET_SOURCE	1u	/* source.url_env */
+#define CONFIG_SECRET_TARGET	2u	/* target.password_env */
+#define CONFIG_SECRETS_ALL	(CONFIG_SECRET_SOURCE | CONFIG_SECRET_TARGET)
+
 struct config {
 	char	*path;
+	unsigned secrets;		/* CONFIG_SECRET_* resolved: a section's
+					 * *_env value is there only if its bit is */
 
 	/* source */
-	enum source_kind source_kind;	/* from the url scheme */
-	char	*source_url;		/* resolved (may hold a password: never log) */
+	enum source_kind source_kind;	/* from the url scheme; without the
+					 * url (url_env not resolved) from the
+					 * keys: server_id names a MySQL source */
+	char	*source_url;		/* inline, or resolved from url_env;
+					 * NULL when url_env was not resolved
+					 * (may hold a password: never log) */
 	char	*source_url_env;	/* the env var name, if used */
 	/* PostgreSQL; default "pg2osync", NULL for a MySQL source */
 	char	*slot_name;
@@ -122,7 +143,8 @@ struct config {
 	/* target */
 	char	*target_url;		/* http(s)://host:port, no trailing / */
 	char	*target_username;
-	char	*target_password;	/* resolved from password_env or inline */
+	char	*target_password;	/* inline, or resolved from password_env
+					 * (NULL when that was not resolved) */
 	char	*target_password_env;
 
 	/* sync.<name> */
@@ -139,9 +161,19 @@ struct config {
 	char	*metrics_bind;		/* "127.0.0.1:9187"; NULL = no endpoint */
 };
 
-/* 0 ok; -1 with "file:line: message" in err. Warnings (inline secrets) are
- * logged through log.h. */
+/* config.c */
+
+/* read path into cfg, resolving the secrets named (CONFIG_SECRET_*): 0, or
+ * -1 with err's code P2O_EXIT_CONFIG and "file:line: message". Warnings
+ * (inline secrets) are logged through log.h. */
+int	config_load_with(const char *path, unsigned secrets, struct config *,
+	    struct p2o_err *);
+/* config_load_with every secret, the error as text */
 int	config_load(const char *path, struct config *, char *err, size_t errlen);
+/* the same as config_load on a buffer; name stands for the file in
+ * messages. Lets the fuzz target skip the filesystem. */
+int	config_load_mem(const char *name, const char *buf, size_t len,
+	    struct config *, char *err, size_t errlen);
 void	config_release(struct config *);
 /* the sync section whose rel is "schema.table", or NULL */
 const struct sync_section *config_find_rel(const struct config *,
@@ -154,15 +186,13 @@ const struct sync_section *config_find_index(const struct config *,
 /* the body an index is created with (its mapping file, or a join's
  * generated mapping), or NULL for the target's defaults */
 const char *config_index_body(const struct config *, const char *index);
+
+/* config_sync.c */
+
 /* a transform's date pattern (YYYY MM DD hh mm ss and separators): 0,
  * or -1 with why */
 int	config_check_date_pattern(const char *, char *why, size_t);
 /* OpenSearch's rules for an index name: 0, or -1 with why */
 int	config_check_index_name(const char *, char *why, size_t);
-
-/* --- added by config.c: the same as config_load on a buffer; name stands
- * for the file in messages. Lets the fuzz target skip the filesystem. --- */
-int	config_load_mem(const char *name, const char *buf, size_t len,
-	    struct config *, char *err, size_t errlen);
 
 #endif

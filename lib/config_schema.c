@@ -46,6 +46,7 @@ struct pending {
 
 struct cs_walk {
 	struct cmsg	 m;
+	void		*base;		/* the root's structure */
 	struct ctree	 t;
 	struct sbuf	 path;		/* of the node being read */
 	struct sbuf	 names;		/* paths of seen and pending */
@@ -77,6 +78,12 @@ const char *
 cs_name(const struct cs_walk *w)
 {
 	return w->m.name;
+}
+
+void *
+cs_base(const struct cs_walk *w)
+{
+	return w->base;
 }
 
 /* "'path' must ..." or, at the top, "the configuration must ..." */
@@ -735,6 +742,7 @@ cs_load(const struct cs_node *root, void *base, const char *name,
 	int rc = -1;
 
 	memset(&w, 0, sizeof(w));
+	w.base = base;
 	w.m.name = name;
 	w.m.err = err;
 	w.m.errlen = errlen;

@@ -97,6 +97,8 @@ int	cs_err(struct cs_walk *, int line, const char *fmt, ...)
 int	cs_line(struct cs_walk *, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 const char *cs_name(const struct cs_walk *);
+/* the structure cs_load reads into (its base argument) */
+void	*cs_base(const struct cs_walk *);
 /* path += ".name" as the walker writes it */
 void	cs_path_add(struct sbuf *path, const char *name);
 

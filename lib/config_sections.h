@@ -16,20 +16,37 @@
 #define CFG(f)	offsetof(struct config, f)
 
 /* sections of struct config itself: their offsets are into it */
+
+/* config_source.c */
 extern const struct cs_node config_source_keys[];
-extern const struct cs_node config_target_keys[];
-extern const struct cs_node config_engine_keys[];
-extern const struct cs_node config_metrics_keys[];
 int	config_source_finish(struct cs_walk *, void *, const char *, int);
+
+/* config_target.c */
+extern const struct cs_node config_target_keys[];
 int	config_target_finish(struct cs_walk *, void *, const char *, int);
 
-/* one struct sync_section, the element of the map under sync: */
+/* config_engine.c */
+extern const struct cs_node config_engine_keys[];
+
+/* config_metrics.c */
+extern const struct cs_node config_metrics_keys[];
+
+/* config_sync.c: one struct sync_section, the element of the map under
+ * sync: */
 extern const struct cs_node config_sync_section;
 
-/* *_env keys: the name's form, and its value (never quoted in messages) */
+/* config.c */
+
+/* *_env keys: the name's form, and its value (never quoted in messages).
+ * config_resolve_env resolves only the secrets the program asked for
+ * (struct config's secrets, by the section path starts with): for any
+ * other it returns 0 and leaves *dst alone. */
 int	config_check_envname(const char *, char *why, size_t);
 int	config_resolve_env(struct cs_walk *, const char *path, int line,
 	    const char *var, char **dst);
+/* 1 if config_resolve_env resolves the secrets of the section path is
+ * in ("source.url_env": the source's) */
+int	config_resolves(struct cs_walk *, const char *path);
 
 static inline int
 config_has_prefix(const char *s, const char *prefix)

@@ -2,7 +2,8 @@
  * config_source.c - the source section: where changes are read from. Owns
  * its keys, the kind of source a connection string names, and the rules
  * between its keys (url or url_env, the keys only one kind of source
- * takes, sslcert with sslkey).
+ * takes, sslcert with sslkey). Without the url (a program that does not
+ * resolve url_env) the kind of source is the one its keys name.
  *
  * It never quotes a connection string: it may hold a password.
  */
@@ -137,7 +138,13 @@ config_source_finish(struct cs_walk *w, void *base, const char *path,
 	if (lenv && config_resolve_env(w, "source.url_env", lenv,
 	    cfg->source_url_env, &cfg->source_url) == -1)
 		return -1;
-	if ((cfg->source_kind = source_kind_of(cfg->source_url)) == 0) {
+	/* a program that connects to no source reads no url: the kind is
+	 * the one server_id names, which every file a program with the url
+	 * loads agrees with (check_kind_keys) */
+	if (cfg->source_url == NULL)
+		cfg->source_kind = cs_line(w, "source.server_id") ?
+		    SOURCE_MYSQL : SOURCE_POSTGRES;
+	else if ((cfg->source_kind = source_kind_of(cfg->source_url)) == 0) {
 		if (lenv)
 			return cs_err(w, lenv, "'source.url_env': the value of "
 			    "'%s' must be a postgres://, postgresql://, "

@@ -109,8 +109,7 @@ ctl_send_stats(struct ctl *c, const char *tool, const enum msg_counter *ids,
 }
 
 int
-ctl_read_acks(struct ctl *c, uint64_t *acked, int *eof, int *code,
-    char *err, size_t errlen)
+ctl_take_acks(struct ctl *c, uint64_t *acked, int *eof, struct p2o_err *e)
 {
 	struct frame f;
 	struct msg_pos ack;
@@ -127,29 +126,35 @@ ctl_read_acks(struct ctl *c, uint64_t *acked, int *eof, int *code,
 			*eof = 1;
 			return 0;
 		}
-		*code = P2O_EXIT_TEMPFAIL;
-		snprintf(err, errlen, "control fd 3: %s", strerror(errno));
-		return -1;
+		return p2o_fail(e, P2O_EXIT_TEMPFAIL, "control fd 3: %s",
+		    strerror(errno));
 	}
 	while ((rc = frame_next(&c->rd, &f)) == 1) {
 		if (msg_kind(&f) != MSG_ACK)
 			continue;	/* nothing else is for a capture */
-		if (msg_read_pos(&f, &ack, why, sizeof(why)) == -1) {
-			*code = P2O_EXIT_DATA;
-			snprintf(err, errlen, "control fd 3: offset %llu: %s",
-			    (unsigned long long)f.offset, why);
-			return -1;
-		}
+		if (msg_read_pos(&f, &ack, why, sizeof(why)) == -1)
+			return p2o_fail(e, P2O_EXIT_DATA, "control fd 3: offset "
+			    "%llu: %s", (unsigned long long)f.offset, why);
 		if (ack.pos > *acked)
 			*acked = ack.pos;
 		msg_pos_release(&ack);
 	}
-	if (rc == -1) {
-		*code = P2O_EXIT_DATA;
-		snprintf(err, errlen, "%s", c->rd.err);
-		return -1;
-	}
+	if (rc == -1)
+		return p2o_fail(e, P2O_EXIT_DATA, "%s", c->rd.err);
 	if (n == 0)
 		*eof = 1;
 	return 0;
+}
+
+int
+ctl_read_acks(struct ctl *c, uint64_t *acked, int *eof, int *code,
+    char *err, size_t errlen)
+{
+	struct p2o_err e;
+
+	if (ctl_take_acks(c, acked, eof, &e) == 0)
+		return 0;
+	*code = e.code;
+	snprintf(err, errlen, "%s", e.msg);
+	return -1;
 }

@@ -11,6 +11,7 @@
 #define CTL_H
 
 #include <stdint.h>
+#include "err.h"
 #include "frame.h"
 #include "msg.h"
 
@@ -41,13 +42,17 @@ void	ctl_close(struct ctl *);
  * ctl_send_stats queues and writes one stats frame of the n counters ids
  * with values v when they differ from sent[] (updated once written);
  * 1 when the supervisor closed its end (as good as EOF), 0, or -1 with
- * errno. ctl_read_acks reads what fd 3 holds and raises *acked to the
+ * errno. ctl_take_acks reads what fd 3 holds and raises *acked to the
  * highest ack in it; *eof once the supervisor closed fd 3; 0, or -1 with
- * the exit code in *code and the reason in err.
+ * the exit code and the reason in e.
  */
 int	ctl_send_stats(struct ctl *, const char *tool,
 	    const enum msg_counter *ids, const uint64_t *v, uint64_t *sent,
 	    size_t n);
+int	ctl_take_acks(struct ctl *, uint64_t *acked, int *eof,
+	    struct p2o_err *e);
+/* ctl_take_acks with the error as a code and a text: the captures' call
+ * until they carry a struct p2o_err */
 int	ctl_read_acks(struct ctl *, uint64_t *acked, int *eof, int *code,
 	    char *err, size_t errlen);
 

@@ -65,9 +65,14 @@ log_level_enabled(enum log_level lvl)
 static void
 put(const char *s, size_t n)
 {
-	if (write(P2O_FD_LOG, s, n) < 0) {
-		/* nowhere to report a failed write to stderr */
-	}
+	ssize_t w;
+
+	/* a signal caught while stderr is full (no SA_RESTART, stage.c)
+	 * must not cost the line; a short write is not retried, so a line
+	 * is never written in two pieces another process's could split */
+	do
+		w = write(P2O_FD_LOG, s, n);
+	while (w < 0 && errno == EINTR);
 }
 
 /* on a terminal, the status line is cleared before a line is written and

@@ -27,6 +27,7 @@ static const char *const kind_names[MSG_NKINDS] = {
 	[MSG_LOAD] = "load",
 	[MSG_GET] = "get", [MSG_CHECKPOINT] = "checkpoint",
 	[MSG_PUT] = "put", [MSG_STORED] = "stored",
+	[MSG_GAP] = "gap",
 };
 
 enum msg_kind
@@ -306,6 +307,40 @@ msg_put_stored(struct sbuf *out, uint64_t pos)
 	open_kind(&j, MSG_STORED);
 	member_u64(&j, "pos", pos);
 	end_small(out, &j);
+}
+
+void
+msg_put_gap(struct sbuf *out, const struct msg_gap *g)
+{
+	struct sbuf j = SBUF_INIT;
+
+	open_kind(&j, MSG_GAP);
+	member_u64(&j, "frames", g->frames);
+	member_u64(&j, "bytes", g->bytes);
+	end_small(out, &j);
+}
+
+int
+msg_read_gap(const struct frame *f, struct msg_gap *g, char *err,
+    size_t errlen)
+{
+	memset(g, 0, sizeof(*g));
+	if (msg_kind(f) != MSG_GAP)
+		return bad(err, errlen, "not a gap frame");
+	if (get_u64(f->obj, "frames", &g->frames, 1, "gap", err, errlen) == -1 ||
+	    get_u64(f->obj, "bytes", &g->bytes, 1, "gap", err, errlen) == -1)
+		return -1;
+	return 0;
+}
+
+const char *
+msg_gap_describe(const struct msg_gap *g, char *buf, size_t len)
+{
+	snprintf(buf, len, "a gap: the tap that wrote this stream dropped "
+	    "%llu frame%s (%llu bytes) here, so what follows is not the "
+	    "stream; a replay stops at it", (unsigned long long)g->frames,
+	    g->frames == 1 ? "" : "s", (unsigned long long)g->bytes);
+	return buf;
 }
 
 void

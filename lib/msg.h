@@ -3,7 +3,7 @@
  * kind, every member name and the table of counter names. lib/frame.c owns
  * the bytes around a frame; this module owns what is inside it.
  *
- * Three families:
+ * Four families:
  *   - control frames (hello, durable, marked, ack, confirm, stats and the
  *     checkpoint requests) are small: each has a typed encoder msg_put_*
  *     that appends a complete frame and a typed decoder msg_read_*;
@@ -13,7 +13,9 @@
  *     documents without parsing them into a tree;
  *   - counters: enum msg_counter and msg_counters[], read by every stage
  *     that reports and by the supervisor's metrics renderer, so a counter
- *     name exists exactly once.
+ *     name exists exactly once;
+ *   - the gap, which a tap writes into its file where it dropped frames,
+ *     and which a replay of that file reports and stops at.
  *
  * Decoders return 0, or -1 with a message in err naming what is wrong; a
  * decoded string is a heap copy (release the struct) and a decoded span
@@ -40,6 +42,8 @@ enum msg_kind {
 	MSG_LOAD,
 	/* supervisor <-> ckpt serve (§6) */
 	MSG_GET, MSG_CHECKPOINT, MSG_PUT, MSG_STORED,
+	/* in a tap's file only (§9): frames the copy dropped here */
+	MSG_GAP,
 	MSG_NKINDS
 };
 
@@ -91,6 +95,22 @@ void	msg_put_stored(struct sbuf *out, uint64_t pos);
  * means none is stored; a "text" must be a non-empty string. */
 int	msg_read_pos(const struct frame *, struct msg_pos *, char *err,
 	    size_t errlen);
+
+/*
+ * gap: a tap's file is missing frames here (framing.md §9): the copy fell
+ * behind and dropped them rather than hold the pipeline up. Never on a
+ * live pipe. frames and bytes say how much is missing (bytes: the frames'
+ * length prefixes and bodies).
+ */
+struct msg_gap {
+	uint64_t frames;
+	uint64_t bytes;
+};
+void	msg_put_gap(struct sbuf *out, const struct msg_gap *);
+int	msg_read_gap(const struct frame *, struct msg_gap *, char *err,
+	    size_t errlen);
+/* what a replay says when it reaches one, into buf */
+const char *msg_gap_describe(const struct msg_gap *, char *buf, size_t len);
 
 /*
  * A load mark (§4 mark, §6 marked / confirm). id is opaque to every stage

@@ -5,14 +5,24 @@
  * loader cannot disagree. It computes no value and has no function calls:
  * a filter selects rows, nothing more. Never logs, never exits.
  *
- * Grammar (precedence low to high):
- *   expr  := or
- *   or    := and { OR and }
- *   and   := not { AND not }
- *   not   := NOT not | pred
- *   pred  := '(' expr ')' | operand cmp operand
- *          | operand [NOT] IN '(' literal { ',' literal } ')'
- *          | operand IS [NOT] NULL
+ * Grammar (precedence low to high; keywords in any letter case):
+ *   expr    := or
+ *   or      := and { OR and }
+ *   and     := not { AND not }
+ *   not     := NOT not | pred
+ *   pred    := '(' expr ')' | operand cmp operand
+ *            | operand [NOT] IN '(' literal { ',' literal } ')'
+ *            | operand IS [NOT] NULL
+ *   operand := column | literal
+ *   literal := 'string' | number | TRUE | FALSE
+ *
+ * Booleans: a boolean value (PostgreSQL's bool, a JSON true/false) against
+ * TRUE/FALSE compares as a boolean, FALSE < TRUE. Against any other value
+ * TRUE and FALSE are the numbers 1 and 0, which is what they are in MySQL,
+ * where BOOLEAN is tinyint(1) and arrives as a number. A boolean value
+ * against a string reads the string the way PostgreSQL reads a boolean
+ * literal ('t', 'yes', 'off', ...); against a number it is unknown
+ * (PostgreSQL has no boolean = integer).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -29,12 +39,13 @@
 
 enum wkind { W_OR, W_AND, W_NOT, W_CMP, W_IN, W_ISNULL };
 enum wcmp { C_EQ, C_NE, C_LT, C_LE, C_GT, C_GE };
-enum wopd { O_COLUMN, O_STRING, O_NUMBER };
+enum wopd { O_COLUMN, O_STRING, O_NUMBER, O_BOOL };
 enum tv { TV_FALSE, TV_TRUE, TV_UNKNOWN };
 
 struct operand {
 	enum wopd kind;
-	char	*text;		/* column name, string content, number */
+	char	*text;		/* column name, string content, number,
+				 * "1" or "0" for TRUE or FALSE */
 	size_t	 len;		/* a string may hold NUL? never: refused */
 };
 
@@ -67,7 +78,7 @@ struct parser {
 static const char *const reserved[] = {
 	"and", "or", "not", "in", "is", "null",
 	/* SQL the subset does not take: named so the message says so */
-	"like", "ilike", "between", "true", "false", "exists", "select",
+	"like", "ilike", "between", "exists", "select",
 	"case", "when", "then", "else", "end", "any", "all", "some", "cast",
 	"collate", "escape", "similar", "regexp", "rlike", "div", "mod",
 	"xor", "distinct", "from", "as", "interval", "unknown", NULL
@@ -264,6 +275,15 @@ parse_literal(struct parser *ps, struct operand *o)
 	skip_ws(ps);
 	if (*ps->p == '\'')
 		return parse_string(ps, o);
+	n = word_len(ps->p);
+	if (n > 0 && (word_is(ps->p, n, "true") || word_is(ps->p, n, "false"))) {
+		o->kind = O_BOOL;
+		o->text = xstrdup(tolower((unsigned char)*ps->p) == 't' ? "1" :
+		    "0");
+		o->len = 1;
+		ps->p += n;
+		return 0;
+	}
 	if ((n = number_len(ps->p)) > 0) {
 		o->kind = O_NUMBER;
 		o->text = xstrndup(ps->p, n);
@@ -365,8 +385,8 @@ parse_in(struct parser *ps, struct wnode *n)
 	do {
 		memset(&o, 0, sizeof(o));
 		if (parse_literal(ps, &o) == -1) {
-			perr(ps, "%s", "something other than a string or number "
-			    "literal in an IN list");
+			perr(ps, "%s", "something other than a string, number or "
+			    "boolean literal in an IN list");
 			free_node(n);
 			return NULL;
 		}
@@ -689,6 +709,8 @@ struct val {
 	enum { V_NULL, V_STRING, V_NUMBER, V_BOOL, V_OTHER } kind;
 	const char *p;		/* the string's bytes, the number's text */
 	size_t	 n;
+	int	 b;		/* V_BOOL: 1 true, 0 false */
+	int	 literal;	/* V_BOOL: written TRUE or FALSE */
 	char	*heap;		/* an unescaped string */
 };
 
@@ -719,8 +741,7 @@ val_of_json(struct jspan j, struct val *v)
 	case J_TRUE:
 	case J_FALSE:
 		v->kind = V_BOOL;
-		v->p = j.p;
-		v->n = j.n;
+		v->b = jspan_type(j) == J_TRUE;
 		return;
 	default:
 		v->kind = V_OTHER;
@@ -748,6 +769,11 @@ val_of(const struct operand *o, where_get_fn get, void *arg, struct val *v)
 	case O_NUMBER:
 		v->kind = V_NUMBER;
 		break;
+	case O_BOOL:
+		v->kind = V_BOOL;
+		v->b = o->text[0] == '1';
+		v->literal = 1;
+		break;
 	}
 	v->p = o->text;
 	v->n = o->len;
@@ -764,22 +790,72 @@ bytecmp(const struct val *a, const struct val *b)
 	return a->n == b->n ? 0 : a->n < b->n ? -1 : 1;
 }
 
+/*
+ * A string as PostgreSQL reads a boolean literal: true/false, yes/no,
+ * on/off, 1/0, or a prefix that names one of them alone, in any case and
+ * with blanks around it. 1 or 0, or -1 when it is none of them (where
+ * the server would refuse the comparison).
+ */
+static int
+bool_of_text(const char *p, size_t n)
+{
+	static const struct {
+		const char *word;
+		int	 value;
+		size_t	 least;	/* letters a prefix needs: "o" is ambiguous */
+	} words[] = {
+		{ "true", 1, 1 }, { "false", 0, 1 }, { "yes", 1, 1 },
+		{ "no", 0, 1 }, { "on", 1, 2 }, { "off", 0, 2 },
+	};
+	size_t i;
+
+	while (n > 0 && isspace((unsigned char)*p))
+		p++, n--;
+	while (n > 0 && isspace((unsigned char)p[n - 1]))
+		n--;
+	if (n == 1 && (*p == '1' || *p == '0'))
+		return *p == '1';
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (n >= words[i].least && n <= strlen(words[i].word) &&
+		    strncasecmp(p, words[i].word, n) == 0)
+			return words[i].value;
+	return -1;
+}
+
 /* -1, 0, 1, or 2 when the two cannot be compared (unknown) */
 static int
 compare(const struct val *a, const struct val *b)
 {
+	const struct val *bv, *other;
+	struct val num;
+	int x;
+
 	if (a->kind == V_NULL || b->kind == V_NULL || a->kind == V_OTHER ||
 	    b->kind == V_OTHER)
 		return 2;
 	if (a->kind == V_STRING && b->kind == V_STRING)
 		return bytecmp(a, b);
-	if (a->kind == V_BOOL || b->kind == V_BOOL) {
-		/* a boolean against its text, 'true' or 'false' */
-		if (a->kind == V_NUMBER || b->kind == V_NUMBER)
-			return 2;
-		return bytecmp(a, b);
+	if (a->kind == V_BOOL && b->kind == V_BOOL)
+		return a->b == b->b ? 0 : a->b < b->b ? -1 : 1;
+	if (a->kind != V_BOOL && b->kind != V_BOOL)
+		return where_numcmp(a->p, a->n, b->p, b->n);
+	bv = a->kind == V_BOOL ? a : b;
+	other = a->kind == V_BOOL ? b : a;
+	if (bv->literal) {
+		/* MySQL's TRUE and FALSE: the numbers 1 and 0 */
+		memset(&num, 0, sizeof(num));
+		num.kind = V_NUMBER;
+		num.p = bv->b ? "1" : "0";
+		num.n = 1;
+		return bv == a ? compare(&num, other) : compare(other, &num);
 	}
-	return where_numcmp(a->p, a->n, b->p, b->n);
+	if (other->kind == V_NUMBER)
+		return 2;
+	if ((x = bool_of_text(other->p, other->n)) == -1)
+		return 2;
+	if (bv->b == x)
+		return 0;
+	return (bv == a ? bv->b < x : x < bv->b) ? -1 : 1;
 }
 
 static enum tv
@@ -876,6 +952,11 @@ sql_operand(const struct operand *o, struct sbuf *out, where_quote_fn q,
 
 	if (o->kind == O_NUMBER) {
 		sbuf_adds(out, o->text);
+		return 0;
+	}
+	/* both servers spell them so; MySQL reads them as 1 and 0 */
+	if (o->kind == O_BOOL) {
+		sbuf_adds(out, o->text[0] == '1' ? "TRUE" : "FALSE");
 		return 0;
 	}
 	if ((s = q(arg, o->text, o->kind == O_COLUMN)) == NULL)

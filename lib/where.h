@@ -6,11 +6,14 @@
  * predicates.
  *
  * The subset: comparisons (= <> != < <= > >=) between column names and
- * string ('it''s') or number (-12.5e3) literals, AND, OR, NOT, IN (literal,
- * ...), NOT IN, IS NULL, IS NOT NULL and parentheses. SQL's three-valued
- * logic: NULL (or a missing column) is unknown, and only TRUE matches.
- * Strings compare byte-wise; a number against a string that holds a number
- * compares numerically, exactly (numeric and DECIMAL arrive as strings).
+ * string ('it''s'), number (-12.5e3) or boolean (TRUE, FALSE) literals,
+ * AND, OR, NOT, IN (literal, ...), NOT IN, IS NULL, IS NOT NULL and
+ * parentheses; keywords in any letter case. SQL's three-valued logic: NULL
+ * (or a missing column) is unknown, and only TRUE matches. Strings compare
+ * byte-wise; a number against a string that holds a number compares
+ * numerically, exactly (numeric and DECIMAL arrive as strings). A boolean
+ * value against TRUE/FALSE compares as a boolean; against anything else
+ * TRUE and FALSE are 1 and 0, as MySQL reads them (where.c says the rest).
  */
 #ifndef WHERE_H
 #define WHERE_H
@@ -23,8 +26,8 @@
 struct where;
 
 #define WHERE_SUPPORTED "comparisons (= <> != < <= > >=) between column " \
-	"names and string or number literals, AND, OR, NOT, IN (...), " \
-	"IS [NOT] NULL and parentheses"
+	"names and string, number or boolean (TRUE, FALSE) literals, AND, " \
+	"OR, NOT, IN (...), IS [NOT] NULL and parentheses"
 
 /* the expression, or NULL with why (the byte offset and what is wrong,
  * then the list of what is supported) */

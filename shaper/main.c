@@ -8,9 +8,7 @@
  * when it passes OUT_FLUSH bytes. The tool ends once both inputs ended.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +19,11 @@
 #include "log.h"
 #include "msg.h"
 #include "p2o.h"
+#include "stage.h"
 #include "xio.h"
 #include "shaper.h"
 
 #define OUT_FLUSH	(256 * 1024)
-#define STATS_MS	1000
 /* copy rows handled between two looks at stdin while the loader has
  * frames already buffered: bounds how long the stream can wait */
 #define LOAD_BATCH	64
@@ -34,12 +32,15 @@ static const char usage_text[] =
 "usage: shaper -c config.yaml [--load-fd N]\n"
 "\n"
 "Turns event frames on stdin into operation frames on stdout, using the\n"
-"sync sections of the configuration (framing.md).\n"
+"sync sections of the configuration (framing.md). It connects to nothing\n"
+"and reads no secret from the environment: a captured stream replays\n"
+"anywhere.\n"
 "\n"
 "  -c, --config FILE  the pg2osync configuration (required)\n"
 "      --load-fd N    read the loader's copy rows and marks from fd N; it is\n"
 "                     read only when stdin has nothing ready\n"
 "  -h, --help         this text\n"
+"  -V, --version      the version\n"
 "\n"
 "fds: 0 event frames in; 1 operation frames out; 2 log lines;\n"
 "     3 control channel (optional: hello, stats); N copy rows (--load-fd)\n"
@@ -50,16 +51,48 @@ static const char usage_text[] =
 "those ends.\n"
 "\n"
 "exit codes: 0 both inputs ended; 1 internal error; 64 bad command line;\n"
-"  65 malformed frame or event (a NULL key, an unknown kind...): output\n"
-"  from the frames before it is written, nothing after; 75 stdout or the\n"
-"  control channel closed; 78 invalid configuration\n";
+"  65 malformed frame or event (a NULL key, an unknown kind...), or a gap\n"
+"  where the tap that wrote a replayed file dropped frames (framing.md\n"
+"  section 9): output from the frames before it is written, nothing after\n"
+"  (a gap is passed on); 75 stdout or the control channel closed; 78\n"
+"  invalid configuration\n";
 
 struct shaperd {
+	struct stage st;
 	struct shaper sh;
 	struct sbuf out;
-	struct ctl ctl;
 	struct shape_counters sent;	/* counters in the last stats frame */
-	long long next_stats;		/* CLOCK_MONOTONIC ms */
+	int	 load_fd;		/* --load-fd, or -1 */
+};
+
+static int parse_fd(const char *);
+
+static int
+option(void *arg, int ch, const char *optarg, struct p2o_err *e)
+{
+	struct shaperd *d = arg;
+
+	/* the only option of its own: --load-fd */
+	d->load_fd = parse_fd(optarg);
+	if (d->load_fd <= P2O_FD_CTL)
+		return p2o_fail(e, P2O_EXIT_USAGE, "--load-fd '%s' is not a "
+		    "descriptor above 3", optarg);
+	return 0;
+}
+
+static const struct option longopts[] = {
+	{ "load-fd", required_argument, NULL, 'L' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static const struct stage_spec spec = {
+	.tool = "shaper",
+	.usage = usage_text,
+	.longopts = longopts,
+	.option = option,
+	/* no signal of its own: it ends with its inputs (see usage) */
+	.control = 1,
+	.stats_ms = 1000,
 };
 
 static void
@@ -83,7 +116,7 @@ send_stats(struct shaperd *d, long long now)
 {
 	struct sbuf j = SBUF_INIT;
 
-	if (now < d->next_stats || !stats_changed(d))
+	if (!stage_stats_due(&d->st, now) || !stats_changed(d))
 		return;
 	msg_stats_begin(&j, "shaper");
 	msg_stats_add(&j, MC_ROWS_IN, d->sh.n.rows_in);
@@ -93,22 +126,13 @@ send_stats(struct shaperd *d, long long now)
 	kcount_put_stats(&d->sh.drift, &j, MC_DRIFT);
 	kcount_put_stats(&d->sh.truncates_skipped, &j, MC_TRUNCATES_SKIPPED);
 	kcount_put_stats(&d->sh.unconverted, &j, MC_TRANSFORM_UNCONVERTED);
-	msg_stats_end(&d->ctl.out, &j);
+	msg_stats_end(&d->st.ctl.out, &j);
 	sbuf_release(&j);
-	if (ctl_flush(&d->ctl) == -1)
+	if (ctl_flush(&d->st.ctl) == -1)
 		fatal(P2O_EXIT_TEMPFAIL, "could not write to the control "
 		    "channel");
 	d->sent = d->sh.n;
-	d->next_stats = now + STATS_MS;
-}
-
-/* the poll timeout: the stats deadline, if any counter is unsent */
-static int
-stats_timeout(struct shaperd *d, long long now)
-{
-	if (!ctl_active(&d->ctl) || !stats_changed(d))
-		return -1;
-	return d->next_stats > now ? (int)(d->next_stats - now) : 0;
+	stage_stats_sent(&d->st, now);
 }
 
 /* shape one buffered frame of rd: 1 done, 0 none complete. A bad frame
@@ -161,65 +185,36 @@ parse_fd(const char *s)
 int
 main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "load-fd", required_argument, NULL, 'L' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	static struct shaperd d;
 	struct config cfg;
+	struct p2o_err e;
 	struct frame_reader in, ld;
 	struct pollfd pfd[2];
-	const char *cfgpath = NULL;
-	char err[512], loadname[32];
-	int ch, load_fd = -1, load_open, load_pending = 0, n, timeout;
+	char loadname[32];
+	int load_open, load_pending = 0, n, timeout;
 	long long now;
 
-	log_init("shaper");
-	ctl_claim();
-	signal(SIGPIPE, SIG_IGN);
-
-	while ((ch = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'c':
-			cfgpath = optarg;
-			break;
-		case 'L':
-			load_fd = parse_fd(optarg);
-			if (load_fd <= P2O_FD_CTL)
-				fatalx(P2O_EXIT_USAGE, "--load-fd '%s' is not a "
-				    "descriptor above 3", optarg);
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return P2O_EXIT_OK;
-		default:
-			fputs(usage_text, stderr);
-			return P2O_EXIT_USAGE;
-		}
-	}
-	if (cfgpath == NULL || optind != argc) {
-		fputs(usage_text, stderr);
+	d.load_fd = -1;
+	if (stage_begin(&d.st, &spec, &d, argc, argv, &e) != STAGE_RUN)
+		return stage_report(&e);
+	if (d.load_fd != -1 && !fd_is_open(d.load_fd)) {
+		log_error("--load-fd %d is not open", d.load_fd);
 		return P2O_EXIT_USAGE;
 	}
-	if (load_fd != -1 && !fd_is_open(load_fd))
-		fatalx(P2O_EXIT_USAGE, "--load-fd %d is not open", load_fd);
-	if (config_load(cfgpath, &cfg, err, sizeof(err)) == -1)
-		fatalx(P2O_EXIT_CONFIG, "%s", err);
-	if (ctl_open(&d.ctl, "shaper") == -1)
-		fatal(P2O_EXIT_TEMPFAIL, "could not say hello on the control "
-		    "channel");
+	/* the shaper connects to nothing: it needs no secret, so a captured
+	 * stream replays at a desk without the production credentials */
+	if (config_load_with(d.st.cfgpath, CONFIG_SECRETS_NONE, &cfg, &e) == -1 ||
+	    stage_hello(&d.st, &e) == -1)
+		return stage_report(&e);
 
 	shaper_init(&d.sh, &cfg);
 	sbuf_init(&d.out);
 	frame_reader_init(&in, P2O_FD_IN, "stdin");
-	load_open = load_fd != -1;
+	load_open = d.load_fd != -1;
 	if (load_open) {
-		snprintf(loadname, sizeof(loadname), "load fd %d", load_fd);
-		frame_reader_init(&ld, load_fd, loadname);
+		snprintf(loadname, sizeof(loadname), "load fd %d", d.load_fd);
+		frame_reader_init(&ld, d.load_fd, loadname);
 	}
-	d.next_stats = now_ms();
 
 	for (;;) {
 		/* stdin first: every frame it already has */
@@ -233,10 +228,11 @@ main(int argc, char **argv)
 
 		now = now_ms();
 		send_stats(&d, now);
-		timeout = load_pending ? 0 : stats_timeout(&d, now);
+		timeout = load_pending ? 0 : stage_stats_wait(&d.st, now,
+		    stats_changed(&d));
 		pfd[0] = (struct pollfd){ .fd = in.eof ? -1 : P2O_FD_IN,
 		    .events = POLLIN };
-		pfd[1] = (struct pollfd){ .fd = load_open ? load_fd : -1,
+		pfd[1] = (struct pollfd){ .fd = load_open ? d.load_fd : -1,
 		    .events = POLLIN };
 		if ((n = poll(pfd, 2, timeout)) == -1) {
 			if (errno == EINTR)
@@ -272,12 +268,12 @@ main(int argc, char **argv)
 	flush_out(&d);
 	/* the last counts go out even inside the once-a-second spacing: the
 	 * supervisor keeps a finished stage's final report */
-	d.next_stats = 0;
+	stage_stats_now(&d.st);
 	send_stats(&d, now_ms());
 	log_debug("end of stdin: %llu rows in, %llu operations out",
 	    (unsigned long long)d.sh.n.rows_in,
 	    (unsigned long long)d.sh.n.ops_out);
-	ctl_close(&d.ctl);
+	stage_end(&d.st);
 	if (load_open)
 		frame_reader_release(&ld);
 	frame_reader_release(&in);

@@ -626,6 +626,27 @@ forward(struct shaper *sh, struct jspan obj, struct sbuf *out)
 	sh->n.ops_out++;
 }
 
+/*
+ * A replay of a tap's file reached a place where the tap dropped frames:
+ * what follows is not the stream, and shaping on would write it as if it
+ * were (a delete in the gap, and its document comes back). So the shaper
+ * stops here, with an error, after writing the gap on: whatever reads its
+ * output (the writer) stops at the same place.
+ */
+static int
+shape_gap(struct shaper *sh, struct jspan obj, struct jspan kind,
+    struct sbuf *out, char *err, size_t errlen)
+{
+	struct frame f = { .obj = obj, .kind = kind };
+	struct msg_gap g;
+
+	if (msg_read_gap(&f, &g, err, errlen) == -1)
+		return -1;
+	forward(sh, obj, out);
+	msg_gap_describe(&g, err, errlen);
+	return -1;
+}
+
 int
 shape_event(struct shaper *sh, enum shape_source src, struct jspan obj,
     struct jspan kind, const struct jtop *top, struct sbuf *out, char *err,
@@ -666,6 +687,11 @@ shape_event(struct shaper *sh, enum shape_source src, struct jspan obj,
 			rc = shape_drift(sh, obj, err, errlen);
 		else
 			forward(sh, obj, out);
+		break;
+	case MSG_GAP:
+		rc = shape_gap(sh, obj, kind, out, err, errlen);
+		/* the gap itself stays in the output */
+		before = out->len;
 		break;
 	default:
 		snprintf(err, errlen, "unknown event kind '%.*s'",

@@ -96,6 +96,10 @@ child_exec(const char *path, char *const argv[], const int fds[SV_CHILD_FDS],
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
 	sigaction(SIGPIPE, &sa, NULL);
+	/* a SIGHUP is the supervisor's (reload): a stage, which would die
+	 * of it, ignores it across the exec, whoever sends it */
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGHUP, &sa, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (i = 0; i < SV_CHILD_FDS; i++) {
@@ -252,6 +256,7 @@ sv_child_fork(struct sv_child *c, int (*fn)(void *), void *arg, int in_fd,
 		sigaction(SIGCHLD, &sa, NULL);
 		sa.sa_handler = SIG_IGN;
 		sigaction(SIGPIPE, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (dup2(in_fd, 0) == -1 || dup2(out_fd, 1) == -1 ||

@@ -1,8 +1,8 @@
 /*
  * stages.c - the stages of a pipeline as data: which program each runs,
  * which stage feeds its stdin, what a tap on that boundary is called,
- * whether it must say hello, which control frames it receives, and the
- * argv it is started with. main.c wires and runs whatever this table
+ * whether it must say hello, which control frames it receives, which
+ * secrets it reads from the environment, and the argv it is started with. main.c wires and runs whatever this table
  * says; adding a stage is a row here, not a new branch in the loop.
  * Never starts a process.
  */
@@ -16,18 +16,21 @@
 const struct sv_stage_def sv_stages[SV_NSTAGES] = {
 	/* the checkpoint store: answers on its stdout, started first */
 	[SV_CKPT] = { .role = "ckpt", .program = "ckpt", .ctl = SV_CTL_STDIO,
-	    .stdin_from = -1, .fd4_from = -1, .after = -1 },
+	    .stdin_from = -1, .fd4_from = -1, .after = -1,
+	    .secrets = CONFIG_SECRET_TARGET },
 	/* slot creation can wait for every running transaction on the
 	 * source: its hello may take long and that is not a failure */
 	[SV_CAPTURE] = { .role = "capture", .ctl = SV_CTL_FD3,
 	    .stdin_from = -1, .fd4_from = -1, .needs_hello = 1,
-	    .hello_timeout_s = 600, .gets_ack = 1, .after = -1 },
+	    .hello_timeout_s = 600, .gets_ack = 1, .after = -1,
+	    .secrets = CONFIG_SECRET_SOURCE },
 	/* only for tables whose load is not finished, and only once the
 	 * capture streams: the slot must exist before the first range */
 	[SV_LOADER] = { .role = "loader", .program = "loader",
 	    .ctl = SV_CTL_FD3, .stdin_from = -1, .fd4_from = -1,
 	    .needs_hello = 1, .hello_timeout_s = 600, .gets_confirm = 1,
-	    .optional = 1, .after = SV_CAPTURE, .exit0_done = 1 },
+	    .optional = 1, .after = SV_CAPTURE, .exit0_done = 1,
+	    .secrets = CONFIG_SECRET_SOURCE },
 	/* the shaper's channel carries only its counters: a replacement
 	 * that never speaks it (a jq filter) is up once it runs */
 	[SV_SHAPER] = { .role = "shaper", .program = "shaper",
@@ -36,7 +39,7 @@ const struct sv_stage_def sv_stages[SV_NSTAGES] = {
 	[SV_WRITER] = { .role = "writer", .program = "writer",
 	    .ctl = SV_CTL_FD3, .stdin_from = SV_SHAPER, .tap = "ops",
 	    .fd4_from = -1, .needs_hello = 1, .hello_timeout_s = 60,
-	    .after = -1 },
+	    .after = -1, .secrets = CONFIG_SECRET_TARGET },
 };
 
 int
@@ -65,6 +68,37 @@ sv_stage_by_tap(const char *point, int *fd4)
 			return s;
 	}
 	return -1;
+}
+
+int
+sv_kid_upstream(int k)
+{
+	if (k >= SV_TAP4_OF(0))
+		return sv_stages[SV_TAPPED(k)].fd4_from;
+	if (SV_IS_TAP(k))
+		return sv_stages[SV_TAPPED(k)].stdin_from;
+	return sv_stages[k].stdin_from;
+}
+
+int
+sv_kid_depth(int k)
+{
+	int d = 0;
+
+	while ((k = sv_kid_upstream(k)) >= 0)
+		d++;
+	return d;
+}
+
+unsigned
+sv_stage_secrets(void)
+{
+	unsigned need = 0;
+	int s;
+
+	for (s = 0; s < SV_NSTAGES; s++)
+		need |= sv_stages[s].secrets;
+	return need;
 }
 
 const char *

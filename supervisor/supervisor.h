@@ -5,7 +5,17 @@
  * /metrics and /healthz. It never sits on the data path.
  *
  * Modules:
- *   stages.c       the stage table: programs, pipes, control frames
+ *   main.c         the command line: options, the stage programs, the
+ *                  configuration, the listener; then the loop
+ *   loop.c         the poll loop and the pipeline's states (a table):
+ *                  reaping, teardown, restart or stop, the drain
+ *   wire.c         wiring and spawning an incarnation's children
+ *   dispatch.c     the control frames the children send, and the puts
+ *   cause.c        which child's end caused a failure (pure)
+ *   reload.c       what a SIGHUP does
+ *   routes.c       what each HTTP path answers
+ *   stages.c       the stage table: programs, pipes, control frames,
+ *                  secrets; the children's topology
  *   child.c        spawning, signalling and describing one child process
  *   tap.c          the copying process a --tap puts on one boundary
  *   backchannel.c  durable -> put -> stored -> ack, and the restart backoff
@@ -133,15 +143,32 @@ struct sv_stage_def {
 				 * pipeline is up without it */
 	int	 after;		/* starts once this stage said hello, or -1 */
 	int	 exit0_done;	/* its exit 0 means its work is done */
+	unsigned secrets;	/* CONFIG_SECRET_* it reads from the environment */
 };
 
 extern const struct sv_stage_def sv_stages[SV_NSTAGES];
+
+/* the children of an incarnation: the stages, then the tap on each
+ * stage's stdin boundary, then the tap on each stage's fd 4 boundary */
+#define SV_NKIDS	(3 * SV_NSTAGES)
+#define SV_TAP_OF(s)	(SV_NSTAGES + (s))
+#define SV_TAP4_OF(s)	(2 * SV_NSTAGES + (s))
+#define SV_IS_TAP(k)	((k) >= SV_NSTAGES)
+#define SV_TAPPED(k)	((k) % SV_NSTAGES)
+
+/* the stage feeding child k's stdin (for a tap, its input), or -1 */
+int	sv_kid_upstream(int k);
+/* how many stages lie between child k and the source end */
+int	sv_kid_depth(int k);
 
 /* the stage a role names, or -1 */
 int	sv_stage_lookup(const char *role);
 /* the stage whose input the tap point names ("events", "loads", "ops"),
  * or -1; *fd4 says whether it is that stage's fd 4 */
 int	sv_stage_by_tap(const char *point, int *fd4);
+/* the secrets the stages need, every one (CONFIG_SECRET_*): checked
+ * before any starts */
+unsigned sv_stage_secrets(void);
 /* the program a stage runs by default */
 const char *sv_stage_program(enum sv_stage, enum source_kind);
 /* the argv of a stage, heap strings in a NULL-terminated heap array;
@@ -154,6 +181,9 @@ void	sv_argv_free(char **);
 /* tap.c */
 
 #define SV_TAP_MAX_DEFAULT	(64ULL << 20)
+/* frames waiting for the tap's file, beyond the pipe to it: past this the
+ * copy drops frames and marks the gap in the file */
+#define SV_TAP_QUEUE		(4u << 20)
 
 /*
  * Where one frame ends in a stream of frames, without validating them:
@@ -180,10 +210,12 @@ struct sv_tap {
 	uint64_t max;
 };
 
-/* copy stdin to stdout until EOF, and every byte also to the tap file,
- * rotated at frame boundaries once it holds max bytes. The pipeline
- * never waits for the file: a file that cannot be written is given up
- * (logged once) and the copying goes on. Returns an exit code. */
+/* copy stdin to stdout until EOF, and every frame also to the tap file
+ * (written by a process of its own), rotated at frame boundaries once it
+ * holds max bytes. The pipeline never waits for the file: frames the file
+ * falls SV_TAP_QUEUE behind on are dropped and a gap frame marks where;
+ * a file that cannot be written is given up (logged once) and the copying
+ * goes on. Returns an exit code. */
 int	sv_tap_run(void *tap);
 
 /* backchannel.c */
@@ -339,5 +371,140 @@ void	sv_httpd_handle(struct sv_httpd *, const struct pollfd *pfd,
 	    long long now_ms);
 /* earliest connection deadline, or -1 */
 long long sv_httpd_deadline(const struct sv_httpd *);
+
+/* cause.c */
+
+/* what one child did in an incarnation, as far as its cause goes */
+struct sv_end {
+	int	 started;	/* it ran in this incarnation */
+	int	 exited;	/* reaped */
+	int	 code;		/* its exit code, or -signo for a signal */
+	int	 signalled;	/* the supervisor had signalled it */
+	unsigned round;		/* the reaping round that collected it */
+};
+
+/* the child whose permanent exit code stops the supervisor, or -1: a 65
+ * from a stage whose input its upstream's end explains is no cause */
+int	sv_cause_permanent(const struct sv_end ends[SV_NKIDS]);
+/* the child that ended the incarnation, for the restart message, or -1:
+ * of those that ended on their own, a failure before a clean end, and
+ * the one nearest the source before those downstream of it */
+int	sv_cause_first(const struct sv_end ends[SV_NKIDS]);
+
+/* loop.c */
+
+/* the pipeline's states; loop.c's table says what each means */
+enum sv_pl_state {
+	PL_WAIT,	/* between incarnations, until restart_at_ms */
+	PL_CHECKPOINT,	/* ckpt asked for the checkpoint */
+	PL_STARTING,	/* stages running, not all said hello */
+	PL_UP,
+	PL_DRAIN,	/* SIGTERM: the capture stops, the rest flush */
+	PL_TEARDOWN,	/* everything stopping after a failure */
+	PL_NSTATES
+};
+
+/* what a state allows, for the modules that act on it */
+#define PLF_STAGES	0x1u	/* stages run, not stopping: hellos are
+				 * awaited, a waiting stage may start */
+#define PLF_CHANNELS	0x2u	/* a control channel that ends early is a
+				 * failure */
+#define PLF_FLOW	0x4u	/* durable -> put -> stored -> ack runs */
+#define PLF_STOPPING	0x8u	/* children are being stopped: the kill
+				 * deadline holds */
+
+/* one stream's supervisor: its configuration, children and state */
+struct sv {
+	const char	*cfgpath;
+	struct config	 cf;
+	struct sv_child	 kid[SV_NKIDS];
+	char		 kidname[SV_NKIDS][48];
+	struct sv_tap	 tap[SV_NSTAGES];	/* stdin boundary; path NULL: none */
+	struct sv_tap	 tap4[SV_NSTAGES];	/* fd 4 boundary */
+	enum sv_pl_state state;
+	struct sv_backchannel bc;
+	struct sv_backoff backoff;
+	struct sv_metrics m;
+	struct sv_httpd	 httpd;
+	int		 hello_timeout_s;	/* > 0 overrides the table */
+
+	long long	 restart_at_ms;
+	long long	 started_ms[SV_NSTAGES];	/* when each was started */
+	int		 pending_out[SV_NSTAGES];	/* the stdout of a stage that
+					 * starts later, held open until then */
+	/* the checkpoint ckpt answered, until its load frame comes */
+	int		 cp_have;
+	uint64_t	 cp_pos;
+	char		*cp_text;
+	char		*load_frame;	/* the load frame for the loader */
+	int		 load_tables;	/* how many tables it lists */
+	uint64_t	 load_rows_at;	/* rows loaded at load_rows_ms */
+	long long	 load_rows_ms;
+	double		 load_rate;	/* rows a second, smoothed */
+	long long	 up_since_ms;	/* 0 unless the pipeline reached up */
+	long long	 kill_at_ms;	/* SIGKILL what still runs; 0 none */
+	long long	 end_at_ms;	/* tear down then: a child ended; 0 none */
+	char		 first_end[256];	/* what that child did */
+	unsigned	 reap_round;
+	char		 reason[512];	/* what ended this incarnation first */
+	int		 fatal_code;	/* a permanent failure we found */
+	int		 stopping;	/* SIGTERM or SIGINT arrived */
+	int		 drain_final_put;	/* the writer is done */
+	int		 drain_closed;	/* capture fd 3 and ckpt stdin closed */
+	int		 drain_failed;	/* the last checkpoint may be missing */
+	int		 done;		/* the loop ends: exit with exit_code */
+	int		 exit_code;
+	int		 pidx[SV_NKIDS][3];	/* pollfd indexes: ctl r, ctl w, log */
+};
+
+/* run until the supervisor stops: its exit code */
+int	sv_run(struct sv *);
+/* whether the current state allows what PLF_* flags say */
+int	sv_state_is(const struct sv *, unsigned plf);
+/* the state's name, as /healthz answers it */
+const char *sv_state_name(const struct sv *);
+/* a child's name in log lines */
+const char *sv_kname(const struct sv *, int k);
+/*
+ * Stop every child. The first reason is kept for the log line; which end
+ * caused the failure is decided once every child is reaped (cause.c).
+ * code != 0 marks a permanent failure found by the supervisor itself (a
+ * protocol error).
+ */
+void	sv_teardown(struct sv *, long long now, int code, const char *fmt,
+	    ...) __attribute__((format(printf, 4, 5)));
+/* up once every stage that must say hello did and the others run */
+void	sv_check_up(struct sv *, long long now);
+/* the loop ends with this exit code once the current step is done */
+void	sv_finish(struct sv *, int code);
+
+/* wire.c */
+
+/* a stage this incarnation runs: every one but an optional stage with no
+ * work (the loader when every table is loaded); ckpt is started apart */
+int	sv_will_run(const struct sv *, int s);
+/* a new incarnation: ckpt started and asked for the checkpoint */
+void	sv_start_incarnation(struct sv *, long long now);
+/* the stages the table starts at once, wired by pipes and taps */
+void	sv_start_stages(struct sv *, long long now);
+/* the stages waiting for child k's hello, now that it came */
+void	sv_start_after(struct sv *, int k, long long now);
+
+/* dispatch.c */
+
+/* read what child k's control channel holds and act on every frame */
+void	sv_kid_read(struct sv *, int k, long long now);
+/* queue a put to ckpt when the back-channel says so */
+void	sv_pump_checkpoint(struct sv *, long long now);
+
+/* reload.c */
+
+/* SIGHUP arrived */
+void	sv_reload(struct sv *, long long now);
+
+/* routes.c */
+
+/* the answer to one HTTP request (an sv_http_handler; arg: the sv) */
+void	sv_route(void *arg, const struct sv_http_req *, struct sv_http_resp *);
 
 #endif

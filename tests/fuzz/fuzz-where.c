@@ -3,7 +3,9 @@
  * the parser either refuses them with a message or yields an expression
  * that evaluates against a row without crashing, whose SQL rendering
  * parses back to the same expression, and which evaluates the same way
- * again from that rendering. The first byte picks one of a few rows.
+ * again from that rendering. The first byte picks one of a few rows:
+ * PostgreSQL booleans (JSON true/false) and MySQL ones (numbers) among
+ * them, so TRUE and FALSE meet both.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +21,8 @@ static const char *const rows[] = {
 	"{\"a\":\"-1e3\",\"b\":[1,2],\"status\":\"paid\",\"total\":\"9.99\"}",
 	"{}",
 	"{\"a\":\"caf\\u00e9\",\"b\":\"\\u0000\",\"n\":1.5e308}",
+	"{\"active\":true,\"deleted\":false,\"a\":\"t\",\"b\":\" off \"}",
+	"{\"active\":1,\"deleted\":0,\"a\":2,\"b\":\"1\",\"e\":null}",
 };
 
 static int

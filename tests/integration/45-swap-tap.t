@@ -2,7 +2,9 @@
 # The supervisor's fourth use: one stage replaced by a program of the
 # user's (a jq filter that knows nothing of the control channel) still gets
 # positions acknowledged only once stored; and a tapped boundary gives a
-# frames file that replays through shaper | writer to an identical index.
+# frames file that replays through shaper | writer to an identical index,
+# or, where a tap fell behind and dropped frames, a file whose gap frame
+# makes its replay stop and say so (44-tap-gap.t forces that case).
 . "$(dirname "$0")/../lib.sh"
 
 S=p2o_swap
@@ -80,6 +82,11 @@ pg2osync-supervise -c "$T/tap.yaml" --tap events="$T/all.frames" \
 SUP=$!; cleanup_add $SUP
 wait_for 60 grep -q "pipeline up" "$T/tap2.log"
 ok $? "a second tapped run starts from a fresh slot"
+# its load of the empty table reads nothing only if it reads before the
+# inserts below: rows it copied would be operations the events tap never
+# saw (a slow start, as under a sanitizer, let it read them)
+wait_for 60 grep -q "'loader' finished: every table is loaded" "$T/tap2.log"
+ok $? "and its load of the empty table is done before anything is written"
 psql_q -c "insert into tapped select g, 't' || g, g * 1.25 from generate_series(1, 2000) g"
 psql_q -c "update tapped set title = 'u' || id where id % 3 = 0; delete from tapped where id % 7 = 0;
 	update tapped set id = id + 10000 where id = 11"
@@ -91,15 +98,40 @@ psql_q -c "insert into tapped select g, 'after ' || g, g from generate_series(1,
 check "changes with a truncate inside land" -- wait_equal tapped ${S}_tapped 30 "$SEL"
 kill -TERM $SUP; wait $SUP
 ok $? "drained"
-shaper -c "$T/tap.yaml" < "$T/all.frames" > "$T/reshaped.frames"
-grep -v '"k":"mark"' "$T/allops.frames" > "$T/streamops.frames"
-cmp -s "$T/reshaped.frames" "$T/streamops.frames"
-ok $? "the ops tap holds exactly what the shaper makes of the events tap (and the load's mark)"
-shaper -c "$T/replay.yaml" < "$T/all.frames" | writer -c "$T/replay.yaml"
-ok $? "the events tap replays through shaper | writer"
-check "the replayed index equals the table" -- compare tapped replay_tapped "$SEL"
-a=$(curl -s -XPOST "$OS_URL/${S}_tapped/_refresh" >/dev/null; curl -s "$OS_URL/${S}_tapped/_search?size=1000&sort=_id" | jq -c '[.hits.hits[] | [._id, ._version, ._source]]')
-b=$(curl -s -XPOST "$OS_URL/replay_tapped/_refresh" >/dev/null; curl -s "$OS_URL/replay_tapped/_search?size=1000&sort=_id" | jq -c '[.hits.hits[] | [._id, ._version, ._source]]')
-ok $([ -n "$a" ] && [ "$a" = "$b" ]; echo $?) "identical: ids, versions and sources"
+# A tap drops copies rather than slow the pipeline, and marks where in its
+# file (a gap frame): a replay of such a file must say so, and the exact
+# comparisons below then have nothing exact to compare. A file without a
+# gap is the whole stream, and must compare exactly.
+gap_in() { sed -E 's/^[0-9]+ //' "$1" | grep -q '^{"k":"gap"'; }
+if gap_in "$T/all.frames" || gap_in "$T/allops.frames"; then
+	diag "a tap fell behind and dropped frames: $(grep -h "were not copied" "$T/tap2.log")"
+	env -u P2O_TEST_URL shaper -c "$T/tap.yaml" < "$T/all.frames" > "$T/reshaped.frames" 2> "$T/reshape.err"
+	st=$?
+	if gap_in "$T/all.frames"; then
+		ok $([ $st = 65 ] && grep -q "a gap: the tap that wrote this stream dropped" "$T/reshape.err"; echo $?) \
+			"the events tap dropped frames: its replay stops at the gap, exit 65 ($st)"
+	else
+		ok $st "the events tap is whole: it replays through the shaper"
+	fi
+	why="a tap dropped frames under load (a gap frame in its file says where), which is no bug"
+	skip "the ops tap holds exactly what the shaper makes of the events tap: $why"
+	skip "the events tap replays through shaper | writer: $why"
+	skip "the replayed index equals the table: $why"
+	skip "identical: ids, versions and sources: $why"
+else
+	# at a desk: the shaper needs neither the source's secret nor the target's
+	env -u P2O_TEST_URL shaper -c "$T/tap.yaml" < "$T/all.frames" > "$T/reshaped.frames"
+	ok $? "the events tap replays through the shaper without the source's url in the environment"
+	grep -v '"k":"mark"' "$T/allops.frames" > "$T/streamops.frames"
+	cmp -s "$T/reshaped.frames" "$T/streamops.frames"
+	ok $? "the ops tap holds exactly what the shaper makes of the events tap (and the load's mark)"
+	[ $_tap_fail = 0 ] || diff "$T/reshaped.frames" "$T/streamops.frames" | head -n 10 | sed 's/^/#   /'
+	shaper -c "$T/replay.yaml" < "$T/all.frames" | writer -c "$T/replay.yaml"
+	ok $? "the events tap replays through shaper | writer"
+	check "the replayed index equals the table" -- compare tapped replay_tapped "$SEL"
+	a=$(curl -s -XPOST "$OS_URL/${S}_tapped/_refresh" >/dev/null; curl -s "$OS_URL/${S}_tapped/_search?size=1000&sort=_id" | jq -c '[.hits.hits[] | [._id, ._version, ._source]]')
+	b=$(curl -s -XPOST "$OS_URL/replay_tapped/_refresh" >/dev/null; curl -s "$OS_URL/replay_tapped/_search?size=1000&sort=_id" | jq -c '[.hits.hits[] | [._id, ._version, ._source]]')
+	ok $([ -n "$a" ] && [ "$a" = "$b" ]; echo $?) "identical: ids, versions and sources"
+fi
 drop_slot $S
 done_testing

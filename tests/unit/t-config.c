@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "config_schema.h"
+#include "p2o.h"
 #include "where.h"
 #include "log.h"
 #include "tap.h"
@@ -431,13 +432,14 @@ static const struct {
 	{ "a filter outside the subset", ITEMS "    where: \"a LIKE 'x'\"\n", 8,
 	    "'sync.items.where' is not supported: 'LIKE' where a comparison "
 	    "belongs at byte 3; 'where' takes comparisons (= <> != < <= > >=) "
-	    "between column names and string or number literals, AND, OR, "
-	    "NOT, IN (...), IS [NOT] NULL and parentheses" },
+	    "between column names and string, number or boolean (TRUE, FALSE) "
+	    "literals, AND, OR, NOT, IN (...), IS [NOT] NULL and parentheses" },
 	{ "a filter with a function", ITEMS "    where: \"lower(a) = 'x'\"\n",
 	    8, "'sync.items.where' is not supported: a function call "
 	    "'lower(...)' at byte 1; 'where' takes comparisons (= <> != < <= "
-	    "> >=) between column names and string or number literals, AND, "
-	    "OR, NOT, IN (...), IS [NOT] NULL and parentheses" },
+	    "> >=) between column names and string, number or boolean (TRUE, "
+	    "FALSE) literals, AND, OR, NOT, IN (...), IS [NOT] NULL and "
+	    "parentheses" },
 	{ "fan_out without id", ITEMS "    fan_out: {column: tags}\n", 8,
 	    "missing required key 'sync.items.fan_out.id'" },
 	{ "a transform of the fan_out column", ITEMS
@@ -1348,6 +1350,97 @@ test_mem(void)
 	    err);
 }
 
+/*
+ * Each program resolves only the secrets it uses: a file whose url_env and
+ * password_env name variables that are not set loads for a program that
+ * asks for neither, and the kind of source comes from the keys then.
+ */
+static void
+test_secrets(void)
+{
+	static const char env_pg[] = "source:\n  url_env: P2O_T_NOSRC\n"
+	    "target:\n  url: http://127.0.0.1:9200\n  username: u\n"
+	    "  password_env: P2O_T_NOPW\nsync:\n  items:\n    table: items\n";
+	static const char env_my[] = "source:\n  url_env: P2O_T_NOSRC\n"
+	    "  server_id: 7\ntarget:\n  url: http://127.0.0.1:9200\n"
+	    "sync:\n  items:\n    table: shop.items\n";
+	struct config cfg;
+	struct p2o_err e;
+	char want[512];
+
+	unsetenv("P2O_T_NOSRC");
+	unsetenv("P2O_T_NOPW");
+	write_file(env_pg);
+	ok(config_load_with(path, CONFIG_SECRETS_NONE, &cfg, &e) == 0 &&
+	    cfg.source_url == NULL && cfg.target_password == NULL &&
+	    cfg.secrets == CONFIG_SECRETS_NONE, "no secret asked for: the "
+	    "file loads without the variables set (%s)", e.msg);
+	ok(cfg.source_kind == SOURCE_POSTGRES && cfg.nsyncs == 1 &&
+	    strcmp(cfg.syncs[0].rel, "public.items") == 0 &&
+	    strcmp(cfg.slot_name, "pg2osync") == 0,
+	    "without the url, no server_id: a postgresql source (tables in "
+	    "'public', the default slot)");
+	ok(strcmp(cfg.source_url_env, "P2O_T_NOSRC") == 0 &&
+	    strcmp(cfg.target_password_env, "P2O_T_NOPW") == 0,
+	    "the variables' names are kept, for messages");
+	config_release(&cfg);
+
+	snprintf(want, sizeof(want), "%s:2: 'source.url_env' names "
+	    "'P2O_T_NOSRC', which is not set", path);
+	ok(config_load_with(path, CONFIG_SECRET_SOURCE, &cfg, &e) == -1 &&
+	    e.code == P2O_EXIT_CONFIG && strcmp(e.msg, want) == 0,
+	    "the source's secret asked for: refused, exit code 78: %s", e.msg);
+	snprintf(want, sizeof(want), "%s:6: 'target.password_env' names "
+	    "'P2O_T_NOPW', which is not set", path);
+	ok(config_load_with(path, CONFIG_SECRET_TARGET, &cfg, &e) == -1 &&
+	    strcmp(e.msg, want) == 0, "the target's: refused for its own "
+	    "variable, the source's not needed: %s", e.msg);
+
+	setenv("P2O_T_NOPW", "hunter2x", 1);
+	ok(config_load_with(path, CONFIG_SECRET_TARGET, &cfg, &e) == 0 &&
+	    cfg.target_password && strcmp(cfg.target_password, "hunter2x") == 0
+	    && cfg.source_url == NULL, "the target's secret alone: the "
+	    "writer's and ckpt's view");
+	config_release(&cfg);
+	setenv("P2O_T_NOSRC", "postgres://u:pw@db/app", 1);
+	ok(config_load_with(path, CONFIG_SECRET_SOURCE, &cfg, &e) == 0 &&
+	    cfg.source_url && cfg.target_password == NULL &&
+	    cfg.source_kind == SOURCE_POSTGRES, "the source's alone: the "
+	    "captures' and the loader's view");
+	config_release(&cfg);
+	ok(config_load_with(path, CONFIG_SECRETS_ALL, &cfg, &e) == 0 &&
+	    cfg.source_url && cfg.target_password &&
+	    cfg.secrets == CONFIG_SECRETS_ALL, "both: the supervisor's check");
+	config_release(&cfg);
+	unsetenv("P2O_T_NOPW");
+	ok(load(env_pg, &cfg, want, sizeof(want)) == -1 &&
+	    strstr(want, "'P2O_T_NOPW', which is not set"),
+	    "config_load resolves every secret, as before");
+
+	write_file(env_my);
+	unsetenv("P2O_T_NOSRC");
+	ok(config_load_with(path, CONFIG_SECRETS_NONE, &cfg, &e) == 0 &&
+	    cfg.source_kind == SOURCE_MYSQL && cfg.server_id == 7 &&
+	    cfg.slot_name == NULL, "without the url, server_id names a mysql "
+	    "source: %s", e.msg);
+	config_release(&cfg);
+	write_file("source:\n  url_env: P2O_T_NOSRC\n  server_id: 7\n"
+	    "  slot_name: s\n" TGT SYNC);
+	snprintf(want, sizeof(want), "%s:4: 'source.slot_name' applies only "
+	    "to a postgresql source", path);
+	ok(config_load_with(path, CONFIG_SECRETS_NONE, &cfg, &e) == -1 &&
+	    strcmp(e.msg, want) == 0, "and the keys of the other kind are "
+	    "refused as with the url: %s", e.msg);
+	write_file("source:\n  url_env: P2O_T_NOSRC\n  server_id: 7\n"
+	    TGT "sync:\n  items:\n    table: items\n");
+	ok(config_load_with(path, CONFIG_SECRETS_NONE, &cfg, &e) == -1 &&
+	    strstr(e.msg, "must be 'database.table' for a mysql source"),
+	    "a mysql table still needs its database: %s", e.msg);
+	ok(config_load_with("/nonexistent/x.yaml", CONFIG_SECRETS_NONE, &cfg,
+	    &e) == -1 && e.code == P2O_EXIT_CONFIG &&
+	    strstr(e.msg, "No such file"), "a missing file: %s", e.msg);
+}
+
 int
 main(void)
 {
@@ -1368,6 +1461,7 @@ main(void)
 	test_warnings();
 	test_paths();
 	test_mem();
+	test_secrets();
 	test_schema_valid();
 	test_schema_errors();
 

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -524,6 +525,92 @@ test_stop_while_waiting(void)
 	is_int(wait_exit(pid, 2000), 0, "SIGINT during the backoff: exit 0");
 }
 
+/* the children of pid, from /proc: up to max pids into kids */
+static int
+children_of(pid_t pid, pid_t *kids, int max)
+{
+	char path[64], *p;
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0, ppid;
+
+	while (d && (de = readdir(d)) != NULL && n < max) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", atoi(de->d_name));
+		if ((p = strrchr(slurp(path), ')')) == NULL ||
+		    sscanf(p + 1, " %*c %d", &ppid) != 1)
+			continue;
+		if (ppid == pid)
+			kids[n++] = atoi(de->d_name);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* SIGHUP (systemctl reload) ends nothing: not the supervisor, not a stage
+ * it started, even sent to each stage's process group */
+static void
+test_hup(void)
+{
+	pid_t pid, kids[16], after[16];
+	int n, m, i, alive;
+	char *s;
+
+	setup(3);
+	pid = start();
+	ok(wait_log("checkpoint stored at 300", 5000), "hup: the pipeline is "
+	    "up and stores its checkpoints");
+	n = children_of(pid, kids, 16);
+	kill(pid, SIGHUP);
+	for (i = 0; i < n; i++)
+		kill(-kids[i], SIGHUP);
+	ok(wait_log("SIGHUP: reloading", 5000), "the supervisor says a reload "
+	    "is not supported yet");
+	usleep(500000);
+	ok(waitpid(pid, NULL, WNOHANG) == 0, "and runs on");
+	m = children_of(pid, after, 16);
+	for (alive = 0, i = 0; i < n; i++)
+		alive += kill(kids[i], 0) == 0;
+	ok(n >= 4 && m == n && alive == n, "every stage it started runs on, "
+	    "the same processes (%d of %d, %d now)", alive, n, m);
+	s = slurp(logpath);
+	ok(strstr(s, "stopping the pipeline") == NULL &&
+	    strstr(s, "restarting") == NULL, "nothing stopped or restarted");
+	s = http_get("/healthz");
+	ok(strncmp(s, "HTTP/1.1 200", 12) == 0, "/healthz still says ok");
+	kill(pid, SIGTERM);
+	is_int(wait_exit(pid, 10000), 0, "SIGTERM still drains: exit 0");
+	is_str(slurp(statefile("ckpt.pos")), "300\n", "to the checkpoint 300");
+}
+
+/* the secrets its stages read are checked before any stage starts */
+static void
+test_secrets(void)
+{
+	char text[1024];
+	pid_t pid;
+
+	setup(1);
+	unsetenv("P2O_T_E2E_UNSET");
+	snprintf(text, sizeof(text),
+	    "source:\n  url: postgres://u@127.0.0.1:1/db\n"
+	    "target:\n  url: http://127.0.0.1:1\n  username: u\n"
+	    "  password_env: P2O_T_E2E_UNSET\n"
+	    "sync:\n  items:\n    table: public.items\n");
+	spit(cfg, text);
+	pid = start();
+	is_int(wait_exit(pid, 5000), 78, "the target's password unresolvable: "
+	    "exit 78");
+	ok(strstr(slurp(logpath), "'target.password_env' names "
+	    "'P2O_T_E2E_UNSET', which is not set") != NULL,
+	    "naming the key and the variable");
+	ok(access(statefile("argv.ckpt"), F_OK) == -1 &&
+	    access(statefile("argv.capture-pg"), F_OK) == -1,
+	    "before any stage started");
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -565,6 +652,8 @@ main(int argc, char *argv[])
 	test_backoff_cpu();
 	test_exec_failure();
 	test_stop_while_waiting();
+	test_hup();
+	test_secrets();
 	if (tmp[0])
 		sh("rm -rf '%s'", tmp);
 	return done_testing();

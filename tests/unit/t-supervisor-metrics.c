@@ -3,6 +3,7 @@
  * latency histogram, and the Prometheus text format of /metrics.
  */
 #include <ctype.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -185,6 +186,108 @@ test_every_counter(void)
 	sv_metrics_release(&m);
 }
 
+/* the metric names a text lists in backquotes, "_x" as "pg2osync_x" */
+static void
+listed_names(const char *text, struct sbuf *names)
+{
+	const char *p = text, *q, *end;
+	size_t n;
+
+	while ((p = strchr(p, '`')) != NULL && (q = strchr(p + 1, '`'))) {
+		p++;
+		end = p + strcspn(p, "{`");
+		n = (size_t)(end - p);
+		if (n > 1 && p[0] == '_') {
+			sbuf_adds(names, "\npg2osync");
+			sbuf_add(names, p, n);
+		} else if (n > 9 && strncmp(p, "pg2osync_", 9) == 0) {
+			sbuf_addc(names, '\n');
+			sbuf_add(names, p, n);
+		}
+		p = q + 1;
+	}
+	sbuf_addc(names, '\n');
+}
+
+/* "\nname\n" is in list */
+static int
+has_name(const struct sbuf *list, const char *name, size_t n)
+{
+	char want[256];
+
+	snprintf(want, sizeof(want), "\n%.*s\n", (int)n, name);
+	return strstr(list->buf, want) != NULL;
+}
+
+/*
+ * supervisor/README.md's list of what /metrics exports is the list of
+ * what it exports: a metric added to the code and not to the list, or
+ * listed and gone, fails here.
+ */
+static void
+test_readme(void)
+{
+	static char text[1 << 16];
+	struct sv_metrics m;
+	struct sbuf out = SBUF_INIT, listed = SBUF_INIT, exported = SBUF_INIT;
+	char self[4096], path[4200], *slash, *bullet, *stop;
+	const char *p, *e;
+	ssize_t n;
+	int fd, bad = 0;
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = '\0';
+	if ((slash = strrchr(self, '/')) != NULL)
+		*slash = '\0';
+	snprintf(path, sizeof(path), "%s/../../supervisor/README.md", self);
+	if ((fd = open(path, O_RDONLY)) == -1 ||
+	    (n = read_in_full(fd, text, sizeof(text) - 1)) <= 0) {
+		ok(0, "supervisor/README.md read (%s)", path);
+		return;
+	}
+	close(fd);
+	text[n] = '\0';
+	bullet = strstr(text, "- `/metrics`:");
+	ok(bullet != NULL, "the README has its /metrics list");
+	if (bullet == NULL)
+		return;
+	if ((stop = strstr(bullet, "\n\n")) != NULL)
+		*stop = '\0';
+	listed_names(bullet, &listed);
+
+	sv_metrics_init(&m);
+	sv_metrics_render(&m, &out);
+	sbuf_addc(&exported, '\n');
+	for (p = out.buf; (p = strstr(p, "# TYPE ")) != NULL; p = e) {
+		p += 7;
+		e = p + strcspn(p, " ");
+		sbuf_add(&exported, p, (size_t)(e - p));
+		sbuf_addc(&exported, '\n');
+	}
+	for (p = exported.buf + 1; *p; p = e + 1) {
+		e = strchr(p, '\n');
+		if (!has_name(&listed, p, (size_t)(e - p))) {
+			diag("exported, not in the README: %.*s", (int)(e - p),
+			    p);
+			bad++;
+		}
+	}
+	for (p = listed.buf + 1; *p; p = e + 1) {
+		e = strchr(p, '\n');
+		if (e > p && !has_name(&exported, p, (size_t)(e - p))) {
+			diag("in the README, not exported: %.*s", (int)(e - p),
+			    p);
+			bad++;
+		}
+	}
+	is_int(bad, 0, "the README's /metrics list is every metric exported, "
+	    "and only those");
+	sbuf_release(&out);
+	sbuf_release(&listed);
+	sbuf_release(&exported);
+	sv_metrics_release(&m);
+}
+
 int
 main(void)
 {
@@ -194,6 +297,7 @@ main(void)
 	int families, i;
 
 	test_every_counter();
+	test_readme();
 	sv_metrics_init(&m);
 	ok(sv_metrics_stats(&m, span("{\"events_insert\":10,"
 	    "\"events_update\":2,\"events_delete\":1,\"commits\":4,"

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "frame.h"
+#include "msg.h"
 #include "sbuf.h"
 #include "xio.h"
 #include "../../supervisor/supervisor.h"
@@ -170,7 +171,7 @@ test_file_trouble(void)
 	struct sbuf in = SBUF_INIT, out = SBUF_INIT;
 	struct sv_tap t = { "ops", "/nonexistent/dir/ops.frames",
 	    SV_TAP_MAX_DEFAULT };
-	char path[128];
+	char path[128], *b;
 	size_t len = 0;
 
 	sbuf_adds(&in, "3 {}\n3 {}\n");
@@ -185,10 +186,117 @@ test_file_trouble(void)
 	t.path = path;
 	is_int(run_tap(&t, in.buf, in.len, &out), 0, "input that is not frames");
 	ok(out.len == in.len, "passed on as it came: the stage after decides");
-	ok(slurp(path, &len) != NULL && len <= 5,
-	    "the file stops where the frames stopped (%zu bytes)", len);
+	b = slurp(path, &len);
+	ok(b != NULL && len == 5 && memcmp(b, "3 {}\n", 5) == 0,
+	    "the file holds the frame before and stops where the frames "
+	    "stopped (%zu bytes)", len);
 	sbuf_release(&in);
 	sbuf_release(&out);
+}
+
+/*
+ * The file falls behind (a FIFO nobody opens until the stream is over):
+ * the copy downstream is whole and never waits, the file holds the frames
+ * that fit in the queue and then a gap frame saying how many frames and
+ * bytes are missing.
+ */
+static void
+test_drops(void)
+{
+	struct sbuf in = SBUF_INIT, out = SBUF_INIT, file = SBUF_INIT;
+	struct sv_tap t = { "events", NULL, SV_TAP_MAX_DEFAULT };
+	struct frame_reader rd;
+	struct frame f;
+	struct msg_gap g;
+	char path[128], pad[1024], buf[65536], why[128];
+	int ip[2], op[2], fd, status, total = 0, kept = 0, gaps = 0, bad = 0;
+	size_t kept_bytes = 0;
+	pid_t tap, feeder;
+	ssize_t n;
+
+	memset(pad, 'x', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	while (in.len < 3 * SV_TAP_QUEUE + (2u << 20)) {
+		char json[sizeof(pad) + 64];
+		int len = snprintf(json, sizeof(json), "{\"k\":\"pos\",\"pos\":%d,"
+		    "\"pad\":\"%s\"}", total++, pad);
+
+		frame_put(&in, json, (size_t)len);
+	}
+	snprintf(path, sizeof(path), "%s/behind.frames", dir);
+	if (mkfifo(path, 0600) == -1 || pipe(ip) == -1 || pipe(op) == -1)
+		BAIL_OUT("mkfifo/pipe");
+	t.path = path;
+	if ((tap = fork()) == 0) {
+		/* as the supervisor starts it: nothing open but its fds */
+		dup2(ip[0], 0);
+		dup2(op[1], 1);
+		close_range(3, ~0U, 0);
+		_exit(sv_tap_run(&t));
+	}
+	close(ip[0]);
+	close(op[1]);
+	if ((feeder = fork()) == 0) {
+		close(op[0]);
+		_exit(write_in_full(ip[1], in.buf, in.len) == 0 ? 0 : 1);
+	}
+	close(ip[1]);
+	while ((n = read(op[0], buf, sizeof(buf))) > 0)
+		sbuf_add(&out, buf, (size_t)n);
+	close(op[0]);
+	ok(out.len == in.len && memcmp(out.buf, in.buf, in.len) == 0,
+	    "the file stuck: every byte still went downstream, to the end of "
+	    "the stream (%zu bytes)", out.len);
+	/* only now does anyone read the file */
+	if ((fd = open(path, O_RDONLY)) == -1)
+		BAIL_OUT("open fifo");
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		sbuf_add(&file, buf, (size_t)n);
+	close(fd);
+	waitpid(feeder, NULL, 0);
+	waitpid(tap, &status, 0);
+	is_int(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0,
+	    "the tap exits 0");
+
+	memset(&g, 0, sizeof(g));
+	if (pipe(ip) == -1)
+		BAIL_OUT("pipe");
+	if ((feeder = fork()) == 0) {
+		close(ip[0]);
+		_exit(write_in_full(ip[1], file.buf, file.len) == 0 ? 0 : 1);
+	}
+	close(ip[1]);
+	frame_reader_init(&rd, ip[0], "file");
+	while (frame_read(&rd, &f) == 1) {
+		if (msg_kind(&f) == MSG_GAP) {
+			gaps++;
+			if (msg_read_gap(&f, &g, why, sizeof(why)) == -1)
+				bad++;
+			continue;
+		}
+		/* frames after a gap would be frames the file caught up on:
+		 * none here, since nothing read it until the end */
+		if (gaps > 0)
+			bad++;
+		kept++;
+		kept_bytes = f.offset + (size_t)snprintf(why, sizeof(why),
+		    "%zu ", f.obj.n + 1) + f.obj.n + 1;
+	}
+	frame_reader_release(&rd);
+	close(ip[0]);
+	waitpid(feeder, NULL, 0);
+	ok(kept > 0 && kept < total, "the file holds the frames that fit (%d "
+	    "of %d)", kept, total);
+	ok(file.len >= kept_bytes && memcmp(file.buf, in.buf, kept_bytes) == 0,
+	    "a prefix of the stream, byte for byte (%zu bytes)", kept_bytes);
+	is_int(gaps, 1, "then one gap frame, at its end");
+	ok(bad == 0 && g.frames == (uint64_t)(total - kept) &&
+	    g.bytes == in.len - kept_bytes, "saying how much is missing: %llu "
+	    "frames, %llu bytes", (unsigned long long)g.frames,
+	    (unsigned long long)g.bytes);
+	sbuf_release(&in);
+	sbuf_release(&out);
+	sbuf_release(&file);
 }
 
 int
@@ -202,6 +310,7 @@ main(void)
 	test_framepos();
 	test_copy_and_rotate();
 	test_file_trouble();
+	test_drops();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		diag("could not remove %s", dir);

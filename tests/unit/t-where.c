@@ -139,6 +139,81 @@ test_logic(void)
 	    "ISO 8601 text orders as strings");
 }
 
+/*
+ * TRUE and FALSE: a PostgreSQL boolean arrives as JSON true/false and
+ * compares as a boolean; a MySQL BOOLEAN (tinyint(1)) arrives as a number,
+ * and TRUE/FALSE are 1 and 0 there. Each case says which server's answer
+ * it gives.
+ */
+static void
+test_booleans(void)
+{
+	const char *pg_t = "{\"active\":true,\"deleted\":false}";
+	const char *pg_n = "{\"active\":null,\"deleted\":null}";
+	const char *my_1 = "{\"active\":1,\"deleted\":0}";
+	const char *my_2 = "{\"active\":2,\"deleted\":null}";
+
+	is_int(match("active = true", pg_t), 1, "pg: true = TRUE");
+	is_int(match("active = false", pg_t), 0, "pg: true = FALSE is false");
+	is_int(match("NOT active = false", pg_t), 1, "pg: NOT (true = FALSE)");
+	is_int(match("active <> FALSE", pg_t), 1, "pg: true <> FALSE");
+	is_int(match("active > false", pg_t), 1, "pg: FALSE < TRUE");
+	is_int(match("deleted < true", pg_t), 1, "pg: false < TRUE");
+	is_int(match("active = true", pg_n), 0, "pg: NULL = TRUE is unknown");
+	is_int(match("NOT active = true", pg_n), 0, "NOT unknown is unknown");
+	is_int(match("deleted = false OR deleted IS NULL", pg_t), 1,
+	    "pg: false = FALSE OR ...");
+	is_int(match("deleted = false OR deleted IS NULL", pg_n), 1,
+	    "pg: ... OR NULL IS NULL");
+	is_int(match("deleted = false OR deleted IS NULL",
+	    "{\"deleted\":true}"), 0, "pg: true is neither");
+	is_int(match("active IN (TRUE)", pg_t), 1, "pg: IN (TRUE)");
+	is_int(match("active NOT IN (false)", pg_t), 1, "pg: NOT IN (FALSE)");
+	is_int(match("active = deleted", pg_t), 0, "pg: two boolean columns");
+	is_int(match("active = 't'", pg_t), 1,
+	    "pg: 't' is a boolean literal to PostgreSQL");
+	is_int(match("active = ' Yes '", pg_t), 1, "pg: so is ' Yes '");
+	is_int(match("deleted = 'of'", pg_t), 1, "pg: 'of' is a prefix of off");
+	is_int(match("active = 'o'", pg_t), 0,
+	    "pg: 'o' names no boolean alone: unknown");
+	is_int(match("NOT active = 'o'", pg_t), 0, "... and NOT of it too");
+	is_int(match("active = '1' AND deleted = '0'", pg_t), 1, "pg: '1', '0'");
+	is_int(match("active = 'maybe'", pg_t), 0, "pg: no boolean: unknown");
+	is_int(match("active = 1", pg_t), 0,
+	    "pg: a boolean against a number is unknown (no bool = int)");
+	is_int(match("NOT active = 1", pg_t), 0, "... and NOT of it too");
+
+	is_int(match("active = true", my_1), 1, "mysql: 1 = TRUE");
+	is_int(match("deleted = false", my_1), 1, "mysql: 0 = FALSE");
+	is_int(match("active = false", my_1), 0, "mysql: 1 = FALSE is false");
+	is_int(match("active = true", my_2), 0,
+	    "mysql: 2 = TRUE is false (TRUE is 1)");
+	is_int(match("active = false", my_2), 0, "mysql: and 2 = FALSE too");
+	is_int(match("active > true", my_2), 1, "mysql: 2 > TRUE");
+	is_int(match("deleted = false OR deleted IS NULL", my_2), 1,
+	    "mysql: NULL IS NULL");
+	is_int(match("deleted = false OR deleted IS NULL", my_1), 1,
+	    "mysql: 0 = FALSE");
+	is_int(match("active IN (true, 5)", my_1), 1, "mysql: IN (TRUE, 5)");
+	is_int(match("active = true", "{\"active\":\"1\"}"), 1,
+	    "a string holding 1 against TRUE: as against the number 1");
+	is_int(match("active = true", "{\"active\":\"yes\"}"), 0,
+	    "a string holding no number against TRUE: unknown");
+	is_int(match("active = true", "{\"active\":1.0}"), 1, "1.0 = TRUE");
+	is_int(match("TRUE = TRUE AND NOT FALSE = TRUE", "{}"), 1,
+	    "two literals");
+
+	is_int(match("active = TRUE AND tenant <> 'hidden'",
+	    "{\"active\":true,\"tenant\":\"acme\"}"), 1,
+	    "the filter that was refused before");
+	is_int(match("Active = True aNd NoT tenant In ('hidden') oR tenant Is "
+	    "nUlL", "{\"Active\":true,\"tenant\":\"acme\"}"), 1,
+	    "keywords and literals in any letter case");
+	is_str(sql("active = true AND deleted in (False)"),
+	    "((\"active\" = TRUE) AND (\"deleted\" IN (FALSE)))",
+	    "written back as TRUE and FALSE, which both servers read");
+}
+
 static void
 test_numbers(void)
 {
@@ -172,7 +247,14 @@ test_refusals(void)
 	    "a backslash, which MySQL and PostgreSQL read differently");
 	ok(strstr(refusal("a BETWEEN 1 AND 2"), "'BETWEEN'") != NULL,
 	    "BETWEEN");
-	ok(strstr(refusal("a = TRUE"), "'TRUE'") != NULL, "TRUE");
+	ok(strstr(refusal("a IS TRUE"), "IS without NULL") != NULL,
+	    "IS TRUE is not in the subset (MySQL's reads any non-zero)");
+	ok(strstr(refusal("TRUE"), "without a comparison") != NULL,
+	    "a bare TRUE is no predicate");
+	ok(strstr(refusal("a = TRUEx"), "(accepted)") != NULL,
+	    "TRUEx is a column name, not TRUE");
+	ok(strstr(refusal("a = 'x' AND b IN (c)"), "boolean literal in an IN "
+	    "list") != NULL, "the IN list message names the literals");
 	ok(strstr(refusal("a = 1 +"), "byte") != NULL, "an arithmetic tail");
 	ok(strstr(refusal("a IS 1"), "IS without NULL") != NULL, "IS 1");
 	ok(strstr(refusal("a IN (b)"), "IN list") != NULL,
@@ -290,6 +372,7 @@ int
 main(void)
 {
 	test_logic();
+	test_booleans();
 	test_numbers();
 	test_refusals();
 	test_sql();

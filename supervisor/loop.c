@@ -1,0 +1,649 @@
+/*
+ * loop.c - the supervisor's one poll loop and the pipeline's states. An
+ * incarnation goes: ask ckpt for the checkpoint, start the stages from it,
+ * wait for their hellos, then carry durable -> put -> stored -> ack until
+ * something ends. Any stage ending tears the whole pipeline down; once
+ * every child is reaped it starts again after a backoff, unless the cause
+ * (cause.c) is permanent. SIGTERM/SIGINT drain it (framing.md §6
+ * "Shutdown"); SIGHUP goes to reload.c.
+ *
+ * What each state allows is data (states[]); the loop reaps, keeps the
+ * deadlines and moves between states. Starting children is wire.c's, the
+ * frames they send dispatch.c's. It never exits: sv_run returns the code.
+ */
+#include <sys/wait.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "p2o.h"
+#include "stage.h"
+#include "supervisor.h"
+#include "xio.h"
+
+#define KILL_AFTER_MS	5000	/* SIGTERM, then SIGKILL after this */
+#define DRAIN_MAX_MS	60000	/* a SIGTERM drain, start to finish */
+#define EOF_GRACE_MS	1000	/* a closed control channel, then its exit */
+/* a child ended: the others that are ending too get this long to be
+ * reaped on their own before the rest are signalled, so the cause is
+ * told from its consequences by what the children did, not by the order
+ * their exits reached us */
+#define END_GRACE_MS	200
+
+/* what SIGTERM or SIGINT does in a state */
+enum on_term { TERM_EXIT, TERM_TEARDOWN, TERM_DRAIN, TERM_NONE };
+
+static const struct {
+	const char *name;	/* /healthz's answer outside up */
+	unsigned flags;		/* PLF_* */
+	enum on_term term;
+} states[PL_NSTATES] = {
+	[PL_WAIT] = { "waiting", 0, TERM_EXIT },
+	/* no stage runs yet: nothing to drain */
+	[PL_CHECKPOINT] = { "reading checkpoint", PLF_CHANNELS,
+	    TERM_TEARDOWN },
+	[PL_STARTING] = { "starting", PLF_STAGES | PLF_CHANNELS | PLF_FLOW,
+	    TERM_DRAIN },
+	[PL_UP] = { "up", PLF_STAGES | PLF_CHANNELS | PLF_FLOW, TERM_DRAIN },
+	[PL_DRAIN] = { "draining", PLF_FLOW | PLF_STOPPING, TERM_NONE },
+	[PL_TEARDOWN] = { "stopping", PLF_STOPPING, TERM_NONE },
+};
+
+int
+sv_state_is(const struct sv *sv, unsigned plf)
+{
+	return (states[sv->state].flags & plf) != 0;
+}
+
+const char *
+sv_state_name(const struct sv *sv)
+{
+	return states[sv->state].name;
+}
+
+const char *
+sv_kname(const struct sv *sv, int k)
+{
+	return sv->kidname[k];
+}
+
+void
+sv_finish(struct sv *sv, int code)
+{
+	if (sv->done)
+		return;
+	sv->done = 1;
+	sv->exit_code = code;
+}
+
+static int
+kid_by_pid(struct sv *sv, pid_t pid)
+{
+	int k;
+
+	for (k = 0; k < SV_NKIDS; k++)
+		if (sv->kid[k].pid == pid && !sv->kid[k].exited)
+			return k;
+	return -1;
+}
+
+static void
+reap(struct sv *sv, long long now)
+{
+	char what[128];
+	pid_t pid;
+	int status, k, ended[SV_NKIDS] = { 0 };
+
+	sv->reap_round++;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if ((k = kid_by_pid(sv, pid)) == -1)
+			continue;
+		sv->kid[k].exited = 1;
+		sv->kid[k].wstatus = status;
+		sv->kid[k].exit_round = sv->reap_round;
+		ended[k] = 1;
+	}
+	for (k = 0; k < SV_NKIDS; k++) {
+		if (!ended[k])
+			continue;
+		sv_child_describe(&sv->kid[k], what, sizeof(what));
+		if (k < SV_NSTAGES && sv_stages[k].exit0_done &&
+		    sv_child_code(&sv->kid[k]) == 0 &&
+		    sv_state_is(sv, PLF_STAGES)) {
+			log_status("%s", "");
+			log_info("'%s' finished: every table is loaded",
+			    sv_kname(sv, k));
+			continue;
+		}
+		if (sv->state == PL_TEARDOWN ||
+		    (sv->state == PL_DRAIN && (sv_child_code(&sv->kid[k]) == 0 ||
+		    (sv->kid[k].signalled_ms &&
+		    sv_child_code(&sv->kid[k]) == -SIGTERM))))
+			log_debug("'%s' %s", sv_kname(sv, k), what);
+		else if (sv->state == PL_DRAIN)
+			log_warnx("'%s' %s while draining", sv_kname(sv, k),
+			    what);
+		else if (sv->end_at_ms == 0) {
+			log_debug("'%s' %s", sv_kname(sv, k), what);
+			snprintf(sv->first_end, sizeof(sv->first_end), "%s %s",
+			    sv_kname(sv, k), what);
+			sv->end_at_ms = now + END_GRACE_MS;
+		}
+	}
+}
+
+void
+sv_teardown(struct sv *sv, long long now, int code, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	if (code != 0 && sv->fatal_code == 0 && sv->state != PL_TEARDOWN)
+		sv->fatal_code = code;
+	if (sv->state == PL_TEARDOWN)
+		return;
+	sv->end_at_ms = 0;
+	va_start(ap, fmt);
+	vsnprintf(sv->reason, sizeof(sv->reason), fmt, ap);
+	va_end(ap);
+	log_status("%s", "");
+	log_info("stopping the pipeline: %s", sv->reason);
+	sv->state = PL_TEARDOWN;
+	sv->m.up = 0;
+	/* collect whatever already ended, so it is not taken for a child
+	 * that ended because we signalled it */
+	reap(sv, now);
+	/* no more acks are coming: the end of fd 3 tells a stopping capture
+	 * not to wait for one (what is queued is stored, so it still goes) */
+	for (k = 0; k < SV_NKIDS; k++) {
+		sv_child_kill(&sv->kid[k], SIGTERM, now);
+		sv->kid[k].close_after = 1;
+		sv_child_flush(&sv->kid[k]);
+	}
+	sv->kill_at_ms = now + KILL_AFTER_MS;
+}
+
+/* every stage that must say hello did, and every other one runs */
+static int
+all_up(const struct sv *sv)
+{
+	int s;
+
+	for (s = 0; s < SV_NSTAGES; s++) {
+		if (!sv_will_run(sv, s) || sv_stages[s].optional)
+			continue;
+		if (sv_stages[s].needs_hello ? sv->kid[s].state != SV_UP :
+		    !sv_child_running(&sv->kid[s]))
+			return 0;
+	}
+	return 1;
+}
+
+void
+sv_check_up(struct sv *sv, long long now)
+{
+	if (sv->state != PL_STARTING || !all_up(sv))
+		return;
+	sv->state = PL_UP;
+	sv->up_since_ms = now;
+	sv->m.up = 1;
+	log_info("pipeline up");
+}
+
+static int
+hello_limit(const struct sv *sv, int s)
+{
+	return sv->hello_timeout_s > 0 ? sv->hello_timeout_s :
+	    sv_stages[s].hello_timeout_s;
+}
+
+/* a stage that must say hello and has not yet */
+static int
+awaits_hello(const struct sv *sv, int s)
+{
+	return sv_stages[s].needs_hello && sv->kid[s].pid != 0 &&
+	    sv->kid[s].state == SV_STARTING;
+}
+
+/* a stage that must say hello and has not within its time */
+static void
+check_hello(struct sv *sv, long long now)
+{
+	int s;
+
+	if (!sv_state_is(sv, PLF_STAGES))
+		return;
+	for (s = 0; s < SV_NSTAGES; s++) {
+		if (!awaits_hello(sv, s) ||
+		    now - sv->started_ms[s] < hello_limit(sv, s) * 1000LL)
+			continue;
+		sv_teardown(sv, now, 0, "'%s' did not say hello within %d s",
+		    sv_kname(sv, s), hello_limit(sv, s));
+		return;
+	}
+}
+
+/* a channel that ended EOF_GRACE_MS ago with its child still running;
+ * only a stage whose channel is its purpose (hello, acks, durable) */
+static void
+check_silent(struct sv *sv, long long now)
+{
+	int k;
+
+	if (!sv_state_is(sv, PLF_CHANNELS))
+		return;
+	for (k = 0; k < SV_NSTAGES; k++) {
+		if (k != SV_CKPT && !sv_stages[k].needs_hello)
+			continue;
+		if (sv->kid[k].ctl_eof_ms && sv_child_running(&sv->kid[k]) &&
+		    now - sv->kid[k].ctl_eof_ms >= EOF_GRACE_MS) {
+			sv_teardown(sv, now, 0, "'%s' closed its %s",
+			    sv_kname(sv, k), k == SV_CKPT ? "stdout" :
+			    "control fd 3");
+			return;
+		}
+	}
+}
+
+/* a last unterminated line is only forwarded at EOF: read until then */
+static void
+flush_logs(struct sv *sv)
+{
+	int k;
+
+	for (k = 0; k < SV_NKIDS; k++)
+		while (sv_logpipe_read(&sv->kid[k].log) == 2)
+			;
+}
+
+static int
+all_reaped(const struct sv *sv)
+{
+	int k;
+
+	for (k = 0; k < SV_NKIDS; k++)
+		if (sv_child_running(&sv->kid[k]))
+			return 0;
+	return 1;
+}
+
+static void
+release_all(struct sv *sv)
+{
+	int k;
+
+	flush_logs(sv);
+	for (k = 0; k < SV_NKIDS; k++) {
+		sv_child_release(&sv->kid[k]);
+		sv->kid[k].exited = 0;
+		if (k < SV_NSTAGES && sv->pending_out[k] != -1) {
+			close(sv->pending_out[k]);
+			sv->pending_out[k] = -1;
+		}
+	}
+}
+
+/* what each child did, for cause.c */
+static void
+ends_of(const struct sv *sv, struct sv_end ends[SV_NKIDS])
+{
+	const struct sv_child *c;
+	int k;
+
+	for (k = 0; k < SV_NKIDS; k++) {
+		c = &sv->kid[k];
+		ends[k].started = c->pid != 0;
+		ends[k].exited = c->exited;
+		ends[k].code = c->exited ? sv_child_code(c) : 0;
+		ends[k].signalled = c->signalled_ms != 0;
+		ends[k].round = c->exit_round;
+	}
+}
+
+/* every child of a failed incarnation is reaped: stop or restart */
+static void
+incarnation_over(struct sv *sv, long long now)
+{
+	struct sv_end ends[SV_NKIDS];
+	char what[128];
+	long long up_ms;
+	int k, delay, max;
+
+	ends_of(sv, ends);
+	if ((k = sv_cause_permanent(ends)) != -1) {
+		sv_child_describe(&sv->kid[k], what, sizeof(what));
+		release_all(sv);
+		log_error("stopping: %s %s: see its message above",
+		    sv_kname(sv, k), what);
+		sv_finish(sv, ends[k].code);
+		return;
+	}
+	if (sv->fatal_code == 0 && !sv->stopping &&
+	    (k = sv_cause_first(ends)) != -1) {
+		sv_child_describe(&sv->kid[k], what, sizeof(what));
+		snprintf(sv->reason, sizeof(sv->reason), "%s %s",
+		    sv_kname(sv, k), what);
+	}
+	release_all(sv);
+	if (sv->fatal_code != 0) {
+		log_error("stopping: %s", sv->reason);
+		sv_finish(sv, sv->fatal_code);
+		return;
+	}
+	if (sv->stopping) {
+		log_info("stopped");
+		sv_finish(sv, P2O_EXIT_OK);
+		return;
+	}
+	up_ms = sv->up_since_ms ? now - sv->up_since_ms : 0;
+	delay = sv_backoff_failure(&sv->backoff, up_ms);
+	max = sv->cf.reconnect_max > 0 ? sv->cf.reconnect_max : 1;
+	if (sv->backoff.failures >= max) {
+		log_error("giving up after %d consecutive failures; the last: "
+		    "%s", sv->backoff.failures, sv->reason);
+		sv_finish(sv, P2O_EXIT_TEMPFAIL);
+		return;
+	}
+	sv->kill_at_ms = 0;
+	log_warnx("restarting the pipeline in %d.%d s (failure %d of %d): %s",
+	    delay / 1000, delay % 1000 / 100, sv->backoff.failures, max,
+	    sv->reason);
+	sv->m.reconnects++;
+	sv->state = PL_WAIT;
+	sv->restart_at_ms = now + delay;
+}
+
+static void
+drain_step(struct sv *sv, long long now)
+{
+	struct sv_child *ck = &sv->kid[SV_CKPT], *wr = &sv->kid[SV_WRITER];
+	int s;
+
+	/* the writer's last durable is in once its channel ended */
+	if (!sv->drain_final_put && !sv_child_running(wr) && wr->ctl_rfd == -1) {
+		sv->drain_final_put = 1;
+		log_debug("writer done: storing the last durable position");
+	}
+	if (!sv->drain_final_put)
+		return;
+	if (!sv->drain_closed) {
+		if (!sv_bc_settled(&sv->bc) && sv_child_running(ck) &&
+		    ck->ctl_rfd != -1)
+			return;		/* waiting for 'stored' */
+		if (!sv_bc_settled(&sv->bc))
+			sv->drain_failed = 1;
+		/* the ack, if any, is queued: flushed, then EOF on fd 3 */
+		for (s = 0; s < SV_NSTAGES; s++)
+			if (s == SV_CKPT || sv_stages[s].gets_ack) {
+				sv->kid[s].close_after = 1;
+				sv_child_flush(&sv->kid[s]);
+			}
+		sv->drain_closed = 1;
+	}
+	if (!all_reaped(sv))
+		return;
+	release_all(sv);
+	if (sv->drain_failed) {
+		log_error("stopped without storing the last durable position "
+		    "%" PRIu64 ": the next start replays from %" PRIu64,
+		    sv->bc.durable, sv->bc.stored);
+		sv_finish(sv, P2O_EXIT_TEMPFAIL);
+		return;
+	}
+	if (sv->bc.have_stored)
+		log_info("stopped after draining; checkpoint at %" PRIu64,
+		    sv->bc.stored);
+	else
+		log_info("stopped after draining; no checkpoint stored yet");
+	sv_finish(sv, P2O_EXIT_OK);
+}
+
+static void
+begin_drain(struct sv *sv, long long now)
+{
+	sv->stopping = 1;
+	switch (states[sv->state].term) {
+	case TERM_EXIT:
+		log_info("stopped");
+		sv_finish(sv, P2O_EXIT_OK);
+		break;
+	case TERM_TEARDOWN:
+		sv_teardown(sv, now, 0, "stop requested");
+		break;
+	case TERM_DRAIN:
+		log_info("draining: stopping the capture, flushing the rest");
+		sv->state = PL_DRAIN;
+		sv->m.up = 0;
+		sv_child_kill(&sv->kid[SV_CAPTURE], SIGTERM, now);
+		/* a load in progress stops at its last recorded range; one
+		 * not started yet never will: its reader must see the end */
+		sv_child_kill(&sv->kid[SV_LOADER], SIGTERM, now);
+		if (sv->pending_out[SV_LOADER] != -1) {
+			close(sv->pending_out[SV_LOADER]);
+			sv->pending_out[SV_LOADER] = -1;
+		}
+		sv->kill_at_ms = now + DRAIN_MAX_MS;
+		break;
+	case TERM_NONE:
+		log_info("already stopping");
+		break;
+	}
+}
+
+/* what the state says to do without waiting for I/O */
+static void
+step(struct sv *sv, long long now)
+{
+	int k;
+
+	if (sv->kill_at_ms && now >= sv->kill_at_ms &&
+	    sv_state_is(sv, PLF_STOPPING)) {
+		for (k = 0; k < SV_NKIDS; k++)
+			if (sv_child_running(&sv->kid[k])) {
+				log_warnx("'%s' did not stop: killing it",
+				    sv_kname(sv, k));
+				sv_child_kill(&sv->kid[k], SIGKILL, now);
+			}
+		if (sv->state == PL_DRAIN) {
+			log_error("draining took over %d s", DRAIN_MAX_MS /
+			    1000);
+			sv->drain_failed = 1;
+			sv->drain_final_put = sv->drain_closed = 1;
+		}
+		sv->kill_at_ms = 0;
+	}
+	if (sv->end_at_ms && now >= sv->end_at_ms)
+		sv_teardown(sv, now, 0, "%s", sv->first_end);
+	check_silent(sv, now);
+	check_hello(sv, now);
+	switch (sv->state) {
+	case PL_WAIT:
+		if (now >= sv->restart_at_ms)
+			sv_start_incarnation(sv, now);
+		break;
+	case PL_STARTING:
+		/* a stage that needs no hello is up by running */
+		sv_check_up(sv, now);
+		break;
+	case PL_DRAIN:
+		drain_step(sv, now);
+		break;
+	case PL_TEARDOWN:
+		if (all_reaped(sv))
+			incarnation_over(sv, now);
+		break;
+	default:
+		break;
+	}
+	if (!sv->done)
+		sv_pump_checkpoint(sv, now);
+}
+
+static long long
+earliest(long long a, long long b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	return a < b ? a : b;
+}
+
+/* when the next hello deadline falls, or -1 */
+static long long
+hello_deadline(const struct sv *sv)
+{
+	long long at = -1;
+	int s;
+
+	if (!sv_state_is(sv, PLF_STAGES))
+		return -1;
+	for (s = 0; s < SV_NSTAGES; s++)
+		if (awaits_hello(sv, s))
+			at = earliest(at, sv->started_ms[s] +
+			    hello_limit(sv, s) * 1000LL);
+	return at;
+}
+
+static int
+poll_timeout(struct sv *sv, long long now)
+{
+	long long at = -1;
+	int k;
+
+	if (sv->state == PL_WAIT)
+		at = sv->restart_at_ms;
+	/* a kill deadline matters only while something is stopping: a stale
+	 * one in the past would make every poll return at once */
+	if (sv->kill_at_ms && sv_state_is(sv, PLF_STOPPING))
+		at = earliest(at, sv->kill_at_ms);
+	if (sv_state_is(sv, PLF_FLOW))
+		at = earliest(at, sv_bc_deadline(&sv->bc));
+	at = earliest(at, hello_deadline(sv));
+	if (sv->end_at_ms)
+		at = earliest(at, sv->end_at_ms);
+	at = earliest(at, sv_httpd_deadline(&sv->httpd));
+	for (k = 0; k < SV_NKIDS; k++)
+		if (sv->kid[k].ctl_eof_ms && sv_child_running(&sv->kid[k]))
+			at = earliest(at, sv->kid[k].ctl_eof_ms + EOF_GRACE_MS);
+	if (at < 0)
+		return -1;
+	return at <= now ? 0 : at - now > 60000 ? 60000 : (int)(at - now);
+}
+
+/* the children's fds into pfd from n on; returns the new count */
+static int
+kid_pollfds(struct sv *sv, struct pollfd *pfd, int n)
+{
+	int k;
+
+	for (k = 0; k < SV_NKIDS; k++) {
+		struct sv_child *c = &sv->kid[k];
+
+		sv->pidx[k][0] = sv->pidx[k][1] = sv->pidx[k][2] = -1;
+		if (c->ctl_rfd != -1) {
+			sv->pidx[k][0] = n;
+			pfd[n].fd = c->ctl_rfd;
+			pfd[n++].events = POLLIN;
+		}
+		if (c->ctl_wfd != -1 && c->out.len > 0) {
+			if (c->ctl_wfd == c->ctl_rfd) {
+				pfd[n - 1].events |= POLLOUT;
+				sv->pidx[k][1] = n - 1;
+			} else {
+				sv->pidx[k][1] = n;
+				pfd[n].fd = c->ctl_wfd;
+				pfd[n++].events = POLLOUT;
+			}
+		}
+		if (c->log.fd != -1) {
+			sv->pidx[k][2] = n;
+			pfd[n].fd = c->log.fd;
+			pfd[n++].events = POLLIN;
+		}
+	}
+	return n;
+}
+
+/* children's fds before their exits: a stage's last log lines and
+ * frames come before what its end means */
+static void
+kid_io(struct sv *sv, const struct pollfd *pfd, long long now)
+{
+	int k;
+
+	for (k = 0; k < SV_NKIDS; k++) {
+		struct sv_child *c = &sv->kid[k];
+		int *ix = sv->pidx[k];
+
+		if (ix[2] != -1 && pfd[ix[2]].revents)
+			sv_logpipe_read(&c->log);
+		if (ix[0] != -1 && pfd[ix[0]].revents &&
+		    c->ctl_rfd == pfd[ix[0]].fd)
+			sv_kid_read(sv, k, now);
+		if (ix[1] != -1 && (pfd[ix[1]].revents & (POLLOUT |
+		    POLLERR | POLLHUP)) && c->ctl_wfd != -1 &&
+		    sv_child_flush(c) == -1)
+			log_debug("'%s': its control input is closed",
+			    sv_kname(sv, k));
+	}
+}
+
+int
+sv_run(struct sv *sv)
+{
+	struct pollfd pfd[1 + SV_NKIDS * 3 + SV_HTTPD_POLLFDS];
+	long long now;
+	int n, k, h0;
+
+	sv->state = PL_WAIT;
+	sv->restart_at_ms = now_ms();
+	while (!sv->done) {
+		now = now_ms();
+		step(sv, now);
+		if (sv->done)
+			break;
+		n = 0;
+		pfd[n].fd = stage_sigfd();
+		pfd[n++].events = POLLIN;
+		n = kid_pollfds(sv, pfd, n);
+		h0 = n;
+		n += sv_httpd_pollfds(&sv->httpd, pfd + h0);
+		for (k = 0; k < n; k++)
+			pfd[k].revents = 0;
+		if (poll(pfd, (nfds_t)n, poll_timeout(sv, now)) == -1) {
+			if (errno == EINTR)
+				continue;
+			log_warn("poll");
+			sv_finish(sv, P2O_EXIT_INTERNAL);
+			break;
+		}
+		now = now_ms();
+		kid_io(sv, pfd, now);
+		if (pfd[0].revents)
+			stage_sigfd_drain();
+		if (stage_signalled(STAGE_CHLD))
+			reap(sv, now);
+		if (stage_signalled(STAGE_TERM))
+			begin_drain(sv, now);
+		if (stage_signalled(STAGE_HUP))
+			sv_reload(sv, now);
+		if (sv->done)
+			break;
+		sv_httpd_handle(&sv->httpd, pfd + h0, now);
+		/* frames queued by the handlers above go out now when they
+		 * can, without waiting a round for POLLOUT */
+		for (k = 0; k < SV_NKIDS; k++)
+			if (sv->kid[k].out.len > 0 || sv->kid[k].close_after)
+				sv_child_flush(&sv->kid[k]);
+	}
+	release_all(sv);
+	return sv->exit_code;
+}
