@@ -13,7 +13,7 @@ phase() {	# phase NAME BUILD-DIR TESTS...
 }
 unit=(build/tests/t-*)
 san_unit=(build-san/tests/t-*)
-integ=(tests/integration/*.t)
+integ=(tests/integration/*.t tests/chaos/chaos.t)
 # the sanitizer pass repeats what exercises the most code per minute; the
 # 30-second target outage, the long kill loop and the 200,000-row load stay
 # in the plain pass
