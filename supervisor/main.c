@@ -225,6 +225,7 @@ kid_by_pid(struct sv *sv, pid_t pid)
 
 static void teardown(struct sv *, long long, int, const char *, ...)
 	__attribute__((format(printf, 4, 5)));
+static int upstream(int);
 
 static void
 reap(struct sv *sv, long long now)
@@ -253,6 +254,15 @@ reap(struct sv *sv, long long now)
 			log_status("%s", "");
 			log_info("'%s' finished: every table is loaded",
 			    kname(sv, k));
+			continue;
+		}
+		/* the tap of a stage whose clean end is done (the loads tap)
+		 * ends cleanly with it: the end of the copy, not a failure */
+		if (IS_TAP(k) && upstream(k) >= 0 &&
+		    sv_stages[upstream(k)].exit0_done &&
+		    sv_child_code(&sv->kid[k]) == 0 &&
+		    (sv->state == PL_STARTING || sv->state == PL_UP)) {
+			log_debug("'%s' %s", kname(sv, k), what);
 			continue;
 		}
 		if (sv->state == PL_TEARDOWN ||
