@@ -27,6 +27,11 @@ A trial, all of it decided by its seed:
     of the database (a clean stop or a crash);
   - then the writer stops, and the index must come to equal the table.
 
+A truncate drawn while the initial load runs waits until the load is done,
+unless --truncate-in-load (TRUNCATE_IN_LOAD=1): a truncate the stream
+delivers after the load copied past it loses rows, an open bug that
+tests/integration/58-truncate-during-load.t reproduces.
+
 Trial i of a run with seed S has seed S + i and runs on database
 DBS[i % len(DBS)]; `--trials 1 --seed S+i --db THAT` repeats it: the same
 table, configuration, statements and fault schedule (the interleaving of
@@ -280,9 +285,13 @@ class Writer(threading.Thread):
     died (its server restarted) is started again; statements meant for a
     moment without a client are dropped, the sequence goes on"""
 
-    def __init__(self, db, tables, rng, rate, log):
+    def __init__(self, db, tables, rng, rate, log, load_done=None):
         super().__init__(daemon=True)
         self.db, self.tables, self.rng, self.rate, self.log = db, tables, rng, rate, log
+        # a callable: whether the initial load has finished; a truncate
+        # drawn before then waits for it (58-truncate-during-load.t)
+        self.load_done = load_done
+        self.held = None
         self.stop_ev = threading.Event()
         self.proc = None
         self.spawned = 0.0
@@ -315,7 +324,11 @@ class Writer(threading.Thread):
         w = rng.random()
         if w < 0.004:
             self.tally["truncate"] = self.tally.get("truncate", 0) + 1
-            return f"{self.db.truncate(t.name)}; {t.fill(rng.randint(10, 3000))};"
+            s = f"{self.db.truncate(t.name)}; {t.fill(rng.randint(10, 3000))};"
+            if self.load_done is not None and not self.load_done():
+                self.held = (self.held or []) + [s]
+                return "select 1;"
+            return s
         n = rng.choice([1, 1, 1, 2, 3, 5, 8])
         parts = []
         for _ in range(n):
@@ -333,6 +346,8 @@ class Writer(threading.Thread):
     def run(self):
         gap = 1.0 / self.rate
         while not self.stop_ev.is_set():
+            if self.held and self.load_done():
+                self.send(self.held.pop(0))
             self.send(self.txn())
             self.txns += 1
             self.stop_ev.wait(gap)
@@ -411,7 +426,7 @@ def pick(rng, weighted):
     return weighted[-1][0]
 
 
-def trial(db, seed, dbname, workdir, short):
+def trial(db, seed, dbname, workdir, short, truncate_in_load=False):
     rng = random.Random(seed)
     tables = [ChaosTable(db)]
     t = tables[0]
@@ -460,7 +475,12 @@ def trial(db, seed, dbname, workdir, short):
     problems = []
     done = []
     pl.start()
-    w = Writer(db, tables, rng, rate, wlog)
+    suppath = os.path.join(workdir, "sup.log")
+
+    def load_done():
+        with open(suppath, "rb") as f:
+            return b"finished: every table is loaded" in f.read()
+    w = Writer(db, tables, rng, rate, wlog, None if truncate_in_load else load_done)
     t0 = time.monotonic()
     w.start()
     for at, f, arg in plan:
@@ -471,12 +491,18 @@ def trial(db, seed, dbname, workdir, short):
             problems.append(f"the supervisor exited on its own ({pl.proc.returncode}) before {f}")
             pl.start()
         if f == "kill-stage":
-            pids = pl.pids(arg)
-            if pids:
-                os.kill(pids[0], signal.SIGKILL)
-                done.append(f"kill-stage:{arg}")
+            # the drawn stage, or the next one running (the loader ends
+            # with its load; a stage may be between restarts)
+            order = STAGES[db.kind]
+            i = order.index(arg)
+            for st in order[i:] + order[:i]:
+                pids = pl.pids(st)
+                if pids:
+                    os.kill(pids[0], signal.SIGKILL)
+                    done.append(f"kill-stage:{st}")
+                    break
             else:
-                done.append(f"kill-stage:{arg}(not running)")
+                done.append("kill-stage:none-running")
         elif f == "kill-all":
             pl.kill_all()
             pl.start()
@@ -544,6 +570,10 @@ def main():
     ap.add_argument("--tap", action="store_true", help="TAP output, for prove")
     ap.add_argument("--short", action="store_true", help="short trials (the test suite's)")
     ap.add_argument("--keep", default=None, help="where the logs of failed trials go")
+    ap.add_argument("--truncate-in-load", action="store_true",
+                    default=bool(os.environ.get("TRUNCATE_IN_LOAD")),
+                    help="let truncates land during the initial load (the open bug of "
+                         "58-truncate-during-load.t); by default they wait for its end")
     a = ap.parse_args()
     seed = a.seed if a.seed is not None else int(time.time()) % 1000000
     if not OS_URL or not SERVERS:
@@ -571,7 +601,8 @@ def main():
         os.makedirs(wd, exist_ok=True)
         t0 = time.monotonic()
         try:
-            desc, done, problems, conv, nrows, w = trial(dbs[n], s, n, wd, a.short)
+            desc, done, problems, conv, nrows, w = trial(dbs[n], s, n, wd, a.short,
+                                                         a.truncate_in_load)
             for d in done:
                 mix[d] = mix.get(d, 0) + 1
             for k, v in w.tally.items():
