@@ -27,6 +27,10 @@ wm() {	# wm LOW HIGH FLOOD | wm null: the node's disk watermarks (free bytes)
 # whatever happens, the next test finds a node with room and no block
 restore() {
 	wm null
+	# past the flood stage the node also blocks creating indices, in a
+	# persistent cluster setting that can outlive the test
+	curl -s -XPUT "$OS_URL/_cluster/settings" -H 'Content-Type: application/json' \
+		-d '{"persistent":{"cluster.blocks.create_index":null}}' >/dev/null 2>&1
 	curl -s -XPUT "$OS_URL/_all/_settings" -H 'Content-Type: application/json' \
 		-d '{"index.blocks.read_only_allow_delete":null}' >/dev/null 2>&1
 	os_drop ${S}_probe
