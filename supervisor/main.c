@@ -1061,12 +1061,16 @@ static void
 cause(struct sv *sv)
 {
 	char what[128];
-	int k, best = -1, bfail = 0, fail;
+	int k, best = -1, bfail = 0, fail, code;
 
 	for (k = 0; k < NKIDS; k++) {
 		if (!ended_on_its_own(&sv->kid[k]))
 			continue;
-		fail = sv_child_code(&sv->kid[k]) != 0;
+		/* a death by a signal no one here sent (a kill -9 from
+		 * outside, a crash) before an exit code: the stages around
+		 * it exit because of it (a broken pipe, a cut frame) */
+		code = sv_child_code(&sv->kid[k]);
+		fail = code == 0 ? 0 : code < 0 && code != -SIGPIPE ? 2 : 1;
 		/* a loader that finished is not what stopped the pipeline */
 		if (!fail && k < SV_NSTAGES && sv_stages[k].exit0_done)
 			continue;
