@@ -378,6 +378,7 @@ class Pipeline:
                         PATH=BIN + ":" + os.environ.get("PATH", ""))
 
     def start(self):
+        self.started = time.monotonic()
         self.proc = subprocess.Popen([os.path.join(BIN, "pg2osync-supervise"), "-c", self.cfg],
                                      stdout=self.log, stderr=self.log, env=self.env)
 
@@ -403,6 +404,11 @@ class Pipeline:
     def term(self, timeout=90):
         if not self.alive():
             return self.proc.returncode if self.proc else None
+        # a SIGTERM in the first instants after exec lands before the
+        # supervisor has its handler: the default action, not a drain
+        gap = self.started + 1.0 - time.monotonic()
+        if gap > 0:
+            time.sleep(gap)
         self.proc.send_signal(signal.SIGTERM)
         try:
             return self.proc.wait(timeout)
