@@ -57,7 +57,7 @@ psql_q -c "drop table if exists tld; create table tld (id int primary key, v int
 	alter table tld alter column pad set storage external; insert into tld values (1, 0, $BIG)"
 cat > "$T/lateload" <<EOF
 #!/usr/bin/env bash
-exec "$P2O_BIN/loader" "\$@" > >(exec python3 "$TOP/tests/helper/delay-frames.py" 8)
+exec "$P2O_BIN/loader" "\$@" > >(exec 3>&-; exec python3 "$TOP/tests/helper/delay-frames.py" 8)
 EOF
 chmod +x "$T/lateload"
 METRICS_PORT=$(free_port)

@@ -28,7 +28,7 @@ todo_check() {	# like check, a TAP TODO while the bug is open
 mkwrap() {	# mkwrap NAME REAL: the stage REAL with its stdout delayed
 	cat > "$T/$1" <<EOF
 #!/usr/bin/env bash
-exec "$P2O_BIN/$2" "\$@" > >(exec python3 "$TOP/tests/helper/delay-frames.py" $CAPDELAY)
+exec "$P2O_BIN/$2" "\$@" > >(exec 3>&-; exec python3 "$TOP/tests/helper/delay-frames.py" $CAPDELAY)
 EOF
 	chmod +x "$T/$1"
 }
