@@ -49,6 +49,8 @@ one() {	# one NAME: fuzz, merge, report; exit status 1 on a finding
 	nice -n "$nicen" "$f" "${dict[@]}" "${lim[@]}" -max_total_time="$secs" \
 		-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 		-artifact_prefix="$out/$name-" "$work" "$corpus" > "$log" 2>&1 || st=1
+	# stopped by a signal (Ctrl-C, kill -INT) is no finding: merge what it found
+	grep -q 'libFuzzer: run interrupted' "$log" && st=0
 	t1=$(date +%s)
 	execs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
 	# the union, minimised: every input of the old corpus and the new
