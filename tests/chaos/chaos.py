@@ -96,11 +96,8 @@ def http(method, path, body=None):
 
 def free_port():
     import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+    with socket.create_server(("127.0.0.1", 0)) as s:
+        return s.getsockname()[1]
 
 
 # ---------------------------------------------------------------- tables

@@ -15,13 +15,6 @@
 . "$(dirname "$0")/../lib.sh"
 
 BUG="unchanged TOAST value lost"
-todo_check() {	# like check, a TAP TODO while the bug is open
-	local d=$1; shift; [ "$1" = "--" ] && shift
-	[ -n "${TODO_OFF:-}" ] && { check "$d" -- "$@"; return; }
-	_tap_n=$((_tap_n + 1))
-	if "$@" > "$T/check.out" 2>&1; then echo "ok $_tap_n - $d # TODO $BUG"
-	else echo "not ok $_tap_n - $d # TODO $BUG"; tail -n 3 "$T/check.out" | sed 's/^/#   /'; fi
-}
 SEL="json_build_object('id',id,'v',v,'pad',pad)"
 BIG="(select string_agg(md5(g::text), '') from generate_series(1, 200) g)"
 

@@ -143,21 +143,13 @@ IFS='|' read -r nssl nwal nall <<< "$ssl"
 ok $([ "$nwal" = 1 ] && [ "$nssl" = "$nall" ]; echo $?) \
 	"the walsender and every other connection of the pipeline use TLS ($nssl of $nall, walsender $nwal)"
 # every stage's argv: paths only, no certificate, key or password
-bad=0
-for p in $(pgrep -f -- "-c $T/cfg.yaml"); do
-	a=$(tr '\0' ' ' < /proc/$p/cmdline 2>/dev/null) || continue
-	case $a in *BEGIN*|*PRIVATE*|*"$TPW"*|*"$PGPASSWORD"*) bad=1; diag "argv of $p: $a" ;; esac
-	for f in "$TLS"/*.key "$TLS"/*.crt; do
-		grep -qF -- "$(sed -n 2p "$f")" /proc/$p/cmdline && { bad=1; diag "$f in argv of $p"; }
-	done
-done
+mapfile -t SECRETS < <(pem_bodies "$TLS"/*.key "$TLS"/*.crt)
+SECRETS+=("$TPW" "$PGPASSWORD")
+bad=$(argv_secrets "-c $T/cfg.yaml" "${SECRETS[@]}")
 ok $bad "no certificate, key or password in any stage's argv ($(pgrep -f -- "-c $T/cfg.yaml" | wc -l) processes)"
 kill -TERM $SUP; wait $SUP; ok $? "drains and exits 0"
 cat "$T/sup.log" >> "$T/all.log"
-bad=0
-grep -qE 'BEGIN|PRIVATE KEY' "$T/all.log" && bad=1
-grep -qF -- "$TPW" "$T/all.log" && bad=1
-for f in "$TLS"/*.key "$TLS"/*.crt; do grep -qF -- "$(sed -n 2p "$f")" "$T/all.log" && bad=1; done
-ok $bad "no certificate, key or password in a log line ($(wc -l < "$T/all.log") lines)"
+! has_secret "$T/all.log" "${SECRETS[@]}"
+ok $? "no certificate, key or password in a log line ($(wc -l < "$T/all.log") lines)"
 [ $_tap_fail -gt 0 ] && { grep -v ' info: ' "$T/sup.log" | tail -n 20 | sed 's/^/#   /'; }
 done_testing

@@ -104,21 +104,13 @@ check "the load lands" -- my_equal t52 t52_t52 60 "$SEL"
 my_sql "UPDATE t52 SET v = 'changed' WHERE id <= 20; DELETE FROM t52 WHERE id > 290"
 check "the stream lands" -- my_equal t52 t52_t52 30 "$SEL"
 ok $(grep -q "dump connection .*, TLS)" "$T/sup.log"; echo $?) "the capture's dump connection is TLS: $(grep -m1 'dump connection' "$T/sup.log" | cut -c1-120)"
-bad=0
-for p in $(pgrep -f -- "-c $T/cfg.yaml"); do
-	a=$(tr '\0' ' ' < /proc/$p/cmdline 2>/dev/null) || continue
-	case $a in *BEGIN*|*PRIVATE*|*"$XPW"*|*"$MYSQL_PWD"*) bad=1; diag "argv of $p: $a" ;; esac
-	for f in "$TLS"/*.key "$TLS"/*.crt; do
-		grep -qF -- "$(sed -n 2p "$f")" /proc/$p/cmdline && { bad=1; diag "$f in argv of $p"; }
-	done
-done
+mapfile -t SECRETS < <(pem_bodies "$TLS"/*.key "$TLS"/*.crt)
+SECRETS+=("$XPW" "$MYSQL_PWD")
+bad=$(argv_secrets "-c $T/cfg.yaml" "${SECRETS[@]}")
 ok $bad "no certificate, key or password in any stage's argv ($(pgrep -f -- "-c $T/cfg.yaml" | wc -l) processes)"
 kill -TERM $SUP; wait $SUP; ok $? "drains and exits 0"
 cat "$T/sup.log" >> "$T/all.log"
-bad=0
-grep -qE 'BEGIN|PRIVATE KEY' "$T/all.log" && bad=1
-grep -qF -e "$XPW" -e "$MYSQL_PWD" "$T/all.log" && bad=1
-for f in "$TLS"/*.key "$TLS"/*.crt; do grep -qF -- "$(sed -n 2p "$f")" "$T/all.log" && bad=1; done
-ok $bad "no certificate, key or password in a log line ($(wc -l < "$T/all.log") lines)"
+! has_secret "$T/all.log" "${SECRETS[@]}"
+ok $? "no certificate, key or password in a log line ($(wc -l < "$T/all.log") lines)"
 [ $_tap_fail -gt 0 ] && { grep -v ' info: ' "$T/sup.log" | tail -n 20 | sed 's/^/#   /'; }
 done_testing

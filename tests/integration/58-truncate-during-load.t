@@ -18,13 +18,6 @@
 
 CAPDELAY=${CAPDELAY:-10}
 BUG="truncate during the load: copies newer than the truncate are lost"
-todo_check() {	# like check, a TAP TODO while the bug is open
-	local d=$1; shift; [ "$1" = "--" ] && shift
-	[ -n "${TODO_OFF:-}" ] && { check "$d" -- "$@"; return; }
-	_tap_n=$((_tap_n + 1))
-	if "$@" > "$T/check.out" 2>&1; then echo "ok $_tap_n - $d # TODO $BUG"
-	else echo "not ok $_tap_n - $d # TODO $BUG"; tail -n 3 "$T/check.out" | sed 's/^/#   /'; fi
-}
 mkwrap() {	# mkwrap NAME REAL: the stage REAL with its stdout delayed
 	cat > "$T/$1" <<EOF
 #!/usr/bin/env bash
