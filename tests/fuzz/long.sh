@@ -56,13 +56,14 @@ one() {	# one NAME: fuzz, merge, report; exit status 1 on a finding
 	# the union, minimised: every input of the old corpus and the new
 	# finds that adds a feature, nothing more. Hand-written seeds (any
 	# name that is not a sha1) stay as they are; the rest is replaced by
-	# the merge's choice. Past FUZZ_CORPUS_MAX files, the greedy set
-	# cover picks a smaller set with the same coverage.
+	# the merge's choice. Past FUZZ_CORPUS_MAX files (default 300), the
+	# greedy set cover over edges alone (not hit counts) picks a smaller
+	# set that still reaches every edge.
 	nice -n "$nicen" "$f" -merge=1 -timeout=10 -rss_limit_mb=2048 \
 		"$fresh" "$corpus" "$work" >> "$log" 2>&1 || st=1
 	if [ "$(find "$fresh" -type f | wc -l)" -gt "${FUZZ_CORPUS_MAX:-300}" ]; then
 		rm -rf "$fresh"; mkdir -p "$fresh"
-		nice -n "$nicen" "$f" -set_cover_merge=1 -timeout=10 -rss_limit_mb=2048 \
+		nice -n "$nicen" "$f" -set_cover_merge=1 -use_counters=0 -timeout=10 -rss_limit_mb=2048 \
 			"$fresh" "$corpus" "$work" >> "$log" 2>&1 || st=1
 	fi
 	if [ "$(find "$fresh" -type f | wc -l)" -gt 0 ]; then
