@@ -8,6 +8,14 @@
 #   make bench           pg2osync beside raw _bulk, PGSync and Debezium
 #                        (BENCH_ROWS=n: n narrow rows instead of 1,000,000)
 #   make demo            a throwaway PostgreSQL + OpenSearch, synced live
+#   make chaos           kill -9, SIGTERM and database restarts at random
+#                        moments under a continuous writer, the index compared
+#                        with the table after each trial
+#                        (TRIALS=n, SEED=s, DB=pg|mariadb|both,
+#                        TRUNCATE_IN_LOAD=1: truncates during the load too,
+#                        TOAST_IN_LOAD=1: large values in the loaded rows)
+#   make fuzz-long       every fuzz target for FUZZ_LONG_SECONDS (default
+#                        3600), new inputs merged into tests/fuzz/corpus
 #   make install PREFIX=/usr/local DESTDIR=
 
 # the first rule below is an archive; a bare `make` must build every tool
@@ -122,6 +130,22 @@ fuzz:
 	$(MAKE) FUZZ=1 fuzz-bins
 	tests/fuzz/run.sh $(FUZZ_SECONDS)
 
+# every target for a long time; what adds coverage is merged into the
+# committed corpus (tests/fuzz/long.sh)
+fuzz-long:
+	tests/install-deps.sh
+	$(MAKE) FUZZ=1 fuzz-bins
+	tests/fuzz/long.sh
+
+TRIALS	?= 10
+DB	?= both
+chaos:
+	tests/install-deps.sh
+	$(MAKE) all
+	tests/servers/run-with.sh --pg --mariadb --os -- python3 tests/chaos/chaos.py \
+		--trials $(TRIALS) --db $(DB) $(if $(SEED),--seed $(SEED)) \
+		$(if $(TRUNCATE_IN_LOAD),--truncate-in-load) $(if $(TOAST_IN_LOAD),--toast-in-load)
+
 unit: all
 	prove -e '' $(UNIT_BIN)
 
@@ -147,7 +171,7 @@ install: $(BINS)
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all unit check bench demo install clean fuzz fuzz-bins
+.PHONY: all unit check bench demo install clean fuzz fuzz-bins fuzz-long chaos
 .SECONDARY:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

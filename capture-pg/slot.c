@@ -123,6 +123,10 @@ code_for_state(const char *state)
 	    strncmp(state, "57", 2) == 0 || strncmp(state, "58", 2) == 0 ||
 	    strncmp(state, "40", 2) == 0 || strcmp(state, "55006") == 0)
 		return P2O_EXIT_TEMPFAIL;
+	/* created meanwhile (a publication or slot whose CREATE outlived
+	 * the capture that sent it): the next start finds and checks it */
+	if (strcmp(state, "42710") == 0 || strcmp(state, "23505") == 0)
+		return P2O_EXIT_TEMPFAIL;
 	return P2O_EXIT_REFUSED;
 }
 

@@ -72,7 +72,11 @@ sv_cause_first(const struct sv_end ends[SV_NKIDS])
 	for (k = 0; k < SV_NKIDS; k++) {
 		if (!on_its_own(&ends[k]))
 			continue;
-		fail = ends[k].code != 0;
+		/* a death by a signal no one here sent (a kill -9 from
+		 * outside, a crash) ranks before an exit code: the stages
+		 * around it exit because of it (a broken pipe, a cut frame) */
+		fail = ends[k].code == 0 ? 0 :
+		    ends[k].code < 0 && ends[k].code != -SIGPIPE ? 2 : 1;
 		/* a loader that finished is not what stopped the pipeline */
 		if (!fail && !SV_IS_TAP(k) && sv_stages[k].exit0_done)
 			continue;

@@ -122,6 +122,16 @@ reap(struct sv *sv, long long now)
 			    sv_kname(sv, k));
 			continue;
 		}
+		/* the tap of a stage whose clean end is done (the loads tap)
+		 * ends cleanly with it: the end of the copy, not a failure */
+		if (SV_IS_TAP(k) && sv_kid_upstream(k) >= 0 &&
+		    sv_kid_upstream(k) < SV_NSTAGES &&
+		    sv_stages[sv_kid_upstream(k)].exit0_done &&
+		    sv_child_code(&sv->kid[k]) == 0 &&
+		    sv_state_is(sv, PLF_STAGES)) {
+			log_debug("'%s' %s", sv_kname(sv, k), what);
+			continue;
+		}
 		if (sv->state == PL_TEARDOWN ||
 		    (sv->state == PL_DRAIN && (sv_child_code(&sv->kid[k]) == 0 ||
 		    (sv->kid[k].signalled_ms &&

@@ -13,7 +13,7 @@ phase() {	# phase NAME BUILD-DIR TESTS...
 }
 unit=(build/tests/t-*)
 san_unit=(build-san/tests/t-*)
-integ=(tests/integration/*.t)
+integ=(tests/integration/*.t tests/chaos/chaos.t)
 # the sanitizer pass repeats what exercises the most code per minute; the
 # 30-second target outage, the long kill loop and the 200,000-row load stay
 # in the plain pass
@@ -27,8 +27,11 @@ golden=(tests/golden/run.sh tests/golden/writer/run.sh tests/golden/capture-pg.s
 phase plain build "${unit[@]}" "${golden[@]}" "${integ[@]}"
 phase asan build-san "${san_unit[@]}" "${golden[@]}" $(ls "${san_integ[@]}" 2>/dev/null)
 FUZZ_SECONDS=${FUZZ_SECONDS:-15} phase fuzz build tests/fuzz/run.sh
-pass=$(cat "$log".* | grep -cE '^ok [0-9]')
-fail=$(cat "$log".* | grep -cE '^not ok [0-9]')
+# a TAP TODO (a known bug, kept visible) is neither a pass nor a failure
+pass=$(cat "$log".* | grep -E '^ok [0-9]' | grep -vc '# TODO')
+fail=$(cat "$log".* | grep -E '^not ok [0-9]' | grep -vc '# TODO')
+todo=$(cat "$log".* | grep -E '^(not )?ok [0-9].*# TODO' | sed 's/^/  /')
+[ -n "$todo" ] && printf 'known bugs (TAP TODO):\n%s\n' "$todo"
 rm -f "$log" "$log".*
 echo "tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ] && [ $st -eq 0 ]

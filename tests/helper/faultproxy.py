@@ -12,6 +12,15 @@ Nth _bulk request (counting from 1) gets the fault the plan names for it:
             (the document was written; a retry must be harmless)
     slow    forward after 1.5 s, so requests sent after it finish first
 
+A fault that lasts: GET /_faultproxy?mode=M&delay_ms=D (answered by the
+proxy itself, never forwarded) makes every later _bulk request get fault M
+until the mode is set again (mode=none); M is 429, 503, reset, or disk: a
+200 whose every item is refused 429 with the cluster block a node puts on
+its indices past the disk's flood-stage watermark. delay_ms holds every
+forwarded request that long first (a slow target). Sticky faults log a
+line when set and count each request they hit (GET /_faultproxy answers
+{"mode", "delay_ms", "hits"}).
+
 It logs one line per injected fault on stderr, for the test to count, and
 one each time more _bulk requests than ever before are open at once. With
 ACCEPTED, every _bulk answer that reaches the client first appends a line
@@ -38,6 +47,9 @@ for part in filter(None, plan.split(",")):
 t = urllib.parse.urlparse(target)
 bulk_seen = 0
 log_lock = threading.Lock()
+sticky = {"mode": "none", "delay_ms": 0, "hits": 0}
+FLOOD = ("index [{}] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage "
+         "watermark, index has read-only-allow-delete block];")
 
 
 def log(line):
@@ -106,10 +118,25 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def control(self):
+        q = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
+        with bulk_lock:
+            if "mode" in q:
+                sticky["mode"] = q["mode"][0]
+                sticky["hits"] = 0
+            if "delay_ms" in q:
+                sticky["delay_ms"] = int(q["delay_ms"][0])
+            state = dict(sticky)
+        if q:
+            log(f"faultproxy: mode {state['mode']}, delay {state['delay_ms']} ms")
+        self.reply(200, "application/json", json.dumps(state).encode())
+
     def handle_any(self):
         global bulk_seen, bulk_open, bulk_open_max
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n) if n else None
+        if self.path.startswith("/_faultproxy"):
+            return self.control()
         if not self.path.split("?")[0].endswith("/_bulk"):
             return self.handle_request(body, None)
         with bulk_lock:
@@ -130,6 +157,19 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         fault = faults.get(n) if is_bulk else None
         if fault:
             log(f"faultproxy: bulk {n}: {fault}")
+        elif is_bulk and sticky["mode"] != "none":
+            with bulk_lock:
+                fault = sticky["mode"]
+                sticky["hits"] += 1
+        if sticky["delay_ms"]:
+            time.sleep(sticky["delay_ms"] / 1000.0)
+        if fault == "disk":
+            items = []
+            for action, index, _id, _v in bulk_actions(body):
+                items.append({action: {"_index": index, "_id": _id, "status": 429, "error": {
+                    "type": "cluster_block_exception", "reason": FLOOD.format(index)}}})
+            return self.reply(200, "application/json",
+                              json.dumps({"took": 1, "errors": True, "items": items}).encode())
         if fault in ("429", "503"):
             err = {"error": {"type": "es_rejected_execution_exception" if fault == "429"
                              else "unavailable", "reason": "injected"}, "status": int(fault)}

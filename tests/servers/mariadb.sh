@@ -4,6 +4,9 @@
 #   mariadb.sh stop DIR     TERM (clean shutdown), KILL after 60 s; idempotent
 #   mariadb.sh kill DIR     SIGKILL (a crash: recovery on next start)
 #   mariadb.sh status DIR   exit 0 when running
+# With DIR/tls/server.crt, server.key and ca.crt (tests/servers/tls.sh),
+# the server starts with TLS on (clients may still connect without, unless
+# their account REQUIREs it); remove DIR/tls and start again for none.
 # User p2o@127.0.0.1 and p2o@localhost, password $P2O_DB_PASSWORD (default
 # p2o-secret-pw): ALL on p2o.*, REPLICATION SLAVE, REPLICATION CLIENT, SELECT on *.*.
 # root@localhost authenticates through the socket in DIR (unix_socket, as OS root).
@@ -65,13 +68,18 @@ start_db() {
         rm -f "$PIDF"
         : >"$LOG"
         chown mysql: "$LOG"
+        tls=()
+        if [ -f "$DIR/tls/server.crt" ]; then
+            chown -R mysql: "$DIR/tls"
+            tls=(--ssl-ca="$DIR/tls/ca.crt" --ssl-cert="$DIR/tls/server.crt" --ssl-key="$DIR/tls/server.key")
+        fi
         # setsid: own session, so a Ctrl-C in the caller's terminal does not reach it.
         setsid /usr/sbin/mariadbd --no-defaults --user=mysql --datadir="$DATA" \
             --bind-address=127.0.0.1 --port="$port" --socket="$SOCK" --pid-file="$PIDF" \
             --log-error="$LOG" --skip-name-resolve \
             --log-bin="$DATA/binlog" --binlog-format=ROW --binlog-row-image=FULL \
             --server-id=1 --gtid-strict-mode=0 \
-            --innodb-buffer-pool-size=128M --max-connections=200 \
+            --innodb-buffer-pool-size=128M --max-connections=200 "${tls[@]}" \
             >"$DIR/console.log" 2>&1 </dev/null &
         pid=$!
         up=

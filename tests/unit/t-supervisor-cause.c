@@ -71,6 +71,19 @@ test_order(void)
 	is_int(sv_cause_first(e), SV_WRITER, "shaper 0, writer 75: the "
 	    "writer's failure, though the shaper is nearer the source");
 
+	/* a stage killed from outside: the capture upstream of it exits 75
+	 * on its broken pipe, but the kill is what happened */
+	reset();
+	ended(SV_SHAPER, -SIGKILL, 2);
+	ended(SV_CAPTURE, 75, 1);
+	is_int(sv_cause_first(e), SV_SHAPER, "shaper killed by a signal from "
+	    "outside, capture 75 on its pipe: the shaper");
+	reset();
+	ended(SV_SHAPER, -SIGPIPE, 1);
+	ended(SV_CAPTURE, 75, 1);
+	is_int(sv_cause_first(e), SV_CAPTURE, "but a SIGPIPE is a consequence: "
+	    "the capture");
+
 	/* two failures: the one nearest the source */
 	reset();
 	ended(SV_WRITER, 75, 1);

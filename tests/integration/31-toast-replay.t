@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Unchanged TOAST values and the documents that must keep them.
+#  1. a primary-key move of a row with an out-of-line value: the moved
+#     document is completed from the old one; then kill -9 of everything
+#     and a restart: the moved document still has its value.
+#  2. found by make chaos (seed 1002 on PostgreSQL: "document ... has
+#     unchanged TOAST fields ["pad"] but no stored copy: written without
+#     them", and two documents lacked "pad" for good): an update (or a key
+#     move) during the initial load of a row whose copy was read before the
+#     update but reaches the writer after it (the loader's output is late,
+#     tests/helper/delay-frames.py). The update has no stored copy to
+#     complete from and is written without the value; the copy, older,
+#     then loses to it. An open product bug: that check is TAP TODO
+#     (TODO_OFF=1 makes it a plain check).
+. "$(dirname "$0")/../lib.sh"
+
+BUG="unchanged TOAST value lost"
+SEL="json_build_object('id',id,'v',v,'pad',pad)"
+BIG="(select string_agg(md5(g::text), '') from generate_series(1, 200) g)"
+
+# --- 1. a key move replayed after kill -9
+S=p2o_toastmv
+drop_slot $S; os_drop ${S}_tmv
+# storage external: a large value goes out of line uncompressed, always
+psql_q -c "drop table if exists tmv; create table tmv (id int primary key, v int, pad text);
+	alter table tmv alter column pad set storage external"
+METRICS_PORT=$(free_port)
+# checkpoints seldom: what is written after the first one is replayed
+CKPT_MS=600000 mkconfig "$T/cfg.yaml" $S $S tmv
+pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
+SUP=$!; cleanup_add $SUP
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"; ok $? "pipeline up"
+psql_q -c "insert into tmv values (1, 0, $BIG)"
+check "the row with its large value lands" -- wait_equal tmv ${S}_tmv 30 "$SEL"
+psql_q -c "update tmv set id = 2 where id = 1"
+check "the moved document keeps the value" -- wait_equal tmv ${S}_tmv 30 "$SEL"
+pkill -KILL -f -- "-c $T/cfg.yaml"; wait $SUP 2>/dev/null
+pg2osync-supervise -c "$T/cfg.yaml" >> "$T/sup.log" 2>&1 &
+SUP=$!; cleanup_add $SUP
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"; ok $? "pipeline up again, replaying the move"
+sleep 3
+check "after the replay the moved document still has its value" -- wait_equal tmv ${S}_tmv 20 "$SEL"
+kill -TERM $SUP; wait $SUP
+drop_slot $S
+
+# --- 2. an update the load's late copy cannot complete
+S=p2o_toastld
+drop_slot $S; drop_loads $S tld; os_drop ${S}_tld
+psql_q -c "drop table if exists tld; create table tld (id int primary key, v int, pad text);
+	alter table tld alter column pad set storage external; insert into tld values (1, 0, $BIG)"
+cat > "$T/lateload" <<EOF
+#!/usr/bin/env bash
+exec "$P2O_BIN/loader" "\$@" > >(exec 3>&-; exec python3 "$TOP/tests/helper/delay-frames.py" 8)
+EOF
+chmod +x "$T/lateload"
+METRICS_PORT=$(free_port)
+mkconfig "$T/cfg2.yaml" $S $S tld
+pg2osync-supervise -c "$T/cfg2.yaml" --stage loader="$T/lateload" > "$T/sup2.log" 2>&1 &
+SUP=$!; cleanup_add $SUP
+wait_for 60 grep -q "read as one range\|range 1 of 1 read" "$T/sup2.log"
+ok $? "the loader has read the row (its output is late)"
+psql_q -c "update tld set v = 1 where id = 1"
+wait_for 60 grep -q "finished: every table is loaded" "$T/sup2.log"; ok $? "the load finishes"
+todo_check "the updated document has the value its late copy held" -- wait_equal tld ${S}_tld 20 "$SEL"
+pkill -KILL -f -- "-c $T/cfg2.yaml"; wait $SUP 2>/dev/null; sleep 1
+[ $_tap_fail -gt 0 ] && { grep -v ' info: ' "$T/sup.log" "$T/sup2.log" | tail -n 20 | sed 's/^/#   /'; }
+drop_slot $S
+done_testing
