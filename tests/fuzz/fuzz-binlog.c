@@ -108,11 +108,10 @@ table(struct my_table *tb, const char *db, const char *name, int ncols,
 
 static int
 reload(void *ctx, const char *db, const char *name, struct my_table *out,
-    char *err, size_t errlen)
+    struct p2o_err *err)
 {
 	(void)ctx;
 	(void)err;
-	(void)errlen;
 	if (strcmp(db, "p2o") == 0 && strcmp(name, "cz") == 0)
 		cz_table(out);
 	else if (strcmp(db, "p2o") == 0)

@@ -17,7 +17,10 @@
 #include <strings.h>
 #include <time.h>
 
-#include "binlog.h"
+#include "myval.h"
+#include "mybytes.h"
+#include "myconn.h"
+#include "myjson.h"
 
 static int
 fail(char *err, size_t errlen, const char *fmt, const char *a, int b)
@@ -906,4 +909,63 @@ myval_text(const struct my_col *c, const char *s, size_t n,
 		sbuf_add_jstr(out, s, n);
 		break;
 	}
+}
+
+/* ---- the filter, as MySQL must compute it ---- */
+
+/*
+ * A column in the row filter the loader pushes into its SELECT
+ * (lib/where.h), as the SQL expression whose value is the column's
+ * document form: the shaper compares that form, byte-wise for a string,
+ * exactly for a number, and the pushed-down filter must give the same
+ * answer wherever the shaper's is TRUE or FALSE, or the load would leave
+ * out rows the shaper keeps. So a string is compared as its UTF-8 bytes
+ * (no collation folds case, no PAD SPACE equates "a " with "a"), a date
+ * as its ISO 8601 text, a zero date as NULL. A value whose form SQL cannot
+ * produce exactly (a float's shortest text, base64, JSON) has none: -1.
+ */
+int
+myval_filter_sql(const struct my_col *c, struct sbuf *out)
+{
+	struct sbuf id = SBUF_INIT, text = SBUF_INIT;
+	int rc = 0;
+
+	myconn_ident(&id, c->name);
+	sbuf_addf(&text, "CONVERT(%s USING utf8mb4)", id.buf);
+	switch (c->kind) {
+	case MK_INT:
+	case MK_UINT:
+	case MK_YEAR:
+	case MK_DECIMAL:
+	case MK_SET:	/* an array: the shaper compares it with nothing */
+		sbuf_adds(out, id.buf);
+		break;
+	case MK_BIT:
+		sbuf_addf(out, "CAST(%s AS UNSIGNED)", id.buf);
+		break;
+	case MK_TEXT:
+	case MK_ENUM:
+	case MK_TIME:
+		sbuf_addf(out, "CAST(%s AS BINARY)", text.buf);
+		break;
+	case MK_DATE:
+	case MK_DATETIME:
+	case MK_TIMESTAMP:
+		/* myval_text: a zero date is null, a space becomes a T, a
+		 * timestamp (read in UTC) ends in Z */
+		sbuf_addf(out, "CAST(IF(%s REGEXP '[1-9]', ", text.buf);
+		if (c->kind == MK_DATE)
+			sbuf_adds(out, text.buf);
+		else
+			sbuf_addf(out, "CONCAT(REPLACE(%s, ' ', 'T'), '%s')",
+			    text.buf, c->kind == MK_TIMESTAMP ? "Z" : "");
+		sbuf_adds(out, ", NULL) AS BINARY)");
+		break;
+	default:
+		rc = -1;
+		break;
+	}
+	sbuf_release(&id);
+	sbuf_release(&text);
+	return rc;
 }
