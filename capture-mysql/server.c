@@ -102,23 +102,25 @@ server_check(struct server *s)
 	}
 	mysql_free_result(r);
 	if (strcasecmp(log_bin, "ON") != 0 && strcmp(log_bin, "1") != 0)
-		return p2o_fail(&s->err, P2O_EXIT_REFUSED, "the server writes no binary "
-		    "log (log_bin is %s): start it with log_bin enabled",
-		    log_bin[0] ? log_bin : "missing");
+		return p2o_fail(&s->err, P2O_EXIT_REFUSED, "the server writes "
+		    "no binary log (log_bin is %s): start it with log_bin "
+		    "enabled", log_bin[0] ? log_bin : "missing");
 	if (strcasecmp(format, "ROW") != 0)
-		return p2o_fail(&s->err, P2O_EXIT_REFUSED, "binlog_format is %s: "
-		    "row-based logging is required (SET GLOBAL binlog_format "
-		    "= ROW, and binlog_format = ROW in my.cnf)", format);
+		return p2o_fail(&s->err, P2O_EXIT_REFUSED, "binlog_format is "
+		    "%s: row-based logging is required (SET GLOBAL "
+		    "binlog_format = ROW, and binlog_format = ROW in my.cnf)",
+		    format);
 	if (strcasecmp(image, "FULL") != 0)
-		return p2o_fail(&s->err, P2O_EXIT_REFUSED, "binlog_row_image is %s: "
-		    "MINIMAL and NOBLOB leave unchanged columns out of an "
-		    "update, which would lose them (SET GLOBAL "
+		return p2o_fail(&s->err, P2O_EXIT_REFUSED, "binlog_row_image "
+		    "is %s: MINIMAL and NOBLOB leave unchanged columns out of "
+		    "an update, which would lose them (SET GLOBAL "
 		    "binlog_row_image = FULL, and in my.cnf)", image);
 	if (strcasestr(value_opts, "PARTIAL_JSON") != NULL)
-		return p2o_fail(&s->err, P2O_EXIT_REFUSED, "binlog_row_value_options is "
-		    "PARTIAL_JSON: the server would log JSON updates as diffs "
-		    "in an event this tool does not apply, and those updates "
-		    "would be lost (SET GLOBAL binlog_row_value_options = '')");
+		return p2o_fail(&s->err, P2O_EXIT_REFUSED,
+		    "binlog_row_value_options is PARTIAL_JSON: the server "
+		    "would log JSON updates as diffs in an event this tool "
+		    "does not apply, and those updates would be lost (SET "
+		    "GLOBAL binlog_row_value_options = '')");
 	s->crc = strcasecmp(checksum, "CRC32") == 0;
 	s->gtid_mode_on = s->mariadb || strcasecmp(gtid, "ON") == 0;
 	return 0;
@@ -205,12 +207,13 @@ server_check_resume(struct server *s, const struct mypos *p)
 	have = mypos_coord((uint64_t)binlog_file_index(s->file,
 	    strlen(s->file)), s->offset);
 	if ((found && size < p->offset) || (!found && have < want))
-		return p2o_fail(&s->err, P2O_EXIT_CHECKPOINT, "the checkpoint %s:%u is "
-		    "past the end of the server's binlog (%s:%u): its history "
-		    "restarted, or this is another server, and the index holds "
-		    "versions from a numbering that no longer exists; sync "
-		    "into a fresh index (a new index name) without the "
-		    "checkpoint", p->file, p->offset, s->file, s->offset);
+		return p2o_fail(&s->err, P2O_EXIT_CHECKPOINT, "the checkpoint "
+		    "%s:%u is past the end of the server's binlog (%s:%u): its "
+		    "history restarted, or this is another server, and the "
+		    "index holds versions from a numbering that no longer "
+		    "exists; sync into a fresh index (a new index name) "
+		    "without the checkpoint", p->file, p->offset, s->file,
+		    s->offset);
 	/* a purged file: the dump reports it, in the server's words */
 	return 0;
 }
@@ -233,18 +236,19 @@ dump_refused(struct server *s, const char *how)
 	unsigned e = mysql_errno(s->dump);
 
 	if (e == ER_UNKNOWN_COM_ERROR || e == ER_NOT_SUPPORTED_YET)
-		return p2o_fail(&s->err, P2O_EXIT_REFUSED, "the server did not accept "
-		    "the binlog dump (%s): the source url must reach the "
-		    "server directly, not through a proxy",
+		return p2o_fail(&s->err, P2O_EXIT_REFUSED, "the server did not "
+		    "accept the binlog dump (%s): the source url must reach "
+		    "the server directly, not through a proxy",
 		    mysql_error(s->dump));
 	if (e == ER_SPECIFIC_ACCESS_DENIED_ERROR)
-		return p2o_fail(&s->err, P2O_EXIT_REFUSED, "the binlog dump needs the "
-		    "REPLICATION SLAVE privilege: %s", mysql_error(s->dump));
+		return p2o_fail(&s->err, P2O_EXIT_REFUSED, "the binlog dump "
+		    "needs the REPLICATION SLAVE privilege: %s",
+		    mysql_error(s->dump));
 	if (e == ER_MASTER_FATAL_ERROR_READING_BINLOG)
-		return p2o_fail(&s->err, P2O_EXIT_REFUSED, "the server cannot send the "
-		    "binlog %s: %s", how, mysql_error(s->dump));
-	return p2o_fail(&s->err, P2O_EXIT_TEMPFAIL, "the binlog dump %s failed: %s",
-	    how, e ? mysql_error(s->dump) : "connection closed");
+		return p2o_fail(&s->err, P2O_EXIT_REFUSED, "the server cannot "
+		    "send the binlog %s: %s", how, mysql_error(s->dump));
+	return p2o_fail(&s->err, P2O_EXIT_TEMPFAIL, "the binlog dump %s "
+	    "failed: %s", how, e ? mysql_error(s->dump) : "connection closed");
 }
 
 int
@@ -263,13 +267,15 @@ server_start_dump(struct server *s, const struct config *cfg,
 	 * ends the dump, and the first events would not carry one */
 	if (myconn_exec(s->dump, "SET @master_binlog_checksum = "
 	    "@@global.binlog_checksum, @source_binlog_checksum = "
-	    "@@global.binlog_checksum", "declaring the checksum", &s->err) == -1)
+	    "@@global.binlog_checksum", "declaring the checksum",
+	        &s->err) == -1)
 		goto done;
 	sbuf_addf(&set, "SET @master_heartbeat_period = %llu, "
 	    "@source_heartbeat_period = %llu",
 	    (unsigned long long)SERVER_HEARTBEAT_S * 1000000000ULL,
 	    (unsigned long long)SERVER_HEARTBEAT_S * 1000000000ULL);
-	if (myconn_exec(s->dump, set.buf, "asking for heartbeats", &s->err) == -1)
+	if (myconn_exec(s->dump, set.buf, "asking for heartbeats",
+	    &s->err) == -1)
 		goto done;
 	/*
 	 * The dump thread gives up on a reader that takes nothing for
@@ -282,12 +288,12 @@ server_start_dump(struct server *s, const struct config *cfg,
 	sbuf_reset(&set);
 	sbuf_addf(&set, "SET SESSION net_write_timeout = %d",
 	    SERVER_DUMP_WRITE_TIMEOUT_S);
-	if (myconn_exec(s->dump, set.buf, "setting the dump's write timeout", &s->err) ==
-	    -1)
+	if (myconn_exec(s->dump, set.buf, "setting the dump's write timeout",
+	    &s->err) == -1)
 		goto done;
 	/* 4: send GTID events as they are, not rewritten as BEGIN */
-	if (s->mariadb && myconn_exec(s->dump, "SET @mariadb_slave_capability = "
-	    "4", "declaring MariaDB's capabilities", &s->err) == -1)
+	if (s->mariadb && myconn_exec(s->dump, "SET @mariadb_slave_capability "
+	    "= 4", "declaring MariaDB's capabilities", &s->err) == -1)
 		goto done;
 
 	command = COM_BINLOG_DUMP_CMD;
@@ -297,8 +303,8 @@ server_start_dump(struct server *s, const struct config *cfg,
 		gtid_set_format(&p->gtid, &set);
 		sbuf_adds(&set, "', @slave_gtid_strict_mode = 0, "
 		    "@slave_gtid_ignore_duplicates = 0");
-		if (myconn_exec(s->dump, set.buf, "setting the GTID position", &s->err) ==
-		    -1)
+		if (myconn_exec(s->dump, set.buf, "setting the GTID position",
+		    &s->err) == -1)
 			goto done;
 		put_le(&cmd, 4, 4);
 		put_le(&cmd, 0, 2);
@@ -394,19 +400,20 @@ server_read_event(struct server *s, const unsigned char **ev, size_t *len)
 		unsigned e = mysql_errno(s->dump);
 
 		if (e == ER_MASTER_FATAL_ERROR_READING_BINLOG)
-			return p2o_fail(&s->err, P2O_EXIT_REFUSED, "the server stopped "
-			    "sending the binlog: %s", mysql_error(s->dump));
-		return p2o_fail(&s->err, P2O_EXIT_TEMPFAIL, "dump connection lost: %s",
-		    e ? mysql_error(s->dump) : "connection closed");
+			return p2o_fail(&s->err, P2O_EXIT_REFUSED, "the server "
+			    "stopped sending the binlog: %s",
+			    mysql_error(s->dump));
+		return p2o_fail(&s->err, P2O_EXIT_TEMPFAIL, "dump connection "
+		    "lost: %s", e ? mysql_error(s->dump) : "connection closed");
 	}
 	p = s->dump->net.read_pos;
 	if (p[0] == 0xfe && n < 9)
-		return p2o_fail(&s->err, P2O_EXIT_TEMPFAIL, "the server ended the binlog "
-		    "dump");
+		return p2o_fail(&s->err, P2O_EXIT_TEMPFAIL, "the server ended "
+		    "the binlog dump");
 	if (p[0] != 0x00 || n < 1 + BL_HEADER_LEN || le32(p + 1 + 9) !=
 	    n - 1)
-		return p2o_fail(&s->err, P2O_EXIT_TEMPFAIL, "dump protocol error: a "
-		    "packet of %lu bytes that is not an event", n);
+		return p2o_fail(&s->err, P2O_EXIT_TEMPFAIL, "dump protocol "
+		    "error: a packet of %lu bytes that is not an event", n);
 	*ev = p + 1;
 	*len = n - 1;
 	return 1;

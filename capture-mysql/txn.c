@@ -437,8 +437,8 @@ put_image(struct txn *t, enum msg_image which, const struct my_table *tb,
 		rc = myval_binlog(&tb->cols[i], &m->tm.cols[i], cells[i].p,
 		    cells[i].n, &t->json, err, sizeof(err));
 		if (rc == -1)
-			return p2o_fail(&t->err, P2O_EXIT_DATA, "table '%s': %s at %s:%u",
-			    tb->rel, err, t->file,
+			return p2o_fail(&t->err, P2O_EXIT_DATA, "table '%s': "
+			    "%s at %s:%u", tb->rel, err, t->file,
 			    (unsigned)(t->cur & 0xffffffffu));
 		if (rc == 1)
 			warn(t, "table '%s' column '%s': a JSON document of "
@@ -504,8 +504,8 @@ rows_event(struct txn *t, const struct bl_header *h,
 			rc = bl_image_next(&r, &m->tm, r.present2, &off,
 			    after, t->err.msg, sizeof(t->err.msg));
 			if (rc == 0) {
-				snprintf(t->err.msg, sizeof(t->err.msg), "an update "
-				    "without its after image");
+				snprintf(t->err.msg, sizeof(t->err.msg), "an "
+				    "update without its after image");
 				rc = -1;
 			}
 		}
@@ -761,8 +761,9 @@ query_event(struct txn *t, const struct bl_header *h,
 	struct sql s;
 
 	if (bl_query_parse(&t->fmt, body, len, &q) == -1)
-		return p2o_fail(&t->err, P2O_EXIT_DATA, "a QUERY event at %s:%u is "
-		    "malformed", t->file, (unsigned)(ev_begin & 0xffffffffu));
+		return p2o_fail(&t->err, P2O_EXIT_DATA, "a QUERY event at "
+		    "%s:%u is malformed", t->file,
+		    (unsigned)(ev_begin & 0xffffffffu));
 	if (is_word(&q, "BEGIN")) {
 		if (t->state == TS_NONE)
 			group_begin(t, ev_begin, ev_end, TS_BEGUN,
@@ -802,11 +803,12 @@ payload_event(struct txn *t, const unsigned char *body, size_t len,
 	size_t off = 0;
 
 	if (t->in_payload)
-		return p2o_fail(&t->err, P2O_EXIT_DATA, "a TRANSACTION_PAYLOAD inside "
-		    "another");
-	if (bl_payload_parse(body, len, &pl, t->err.msg, sizeof(t->err.msg)) == -1 ||
-	    (sbuf_reset(&t->inflated), bl_payload_inflate(&pl, &t->inflated,
-	    t->err.msg, sizeof(t->err.msg))) == -1) {
+		return p2o_fail(&t->err, P2O_EXIT_DATA, "a TRANSACTION_PAYLOAD "
+		    "inside another");
+	if (bl_payload_parse(body, len, &pl, t->err.msg,
+	    sizeof(t->err.msg)) == -1 || (sbuf_reset(&t->inflated),
+	    bl_payload_inflate(&pl, &t->inflated, t->err.msg,
+	    sizeof(t->err.msg))) == -1) {
 		t->err.code = P2O_EXIT_DATA;
 		return -1;
 	}
@@ -817,8 +819,8 @@ payload_event(struct txn *t, const unsigned char *body, size_t len,
 		    t->inflated.len - off, &ih) == -1 ||
 		    ih.size > t->inflated.len - off) {
 			t->in_payload = 0;
-			return p2o_fail(&t->err, P2O_EXIT_DATA, "a TRANSACTION_PAYLOAD "
-			    "holds a truncated event");
+			return p2o_fail(&t->err, P2O_EXIT_DATA, "a "
+			    "TRANSACTION_PAYLOAD holds a truncated event");
 		}
 		if (event(t, (unsigned char *)t->inflated.buf + off, ih.size,
 		    1, out) == -1) {
@@ -842,8 +844,8 @@ gtid_event(struct txn *t, const struct bl_header *h,
 
 	if (h->type == BL_MDB_GTID) {
 		if (bl_mdb_gtid_parse(body, len, &mg) == -1)
-			return p2o_fail(&t->err, P2O_EXIT_DATA, "a MariaDB GTID event "
-			    "is malformed");
+			return p2o_fail(&t->err, P2O_EXIT_DATA, "a MariaDB "
+			    "GTID event is malformed");
 		if (t->state != TS_NONE)
 			warn(t, "a group at %s:%u never ended; the next one "
 			    "starts", t->file,
@@ -859,8 +861,8 @@ gtid_event(struct txn *t, const struct bl_header *h,
 	memset(&g, 0, sizeof(g));
 	if (h->type != BL_GTID_TAGGED &&
 	    bl_gtid_parse(body, len, &g) == -1)
-		return p2o_fail(&t->err, P2O_EXIT_DATA, "a %s event is malformed",
-		    bl_type_name(h->type));
+		return p2o_fail(&t->err, P2O_EXIT_DATA, "a %s event is "
+		    "malformed", bl_type_name(h->type));
 	if (t->state != TS_NONE)
 		warn(t, "a group at %s:%u never ended; the next one starts",
 		    t->file, (unsigned)(ev_begin & 0xffffffffu));
@@ -908,8 +910,8 @@ rotate_event(struct txn *t, const struct bl_header *h,
 	if (bl_rotate_parse(&t->fmt, body, len, &r) == -1 ||
 	    (idx = binlog_file_index(r.name, r.namelen)) < 0 ||
 	    r.pos > 0xffffffffu)
-		return p2o_fail(&t->err, P2O_EXIT_DATA, "a ROTATE event is malformed or "
-		    "names a file without a number");
+		return p2o_fail(&t->err, P2O_EXIT_DATA, "a ROTATE event is "
+		    "malformed or names a file without a number");
 	set_file(t, r.name, r.namelen, (uint64_t)idx);
 	t->cur = mypos_coord((uint64_t)idx, (uint32_t)r.pos);
 	/* the format of the next file comes with its own FDE */
@@ -946,8 +948,8 @@ event(struct txn *t, const unsigned char *ev, size_t len, int inner,
 	int crc, moves = 1;
 
 	if (bl_header_parse(ev, len, &h) == -1 || h.size != len)
-		return p2o_fail(&t->err, P2O_EXIT_DATA, "a binlog event of %zu bytes "
-		    "is malformed", len);
+		return p2o_fail(&t->err, P2O_EXIT_DATA, "a binlog event of %zu "
+		    "bytes is malformed", len);
 	crc = inner ? 0 : t->fmt.have ? t->fmt.crc : t->crc_before_fde;
 	if (bl_event_body(&t->fmt, crc, ev, &h, &body, &blen, t->err.msg,
 	    sizeof(t->err.msg)) == -1) {
@@ -1000,8 +1002,8 @@ event(struct txn *t, const unsigned char *ev, size_t len, int inner,
 		break;
 	case BL_ROTATE:
 		if (inner)
-			return p2o_fail(&t->err, P2O_EXIT_DATA, "a ROTATE inside a "
-			    "TRANSACTION_PAYLOAD");
+			return p2o_fail(&t->err, P2O_EXIT_DATA, "a ROTATE "
+			    "inside a TRANSACTION_PAYLOAD");
 		return rotate_event(t, &h, body, blen, out);
 	case BL_QUERY:
 		if (query_event(t, &h, body, blen, ev_begin, ev_end, out) == -1)
@@ -1072,8 +1074,8 @@ event(struct txn *t, const unsigned char *ev, size_t len, int inner,
 		rc = gtid_prev_parse(&s, body, blen);
 		if (rc == -1) {
 			gtid_set_release(&s);
-			return p2o_fail(&t->err, P2O_EXIT_DATA, "a PREVIOUS_GTIDS event "
-			    "is malformed");
+			return p2o_fail(&t->err, P2O_EXIT_DATA, "a "
+			    "PREVIOUS_GTIDS event is malformed");
 		}
 		if (rc == 1)
 			poison(t, "tagged GTIDs in PREVIOUS_GTIDS");
@@ -1088,8 +1090,8 @@ event(struct txn *t, const unsigned char *ev, size_t len, int inner,
 		gtid_set_init(&s);
 		if (gtid_list_parse(&s, body, blen) == -1) {
 			gtid_set_release(&s);
-			return p2o_fail(&t->err, P2O_EXIT_DATA, "a GTID_LIST event is "
-			    "malformed");
+			return p2o_fail(&t->err, P2O_EXIT_DATA, "a GTID_LIST "
+			    "event is malformed");
 		}
 		merge_set(t, &s);
 		gtid_set_release(&s);

@@ -100,8 +100,8 @@ void	pgo_release(struct pgo_decoder *);
  * drift). Returns 0, or -1 with d->err: P2O_EXIT_REFUSED (a row for a
  * table without a key, a truncate of part of a followed tree) or
  * P2O_EXIT_TEMPFAIL (malformed or unexpected message: a protocol error
- * mid-stream). On -1 nothing was appended to out. Only protocol version 1 messages, text
- * tuples: streamed and two-phase messages are refused.
+ * mid-stream). On -1 nothing was appended to out. Only protocol version
+ * 1 messages, text tuples: streamed and two-phase messages are refused.
  */
 int	pgo_decode(struct pgo_decoder *, const unsigned char *msg, size_t len,
 	    struct sbuf *out);
@@ -170,7 +170,7 @@ int	slot_check_server(struct pg_source *);
 int	slot_check_tables(struct pg_source *, const struct config *,
 	    struct pgo_decoder *);
 int	slot_ensure_publication(struct pg_source *, const struct config *);
-/* the walsender connection, with the session settings types.c expects */
+/* the walsender connection (lib/pg/pgconn.c) */
 int	slot_connect_repl(struct pg_source *, const struct config *);
 int	slot_ensure_slot(struct pg_source *, const struct config *);
 /* refuses a checkpoint behind the slot (66); START_REPLICATION at
@@ -197,7 +197,7 @@ struct walstream {
 	uint64_t flushed;	/* the flush LSN last sent to the server */
 	uint64_t last_pos;	/* the last pos frame's position */
 	long long last_status_ms;
-	int	 reply_pending;	/* the server asked; answered at the next slot */
+	int	 reply_pending;	/* the server asked: answered soon */
 };
 
 void	walstream_init(struct walstream *, struct pg_conn *,

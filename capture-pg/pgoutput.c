@@ -419,8 +419,8 @@ decode_relation(struct pgo_decoder *d, struct rd *r, struct sbuf *out)
 	    get_u16(r, &ncols) < 0)
 		return truncated(d, 'R');
 	if (ident != 'd' && ident != 'n' && ident != 'f' && ident != 'i')
-		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "malformed pgoutput 'R' "
-		    "message: replica identity 0x%02x", ident);
+		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "malformed "
+		    "pgoutput 'R' message: replica identity 0x%02x", ident);
 	rel.ident = (char)ident;
 	/* each column takes at least 10 bytes: refuse a count that lies */
 	if ((size_t)ncols * 10 > r->n - r->i)
@@ -512,9 +512,9 @@ read_tuple(struct pgo_decoder *d, struct rd *r, char type,
 	if (get_u16(r, &n) < 0)
 		return truncated(d, type);
 	if (n != rel->ncols)
-		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput '%c' message for "
-		    "'%s' has %u columns, its relation %d", type, rel->qname,
-		    n, rel->ncols);
+		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput '%c' "
+		    "message for '%s' has %u columns, its relation %d", type,
+		    rel->qname, n, rel->ncols);
 	for (i = 0; i < n; i++) {
 		if (get_u8(r, &kind) < 0)
 			return truncated(d, type);
@@ -533,12 +533,13 @@ read_tuple(struct pgo_decoder *d, struct rd *r, char type,
 			r->i += len;
 			break;
 		case 'b':
-			return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput sent a "
-			    "binary value for '%s'.'%s', which was not "
+			return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput "
+			    "sent a binary value for '%s'.'%s', which was not "
 			    "requested", rel->qname, rel->cols[i].name);
 		default:
-			return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "malformed pgoutput "
-			    "'%c' message: column kind 0x%02x", type, kind);
+			return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "malformed "
+			    "pgoutput '%c' message: column kind 0x%02x", type,
+			    kind);
 		}
 	}
 	return 0;
@@ -577,17 +578,17 @@ decode_row(struct pgo_decoder *d, struct rd *r, char type, struct sbuf *out)
 	int i, ntoast = 0, rc = -1;
 
 	if (!d->in_txn)
-		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput '%c' message "
-		    "outside a transaction", type);
+		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput '%c' "
+		    "message outside a transaction", type);
 	if (get_u32(r, &oid) < 0 || get_u8(r, &marker) < 0)
 		return truncated(d, type);
 	if ((rel = pgo_rel_find(d, oid)) == NULL)
-		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput '%c' message for "
-		    "relation %" PRIu32 " that no Relation message described",
-		    type, oid);
+		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput '%c' "
+		    "message for relation %" PRIu32 " that no Relation message "
+		    "described", type, oid);
 	if (rel->nkeys == 0 && !keyless_ok(d, rel->qname))
-		return p2o_fail(&d->err, P2O_EXIT_REFUSED, "table '%s' has no primary "
-		    "key or replica identity", rel->qname);
+		return p2o_fail(&d->err, P2O_EXIT_REFUSED, "table '%s' has no "
+		    "primary key or replica identity", rel->qname);
 
 	newt = xcalloc((size_t)rel->ncols + 1, sizeof(*newt));
 	oldt = xcalloc((size_t)rel->ncols + 1, sizeof(*oldt));
@@ -602,14 +603,16 @@ decode_row(struct pgo_decoder *d, struct rd *r, char type, struct sbuf *out)
 	}
 	if (type == 'D') {
 		if (oldkind == 0) {
-			p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "malformed pgoutput 'D' "
-			    "message: tuple marker 0x%02x", marker);
+			p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "malformed "
+			    "pgoutput 'D' message: tuple marker 0x%02x",
+			    marker);
 			goto done;
 		}
 	} else {
 		if (marker != 'N') {
-			p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "malformed pgoutput '%c' "
-			    "message: tuple marker 0x%02x", type, marker);
+			p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "malformed "
+			    "pgoutput '%c' message: tuple marker 0x%02x", type,
+			    marker);
 			goto done;
 		}
 		if (read_tuple(d, r, type, rel, newt) < 0)
@@ -622,9 +625,9 @@ decode_row(struct pgo_decoder *d, struct rd *r, char type, struct sbuf *out)
 		if (newt[i].kind != 'u' || rel->cols[i].skip)
 			continue;
 		if (type == 'I') {
-			p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput 'I' message for "
-			    "'%s' has an unchanged-TOAST column '%s'",
-			    rel->qname, rel->cols[i].name);
+			p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput 'I' "
+			    "message for '%s' has an unchanged-TOAST column "
+			    "'%s'", rel->qname, rel->cols[i].name);
 			goto done;
 		}
 		/* REPLICA IDENTITY FULL: the old row has the value */
@@ -746,10 +749,10 @@ decode_truncate(struct pgo_decoder *d, struct rd *r, struct sbuf *out)
 		    rels[i]->qname) == 0)
 			continue;
 		if (!whole_tree(d, rels[i]->qname, rels, nrels)) {
-			p2o_fail(&d->err, P2O_EXIT_REFUSED, "a TRUNCATE of '%s' "
-			    "without the rest of its inheritance tree: the "
-			    "index of '%s' holds the rows of every table in "
-			    "it, and cannot lose only these; truncate the "
+			p2o_fail(&d->err, P2O_EXIT_REFUSED, "a TRUNCATE of "
+			    "'%s' without the rest of its inheritance tree: "
+			    "the index of '%s' holds the rows of every table "
+			    "in it, and cannot lose only these; truncate the "
 			    "parent (which truncates its children), or drop "
 			    "the replication slot and load the table again",
 			    rels[i]->child ? rels[i]->child : rels[i]->qname,
@@ -787,7 +790,8 @@ pgo_decode(struct pgo_decoder *d, const unsigned char *msg, size_t len,
 
 	p2o_err_clear(&d->err);
 	if (len == 0)
-		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "empty pgoutput message");
+		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "empty pgoutput "
+		    "message");
 
 	switch (msg[0]) {
 	case 'B':
@@ -797,8 +801,8 @@ pgo_decode(struct pgo_decoder *d, const unsigned char *msg, size_t len,
 		if (at_end(d, &r, 'B') < 0)
 			return -1;
 		if (d->in_txn)
-			return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput Begin of "
-			    "xid %" PRIu32 " inside xid %" PRIu32, xid,
+			return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput "
+			    "Begin of xid %" PRIu32 " inside xid %" PRIu32, xid,
 			    d->txn_xid);
 		d->in_txn = 1;
 		d->txn_lsn = lsn;
@@ -814,8 +818,8 @@ pgo_decode(struct pgo_decoder *d, const unsigned char *msg, size_t len,
 		if (at_end(d, &r, 'C') < 0)
 			return -1;
 		if (!d->in_txn)
-			return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput Commit "
-			    "outside a transaction");
+			return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput "
+			    "Commit outside a transaction");
 		lsn_format(end, lsnbuf);
 		msg_put_commit(out, end, lsnbuf, unix_us(ts), d->txn_n);
 		d->in_txn = 0;
@@ -860,8 +864,8 @@ pgo_decode(struct pgo_decoder *d, const unsigned char *msg, size_t len,
 	case 'E':
 	case 'c':
 	case 'A':
-		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput sent a streamed "
-		    "transaction message '%c', but streaming was not "
+		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput sent a "
+		    "streamed transaction message '%c', but streaming was not "
 		    "requested", msg[0]);
 
 	case 'b':
@@ -869,12 +873,13 @@ pgo_decode(struct pgo_decoder *d, const unsigned char *msg, size_t len,
 	case 'K':
 	case 'r':
 	case 'p':
-		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput sent a two-phase "
-		    "message '%c', but two-phase was not requested", msg[0]);
+		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput sent a "
+		    "two-phase message '%c', but two-phase was not requested",
+		    msg[0]);
 
 	default:
-		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "unknown pgoutput message "
-		    "type 0x%02x", msg[0]);
+		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "unknown pgoutput "
+		    "message type 0x%02x", msg[0]);
 	}
 	if (rc < 0) {
 		out->len = mark;

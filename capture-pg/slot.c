@@ -100,29 +100,30 @@ slot_check_server(struct pg_source *s)
 		return -1;
 	v = PQgetvalue(res, 0, 0);
 	if (strcmp(v, "logical") != 0) {
-		p2o_fail(&s->err, P2O_EXIT_REFUSED, "wal_level is '%s'; logical "
-		    "replication needs wal_level = logical", v);
+		p2o_fail(&s->err, P2O_EXIT_REFUSED, "wal_level is '%s'; "
+		    "logical replication needs wal_level = logical", v);
 		PQclear(res);
 		return -1;
 	}
 	PQclear(res);
 
-	res = pgconn_run(s->sql, PGRES_TUPLES_OK, "reading the role's attributes",
-	    "SELECT r.rolreplication OR r.rolsuper, current_user, "
-	    "pg_catalog.current_database() FROM pg_catalog.pg_roles r "
-	    "WHERE r.rolname = current_user", 0, NULL, &s->err);
+	res = pgconn_run(s->sql, PGRES_TUPLES_OK, "reading the role's "
+	    "attributes", "SELECT r.rolreplication OR r.rolsuper, "
+	    "current_user, pg_catalog.current_database() FROM "
+	    "pg_catalog.pg_roles r WHERE r.rolname = current_user", 0, NULL,
+	    &s->err);
 	if (res == NULL)
 		return -1;
 	if (PQntuples(res) != 1) {
 		PQclear(res);
-		return p2o_fail(&s->err, P2O_EXIT_REFUSED, "the current role is not "
-		    "in pg_roles");
+		return p2o_fail(&s->err, P2O_EXIT_REFUSED, "the current role "
+		    "is not in pg_roles");
 	}
 	snprintf(s->dbname, sizeof(s->dbname), "%s", PQgetvalue(res, 0, 2));
 	if (strcmp(PQgetvalue(res, 0, 0), "t") != 0) {
-		p2o_fail(&s->err, P2O_EXIT_REFUSED, "role '%s' has neither REPLICATION "
-		    "nor SUPERUSER; logical replication needs ALTER ROLE ... "
-		    "REPLICATION", PQgetvalue(res, 0, 1));
+		p2o_fail(&s->err, P2O_EXIT_REFUSED, "role '%s' has neither "
+		    "REPLICATION nor SUPERUSER; logical replication needs "
+		    "ALTER ROLE ... REPLICATION", PQgetvalue(res, 0, 1));
 		PQclear(res);
 		return -1;
 	}
@@ -222,13 +223,15 @@ add_qualified(struct pg_source *s, struct sbuf *b,
 
 	if ((q = PQescapeIdentifier(s->sql, sec->schema,
 	    strlen(sec->schema))) == NULL)
-		return pgconn_failed(s->sql, NULL, "quoting a schema name", &s->err);
+		return pgconn_failed(s->sql, NULL, "quoting a schema name",
+		    &s->err);
 	sbuf_adds(b, q);
 	PQfreemem(q);
 	sbuf_addc(b, '.');
 	if ((q = PQescapeIdentifier(s->sql, sec->table,
 	    strlen(sec->table))) == NULL)
-		return pgconn_failed(s->sql, NULL, "quoting a table name", &s->err);
+		return pgconn_failed(s->sql, NULL, "quoting a table name",
+		    &s->err);
 	sbuf_adds(b, q);
 	PQfreemem(q);
 	return 0;
@@ -253,7 +256,8 @@ create_publication(struct pg_source *s, const struct config *cfg,
 	int i, n = 0, rc = -1;
 
 	if ((q = PQescapeIdentifier(s->sql, name, strlen(name))) == NULL)
-		return pgconn_failed(s->sql, NULL, "quoting the publication", &s->err);
+		return pgconn_failed(s->sql, NULL, "quoting the publication",
+		    &s->err);
 	sbuf_adds(&sql, "CREATE PUBLICATION ");
 	sbuf_adds(&sql, q);
 	PQfreemem(q);
@@ -380,24 +384,25 @@ ensure_append(struct pg_source *s, const struct config *cfg)
 		return -1;
 	if (r == 0) {
 		/* a slot older than it cannot decode what it holds from
-		 * before: drop the slot and load again (stream.c says so) */
+		 * before: drop the slot and load again (walstream.c says so) */
 		return create_publication(s, cfg, name, 1);
 	}
 	if (!act[0] || act[1] || act[2])
-		return p2o_fail(&s->err, P2O_EXIT_REFUSED, "publication '%s' must publish "
-		    "inserts and no update or delete: the tables in it have "
-		    "no replica identity, and the source's own updates of "
-		    "them would fail", name);
+		return p2o_fail(&s->err, P2O_EXIT_REFUSED, "publication '%s' "
+		    "must publish inserts and no update or delete: the tables "
+		    "in it have no replica identity, and the source's own "
+		    "updates of them would fail", name);
 	for (i = 0; i < cfg->nsyncs; i++) {
 		if (!s->append[i])
 			continue;
 		if ((r = publishes(s, name, s->tables[i].oid)) == -1)
 			return -1;
 		if (!r)
-			return p2o_fail(&s->err, P2O_EXIT_REFUSED, "publication '%s' does "
-			    "not include table '%s' (sync section '%s'); add "
-			    "it with ALTER PUBLICATION", name,
-			    cfg->syncs[i].rel, cfg->syncs[i].name);
+			return p2o_fail(&s->err, P2O_EXIT_REFUSED,
+			    "publication '%s' does not include table '%s' "
+			    "(sync section '%s'); add it with ALTER "
+			    "PUBLICATION", name, cfg->syncs[i].rel,
+			    cfg->syncs[i].name);
 		if (publishes_children(s, name, i) == -1)
 			return -1;
 	}
@@ -421,32 +426,34 @@ slot_ensure_publication(struct pg_source *s, const struct config *cfg)
 	/* one the operator made: check it, never change it */
 	for (i = 0; i < 3; i++)
 		if (!act[i])
-			return p2o_fail(&s->err, P2O_EXIT_REFUSED, "publication '%s' does "
-			    "not publish %s; the index would miss those "
-			    "changes", cfg->publication, ops[i]);
+			return p2o_fail(&s->err, P2O_EXIT_REFUSED,
+			    "publication '%s' does not publish %s; the index "
+			    "would miss those changes", cfg->publication,
+			    ops[i]);
 	if (!act[3])
 		log_warnx("publication '%s' does not publish truncate; a "
 		    "TRUNCATE will not clear the index", cfg->publication);
 
 	for (i = 0; i < cfg->nsyncs; i++) {
 		sec = &cfg->syncs[i];
-		if ((r = publishes(s, cfg->publication, s->tables[i].oid)) == -1)
+		if ((r = publishes(s, cfg->publication,
+		    s->tables[i].oid)) == -1)
 			return -1;
 		if (s->append[i] && r)
-			return p2o_fail(&s->err, P2O_EXIT_REFUSED, "publication '%s' "
-			    "includes table '%s', which has no replica "
-			    "identity: its own UPDATE and DELETE fail while a "
-			    "publication publishes them. Remove it (ALTER "
-			    "PUBLICATION %s DROP TABLE %s): as an append_only "
-			    "table it is read through '%s_append'",
+			return p2o_fail(&s->err, P2O_EXIT_REFUSED,
+			    "publication '%s' includes table '%s', which has "
+			    "no replica identity: its own UPDATE and DELETE "
+			    "fail while a publication publishes them. Remove "
+			    "it (ALTER PUBLICATION %s DROP TABLE %s): as an "
+			    "append_only table it is read through '%s_append'",
 			    cfg->publication, sec->rel, cfg->publication,
 			    sec->rel, cfg->publication);
 		if (!s->append[i] && !r)
-			return p2o_fail(&s->err, P2O_EXIT_REFUSED, "publication '%s' does "
-			    "not include table '%s' (sync section '%s'); add "
-			    "it with ALTER PUBLICATION or configure another "
-			    "publication", cfg->publication, sec->rel,
-			    sec->name);
+			return p2o_fail(&s->err, P2O_EXIT_REFUSED,
+			    "publication '%s' does not include table '%s' "
+			    "(sync section '%s'); add it with ALTER "
+			    "PUBLICATION or configure another publication",
+			    cfg->publication, sec->rel, sec->name);
 		if (!s->append[i] &&
 		    publishes_children(s, cfg->publication, i) == -1)
 			return -1;
@@ -471,14 +478,14 @@ create_slot(struct pg_source *s, const struct config *cfg)
 		sbuf_adds(&cmd, " (SNAPSHOT 'nothing')");
 	else
 		sbuf_adds(&cmd, " NOEXPORT_SNAPSHOT");
-	res = pgconn_run(s->repl, PGRES_TUPLES_OK, "creating the replication slot",
-	    cmd.buf, 0, NULL, &s->err);
+	res = pgconn_run(s->repl, PGRES_TUPLES_OK, "creating the replication "
+	    "slot", cmd.buf, 0, NULL, &s->err);
 	if (res == NULL)
 		goto out;
 	if (PQntuples(res) != 1 || PQnfields(res) < 2 ||
 	    lsn_parse(PQgetvalue(res, 0, 1), &s->confirmed) == -1) {
-		p2o_fail(&s->err, P2O_EXIT_TEMPFAIL, "CREATE_REPLICATION_SLOT returned "
-		    "no consistent point");
+		p2o_fail(&s->err, P2O_EXIT_TEMPFAIL, "CREATE_REPLICATION_SLOT "
+		    "returned no consistent point");
 		PQclear(res);
 		goto out;
 	}
@@ -499,12 +506,12 @@ slot_ensure_slot(struct pg_source *s, const struct config *cfg)
 	PGresult *res;
 	long long retained;
 
-	res = pgconn_run(s->sql, PGRES_TUPLES_OK, "reading the replication slot",
-	    "SELECT slot_type, plugin, database, confirmed_flush_lsn, "
-	    "wal_status, pg_catalog.pg_wal_lsn_diff("
-	    "pg_catalog.pg_current_wal_lsn(), restart_lsn)::bigint "
-	    "FROM pg_catalog.pg_replication_slots WHERE slot_name = $1",
-	    1, params, &s->err);
+	res = pgconn_run(s->sql, PGRES_TUPLES_OK, "reading the replication "
+	    "slot", "SELECT slot_type, plugin, database, confirmed_flush_lsn, "
+	    "wal_status, "
+	    "pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), "
+	    "restart_lsn)::bigint FROM pg_catalog.pg_replication_slots WHERE "
+	    "slot_name = $1", 1, params, &s->err);
 	if (res == NULL)
 		return -1;
 	if (PQntuples(res) == 0) {
@@ -516,21 +523,22 @@ slot_ensure_slot(struct pg_source *s, const struct config *cfg)
 	db = PQgetvalue(res, 0, 2);
 	status = PQgetvalue(res, 0, 4);
 	if (strcmp(type, "logical") != 0)
-		p2o_fail(&s->err, P2O_EXIT_REFUSED, "replication slot '%s' is a %s "
-		    "slot, not a logical one", cfg->slot_name, type);
+		p2o_fail(&s->err, P2O_EXIT_REFUSED, "replication slot '%s' is "
+		    "a %s slot, not a logical one", cfg->slot_name, type);
 	else if (strcmp(plugin, "pgoutput") != 0)
-		p2o_fail(&s->err, P2O_EXIT_REFUSED, "replication slot '%s' uses plugin "
-		    "'%s', not 'pgoutput'", cfg->slot_name, plugin);
+		p2o_fail(&s->err, P2O_EXIT_REFUSED, "replication slot '%s' "
+		    "uses plugin '%s', not 'pgoutput'", cfg->slot_name, plugin);
 	else if (strcmp(db, s->dbname) != 0)
-		p2o_fail(&s->err, P2O_EXIT_REFUSED, "replication slot '%s' belongs to "
-		    "database '%s', not '%s'", cfg->slot_name, db, s->dbname);
+		p2o_fail(&s->err, P2O_EXIT_REFUSED, "replication slot '%s' "
+		    "belongs to database '%s', not '%s'", cfg->slot_name, db,
+		    s->dbname);
 	else if (strcmp(status, "lost") == 0)
-		p2o_fail(&s->err, P2O_EXIT_REFUSED, "replication slot '%s' has lost "
-		    "WAL it needs (wal_status 'lost'); drop it and load the "
-		    "tables again", cfg->slot_name);
+		p2o_fail(&s->err, P2O_EXIT_REFUSED, "replication slot '%s' has "
+		    "lost WAL it needs (wal_status 'lost'); drop it and load "
+		    "the tables again", cfg->slot_name);
 	else if (lsn_parse(PQgetvalue(res, 0, 3), &s->confirmed) == -1)
-		p2o_fail(&s->err, P2O_EXIT_REFUSED, "replication slot '%s' has no "
-		    "confirmed position", cfg->slot_name);
+		p2o_fail(&s->err, P2O_EXIT_REFUSED, "replication slot '%s' has "
+		    "no confirmed position", cfg->slot_name);
 	else {
 		retained = PQgetisnull(res, 0, 5) ? 0 :
 		    strtoll(PQgetvalue(res, 0, 5), NULL, 10);
@@ -556,11 +564,11 @@ slot_start(struct pg_source *s, const struct config *cfg, uint64_t start_lsn)
 	lsn_format(s->confirmed, slotpos);
 	if (start_lsn != 0 && s->confirmed > start_lsn) {
 		lsn_format(start_lsn, at);
-		return p2o_fail(&s->err, P2O_EXIT_CHECKPOINT, "checkpoint %s is behind "
-		    "slot '%s' (confirmed %s): refusing to skip changes; the "
-		    "changes in between are no longer in the slot, so the "
-		    "index must be loaded again (or the slot recreated)", at,
-		    cfg->slot_name, slotpos);
+		return p2o_fail(&s->err, P2O_EXIT_CHECKPOINT, "checkpoint %s "
+		    "is behind slot '%s' (confirmed %s): refusing to skip "
+		    "changes; the changes in between are no longer in the "
+		    "slot, so the index must be loaded again (or the slot "
+		    "recreated)", at, cfg->slot_name, slotpos);
 	}
 	/* 0/0 asks the server for the slot's own position */
 	s->start = start_lsn != 0 ? start_lsn : s->confirmed;
@@ -569,7 +577,8 @@ slot_start(struct pg_source *s, const struct config *cfg, uint64_t start_lsn)
 	/* publication_names is an identifier list inside a string */
 	if ((q = PQescapeIdentifier(s->repl, cfg->publication,
 	    strlen(cfg->publication))) == NULL)
-		return pgconn_failed(s->repl, NULL, "quoting the publication", &s->err);
+		return pgconn_failed(s->repl, NULL, "quoting the publication",
+		    &s->err);
 	sbuf_adds(&pubs, q);
 	PQfreemem(q);
 	if (s->nappend) {

@@ -150,7 +150,8 @@ capture_run(struct capture *c)
 			deadline = now + CAPTURE_DRAIN_MS;
 			if (ctl_on && !ctl_eof)
 				log_info("stdout closed; waiting up to %d s "
-				    "for the last ack", CAPTURE_DRAIN_MS / 1000);
+				    "for the last ack",
+				        CAPTURE_DRAIN_MS / 1000);
 		}
 		if (phase == AWAITING_ACK && (!ctl_on || ctl_eof ||
 		    now >= deadline)) {

@@ -21,7 +21,7 @@ struct ctl;
 
 /* frames waiting for stdout above this stop reads from the server */
 #define CAPTURE_OUT_CAP		(256 * 1024)
-#define CAPTURE_POS_MS		1000	/* at most one bare pos frame a second */
+#define CAPTURE_POS_MS		1000	/* at most a bare pos frame a second */
 #define CAPTURE_STATS_MS	1000
 #define CAPTURE_DRAIN_MS	30000	/* shutdown: wait for the last ack */
 #define CAPTURE_FINISH_MS	10000	/* then for the server's end */
@@ -68,7 +68,7 @@ struct capture {
 	void	*src;
 	struct ctl *ctl;
 	const volatile sig_atomic_t *stop;	/* set by SIGTERM/SIGINT */
-	struct outq out;	/* frames not yet on stdout (fd -1 once closed) */
+	struct outq out;	/* frames not yet on stdout (fd -1: closed) */
 	uint64_t acked;		/* the supervisor's last ack */
 	long long last_pos_ms, last_stats_ms;
 	uint64_t stats_sent[CAPTURE_NSTATS];

@@ -147,8 +147,8 @@ main(int argc, char **argv)
 	if (config_load(path, &cfg, err, sizeof(err)) == -1)
 		fatalx(P2O_EXIT_CONFIG, "%s", err);
 	if ((ld.ops = load_ops_for(cfg.source_kind)) == NULL)
-		fatalx(P2O_EXIT_CONFIG, "%s: the loader reads no source of this "
-		    "kind", path);
+		fatalx(P2O_EXIT_CONFIG, "%s: the loader reads no source of "
+		    "this kind", path);
 	if (ld.range_rows == 0)
 		ld.range_rows = ld.ops->rows_default;
 	ld.cfg = &cfg;

@@ -135,9 +135,9 @@ snapshot_begin(struct loader *ld, uint64_t *coord)
 	mysql_free_result(r);
 	if (have != 3 || pos > 0xffffffffu || coord_of(file,
 	    (uint32_t)pos, coord) == -1)
-		return p2o_fail(&ld->err, P2O_EXIT_REFUSED, "the server reports "
-		    "no binlog position for a snapshot (binlog_snapshot_file "
-		    "'%s'): is log_bin on?", file);
+		return p2o_fail(&ld->err, P2O_EXIT_REFUSED, "the server "
+		    "reports no binlog position for a snapshot "
+		    "(binlog_snapshot_file '%s'): is log_bin on?", file);
 	return 0;
 }
 

@@ -54,9 +54,9 @@ pg_open(struct loader *ld)
 			return -1;
 		pg->version = PQserverVersion(pg->conns[i]);
 		if (pg->version < 120000)
-			return p2o_fail(&ld->err, P2O_EXIT_REFUSED, "the server "
-			    "is PostgreSQL %d; the loader needs 12 or later",
-			    pg->version / 10000);
+			return p2o_fail(&ld->err, P2O_EXIT_REFUSED, "the "
+			    "server is PostgreSQL %d; the loader needs 12 or "
+			    "later", pg->version / 10000);
 		if (pgconn_exec(pg->conns[i], "setting up the session",
 		    session_sql, &ld->err) == -1)
 			return -1;
@@ -115,8 +115,8 @@ pg_resume(struct loader *ld, struct load_view *v, const char *json)
 	(void)ld;
 	if (progress_parse((struct jspan){ json, strlen(json) }, &tab->p, err,
 	    sizeof(err)) == -1) {
-		log_warnx("table '%s': the stored %s; loading it from the start",
-		    v->rel, err);
+		log_warnx("table '%s': the stored %s; loading it from the "
+		    "start", v->rel, err);
 		return 0;
 	}
 	if (!table_key_matches(&tab->t, &tab->p)) {

@@ -78,11 +78,11 @@ walgate_pass(struct loader *ld)
 		}
 		pg->slot_known = 1;
 		if (strcmp(st, "lost") == 0)
-			return p2o_fail(&ld->err, P2O_EXIT_REFUSED, "replication "
-			    "slot '%s' has lost WAL it needs (wal_status "
-			    "'lost'): the stream cannot continue, so neither "
-			    "can the load; drop the slot and start again",
-			    slot);
+			return p2o_fail(&ld->err, P2O_EXIT_REFUSED,
+			    "replication slot '%s' has lost WAL it needs "
+			    "(wal_status 'lost'): the stream cannot continue, "
+			    "so neither can the load; drop the slot and start "
+			    "again", slot);
 		if (strcmp(st, "reserved") == 0 || st[0] == '\0') {
 			if (ld->paused) {
 				meter_break(&ld->meter);

@@ -105,8 +105,8 @@ mycat_table(struct st_mysql *m, int mariadb, const char *db,
 		quote(m, &q, db);
 		sbuf_adds(&q, " AND TABLE_NAME = ");
 		quote(m, &q, name);
-		if ((r = myconn_query(m, q.buf, "reading information_schema", e))
-		    == NULL)
+		if ((r = myconn_query(m, q.buf, "reading information_schema",
+		    e)) == NULL)
 			goto done;
 		clauses = xcalloc(mysql_num_rows(r) + 1, sizeof(char *));
 		while ((row = mysql_fetch_row(r)) != NULL)
@@ -188,10 +188,11 @@ mycat_key(struct my_table *tb, const struct sync_section *sec,
 		tb->keys = xcalloc((size_t)sec->nprimary_key + 1, sizeof(int));
 		for (j = 0; j < sec->nprimary_key; j++) {
 			if ((ix = mycat_column(tb, sec->primary_key[j])) < 0)
-				return p2o_fail(e, P2O_EXIT_REFUSED, "table '%s' "
-				    "(sync '%s'): 'primary_key' names column "
-				    "'%s', which the table does not have",
-				    sec->rel, sec->name, sec->primary_key[j]);
+				return p2o_fail(e, P2O_EXIT_REFUSED, "table "
+				    "'%s' (sync '%s'): 'primary_key' names "
+				    "column '%s', which the table does not "
+				    "have", sec->rel, sec->name,
+				    sec->primary_key[j]);
 			tb->keys[tb->nkeys++] = ix;
 		}
 		return 0;
@@ -218,8 +219,8 @@ mycat_describe(struct st_mysql *m, int mariadb,
 		    "does not exist, or the user may not read it", sec->rel,
 		    sec->name);
 	if (rc == 2)
-		return p2o_fail(e, P2O_EXIT_REFUSED, "'%s' (sync '%s') is not a "
-		    "base table: only tables have rows in the binlog",
+		return p2o_fail(e, P2O_EXIT_REFUSED, "'%s' (sync '%s') is not "
+		    "a base table: only tables have rows in the binlog",
 		    sec->rel, sec->name);
 	if (mycat_key(tb, sec, e) == -1) {
 		my_table_release(tb);

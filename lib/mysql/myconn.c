@@ -186,8 +186,8 @@ set_tls(MYSQL *m, const struct config *cfg, struct p2o_err *e)
 	else if (strcmp(mode, "verify-full") == 0)
 		enforce = verify_ca = verify_host = 1;
 	else if (strcmp(mode, "allow") != 0 && strcmp(mode, "prefer") != 0)
-		return p2o_fail(e, P2O_EXIT_CONFIG, "%s: sslmode '%s' is not one "
-		    "of disable, allow, prefer, require, verify-ca, "
+		return p2o_fail(e, P2O_EXIT_CONFIG, "%s: sslmode '%s' is not "
+		    "one of disable, allow, prefer, require, verify-ca, "
 		    "verify-full", cfg->path, mode);
 	if (verify_ca && cfg->sslrootcert == NULL)
 		return p2o_fail(e, P2O_EXIT_CONFIG, "%s: sslmode '%s' needs "
@@ -226,8 +226,8 @@ check_tls(MYSQL *m, const struct config *cfg, const char *host,
 		return 0;
 	if (mysql_get_ssl_cipher(m) == NULL || pv == NULL || pv->ctls == NULL ||
 	    (ssl = pv->ctls->ssl) == NULL)
-		return p2o_fail(e, P2O_EXIT_REFUSED, "sslmode '%s': the server at "
-		    "%s:%u did not set up TLS", mode, host, port);
+		return p2o_fail(e, P2O_EXIT_REFUSED, "sslmode '%s': the server "
+		    "at %s:%u did not set up TLS", mode, host, port);
 	if (strcmp(mode, "require") == 0)
 		return 0;
 	peer = SSL_get_peer_certificate(ssl);
@@ -388,8 +388,8 @@ myconn_binlog_now(struct st_mysql *m, char *file, size_t filelen,
 		if (mysql_errno(m) != ER_PARSE_ERROR ||
 		    mysql_real_query(m, sql, strlen(sql)) != 0) {
 			if (mysql_errno(m) == ER_SPECIFIC_ACCESS_DENIED_ERROR)
-				return p2o_fail(e, P2O_EXIT_REFUSED, "reading the "
-				    "binlog position needs the REPLICATION "
+				return p2o_fail(e, P2O_EXIT_REFUSED, "reading "
+				    "the binlog position needs the REPLICATION "
 				    "CLIENT privilege (BINLOG MONITOR on "
 				    "MariaDB): %s", mysql_error(m));
 			return myconn_failed(m, "reading the binlog position",

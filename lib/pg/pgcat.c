@@ -187,8 +187,8 @@ find(struct pg_conn *c, struct pgcat_table *t, struct p2o_err *e)
 		return -1;
 	if (PQntuples(res) == 0) {
 		PQclear(res);
-		return p2o_fail(e, P2O_EXIT_REFUSED, "table '%s' does not exist "
-		    "(sync section '%s')", sec->rel, sec->name);
+		return p2o_fail(e, P2O_EXIT_REFUSED, "table '%s' does not "
+		    "exist (sync section '%s')", sec->rel, sec->name);
 	}
 	kind = PQgetvalue(res, 0, 1);
 	if (strcmp(kind, "r") != 0 && strcmp(kind, "p") != 0) {
@@ -263,27 +263,28 @@ choose_key(struct pgcat_table *t, struct p2o_err *e)
 
 	if (t->ident == 'n' && !sec->append_only)
 		return p2o_fail(e, P2O_EXIT_REFUSED, "table '%s' has REPLICA "
-		    "IDENTITY NOTHING; publishing it would make its updates and "
-		    "deletes fail", sec->rel);
+		    "IDENTITY NOTHING; publishing it would make its updates "
+		    "and deletes fail", sec->rel);
 	t->key = xcalloc((size_t)(sec->nprimary_key > t->nidkey ?
 	    sec->nprimary_key : t->nidkey) + 1, sizeof(int));
 	if (sec->primary_key != NULL) {
 		for (j = 0; j < sec->nprimary_key; j++) {
 			if ((ix = column_index(t, sec->primary_key[j])) < 0)
-				return p2o_fail(e, P2O_EXIT_REFUSED, "table '%s' "
-				    "(sync section '%s'): 'primary_key' names "
-				    "column '%s', which the table does not have",
-				    sec->rel, sec->name, sec->primary_key[j]);
+				return p2o_fail(e, P2O_EXIT_REFUSED, "table "
+				    "'%s' (sync section '%s'): 'primary_key' "
+				    "names column '%s', which the table does "
+				    "not have", sec->rel, sec->name,
+				    sec->primary_key[j]);
 			for (k = 0; k < t->nidkey && t->idkey[k] != ix; k++)
 				;
 			if (t->ident != 'f' && k == t->nidkey)
-				return p2o_fail(e, P2O_EXIT_REFUSED, "table '%s' "
-				    "(sync section '%s'): 'primary_key' names "
-				    "column '%s', which is not in its replica "
-				    "identity: a delete sends only those columns "
-				    "(ALTER TABLE %s REPLICA IDENTITY FULL)",
-				    sec->rel, sec->name, sec->primary_key[j],
-				    sec->rel);
+				return p2o_fail(e, P2O_EXIT_REFUSED, "table "
+				    "'%s' (sync section '%s'): 'primary_key' "
+				    "names column '%s', which is not in its "
+				    "replica identity: a delete sends only "
+				    "those columns (ALTER TABLE %s REPLICA "
+				    "IDENTITY FULL)", sec->rel, sec->name,
+				    sec->primary_key[j], sec->rel);
 			t->key[t->nkey++] = ix;
 		}
 		return 0;
@@ -524,10 +525,10 @@ pgcat_check_images(const struct pgcat_table *t, struct p2o_err *e)
 		p2o_err_clear(&one);
 		if (!has_identity(r->ident, r->nidkey))
 			p2o_fail(&one, P2O_EXIT_REFUSED, "table '%s' (%s '%s') "
-			    "has no replica identity: its own UPDATE and DELETE "
-			    "would fail once a publication publishes them "
-			    "(ALTER TABLE %s REPLICA IDENTITY FULL, or give it "
-			    "a primary key)", r->qname, r->partition ?
+			    "has no replica identity: its own UPDATE and "
+			    "DELETE would fail once a publication publishes "
+			    "them (ALTER TABLE %s REPLICA IDENTITY FULL, or "
+			    "give it a primary key)", r->qname, r->partition ?
 			    "a partition of" : "inherits from", sec->rel,
 			    r->qname);
 		else {

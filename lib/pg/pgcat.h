@@ -27,7 +27,7 @@ struct pgcat_column {
 	uint32_t typoid;	/* pg_attribute.atttypid: what pgoutput sends */
 	char	*type;		/* format_type(): the exact type, for a cast */
 	int	 sent;		/* pgoutput sends it: not generated, and in
-				 * the publication's column list if it has one */
+				 * the publication's column list if any */
 	int	 toastable;	/* may be stored out of line, and then left
 				 * out of an update that does not change it */
 	int	 readable;	/* the role may SELECT it */

@@ -128,7 +128,8 @@ pgconn_run(struct pg_conn *c, int want, const char *what, const char *sql,
 	PGresult *res;
 
 	if (nparams > 0)
-		res = PQexecParams(c, sql, nparams, NULL, params, NULL, NULL, 0);
+		res = PQexecParams(c, sql, nparams, NULL, params, NULL, NULL,
+		    0);
 	else
 		res = PQexec(c, sql);
 	if (PQresultStatus(res) == (ExecStatusType)want)
@@ -197,8 +198,8 @@ finish_connect(PGconn *c, const char *kind, struct p2o_err *e)
 	while (PQstatus(c) != CONNECTION_BAD && st != PGRES_POLLING_OK &&
 	    st != PGRES_POLLING_FAILED) {
 		if ((left = deadline - now_ms()) <= 0)
-			return p2o_fail(e, P2O_EXIT_TEMPFAIL, "%s connection to "
-			    "%s:%s: no answer within %d s", kind, PQhost(c),
+			return p2o_fail(e, P2O_EXIT_TEMPFAIL, "%s connection "
+			    "to %s:%s: no answer within %d s", kind, PQhost(c),
 			    PQport(c), PGCONN_TIMEOUT_MS / 1000);
 		pfd.fd = PQsocket(c);
 		pfd.events = st == PGRES_POLLING_READING ? POLLIN : POLLOUT;
@@ -248,8 +249,8 @@ pgconn_open(const struct config *cfg, enum pgconn_kind kind, const char *app,
 
 	/* parse first: libpq's parse errors can quote the password */
 	if ((opts = PQconninfoParse(cfg->source_url, NULL)) == NULL) {
-		p2o_fail(e, P2O_EXIT_CONFIG, "%s: the source url is not a valid "
-		    "postgres url or conninfo string", cfg->path);
+		p2o_fail(e, P2O_EXIT_CONFIG, "%s: the source url is not a "
+		    "valid postgres url or conninfo string", cfg->path);
 		return NULL;
 	}
 	PQconninfoFree(opts);

@@ -64,8 +64,8 @@ my_split(char *row, size_t len, struct copy_field *f, int nf)
 					*o++ = *p++;
 				else if (p[1] == 't' || p[1] == 'n' ||
 				    p[1] == '\\') {
-					*o++ = p[1] == 't' ? '\t' : p[1] == 'n' ?
-					    '\n' : '\\';
+					*o++ = p[1] == 't' ? '\t' :
+					    p[1] == 'n' ? '\n' : '\\';
 					p += 2;
 				} else if (p[1] == 'x' && p + 3 < end &&
 				    hexval(p[2]) >= 0 && hexval(p[3]) >= 0) {
@@ -137,8 +137,8 @@ main(int argc, char **argv)
 				return 2;
 			}
 		} else {
-			fprintf(stderr, "%s: not a source, table, key or column "
-			    "line\n", argv[1]);
+			fprintf(stderr, "%s: not a source, table, key or "
+			    "column line\n", argv[1]);
 			return 2;
 		}
 	}

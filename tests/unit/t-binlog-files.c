@@ -147,8 +147,8 @@ walk(const unsigned char *f, size_t len, struct txn *t, struct sbuf *out,
 		}
 		if (t != NULL && txn_event(t, f + off, h.size, out) == -1) {
 			if (w->txn_errors++ == 0)
-				snprintf(w->txn_err, sizeof(w->txn_err), "%.400s",
-				    t->err.msg);
+				snprintf(w->txn_err, sizeof(w->txn_err),
+				    "%.400s", t->err.msg);
 		}
 		off += h.size;
 	}
