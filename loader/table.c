@@ -342,18 +342,16 @@ static char *
 where_quote(void *arg, const char *s, int is_ident)
 {
 	struct where_arg *a = arg;
+	struct p2o_err e;
 	char *q, *copy;
 
-	q = is_ident ? PQescapeIdentifier(a->c, s, strlen(s)) :
-	    PQescapeLiteral(a->c, s, strlen(s));
-	if (q == NULL)
-		return NULL;
-	if (is_ident && collatable(a->t, s)) {
-		copy = xmalloc(strlen(q) + sizeof(" COLLATE \"C\""));
-		sprintf(copy, "%s COLLATE \"C\"", q);
-	} else
-		copy = xstrdup(q);
-	PQfreemem(q);
+	if (!is_ident)
+		return pgconn_literal(a->c, s, &e);
+	if ((q = pgconn_ident(a->c, s, &e)) == NULL || !collatable(a->t, s))
+		return q;
+	copy = xmalloc(strlen(q) + sizeof(" COLLATE \"C\""));
+	sprintf(copy, "%s COLLATE \"C\"", q);
+	free(q);
 	return copy;
 }
 

@@ -158,13 +158,17 @@ pgconn_exec(struct pg_conn *c, const char *what, const char *sql,
 	return 0;
 }
 
-char *
-pgconn_ident(struct pg_conn *c, const char *name, struct p2o_err *e)
+/* libpq's quoting of s, as a heap copy */
+static char *
+quoted(struct pg_conn *c, const char *s, int ident, struct p2o_err *e)
 {
 	char *q, *copy;
 
-	if ((q = PQescapeIdentifier(c, name, strlen(name))) == NULL) {
-		pgconn_failed(c, NULL, "quoting a name", e);
+	q = ident ? PQescapeIdentifier(c, s, strlen(s)) :
+	    PQescapeLiteral(c, s, strlen(s));
+	if (q == NULL) {
+		pgconn_failed(c, NULL, ident ? "quoting a name" :
+		    "quoting a value", e);
 		return NULL;
 	}
 	copy = xstrdup(q);
@@ -173,17 +177,15 @@ pgconn_ident(struct pg_conn *c, const char *name, struct p2o_err *e)
 }
 
 char *
+pgconn_ident(struct pg_conn *c, const char *name, struct p2o_err *e)
+{
+	return quoted(c, name, 1, e);
+}
+
+char *
 pgconn_literal(struct pg_conn *c, const char *s, struct p2o_err *e)
 {
-	char *q, *copy;
-
-	if ((q = PQescapeLiteral(c, s, strlen(s))) == NULL) {
-		pgconn_failed(c, NULL, "quoting a value", e);
-		return NULL;
-	}
-	copy = xstrdup(q);
-	PQfreemem(q);
-	return copy;
+	return quoted(c, s, 0, e);
 }
 
 /* poll until the attempt ends or the deadline passes; 0 or -1 with err */

@@ -5,40 +5,12 @@
 # whose X.out ends in "error N: ..." must exit N. Then the copy rows of
 # rows the captures' golden cases insert must carry the same documents as
 # the stream's inserts: a loaded row and a streamed row are one document.
-set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
+helper=copy-decode
+. "$(dirname "$0")/golden-lib.sh"
 dir=$top/tests/golden/loader
-decode=${P2O_BIN:-$top/build/bin}/../tests/copy-decode
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-if [ ! -x "$decode" ]; then
-	echo "1..0 # SKIP $decode is not built"
-	exit 0
-fi
-n=0
-fail=0
-report() {	# report NAME WHY
-	n=$((n + 1))
-	if [ -z "$2" ]; then echo "ok $n - $1"
-	else fail=$((fail + 1)); echo "not ok $n - $1: $2"; fi
-}
 for in in "$dir"/*.table; do
 	name=$(basename "$in" .table)
-	want_rc=$(sed -n 's/^error \([0-9]*\):.*/\1/p' "$dir/$name.out")
-	"$decode" "$in" < "$dir/$name.rows" > "$tmp/out" 2> "$tmp/err"
-	rc=$?
-	why=
-	if [ "$rc" != "${want_rc:-0}" ]; then
-		why="exit $rc, want ${want_rc:-0}"
-	elif ! cmp -s "$tmp/out" "$dir/$name.out"; then
-		why="frames differ"
-	fi
-	report "$name" "$why"
-	if [ -n "$why" ]; then
-		diff -u "$dir/$name.out" "$tmp/out" | cut -c1-300 | sed 's/^/# /'
-		sed 's/^/# stderr: /' "$tmp/err"
-	fi
+	golden_run "$name" "$dir/$name.out" "$prog" "$in" < "$dir/$name.rows"
 done
 
 # NAME.out's documents against the stream's inserts of JQ-selected rows
@@ -51,10 +23,9 @@ same_docs() {	# same_docs NAME STREAM.out JQ-FILTER
 if command -v jq >/dev/null; then
 	same_docs types "$top/tests/golden/capture-pg/types.out" "" &&
 	    why= || why="the documents differ"
-	report "PostgreSQL: the copy rows of typed are capture-pg's inserts of it" "$why"
+	golden_ok "PostgreSQL: the copy rows of typed are capture-pg's inserts of it" "$why"
 	same_docs mysql "$top/tests/golden/capture-mysql/mariadb.out" \
 	    "and (.new.id == 1 or .new.id == 2)" && why= || why="the documents differ"
-	report "MariaDB: the copy rows of cz are capture-mysql's inserts of it" "$why"
+	golden_ok "MariaDB: the copy rows of cz are capture-mysql's inserts of it" "$why"
 fi
-echo "1..$n"
-[ "$fail" -eq 0 ]
+golden_done

@@ -27,6 +27,7 @@
 
 #include "../../capture-mysql/binlog.h"
 #include "sbuf.h"
+#include "spec.h"
 #include "xio.h"
 
 #define MAX_TABLES	8
@@ -51,21 +52,15 @@ read_tables(const char *path, struct my_table *tables, int *ntables,
     char *file, size_t filelen)
 {
 	FILE *f = fopen(path, "r");
-	char *line = NULL, *w[8], err[256], *p, *key[MAX_COLS];
+	char *line = NULL, *w[SPEC_WORDS], err[256], *p, *key[MAX_COLS];
 	size_t cap = 0;
 	struct my_table *tb = NULL;
 	int lineno = 0, n, i, k, nkey = 0, rc = 0;
 
 	if (f == NULL)
 		return bad(path, 0, "cannot open");
-	while (rc == 0 && getline(&line, &cap, f) != -1) {
+	while (rc == 0 && (n = spec_next(f, &line, &cap, w)) > 0) {
 		lineno++;
-		line[strcspn(line, "\r\n")] = '\0';
-		if (line[0] == '#' || line[0] == '\0')
-			continue;
-		for (n = 0, p = strtok(line, " "); p && n < 8;
-		    p = strtok(NULL, " "))
-			w[n++] = p;
 		if (strcmp(w[0], "file") == 0 && n == 2)
 			snprintf(file, filelen, "%s", w[1]);
 		else if (strcmp(w[0], "table") == 0 && n >= 3 &&

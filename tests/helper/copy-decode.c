@@ -32,6 +32,7 @@
 #include "mysql/myval.h"
 #include "p2o.h"
 #include "sbuf.h"
+#include "spec.h"
 #include "xio.h"
 
 #define MAX_COLS	64
@@ -95,7 +96,7 @@ main(int argc, char **argv)
 	struct copy_field f[MAX_COLS];
 	const char *vals[MAX_COLS];
 	unsigned long lens[MAX_COLS];
-	char *keynames[MAX_COLS], *line = NULL, *w[8], *p, err[256];
+	char *keynames[MAX_COLS], *line = NULL, *w[SPEC_WORDS], err[256];
 	struct sbuf out = SBUF_INIT, j = SBUF_INIT;
 	unsigned long long v = 0;
 	size_t cap = 0;
@@ -109,13 +110,7 @@ main(int argc, char **argv)
 	}
 	memset(&pt, 0, sizeof(pt));
 	memset(&mt, 0, sizeof(mt));
-	while (getline(&line, &cap, tf) != -1) {
-		line[strcspn(line, "\r\n")] = '\0';
-		if (line[0] == '#' || line[0] == '\0')
-			continue;
-		for (n = 0, p = strtok(line, " "); p && n < 8;
-		    p = strtok(NULL, " "))
-			w[n++] = p;
+	while ((n = spec_next(tf, &line, &cap, w)) > 0) {
 		if (strcmp(w[0], "source") == 0 && n == 2)
 			mysql = strcmp(w[1], "mysql") == 0;
 		else if (strcmp(w[0], "table") == 0 && n == 3) {
