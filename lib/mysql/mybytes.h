@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* mybytes.c (and inline) */
+
 /* little-endian readers: callers check lengths first */
 static inline uint32_t
 le16(const unsigned char *p)

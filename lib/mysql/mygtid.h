@@ -12,6 +12,8 @@
 
 #include "sbuf.h"
 
+/* mygtid.c */
+
 struct gtid_iv {
 	uint64_t start, end;	/* [start, end) */
 };

@@ -9,6 +9,8 @@
 
 #include "sbuf.h"
 
+/* myjson.c */
+
 /*
  * MySQL's binary JSON (a JSON column's bytes, without the length prefix)
  * -> compact JSON text appended to out; an empty value is JSON null.

@@ -45,6 +45,8 @@ struct bl_col {
 	int	 geometry;	/* geometry subtype, -1 unknown */
 };
 
+/* myval.c */
+
 enum my_kind {
 	MK_INT, MK_UINT, MK_FLOAT, MK_DOUBLE, MK_DECIMAL, MK_YEAR,
 	MK_BIT, MK_ENUM, MK_SET, MK_TEXT, MK_BINARY, MK_DATE,
