@@ -83,10 +83,10 @@ int	bl_header_parse(const unsigned char *p, size_t n, struct bl_header *);
  */
 int	bl_event_body(const struct bl_format *fmt, int crc,
 	    const unsigned char *p, const struct bl_header *h,
-	    const unsigned char **body, size_t *len, char *err, size_t errlen);
+	    const unsigned char **body, size_t *len, struct p2o_err *);
 /* parse an FDE body into fmt; 0 or -1 with err */
 int	bl_format_parse(struct bl_format *fmt, const unsigned char *body,
-	    size_t len, char *err, size_t errlen);
+	    size_t len, struct p2o_err *);
 /* post-header length of a type, from the FDE or the usual value */
 unsigned bl_post_len(const struct bl_format *, uint8_t type);
 const char *bl_type_name(uint8_t type);
@@ -146,9 +146,9 @@ struct bl_payload {
 	size_t	 datalen;
 };
 int	bl_payload_parse(const unsigned char *body, size_t len,
-	    struct bl_payload *, char *err, size_t errlen);
+	    struct bl_payload *, struct p2o_err *);
 int	bl_payload_inflate(const struct bl_payload *, struct sbuf *out,
-	    char *err, size_t errlen);
+	    struct p2o_err *);
 /* the uncompressed size limit of one transaction payload (and of one
  * MariaDB compressed event) */
 #define BL_PAYLOAD_MAX	(1024u * 1024 * 1024)
@@ -165,7 +165,7 @@ int	bl_payload_inflate(const struct bl_payload *, struct sbuf *out,
  */
 int	bl_uncompress(const struct bl_format *, uint8_t type,
 	    const unsigned char *body, size_t len, uint8_t *plain,
-	    struct sbuf *out, char *err, size_t errlen);
+	    struct sbuf *out, struct p2o_err *);
 
 /* ---- rows.c ---- */
 #define TM_MAX_COLS	4096
@@ -186,7 +186,7 @@ struct bl_table_map {
 
 /* TABLE_MAP body -> tm (any previous content released); 0 or -1 */
 int	bl_table_map_parse(const struct bl_format *, const unsigned char *body,
-	    size_t len, struct bl_table_map *tm, char *err, size_t errlen);
+	    size_t len, struct bl_table_map *tm, struct p2o_err *);
 void	bl_table_map_release(struct bl_table_map *);
 int	bl_col_is_numeric(const struct bl_col *);
 int	bl_col_is_char(const struct bl_col *);
@@ -212,7 +212,7 @@ struct bl_rows {
 
 int	bl_rows_parse(const struct bl_format *, uint8_t type,
 	    const unsigned char *body, size_t len, struct bl_rows *,
-	    char *err, size_t errlen);
+	    struct p2o_err *);
 
 /* one column of one image: a span into the event, or NULL */
 struct bl_cell {
@@ -229,7 +229,7 @@ struct bl_cell {
  */
 int	bl_image_next(const struct bl_rows *, const struct bl_table_map *,
 	    const unsigned char *present, size_t *off, struct bl_cell *cells,
-	    char *err, size_t errlen);
+	    struct p2o_err *);
 /* bytes a non-NULL cell of col occupies at p (n available); -1 bad */
 long	bl_cell_len(const struct bl_col *, const unsigned char *p, size_t n);
 

@@ -421,7 +421,7 @@ static int
 put_image(struct txn *t, enum msg_image which, const struct my_table *tb,
     const struct txn_map *m, const struct bl_cell *cells)
 {
-	char err[256];
+	struct p2o_err e;
 	int i, rc;
 
 	msg_image_begin(&t->json, which);
@@ -435,16 +435,16 @@ put_image(struct txn *t, enum msg_image which, const struct my_table *tb,
 			continue;
 		}
 		rc = myval_binlog(&tb->cols[i], &m->tm.cols[i], cells[i].p,
-		    cells[i].n, &t->json, err, sizeof(err));
+		    cells[i].n, &t->json, &e);
 		if (rc == -1)
 			return p2o_fail(&t->err, P2O_EXIT_DATA, "table '%s': "
-			    "%s at %s:%u", tb->rel, err, t->file,
+			    "%s at %s:%u", tb->rel, e.msg, t->file,
 			    (unsigned)(t->cur & 0xffffffffu));
 		if (rc == 1)
 			warn(t, "table '%s' column '%s': a JSON document of "
 			    "%zu bytes does not decode (%s); written as "
 			    "__mysql_json_hex", tb->rel, tb->cols[i].name,
-			    cells[i].n, err);
+			    cells[i].n, e.msg);
 	}
 	msg_image_end(&t->json);
 	return 0;
@@ -461,8 +461,7 @@ rows_event(struct txn *t, const struct bl_header *h,
 	size_t off = 0;
 	int rc, i, ret = -1;
 
-	if (bl_rows_parse(&t->fmt, h->type, body, len, &r, t->err.msg,
-	    sizeof(t->err.msg)) == -1) {
+	if (bl_rows_parse(&t->fmt, h->type, body, len, &r, &t->err) == -1) {
 		t->err.code = P2O_EXIT_DATA;
 		return -1;
 	}
@@ -497,12 +496,12 @@ rows_event(struct txn *t, const struct bl_header *h,
 	after = xcalloc(tb->ncols, sizeof(*after));
 	for (;;) {
 		rc = bl_image_next(&r, &m->tm, r.present, &off, before,
-		    t->err.msg, sizeof(t->err.msg));
+		    &t->err);
 		if (rc == 0)
 			break;
 		if (rc == 1 && r.op == 'u') {
 			rc = bl_image_next(&r, &m->tm, r.present2, &off,
-			    after, t->err.msg, sizeof(t->err.msg));
+			    after, &t->err);
 			if (rc == 0) {
 				snprintf(t->err.msg, sizeof(t->err.msg), "an "
 				    "update without its after image");
@@ -805,10 +804,8 @@ payload_event(struct txn *t, const unsigned char *body, size_t len,
 	if (t->in_payload)
 		return p2o_fail(&t->err, P2O_EXIT_DATA, "a TRANSACTION_PAYLOAD "
 		    "inside another");
-	if (bl_payload_parse(body, len, &pl, t->err.msg,
-	    sizeof(t->err.msg)) == -1 || (sbuf_reset(&t->inflated),
-	    bl_payload_inflate(&pl, &t->inflated, t->err.msg,
-	    sizeof(t->err.msg))) == -1) {
+	if (bl_payload_parse(body, len, &pl, &t->err) == -1 || (sbuf_reset(&t->inflated),
+	    bl_payload_inflate(&pl, &t->inflated, &t->err)) == -1) {
 		t->err.code = P2O_EXIT_DATA;
 		return -1;
 	}
@@ -951,8 +948,7 @@ event(struct txn *t, const unsigned char *ev, size_t len, int inner,
 		return p2o_fail(&t->err, P2O_EXIT_DATA, "a binlog event of %zu "
 		    "bytes is malformed", len);
 	crc = inner ? 0 : t->fmt.have ? t->fmt.crc : t->crc_before_fde;
-	if (bl_event_body(&t->fmt, crc, ev, &h, &body, &blen, t->err.msg,
-	    sizeof(t->err.msg)) == -1) {
+	if (bl_event_body(&t->fmt, crc, ev, &h, &body, &blen, &t->err) == -1) {
 		/* a checksum that fails is the wire's fault, not the log's */
 		t->err.code = P2O_EXIT_TEMPFAIL;
 		return -1;
@@ -984,7 +980,7 @@ event(struct txn *t, const unsigned char *ev, size_t len, int inner,
 	if (h.type >= BL_QUERY_COMPRESSED && h.type <= BL_DELETE_C) {
 		sbuf_reset(&t->unzipped);
 		if (bl_uncompress(&t->fmt, h.type, body, blen, &h.type,
-		    &t->unzipped, t->err.msg, sizeof(t->err.msg)) == -1) {
+		    &t->unzipped, &t->err) == -1) {
 			t->err.code = P2O_EXIT_DATA;
 			return -1;
 		}
@@ -994,8 +990,7 @@ event(struct txn *t, const unsigned char *ev, size_t len, int inner,
 
 	switch (h.type) {
 	case BL_FDE:
-		if (bl_format_parse(&t->fmt, body, blen, t->err.msg,
-		    sizeof(t->err.msg)) == -1) {
+		if (bl_format_parse(&t->fmt, body, blen, &t->err) == -1) {
 			t->err.code = P2O_EXIT_DATA;
 			return -1;
 		}
@@ -1024,8 +1019,7 @@ event(struct txn *t, const unsigned char *ev, size_t len, int inner,
 		int ti;
 
 		memset(&tm, 0, sizeof(tm));
-		if (bl_table_map_parse(&t->fmt, body, blen, &tm, t->err.msg,
-		    sizeof(t->err.msg)) == -1) {
+		if (bl_table_map_parse(&t->fmt, body, blen, &tm, &t->err) == -1) {
 			bl_table_map_release(&tm);
 			t->err.code = P2O_EXIT_DATA;
 			return -1;

@@ -74,7 +74,7 @@ mycat_table(struct st_mysql *m, int mariadb, const char *db,
 	struct sbuf q = SBUF_INIT, where = SBUF_INIT;
 	MYSQL_RES *r = NULL;
 	MYSQL_ROW row;
-	char **clauses = NULL, err[256];
+	char **clauses = NULL;
 	int nclauses = 0, i, rc = -1, k;
 
 	memset(tb, 0, sizeof(*tb));
@@ -132,11 +132,11 @@ mycat_table(struct st_mysql *m, int mariadb, const char *db,
 		if (row[0] == NULL || row[1] == NULL || row[2] == NULL)
 			continue;
 		if (my_col_init(&tb->cols[tb->ncols], row[0], row[1], row[2],
-		    row[3], json_checked(clauses, nclauses, row[0]), err,
-		    sizeof(err)) == -1) {
+		    row[3], json_checked(clauses, nclauses, row[0]),
+		    e) == -1) {
 			my_col_release(&tb->cols[tb->ncols]);
-			p2o_fail(e, P2O_EXIT_REFUSED, "table '%s.%s': %s", db,
-			    name, err);
+			p2o_err_prefix(e, "table '%s.%s'", db, name);
+			e->code = P2O_EXIT_REFUSED;
 			goto done;
 		}
 		tb->ncols++;

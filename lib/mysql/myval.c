@@ -18,16 +18,10 @@
 #include <time.h>
 
 #include "myval.h"
+#include "p2o.h"
 #include "mybytes.h"
 #include "myconn.h"
 #include "myjson.h"
-
-static int
-fail(char *err, size_t errlen, const char *fmt, const char *a, int b)
-{
-	snprintf(err, errlen, fmt, a, b);
-	return -1;
-}
 
 void
 my_col_release(struct my_col *c)
@@ -109,7 +103,7 @@ is(const char *dt, const char *const *names)
 int
 my_col_init(struct my_col *c, const char *name, const char *data_type,
     const char *column_type, const char *charset, int json_check,
-    char *err, size_t errlen)
+    struct p2o_err *e)
 {
 	static const char *const ints[] = { "tinyint", "smallint",
 	    "mediumint", "int", "integer", "bigint", NULL };
@@ -145,7 +139,7 @@ my_col_init(struct my_col *c, const char *name, const char *data_type,
 	else if (strcasecmp(dt, "enum") == 0 || strcasecmp(dt, "set") == 0) {
 		c->kind = strcasecmp(dt, "enum") == 0 ? MK_ENUM : MK_SET;
 		if (parse_labels(c, column_type) == -1)
-			return fail(err, errlen, "column '%s': cannot read the "
+			return p2o_fail(e, P2O_EXIT_DATA, "column '%s': cannot read the "
 			    "labels of its type%.0d", name, 0);
 	} else if (strcasecmp(dt, "date") == 0)
 		c->kind = MK_DATE;
@@ -654,15 +648,14 @@ payload(const struct bl_col *b, const unsigned char **p, size_t *n)
 
 int
 myval_binlog(const struct my_col *c, const struct bl_col *b,
-    const unsigned char *p, size_t n, struct sbuf *out, char *err,
-    size_t errlen)
+    const unsigned char *p, size_t n, struct sbuf *out, struct p2o_err *e)
 {
 	uint64_t u;
 	int64_t i;
 	int fsp = b->meta;
 
 	if (!myval_compatible(c, b))
-		return fail(err, errlen, "column '%s' holds binlog type %d, "
+		return p2o_fail(e, P2O_EXIT_DATA, "column '%s' holds binlog type %d, "
 		    "which its declared type cannot", c->name, b->type);
 	switch (c->kind) {
 	case MK_INT:
@@ -697,7 +690,7 @@ myval_binlog(const struct my_col *c, const struct bl_col *b,
 		sbuf_addc(out, '"');
 		if (my_decimal_text(p, n, b->meta >> 8, b->meta & 0xff,
 		    out) == -1)
-			return fail(err, errlen, "column '%s': a decimal that "
+			return p2o_fail(e, P2O_EXIT_DATA, "column '%s': a decimal that "
 			    "does not decode%.0d", c->name, 0);
 		sbuf_addc(out, '"');
 		break;
@@ -744,7 +737,8 @@ myval_binlog(const struct my_col *c, const struct bl_col *b,
 		break;
 	case MK_JSON:
 		payload(b, &p, &n);
-		if (myjson_to_text(p, n, out, err, errlen) == -1) {
+		if (myjson_to_text(p, n, out, e->msg, sizeof(e->msg)) == -1) {
+			e->code = P2O_EXIT_DATA;
 			put_hex_json(out, p, n);
 			return 1;
 		}

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
 #include "sbuf.h"
 
 /* column types as the binlog writes them (MySQL's enum_field_types) */
@@ -73,7 +74,7 @@ struct my_col {
  */
 int	my_col_init(struct my_col *, const char *name, const char *data_type,
 	    const char *column_type, const char *charset, int json_check,
-	    char *err, size_t errlen);
+	    struct p2o_err *);
 void	my_col_release(struct my_col *);
 /* 1 when a row image cell of binlog column bc can hold c's values */
 int	myval_compatible(const struct my_col *c, const struct bl_col *bc);
@@ -83,7 +84,7 @@ int	myval_compatible(const struct my_col *c, const struct bl_col *bc);
  * cannot hold, or a decimal that does not decode (err) */
 int	myval_binlog(const struct my_col *, const struct bl_col *bc,
 	    const unsigned char *p, size_t n, struct sbuf *out,
-	    char *err, size_t errlen);
+	    struct p2o_err *);
 /*
  * The same value from its text-protocol form (what a SELECT returns in
  * a session with time_zone '+00:00'): the loader's half, and the same

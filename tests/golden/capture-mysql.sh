@@ -5,7 +5,7 @@
 # through binlog-decode must give exactly X.out; a case whose X.out ends
 # in "error N: ..." must exit N.
 helper=binlog-decode
-. "$(dirname "$0")/golden-lib.sh"
+. "$(dirname "$0")/golden.bash"
 dir=$top/tests/golden/capture-mysql
 for in in "$dir"/*.tables; do
 	name=$(basename "$in" .tables)

@@ -4,7 +4,7 @@
 # record.sh from X.sql) through pgo-decode must give exactly X.out; a case
 # whose X.out ends in "error N: ..." must exit N.
 helper=pgo-decode
-. "$(dirname "$0")/golden-lib.sh"
+. "$(dirname "$0")/golden.bash"
 dir=$top/tests/golden/capture-pg
 for in in "$dir"/*.msgs; do
 	name=$(basename "$in" .msgs)

@@ -6,7 +6,7 @@
 # rows the captures' golden cases insert must carry the same documents as
 # the stream's inserts: a loaded row and a streamed row are one document.
 helper=copy-decode
-. "$(dirname "$0")/golden-lib.sh"
+. "$(dirname "$0")/golden.bash"
 dir=$top/tests/golden/loader
 for in in "$dir"/*.table; do
 	name=$(basename "$in" .table)

@@ -52,7 +52,8 @@ read_tables(const char *path, struct my_table *tables, int *ntables,
     char *file, size_t filelen)
 {
 	FILE *f = fopen(path, "r");
-	char *line = NULL, *w[SPEC_WORDS], err[256], *p, *key[MAX_COLS];
+	char *line = NULL, *w[SPEC_WORDS], *p, *key[MAX_COLS];
+	struct p2o_err err;
 	size_t cap = 0;
 	struct my_table *tb = NULL;
 	int lineno = 0, n, i, k, nkey = 0, rc = 0;
@@ -79,8 +80,8 @@ read_tables(const char *path, struct my_table *tables, int *ntables,
 		} else if (strcmp(w[0], "column") == 0 && (n == 4 || n == 5) &&
 		    tb != NULL && tb->ncols < MAX_COLS) {
 			if (my_col_init(&tb->cols[tb->ncols], w[1], w[2], w[3],
-			    n == 5 ? w[4] : NULL, 0, err, sizeof(err)) == -1)
-				rc = bad(path, lineno, err);
+			    n == 5 ? w[4] : NULL, 0, &err) == -1)
+				rc = bad(path, lineno, err.msg);
 			for (k = 0; k < nkey; k++)
 				if (strcmp(key[k], w[1]) == 0)
 					tb->keys[k] = tb->ncols;

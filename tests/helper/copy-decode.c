@@ -97,6 +97,7 @@ main(int argc, char **argv)
 	const char *vals[MAX_COLS];
 	unsigned long lens[MAX_COLS];
 	char *keynames[MAX_COLS], *line = NULL, *w[SPEC_WORDS], err[256];
+	struct p2o_err e;
 	struct sbuf out = SBUF_INIT, j = SBUF_INIT;
 	unsigned long long v = 0;
 	size_t cap = 0;
@@ -127,8 +128,8 @@ main(int argc, char **argv)
 		} else if (strcmp(w[0], "column") == 0 && ncols < MAX_COLS &&
 		    mysql && (n == 4 || n == 5)) {
 			if (my_col_init(&mcols[ncols++], w[1], w[2], w[3],
-			    n == 5 ? w[4] : NULL, 0, err, sizeof(err)) == -1) {
-				fprintf(stderr, "%s: %s\n", argv[1], err);
+			    n == 5 ? w[4] : NULL, 0, &e) == -1) {
+				fprintf(stderr, "%s: %s\n", argv[1], e.msg);
 				return 2;
 			}
 		} else {

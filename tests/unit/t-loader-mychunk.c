@@ -38,10 +38,10 @@ static void
 col(struct my_col *c, const char *name, const char *dt, const char *ct,
     const char *cs)
 {
-	char err[128];
+	struct p2o_err err;
 
-	if (my_col_init(c, name, dt, ct, cs, 0, err, sizeof(err)) == -1)
-		BAIL_OUT(err);
+	if (my_col_init(c, name, dt, ct, cs, 0, &err) == -1)
+		BAIL_OUT(err.msg);
 }
 
 static void

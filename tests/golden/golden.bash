@@ -1,4 +1,4 @@
-# tests/golden/golden-lib.sh - what the golden tests of one stage's
+# tests/golden/golden.bash - what the golden tests of one stage's
 # boundary share, printed as TAP for prove(1): sourced by capture-pg.sh,
 # capture-mysql.sh and loader.sh after setting "helper" (the program under
 # tests/ that turns a case's input into frames).
