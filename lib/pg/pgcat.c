@@ -82,7 +82,8 @@ static const char tree_sql[] =
     "  WHERE i.inhparent = $1 "
     "  UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i "
     "  JOIN tree t ON i.inhparent = t.oid) "
-    "SELECT c.oid, n.nspname, c.relname, c.relispartition, c.relreplident "
+    "SELECT c.oid, n.nspname, c.relname, c.relispartition, c.relreplident, "
+    "c.relkind "
     "FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.oid "
     "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
     "WHERE c.relkind IN ('r', 'p') ORDER BY 2, 3";
@@ -326,6 +327,7 @@ tree(struct pg_conn *c, struct pgcat_table *t, struct p2o_err *e)
 		    PQgetvalue(res, i, 2));
 		r->partition = PQgetvalue(res, i, 3)[0] == 't';
 		r->ident = PQgetvalue(res, i, 4)[0];
+		r->kind = PQgetvalue(res, i, 5)[0];
 		t->nchildren += !r->partition;
 	}
 	PQclear(res);
@@ -371,7 +373,8 @@ pgcat_tree_has_identity(const struct pgcat_table *t)
 	if (!has_identity(t->ident, t->nidkey))
 		return 0;
 	for (i = 0; i < t->nrels; i++)
-		if (!has_identity(t->rels[i].ident, t->rels[i].nidkey))
+		if (t->rels[i].kind == 'r' &&
+		    !has_identity(t->rels[i].ident, t->rels[i].nidkey))
 			return 0;
 	return 1;
 }
@@ -522,6 +525,9 @@ pgcat_check_images(const struct pgcat_table *t, struct p2o_err *e)
 	for (i = 0; i < t->nrels; i++) {
 		const struct pgcat_rel *r = &t->rels[i];
 
+		/* a partitioned partition has no rows: its leaves do */
+		if (r->kind != 'r')
+			continue;
 		p2o_err_clear(&one);
 		if (!has_identity(r->ident, r->nidkey))
 			p2o_fail(&one, P2O_EXIT_REFUSED, "table '%s' (%s '%s') "

@@ -37,6 +37,8 @@ struct pgcat_column {
 struct pgcat_rel {
 	char	*qname;		/* "schema.table" */
 	uint32_t oid;
+	char	 kind;		/* relkind: 'r', or 'p' for a partitioned
+				 * partition, which holds no rows itself */
 	int	 partition;	/* a partition: published as its root (the
 				 * publication's publish_via_partition_root);
 				 * else an inheritance child, published under

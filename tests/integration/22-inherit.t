@@ -80,6 +80,30 @@ psql_q -c "truncate inh_pay_2024_01"
 wait_for 60 grep -q "a TRUNCATE of 'public.inh_pay_2024_01' without the rest of its inheritance tree" "$T/sup2.log"
 ok $? "a TRUNCATE of one child stops the stream, naming it, rather than leave the index stale"
 kill -TERM $SUP 2>/dev/null; wait $SUP 2>/dev/null
+
+# the same check for the partitions of a table named with a primary_key:
+# REPLICA IDENTITY FULL on the root does not reach its partitions
+S2=${S}_part
+drop_slot $S2
+psql_q <<'SQL'
+drop table if exists inh_part cascade;
+create table inh_part (id int, v text) partition by range (id);
+create table inh_part_a partition of inh_part for values from (0) to (100);
+alter table inh_part replica identity full;
+insert into inh_part values (1, 'a');
+SQL
+mkhead "$T/part.yaml" $S2
+printf 'sync:\n  inh_part:\n    table: inh_part\n    primary_key: [id]\n' >> "$T/part.yaml"
+sed -i 's/^  reconnect_max: .*/  reconnect_max: 0/' "$T/part.yaml"
+timeout 120 pg2osync-supervise -c "$T/part.yaml" > "$T/sup3.log" 2>&1
+st=$?
+ok $([ $st -ne 0 ] && [ $st -ne 124 ] &&
+	grep -q "table 'public.inh_part_a' (a partition of 'public.inh_part') has no replica identity.*ALTER TABLE public.inh_part_a REPLICA IDENTITY FULL" "$T/sup3.log"; echo $?) \
+	"a partition without a replica identity refuses the start, naming it (exit $st)"
+check "and the application's UPDATE of the partitioned table still works" -- \
+	psql_q -c "update inh_part set v = 'b' where id = 1"
+drop_slot $S2
+psql_q -c "drop table inh_part cascade"
 [ $_tap_fail -gt 0 ] && { grep -v ' info: ' "$T"/sup*.log | tail -n 30 | sed 's/^/#   /'; }
 drop_slot $S
 psql_q -c "drop table inh_pay cascade"
