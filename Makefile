@@ -63,10 +63,11 @@ prog_shaper	:= shaper
 prog_writer	:= writer
 prog_ckpt	:= ckpt
 prog_supervisor	:= pg2osync-supervise
-# a tool that calls another tool's modules links that tool's archive too
-deps_loader	:= capture-pg capture-mysql
-
-LIB_SRC	:= $(wildcard lib/*.c)
+# code two tools share is in lib (lib/pg, lib/mysql: the source layer);
+# no tool links another tool's archive (tests/integration/21-seams.t).
+# An archive keeps members by their file name alone: no two files under
+# lib may share one.
+LIB_SRC	:= $(wildcard lib/*.c lib/*/*.c)
 LIB_OBJ	:= $(LIB_SRC:%.c=$(B)/%.o)
 LIB_A	:= $(B)/lib/libp2o.a
 
@@ -78,8 +79,7 @@ $(1)_OBJ := $$($(1)_SRC:%.c=$(B)/%.o)
 $(B)/$(1)/lib$(1).a: $$($(1)_OBJ)
 	@mkdir -p $$(@D)
 	rm -f $$@ && ar rcs $$@ $$^
-$(B)/bin/$(prog_$(1)): $(B)/$(1)/main.o $(B)/$(1)/lib$(1).a \
-    $(foreach d,$(deps_$(1)),$(B)/$(d)/lib$(d).a) $(LIB_A)
+$(B)/bin/$(prog_$(1)): $(B)/$(1)/main.o $(B)/$(1)/lib$(1).a $(LIB_A)
 	@mkdir -p $$(@D)
 	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef
@@ -103,8 +103,8 @@ $(LIB_A): $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-# one tool's archive may call another's (deps_*): a group resolves them in
-# any order
+# a unit test may call any tool's modules: a group resolves them in any
+# order
 TOOL_LINK = -Wl,--start-group $(TOOL_A) $(LIB_A) -Wl,--end-group
 
 $(B)/tests/%: $(B)/tests/unit/%.o $(TOOL_A) $(LIB_A)

@@ -1,19 +1,15 @@
 /*
- * binlog.h - capture-mysql's pure half: binlog events, column values, the
- * MySQL JSON binary format, GTID sets and the transaction assembler that
- * turns events into event frames (framing.md §4). Nothing declared here
- * touches a socket, a file or the clock; everything is fed bytes and
- * returns errors, so it is unit-tested on real captures and fuzzed.
+ * binlog.h - capture-mysql's pure half: binlog events and the transaction
+ * assembler that turns them into event frames (framing.md §4). Nothing
+ * declared here touches a socket, a file or the clock; everything is fed
+ * bytes and returns errors, so it is unit-tested on real captures and
+ * fuzzed. Values, binary JSON and GTID sets are the source layer's
+ * (lib/mysql), shared with the loader.
  *
  * Modules:
  *   event.c    event headers, CRC32, FORMAT_DESCRIPTION, the fixed
  *              layouts (ROTATE, QUERY, XID, GTIDs, TRANSACTION_PAYLOAD)
  *   rows.c     TABLE_MAP (with optional metadata) and row images
- *   myval.c    a column's value -> JSON, from a row image cell or from
- *              the text protocol, decided by the declared column type
- *   myjson.c   MySQL's binary JSON -> JSON text
- *   gtid.c     GTID sets (MySQL uuid intervals, MariaDB domain lists) and
- *              the position text "file:offset;gtid=..."
  *   txn.c      events -> frames: transactions, versions, positions, DDL
  */
 #ifndef BINLOG_H
@@ -22,58 +18,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
 #include "sbuf.h"
-
-/* ---- little-endian readers: callers check lengths first ---- */
-
-static inline uint32_t
-le16(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
-}
-
-static inline uint32_t
-le24(const unsigned char *p)
-{
-	return le16(p) | (uint32_t)p[2] << 16;
-}
-
-static inline uint32_t
-le32(const unsigned char *p)
-{
-	return le16(p) | (uint32_t)le16(p + 2) << 16;
-}
-
-static inline uint64_t
-le_n(const unsigned char *p, int n)
-{
-	uint64_t v = 0;
-
-	while (n-- > 0)
-		v = v << 8 | p[n];
-	return v;
-}
-
-static inline uint64_t
-le64(const unsigned char *p)
-{
-	return le_n(p, 8);
-}
-
-/* a bounded cursor: reads past the end set bad and return zeros */
-struct bcur {
-	const unsigned char *p;
-	size_t	 n, off;
-	int	 bad;
-};
-
-void	bcur_init(struct bcur *, const void *p, size_t n);
-size_t	bcur_left(const struct bcur *);
-/* a pointer to the next k bytes, or NULL (and bad) */
-const unsigned char *bcur_take(struct bcur *, size_t k);
-uint64_t bcur_le(struct bcur *, int k);
-/* MySQL's length-encoded integer (0xfc/0xfd/0xfe prefixes) */
-uint64_t bcur_packed(struct bcur *);
+#include "mysql/mybytes.h"
+#include "mysql/mycat.h"
+#include "mysql/mygtid.h"
+#include "mysql/myjson.h"
+#include "mysql/myval.h"
 
 /* ---- event.c ---- */
 
@@ -132,10 +83,10 @@ int	bl_header_parse(const unsigned char *p, size_t n, struct bl_header *);
  */
 int	bl_event_body(const struct bl_format *fmt, int crc,
 	    const unsigned char *p, const struct bl_header *h,
-	    const unsigned char **body, size_t *len, char *err, size_t errlen);
+	    const unsigned char **body, size_t *len, struct p2o_err *);
 /* parse an FDE body into fmt; 0 or -1 with err */
 int	bl_format_parse(struct bl_format *fmt, const unsigned char *body,
-	    size_t len, char *err, size_t errlen);
+	    size_t len, struct p2o_err *);
 /* post-header length of a type, from the FDE or the usual value */
 unsigned bl_post_len(const struct bl_format *, uint8_t type);
 const char *bl_type_name(uint8_t type);
@@ -195,9 +146,9 @@ struct bl_payload {
 	size_t	 datalen;
 };
 int	bl_payload_parse(const unsigned char *body, size_t len,
-	    struct bl_payload *, char *err, size_t errlen);
+	    struct bl_payload *, struct p2o_err *);
 int	bl_payload_inflate(const struct bl_payload *, struct sbuf *out,
-	    char *err, size_t errlen);
+	    struct p2o_err *);
 /* the uncompressed size limit of one transaction payload (and of one
  * MariaDB compressed event) */
 #define BL_PAYLOAD_MAX	(1024u * 1024 * 1024)
@@ -214,43 +165,9 @@ int	bl_payload_inflate(const struct bl_payload *, struct sbuf *out,
  */
 int	bl_uncompress(const struct bl_format *, uint8_t type,
 	    const unsigned char *body, size_t len, uint8_t *plain,
-	    struct sbuf *out, char *err, size_t errlen);
+	    struct sbuf *out, struct p2o_err *);
 
 /* ---- rows.c ---- */
-
-/* column types as the binlog writes them (MySQL's enum_field_types) */
-enum my_ftype {
-	FT_DECIMAL = 0, FT_TINY = 1, FT_SHORT = 2, FT_LONG = 3, FT_FLOAT = 4,
-	FT_DOUBLE = 5, FT_NULL = 6, FT_TIMESTAMP = 7, FT_LONGLONG = 8,
-	FT_INT24 = 9, FT_DATE = 10, FT_TIME = 11, FT_DATETIME = 12,
-	FT_YEAR = 13, FT_NEWDATE = 14, FT_VARCHAR = 15, FT_BIT = 16,
-	FT_TIMESTAMP2 = 17, FT_DATETIME2 = 18, FT_TIME2 = 19,
-	FT_JSON = 245, FT_NEWDECIMAL = 246, FT_ENUM = 247, FT_SET = 248,
-	FT_TINY_BLOB = 249, FT_MEDIUM_BLOB = 250, FT_LONG_BLOB = 251,
-	FT_BLOB = 252, FT_VAR_STRING = 253, FT_STRING = 254, FT_GEOMETRY = 255,
-};
-
-/*
- * One binlog column: its type and metadata. meta is kept the way the
- * tools that print table maps show it: STRING, ENUM, SET and NEWDECIMAL
- * big-endian (first byte high), VARCHAR and BIT little-endian, one-byte
- * metadata as is.
- */
-struct bl_col {
-	uint8_t	 type;		/* as written (STRING for char/enum/set) */
-	uint8_t	 real;		/* STRING's real type: STRING, ENUM or SET */
-	uint16_t meta;
-	int	 nullable;
-	/* optional metadata, when the server sent it */
-	char	*name;
-	int	 is_unsigned;	/* -1 unknown */
-	int	 charset;	/* collation id; -1 unknown */
-	int	 nlabels;	/* enum/set labels, -1 none */
-	char	**labels;
-	int	 visible;	/* -1 unknown */
-	int	 geometry;	/* geometry subtype, -1 unknown */
-};
-
 #define TM_MAX_COLS	4096
 
 struct bl_table_map {
@@ -269,7 +186,7 @@ struct bl_table_map {
 
 /* TABLE_MAP body -> tm (any previous content released); 0 or -1 */
 int	bl_table_map_parse(const struct bl_format *, const unsigned char *body,
-	    size_t len, struct bl_table_map *tm, char *err, size_t errlen);
+	    size_t len, struct bl_table_map *tm, struct p2o_err *);
 void	bl_table_map_release(struct bl_table_map *);
 int	bl_col_is_numeric(const struct bl_col *);
 int	bl_col_is_char(const struct bl_col *);
@@ -295,7 +212,7 @@ struct bl_rows {
 
 int	bl_rows_parse(const struct bl_format *, uint8_t type,
 	    const unsigned char *body, size_t len, struct bl_rows *,
-	    char *err, size_t errlen);
+	    struct p2o_err *);
 
 /* one column of one image: a span into the event, or NULL */
 struct bl_cell {
@@ -312,161 +229,11 @@ struct bl_cell {
  */
 int	bl_image_next(const struct bl_rows *, const struct bl_table_map *,
 	    const unsigned char *present, size_t *off, struct bl_cell *cells,
-	    char *err, size_t errlen);
+	    struct p2o_err *);
 /* bytes a non-NULL cell of col occupies at p (n available); -1 bad */
 long	bl_cell_len(const struct bl_col *, const unsigned char *p, size_t n);
 
-/* ---- myval.c ---- */
-
-enum my_kind {
-	MK_INT, MK_UINT, MK_FLOAT, MK_DOUBLE, MK_DECIMAL, MK_YEAR,
-	MK_BIT, MK_ENUM, MK_SET, MK_TEXT, MK_BINARY, MK_DATE,
-	MK_TIME, MK_DATETIME, MK_TIMESTAMP, MK_JSON, MK_JSON_TEXT,
-};
-
-/* a column as the catalogue declares it: what decides its JSON form */
-struct my_col {
-	char	*name;
-	char	*data_type;	/* information_schema DATA_TYPE */
-	char	*column_type;	/* COLUMN_TYPE, labels and "unsigned" */
-	char	*charset;	/* CHARACTER_SET_NAME, NULL for none */
-	enum my_kind kind;
-	int	 scale;		/* decimal: NUMERIC_SCALE */
-	int	 pad;		/* binary(n): n, the bytes every value holds */
-	int	 nlabels;
-	char	**labels;	/* enum/set, from column_type */
-};
-
-/*
- * Fill kind, scale and labels from data_type, column_type and charset
- * (json_check: MariaDB's JSON is a longtext with a json_valid check).
- * 0, or -1 with err (a column_type that does not parse).
- */
-int	my_col_init(struct my_col *, const char *name, const char *data_type,
-	    const char *column_type, const char *charset, int json_check,
-	    char *err, size_t errlen);
-void	my_col_release(struct my_col *);
-/* 1 when a row image cell of binlog column bc can hold c's values */
-int	myval_compatible(const struct my_col *c, const struct bl_col *bc);
-/* a column's JSON value from a row image cell (bc: the binlog column):
- * 0; 1 a JSON document that did not decode, written as
- * "__mysql_json_hex:<hex>" (err says why); -1 a cell the declared type
- * cannot hold, or a decimal that does not decode (err) */
-int	myval_binlog(const struct my_col *, const struct bl_col *bc,
-	    const unsigned char *p, size_t n, struct sbuf *out,
-	    char *err, size_t errlen);
-/*
- * The same value from its text-protocol form (what a SELECT returns in
- * a session with time_zone '+00:00'): the loader's half, and the same
- * JSON as myval_binlog for the same stored value. NULL is the caller's.
- */
-void	myval_text(const struct my_col *, const char *s, size_t n,
-	    struct sbuf *out);
-/* shortest text that reads back as the same float / double */
-void	my_put_float(struct sbuf *, float);
-void	my_put_double(struct sbuf *, double);
-/* a decimal in binlog binary form -> its digits with scale; -1 bad */
-int	my_decimal_text(const unsigned char *p, size_t n, int precision,
-	    int scale, struct sbuf *out);
-int	my_decimal_bin_size(int precision, int scale);
-
-/* ---- myjson.c ---- */
-
-/*
- * MySQL's binary JSON (a JSON column's bytes, without the length prefix)
- * -> compact JSON text appended to out; an empty value is JSON null.
- * 0, or -1 with err and nothing appended.
- */
-int	myjson_to_text(const unsigned char *p, size_t n, struct sbuf *out,
-	    char *err, size_t errlen);
-/* JSON text with the whitespace between tokens removed; -1 invalid */
-int	json_compact(const char *s, size_t n, struct sbuf *out);
-
-/* ---- gtid.c ---- */
-
-struct gtid_iv {
-	uint64_t start, end;	/* [start, end) */
-};
-struct gtid_sid {
-	unsigned char uuid[16];
-	int	 niv, capiv;
-	struct gtid_iv *iv;
-};
-struct gtid_dom {
-	uint32_t domain, server;
-	uint64_t seq;
-};
-
-enum gtid_flavor { GTID_NONE, GTID_MYSQL, GTID_MARIADB };
-
-struct gtid_set {
-	enum gtid_flavor flavor;
-	int	 nsid, capsid;
-	struct gtid_sid *sid;	/* MySQL, sorted by uuid */
-	int	 ndom, capdom;
-	struct gtid_dom *dom;	/* MariaDB, sorted by domain */
-};
-
-void	gtid_set_init(struct gtid_set *);
-void	gtid_set_release(struct gtid_set *);
-void	gtid_set_copy(struct gtid_set *dst, const struct gtid_set *src);
-int	gtid_set_empty(const struct gtid_set *);
-void	gtid_set_add(struct gtid_set *, const unsigned char uuid[16],
-	    uint64_t gno);
-void	gtid_set_add_range(struct gtid_set *, const unsigned char uuid[16],
-	    uint64_t start, uint64_t end);
-/* MariaDB: the domain's last GTID becomes this one if it is later */
-void	gtid_set_add_mdb(struct gtid_set *, uint32_t domain, uint32_t server,
-	    uint64_t seq);
-/* MySQL "uuid:1-5:7,uuid2:3", MariaDB "0-1-14,1-2-3" */
-void	gtid_set_format(const struct gtid_set *, struct sbuf *out);
-int	gtid_set_parse(struct gtid_set *, const char *s, size_t n);
-/* COM_BINLOG_DUMP_GTID's set encoding (untagged) */
-void	gtid_set_encode(const struct gtid_set *, struct sbuf *out);
-/* PREVIOUS_GTIDS body -> set; 1 when it uses the tagged format (the
- * set then holds only what could be read), 0, -1 malformed */
-int	gtid_prev_parse(struct gtid_set *, const unsigned char *body,
-	    size_t len);
-/* PREVIOUS_GTIDS body as text, tags included ("uuid:tag:1-3"); -1 bad */
-int	gtid_prev_format(const unsigned char *body, size_t len,
-	    struct sbuf *out);
-/* GTID_LIST body -> set; -1 malformed */
-int	gtid_list_parse(struct gtid_set *, const unsigned char *body,
-	    size_t len);
-void	uuid_format(const unsigned char uuid[16], char out[37]);
-int	uuid_parse(const char *s, size_t n, unsigned char uuid[16]);
-
-/* a position text "file:offset[;gtid=set]" */
-#define MYPOS_FILE_MAX	512
-struct mypos {
-	char	 file[MYPOS_FILE_MAX];
-	uint32_t offset;
-	int	 has_gtid;
-	struct gtid_set gtid;
-};
-/* 0, or -1 with err */
-int	mypos_parse(struct mypos *, const char *text, char *err,
-	    size_t errlen);
-void	mypos_release(struct mypos *);
-/* the number after the last '.' of a binlog file name; -1 none */
-long long binlog_file_index(const char *name, size_t n);
-/* (file index << 32) | offset */
-uint64_t mypos_coord(uint64_t file_index, uint32_t offset);
-
 /* ---- txn.c ---- */
-
-/* a configured table as the catalogue describes it */
-struct my_table {
-	char	*db, *name;
-	char	*rel;		/* "db.table", as row frames name it */
-	int	 ncols;
-	struct my_col *cols;	/* in ordinal order */
-	int	 nkeys;
-	int	*keys;		/* column indexes of the primary key */
-	uint64_t bad_sig;	/* a binlog shape already found unmatched */
-};
-
-void	my_table_release(struct my_table *);
 
 /*
  * How the assembler re-reads a table's shape (after an ALTER, or a row
@@ -475,7 +242,7 @@ void	my_table_release(struct my_table *);
  */
 struct my_catalog {
 	int	(*reload)(void *ctx, const char *db, const char *table,
-		    struct my_table *out, char *err, size_t errlen);
+		    struct my_table *out, struct p2o_err *err);
 	void	*ctx;
 };
 
@@ -500,6 +267,8 @@ struct txn {
 	/* configuration */
 	struct my_table *tables;
 	int	 ntables;
+	uint64_t *bad_sig;	/* per table: a binlog shape already found
+				 * unmatched, not re-read again */
 	struct my_catalog cat;
 	uint64_t emit_from;	/* coordinates up to here are only read */
 
@@ -551,8 +320,7 @@ struct txn {
 	/* unknown event types already logged, one bit per type */
 	unsigned char unknown_seen[32];
 	struct txn_counters n;
-	int	 exit_code;	/* with -1: framing.md §8 */
-	char	 err[512];
+	struct p2o_err err;	/* with -1: why, and the exit code */
 	/* how the assembler says what the log must hear (never a secret);
 	 * NULL: say nothing */
 	void	(*warn)(const char *msg);
@@ -575,7 +343,7 @@ void	txn_start(struct txn *, const struct mypos *p, uint64_t token,
 /*
  * Decode one event (a whole event, header included, as the dump or a
  * file delivers it) and append the frames it makes to out. 0, or -1 with
- * err and exit_code set; on -1 out is unchanged.
+ * err set; on -1 out is unchanged.
  */
 int	txn_event(struct txn *, const unsigned char *ev, size_t len,
 	    struct sbuf *out);
@@ -586,5 +354,6 @@ int	txn_pos_owed(const struct txn *);
 void	txn_put_pos(struct txn *, struct sbuf *out);
 /* the text of the current boundary ("file:offset;gtid=...") */
 void	txn_pos_text(struct txn *, uint64_t coord, struct sbuf *out);
+
 
 #endif

@@ -16,66 +16,7 @@
 #include <zstd.h>
 
 #include "binlog.h"
-
-void
-bcur_init(struct bcur *c, const void *p, size_t n)
-{
-	c->p = p;
-	c->n = n;
-	c->off = 0;
-	c->bad = 0;
-}
-
-size_t
-bcur_left(const struct bcur *c)
-{
-	return c->bad ? 0 : c->n - c->off;
-}
-
-const unsigned char *
-bcur_take(struct bcur *c, size_t k)
-{
-	const unsigned char *p;
-
-	if (c->bad || k > c->n - c->off) {
-		c->bad = 1;
-		return NULL;
-	}
-	p = c->p + c->off;
-	c->off += k;
-	return p;
-}
-
-uint64_t
-bcur_le(struct bcur *c, int k)
-{
-	const unsigned char *p = bcur_take(c, (size_t)k);
-
-	return p ? le_n(p, k) : 0;
-}
-
-uint64_t
-bcur_packed(struct bcur *c)
-{
-	const unsigned char *p = bcur_take(c, 1);
-
-	if (p == NULL)
-		return 0;
-	switch (p[0]) {
-	case 0xfc:
-		return bcur_le(c, 2);
-	case 0xfd:
-		return bcur_le(c, 3);
-	case 0xfe:
-		return bcur_le(c, 8);
-	case 0xfb:	/* NULL in a result set; never valid here */
-	case 0xff:
-		c->bad = 1;
-		return 0;
-	default:
-		return p[0];
-	}
-}
+#include "p2o.h"
 
 /* zlib's CRC-32 (reflected 0xEDB88320), as the binlog uses it */
 static uint32_t crc_table[256];
@@ -156,13 +97,13 @@ checksum_aware(const char *version)
 
 int
 bl_format_parse(struct bl_format *f, const unsigned char *body, size_t len,
-    char *err, size_t errlen)
+    struct p2o_err *e)
 {
 	size_t fixed = 2 + 50 + 4 + 1, n;
 	int alg = 0;
 
 	if (len < fixed) {
-		snprintf(err, errlen, "FORMAT_DESCRIPTION of %zu bytes", len);
+		p2o_fail(e, P2O_EXIT_DATA, "FORMAT_DESCRIPTION of %zu bytes", len);
 		return -1;
 	}
 	memset(f, 0, sizeof(*f));
@@ -170,26 +111,26 @@ bl_format_parse(struct bl_format *f, const unsigned char *body, size_t len,
 	memcpy(f->server_version, body + 2, 50);
 	f->server_version[50] = '\0';
 	if (f->binlog_version != 4) {
-		snprintf(err, errlen, "binlog format version %u (only 4 is "
+		p2o_fail(e, P2O_EXIT_DATA, "binlog format version %u (only 4 is "
 		    "read)", f->binlog_version);
 		return -1;
 	}
 	if (body[56] != BL_HEADER_LEN) {
-		snprintf(err, errlen, "event header length %u (19 expected)",
+		p2o_fail(e, P2O_EXIT_DATA, "event header length %u (19 expected)",
 		    body[56]);
 		return -1;
 	}
 	n = len - fixed;
 	if (checksum_aware(f->server_version)) {
 		if (n < 1 + BL_CRC_LEN) {
-			snprintf(err, errlen, "FORMAT_DESCRIPTION without "
+			p2o_fail(e, P2O_EXIT_DATA, "FORMAT_DESCRIPTION without "
 			    "its checksum trailer");
 			return -1;
 		}
 		n -= 1 + BL_CRC_LEN;
 		alg = body[fixed + n];
 		if (alg != 0 && alg != 1) {
-			snprintf(err, errlen, "unknown binlog checksum "
+			p2o_fail(e, P2O_EXIT_DATA, "unknown binlog checksum "
 			    "algorithm %d", alg);
 			return -1;
 		}
@@ -220,7 +161,7 @@ fde_has_trailer(const unsigned char *body, size_t len)
 int
 bl_event_body(const struct bl_format *fmt, int crc, const unsigned char *p,
     const struct bl_header *h, const unsigned char **body, size_t *len,
-    char *err, size_t errlen)
+    struct p2o_err *e)
 {
 	size_t n = h->size - BL_HEADER_LEN;
 	uint32_t want, got;
@@ -241,7 +182,7 @@ bl_event_body(const struct bl_format *fmt, int crc, const unsigned char *p,
 		check = crc && fmt->crc;
 	if (check) {
 		if (n < BL_CRC_LEN) {
-			snprintf(err, errlen, "%s event of %u bytes has no "
+			p2o_fail(e, P2O_EXIT_DATA, "%s event of %u bytes has no "
 			    "room for its CRC32", bl_type_name(h->type),
 			    h->size);
 			return -1;
@@ -250,7 +191,7 @@ bl_event_body(const struct bl_format *fmt, int crc, const unsigned char *p,
 		want = le32(p + BL_HEADER_LEN + n);
 		got = bl_crc32(0, p, BL_HEADER_LEN + n);
 		if (want != got) {
-			snprintf(err, errlen, "%s event fails its CRC32 check "
+			p2o_fail(e, P2O_EXIT_DATA, "%s event fails its CRC32 check "
 			    "(stored %08x, computed %08x)",
 			    bl_type_name(h->type), want, got);
 			return -1;
@@ -431,7 +372,7 @@ bl_mdb_gtid_parse(const unsigned char *body, size_t len,
 
 int
 bl_payload_parse(const unsigned char *body, size_t len,
-    struct bl_payload *pl, char *err, size_t errlen)
+    struct bl_payload *pl, struct p2o_err *e)
 {
 	struct bcur c;
 	uint64_t type, flen;
@@ -473,20 +414,20 @@ bl_payload_parse(const unsigned char *body, size_t len,
 		}
 	}
 	if (c.bad) {
-		snprintf(err, errlen, "TRANSACTION_PAYLOAD header is "
+		p2o_fail(e, P2O_EXIT_DATA, "TRANSACTION_PAYLOAD header is "
 		    "malformed");
 		return -1;
 	}
 	pl->data = c.p + c.off;
 	pl->datalen = bcur_left(&c);
 	if (have_size && pl->compressed_size != pl->datalen) {
-		snprintf(err, errlen, "TRANSACTION_PAYLOAD says %llu "
+		p2o_fail(e, P2O_EXIT_DATA, "TRANSACTION_PAYLOAD says %llu "
 		    "compressed bytes and holds %zu",
 		    (unsigned long long)pl->compressed_size, pl->datalen);
 		return -1;
 	}
 	if (pl->compression != 0 && pl->compression != 255) {
-		snprintf(err, errlen, "TRANSACTION_PAYLOAD compression type "
+		p2o_fail(e, P2O_EXIT_DATA, "TRANSACTION_PAYLOAD compression type "
 		    "%d is not known", pl->compression);
 		return -1;
 	}
@@ -495,7 +436,7 @@ bl_payload_parse(const unsigned char *body, size_t len,
 
 int
 bl_payload_inflate(const struct bl_payload *pl, struct sbuf *out,
-    char *err, size_t errlen)
+    struct p2o_err *e)
 {
 	ZSTD_DStream *z = NULL;
 	ZSTD_inBuffer in;
@@ -512,7 +453,7 @@ bl_payload_inflate(const struct bl_payload *pl, struct sbuf *out,
 		return 0;
 	}
 	if ((z = ZSTD_createDStream()) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		p2o_fail(e, P2O_EXIT_DATA, "out of memory");
 		return -1;
 	}
 	ZSTD_initDStream(z);
@@ -551,13 +492,13 @@ bl_payload_inflate(const struct bl_payload *pl, struct sbuf *out,
 			goto truncated;
 	}
 	if (in.pos != in.size) {
-		snprintf(err, errlen, "TRANSACTION_PAYLOAD has %zu bytes after "
+		p2o_fail(e, P2O_EXIT_DATA, "TRANSACTION_PAYLOAD has %zu bytes after "
 		    "its zstd frame", in.size - in.pos);
 		goto fail;
 	}
 	if (pl->uncompressed_size > 0 &&
 	    out->len - start != pl->uncompressed_size) {
-		snprintf(err, errlen, "TRANSACTION_PAYLOAD inflates to %zu "
+		p2o_fail(e, P2O_EXIT_DATA, "TRANSACTION_PAYLOAD inflates to %zu "
 		    "bytes, not the %llu it states", out->len - start,
 		    (unsigned long long)pl->uncompressed_size);
 		goto fail;
@@ -565,14 +506,14 @@ bl_payload_inflate(const struct bl_payload *pl, struct sbuf *out,
 	ret = 0;
 	goto done;
 bad:
-	snprintf(err, errlen, "TRANSACTION_PAYLOAD does not decompress: %s",
+	p2o_fail(e, P2O_EXIT_DATA, "TRANSACTION_PAYLOAD does not decompress: %s",
 	    ZSTD_getErrorName(rc));
 	goto fail;
 truncated:
-	snprintf(err, errlen, "TRANSACTION_PAYLOAD zstd frame is truncated");
+	p2o_fail(e, P2O_EXIT_DATA, "TRANSACTION_PAYLOAD zstd frame is truncated");
 	goto fail;
 toolarge:
-	snprintf(err, errlen, "TRANSACTION_PAYLOAD inflates past %zu bytes",
+	p2o_fail(e, P2O_EXIT_DATA, "TRANSACTION_PAYLOAD inflates past %zu bytes",
 	    limit);
 fail:
 	out->len = start;
@@ -632,7 +573,7 @@ compressed_at(const struct bl_format *f, uint8_t type,
 int
 bl_uncompress(const struct bl_format *f, uint8_t type,
     const unsigned char *body, size_t len, uint8_t *plain, struct sbuf *out,
-    char *err, size_t errlen)
+    struct p2o_err *e)
 {
 	const char *name = bl_type_name(type);
 	size_t start = out->len, want = 0;
@@ -642,20 +583,20 @@ bl_uncompress(const struct bl_format *f, uint8_t type,
 
 	if ((off = compressed_at(f, type, body, len, plain)) < 0 ||
 	    (size_t)off >= len) {
-		snprintf(err, errlen, "a %s event is too short", name);
+		p2o_fail(e, P2O_EXIT_DATA, "a %s event is too short", name);
 		return -1;
 	}
 	n = body[off] & 7;
 	if (!(body[off] & 0x80) || (body[off] >> 4 & 7) != 0 || n < 1 ||
 	    n > 4 || len - off < (size_t)n + 1) {
-		snprintf(err, errlen, "a %s event has an unknown compression "
+		p2o_fail(e, P2O_EXIT_DATA, "a %s event has an unknown compression "
 		    "header (0x%02x)", name, body[off]);
 		return -1;
 	}
 	for (i = 0; i < n; i++)
 		want = want << 8 | body[off + 1 + i];
 	if (want == 0 || want > BL_PAYLOAD_MAX) {
-		snprintf(err, errlen, "a %s event states %zu uncompressed "
+		p2o_fail(e, P2O_EXIT_DATA, "a %s event states %zu uncompressed "
 		    "bytes", name, want);
 		return -1;
 	}
@@ -663,7 +604,7 @@ bl_uncompress(const struct bl_format *f, uint8_t type,
 	sbuf_add(out, body, off);
 	memset(&z, 0, sizeof(z));
 	if (inflateInit(&z) != Z_OK) {
-		snprintf(err, errlen, "out of memory");
+		p2o_fail(e, P2O_EXIT_DATA, "out of memory");
 		goto fail;
 	}
 	z.next_in = (unsigned char *)body + off + 1 + n;
@@ -679,7 +620,7 @@ bl_uncompress(const struct bl_format *f, uint8_t type,
 			z.avail_out = 1;
 			rc = inflate(&z, Z_NO_FLUSH);
 			if (z.avail_out == 0) {
-				snprintf(err, errlen, "a %s event inflates "
+				p2o_fail(e, P2O_EXIT_DATA, "a %s event inflates "
 				    "past the %zu bytes it states", name, want);
 				goto fail;
 			}
@@ -695,18 +636,18 @@ bl_uncompress(const struct bl_format *f, uint8_t type,
 			out->buf[out->len] = '\0';
 		}
 		if (rc == Z_BUF_ERROR && z.avail_in == 0) {
-			snprintf(err, errlen, "a %s event's zlib stream is "
+			p2o_fail(e, P2O_EXIT_DATA, "a %s event's zlib stream is "
 			    "truncated", name);
 			goto fail;
 		}
 		if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
-			snprintf(err, errlen, "a %s event does not inflate: %s",
+			p2o_fail(e, P2O_EXIT_DATA, "a %s event does not inflate: %s",
 			    name, z.msg ? z.msg : "zlib error");
 			goto fail;
 		}
 	}
 	if (z.avail_in != 0 || out->len - start - off != want) {
-		snprintf(err, errlen, "a %s event inflates to %zu bytes and "
+		p2o_fail(e, P2O_EXIT_DATA, "a %s event inflates to %zu bytes and "
 		    "%u left over, not the %zu it states", name,
 		    out->len - start - off, z.avail_in, want);
 		goto fail;

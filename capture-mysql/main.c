@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "config.h"
 #include "ctl.h"
 #include "log.h"
@@ -78,7 +79,8 @@ usage(FILE *f)
 "      history, or another server without GTIDs): sync into a fresh index\n"
 "  69  refused: log_bin off, binlog_format or binlog_row_image not\n"
 "      ROW/FULL, binlog_row_value_options=PARTIAL_JSON, a missing\n"
-"      privilege, a table missing or without a primary key, a purged\n"
+"      privilege, a table missing or without a key (and not\n"
+"      append_only), a purged\n"
 "      binlog, a proxy in front of the server\n"
 "  75  connection refused or lost, the server restarted (temporary)\n"
 "  77  authentication failed\n"
@@ -100,12 +102,13 @@ main(int argc, char **argv)
 	struct sigaction sa;
 	struct config cfg;
 	struct ctl ctl;
-	struct my_source src;
+	struct server src;
 	struct my_table *tables = NULL;
 	struct my_catalog cat;
 	struct mypos start;
 	struct txn txn;
-	struct stream st;
+	struct dumpstream ds;
+	struct capture cap;
 	uint64_t token = 0, coord;
 	char err[512], *end;
 	int ch, rc, i;
@@ -177,19 +180,18 @@ main(int argc, char **argv)
 		    "mariadb:// url; capture-mysql reads MySQL and MariaDB "
 		    "only", path);
 
-	src_init(&src);
-	if (src_connect_sql(&src, &cfg) == -1 ||
-	    src_check_server(&src) == -1 ||
-	    src_load_tables(&src, &cfg, &tables) == -1)
-		fatalx(src.exit_code, "%s", src.err);
+	server_init(&src);
+	if (server_connect(&src, &cfg) == -1 || server_check(&src) == -1 ||
+	    server_tables(&src, &cfg, &tables) == -1)
+		fatalx(src.err.code, "%s", src.err.msg);
 	if (pos_arg == NULL) {
-		if (src_master_status(&src) == -1)
-			fatalx(src.exit_code, "%s", src.err);
+		if (server_now(&src) == -1)
+			fatalx(src.err.code, "%s", src.err.msg);
 		log_info("starting at the server's position %s:%u", src.file,
 		    src.offset);
 	} else {
-		if (!start.has_gtid && src_check_resume(&src, &start) == -1)
-			fatalx(src.exit_code, "%s", src.err);
+		if (!start.has_gtid && server_check_resume(&src, &start) == -1)
+			fatalx(src.err.code, "%s", src.err.msg);
 		if (start.has_gtid && !src.gtid_mode_on)
 			fatalx(P2O_EXIT_REFUSED, "--start-pos resumes by GTID, "
 			    "but the server's gtid_mode is not ON");
@@ -197,7 +199,7 @@ main(int argc, char **argv)
 		    token);
 	}
 
-	cat.reload = src_reload;
+	cat.reload = server_reload;
 	cat.ctx = &src;
 	txn_init(&txn, tables, cfg.nsyncs, cat);
 	txn.warn = on_warn;
@@ -206,22 +208,23 @@ main(int argc, char **argv)
 		txn_start(&txn, &start, token, NULL, 0);
 	else
 		txn_start(&txn, NULL, 0, src.file, src.offset);
-	if (src_start_dump(&src, &cfg, pos_arg ? &start : NULL) == -1)
-		fatalx(src.exit_code, "%s", src.err);
+	if (server_start_dump(&src, &cfg, pos_arg ? &start : NULL) == -1)
+		fatalx(src.err.code, "%s", src.err.msg);
 	/* hello means ready: only once the server streams */
 	if (ctl_open(&ctl, "capture-mysql") == -1)
 		fatal(P2O_EXIT_TEMPFAIL, "control fd 3: sending hello");
 
-	stream_init(&st, &src, &txn, &ctl, &stop);
-	if ((rc = stream_run(&st)) != 0)
-		fatalx(rc, "%s", st.err);
+	dumpstream_init(&ds, &src, &txn);
+	capture_init(&cap, &dumpstream_ops, &ds, &ctl, &stop);
+	if ((rc = capture_run(&cap)) != 0)
+		fatalx(rc, "%s", cap.err.msg);
 
-	stream_release(&st);
+	capture_release(&cap);
 	txn_release(&txn);
 	for (i = 0; i < cfg.nsyncs; i++)
 		my_table_release(&tables[i]);
 	free(tables);
-	src_release(&src);
+	server_release(&src);
 	mypos_release(&start);
 	ctl_close(&ctl);
 	config_release(&cfg);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "binlog.h"
+#include "p2o.h"
 
 /* optional metadata field types */
 enum {
@@ -21,13 +22,6 @@ enum {
 	OM_ENUM_AND_SET_DEFAULT_CHARSET, OM_ENUM_AND_SET_COLUMN_CHARSET,
 	OM_COLUMN_VISIBILITY,
 };
-
-static int
-fail(char *err, size_t errlen, const char *what)
-{
-	snprintf(err, errlen, "%s", what);
-	return -1;
-}
 
 void
 bl_table_map_release(struct bl_table_map *tm)
@@ -413,7 +407,7 @@ read_optional(struct bcur *c, struct bl_table_map *tm, int mariadb)
 
 int
 bl_table_map_parse(const struct bl_format *fmt, const unsigned char *body,
-    size_t len, struct bl_table_map *tm, char *err, size_t errlen)
+    size_t len, struct bl_table_map *tm, struct p2o_err *e)
 {
 	unsigned ph = bl_post_len(fmt, BL_TABLE_MAP);
 	struct bcur c;
@@ -426,7 +420,7 @@ bl_table_map_parse(const struct bl_format *fmt, const unsigned char *body,
 	tm->nkeys = -1;
 	tm->default_charset = -1;
 	if (ph != 6 && ph != 8)
-		return fail(err, errlen, "TABLE_MAP post-header length is not "
+		return p2o_fail(e, P2O_EXIT_DATA, "TABLE_MAP post-header length is not "
 		    "6 or 8");
 	bcur_init(&c, body, len);
 	tm->table_id = bcur_le(&c, ph == 6 ? 4 : 6);
@@ -441,7 +435,7 @@ bl_table_map_parse(const struct bl_format *fmt, const unsigned char *body,
 	if (c.bad || tm->db == NULL || tm->table == NULL)
 		goto bad;
 	if (ncols == 0 || ncols > TM_MAX_COLS)
-		return fail(err, errlen, "TABLE_MAP column count out of range");
+		return p2o_fail(e, P2O_EXIT_DATA, "TABLE_MAP column count out of range");
 	if ((types = bcur_take(&c, ncols)) == NULL)
 		goto bad;
 	tm->ncols = (int)ncols;
@@ -462,7 +456,7 @@ bl_table_map_parse(const struct bl_format *fmt, const unsigned char *body,
 		if (read_meta(&c, &tm->cols[i]) == -1 || c.off > mend)
 			goto bad;
 	if (c.off != mend)
-		return fail(err, errlen, "TABLE_MAP metadata length does not "
+		return p2o_fail(e, P2O_EXIT_DATA, "TABLE_MAP metadata length does not "
 		    "match its columns");
 	if ((nulls = bcur_take(&c, (ncols + 7) / 8)) == NULL)
 		goto bad;
@@ -472,17 +466,16 @@ bl_table_map_parse(const struct bl_format *fmt, const unsigned char *body,
 		if (tm->cols[i].type == FT_ENUM || tm->cols[i].type == FT_SET)
 			tm->cols[i].real = tm->cols[i].type;
 	if (read_optional(&c, tm, fmt != NULL && fmt->mariadb) == -1)
-		return fail(err, errlen, "TABLE_MAP optional metadata is "
+		return p2o_fail(e, P2O_EXIT_DATA, "TABLE_MAP optional metadata is "
 		    "malformed");
 	return 0;
 bad:
-	return fail(err, errlen, "TABLE_MAP is truncated or malformed");
+	return p2o_fail(e, P2O_EXIT_DATA, "TABLE_MAP is truncated or malformed");
 }
 
 int
 bl_rows_parse(const struct bl_format *fmt, uint8_t type,
-    const unsigned char *body, size_t len, struct bl_rows *r, char *err,
-    size_t errlen)
+    const unsigned char *body, size_t len, struct bl_rows *r, struct p2o_err *e)
 {
 	unsigned ph = bl_post_len(fmt, type);
 	struct bcur c;
@@ -503,12 +496,12 @@ bl_rows_parse(const struct bl_format *fmt, uint8_t type,
 		r->op = 'd';
 		break;
 	default:
-		return fail(err, errlen, "not a rows event");
+		return p2o_fail(e, P2O_EXIT_DATA, "not a rows event");
 	}
 	r->partial = type == BL_PARTIAL_UPDATE;
 	v2 = type >= BL_WRITE_V2;
 	if (ph != 6 && ph != 8 && ph != 10)
-		return fail(err, errlen, "rows event post-header length is not "
+		return p2o_fail(e, P2O_EXIT_DATA, "rows event post-header length is not "
 		    "6, 8 or 10");
 	bcur_init(&c, body, len);
 	r->table_id = bcur_le(&c, ph == 6 ? 4 : 6);
@@ -559,7 +552,7 @@ bl_rows_parse(const struct bl_format *fmt, uint8_t type,
 	r->rowslen = bcur_left(&c);
 	return 0;
 bad:
-	return fail(err, errlen, "rows event is truncated or malformed");
+	return p2o_fail(e, P2O_EXIT_DATA, "rows event is truncated or malformed");
 }
 
 static long
@@ -638,7 +631,7 @@ bl_cell_len(const struct bl_col *col, const unsigned char *p, size_t n)
 int
 bl_image_next(const struct bl_rows *r, const struct bl_table_map *tm,
     const unsigned char *present, size_t *off, struct bl_cell *cells,
-    char *err, size_t errlen)
+    struct p2o_err *e)
 {
 	const unsigned char *p = r->rows + *off, *nulls;
 	size_t n = r->rowslen - *off, nbits = 0, bit = 0, nb;
@@ -648,7 +641,7 @@ bl_image_next(const struct bl_rows *r, const struct bl_table_map *tm,
 	if (n == 0)
 		return 0;
 	if (r->ncols != tm->ncols)
-		return fail(err, errlen, "rows event column count differs "
+		return p2o_fail(e, P2O_EXIT_DATA, "rows event column count differs "
 		    "from its table map");
 	if (r->partial && present == r->present2) {
 		/* value_options, and the partial-JSON bitmap */
@@ -674,7 +667,7 @@ bl_image_next(const struct bl_rows *r, const struct bl_table_map *tm,
 	/* an image of no column takes no bytes: the rows after it would
 	 * never end */
 	if (nbits == 0)
-		return fail(err, errlen, "rows event image holds no column");
+		return p2o_fail(e, P2O_EXIT_DATA, "rows event image holds no column");
 	nb = (nbits + 7) / 8;
 	if (n < nb)
 		goto bad;
@@ -693,10 +686,9 @@ bl_image_next(const struct bl_rows *r, const struct bl_table_map *tm,
 		}
 		bit++;
 		if ((cl = bl_cell_len(&tm->cols[i], p, n)) < 0) {
-			snprintf(err, errlen, "column %d (type %u) of a rows "
-			    "event is truncated or of an unknown type", i + 1,
-			    tm->cols[i].type);
-			return -1;
+			return p2o_fail(e, P2O_EXIT_DATA, "column %d (type %u) "
+			    "of a rows event is truncated or of an unknown type",
+			    i + 1, tm->cols[i].type);
 		}
 		cells[i].p = p;
 		cells[i].n = (size_t)cl;
@@ -706,5 +698,5 @@ bl_image_next(const struct bl_rows *r, const struct bl_table_map *tm,
 	*off = (size_t)(p - r->rows);
 	return 1;
 bad:
-	return fail(err, errlen, "rows event image is truncated");
+	return p2o_fail(e, P2O_EXIT_DATA, "rows event image is truncated");
 }

@@ -29,22 +29,6 @@
 
 #define GENERATION_STEP	(1ULL << 40)
 
-static int
-fail(struct txn *t, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-fail(struct txn *t, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(t->err, sizeof(t->err), fmt, ap);
-	va_end(ap);
-	t->exit_code = code;
-	return -1;
-}
-
 static void
 warn(struct txn *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -64,21 +48,6 @@ warn(struct txn *t, const char *fmt, ...)
 }
 
 void
-my_table_release(struct my_table *tb)
-{
-	int i;
-
-	for (i = 0; i < tb->ncols; i++)
-		my_col_release(&tb->cols[i]);
-	free(tb->cols);
-	free(tb->keys);
-	free(tb->db);
-	free(tb->name);
-	free(tb->rel);
-	memset(tb, 0, sizeof(*tb));
-}
-
-void
 txn_init(struct txn *t, struct my_table *tables, int ntables,
     struct my_catalog cat)
 {
@@ -86,6 +55,7 @@ txn_init(struct txn *t, struct my_table *tables, int ntables,
 	t->tables = tables;
 	t->ntables = ntables;
 	t->cat = cat;
+	t->bad_sig = xcalloc((size_t)ntables + 1, sizeof(*t->bad_sig));
 	t->have_base = 1;
 	gtid_set_init(&t->gtid);
 	sbuf_init(&t->json);
@@ -102,6 +72,7 @@ txn_release(struct txn *t)
 	for (i = 0; i < t->nmaps; i++)
 		bl_table_map_release(&t->maps[i].tm);
 	free(t->maps);
+	free(t->bad_sig);
 	gtid_set_release(&t->gtid);
 	free(t->boundary_text);
 	sbuf_release(&t->json);
@@ -369,10 +340,10 @@ reload(struct txn *t, int ti, struct sbuf *out)
 	if (t->cat.reload == NULL)
 		return 1;
 	memset(&nt, 0, sizeof(nt));
-	rc = t->cat.reload(t->cat.ctx, tb->db, tb->name, &nt, t->err,
-	    sizeof(t->err));
+	rc = t->cat.reload(t->cat.ctx, tb->db, tb->name, &nt, &t->err);
 	if (rc == -1) {
-		t->exit_code = t->exit_code ? t->exit_code : P2O_EXIT_TEMPFAIL;
+		if (t->err.code == 0)
+			t->err.code = P2O_EXIT_TEMPFAIL;
 		return -1;
 	}
 	if (rc == 1) {
@@ -431,14 +402,14 @@ check_map(struct txn *t, struct txn_map *m, struct sbuf *out)
 	m->mismatch = 0;
 	if (shape_matches(tb, &m->tm))
 		return 0;
-	if (tb->bad_sig != sig) {
+	if (t->bad_sig[m->table] != sig) {
 		if (reload(t, m->table, out) == -1)
 			return -1;
 		m->checked = 1;
 		tb = &t->tables[m->table];
 		if (shape_matches(tb, &m->tm))
 			return 0;
-		tb->bad_sig = sig;
+		t->bad_sig[m->table] = sig;
 	}
 	m->mismatch = 1;
 	return 0;
@@ -450,7 +421,7 @@ static int
 put_image(struct txn *t, enum msg_image which, const struct my_table *tb,
     const struct txn_map *m, const struct bl_cell *cells)
 {
-	char err[256];
+	struct p2o_err e;
 	int i, rc;
 
 	msg_image_begin(&t->json, which);
@@ -464,16 +435,16 @@ put_image(struct txn *t, enum msg_image which, const struct my_table *tb,
 			continue;
 		}
 		rc = myval_binlog(&tb->cols[i], &m->tm.cols[i], cells[i].p,
-		    cells[i].n, &t->json, err, sizeof(err));
+		    cells[i].n, &t->json, &e);
 		if (rc == -1)
-			return fail(t, P2O_EXIT_DATA, "table '%s': %s at %s:%u",
-			    tb->rel, err, t->file,
+			return p2o_fail(&t->err, P2O_EXIT_DATA, "table '%s': "
+			    "%s at %s:%u", tb->rel, e.msg, t->file,
 			    (unsigned)(t->cur & 0xffffffffu));
 		if (rc == 1)
 			warn(t, "table '%s' column '%s': a JSON document of "
 			    "%zu bytes does not decode (%s); written as "
 			    "__mysql_json_hex", tb->rel, tb->cols[i].name,
-			    cells[i].n, err);
+			    cells[i].n, e.msg);
 	}
 	msg_image_end(&t->json);
 	return 0;
@@ -490,9 +461,8 @@ rows_event(struct txn *t, const struct bl_header *h,
 	size_t off = 0;
 	int rc, i, ret = -1;
 
-	if (bl_rows_parse(&t->fmt, h->type, body, len, &r, t->err,
-	    sizeof(t->err)) == -1) {
-		t->exit_code = P2O_EXIT_DATA;
+	if (bl_rows_parse(&t->fmt, h->type, body, len, &r, &t->err) == -1) {
+		t->err.code = P2O_EXIT_DATA;
 		return -1;
 	}
 	if ((m = map_find(t, r.table_id)) == NULL)
@@ -502,7 +472,7 @@ rows_event(struct txn *t, const struct bl_header *h,
 	if (!t->emitting)
 		return 0;
 	if (r.partial)
-		return fail(t, P2O_EXIT_REFUSED, "table '%s': a "
+		return p2o_fail(&t->err, P2O_EXIT_REFUSED, "table '%s': a "
 		    "PARTIAL_UPDATE_ROWS event (binlog_row_value_options="
 		    "PARTIAL_JSON) logs JSON updates as diffs, which this "
 		    "tool does not apply; set binlog_row_value_options='' on "
@@ -526,20 +496,20 @@ rows_event(struct txn *t, const struct bl_header *h,
 	after = xcalloc(tb->ncols, sizeof(*after));
 	for (;;) {
 		rc = bl_image_next(&r, &m->tm, r.present, &off, before,
-		    t->err, sizeof(t->err));
+		    &t->err);
 		if (rc == 0)
 			break;
 		if (rc == 1 && r.op == 'u') {
 			rc = bl_image_next(&r, &m->tm, r.present2, &off,
-			    after, t->err, sizeof(t->err));
+			    after, &t->err);
 			if (rc == 0) {
-				snprintf(t->err, sizeof(t->err), "an update "
-				    "without its after image");
+				snprintf(t->err.msg, sizeof(t->err.msg), "an "
+				    "update without its after image");
 				rc = -1;
 			}
 		}
 		if (rc == -1) {
-			t->exit_code = P2O_EXIT_DATA;
+			t->err.code = P2O_EXIT_DATA;
 			goto done;
 		}
 		msg_row_begin(&t->json, r.op, tb->rel, strlen(tb->rel), t->v);
@@ -790,8 +760,9 @@ query_event(struct txn *t, const struct bl_header *h,
 	struct sql s;
 
 	if (bl_query_parse(&t->fmt, body, len, &q) == -1)
-		return fail(t, P2O_EXIT_DATA, "a QUERY event at %s:%u is "
-		    "malformed", t->file, (unsigned)(ev_begin & 0xffffffffu));
+		return p2o_fail(&t->err, P2O_EXIT_DATA, "a QUERY event at "
+		    "%s:%u is malformed", t->file,
+		    (unsigned)(ev_begin & 0xffffffffu));
 	if (is_word(&q, "BEGIN")) {
 		if (t->state == TS_NONE)
 			group_begin(t, ev_begin, ev_end, TS_BEGUN,
@@ -831,12 +802,11 @@ payload_event(struct txn *t, const unsigned char *body, size_t len,
 	size_t off = 0;
 
 	if (t->in_payload)
-		return fail(t, P2O_EXIT_DATA, "a TRANSACTION_PAYLOAD inside "
-		    "another");
-	if (bl_payload_parse(body, len, &pl, t->err, sizeof(t->err)) == -1 ||
-	    (sbuf_reset(&t->inflated), bl_payload_inflate(&pl, &t->inflated,
-	    t->err, sizeof(t->err))) == -1) {
-		t->exit_code = P2O_EXIT_DATA;
+		return p2o_fail(&t->err, P2O_EXIT_DATA, "a TRANSACTION_PAYLOAD "
+		    "inside another");
+	if (bl_payload_parse(body, len, &pl, &t->err) == -1 || (sbuf_reset(&t->inflated),
+	    bl_payload_inflate(&pl, &t->inflated, &t->err)) == -1) {
+		t->err.code = P2O_EXIT_DATA;
 		return -1;
 	}
 	t->in_payload = 1;
@@ -846,8 +816,8 @@ payload_event(struct txn *t, const unsigned char *body, size_t len,
 		    t->inflated.len - off, &ih) == -1 ||
 		    ih.size > t->inflated.len - off) {
 			t->in_payload = 0;
-			return fail(t, P2O_EXIT_DATA, "a TRANSACTION_PAYLOAD "
-			    "holds a truncated event");
+			return p2o_fail(&t->err, P2O_EXIT_DATA, "a "
+			    "TRANSACTION_PAYLOAD holds a truncated event");
 		}
 		if (event(t, (unsigned char *)t->inflated.buf + off, ih.size,
 		    1, out) == -1) {
@@ -871,8 +841,8 @@ gtid_event(struct txn *t, const struct bl_header *h,
 
 	if (h->type == BL_MDB_GTID) {
 		if (bl_mdb_gtid_parse(body, len, &mg) == -1)
-			return fail(t, P2O_EXIT_DATA, "a MariaDB GTID event "
-			    "is malformed");
+			return p2o_fail(&t->err, P2O_EXIT_DATA, "a MariaDB "
+			    "GTID event is malformed");
 		if (t->state != TS_NONE)
 			warn(t, "a group at %s:%u never ended; the next one "
 			    "starts", t->file,
@@ -888,8 +858,8 @@ gtid_event(struct txn *t, const struct bl_header *h,
 	memset(&g, 0, sizeof(g));
 	if (h->type != BL_GTID_TAGGED &&
 	    bl_gtid_parse(body, len, &g) == -1)
-		return fail(t, P2O_EXIT_DATA, "a %s event is malformed",
-		    bl_type_name(h->type));
+		return p2o_fail(&t->err, P2O_EXIT_DATA, "a %s event is "
+		    "malformed", bl_type_name(h->type));
 	if (t->state != TS_NONE)
 		warn(t, "a group at %s:%u never ended; the next one starts",
 		    t->file, (unsigned)(ev_begin & 0xffffffffu));
@@ -937,8 +907,8 @@ rotate_event(struct txn *t, const struct bl_header *h,
 	if (bl_rotate_parse(&t->fmt, body, len, &r) == -1 ||
 	    (idx = binlog_file_index(r.name, r.namelen)) < 0 ||
 	    r.pos > 0xffffffffu)
-		return fail(t, P2O_EXIT_DATA, "a ROTATE event is malformed or "
-		    "names a file without a number");
+		return p2o_fail(&t->err, P2O_EXIT_DATA, "a ROTATE event is "
+		    "malformed or names a file without a number");
 	set_file(t, r.name, r.namelen, (uint64_t)idx);
 	t->cur = mypos_coord((uint64_t)idx, (uint32_t)r.pos);
 	/* the format of the next file comes with its own FDE */
@@ -975,13 +945,12 @@ event(struct txn *t, const unsigned char *ev, size_t len, int inner,
 	int crc, moves = 1;
 
 	if (bl_header_parse(ev, len, &h) == -1 || h.size != len)
-		return fail(t, P2O_EXIT_DATA, "a binlog event of %zu bytes "
-		    "is malformed", len);
+		return p2o_fail(&t->err, P2O_EXIT_DATA, "a binlog event of %zu "
+		    "bytes is malformed", len);
 	crc = inner ? 0 : t->fmt.have ? t->fmt.crc : t->crc_before_fde;
-	if (bl_event_body(&t->fmt, crc, ev, &h, &body, &blen, t->err,
-	    sizeof(t->err)) == -1) {
+	if (bl_event_body(&t->fmt, crc, ev, &h, &body, &blen, &t->err) == -1) {
 		/* a checksum that fails is the wire's fault, not the log's */
-		t->exit_code = P2O_EXIT_TEMPFAIL;
+		t->err.code = P2O_EXIT_TEMPFAIL;
 		return -1;
 	}
 	t->n.events++;
@@ -1011,8 +980,8 @@ event(struct txn *t, const unsigned char *ev, size_t len, int inner,
 	if (h.type >= BL_QUERY_COMPRESSED && h.type <= BL_DELETE_C) {
 		sbuf_reset(&t->unzipped);
 		if (bl_uncompress(&t->fmt, h.type, body, blen, &h.type,
-		    &t->unzipped, t->err, sizeof(t->err)) == -1) {
-			t->exit_code = P2O_EXIT_DATA;
+		    &t->unzipped, &t->err) == -1) {
+			t->err.code = P2O_EXIT_DATA;
 			return -1;
 		}
 		body = (const unsigned char *)t->unzipped.buf;
@@ -1021,16 +990,15 @@ event(struct txn *t, const unsigned char *ev, size_t len, int inner,
 
 	switch (h.type) {
 	case BL_FDE:
-		if (bl_format_parse(&t->fmt, body, blen, t->err,
-		    sizeof(t->err)) == -1) {
-			t->exit_code = P2O_EXIT_DATA;
+		if (bl_format_parse(&t->fmt, body, blen, &t->err) == -1) {
+			t->err.code = P2O_EXIT_DATA;
 			return -1;
 		}
 		break;
 	case BL_ROTATE:
 		if (inner)
-			return fail(t, P2O_EXIT_DATA, "a ROTATE inside a "
-			    "TRANSACTION_PAYLOAD");
+			return p2o_fail(&t->err, P2O_EXIT_DATA, "a ROTATE "
+			    "inside a TRANSACTION_PAYLOAD");
 		return rotate_event(t, &h, body, blen, out);
 	case BL_QUERY:
 		if (query_event(t, &h, body, blen, ev_begin, ev_end, out) == -1)
@@ -1051,10 +1019,9 @@ event(struct txn *t, const unsigned char *ev, size_t len, int inner,
 		int ti;
 
 		memset(&tm, 0, sizeof(tm));
-		if (bl_table_map_parse(&t->fmt, body, blen, &tm, t->err,
-		    sizeof(t->err)) == -1) {
+		if (bl_table_map_parse(&t->fmt, body, blen, &tm, &t->err) == -1) {
 			bl_table_map_release(&tm);
-			t->exit_code = P2O_EXIT_DATA;
+			t->err.code = P2O_EXIT_DATA;
 			return -1;
 		}
 		map_drop(t, tm.table_id);
@@ -1101,8 +1068,8 @@ event(struct txn *t, const unsigned char *ev, size_t len, int inner,
 		rc = gtid_prev_parse(&s, body, blen);
 		if (rc == -1) {
 			gtid_set_release(&s);
-			return fail(t, P2O_EXIT_DATA, "a PREVIOUS_GTIDS event "
-			    "is malformed");
+			return p2o_fail(&t->err, P2O_EXIT_DATA, "a "
+			    "PREVIOUS_GTIDS event is malformed");
 		}
 		if (rc == 1)
 			poison(t, "tagged GTIDs in PREVIOUS_GTIDS");
@@ -1117,8 +1084,8 @@ event(struct txn *t, const unsigned char *ev, size_t len, int inner,
 		gtid_set_init(&s);
 		if (gtid_list_parse(&s, body, blen) == -1) {
 			gtid_set_release(&s);
-			return fail(t, P2O_EXIT_DATA, "a GTID_LIST event is "
-			    "malformed");
+			return p2o_fail(&t->err, P2O_EXIT_DATA, "a GTID_LIST "
+			    "event is malformed");
 		}
 		merge_set(t, &s);
 		gtid_set_release(&s);
@@ -1151,15 +1118,14 @@ txn_event(struct txn *t, const unsigned char *ev, size_t len,
 {
 	size_t start = out->len;
 
-	t->exit_code = 0;
-	t->err[0] = '\0';
+	p2o_err_clear(&t->err);
 	if (event(t, ev, len, 0, out) == -1) {
 		out->len = start;
 		if (out->cap)
 			out->buf[start] = '\0';
 		sbuf_reset(&t->json);
-		if (t->exit_code == 0)
-			t->exit_code = P2O_EXIT_DATA;
+		if (t->err.code == 0)
+			t->err.code = P2O_EXIT_DATA;
 		return -1;
 	}
 	return 0;

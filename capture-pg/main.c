@@ -19,6 +19,7 @@
 #include <libpq-fe.h>
 
 #include "capture.h"
+#include "capture-pg.h"
 #include "config.h"
 #include "ctl.h"
 #include "log.h"
@@ -93,7 +94,8 @@ main(int argc, char **argv)
 	struct ctl ctl;
 	struct pgo_decoder dec;
 	struct pg_source src;
-	struct stream st;
+	struct walstream ws;
+	struct capture cap;
 	uint64_t start_lsn = 0, token = 0;
 	const char *token_arg = NULL;
 	char err[512], *end;
@@ -164,17 +166,18 @@ main(int argc, char **argv)
 	    slot_connect_repl(&src, &cfg) == -1 ||
 	    slot_ensure_slot(&src, &cfg) == -1 ||
 	    slot_start(&src, &cfg, start_lsn) == -1)
-		fatalx(src.exit_code, "%s", src.err);
+		fatalx(src.err.code, "%s", src.err.msg);
 	/* hello means ready: only once the slot is streaming, so that a
 	 * supervisor reporting healthy means changes are being captured */
 	if (ctl_open(&ctl, "capture-pg") == -1)
 		fatal(P2O_EXIT_TEMPFAIL, "control fd 3: sending hello");
 
-	stream_init(&st, src.repl, &dec, &ctl, src.start, &stop);
-	if ((rc = stream_run(&st)) != 0)
-		fatalx(rc, "%s", st.err);
+	walstream_init(&ws, src.repl, &dec, src.start);
+	capture_init(&cap, &walstream_ops, &ws, &ctl, &stop);
+	if ((rc = capture_run(&cap)) != 0)
+		fatalx(rc, "%s", cap.err.msg);
 
-	stream_release(&st);
+	capture_release(&cap);
 	slot_release(&src);
 	pgo_release(&dec);
 	ctl_close(&ctl);

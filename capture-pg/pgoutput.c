@@ -7,7 +7,6 @@
  * transaction and the output as they were.
  */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +14,7 @@
 #include "frame.h"
 #include "msg.h"
 #include "p2o.h"
-#include "capture.h"
+#include "capture-pg.h"
 
 /* a cursor over one message */
 struct rd {
@@ -29,21 +28,6 @@ struct tupcol {
 	const char *val;
 	size_t	 len;
 };
-
-static int	fail(struct pgo_decoder *, int, const char *, ...)
-		    __attribute__((format(printf, 3, 4)));
-
-static int
-fail(struct pgo_decoder *d, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(d->err, sizeof(d->err), fmt, ap);
-	va_end(ap);
-	d->exit_code = code;
-	return -1;
-}
 
 static int
 get_u8(struct rd *r, uint8_t *v)
@@ -107,7 +91,7 @@ get_str(struct rd *r, const char **s)
 static int
 truncated(struct pgo_decoder *d, char type)
 {
-	return fail(d, P2O_EXIT_TEMPFAIL,
+	return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL,
 	    "malformed pgoutput '%c' message: truncated", type);
 }
 
@@ -116,7 +100,7 @@ at_end(struct pgo_decoder *d, struct rd *r, char type)
 {
 	if (r->i == r->n)
 		return 0;
-	return fail(d, P2O_EXIT_TEMPFAIL,
+	return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL,
 	    "malformed pgoutput '%c' message: %zu unexpected trailing bytes",
 	    type, r->n - r->i);
 }
@@ -138,6 +122,7 @@ rel_clear(struct pgo_rel *rel)
 	free(rel->cols);
 	free(rel->keys);
 	free(rel->qname);
+	free(rel->child);
 	memset(rel, 0, sizeof(*rel));
 }
 
@@ -173,6 +158,14 @@ pgo_release(struct pgo_decoder *d)
 	for (i = 0; i < d->nkeydefs; i++)
 		keydef_clear(&d->keydefs[i]);
 	free(d->keydefs);
+	for (i = 0; i < d->nfollows; i++) {
+		free(d->follows[i].child);
+		free(d->follows[i].parent);
+		for (int j = 0; j < d->follows[i].ncols; j++)
+			free(d->follows[i].cols[j]);
+		free(d->follows[i].cols);
+	}
+	free(d->follows);
 	sbuf_release(&d->json);
 	memset(d, 0, sizeof(*d));
 }
@@ -210,7 +203,9 @@ col_index(const struct pgo_rel *rel, const char *name)
  * caller registered the primary key. That matters for REPLICA IDENTITY
  * FULL, where every column is flagged. With the default identity or an
  * identity index, old tuples carry only the flagged columns, so a
- * registered key is used only when it is that same set: it gives key order.
+ * registered key is used only when each of its columns is flagged: it
+ * gives key order, or the key of a followed child whose identity holds
+ * more than its parent's key.
  */
 static void
 rel_set_keys(struct pgo_decoder *d, struct pgo_rel *rel)
@@ -229,10 +224,11 @@ rel_set_keys(struct pgo_decoder *d, struct pgo_rel *rel)
 		if (strcmp(d->keydefs[i].qname, rel->qname) == 0)
 			kd = &d->keydefs[i];
 	if (kd && kd->ncols > 0 && kd->ncols <= rel->ncols &&
-	    (rel->ident == 'f' || kd->ncols == nflagged)) {
+	    (rel->ident == 'f' || kd->ncols <= nflagged)) {
 		for (j = 0; j < kd->ncols && ok; j++) {
 			ix = col_index(rel, kd->cols[j]);
-			if (ix < 0 || (rel->ident != 'f' && !rel->cols[ix].key))
+			if (ix < 0 || rel->cols[ix].skip ||
+			    (rel->ident != 'f' && !rel->cols[ix].key))
 				ok = 0;
 			else
 				rel->keys[j] = ix;
@@ -243,8 +239,66 @@ rel_set_keys(struct pgo_decoder *d, struct pgo_rel *rel)
 		}
 	}
 	for (j = 0; j < rel->ncols; j++)
-		if (rel->cols[j].key)
+		if (rel->cols[j].key && !rel->cols[j].skip)
 			rel->keys[rel->nkeys++] = j;
+}
+
+void
+pgo_follow(struct pgo_decoder *d, const char *child, const char *parent,
+    const char *const *cols, int ncols)
+{
+	struct pgo_follow *f;
+	int j;
+
+	d->follows = xrealloc(d->follows, (d->nfollows + 1) *
+	    sizeof(*d->follows));
+	f = &d->follows[d->nfollows++];
+	f->child = xstrdup(child);
+	f->parent = xstrdup(parent);
+	f->ncols = ncols;
+	f->cols = xcalloc((size_t)ncols + 1, sizeof(char *));
+	for (j = 0; j < ncols; j++)
+		f->cols[j] = xstrdup(cols[j]);
+}
+
+/* how many children are followed under parent */
+static int
+follow_parent(const struct pgo_decoder *d, const char *parent)
+{
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < d->nfollows; i++)
+		n += strcmp(d->follows[i].parent, parent) == 0;
+	return n;
+}
+
+static const struct pgo_follow *
+follow_find(const struct pgo_decoder *d, const char *child)
+{
+	size_t i;
+
+	for (i = 0; i < d->nfollows; i++)
+		if (strcmp(d->follows[i].child, child) == 0)
+			return &d->follows[i];
+	return NULL;
+}
+
+/* a followed child's relation: filed under its parent, with the
+ * parent's columns only */
+static void
+rel_follow(const struct pgo_follow *f, struct pgo_rel *rel)
+{
+	int i, j;
+
+	rel->child = rel->qname;
+	rel->qname = xstrdup(f->parent);
+	for (i = 0; i < rel->ncols; i++) {
+		for (j = 0; j < f->ncols; j++)
+			if (strcmp(f->cols[j], rel->cols[i].name) == 0)
+				break;
+		rel->cols[i].skip = j == f->ncols;
+	}
 }
 
 void
@@ -352,6 +406,7 @@ static int
 decode_relation(struct pgo_decoder *d, struct rd *r, struct sbuf *out)
 {
 	struct pgo_rel rel, *old;
+	const struct pgo_follow *f;
 	const char *nsp, *name;
 	uint16_t ncols;
 	uint8_t ident, flags;
@@ -364,8 +419,8 @@ decode_relation(struct pgo_decoder *d, struct rd *r, struct sbuf *out)
 	    get_u16(r, &ncols) < 0)
 		return truncated(d, 'R');
 	if (ident != 'd' && ident != 'n' && ident != 'f' && ident != 'i')
-		return fail(d, P2O_EXIT_TEMPFAIL, "malformed pgoutput 'R' "
-		    "message: replica identity 0x%02x", ident);
+		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "malformed "
+		    "pgoutput 'R' message: replica identity 0x%02x", ident);
 	rel.ident = (char)ident;
 	/* each column takes at least 10 bytes: refuse a count that lies */
 	if ((size_t)ncols * 10 > r->n - r->i)
@@ -394,6 +449,8 @@ decode_relation(struct pgo_decoder *d, struct rd *r, struct sbuf *out)
 	sbuf_reset(&d->json);
 	sbuf_addf(&d->json, "%s.%s", *nsp ? nsp : "pg_catalog", name);
 	rel.qname = xstrdup(d->json.buf);
+	if ((f = follow_find(d, rel.qname)) != NULL)
+		rel_follow(f, &rel);
 	rel_set_keys(d, &rel);
 
 	old = rel_lookup(d, rel.oid);
@@ -455,9 +512,9 @@ read_tuple(struct pgo_decoder *d, struct rd *r, char type,
 	if (get_u16(r, &n) < 0)
 		return truncated(d, type);
 	if (n != rel->ncols)
-		return fail(d, P2O_EXIT_TEMPFAIL, "pgoutput '%c' message for "
-		    "'%s' has %u columns, its relation %d", type, rel->qname,
-		    n, rel->ncols);
+		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput '%c' "
+		    "message for '%s' has %u columns, its relation %d", type,
+		    rel->qname, n, rel->ncols);
 	for (i = 0; i < n; i++) {
 		if (get_u8(r, &kind) < 0)
 			return truncated(d, type);
@@ -476,12 +533,13 @@ read_tuple(struct pgo_decoder *d, struct rd *r, char type,
 			r->i += len;
 			break;
 		case 'b':
-			return fail(d, P2O_EXIT_TEMPFAIL, "pgoutput sent a "
-			    "binary value for '%s'.'%s', which was not "
+			return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput "
+			    "sent a binary value for '%s'.'%s', which was not "
 			    "requested", rel->qname, rel->cols[i].name);
 		default:
-			return fail(d, P2O_EXIT_TEMPFAIL, "malformed pgoutput "
-			    "'%c' message: column kind 0x%02x", type, kind);
+			return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "malformed "
+			    "pgoutput '%c' message: column kind 0x%02x", type,
+			    kind);
 		}
 	}
 	return 0;
@@ -495,7 +553,8 @@ json_tuple(struct sbuf *j, enum msg_image which, const struct pgo_rel *rel,
 
 	msg_image_begin(j, which);
 	for (i = 0; i < rel->ncols; i++) {
-		if (cols[i].kind == 'u' || (skip_null && cols[i].kind == 'n'))
+		if (cols[i].kind == 'u' || (skip_null && cols[i].kind == 'n') ||
+		    rel->cols[i].skip)
 			continue;
 		msg_column(j, rel->cols[i].name, strlen(rel->cols[i].name));
 		if (cols[i].kind == 'n')
@@ -519,17 +578,17 @@ decode_row(struct pgo_decoder *d, struct rd *r, char type, struct sbuf *out)
 	int i, ntoast = 0, rc = -1;
 
 	if (!d->in_txn)
-		return fail(d, P2O_EXIT_TEMPFAIL, "pgoutput '%c' message "
-		    "outside a transaction", type);
+		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput '%c' "
+		    "message outside a transaction", type);
 	if (get_u32(r, &oid) < 0 || get_u8(r, &marker) < 0)
 		return truncated(d, type);
 	if ((rel = pgo_rel_find(d, oid)) == NULL)
-		return fail(d, P2O_EXIT_TEMPFAIL, "pgoutput '%c' message for "
-		    "relation %" PRIu32 " that no Relation message described",
-		    type, oid);
+		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput '%c' "
+		    "message for relation %" PRIu32 " that no Relation message "
+		    "described", type, oid);
 	if (rel->nkeys == 0 && !keyless_ok(d, rel->qname))
-		return fail(d, P2O_EXIT_REFUSED, "table '%s' has no primary "
-		    "key or replica identity", rel->qname);
+		return p2o_fail(&d->err, P2O_EXIT_REFUSED, "table '%s' has no "
+		    "primary key or replica identity", rel->qname);
 
 	newt = xcalloc((size_t)rel->ncols + 1, sizeof(*newt));
 	oldt = xcalloc((size_t)rel->ncols + 1, sizeof(*oldt));
@@ -544,14 +603,16 @@ decode_row(struct pgo_decoder *d, struct rd *r, char type, struct sbuf *out)
 	}
 	if (type == 'D') {
 		if (oldkind == 0) {
-			fail(d, P2O_EXIT_TEMPFAIL, "malformed pgoutput 'D' "
-			    "message: tuple marker 0x%02x", marker);
+			p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "malformed "
+			    "pgoutput 'D' message: tuple marker 0x%02x",
+			    marker);
 			goto done;
 		}
 	} else {
 		if (marker != 'N') {
-			fail(d, P2O_EXIT_TEMPFAIL, "malformed pgoutput '%c' "
-			    "message: tuple marker 0x%02x", type, marker);
+			p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "malformed "
+			    "pgoutput '%c' message: tuple marker 0x%02x", type,
+			    marker);
 			goto done;
 		}
 		if (read_tuple(d, r, type, rel, newt) < 0)
@@ -561,12 +622,12 @@ decode_row(struct pgo_decoder *d, struct rd *r, char type, struct sbuf *out)
 		goto done;
 
 	for (i = 0; type != 'D' && i < rel->ncols; i++) {
-		if (newt[i].kind != 'u')
+		if (newt[i].kind != 'u' || rel->cols[i].skip)
 			continue;
 		if (type == 'I') {
-			fail(d, P2O_EXIT_TEMPFAIL, "pgoutput 'I' message for "
-			    "'%s' has an unchanged-TOAST column '%s'",
-			    rel->qname, rel->cols[i].name);
+			p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput 'I' "
+			    "message for '%s' has an unchanged-TOAST column "
+			    "'%s'", rel->qname, rel->cols[i].name);
 			goto done;
 		}
 		/* REPLICA IDENTITY FULL: the old row has the value */
@@ -593,7 +654,7 @@ decode_row(struct pgo_decoder *d, struct rd *r, char type, struct sbuf *out)
 	if (ntoast) {
 		msg_list_begin(&d->json, ML_TOAST);
 		for (i = 0; i < rel->ncols; i++)
-			if (newt[i].kind == 'u')
+			if (newt[i].kind == 'u' && !rel->cols[i].skip)
 				msg_list_item(&d->json, rel->cols[i].name,
 				    strlen(rel->cols[i].name));
 		msg_list_end(&d->json);
@@ -614,37 +675,104 @@ done:
 	return rc;
 }
 
+/* the name rels[i] is filed under, once, or NULL for a repeat */
+static const char *
+first_name(const struct pgo_rel *const *rels, uint32_t i)
+{
+	uint32_t k;
+
+	for (k = 0; k < i; k++)
+		if (strcmp(rels[k]->qname, rels[i]->qname) == 0)
+			return NULL;
+	return rels[i]->qname;
+}
+
+/* 1 when the truncated relations name every table of parent's followed
+ * tree, the parent itself included */
+static int
+whole_tree(const struct pgo_decoder *d, const char *parent,
+    const struct pgo_rel *const *rels, uint32_t n)
+{
+	size_t f;
+	uint32_t k;
+	int found;
+
+	for (found = 0, k = 0; k < n && !found; k++)
+		found = rels[k]->child == NULL &&
+		    strcmp(rels[k]->qname, parent) == 0;
+	if (!found)
+		return 0;
+	for (f = 0; f < d->nfollows; f++) {
+		if (strcmp(d->follows[f].parent, parent) != 0)
+			continue;
+		for (found = 0, k = 0; k < n && !found; k++)
+			found = rels[k]->child != NULL &&
+			    strcmp(rels[k]->child, d->follows[f].child) == 0;
+		if (!found)
+			return 0;
+	}
+	return 1;
+}
+
 static int
 decode_truncate(struct pgo_decoder *d, struct rd *r, struct sbuf *out)
 {
-	const struct pgo_rel *rel;
+	const struct pgo_rel **rels;
+	const char *name;
 	uint32_t nrels, oid, i;
 	uint8_t options;
+	int rc = -1;
 
 	if (!d->in_txn)
-		return fail(d, P2O_EXIT_TEMPFAIL, "pgoutput 'T' message "
-		    "outside a transaction");
+		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput 'T' "
+		    "message outside a transaction");
 	if (get_u32(r, &nrels) < 0 || get_u8(r, &options) < 0)
 		return truncated(d, 'T');
 	if (nrels > (r->n - r->i) / 4)
 		return truncated(d, 'T');
 	if ((r->n - r->i) != (size_t)nrels * 4)
 		return at_end(d, r, 'T');
-	msg_truncate_begin(&d->json, d->txn_lsn);
-	msg_list_begin(&d->json, ML_RELS);
+	rels = xcalloc((size_t)nrels + 1, sizeof(*rels));
 	for (i = 0; i < nrels; i++) {
 		get_u32(r, &oid);
-		if ((rel = pgo_rel_find(d, oid)) == NULL)
-			return fail(d, P2O_EXIT_TEMPFAIL, "pgoutput 'T' "
+		if ((rels[i] = pgo_rel_find(d, oid)) == NULL) {
+			p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput 'T' "
 			    "message for relation %" PRIu32 " that no "
 			    "Relation message described", oid);
-		msg_list_item(&d->json, rel->qname, strlen(rel->qname));
+			goto done;
+		}
 	}
+	/* a followed tree's index holds every table's rows: only a
+	 * truncate of all of them says what it holds now */
+	for (i = 0; i < nrels; i++) {
+		if (rels[i]->child == NULL && follow_parent(d,
+		    rels[i]->qname) == 0)
+			continue;
+		if (!whole_tree(d, rels[i]->qname, rels, nrels)) {
+			p2o_fail(&d->err, P2O_EXIT_REFUSED, "a TRUNCATE of "
+			    "'%s' without the rest of its inheritance tree: "
+			    "the index of '%s' holds the rows of every table "
+			    "in it, and cannot lose only these; truncate the "
+			    "parent (which truncates its children), or drop "
+			    "the replication slot and load the table again",
+			    rels[i]->child ? rels[i]->child : rels[i]->qname,
+			    rels[i]->qname);
+			goto done;
+		}
+	}
+	msg_truncate_begin(&d->json, d->txn_lsn);
+	msg_list_begin(&d->json, ML_RELS);
+	for (i = 0; i < nrels; i++)
+		if ((name = first_name(rels, i)) != NULL)
+			msg_list_item(&d->json, name, strlen(name));
 	msg_list_end(&d->json);
 	msg_end(out, &d->json);
 	d->txn_n++;
 	d->n.truncates++;
-	return 0;
+	rc = 0;
+done:
+	free(rels);
+	return rc;
 }
 
 int
@@ -660,10 +788,10 @@ pgo_decode(struct pgo_decoder *d, const unsigned char *msg, size_t len,
 	size_t mark = out->len;
 	int rc = 0;
 
-	d->err[0] = '\0';
-	d->exit_code = 0;
+	p2o_err_clear(&d->err);
 	if (len == 0)
-		return fail(d, P2O_EXIT_TEMPFAIL, "empty pgoutput message");
+		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "empty pgoutput "
+		    "message");
 
 	switch (msg[0]) {
 	case 'B':
@@ -673,8 +801,8 @@ pgo_decode(struct pgo_decoder *d, const unsigned char *msg, size_t len,
 		if (at_end(d, &r, 'B') < 0)
 			return -1;
 		if (d->in_txn)
-			return fail(d, P2O_EXIT_TEMPFAIL, "pgoutput Begin of "
-			    "xid %" PRIu32 " inside xid %" PRIu32, xid,
+			return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput "
+			    "Begin of xid %" PRIu32 " inside xid %" PRIu32, xid,
 			    d->txn_xid);
 		d->in_txn = 1;
 		d->txn_lsn = lsn;
@@ -690,8 +818,8 @@ pgo_decode(struct pgo_decoder *d, const unsigned char *msg, size_t len,
 		if (at_end(d, &r, 'C') < 0)
 			return -1;
 		if (!d->in_txn)
-			return fail(d, P2O_EXIT_TEMPFAIL, "pgoutput Commit "
-			    "outside a transaction");
+			return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput "
+			    "Commit outside a transaction");
 		lsn_format(end, lsnbuf);
 		msg_put_commit(out, end, lsnbuf, unix_us(ts), d->txn_n);
 		d->in_txn = 0;
@@ -736,8 +864,8 @@ pgo_decode(struct pgo_decoder *d, const unsigned char *msg, size_t len,
 	case 'E':
 	case 'c':
 	case 'A':
-		return fail(d, P2O_EXIT_TEMPFAIL, "pgoutput sent a streamed "
-		    "transaction message '%c', but streaming was not "
+		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput sent a "
+		    "streamed transaction message '%c', but streaming was not "
 		    "requested", msg[0]);
 
 	case 'b':
@@ -745,12 +873,13 @@ pgo_decode(struct pgo_decoder *d, const unsigned char *msg, size_t len,
 	case 'K':
 	case 'r':
 	case 'p':
-		return fail(d, P2O_EXIT_TEMPFAIL, "pgoutput sent a two-phase "
-		    "message '%c', but two-phase was not requested", msg[0]);
+		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput sent a "
+		    "two-phase message '%c', but two-phase was not requested",
+		    msg[0]);
 
 	default:
-		return fail(d, P2O_EXIT_TEMPFAIL, "unknown pgoutput message "
-		    "type 0x%02x", msg[0]);
+		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "unknown pgoutput "
+		    "message type 0x%02x", msg[0]);
 	}
 	if (rc < 0) {
 		out->len = mark;

@@ -10,6 +10,8 @@
 
 #define LSN_TEXT_MAX	32
 
+/* lsn.c */
+
 /* "X/Y", 1 to 8 hex digits each, nothing around it: 0, else -1 and *pos
  * untouched */
 int	lsn_parse(const char *text, uint64_t *pos);

@@ -20,6 +20,8 @@ struct source_ident {
 	char	*bind_value[SOURCE_BIND_MAX];
 };
 
+/* source.c */
+
 /* 0, or -1 with a message (a kind no capture exists for) */
 int	source_ident_init(struct source_ident *, const struct config *,
 	    char *err, size_t errlen);

@@ -40,9 +40,9 @@ next_frame(struct loader *ld, struct frame *f, int ms, const char *when)
 		if ((rc = frame_next(rd, f)) == 1)
 			return 1;
 		if (rc == -1)
-			return ld_fail(&ld->err, P2O_EXIT_DATA, "%s", rd->err);
+			return p2o_fail(&ld->err, P2O_EXIT_DATA, "%s", rd->err);
 		if (rd->eof)
-			return ld_fail(&ld->err, P2O_EXIT_TEMPFAIL, "control "
+			return p2o_fail(&ld->err, P2O_EXIT_TEMPFAIL, "control "
 			    "fd 3 closed %s", when);
 		left = ms < 0 ? STATS_MS : end - now_ms();
 		if (left <= 0)
@@ -50,7 +50,7 @@ next_frame(struct loader *ld, struct frame *f, int ms, const char *when)
 		pfd = (struct pollfd){ .fd = rd->fd, .events = POLLIN };
 		if (poll(&pfd, 1, left > STATS_MS ? STATS_MS : (int)left) > 0 &&
 		    frame_fill(rd) < 0 && errno != EAGAIN && errno != EINTR)
-			return ld_fail(&ld->err, P2O_EXIT_TEMPFAIL, "control "
+			return p2o_fail(&ld->err, P2O_EXIT_TEMPFAIL, "control "
 			    "fd 3: %s %s", strerror(errno), when);
 		if (control_stats(ld, 0) == -1)
 			return -1;
@@ -74,7 +74,7 @@ control_read_load(struct loader *ld, struct ld_job **jobs, int *njobs)
 	/* PostgreSQL versions copies by the WAL position read before each
 	 * range; MySQL adds the generation base the checkpoint implies */
 	if (msg_read_load(&f, &tables, &cp, err, sizeof(err)) == -1)
-		return ld_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: offset "
+		return p2o_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: offset "
 		    "%llu: %s", (unsigned long long)f.offset, err);
 	ld->cp_present = cp.present;
 	ld->cp_pos = cp.pos;
@@ -93,7 +93,7 @@ control_read_load(struct loader *ld, struct ld_job **jobs, int *njobs)
 		(*njobs)++;
 	}
 	if (rc == -1)
-		return ld_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: offset "
+		return p2o_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: offset "
 		    "%llu: %s", (unsigned long long)f.offset, err);
 	return 0;
 }
@@ -108,14 +108,14 @@ take_confirm(struct loader *ld, const struct frame *f)
 	int rc = 0;
 
 	if (msg_read_mark(f, &m, err, sizeof(err)) == -1)
-		return ld_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: "
+		return p2o_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: "
 		    "offset %llu: %s", (unsigned long long)f->offset, err);
 	if (!ld->pending[0])
-		rc = ld_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: offset "
+		rc = p2o_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: offset "
 		    "%llu: a confirmation of mark '%s' while no mark waits for "
 		    "one", (unsigned long long)f->offset, m.id);
 	else if (strcmp(m.id, ld->pending) != 0)
-		rc = ld_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: offset "
+		rc = p2o_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: offset "
 		    "%llu: a confirmation of mark '%s' while mark '%s' waits",
 		    (unsigned long long)f->offset, m.id, ld->pending);
 	else {
@@ -191,6 +191,14 @@ control_stat(struct loader *ld, const char *rel)
 	return &ld->stats[ld->nstats++];
 }
 
+void
+control_rows(struct loader *ld, const char *rel, uint64_t n)
+{
+	meter_rows(&ld->meter, n);
+	control_stat(ld, rel)->rows += n;
+	ld->stats_dirty = 1;
+}
+
 /* one keyed counter over every table started */
 static void
 keyed(struct loader *ld, struct sbuf *j, enum msg_counter c)
@@ -225,13 +233,13 @@ control_stats(struct loader *ld, int force)
 	keyed(ld, &j, MC_LOAD_ROWS_ESTIMATE);
 	keyed(ld, &j, MC_LOAD_RANGES_DONE);
 	keyed(ld, &j, MC_LOAD_RANGES);
-	msg_stats_add(&j, MC_LOAD_WAL_PAUSED, ld->wal_paused);
+	msg_stats_add(&j, MC_LOAD_WAL_PAUSED, ld->paused);
 	msg_stats_end(&ld->ctl->out, &j);
 	sbuf_release(&j);
 	ld->stats_ms = now;
 	ld->stats_dirty = 0;
 	if (ctl_flush(ld->ctl) == -1)
-		return ld_fail(&ld->err, P2O_EXIT_TEMPFAIL, "control fd 3: %s "
+		return p2o_fail(&ld->err, P2O_EXIT_TEMPFAIL, "control fd 3: %s "
 		    "(the supervisor is gone)", strerror(errno));
 	return 0;
 }

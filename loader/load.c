@@ -1,17 +1,24 @@
 /*
- * load.c - one table, from its first unfinished range to its last mark:
- * describe it, cut it (or take the cut an earlier run stored), then wave
- * by wave: wait for the slot's WAL, read the position, read the ranges,
- * write the mark. Owns that order, which the shaper's tombstone window
- * and the stored progress both rely on: a wave's position is read only
- * after the previous wave's mark is written, so every copy after a mark
- * is newer than the removals the shaper forgets at it; and one mark at a
- * time is being stored, so progress is stored in order. The next wave is
- * read while the previous mark is being stored (the pipeline would
- * otherwise drain once per wave); a crash then redoes what an unstored
- * mark covered, as it redoes a range cut short. It writes no SQL and no
- * row of its own (table.c's and wave.c's) and never exits.
+ * load.c - the one load driver: every table, whatever its source, goes
+ * describe, resume (or count and cut afresh), then read a unit, write its
+ * mark, until its last unit's mark is confirmed. Owns that order, which
+ * the shaper's tombstone window and the stored progress both rely on:
+ *
+ * - a unit's version is read (by the source's read) only after the mark
+ *   before it is written, so every copy after a mark is newer than the
+ *   removals the shaper forgets at it;
+ * - one mark at a time is being stored (a mark waits for the confirmation
+ *   of the one before), so progress is stored in order.
+ *
+ * A source whose units may overlap the storing of a mark (ops->overlap:
+ * PostgreSQL's waves) reads the next unit while the mark before it is
+ * being stored, instead of draining the pipeline once per unit; a crash
+ * then redoes what an unstored mark covered, as it redoes a unit cut
+ * short. A source without it (MySQL's chunks, not measured) waits for
+ * each mark before the next read. The driver writes no SQL and no row of
+ * its own, and never exits.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,114 +26,105 @@
 #include "config.h"
 #include "log.h"
 #include "msg.h"
+#include "p2o.h"
+#include "xio.h"
 #include "loader.h"
 
-int
-load_mark(struct loader *ld, const char *rel, int n,
-    const struct sbuf *progress, int done)
-{
-	char id[512];
+/* the operations of each kind of source: data, so main.c never asks
+ * which source it reads */
+static const struct {
+	int	 kind;
+	const struct load_ops *ops;
+} sources[] = {
+	{ SOURCE_POSTGRES, &pgload_ops },
+	{ SOURCE_MYSQL, &myload_ops },
+};
 
-	/* one mark at a time is being stored */
-	if (control_wait_confirm(ld) == -1)
-		return -1;
-	snprintf(id, sizeof(id), "%s#%d", rel, n);
-	msg_put_mark(&ld->out, MSG_MARK, id, rel,
-	    (struct jspan){ progress->buf, progress->len }, done);
-	if (out_flush(ld) == -1)
-		return -1;
-	if (ld->supervised)
-		snprintf(ld->pending, sizeof(ld->pending), "%s", id);
-	log_debug("table '%s': mark '%s' written", rel, id);
+const struct load_ops *
+load_ops_for(int kind)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(sources) / sizeof(sources[0]); i++)
+		if (sources[i].kind == kind)
+			return sources[i].ops;
+	return NULL;
+}
+
+int
+load_flush(struct loader *ld)
+{
+	if (ld->out.len == 0)
+		return 0;
+	if (write_in_full(ld->out_fd, ld->out.buf, ld->out.len) == -1)
+		return p2o_fail(&ld->err, P2O_EXIT_TEMPFAIL, "stdout: %s "
+		    "(whoever read the copy rows is gone)", strerror(errno));
+	sbuf_reset(&ld->out);
 	return 0;
 }
 
-/* the mark after a wave and its progress; the next wave is read while it
- * is stored */
+/* the mark "<rel>#<done>" carrying the table's progress, after
+ * (supervised) the confirmation of the mark before it */
 static int
-mark(struct loader *ld, const struct ld_table *t, const struct progress *p)
+mark(struct loader *ld, const struct load_view *v)
 {
 	struct sbuf prog = SBUF_INIT;
-	int rc;
+	char id[512];
+	int rc = -1;
 
-	progress_put(&prog, p);
-	rc = load_mark(ld, t->rel, p->done, &prog, p->done == p->of);
+	/* one mark at a time is being stored */
+	if (control_wait_confirm(ld) == -1)
+		goto out;
+	ld->ops->progress(v, &prog);
+	snprintf(id, sizeof(id), "%s#%d", v->rel, v->done);
+	msg_put_mark(&ld->out, MSG_MARK, id, v->rel,
+	    (struct jspan){ prog.buf, prog.len }, v->finished);
+	if (load_flush(ld) == -1)
+		goto out;
+	if (ld->supervised)
+		snprintf(ld->pending, sizeof(ld->pending), "%s", id);
+	log_debug("table '%s': mark '%s' written", v->rel, id);
+	rc = ld->ops->overlap ? 0 : control_wait_confirm(ld);
+out:
 	sbuf_release(&prog);
 	return rc;
 }
 
-/* the progress to go on from, when the one stored still applies */
-static int
-resume_from(const struct ld_table *t, const char *json, struct progress *p)
+static void
+stat_units(struct loader *ld, const struct load_view *v)
 {
-	char err[256];
+	struct ld_tstat *st = control_stat(ld, v->rel);
 
-	if (json == NULL)
-		return 0;
-	if (progress_parse((struct jspan){ json, strlen(json) }, p, err,
-	    sizeof(err)) == -1) {
-		log_warnx("table '%s': the stored %s; loading it from the start",
-		    t->rel, err);
-		return 0;
-	}
-	if (!table_key_matches(t, p)) {
-		log_warnx("table '%s': its key is not the one its stored "
-		    "progress was cut on; loading it from the start", t->rel);
-		progress_release(p);
-		return 0;
-	}
-	if (p->done == p->of)
-		log_info("table '%s' was loaded already (%d of %d ranges)",
-		    t->rel, p->done, p->of);
-	else
-		log_info("resuming '%s' at range %d of %d", t->rel, p->done + 1,
-		    p->of);
-	return 1;
+	st->estimate = v->estimate;
+	st->done = v->done;
+	st->of = v->of;
+	ld->stats_dirty = 1;
 }
 
 int
 load_table(struct loader *ld, const struct sync_section *sec,
     const char *progress_json)
 {
-	struct ld_table t;
-	struct progress p;
-	struct ld_tstat *st;
-	uint64_t v, *rows;
-	int i, n, rc = -1;
+	const struct load_ops *o = ld->ops;
+	struct load_view *v = NULL;
+	int resumed, rc = -1;
 
-	if (table_describe(&ld->conns[0], ld->cfg, sec, &t, &ld->err) == -1)
-		return -1;
-	rows = xcalloc(ld->nconns, sizeof(*rows));
-	progress_init(&p);
-	if (!resume_from(&t, progress_json, &p) &&
-	    table_cut(&ld->conns[0], &t, ld->range_rows, &p, &ld->err) == -1)
+	if (o->describe(ld, sec, &v) == -1)
 		goto out;
-	st = control_stat(ld, t.rel);
-	st->estimate = t.estimate;
-	st->of = p.of;
-	st->done = p.done;
-	ld->stats_dirty = 1;
-	meter_start(&ld->meter, t.rel, t.estimate, p.rows, p.of);
+	resumed = progress_json != NULL && o->resume(ld, v, progress_json);
+	if (o->count(ld, v, !resumed) == -1)
+		goto out;
+	stat_units(ld, v);
+	meter_start(&ld->meter, v->rel, v->estimate, v->rows, v->of);
 
 	/* a table finished before: its last mark again, so that whoever
 	 * asked hears that it is done */
-	if (p.done == p.of && mark(ld, &t, &p) == -1)
+	if (v->finished && mark(ld, v) == -1)
 		goto out;
-	while (p.done < p.of) {
-		if (walgate_pass(ld) == -1 ||
-		    visible_position(ld, t.rel, p.done, &v) == -1)
+	while (!v->finished) {
+		if (o->read(ld, v) == -1 || mark(ld, v) == -1)
 			goto out;
-		n = p.of - p.done < ld->nconns ? p.of - p.done : ld->nconns;
-		if (wave_run(ld, &t, &p, p.done, n, v, rows) == -1)
-			goto out;
-		for (i = 0; i < n; i++)
-			p.rows += rows[i];
-		p.done += n;
-		if (mark(ld, &t, &p) == -1)
-			goto out;
-		st = control_stat(ld, t.rel);
-		st->done = p.done;
-		ld->stats_dirty = 1;
+		stat_units(ld, v);
 		if (control_stats(ld, 0) == -1)
 			goto out;
 	}
@@ -136,8 +134,6 @@ load_table(struct loader *ld, const struct sync_section *sec,
 	meter_end(&ld->meter);
 	rc = 0;
 out:
-	free(rows);
-	progress_release(&p);
-	table_release(&t);
+	o->release(v);
 	return rc;
 }

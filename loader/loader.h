@@ -1,40 +1,43 @@
 /*
  * loader.h - loader: reads the rows a table already holds and writes them
  * as copy rows and load marks (framing.md §4) for the shaper's load
- * descriptor, beside the change stream. PostgreSQL tables are read in key
- * ranges sampled in advance, MySQL and MariaDB tables in key-ordered
- * chunks; each source's code stays in its own modules and main.c picks
- * by the configuration's source kind.
+ * descriptor, beside the change stream. One driver (load.c) loads every
+ * table the same way, describe, resume, count, then read a unit and mark
+ * it until the table is done, over a table of operations each source
+ * implements: PostgreSQL reads key ranges sampled in advance, in waves;
+ * MySQL and MariaDB read key-ordered chunks.
  *
- * Modules (PostgreSQL):
+ * Modules (every source):
+ *   load.c      the driver: the order rows -> mark -> confirmation, the
+ *               mark, stdout
+ *   control.c   fd 3: the load frame, confirmations, stats
+ *   meter.c     progress people can see: a terminal line or a log line
+ *               per unit
  *   copytext.c  COPY's text format: one row into its fields (pure)
+ * Modules (PostgreSQL, the operations in pgload.c):
+ *   pgload.c    the operations: connections and their session, a table's
+ *               units (waves of ranges) and its progress
  *   range.c     how many ranges, the sample, the boundaries, the WHERE
  *               clause of a range (pure)
  *   progress.c  the progress object a mark carries and a load resumes
  *               from (pure)
- *   conn.c      the connections, their session, what a failed statement
- *               means as an exit code
- *   table.c     the catalogue: a table's columns and key, its row
- *               estimate, the sampled boundaries
+ *   table.c     a table as the load reads it (its catalogue is
+ *               lib/pg/pgcat.c's), its row estimate, the sampled
+ *               boundaries, the COPY text
  *   visible.c   the position a wave is versioned with, and the wait that
  *               makes it safe
  *   walgate.c   the replication slot's wal_status: pause while it is not
  *               reserved
  *   wave.c      reading a wave of ranges in parallel: COPY in, row
  *               frames out
- *   meter.c     progress people can see: a terminal line or a log line
- *               per range
- *   control.c   fd 3: the load frame, confirmations, stats
- *   load.c      one table from its first unfinished range to its last
- *               mark; the mark itself, for both sources
- * Modules (MySQL, MariaDB):
- *   mychunk.c   the chunk statement: columns, the key comparison after
- *               the last key written, literals (pure)
+ * Modules (MySQL, MariaDB, the operations in myload.c):
+ *   myload.c    the operations: the connection and its session, a
+ *               table's units (chunks) and its progress
+ *   mychunk.c   the chunk statement: columns, the filter, the key
+ *               comparison after the last key written, literals (pure)
  *   myprogress.c  the progress object of a chunked table (pure)
- *   mysrc.c     the connection through capture-mysql's code, the
- *               session, the table, the coordinate a chunk is versioned
- *               by, reading a chunk into copy rows
- *   myload.c    one table chunk by chunk, each followed by its mark
+ *   mysrc.c     the coordinate a chunk is versioned by, reading a chunk
+ *               into copy rows
  *   main.c      the command line, the configuration, exit codes
  */
 #ifndef LOADER_H
@@ -44,6 +47,7 @@
 #include <stdint.h>
 
 #include "ctl.h"
+#include "err.h"
 #include "jscan.h"
 #include "sbuf.h"
 
@@ -51,7 +55,7 @@ struct config;
 struct sync_section;
 struct where;
 struct pg_conn;			/* libpq's PGconn */
-struct my_source;		/* capture-mysql's connections */
+struct st_mysql;		/* libmariadb's MYSQL */
 struct my_table;
 struct my_col;
 
@@ -85,15 +89,6 @@ struct my_col;
 /* frames wait in memory until this much is buffered for stdout */
 #define LOAD_OUT_CAP		(256 * 1024)
 
-/* ---- errors: library code returns -1 and fills one of these ---- */
-
-struct ld_err {
-	int	 code;		/* framing.md §8 exit code */
-	char	 msg[1024];	/* no secret: never the connection string */
-};
-int	ld_fail(struct ld_err *, int code, const char *fmt, ...)
-	    __attribute__((format(printf, 3, 4)));
-
 /* ---- copytext.c ---- */
 
 struct copy_field {
@@ -126,7 +121,8 @@ struct ld_key {
 
 struct ld_table {
 	char	*rel;		/* "schema.table", as frames name it */
-	char	*from;		/* [ONLY] "schema"."table", quoted */
+	char	*from;		/* "schema"."table", quoted: its inheritance
+				 * children and partitions are its rows */
 	char	*select;	/* the copied columns, quoted, comma-separated */
 	uint32_t oid;
 	int	 ncols;
@@ -198,56 +194,62 @@ int	range_where(struct sbuf *sql, const struct ld_key *keys, int nkeys,
 	    const char *const *lo, const char *const *hi, range_quote_fn q,
 	    void *arg);
 
-/* ---- conn.c ---- */
+/* ---- the driver and what it drives ---- */
 
-struct ld_conn {
-	struct pg_conn *pg;
-	int	 version;	/* server_version_num */
+struct loader;
+
+/* what the driver knows of a table being loaded: the first member of
+ * every source's own table state */
+struct load_view {
+	const char *rel;	/* "schema.table", as frames name it */
+	uint64_t estimate;	/* rows in the table */
+	int	 done;		/* units read and marked */
+	int	 of;		/* units in all (MySQL: an estimate) */
+	uint64_t rows;		/* rows in the units done */
+	int	 finished;	/* the last unit is done */
 };
-/* one connection with the session every value's text is read in */
-int	conn_open(struct ld_conn *, const struct config *, struct ld_err *);
-void	conn_close(struct ld_conn *);
-/* a statement that must return tuples (params may be NULL); the result
- * (PGresult *) or NULL with err set */
-void	*conn_query(struct ld_conn *, const char *what, const char *sql,
-	    int nparams, const char *const *params, struct ld_err *);
-/* err for a failed statement or a lost connection; res may be NULL */
-int	conn_failed(struct ld_conn *, void *res, const char *what,
-	    struct ld_err *);
-/* PQescapeLiteral as a range_quote_fn (arg: the struct ld_conn) */
-char	*conn_quote(void *arg, const char *s);
 
-/* ---- table.c ---- */
-
-/* the table, its copied columns, its key (the replica identity's, the
- * section's primary_key, or none for an append-only table), its size, its
- * filter; 69 when it is missing, has no key or may not be read */
-int	table_describe(struct ld_conn *, const struct config *,
-	    const struct sync_section *, struct ld_table *, struct ld_err *);
-/* a fresh progress: the table cut into ranges of about range_rows rows */
-int	table_cut(struct ld_conn *, const struct ld_table *,
-	    uint64_t range_rows, struct progress *, struct ld_err *);
-/* 1 if progress was written for this key (same names and types) */
-int	table_key_matches(const struct ld_table *, const struct progress *);
-/* COPY (SELECT ... WHERE range r AND (filter)) TO STDOUT into sql */
-int	table_copy_sql(struct sbuf *sql, struct ld_conn *,
-	    const struct ld_table *, const struct progress *, int r,
-	    struct ld_err *);
-
-/* ---- control.c, meter.c, load.c: the running loader ---- */
+/*
+ * A source's operations, in the order the driver calls them. Each returns
+ * 0 (resume: 1 or 0) or -1 with ld->err; none of them writes a mark or
+ * waits for one.
+ */
+struct load_ops {
+	const char *unit;	/* what a log line counts: "range", "chunk" */
+	uint64_t rows_default;	/* rows a unit, without --range-rows */
+	/* the next unit is read while the mark before it is being stored
+	 * (load.c says why that is safe for waves) */
+	int	 overlap;
+	/* connections, for the tables of one run */
+	int	(*open)(struct loader *);
+	void	(*close)(struct loader *);
+	/* the table as the stream sends it: columns, key, filter; a heap
+	 * state whose first member is the view */
+	int	(*describe)(struct loader *, const struct sync_section *,
+		    struct load_view **);
+	/* an earlier run's progress (JSON), when it still applies: 1, or 0
+	 * to start afresh (the reason logged) */
+	int	(*resume)(struct loader *, struct load_view *, const char *);
+	/* how many rows there are and, starting afresh, the units */
+	int	(*count)(struct loader *, struct load_view *, int fresh);
+	/* the next unit(s) as copy rows, advancing the view */
+	int	(*read)(struct loader *, struct load_view *);
+	/* the progress a mark carries */
+	void	(*progress)(const struct load_view *, struct sbuf *out);
+	void	(*release)(struct load_view *);
+};
 
 /* per table, what stats report */
 struct ld_tstat {
 	char	*rel;
 	uint64_t rows;		/* read by this process */
 	uint64_t estimate;
-	int	 done, of;	/* ranges */
+	int	 done, of;	/* units */
 };
 
 struct meter {
 	int	 tty;		/* one updating line instead of log lines */
-	const char *unit;	/* what a log line counts: "range" (NULL),
-				 * "chunk" */
+	const char *unit;	/* what a log line counts: "range", "chunk" */
 	const char *rel;
 	uint64_t estimate;	/* rows in the table */
 	uint64_t before;	/* rows of ranges done by an earlier run */
@@ -260,22 +262,16 @@ struct loader {
 	const struct config *cfg;
 	struct ctl *ctl;
 	int	 supervised;
-	uint64_t range_rows;	/* PostgreSQL: per range; MySQL: per chunk */
+	uint64_t range_rows;	/* rows a unit */
+	const struct load_ops *ops;
+	void	*src;		/* the source's state (pgload.c, myload.c) */
 
 	/* the checkpoint the load frame carried (MySQL versions by it) */
 	int	 cp_present;
 	uint64_t cp_pos;
 	char	*cp_text;
 
-	/* MySQL */
-	struct my_source *my;
-	uint64_t my_base;	/* generation base: version = base + coord */
-
-	struct ld_conn *conns;	/* conns[0] also asks every question */
-	int	 nconns;
-
-	int	 slot_known;	/* 1 present, -1 missing (warned), 0 unasked */
-	int	 wal_paused;
+	int	 paused;	/* the source holds the load back (WAL) */
 
 	int	 out_fd;
 	struct sbuf out;	/* frames not yet on stdout */
@@ -287,11 +283,19 @@ struct loader {
 	long long stats_ms;	/* last sent */
 	int	 stats_dirty;
 
-	struct ld_err err;
+	struct p2o_err err;
 	/* the mark written and not yet confirmed ("" when none): the next
 	 * wave is read while it is stored, the next mark waits for it */
 	char	 pending[512];
 };
+
+/* load.c */
+/* the operations of a kind of source, or NULL */
+const struct load_ops *load_ops_for(int source_kind);
+int	load_table(struct loader *, const struct sync_section *,
+	    const char *progress_json);
+/* stdout: write what is buffered; 0 or -1 with err (75) */
+int	load_flush(struct loader *);
 
 /* control.c */
 /* supervised: the load frame's tables and progress (heap copies;
@@ -309,6 +313,8 @@ int	control_wait_confirm(struct loader *);
  * gone */
 int	control_idle(struct loader *, int ms);
 struct ld_tstat *control_stat(struct loader *, const char *rel);
+/* n more rows of rel read: the meter and the stats */
+void	control_rows(struct loader *, const char *rel, uint64_t n);
 /* a stats frame if one is due (or force), on fd 3 */
 int	control_stats(struct loader *, int force);
 
@@ -316,15 +322,45 @@ int	control_stats(struct loader *, int force);
 void	meter_start(struct meter *, const char *rel, uint64_t estimate,
 	    uint64_t before, int of);
 void	meter_rows(struct meter *, uint64_t n);
-/* range r (0-based) finished with rows rows in ms milliseconds */
+/* unit r (0-based) finished with rows rows in ms milliseconds */
 void	meter_range(struct meter *, int r, uint64_t rows, long long ms);
 void	meter_end(struct meter *);
 /* end a terminal line before a log line is written */
 void	meter_break(struct meter *);
 
+/* ---- PostgreSQL ---- */
+
+/* pgload.c */
+struct pgload {
+	struct pg_conn **conns;	/* one a range of a wave; conns[0] also
+				 * asks every question */
+	int	 nconns;
+	int	 version;	/* server_version_num */
+	int	 slot_known;	/* 1 present, -1 missing (warned), 0 unasked */
+};
+extern const struct load_ops pgload_ops;
+
+/* table.c */
+/* the table, its copied columns, its key (lib/pg/pgcat.h's rule), its
+ * filter; 69 when it is missing, has no key, may not be read, or a table
+ * under it is a sync section of its own (pub: the publication, whose
+ * column list says what is sent) */
+int	table_describe(struct pg_conn *, const char *pub,
+	    const struct config *, const struct sync_section *,
+	    struct ld_table *, struct p2o_err *);
+/* the rows and heap pages there are now, into t */
+int	table_size(struct pg_conn *, struct ld_table *, struct p2o_err *);
+/* a fresh progress: the table cut into ranges of about range_rows rows */
+int	table_cut(struct pg_conn *, const struct ld_table *,
+	    uint64_t range_rows, struct progress *, struct p2o_err *);
+/* 1 if progress was written for this key (same names and types) */
+int	table_key_matches(const struct ld_table *, const struct progress *);
+/* COPY (SELECT ... WHERE range r AND (filter)) TO STDOUT into sql */
+int	table_copy_sql(struct sbuf *sql, struct pg_conn *,
+	    const struct ld_table *, const struct progress *, int r,
+	    struct p2o_err *);
+
 /* wave.c */
-/* stdout: write what is buffered; 0 or -1 with err (75) */
-int	out_flush(struct loader *);
 /* the copy row for one COPY row's fields, appended to out */
 void	wave_row_frame(struct sbuf *out, struct sbuf *j,
 	    const struct ld_table *, uint64_t v, const struct copy_field *);
@@ -347,19 +383,17 @@ int	visible_wait_set(const char *snapshot, uint64_t next, uint64_t **xids,
 /* between waves: return when the slot's WAL is reserved */
 int	walgate_pass(struct loader *);
 
-/* load.c */
-int	load_table(struct loader *, const struct sync_section *,
-	    const char *progress_json);
-/* the mark "<rel>#<n>" carrying progress, after (supervised) the
- * confirmation of the mark before it; the mark is then pending: the
- * caller reads on, or waits with control_wait_confirm */
-int	load_mark(struct loader *, const char *rel, int n,
-	    const struct sbuf *progress, int done);
-
 /* ---- MySQL and MariaDB ---- */
 
+/* myload.c */
+struct myload {
+	struct st_mysql *conn;
+	int	 mariadb;
+	uint64_t base;		/* generation base: version = base + coord */
+};
+extern const struct load_ops myload_ops;
+
 /* mychunk.c */
-/* a key value as the text protocol returned it (copy_field: p, n) */
 /* 1 when rows can be paged by this column: the server's ORDER BY and its
  * > agree on it, and its text reads back as the same value */
 int	mychunk_pageable(const struct my_col *);
@@ -367,16 +401,30 @@ int	mychunk_pageable(const struct my_col *);
 typedef void (*myquote_fn)(void *arg, struct sbuf *out, const char *s,
 	    size_t n);
 /*
+ * The section's filter as MySQL must evaluate it to agree with the
+ * shaper wherever the shaper's answer is TRUE or FALSE (lib/where.h): a
+ * column as the SQL expression that has the value's document form
+ * (myval_filter_sql), compared byte-wise. 0 and the condition in out; 1
+ * when the filter cannot be written so (why says what stands in the way:
+ * then every row is read, and the shaper filters); -1 when quoting
+ * failed.
+ */
+int	mychunk_filter(struct sbuf *out, const struct my_table *,
+	    const struct where *, myquote_fn, void *arg, char *why,
+	    size_t whylen);
+/*
  * The chunk statement: SELECT every column (FLOAT as a DOUBLE) FROM
- * `db`.`table`, the keys after `after` (NULL: from the first), ORDER BY
- * the key, LIMIT limit, then tail (a locking clause, or ""). 0, or -1
- * when a key value is not of its column's form.
+ * `db`.`table`, the rows matching filter (a condition, or NULL) whose key
+ * comes after `after` (NULL: from the first), ORDER BY the key, LIMIT
+ * limit, then tail (a locking clause, or ""). A table without a key is
+ * read whole in one statement. 0, or -1 when a key value is not of its
+ * column's form.
  */
 int	mychunk_sql(struct sbuf *sql, const struct my_table *,
-	    const struct copy_field *after, uint64_t limit, const char *tail,
-	    myquote_fn, void *arg);
+	    const char *filter, const struct copy_field *after,
+	    uint64_t limit, const char *tail, myquote_fn, void *arg);
 
-/* myprogress.c */
+/* ---- myprogress.c ---- */
 /*
  * How far a chunked table is: chunks and rows written, and the key of
  * the last row written (after), which the next chunk starts past.
@@ -406,34 +454,18 @@ int	myprogress_parse(struct jspan obj, struct myprogress *, char *err,
 	    size_t errlen);
 
 /* mysrc.c */
-/* the connection and its session (time zone, character set, sql_mode) */
-int	mysrc_open(struct loader *);
-void	mysrc_close(struct loader *);
-/* a myquote_fn quoting for the connection (arg: the struct loader) */
+/* a myquote_fn quoting for the connection (arg: the struct myload) */
 void	mysrc_quote(void *arg, struct sbuf *out, const char *s, size_t n);
-/* the generation base from the load frame's checkpoint (0 without) */
-int	mysrc_base(struct loader *);
-/* the table's columns and key from information_schema (69 when it is
- * missing, has no key, or a key column cannot be paged), its row
- * estimate */
-int	mysrc_describe(struct loader *, const struct sync_section *,
-	    struct my_table *, uint64_t *estimate);
 /*
- * One chunk: the rows after `after` (NULL: from the first), at most
- * limit, as copy rows versioned by the coordinate they were read at.
- * *rows gets how many; the last row's key goes into *last (heap copies,
- * nkeys of them, when *rows > 0).
+ * One chunk of sql's rows (at most limit), as copy rows versioned by the
+ * coordinate they were read at. *rows gets how many; the last row's key
+ * goes into *last (heap copies, nkeys of them, when *rows > 0).
  */
-int	mysrc_chunk(struct loader *, const struct my_table *,
-	    const struct copy_field *after, uint64_t limit, uint64_t *rows,
-	    struct copy_field *last);
+int	mysrc_chunk(struct loader *, const struct my_table *, const char *sql,
+	    uint64_t *rows, struct copy_field *last);
 /* the copy row for one row of a chunk, appended to out */
 void	mysrc_row_frame(struct sbuf *out, struct sbuf *j,
 	    const struct my_table *, uint64_t v, const char *const *vals,
 	    const unsigned long *lens);
-
-/* myload.c */
-int	myload_table(struct loader *, const struct sync_section *,
-	    const char *progress_json);
 
 #endif

@@ -3,12 +3,13 @@
  * as copy rows and load marks on stdout for the shaper's load descriptor
  * (framing.md §4), beside the change stream.
  *
- * Reads top to bottom: load the configuration, say hello on fd 3 and
- * read the load frame (supervised) or take every configured table
- * (stand-alone), open the connections of the configured kind of source,
- * load the tables one after the other, send the last stats, exit 0 -
- * which the supervisor reads as "the load is finished". Only this file
- * exits; every exit code is one of framing.md §8.
+ * Reads top to bottom: load the configuration, take the operations of
+ * its kind of source, say hello on fd 3 and read the load frame
+ * (supervised) or take every configured table (stand-alone), open the
+ * source's connections, load the tables one after the other, send the
+ * last stats, exit 0 - which the supervisor reads as "the load is
+ * finished". Only this file exits; every exit code is one of framing.md
+ * §8.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -145,9 +146,11 @@ main(int argc, char **argv)
 
 	if (config_load(path, &cfg, err, sizeof(err)) == -1)
 		fatalx(P2O_EXIT_CONFIG, "%s", err);
+	if ((ld.ops = load_ops_for(cfg.source_kind)) == NULL)
+		fatalx(P2O_EXIT_CONFIG, "%s: the loader reads no source of "
+		    "this kind", path);
 	if (ld.range_rows == 0)
-		ld.range_rows = cfg.source_kind == SOURCE_MYSQL ?
-		    LOAD_CHUNK_ROWS : LOAD_RANGE_ROWS;
+		ld.range_rows = ld.ops->rows_default;
 	ld.cfg = &cfg;
 	ld.ctl = &ctl;
 	ld.out_fd = P2O_FD_OUT;
@@ -155,7 +158,7 @@ main(int argc, char **argv)
 		fatal(P2O_EXIT_TEMPFAIL, "control fd 3: sending hello");
 	ld.supervised = ctl_active(&ctl);
 	ld.meter.tty = !ld.supervised && isatty(P2O_FD_LOG);
-	ld.meter.unit = cfg.source_kind == SOURCE_MYSQL ? "chunk" : "range";
+	ld.meter.unit = ld.ops->unit;
 
 	if (ld.supervised) {
 		if (control_read_load(&ld, &jobs, &njobs) == -1)
@@ -171,21 +174,11 @@ main(int argc, char **argv)
 			jobs[njobs].table = xstrdup(cfg.syncs[njobs].rel);
 	}
 
-	if (njobs > 0 && cfg.source_kind == SOURCE_MYSQL) {
-		if (mysrc_base(&ld) == -1 || mysrc_open(&ld) == -1)
-			fatalx(ld.err.code, "%s", ld.err.msg);
-	} else if (njobs > 0) {
-		ld.nconns = cfg.load_workers;
-		ld.conns = xcalloc(ld.nconns, sizeof(*ld.conns));
-		for (i = 0; i < ld.nconns; i++)
-			if (conn_open(&ld.conns[i], &cfg, &ld.err) == -1)
-				fatalx(ld.err.code, "%s", ld.err.msg);
-	}
+	if (njobs > 0 && ld.ops->open(&ld) == -1)
+		fatalx(ld.err.code, "%s", ld.err.msg);
 	for (i = 0; i < njobs; i++) {
 		sec = config_find_rel(&cfg, jobs[i].table);
-		if ((cfg.source_kind == SOURCE_MYSQL ? myload_table(&ld, sec,
-		    jobs[i].progress) : load_table(&ld, sec,
-		    jobs[i].progress)) == -1) {
+		if (load_table(&ld, sec, jobs[i].progress) == -1) {
 			meter_break(&ld.meter);
 			fatalx(ld.err.code, "%s", ld.err.msg);
 		}
@@ -193,14 +186,11 @@ main(int argc, char **argv)
 	if (control_stats(&ld, 1) == -1)
 		fatalx(ld.err.code, "%s", ld.err.msg);
 
-	for (i = 0; i < ld.nconns; i++)
-		conn_close(&ld.conns[i]);
-	mysrc_close(&ld);
+	ld.ops->close(&ld);
 	free(ld.cp_text);
 	for (i = 0; i < ld.nstats; i++)
 		free(ld.stats[i].rel);
 	free(ld.stats);
-	free(ld.conns);
 	jobs_release(jobs, njobs);
 	sbuf_release(&ld.out);
 	sbuf_release(&ld.json);

@@ -23,10 +23,15 @@
  * ordinal, not their label; BIT; floating point, whose text is not the
  * stored value) are refused before the first chunk.
  */
+#include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "../capture-mysql/binlog.h"
+#include "mysql/mycat.h"
+#include "mysql/myconn.h"
+#include "mysql/myval.h"
+#include "where.h"
 #include "loader.h"
 
 int
@@ -42,20 +47,7 @@ mychunk_pageable(const struct my_col *c)
 	}
 }
 
-/* `name`, a backtick inside doubled */
-static void
-ident(struct sbuf *sql, const char *name)
-{
-	const char *p;
-
-	sbuf_addc(sql, '`');
-	for (p = name; *p; p++) {
-		if (*p == '`')
-			sbuf_addc(sql, '`');
-		sbuf_addc(sql, *p);
-	}
-	sbuf_addc(sql, '`');
-}
+#define ident	myconn_ident
 
 /* an optional sign, digits, an optional fraction: what the text
  * protocol prints for an integer, a YEAR or a DECIMAL */
@@ -143,8 +135,105 @@ after_clause(struct sbuf *sql, const struct my_table *t,
 	return 0;
 }
 
+/* what the filter's quoting needs */
+struct filter_arg {
+	const struct my_table *t;
+	myquote_fn q;
+	void	*arg;
+};
+
+static char *
+filter_quote(void *arg, const char *s, int is_ident)
+{
+	struct filter_arg *a = arg;
+	struct sbuf out = SBUF_INIT;
+	int ix;
+
+	/* every column was checked before: it has an exact form */
+	if (is_ident && (ix = mycat_column(a->t, s)) >= 0)
+		myval_filter_sql(&a->t->cols[ix], &out);
+	else
+		a->q(a->arg, &out, s, strlen(s));
+	sbuf_add(&out, "", 0);
+	return out.buf;
+}
+
+/*
+ * 1 when the SQL holds a number with an exponent outside its quoted
+ * strings and names: MySQL reads 2e3 as a DOUBLE, and compares a BIGINT
+ * or DECIMAL with it inexactly, where the shaper compares exactly.
+ */
+static int
+has_exponent(const char *s)
+{
+	const char *p = s;
+
+	while (*p) {
+		if (*p == '\'' || *p == '`') {
+			char q = *p++;
+
+			for (; *p && *p != q; p++)
+				if (*p == '\\' && p[1] && q == '\'')
+					p++;
+			if (*p)
+				p++;
+		} else if (isalpha((unsigned char)*p) || *p == '_') {
+			while (isalnum((unsigned char)*p) || *p == '_' ||
+			    *p == '$')
+				p++;
+		} else if (isdigit((unsigned char)*p) || (*p == '.' &&
+		    isdigit((unsigned char)p[1]))) {
+			while (isdigit((unsigned char)*p) || *p == '.')
+				p++;
+			if (*p == 'e' || *p == 'E')
+				return 1;
+		} else
+			p++;
+	}
+	return 0;
+}
+
 int
-mychunk_sql(struct sbuf *sql, const struct my_table *t,
+mychunk_filter(struct sbuf *out, const struct my_table *t,
+    const struct where *w, myquote_fn q, void *arg, char *why,
+    size_t whylen)
+{
+	struct filter_arg fa = { t, q, arg };
+	struct sbuf probe = SBUF_INIT;
+	const char *name;
+	int i, ix, rc;
+
+	for (i = 0; i < where_ncolumns(w); i++) {
+		name = where_column(w, i);
+		if ((ix = mycat_column(t, name)) < 0) {
+			snprintf(why, whylen, "it names column '%s', which the "
+			    "table does not have (a NULL to the filter)", name);
+			return 1;
+		}
+		sbuf_reset(&probe);
+		if (myval_filter_sql(&t->cols[ix], &probe) == -1) {
+			snprintf(why, whylen, "column '%s' is %s, whose "
+			    "document form MySQL cannot compute exactly", name,
+			    t->cols[ix].column_type);
+			sbuf_release(&probe);
+			return 1;
+		}
+	}
+	sbuf_release(&probe);
+	sbuf_reset(out);
+	if ((rc = where_sql(w, out, filter_quote, &fa)) == -1)
+		return -1;
+	if (has_exponent(out->buf)) {
+		snprintf(why, whylen, "a number with an exponent would be "
+		    "compared as a double");
+		sbuf_reset(out);
+		return 1;
+	}
+	return 0;
+}
+
+int
+mychunk_sql(struct sbuf *sql, const struct my_table *t, const char *filter,
     const struct copy_field *after, uint64_t limit, const char *tail,
     myquote_fn q, void *arg)
 {
@@ -168,19 +257,25 @@ mychunk_sql(struct sbuf *sql, const struct my_table *t,
 	ident(sql, t->db);
 	sbuf_addc(sql, '.');
 	ident(sql, t->name);
-	if (after != NULL) {
+	if (filter != NULL) {
 		sbuf_adds(sql, " WHERE ");
+		sbuf_adds(sql, filter);
+	}
+	if (after != NULL && t->nkeys > 0) {
+		sbuf_adds(sql, filter != NULL ? " AND " : " WHERE ");
 		if (after_clause(sql, t, after, q, arg) == -1)
 			return -1;
 	}
-	sbuf_adds(sql, " ORDER BY ");
-	for (i = 0; i < t->nkeys; i++) {
-		if (i > 0)
-			sbuf_adds(sql, ", ");
-		ident(sql, t->cols[t->keys[i]].name);
+	/* without a key there is no order to page by: one statement */
+	if (t->nkeys > 0) {
+		sbuf_adds(sql, " ORDER BY ");
+		for (i = 0; i < t->nkeys; i++) {
+			if (i > 0)
+				sbuf_adds(sql, ", ");
+			ident(sql, t->cols[t->keys[i]].name);
+		}
+		sbuf_addf(sql, " LIMIT %llu", (unsigned long long)limit);
 	}
-	sbuf_addc(sql, ' ');
-	sbuf_addf(sql, "LIMIT %llu", (unsigned long long)limit);
 	if (tail[0] != '\0') {
 		sbuf_addc(sql, ' ');
 		sbuf_adds(sql, tail);

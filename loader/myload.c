@@ -1,27 +1,189 @@
 /*
- * myload.c - one MySQL or MariaDB table, chunk by chunk: describe it,
- * take the progress an earlier run stored (or start from the first key),
- * then read a chunk, write its mark, wait for the confirmation, and go on
- * past the last key written until a chunk comes back short. Owns that
- * order, which the shaper's tombstone window and the stored progress rely
- * on: no row of a chunk is read before the previous chunk's mark is
- * confirmed. Chunks are sequential by nature (each starts where the last
- * ended), so one connection reads them all. It writes no SQL (mychunk.c,
- * mysrc.c) and never exits.
+ * myload.c - the MySQL and MariaDB operations of the load driver
+ * (load.c): the connection and the session values are read in, a table
+ * described with the source layer's key rule (lib/mysql/mycat.h: the
+ * section's primary_key, else the primary key, else none for an
+ * append_only table), its filter written for the server, and its unit:
+ * one chunk, the rows past the last key written in key order. Chunks
+ * follow one another (each starts where the last ended), so one
+ * connection reads them all; a table without a key is one chunk. Owns how
+ * a chunk advances the progress object; the statement is mychunk.c's,
+ * the reading and the version mysrc.c's. Never exits.
  *
- * There is no pause analogue of PostgreSQL's WAL pressure: the binlog
- * is the server's whatever the load does, and the load never waits for
- * the stream.
+ * There is no pause analogue of PostgreSQL's WAL pressure: the binlog is
+ * the server's whatever the load does, and the load never waits for the
+ * stream.
  */
+#include <mysql.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
 #include "log.h"
+#include "p2o.h"
 #include "xio.h"
-#include "../capture-mysql/binlog.h"
+#include "mysql/mycat.h"
+#include "mysql/myconn.h"
+#include "mysql/mygtid.h"
+#include "mysql/myval.h"
 #include "loader.h"
+
+/*
+ * The server gives up on a client that reads nothing for
+ * net_write_timeout (60 s by default). A chunk's rows reach stdout at
+ * the target's pace, and a target that is down holds them: 10 minutes
+ * covers an outage the writer waits out, and a longer one ends the
+ * chunk, which is read again from the last mark.
+ */
+#define NET_WRITE_TIMEOUT_S	600
+
+/* a table being loaded */
+struct mytab {
+	struct load_view v;
+	struct my_table t;
+	struct myprogress p;
+	char	*filter;	/* the section's where, as the server runs it */
+	struct copy_field *last;	/* the last key read */
+};
+
+/*
+ * The capture versions by base + coordinate, base being the checkpoint's
+ * position less its text's coordinate; the loader takes the same base
+ * from the same checkpoint. The capture may open a new generation (a
+ * failover: the new server's coordinates are lower) that the loader does
+ * not know of: its copies then carry the older generation's base. That
+ * is safe because such a copy only ever loses to the stream:
+ * - every change the stream carries from the new server is in the new
+ *   generation, whose base is past every version of the old one, so it
+ *   outranks any copy whatever the copy read;
+ * - a copy that loses to an old-generation version leaves that version's
+ *   document, written by the stream up to the checkpoint the new server
+ *   resumed from, and every later change streams again in the new
+ *   generation;
+ * - a copy that wins holds the row as the server it was read from had
+ *   it, which holds every transaction up to the point it was read.
+ * The next run reads the new generation's checkpoint and versions by it.
+ */
+static int
+base(struct loader *ld, uint64_t *b)
+{
+	struct mypos p;
+	long long idx;
+	uint64_t coord;
+	char err[256];
+
+	*b = 0;
+	if (!ld->cp_present)
+		return 0;
+	memset(&p, 0, sizeof(p));
+	if (ld->cp_text == NULL || mypos_parse(&p, ld->cp_text, err,
+	    sizeof(err)) == -1 ||
+	    (idx = binlog_file_index(p.file, strlen(p.file))) < 0) {
+		mypos_release(&p);
+		return p2o_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: the "
+		    "load frame's checkpoint is not a binlog position");
+	}
+	coord = mypos_coord((uint64_t)idx, p.offset);
+	mypos_release(&p);
+	if (ld->cp_pos < coord)
+		return p2o_fail(&ld->err, P2O_EXIT_CHECKPOINT, "the stored "
+		    "checkpoint's position %llu is below the coordinate of its "
+		    "own text (%llu): refusing a checkpoint that disagrees "
+		    "with itself", (unsigned long long)ld->cp_pos,
+		    (unsigned long long)coord);
+	*b = ld->cp_pos - coord;
+	return 0;
+}
+
+static int
+my_open(struct loader *ld)
+{
+	struct myload *my = xcalloc(1, sizeof(*my));
+	char set[64];
+
+	ld->src = my;
+	if (base(ld, &my->base) == -1)
+		return -1;
+	if ((my->conn = myconn_open(ld->cfg, "load", &ld->err)) == NULL)
+		return -1;
+	my->mariadb = myconn_mariadb(my->conn);
+	snprintf(set, sizeof(set), "SET net_write_timeout = %d",
+	    NET_WRITE_TIMEOUT_S);
+	if (myconn_value_session(my->conn, &ld->err) == -1 ||
+	    myconn_exec(my->conn, set, "setting the session", &ld->err) == -1)
+		return -1;
+	return 0;
+}
+
+static void
+my_close(struct loader *ld)
+{
+	struct myload *my = ld->src;
+
+	if (my == NULL)
+		return;
+	myconn_close(my->conn);
+	free(my);
+	ld->src = NULL;
+}
+
+/* the filter pushed into every chunk's statement, when the server can
+ * compute it as the shaper does; the shaper evaluates it on every row
+ * either way, so a filter left out only costs rows read */
+static int
+filter(struct loader *ld, const struct sync_section *sec, struct mytab *tab)
+{
+	struct myload *my = ld->src;
+	struct sbuf sql = SBUF_INIT;
+	char why[512];
+	int rc;
+
+	if (sec->where_expr == NULL)
+		return 0;
+	rc = mychunk_filter(&sql, &tab->t, sec->where_expr, mysrc_quote, my,
+	    why, sizeof(why));
+	if (rc == -1) {
+		sbuf_release(&sql);
+		return p2o_fail(&ld->err, P2O_EXIT_INTERNAL, "table '%s': "
+		    "writing its filter as SQL failed", sec->rel);
+	}
+	if (rc == 1)
+		log_info("table '%s': its 'where' is evaluated on every row "
+		    "read, not by the server: %s", sec->rel, why);
+	else
+		tab->filter = xstrdup(sql.buf);
+	sbuf_release(&sql);
+	return 0;
+}
+
+static int
+my_describe(struct loader *ld, const struct sync_section *sec,
+    struct load_view **vp)
+{
+	struct myload *my = ld->src;
+	struct mytab *tab = xcalloc(1, sizeof(*tab));
+	const struct my_col *k;
+	int i;
+
+	*vp = &tab->v;
+	myprogress_init(&tab->p);
+	if (mycat_describe(my->conn, my->mariadb, sec, &tab->t,
+	    &ld->err) == -1)
+		return -1;
+	tab->v.rel = tab->t.rel;
+	for (i = 0; i < tab->t.nkeys; i++) {
+		k = &tab->t.cols[tab->t.keys[i]];
+		if (!mychunk_pageable(k))
+			return p2o_fail(&ld->err, P2O_EXIT_REFUSED, "table "
+			    "'%s': key column '%s' is %s, whose order the "
+			    "server's comparisons do not follow: the table "
+			    "cannot be read in key order", tab->t.rel, k->name,
+			    k->column_type);
+	}
+	tab->last = xcalloc((size_t)tab->t.nkeys + 1, sizeof(*tab->last));
+	return filter(ld, sec, tab);
+}
 
 /* 1 if progress was written for this table's key (names and types) */
 static int
@@ -38,64 +200,6 @@ key_matches(const struct my_table *t, const struct myprogress *p)
 	return 1;
 }
 
-static void
-fresh(const struct my_table *t, struct myprogress *p)
-{
-	const char *names[16], *types[16];
-	int i;
-
-	for (i = 0; i < t->nkeys && i < 16; i++) {
-		names[i] = t->cols[t->keys[i]].name;
-		types[i] = t->cols[t->keys[i]].column_type;
-	}
-	myprogress_start(p, i, names, types);
-}
-
-/* the progress to go on from, when the one stored still applies */
-static void
-resume_from(const struct my_table *t, const char *json,
-    struct myprogress *p)
-{
-	char err[256];
-
-	if (json != NULL && myprogress_parse((struct jspan){ json,
-	    strlen(json) }, p, err, sizeof(err)) == -1)
-		log_warnx("table '%s': the stored %s; loading it from the "
-		    "start", t->rel, err);
-	else if (json != NULL && !key_matches(t, p)) {
-		log_warnx("table '%s': its key is not the one its stored "
-		    "progress was written for; loading it from the start",
-		    t->rel);
-		myprogress_release(p);
-	} else if (json != NULL) {
-		if (p->finished)
-			log_info("table '%s' was loaded already (%llu rows)",
-			    t->rel, (unsigned long long)p->rows);
-		else
-			log_info("resuming '%s' after chunk %d (%llu rows "
-			    "loaded)", t->rel, p->chunks,
-			    (unsigned long long)p->rows);
-		return;
-	}
-	fresh(t, p);
-}
-
-static int
-mark(struct loader *ld, const struct my_table *t, const struct myprogress *p)
-{
-	struct sbuf prog = SBUF_INIT;
-	int rc;
-
-	myprogress_put(&prog, p);
-	/* each chunk is stored before the next is read: the overlap the
-	 * PostgreSQL waves have was not measured for chunks */
-	rc = load_mark(ld, t->rel, p->chunks, &prog, p->finished);
-	if (rc == 0)
-		rc = control_wait_confirm(ld);
-	sbuf_release(&prog);
-	return rc;
-}
-
 /* chunks the table should take, for the stats: at least one more than
  * done while it is not finished */
 static int
@@ -110,63 +214,150 @@ chunks_of(uint64_t estimate, uint64_t limit, const struct myprogress *p)
 	return n > 0x7fffffff ? 0x7fffffff : (int)n;
 }
 
-int
-myload_table(struct loader *ld, const struct sync_section *sec,
-    const char *progress_json)
+static void
+sync_view(struct loader *ld, struct mytab *tab)
 {
-	struct my_table t;
-	struct myprogress p;
-	struct ld_tstat *st;
-	struct copy_field *last = NULL;
-	uint64_t estimate = 0, rows;
-	long long t0;
-	int i, rc = -1;
-
-	memset(&t, 0, sizeof(t));
-	myprogress_init(&p);
-	if (mysrc_describe(ld, sec, &t, &estimate) == -1)
-		goto out;
-	resume_from(&t, progress_json, &p);
-	last = xcalloc(t.nkeys, sizeof(*last));
-	st = control_stat(ld, t.rel);
-	st->estimate = estimate;
-	st->done = p.chunks;
-	st->of = chunks_of(estimate, ld->range_rows, &p);
-	ld->stats_dirty = 1;
-	meter_start(&ld->meter, t.rel, estimate, p.rows, st->of);
-
-	/* a table finished before: its last mark again, so that whoever
-	 * asked hears that it is done */
-	if (p.finished && mark(ld, &t, &p) == -1)
-		goto out;
-	while (!p.finished) {
-		t0 = now_ms();
-		if (mysrc_chunk(ld, &t, p.have_after ? p.after : NULL,
-		    ld->range_rows, &rows, last) == -1)
-			goto out;
-		meter_range(&ld->meter, p.chunks, rows, now_ms() - t0);
-		p.chunks++;
-		p.rows += rows;
-		if (rows > 0)
-			myprogress_after(&p, last);
-		p.finished = rows < ld->range_rows;
-		if (mark(ld, &t, &p) == -1)
-			goto out;
-		st = control_stat(ld, t.rel);
-		st->done = p.chunks;
-		st->of = chunks_of(estimate, ld->range_rows, &p);
-		ld->stats_dirty = 1;
-		if (control_stats(ld, 0) == -1)
-			goto out;
-	}
-	meter_end(&ld->meter);
-	rc = 0;
-out:
-	if (last != NULL)
-		for (i = 0; i < t.nkeys; i++)
-			free((char *)last[i].p);
-	free(last);
-	myprogress_release(&p);
-	my_table_release(&t);
-	return rc;
+	tab->v.done = tab->p.chunks;
+	tab->v.rows = tab->p.rows;
+	tab->v.finished = tab->p.finished;
+	tab->v.of = tab->t.nkeys == 0 ? 1 :
+	    chunks_of(tab->v.estimate, ld->range_rows, &tab->p);
 }
+
+static int
+my_resume(struct loader *ld, struct load_view *v, const char *json)
+{
+	struct mytab *tab = (struct mytab *)v;
+	char err[256];
+
+	if (myprogress_parse((struct jspan){ json, strlen(json) }, &tab->p,
+	    err, sizeof(err)) == -1) {
+		log_warnx("table '%s': the stored %s; loading it from the "
+		    "start", v->rel, err);
+		return 0;
+	}
+	if (!key_matches(&tab->t, &tab->p)) {
+		log_warnx("table '%s': its key is not the one its stored "
+		    "progress was written for; loading it from the start",
+		    v->rel);
+		myprogress_release(&tab->p);
+		return 0;
+	}
+	if (tab->p.finished)
+		log_info("table '%s' was loaded already (%llu rows)", v->rel,
+		    (unsigned long long)tab->p.rows);
+	else
+		log_info("resuming '%s' after chunk %d (%llu rows loaded)",
+		    v->rel, tab->p.chunks, (unsigned long long)tab->p.rows);
+	sync_view(ld, tab);
+	return 1;
+}
+
+static int
+my_count(struct loader *ld, struct load_view *v, int fresh)
+{
+	struct myload *my = ld->src;
+	struct mytab *tab = (struct mytab *)v;
+	const char *names[16], *types[16];
+	struct sbuf q = SBUF_INIT;
+	MYSQL_RES *r;
+	MYSQL_ROW row;
+	int i;
+
+	sbuf_adds(&q, "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE "
+	    "TABLE_SCHEMA = ");
+	myconn_quote(my->conn, &q, tab->t.db, strlen(tab->t.db));
+	sbuf_adds(&q, " AND TABLE_NAME = ");
+	myconn_quote(my->conn, &q, tab->t.name, strlen(tab->t.name));
+	r = myconn_query(my->conn, q.buf, "reading the row estimate",
+	    &ld->err);
+	sbuf_release(&q);
+	if (r == NULL)
+		return -1;
+	v->estimate = 0;
+	if ((row = mysql_fetch_row(r)) != NULL && row[0] != NULL)
+		v->estimate = strtoull(row[0], NULL, 10);
+	mysql_free_result(r);
+	if (fresh) {
+		for (i = 0; i < tab->t.nkeys && i < 16; i++) {
+			names[i] = tab->t.cols[tab->t.keys[i]].name;
+			types[i] = tab->t.cols[tab->t.keys[i]].column_type;
+		}
+		myprogress_start(&tab->p, i, names, types);
+	}
+	sync_view(ld, tab);
+	return 0;
+}
+
+static int
+my_read(struct loader *ld, struct load_view *v)
+{
+	struct myload *my = ld->src;
+	struct mytab *tab = (struct mytab *)v;
+	struct sbuf sql = SBUF_INIT;
+	uint64_t rows;
+	long long t0 = now_ms();
+	int rc;
+
+	/* MariaDB reads a snapshot; MySQL reads past nothing that is
+	 * still being committed (mysrc.c says why) */
+	if (mychunk_sql(&sql, &tab->t, tab->filter, tab->p.have_after ?
+	    tab->p.after : NULL, ld->range_rows, my->mariadb ? "" :
+	    "FOR SHARE NOWAIT", mysrc_quote, my) == -1) {
+		sbuf_release(&sql);
+		return p2o_fail(&ld->err, P2O_EXIT_DATA, "table '%s': the "
+		    "stored progress holds a key value that is not of its "
+		    "column's form", v->rel);
+	}
+	rc = mysrc_chunk(ld, &tab->t, sql.buf, &rows, tab->last);
+	sbuf_release(&sql);
+	if (rc == -1)
+		return -1;
+	meter_range(&ld->meter, tab->p.chunks, rows, now_ms() - t0);
+	tab->p.chunks++;
+	tab->p.rows += rows;
+	if (rows > 0 && tab->t.nkeys > 0)
+		myprogress_after(&tab->p, tab->last);
+	/* a short chunk is the last; a table without a key is one */
+	tab->p.finished = rows < ld->range_rows || tab->t.nkeys == 0;
+	sync_view(ld, tab);
+	return 0;
+}
+
+static void
+my_progress(const struct load_view *v, struct sbuf *out)
+{
+	myprogress_put(out, &((const struct mytab *)v)->p);
+}
+
+static void
+my_release(struct load_view *v)
+{
+	struct mytab *tab = (struct mytab *)v;
+	int i;
+
+	if (tab == NULL)
+		return;
+	if (tab->last != NULL)
+		for (i = 0; i < tab->t.nkeys; i++)
+			free((char *)tab->last[i].p);
+	free(tab->last);
+	free(tab->filter);
+	myprogress_release(&tab->p);
+	my_table_release(&tab->t);
+	free(tab);
+}
+
+const struct load_ops myload_ops = {
+	.unit = "chunk",
+	.rows_default = LOAD_CHUNK_ROWS,
+	.overlap = 0,
+	.open = my_open,
+	.close = my_close,
+	.describe = my_describe,
+	.resume = my_resume,
+	.count = my_count,
+	.read = my_read,
+	.progress = my_progress,
+	.release = my_release,
+};

@@ -189,8 +189,10 @@ myprogress_parse(struct jspan obj, struct myprogress *p, char *err,
 	p->after = xcalloc(KEY_COLUMNS_MAX, sizeof(*p->after));
 	rc = progress_get_strings(m[2], p->key, KEY_COLUMNS_MAX, &n);
 	p->nkeys = n;
-	if (rc == -1 || n == 0) {
-		bad(err, errlen, "has no \"key\" of 1 to 16 names");
+	/* a table without a key (append_only) is read in one chunk */
+	if (rc == -1 || (n == 0 && (p->chunks > 1 || !p->finished))) {
+		bad(err, errlen, "has no \"key\" of 1 to 16 names (none only "
+		    "for a table read in one chunk)");
 		goto fail;
 	}
 	rc = progress_get_strings(m[3], p->types, n, &got);
@@ -199,8 +201,8 @@ myprogress_parse(struct jspan obj, struct myprogress *p, char *err,
 		bad(err, errlen, "has no \"types\" for every key column");
 		goto fail;
 	}
-	if (m[4].p == NULL) {
-		if (p->chunks > 0 && p->rows > 0) {
+	if (m[4].p == NULL || n == 0) {
+		if (n > 0 && p->chunks > 0 && p->rows > 0) {
 			bad(err, errlen, "has rows but no \"after_hex\"");
 			goto fail;
 		}

@@ -1,8 +1,9 @@
 /*
- * table.c - what the loader asks the catalogue about a table: which
- * columns a copy row carries (exactly those the stream sends), the key,
- * how many rows there are, and where the sampled boundaries fall. Owns
- * every query about a table except the COPY itself (wave.c runs that,
+ * table.c - a table as the load reads it: which columns a copy row
+ * carries (exactly those the stream sends) and its key, as the catalogue
+ * says (lib/pg/pgcat.c owns those questions and the key rule), how many
+ * rows there are, and where the sampled boundaries fall. Owns every
+ * query about a table's rows except the COPY itself (wave.c runs that,
  * from the text built here) and never reads a row of data but the sample.
  */
 #include <stdio.h>
@@ -14,51 +15,23 @@
 #include "config.h"
 #include "log.h"
 #include "p2o.h"
+#include "pg/pgcat.h"
+#include "pg/pgconn.h"
+#include "pg/pgtypes.h"
 #include "where.h"
 #include "loader.h"
 
-/*
- * The columns pgoutput sends, in the order it sends them: every column
- * that is not dropped or generated, by attnum; from PostgreSQL 15, only
- * those in the publication's column list when it has one.
- */
-static const char columns_sql[] =
-    "SELECT a.attname, a.atttypid, "
-    "pg_catalog.has_column_privilege(a.attrelid, a.attnum, 'SELECT') "
-    "FROM pg_catalog.pg_attribute a "
-    "WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped "
-    "AND a.attgenerated = '' AND ($2 = '' OR a.attnum = ANY (coalesce(("
-    "SELECT pr.prattrs::pg_catalog.int2[] "
-    "FROM pg_catalog.pg_publication_rel pr "
-    "JOIN pg_catalog.pg_publication p ON p.oid = pr.prpubid "
-    "WHERE p.pubname = $2 AND pr.prrelid = a.attrelid), "
-    "ARRAY[a.attnum]))) ORDER BY a.attnum";
-
-/* the key rows carry: the replica identity index when the table names
- * one, else the primary key (what capture-pg registers), in key order;
- * with each column's exact type, which a boundary is cast to (bit(4), not
- * bit, which would be bit(1)) */
-static const char key_sql[] =
-    "SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod) "
-    "FROM pg_catalog.pg_class c "
-    "JOIN pg_catalog.pg_index i ON i.indrelid = c.oid AND "
-    "  (CASE c.relreplident WHEN 'i' THEN i.indisreplident "
-    "   ELSE i.indisprimary END) "
-    "CROSS JOIN LATERAL pg_catalog.unnest(i.indkey::pg_catalog.int2[]) "
-    "  WITH ORDINALITY AS k(attnum, ord) "
-    "JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid "
-    "  AND a.attnum = k.attnum "
-    "WHERE c.oid = $1 ORDER BY k.ord";
-
-/* per heap (a plain table, or each leaf partition): the planner's
- * numbers and the pages it has now, so a table grown since it was last
- * analysed is estimated at its present size */
+/* per heap (the table, each inheritance child, each leaf partition): the
+ * planner's numbers and the pages it has now, so a table grown since it
+ * was last analysed is estimated at its present size */
 static const char size_sql[] =
+    "WITH RECURSIVE tree(oid) AS (SELECT $1::pg_catalog.oid "
+    "  UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i "
+    "  JOIN tree t ON i.inhparent = t.oid) "
     "SELECT c.reltuples, c.relpages, pg_catalog.pg_relation_size(c.oid) / "
     "pg_catalog.current_setting('block_size')::pg_catalog.int8 "
-    "FROM pg_catalog.pg_class c WHERE c.relkind = 'r' AND (c.oid = $1 OR "
-    "c.oid IN (SELECT t.relid FROM pg_catalog.pg_partition_tree("
-    "$1::pg_catalog.oid::pg_catalog.regclass) t WHERE t.isleaf))";
+    "FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.oid "
+    "WHERE c.relkind = 'r'";
 
 void
 table_release(struct ld_table *t)
@@ -80,190 +53,69 @@ table_release(struct ld_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static char *
-ident(struct ld_conn *c, const char *name, struct ld_err *e)
-{
-	char *q, *copy;
-
-	if ((q = PQescapeIdentifier(c->pg, name, strlen(name))) == NULL) {
-		conn_failed(c, NULL, "quoting a name", e);
-		return NULL;
-	}
-	copy = xstrdup(q);
-	PQfreemem(q);
-	return copy;
-}
-
+/* what a copy row carries, as pgcat_describe found it: the columns
+ * the stream sends, the key, and how to name them in SQL */
 static int
-find(struct ld_conn *c, const struct sync_section *sec, struct ld_table *t,
-    struct ld_err *e)
+from_catalogue(struct pg_conn *c, const struct pgcat_table *pt,
+    struct ld_table *t, struct p2o_err *e)
 {
-	const char *params[2] = { sec->schema, sec->table };
-	struct sbuf from = SBUF_INIT;
-	const char *kind;
-	char *s, *n;
-	PGresult *res;
-	int rc = -1;
-
-	res = conn_query(c, "reading the catalogue",
-	    "SELECT c.oid, c.relkind FROM pg_catalog.pg_class c "
-	    "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-	    "WHERE n.nspname = $1 AND c.relname = $2", 2, params, e);
-	if (res == NULL)
-		return -1;
-	if (PQntuples(res) == 0) {
-		ld_fail(e, P2O_EXIT_REFUSED, "table '%s' does not exist (sync "
-		    "section '%s')", sec->rel, sec->name);
-		goto out;
-	}
-	kind = PQgetvalue(res, 0, 1);
-	if (strcmp(kind, "r") != 0 && strcmp(kind, "p") != 0) {
-		ld_fail(e, P2O_EXIT_REFUSED, "'%s' is not a table (relkind "
-		    "'%s')", sec->rel, kind);
-		goto out;
-	}
-	t->oid = (uint32_t)strtoul(PQgetvalue(res, 0, 0), NULL, 10);
-	if ((s = ident(c, sec->schema, e)) == NULL)
-		goto out;
-	if ((n = ident(c, sec->table, e)) == NULL) {
-		free(s);
-		goto out;
-	}
-	/* a partitioned table reads its partitions, as the stream sends
-	 * them under its name; a plain one must not read tables that
-	 * inherit from it, which the stream sends under their own */
-	sbuf_addf(&from, "%s%s.%s", kind[0] == 'r' ? "ONLY " : "", s, n);
-	t->from = xstrdup(from.buf);
-	free(s);
-	free(n);
-	rc = 0;
-out:
-	sbuf_release(&from);
-	PQclear(res);
-	return rc;
-}
-
-static int
-columns(struct ld_conn *c, const struct config *cfg,
-    const struct sync_section *sec, struct ld_table *t, struct ld_err *e)
-{
+	const struct sync_section *sec = pt->sec;
 	struct sbuf sel = SBUF_INIT;
-	char oid[16], *q;
-	const char *params[2] = { oid, c->version >= 150000 ?
-	    cfg->publication : "" };
-	PGresult *res;
+	char *q, *s, *n;
 	int i, rc = -1;
 
-	snprintf(oid, sizeof(oid), "%u", t->oid);
-	if ((res = conn_query(c, "reading the table's columns", columns_sql,
-	    2, params, e)) == NULL)
+	t->oid = pt->oid;
+	/* a partitioned table reads its partitions and a table its
+	 * inheritance children: the stream sends both under its name */
+	if ((s = pgconn_ident(c, sec->schema, e)) == NULL)
 		return -1;
-	t->ncols = PQntuples(res);
-	if (t->ncols == 0) {
-		ld_fail(e, P2O_EXIT_REFUSED, "table '%s' has no column the "
-		    "stream sends", sec->rel);
-		goto out;
+	if ((n = pgconn_ident(c, sec->table, e)) == NULL) {
+		free(s);
+		return -1;
 	}
-	t->cols = xcalloc(t->ncols, sizeof(*t->cols));
-	for (i = 0; i < t->ncols; i++) {
-		t->cols[i].name = xstrdup(PQgetvalue(res, i, 0));
-		t->cols[i].typoid = (uint32_t)strtoul(PQgetvalue(res, i, 1),
-		    NULL, 10);
-		if (strcmp(PQgetvalue(res, i, 2), "t") != 0) {
-			ld_fail(e, P2O_EXIT_REFUSED, "the role may not read "
+	t->from = xmalloc(strlen(s) + strlen(n) + 2);
+	sprintf(t->from, "%s.%s", s, n);
+	free(s);
+	free(n);
+
+	t->cols = xcalloc((size_t)pt->ncols + 1, sizeof(*t->cols));
+	for (i = 0; i < pt->ncols; i++) {
+		if (!pt->cols[i].sent)
+			continue;
+		if (!pt->cols[i].readable) {
+			p2o_fail(e, P2O_EXIT_REFUSED, "the role may not read "
 			    "column '%s' of table '%s' (GRANT SELECT)",
-			    t->cols[i].name, sec->rel);
+			    pt->cols[i].name, sec->rel);
 			goto out;
 		}
-		if ((q = ident(c, t->cols[i].name, e)) == NULL)
+		t->cols[t->ncols].name = xstrdup(pt->cols[i].name);
+		t->cols[t->ncols++].typoid = pt->cols[i].typoid;
+		if ((q = pgconn_ident(c, pt->cols[i].name, e)) == NULL)
 			goto out;
-		if (i > 0)
+		if (sel.len > 0)
 			sbuf_adds(&sel, ", ");
 		sbuf_adds(&sel, q);
 		free(q);
 	}
+	if (t->ncols == 0) {
+		p2o_fail(e, P2O_EXIT_REFUSED, "table '%s' has no column the "
+		    "stream sends", sec->rel);
+		goto out;
+	}
 	t->select = xstrdup(sel.buf);
-	rc = 0;
-out:
-	sbuf_release(&sel);
-	PQclear(res);
-	return rc;
-}
+	t->keys = xcalloc((size_t)pt->nkey + 1, sizeof(*t->keys));
+	for (i = 0; i < pt->nkey; i++) {
+		const struct pgcat_column *k = &pt->cols[pt->key[i]];
 
-/* a column's exact type, by name */
-static const char column_type_sql[] =
-    "SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod) "
-    "FROM pg_catalog.pg_attribute a WHERE a.attrelid = $1 "
-    "AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped";
-
-/* the section's primary_key: the ranges cut on the key ids are made of */
-static int
-key_override(struct ld_conn *c, const struct sync_section *sec,
-    struct ld_table *t, struct ld_err *e)
-{
-	char oid[16];
-	const char *params[2] = { oid, NULL };
-	PGresult *res;
-	int i;
-
-	snprintf(oid, sizeof(oid), "%u", t->oid);
-	t->keys = xcalloc(sec->nprimary_key, sizeof(*t->keys));
-	for (i = 0; i < sec->nprimary_key; i++) {
-		params[1] = sec->primary_key[i];
-		if ((res = conn_query(c, "reading the table's key",
-		    column_type_sql, 2, params, e)) == NULL)
-			return -1;
-		if (PQntuples(res) != 1) {
-			PQclear(res);
-			return ld_fail(e, P2O_EXIT_REFUSED, "table '%s': "
-			    "'primary_key' names column '%s', which the table "
-			    "does not have", sec->rel, sec->primary_key[i]);
-		}
-		t->keys[i].name = xstrdup(PQgetvalue(res, 0, 0));
-		t->keys[i].type = xstrdup(PQgetvalue(res, 0, 1));
+		t->keys[i].name = xstrdup(k->name);
+		t->keys[i].type = xstrdup(k->type);
 		t->nkeys++;
-		PQclear(res);
-		if ((t->keys[i].ident = ident(c, t->keys[i].name, e)) == NULL)
-			return -1;
-	}
-	return 0;
-}
-
-static int
-key(struct ld_conn *c, const struct sync_section *sec, struct ld_table *t,
-    struct ld_err *e)
-{
-	char oid[16];
-	const char *params[1] = { oid };
-	PGresult *res;
-	int i, rc = -1;
-
-	if (sec->primary_key != NULL)
-		return key_override(c, sec, t, e);
-	snprintf(oid, sizeof(oid), "%u", t->oid);
-	if ((res = conn_query(c, "reading the table's key", key_sql, 1,
-	    params, e)) == NULL)
-		return -1;
-	/* an append-only table needs none: it is read as one range */
-	if ((t->nkeys = PQntuples(res)) == 0 && sec->append_only) {
-		rc = 0;
-		goto out;
-	}
-	if (t->nkeys == 0) {
-		ld_fail(e, P2O_EXIT_REFUSED, "table '%s' has no primary key",
-		    sec->rel);
-		goto out;
-	}
-	t->keys = xcalloc(t->nkeys, sizeof(*t->keys));
-	for (i = 0; i < t->nkeys; i++) {
-		t->keys[i].name = xstrdup(PQgetvalue(res, i, 0));
-		t->keys[i].type = xstrdup(PQgetvalue(res, i, 1));
-		if ((t->keys[i].ident = ident(c, t->keys[i].name, e)) == NULL)
+		if ((t->keys[i].ident = pgconn_ident(c, k->name, e)) == NULL)
 			goto out;
 	}
 	rc = 0;
 out:
-	PQclear(res);
+	sbuf_release(&sel);
 	return rc;
 }
 
@@ -272,9 +124,8 @@ out:
  * that was never analysed has no number to scale, and the table is
  * counted instead.
  */
-static int
-size(struct ld_conn *c, const struct sync_section *sec, struct ld_table *t,
-    struct ld_err *e)
+int
+table_size(struct pg_conn *c, struct ld_table *t, struct p2o_err *e)
 {
 	struct sbuf sql = SBUF_INIT;
 	char oid[16];
@@ -285,7 +136,7 @@ size(struct ld_conn *c, const struct sync_section *sec, struct ld_table *t,
 	int i, unknown = 0, rc = -1;
 
 	snprintf(oid, sizeof(oid), "%u", t->oid);
-	if ((res = conn_query(c, "reading the table's size", size_sql, 1,
+	if ((res = pgconn_query(c, "reading the table's size", size_sql, 1,
 	    params, e)) == NULL)
 		return -1;
 	t->pages = 0;
@@ -303,13 +154,13 @@ size(struct ld_conn *c, const struct sync_section *sec, struct ld_table *t,
 	PQclear(res);
 	if (unknown) {
 		sbuf_addf(&sql, "SELECT pg_catalog.count(*) FROM %s", t->from);
-		if ((res = conn_query(c, "counting the table's rows",
+		if ((res = pgconn_query(c, "counting the table's rows",
 		    sql.buf, 0, NULL, e)) == NULL)
 			goto out;
 		est = strtod(PQgetvalue(res, 0, 0), NULL);
 		PQclear(res);
 		log_info("table '%s' was never analysed: counted %.0f rows",
-		    sec->rel, est);
+		    t->rel, est);
 	}
 	t->estimate = est < 0 ? 0 : (uint64_t)(est + 0.5);
 	rc = 0;
@@ -319,18 +170,25 @@ out:
 }
 
 int
-table_describe(struct ld_conn *c, const struct config *cfg,
-    const struct sync_section *sec, struct ld_table *t, struct ld_err *e)
+table_describe(struct pg_conn *c, const char *pub, const struct config *cfg,
+    const struct sync_section *sec, struct ld_table *t, struct p2o_err *e)
 {
+	struct pgcat_table pt;
+	int rc;
+
 	memset(t, 0, sizeof(*t));
 	t->rel = xstrdup(sec->rel);
 	t->where = sec->where_expr;
-	if (find(c, sec, t, e) == -1 || columns(c, cfg, sec, t, e) == -1 ||
-	    key(c, sec, t, e) == -1 || size(c, sec, t, e) == -1) {
+	if (pgcat_describe(c, pub, sec, &pt, e) == -1) {
 		table_release(t);
 		return -1;
 	}
-	return 0;
+	rc = pgcat_check_overlap(cfg, &pt, e) == -1 ||
+	    from_catalogue(c, &pt, t, e) == -1 ? -1 : 0;
+	pgcat_table_release(&pt);
+	if (rc == -1)
+		table_release(t);
+	return rc;
 }
 
 int
@@ -366,8 +224,8 @@ key_list(struct sbuf *sql, const struct ld_table *t)
  * and only they are kept, however large the sample.
  */
 static int
-sample(struct ld_conn *c, const struct ld_table *t, int nranges,
-    struct progress *p, struct ld_err *e)
+sample(struct pg_conn *c, const struct ld_table *t, int nranges,
+    struct progress *p, struct p2o_err *e)
 {
 	struct sbuf sql = SBUF_INIT;
 	PGresult *res;
@@ -380,13 +238,13 @@ sample(struct ld_conn *c, const struct ld_table *t, int nranges,
 	    "TABLESAMPLE SYSTEM (%.6f) ORDER BY ", t->from,
 	    range_sample_percent(t->estimate, t->pages, nranges));
 	key_list(&sql, t);
-	if (!PQsendQuery(c->pg, sql.buf) || !PQsetSingleRowMode(c->pg)) {
-		conn_failed(c, NULL, "sampling the key", e);
+	if (!PQsendQuery(c, sql.buf) || !PQsetSingleRowMode(c)) {
+		pgconn_failed(c, NULL, "sampling the key", e);
 		goto out;
 	}
 	idx = xcalloc(nranges, sizeof(*idx));
 	p->bounds = xcalloc(nranges, (size_t)t->nkeys * sizeof(char *));
-	while ((res = PQgetResult(c->pg)) != NULL) {
+	while ((res = PQgetResult(c)) != NULL) {
 		if (PQresultStatus(res) == PGRES_SINGLE_TUPLE && !failed) {
 			if (row == 0) {
 				nsample = strtoull(PQgetvalue(res, 0,
@@ -402,7 +260,7 @@ sample(struct ld_conn *c, const struct ld_table *t, int nranges,
 			row++;
 		} else if (PQresultStatus(res) != PGRES_TUPLES_OK &&
 		    !failed) {
-			conn_failed(c, res, "sampling the key", e);
+			pgconn_failed(c, res, "sampling the key", e);
 			failed = 1;
 		}
 		PQclear(res);
@@ -410,7 +268,7 @@ sample(struct ld_conn *c, const struct ld_table *t, int nranges,
 	if (failed)
 		goto out;
 	if (next != nb) {
-		ld_fail(e, P2O_EXIT_TEMPFAIL, "sampling the key of '%s': %zu "
+		p2o_fail(e, P2O_EXIT_TEMPFAIL, "sampling the key of '%s': %zu "
 		    "rows arrived, %zu announced", t->rel, row, nsample);
 		goto out;
 	}
@@ -428,8 +286,8 @@ out:
 }
 
 int
-table_cut(struct ld_conn *c, const struct ld_table *t, uint64_t range_rows,
-    struct progress *p, struct ld_err *e)
+table_cut(struct pg_conn *c, const struct ld_table *t, uint64_t range_rows,
+    struct progress *p, struct p2o_err *e)
 {
 	int i, nranges;
 
@@ -456,11 +314,8 @@ table_cut(struct ld_conn *c, const struct ld_table *t, uint64_t range_rows,
 	return 0;
 }
 
-/* pg_type OIDs, fixed since they are built in */
-enum { OID_TEXT = 25, OID_BPCHAR = 1042, OID_VARCHAR = 1043 };
-
 struct where_arg {
-	struct ld_conn *c;
+	struct pg_conn *c;
 	const struct ld_table *t;
 };
 
@@ -473,9 +328,7 @@ collatable(const struct ld_table *t, const char *name)
 
 	for (i = 0; i < t->ncols; i++)
 		if (strcmp(t->cols[i].name, name) == 0)
-			return t->cols[i].typoid == OID_TEXT ||
-			    t->cols[i].typoid == OID_VARCHAR ||
-			    t->cols[i].typoid == OID_BPCHAR;
+			return pgtype_is_string(t->cols[i].typoid);
 	return 0;
 }
 
@@ -489,24 +342,31 @@ static char *
 where_quote(void *arg, const char *s, int is_ident)
 {
 	struct where_arg *a = arg;
+	struct p2o_err e;
 	char *q, *copy;
 
-	q = is_ident ? PQescapeIdentifier(a->c->pg, s, strlen(s)) :
-	    PQescapeLiteral(a->c->pg, s, strlen(s));
-	if (q == NULL)
-		return NULL;
-	if (is_ident && collatable(a->t, s)) {
-		copy = xmalloc(strlen(q) + sizeof(" COLLATE \"C\""));
-		sprintf(copy, "%s COLLATE \"C\"", q);
-	} else
-		copy = xstrdup(q);
-	PQfreemem(q);
+	if (!is_ident)
+		return pgconn_literal(a->c, s, &e);
+	if ((q = pgconn_ident(a->c, s, &e)) == NULL || !collatable(a->t, s))
+		return q;
+	copy = xmalloc(strlen(q) + sizeof(" COLLATE \"C\""));
+	sprintf(copy, "%s COLLATE \"C\"", q);
+	free(q);
 	return copy;
 }
 
+/* a range_quote_fn: PQescapeLiteral, as a heap copy */
+static char *
+quote(void *arg, const char *s)
+{
+	struct p2o_err e;
+
+	return pgconn_literal(arg, s, &e);
+}
+
 int
-table_copy_sql(struct sbuf *sql, struct ld_conn *c, const struct ld_table *t,
-    const struct progress *p, int r, struct ld_err *e)
+table_copy_sql(struct sbuf *sql, struct pg_conn *c, const struct ld_table *t,
+    const struct progress *p, int r, struct p2o_err *e)
 {
 	struct where_arg wa = { c, t };
 	size_t before;
@@ -516,14 +376,14 @@ table_copy_sql(struct sbuf *sql, struct ld_conn *c, const struct ld_table *t,
 	before = sql->len;
 	if (range_where(sql, t->keys, t->nkeys,
 	    r > 0 ? progress_bound(p, r - 1) : NULL,
-	    r < p->of - 1 ? progress_bound(p, r) : NULL, conn_quote, c) == -1)
-		return conn_failed(c, NULL, "quoting a range boundary", e);
+	    r < p->of - 1 ? progress_bound(p, r) : NULL, quote, c) == -1)
+		return pgconn_failed(c, NULL, "quoting a range boundary", e);
 	/* the section's filter, as the shaper evaluates it on each row:
 	 * rows it would delete are not read at all */
 	if (t->where != NULL) {
 		sbuf_adds(sql, sql->len > before ? " AND " : " WHERE ");
 		if (where_sql(t->where, sql, where_quote, &wa) == -1)
-			return conn_failed(c, NULL, "quoting the filter", e);
+			return pgconn_failed(c, NULL, "quoting the filter", e);
 	}
 	sbuf_adds(sql, ") TO STDOUT");
 	return 0;

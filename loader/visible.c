@@ -44,6 +44,7 @@
 #include "log.h"
 #include "lsn.h"
 #include "p2o.h"
+#include "pg/pgconn.h"
 #include "xio.h"
 #include "loader.h"
 
@@ -125,7 +126,8 @@ id_array(struct sbuf *b, const uint64_t *xids, size_t n)
 static int
 still_running(struct loader *ld, uint64_t *xids, size_t *n)
 {
-	struct ld_conn *c = &ld->conns[0];
+	struct pgload *pg = ld->src;
+	struct pg_conn *c = pg->conns[0];
 	struct sbuf arr = SBUF_INIT;
 	const char *params[1];
 	PGresult *res;
@@ -133,7 +135,7 @@ still_running(struct loader *ld, uint64_t *xids, size_t *n)
 
 	id_array(&arr, xids, *n);
 	params[0] = arr.buf;
-	res = conn_query(c, "waiting for open transactions", c->version >=
+	res = pgconn_query(c, "waiting for open transactions", pg->version >=
 	    130000 ?
 	    "SELECT x::pg_catalog.text FROM pg_catalog.unnest("
 	    "$1::pg_catalog.xid8[]) AS x "
@@ -176,7 +178,8 @@ int
 visible_position(struct loader *ld, const char *rel, int range,
     uint64_t *v)
 {
-	struct ld_conn *c = &ld->conns[0];
+	struct pgload *pg = ld->src;
+	struct pg_conn *c = pg->conns[0];
 	PGresult *res;
 	char pos[LSN_TEXT_MAX];
 	uint64_t *xids = NULL, next;
@@ -185,18 +188,18 @@ visible_position(struct loader *ld, const char *rel, int range,
 	int wait = WAIT_POLL_MIN_MS, rc = -1;
 
 	/* 1: P, in a statement of its own, before the id is taken */
-	if ((res = conn_query(c, "reading the WAL position",
+	if ((res = pgconn_query(c, "reading the WAL position",
 	    "SELECT pg_catalog.pg_current_wal_lsn()", 0, NULL,
 	    &ld->err)) == NULL)
 		return -1;
 	snprintf(pos, sizeof(pos), "%s", PQgetvalue(res, 0, 0));
 	PQclear(res);
 	if (lsn_parse(pos, v) == -1)
-		return ld_fail(&ld->err, P2O_EXIT_TEMPFAIL, "the server "
+		return p2o_fail(&ld->err, P2O_EXIT_TEMPFAIL, "the server "
 		    "gave the WAL position '%s'", pos);
 
 	/* 2: N and S; their order between themselves does not matter */
-	if ((res = conn_query(c, "reading a snapshot", c->version >= 130000 ?
+	if ((res = pgconn_query(c, "reading a snapshot", pg->version >= 130000 ?
 	    "SELECT pg_catalog.pg_current_xact_id()::pg_catalog.text, "
 	    "pg_catalog.pg_current_snapshot()::pg_catalog.text" :
 	    "SELECT pg_catalog.txid_current(), "
@@ -204,7 +207,7 @@ visible_position(struct loader *ld, const char *rel, int range,
 		return -1;
 	next = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
 	if (visible_wait_set(PQgetvalue(res, 0, 1), next, &xids, &n) == -1) {
-		ld_fail(&ld->err, P2O_EXIT_TEMPFAIL, "the server gave the "
+		p2o_fail(&ld->err, P2O_EXIT_TEMPFAIL, "the server gave the "
 		    "snapshot '%s'", PQgetvalue(res, 0, 1));
 		PQclear(res);
 		return -1;

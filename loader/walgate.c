@@ -16,6 +16,7 @@
 #include "config.h"
 #include "log.h"
 #include "p2o.h"
+#include "pg/pgconn.h"
 #include "xio.h"
 #include "loader.h"
 
@@ -26,11 +27,12 @@
 static int
 status(struct loader *ld, char *s, size_t len, int *present)
 {
+	struct pgload *pg = ld->src;
 	const char *params[1] = { ld->cfg->slot_name };
 	PGresult *res;
 
-	res = conn_query(&ld->conns[0], "reading the replication slot",
-	    ld->conns[0].version >= 130000 ?
+	res = pgconn_query(pg->conns[0], "reading the replication slot",
+	    pg->version >= 130000 ?
 	    "SELECT wal_status FROM pg_catalog.pg_replication_slots "
 	    "WHERE slot_name = $1" :
 	    "SELECT NULL FROM pg_catalog.pg_replication_slots "
@@ -48,58 +50,58 @@ status(struct loader *ld, char *s, size_t len, int *present)
 int
 walgate_pass(struct loader *ld)
 {
+	struct pgload *pg = ld->src;
 	const char *slot = ld->cfg->slot_name;
 	char st[32];
 	long long since = 0;
 	int present;
 
-	if (ld->conns[0].version < 130000 && ld->slot_known == 0)
+	if (pg->version < 130000 && pg->slot_known == 0)
 		log_warnx("PostgreSQL %d does not report a slot's wal_status: "
-		    "the load does not pause for WAL",
-		    ld->conns[0].version / 10000);
+		    "the load does not pause for WAL", pg->version / 10000);
 	for (;;) {
 		if (status(ld, st, sizeof(st), &present) == -1)
 			return -1;
 		if (!present) {
 			if (ld->supervised)
-				return ld_fail(&ld->err, P2O_EXIT_REFUSED,
+				return p2o_fail(&ld->err, P2O_EXIT_REFUSED,
 				    "replication slot '%s' does not exist: the "
 				    "slot must exist before the load (the "
 				    "capture creates it)", slot);
-			if (ld->slot_known != -1) {
+			if (pg->slot_known != -1) {
 				meter_break(&ld->meter);
 				log_warnx("replication slot '%s' does not exist: "
 				    "loading without watching its WAL", slot);
 			}
-			ld->slot_known = -1;
+			pg->slot_known = -1;
 			return 0;
 		}
-		ld->slot_known = 1;
+		pg->slot_known = 1;
 		if (strcmp(st, "lost") == 0)
-			return ld_fail(&ld->err, P2O_EXIT_REFUSED, "replication "
-			    "slot '%s' has lost WAL it needs (wal_status "
-			    "'lost'): the stream cannot continue, so neither "
-			    "can the load; drop the slot and start again",
-			    slot);
+			return p2o_fail(&ld->err, P2O_EXIT_REFUSED,
+			    "replication slot '%s' has lost WAL it needs "
+			    "(wal_status 'lost'): the stream cannot continue, "
+			    "so neither can the load; drop the slot and start "
+			    "again", slot);
 		if (strcmp(st, "reserved") == 0 || st[0] == '\0') {
-			if (ld->wal_paused) {
+			if (ld->paused) {
 				meter_break(&ld->meter);
 				log_info("replication slot '%s' is 'reserved' "
 				    "again after %lld s: the load goes on", slot,
 				    (now_ms() - since) / 1000);
-				ld->wal_paused = 0;
+				ld->paused = 0;
 				ld->stats_dirty = 1;
 				if (control_stats(ld, 0) == -1)
 					return -1;
 			}
 			return 0;
 		}
-		if (!ld->wal_paused) {
+		if (!ld->paused) {
 			meter_break(&ld->meter);
 			log_warnx("replication slot '%s' has wal_status '%s': "
 			    "the load pauses until the stream has caught up "
 			    "and it is 'reserved' again", slot, st);
-			ld->wal_paused = 1;
+			ld->paused = 1;
 			ld->stats_dirty = 1;
 			since = now_ms();
 			if (control_stats(ld, 0) == -1)

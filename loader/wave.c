@@ -17,9 +17,10 @@
 
 #include <libpq-fe.h>
 
-#include "../capture-pg/capture.h"
 #include "msg.h"
 #include "p2o.h"
+#include "pg/pgconn.h"
+#include "pg/pgtypes.h"
 #include "xio.h"
 #include "loader.h"
 
@@ -28,24 +29,12 @@
 enum { W_SENT, W_COPY, W_DONE };
 
 struct reader {
-	struct ld_conn *c;
+	struct pg_conn *c;
 	int	 range;
 	int	 state;
 	uint64_t rows;
 	long long t0;
 };
-
-int
-out_flush(struct loader *ld)
-{
-	if (ld->out.len == 0)
-		return 0;
-	if (write_in_full(ld->out_fd, ld->out.buf, ld->out.len) == -1)
-		return ld_fail(&ld->err, P2O_EXIT_TEMPFAIL, "stdout: %s "
-		    "(whoever read the copy rows is gone)", strerror(errno));
-	sbuf_reset(&ld->out);
-	return 0;
-}
 
 void
 wave_row_frame(struct sbuf *out, struct sbuf *j, const struct ld_table *t,
@@ -77,7 +66,7 @@ static int
 drain(struct loader *ld, const struct ld_table *t, uint64_t v,
     struct reader *r, struct copy_field *f)
 {
-	PGconn *pg = r->c->pg;
+	PGconn *pg = r->c;
 	PGresult *res;
 	char what[64], err[256], *row;
 	uint64_t before = r->rows;
@@ -91,7 +80,7 @@ drain(struct loader *ld, const struct ld_table *t, uint64_t v,
 		res = PQgetResult(pg);
 		ok = PQresultStatus(res) == PGRES_COPY_OUT;
 		if (!ok)
-			conn_failed(r->c, res, what, &ld->err);
+			pgconn_failed(r->c, res, what, &ld->err);
 		PQclear(res);
 		if (!ok)
 			return -1;
@@ -99,7 +88,7 @@ drain(struct loader *ld, const struct ld_table *t, uint64_t v,
 	}
 	while ((len = PQgetCopyData(pg, &row, 1)) > 0) {
 		if (copy_split(row, len, f, t->ncols, err, sizeof(err)) == -1) {
-			ld_fail(&ld->err, P2O_EXIT_TEMPFAIL, "%s: %s", what,
+			p2o_fail(&ld->err, P2O_EXIT_TEMPFAIL, "%s: %s", what,
 			    err);
 			PQfreemem(row);
 			return -1;
@@ -107,21 +96,19 @@ drain(struct loader *ld, const struct ld_table *t, uint64_t v,
 		wave_row_frame(&ld->out, &ld->json, t, v, f);
 		PQfreemem(row);
 		r->rows++;
-		if (ld->out.len >= LOAD_OUT_CAP && out_flush(ld) == -1)
+		if (ld->out.len >= LOAD_OUT_CAP && load_flush(ld) == -1)
 			return -1;
 	}
-	meter_rows(&ld->meter, r->rows - before);
-	control_stat(ld, t->rel)->rows += r->rows - before;
-	ld->stats_dirty = 1;
+	control_rows(ld, t->rel, r->rows - before);
 	if (len == 0)
 		return 0;
 	if (len == -2)
-		return conn_failed(r->c, NULL, what, &ld->err);
+		return pgconn_failed(r->c, NULL, what, &ld->err);
 	/* the end of the COPY: its result, then the connection is idle */
 	ok = 1;
 	while ((res = PQgetResult(pg)) != NULL) {
 		if (ok && PQresultStatus(res) != PGRES_COMMAND_OK) {
-			conn_failed(r->c, res, what, &ld->err);
+			pgconn_failed(r->c, res, what, &ld->err);
 			ok = 0;
 		}
 		PQclear(res);
@@ -137,6 +124,7 @@ int
 wave_run(struct loader *ld, const struct ld_table *t,
     const struct progress *p, int first, int n, uint64_t v, uint64_t *rows)
 {
+	struct pgload *pg = ld->src;
 	struct reader *r = xcalloc(n, sizeof(*r));
 	struct pollfd *pfd = xcalloc(n, sizeof(*pfd));
 	struct copy_field *f = xcalloc(t->ncols, sizeof(*f));
@@ -144,13 +132,14 @@ wave_run(struct loader *ld, const struct ld_table *t,
 	int i, active = 0, rc = -1;
 
 	for (i = 0; i < n; i++) {
-		r[i].c = &ld->conns[i];
+		r[i].c = pg->conns[i];
 		r[i].range = first + i;
 		if (table_copy_sql(&sql, r[i].c, t, p, first + i,
 		    &ld->err) == -1)
 			goto out;
-		if (!PQsendQuery(r[i].c->pg, sql.buf)) {
-			conn_failed(r[i].c, NULL, "starting a COPY", &ld->err);
+		if (!PQsendQuery(r[i].c, sql.buf)) {
+			pgconn_failed(r[i].c, NULL, "starting a COPY",
+			    &ld->err);
 			goto out;
 		}
 		r[i].t0 = now_ms();
@@ -159,17 +148,17 @@ wave_run(struct loader *ld, const struct ld_table *t,
 	while (active > 0) {
 		for (i = 0; i < n; i++)
 			pfd[i] = (struct pollfd){ .fd = r[i].state == W_DONE ?
-			    -1 : PQsocket(r[i].c->pg), .events = POLLIN };
+			    -1 : PQsocket(r[i].c), .events = POLLIN };
 		if (poll(pfd, n, WAVE_POLL_MS) == -1 && errno != EINTR) {
-			ld_fail(&ld->err, P2O_EXIT_INTERNAL, "poll: %s",
+			p2o_fail(&ld->err, P2O_EXIT_INTERNAL, "poll: %s",
 			    strerror(errno));
 			goto out;
 		}
 		for (i = 0; i < n; i++) {
 			if (r[i].state == W_DONE || pfd[i].revents == 0)
 				continue;
-			if (!PQconsumeInput(r[i].c->pg)) {
-				conn_failed(r[i].c, NULL, "reading a COPY",
+			if (!PQconsumeInput(r[i].c)) {
+				pgconn_failed(r[i].c, NULL, "reading a COPY",
 				    &ld->err);
 				goto out;
 			}
@@ -183,7 +172,7 @@ wave_run(struct loader *ld, const struct ld_table *t,
 	}
 	for (i = 0; i < n; i++)
 		rows[i] = r[i].rows;
-	rc = out_flush(ld);
+	rc = load_flush(ld);
 out:
 	sbuf_release(&sql);
 	free(f);

@@ -23,7 +23,8 @@ san_integ=(tests/integration/10-*.t tests/integration/20-*.t tests/integration/3
 	tests/integration/80-*.t tests/integration/85-*.t tests/integration/86-*.t
 	tests/integration/6[1-489]-mysql-*.t tests/integration/90-mysql-*.t
 	tests/integration/7[2-9]-loader-*.t)
-golden=(tests/golden/run.sh tests/golden/writer/run.sh tests/golden/capture-pg.sh)
+golden=(tests/golden/run.sh tests/golden/writer/run.sh tests/golden/capture-pg.sh
+	tests/golden/capture-mysql.sh tests/golden/loader.sh)
 phase plain build "${unit[@]}" "${golden[@]}" "${integ[@]}"
 phase asan build-san "${san_unit[@]}" "${golden[@]}" $(ls "${san_integ[@]}" 2>/dev/null)
 FUZZ_SECONDS=${FUZZ_SECONDS:-15} phase fuzz build tests/fuzz/run.sh

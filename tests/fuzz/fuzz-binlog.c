@@ -59,7 +59,7 @@ static const char *const cz[][3] = {
 static void
 cz_table(struct my_table *tb)
 {
-	char err[128];
+	struct p2o_err err;
 	int i;
 
 	memset(tb, 0, sizeof(*tb));
@@ -72,7 +72,7 @@ cz_table(struct my_table *tb)
 		char cname[4] = { 'c', (char)('0' + i), 0 };
 
 		if (my_col_init(&tb->cols[i], cname, cz[i][0], cz[i][1],
-		    cz[i][2], 0, err, sizeof(err)) == -1)
+		    cz[i][2], 0, &err) == -1)
 			abort();
 	}
 	tb->nkeys = 1;
@@ -83,7 +83,8 @@ static void
 table(struct my_table *tb, const char *db, const char *name, int ncols,
     int first_kind)
 {
-	char err[128], cname[16];
+	struct p2o_err err;
+	char cname[16];
 	int i, k;
 
 	memset(tb, 0, sizeof(*tb));
@@ -99,7 +100,7 @@ table(struct my_table *tb, const char *db, const char *name, int ncols,
 		k = (first_kind + i) % (int)NKINDS;
 		snprintf(cname, sizeof(cname), "c%d", i);
 		if (my_col_init(&tb->cols[i], cname, kinds[k][0], kinds[k][1],
-		    kinds[k][2], k == 19, err, sizeof(err)) == -1)
+		    kinds[k][2], k == 19, &err) == -1)
 			abort();
 	}
 	tb->nkeys = 1;
@@ -108,11 +109,10 @@ table(struct my_table *tb, const char *db, const char *name, int ncols,
 
 static int
 reload(void *ctx, const char *db, const char *name, struct my_table *out,
-    char *err, size_t errlen)
+    struct p2o_err *err)
 {
 	(void)ctx;
 	(void)err;
-	(void)errlen;
 	if (strcmp(db, "p2o") == 0 && strcmp(name, "cz") == 0)
 		cz_table(out);
 	else if (strcmp(db, "p2o") == 0)

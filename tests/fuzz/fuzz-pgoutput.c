@@ -19,7 +19,7 @@
 
 #include "jscan.h"
 #include "sbuf.h"
-#include "../../capture-pg/capture.h"
+#include "../../capture-pg/capture-pg.h"
 
 static const struct {
 	const char *name;
@@ -153,7 +153,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		before = out.len;
 		rc = pgo_decode(&d, msg, n, &out);
 		free(msg);
-		if (rc < 0 && (out.len != before || d.err[0] == '\0'))
+		if (rc < 0 && (out.len != before || d.err.msg[0] == '\0'))
 			abort();
 		if (rc == 0)
 			check_frames(&out, before);

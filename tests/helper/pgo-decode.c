@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../capture-pg/capture.h"
+#include "../../capture-pg/capture-pg.h"
 #include "frame.h"
 #include "sbuf.h"
 #include "xio.h"
@@ -80,11 +80,11 @@ main(void)
 		}
 		sbuf_reset(&out);
 		if (pgo_decode(&d, msg, n, &out) == -1) {
-			printf("error %d: %s\n", d.exit_code, d.err);
+			printf("error %d: %s\n", d.err.code, d.err.msg);
 			free(msg);
 			free(line);
 			sbuf_release(&out);
-			n = (size_t)d.exit_code;
+			n = (size_t)d.err.code;
 			pgo_release(&d);
 			return (int)n;
 		}

@@ -142,7 +142,7 @@ static inline void
 fx_table(struct my_table *tb, const char *db, const char *name,
     const struct fx_col *cols, int ncols, const int *keys, int nkeys)
 {
-	char err[256];
+	struct p2o_err err;
 	int i;
 
 	memset(tb, 0, sizeof(*tb));
@@ -154,9 +154,8 @@ fx_table(struct my_table *tb, const char *db, const char *name,
 	tb->cols = xcalloc(ncols, sizeof(*tb->cols));
 	for (i = 0; i < ncols; i++)
 		if (my_col_init(&tb->cols[i], cols[i].name, cols[i].data_type,
-		    cols[i].column_type, cols[i].charset, 0, err,
-		    sizeof(err)) == -1)
-			fprintf(stderr, "fixture column: %s\n", err);
+		    cols[i].column_type, cols[i].charset, 0, &err) == -1)
+			fprintf(stderr, "fixture column: %s\n", err.msg);
 	tb->nkeys = nkeys;
 	tb->keys = xcalloc(nkeys ? nkeys : 1, sizeof(int));
 	memcpy(tb->keys, keys, nkeys * sizeof(int));

@@ -84,12 +84,11 @@ types_match(json_t *d, const struct bl_table_map *tm)
 static int
 parse_map(const struct fx_hex *h, int i, struct bl_table_map *tm)
 {
-	char err[256];
+	struct p2o_err err;
 
 	memset(tm, 0, sizeof(*tm));
-	if (bl_table_map_parse(&fmt8, h->b[i], h->len[i], tm, err,
-	    sizeof(err)) == -1) {
-		printf("# %s\n", err);
+	if (bl_table_map_parse(&fmt8, h->b[i], h->len[i], tm, &err) == -1) {
+		printf("# %s\n", err.msg);
 		return -1;
 	}
 	return 0;
@@ -390,7 +389,7 @@ test_extra_data(void)
 	struct bl_rows r;
 	struct bl_cell c1[4], c2[4];
 	struct sbuf got = SBUF_INIT, want = SBUF_INIT;
-	char err[256];
+	struct p2o_err err;
 	int i;
 
 	if (!ok(fx_read_hex("go-mysql/rows-v2-extra-data.hex", &h) == 0 &&
@@ -411,7 +410,7 @@ test_extra_data(void)
 
 		if (parse_map(&h, i, &tm) == -1 ||
 		    bl_rows_parse(&fmt8, type, h.b[i + 1], h.len[i + 1], &r,
-		    err, sizeof(err)) == -1) {
+		    &err) == -1) {
 			ok(0, "extra-data [%d] parses", i + 2);
 			continue;
 		}
@@ -432,11 +431,10 @@ test_extra_data(void)
 		sbuf_reset(&want);
 		sbuf_grow(&got, 1);
 		sbuf_grow(&want, 1);
-		while (bl_image_next(&r, &tm, r.present, &off, c1, err,
-		    sizeof(err)) == 1) {
+		while (bl_image_next(&r, &tm, r.present, &off, c1, &err) == 1) {
 			ints_text(&tm, c1, &got);
 			if (r.op == 'u' && bl_image_next(&r, &tm, r.present2,
-			    &off, c2, err, sizeof(err)) == 1) {
+			    &off, c2, &err) == 1) {
 				sbuf_adds(&got, ">");
 				ints_text(&tm, c2, &got);
 			}
@@ -485,7 +483,7 @@ test_payload(void)
 	struct fx_hex h, inner;
 	struct bl_payload pl;
 	struct sbuf out = SBUF_INIT;
-	char err[256];
+	struct p2o_err err;
 	static const int types[] = { 2, 19, 30, 19, 31, 19, 32, 16 };
 	size_t off = 0;
 	int i = 0, same = 1;
@@ -497,7 +495,7 @@ test_payload(void)
 	pl.compression = 0;
 	pl.data = h.b[0];
 	pl.datalen = h.len[0];
-	ok(bl_payload_inflate(&pl, &out, err, sizeof(err)) == 0 &&
+	ok(bl_payload_inflate(&pl, &out, &err) == 0 &&
 	    out.len == 2442, "payload 8.0.27: inflates to 2442 bytes");
 	while (off + BL_HEADER_LEN <= out.len) {
 		struct bl_header eh;
@@ -523,11 +521,11 @@ test_payload(void)
 	/* a truncated frame and a size that lies are refused */
 	sbuf_reset(&out);
 	pl.datalen = h.len[0] - 10;
-	ok(bl_payload_inflate(&pl, &out, err, sizeof(err)) == -1 &&
-	    out.len == 0, "payload: a truncated frame is refused (%s)", err);
+	ok(bl_payload_inflate(&pl, &out, &err) == -1 &&
+	    out.len == 0, "payload: a truncated frame is refused (%s)", err.msg);
 	pl.datalen = h.len[0];
 	pl.uncompressed_size = 2000;
-	ok(bl_payload_inflate(&pl, &out, err, sizeof(err)) == -1 &&
+	ok(bl_payload_inflate(&pl, &out, &err) == -1 &&
 	    out.len == 0, "payload: more bytes than it states is refused");
 	fx_hex_release(&h);
 	fx_hex_release(&inner);
@@ -544,13 +542,12 @@ test_json_rows(void)
 	struct bl_cell c[8];
 	struct my_col jc, dc;
 	struct sbuf v = SBUF_INIT;
-	char err[256];
+	struct p2o_err err;
 	size_t off;
 	int i;
 
-	my_col_init(&jc, "c1", "json", "json", NULL, 0, err, sizeof(err));
-	my_col_init(&dc, "c2", "decimal", "decimal(10,0)", NULL, 0, err,
-	    sizeof(err));
+	my_col_init(&jc, "c1", "json", "json", NULL, 0, &err);
+	my_col_init(&dc, "c2", "decimal", "decimal(10,0)", NULL, 0, &err);
 	if (!ok(fx_read_hex("go-mysql/json-rows-parse-json.hex", &h) == 0 &&
 	    h.n == 4 && doc != NULL && parse_map(&h, 0, &tm) == 0,
 	    "json-rows: table map and 3 rows"))
@@ -563,9 +560,9 @@ test_json_rows(void)
 
 		off = 0;
 		if (bl_rows_parse(&fmt8, BL_WRITE_V2, h.b[i], h.len[i], &r,
-		    err, sizeof(err)) == -1 || bl_image_next(&r, &tm,
-		    r.present, &off, c, err, sizeof(err)) != 1) {
-			ok(0, "json-rows [%d] decodes: %s", i + 1, err);
+		    &err) == -1 || bl_image_next(&r, &tm,
+		    r.present, &off, c, &err) != 1) {
+			ok(0, "json-rows [%d] decodes: %s", i + 1, err.msg);
 			continue;
 		}
 		sbuf_reset(&v);
@@ -573,13 +570,11 @@ test_json_rows(void)
 		if (c[0].null)
 			sbuf_adds(&v, "null");
 		else
-			myval_binlog(&jc, &tm.cols[0], c[0].p, c[0].n, &v, err,
-			    sizeof(err));
+			myval_binlog(&jc, &tm.cols[0], c[0].p, c[0].n, &v, &err);
 		is_str(v.buf, want ? want : "null", "json-rows [%d]: the "
 		    "JSON column", i + 1);
 		sbuf_reset(&v);
-		myval_binlog(&dc, &tm.cols[1], c[1].p, c[1].n, &v, err,
-		    sizeof(err));
+		myval_binlog(&dc, &tm.cols[1], c[1].p, c[1].n, &v, &err);
 		snprintf(dec, sizeof(dec), "\"%s\"", json_string_value(
 		    json_object_get(a, "row0_c2_decimal_as_text")));
 		is_str(v.buf, dec, "json-rows [%d]: the decimal column as a "
@@ -594,23 +589,21 @@ test_json_rows(void)
 	    h.n == 2 && parse_map(&h, 0, &tm) == 0, "json-null: map and row")) {
 		off = 0;
 		ok(bl_rows_parse(&fmt8, BL_WRITE_V2, h.b[1], h.len[1], &r,
-		    err, sizeof(err)) == 0 && bl_image_next(&r, &tm, r.present,
-		    &off, c, err, sizeof(err)) == 1 && !c[3].null &&
+		    &err) == 0 && bl_image_next(&r, &tm, r.present,
+		    &off, c, &err) == 1 && !c[3].null &&
 		    c[3].n == 4 && off == r.rowslen, "json-null: the row "
 		    "decodes, the JSON cell is present and empty");
 		sbuf_reset(&v);
-		myval_binlog(&jc, &tm.cols[3], c[3].p, c[3].n, &v, err,
-		    sizeof(err));
+		myval_binlog(&jc, &tm.cols[3], c[3].p, c[3].n, &v, &err);
 		is_str(v.buf, "null", "json-null: an empty JSON value is null");
 		/* no column in the image: no bytes taken, rows never end */
 		{
 			unsigned char none[8] = { 0 };
 
 			off = 0;
-			ok(bl_image_next(&r, &tm, none, &off, c, err,
-			    sizeof(err)) == -1 && off == 0 &&
-			    strstr(err, "holds no column") != NULL,
-			    "an image naming no column is refused: %s", err);
+			ok(bl_image_next(&r, &tm, none, &off, c, &err) == -1 && off == 0 &&
+			    strstr(err.msg, "holds no column") != NULL,
+			    "an image naming no column is refused: %s", err.msg);
 		}
 		bl_table_map_release(&tm);
 		fx_hex_release(&h);
@@ -631,21 +624,19 @@ test_binary_pad(void)
 	struct bl_col vb = { .type = FT_VARCHAR, .meta = 4 };
 	struct my_col c, vc;
 	struct sbuf v = SBUF_INIT;
-	char err[256];
+	struct p2o_err err;
 
-	ok(my_col_init(&c, "b", "binary", "binary(4)", NULL, 0, err,
-	    sizeof(err)) == 0 && c.kind == MK_BINARY && c.pad == 4,
+	ok(my_col_init(&c, "b", "binary", "binary(4)", NULL, 0, &err) == 0 && c.kind == MK_BINARY && c.pad == 4,
 	    "binary(4): four bytes a value");
-	my_col_init(&vc, "vb", "varbinary", "varbinary(4)", NULL, 0, err,
-	    sizeof(err));
-	myval_binlog(&c, &b, cell, sizeof(cell), &v, err, sizeof(err));
+	my_col_init(&vc, "vb", "varbinary", "varbinary(4)", NULL, 0, &err);
+	myval_binlog(&c, &b, cell, sizeof(cell), &v, &err);
 	is_str(v.buf, "\"AQIAAA==\"", "binary(4) from the binlog: padded "
 	    "with zero bytes");
 	sbuf_reset(&v);
 	myval_text(&c, "\x01\x02\0\0", 4, &v);
 	is_str(v.buf, "\"AQIAAA==\"", "binary(4) from a SELECT: the same");
 	sbuf_reset(&v);
-	myval_binlog(&vc, &vb, cell, sizeof(cell), &v, err, sizeof(err));
+	myval_binlog(&vc, &vb, cell, sizeof(cell), &v, &err);
 	is_str(v.buf, "\"AQI=\"", "varbinary(4): as it is");
 	my_col_release(&c);
 	my_col_release(&vc);
@@ -665,7 +656,7 @@ test_uncompress(void)
 	uLongf zn = sizeof(z);
 	struct sbuf out = SBUF_INIT;
 	struct bl_query q;
-	char err[256];
+	struct p2o_err err;
 	uint8_t plain = 0;
 	size_t n;
 
@@ -677,8 +668,7 @@ test_uncompress(void)
 	body[n++] = (unsigned char)strlen(sql);
 	memcpy(body + n, z, zn);
 	n += zn;
-	ok(bl_uncompress(NULL, BL_QUERY_COMPRESSED, body, n, &plain, &out, err,
-	    sizeof(err)) == 0 && plain == BL_QUERY && out.len == sizeof(head) +
+	ok(bl_uncompress(NULL, BL_QUERY_COMPRESSED, body, n, &plain, &out, &err) == 0 && plain == BL_QUERY && out.len == sizeof(head) +
 	    strlen(sql) && bl_query_parse(NULL, (unsigned char *)out.buf,
 	    out.len, &q) == 0 && q.sqllen == strlen(sql) &&
 	    memcmp(q.sql, sql, q.sqllen) == 0 && q.dblen == 3,
@@ -686,8 +676,8 @@ test_uncompress(void)
 #define REFUSED(blen, why) do {						\
 	sbuf_reset(&out);						\
 	ok(bl_uncompress(NULL, BL_QUERY_COMPRESSED, body, blen, &plain,	\
-	    &out, err, sizeof(err)) == -1 && out.len == 0 &&		\
-	    strstr(err, why) != NULL, "refused: %s (%s)", why, err);	\
+	    &out, &err) == -1 && out.len == 0 &&		\
+	    strstr(err.msg, why) != NULL, "refused: %s (%s)", why, err.msg);	\
 } while (0)
 	REFUSED(n - 3, "truncated");
 	REFUSED(sizeof(head) - 2, "too short");
@@ -720,7 +710,7 @@ test_partial(void)
 	struct bl_rows r;
 	struct bl_cell c[8];
 	unsigned char present = 0xff;
-	char err[256];
+	struct p2o_err err;
 	size_t off = 0;
 	int i;
 
@@ -741,7 +731,7 @@ test_partial(void)
 	r.present = r.present2 = &present;
 	r.rows = h.b[0];
 	r.rowslen = h.len[0];
-	ok(bl_image_next(&r, &tm, r.present2, &off, c, err, sizeof(err)) ==
+	ok(bl_image_next(&r, &tm, r.present2, &off, c, &err) ==
 	    1 && off == 37, "partial: the after image is 37 bytes");
 	ok(le32(c[0].p) == 994294 && le32(c[1].p) == 38842347 &&
 	    c[2].n == 4 && c[3].n == 4 && c[4].n == 4 &&
@@ -762,7 +752,7 @@ test_full_events(void)
 	struct bl_cell c[4];
 	const unsigned char *body;
 	size_t blen, off;
-	char err[256];
+	struct p2o_err err;
 	int i, good = 0;
 
 	memset(&f, 0, sizeof(f));
@@ -773,28 +763,25 @@ test_full_events(void)
 	for (i = 0; i < h.n; i++) {
 		if (bl_header_parse(h.b[i], h.len[i], &hd) == -1 ||
 		    hd.size != h.len[i] || bl_event_body(&f, 1, h.b[i], &hd,
-		    &body, &blen, err, sizeof(err)) == -1)
+		    &body, &blen, &err) == -1)
 			continue;
 		good++;
 		if (hd.type == BL_FDE)
-			bl_format_parse(&f, body, blen, err, sizeof(err));
+			bl_format_parse(&f, body, blen, &err);
 		if (hd.type == BL_TABLE_MAP)
-			bl_table_map_parse(&f, body, blen, &tm, err,
-			    sizeof(err));
+			bl_table_map_parse(&f, body, blen, &tm, &err);
 		if (i == 2) {
 			off = 0;
-			ok(bl_rows_parse(&f, hd.type, body, blen, &r, err,
-			    sizeof(err)) == 0 && bl_image_next(&r, &tm,
-			    r.present, &off, c, err, sizeof(err)) == 1 &&
+			ok(bl_rows_parse(&f, hd.type, body, blen, &r, &err) == 0 && bl_image_next(&r, &tm,
+			    r.present, &off, c, &err) == 1 &&
 			    le32(c[0].p) == 1 && off == r.rowslen,
 			    "full-events: db.tbl row 1");
 		}
 		if (i == 4) {
 			/* two INTs logged against a one-TINYINT map */
 			off = 0;
-			ok(bl_rows_parse(&f, hd.type, body, blen, &r, err,
-			    sizeof(err)) == -1 || bl_image_next(&r, &tm,
-			    r.present, &off, c, err, sizeof(err)) == -1 ||
+			ok(bl_rows_parse(&f, hd.type, body, blen, &r, &err) == -1 || bl_image_next(&r, &tm,
+			    r.present, &off, c, &err) == -1 ||
 			    off != r.rowslen, "full-events: a row that does "
 			    "not match its map is not read as one");
 		}
@@ -805,8 +792,7 @@ test_full_events(void)
 	/* one flipped bit fails the CRC */
 	h.b[1][25] ^= 1;
 	bl_header_parse(h.b[1], h.len[1], &hd);
-	ok(bl_event_body(&f, 1, h.b[1], &hd, &body, &blen, err,
-	    sizeof(err)) == -1 && strstr(err, "CRC32") != NULL,
+	ok(bl_event_body(&f, 1, h.b[1], &hd, &body, &blen, &err) == -1 && strstr(err.msg, "CRC32") != NULL,
 	    "full-events: a flipped bit fails the CRC32");
 	bl_table_map_release(&tm);
 	fx_hex_release(&h);

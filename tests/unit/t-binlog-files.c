@@ -53,13 +53,12 @@ static int
 image(const struct bl_rows *r, const struct bl_table_map *tm, size_t *off,
     struct bl_cell *cells)
 {
-	char err[256];
+	struct p2o_err err;
 	int rc;
 
-	rc = bl_image_next(r, tm, r->present, off, cells, err, sizeof(err));
+	rc = bl_image_next(r, tm, r->present, off, cells, &err);
 	if (rc == 1 && r->op == 'u')
-		rc = bl_image_next(r, tm, r->present2, off, cells, err,
-		    sizeof(err)) == 1 ? 1 : -1;
+		rc = bl_image_next(r, tm, r->present2, off, cells, &err) == 1 ? 1 : -1;
 	return rc;
 }
 
@@ -76,7 +75,7 @@ walk(const unsigned char *f, size_t len, struct txn *t, struct sbuf *out,
 	uint64_t ids[8];
 	int nmaps = 0, i;
 	size_t off = 4;
-	char err[512];
+	struct p2o_err err;
 
 	memset(w, 0, sizeof(*w));
 	memset(&fmt, 0, sizeof(fmt));
@@ -96,20 +95,18 @@ walk(const unsigned char *f, size_t len, struct txn *t, struct sbuf *out,
 		}
 		w->events++;
 		w->by_type[h.type]++;
-		if (bl_event_body(&fmt, 1, f + off, &h, &body, &blen, err,
-		    sizeof(err)) == -1) {
+		if (bl_event_body(&fmt, 1, f + off, &h, &body, &blen, &err) == -1) {
 			w->bad_crc++;
 			off += h.size;
 			continue;
 		}
 		if (h.type == BL_FDE)
-			bl_format_parse(&fmt, body, blen, err, sizeof(err));
+			bl_format_parse(&fmt, body, blen, &err);
 		if (h.type == BL_TABLE_MAP) {
 			struct bl_table_map tm;
 
 			memset(&tm, 0, sizeof(tm));
-			if (bl_table_map_parse(&fmt, body, blen, &tm, err,
-			    sizeof(err)) == -1)
+			if (bl_table_map_parse(&fmt, body, blen, &tm, &err) == -1)
 				w->rows_bad++;
 			for (i = 0; i < nmaps && ids[i] != tm.table_id; i++)
 				;
@@ -128,8 +125,7 @@ walk(const unsigned char *f, size_t len, struct txn *t, struct sbuf *out,
 			size_t ro = 0;
 			int rc;
 
-			if (bl_rows_parse(&fmt, h.type, body, blen, &r, err,
-			    sizeof(err)) == -1) {
+			if (bl_rows_parse(&fmt, h.type, body, blen, &r, &err) == -1) {
 				w->rows_bad++;
 			} else {
 				for (i = 0; i < nmaps && ids[i] != r.table_id;
@@ -147,8 +143,8 @@ walk(const unsigned char *f, size_t len, struct txn *t, struct sbuf *out,
 		}
 		if (t != NULL && txn_event(t, f + off, h.size, out) == -1) {
 			if (w->txn_errors++ == 0)
-				snprintf(w->txn_err, sizeof(w->txn_err), "%s",
-				    t->err);
+				snprintf(w->txn_err, sizeof(w->txn_err),
+				    "%.400s", t->err.msg);
 		}
 		off += h.size;
 	}

@@ -416,7 +416,7 @@ test_every_type(void)
 	rows(&s, BL_WRITE_V1, 42, NEVERY);
 	xid(&s);
 	ok(s.rc == 0, "every type: the stream decodes%s%s", s.rc ? ": " : "",
-	    s.t.err);
+	    s.t.err.msg);
 	sbuf_addf(&want, "{\"k\":\"row\",\"op\":\"i\",\"rel\":\"p2o.every\","
 	    "\"v\":%llu,\"key\":[\"id\"],\"new\":{",
 	    (unsigned long long)mypos_coord(1, v));
@@ -452,7 +452,7 @@ static int reload_gone;
 
 static int
 reload_added(void *ctx, const char *db, const char *table,
-    struct my_table *out, char *err, size_t errlen)
+    struct my_table *out, struct p2o_err *err)
 {
 	(void)ctx;
 	reloads++;
@@ -568,8 +568,8 @@ test_ddl(void)
 		e.b[e.n++] = NEVERY + 1;
 		le(&e, 0xffffffffffffffffULL, 4);
 		le(&e, 0xffffffffffffffffULL, 4);
-		ok(feed(&s, &e, 1, 0) == -1 && s.t.exit_code ==
-		    P2O_EXIT_REFUSED && strstr(s.t.err, "PARTIAL_JSON") !=
+		ok(feed(&s, &e, 1, 0) == -1 && s.t.err.code ==
+		    P2O_EXIT_REFUSED && strstr(s.t.err.msg, "PARTIAL_JSON") !=
 		    NULL, "PARTIAL_UPDATE_ROWS stops with exit 69: %s",
 		    s.t.err);
 	}
@@ -616,13 +616,13 @@ test_positions(void)
 	le(&e, 1, 8);
 	ev_end(&e, 1);
 	e.b[20] ^= 1;
-	ok(txn_event(&s.t, e.b, e.n, &s.out) == -1 && s.t.exit_code ==
+	ok(txn_event(&s.t, e.b, e.n, &s.out) == -1 && s.t.err.code ==
 	    P2O_EXIT_TEMPFAIL && s.out.len == 0, "a CRC32 mismatch: exit 75");
 	/* a compressed event whose compressed part is not one */
 	ev_begin(&e, BL_QUERY_COMPRESSED, 0, 0);
 	le(&e, 0, 20);
 	ev_end(&e, 1);
-	ok(txn_event(&s.t, e.b, e.n, &s.out) == -1 && s.t.exit_code ==
+	ok(txn_event(&s.t, e.b, e.n, &s.out) == -1 && s.t.err.code ==
 	    P2O_EXIT_DATA && s.out.len == 0, "a compressed event that does "
 	    "not inflate stops with exit 65, nothing written");
 	stream_close(&s);

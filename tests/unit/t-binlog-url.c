@@ -16,7 +16,7 @@ struct st_mysql_client_plugin *mysql_client_find_plugin(MYSQL *,
 	    const char *, int);
 
 #include "tap.h"
-#include "../../capture-mysql/server.h"
+#include "mysql/myconn.h"
 
 static int
 parses(const char *url, const char *user, const char *pw, const char *host,

@@ -11,7 +11,7 @@
 #include "jscan.h"
 #include "p2o.h"
 #include "sbuf.h"
-#include "../../capture-pg/capture.h"
+#include "../../capture-pg/capture-pg.h"
 
 /* a message under construction */
 struct msg {
@@ -473,8 +473,8 @@ expect_error(const struct msg *m, int code, const char *err, const char *what)
 	size_t before = out.len;
 
 	is_int(dec(m), -1, "%s", what);
-	is_str(d.err, err, "  message");
-	is_int(d.exit_code, code, "  exit code");
+	is_str(d.err.msg, err, "  message");
+	is_int(d.err.code, code, "  exit code");
 	is_int(out.len, before, "  nothing appended");
 }
 

@@ -8,7 +8,7 @@
 #include "tap.h"
 #include "jscan.h"
 #include "sbuf.h"
-#include "../../capture-pg/capture.h"
+#include "../../capture-pg/capture-pg.h"
 
 static const struct {
 	uint32_t oid;

@@ -14,7 +14,7 @@
 #include "jscan.h"
 #include "sbuf.h"
 #include "tap.h"
-#include "../../capture-pg/capture.h"
+#include "../../capture-pg/capture-pg.h"
 #include "../../loader/loader.h"
 #include "../../shaper/shaper.h"
 

@@ -36,7 +36,7 @@ for name in "${names[@]}"; do
 				and a.attnum = any(i.indkey)
 				where i.indisprimary and i.indrelid = 'public.$t'::regclass"
 		done
-		# the walsender's session settings (capture-pg/slot.c)
+		# the session settings every value is read in (lib/pg/pgtypes.h)
 		psql_q -c "set DateStyle = ISO" -c "set TimeZone = UTC" \
 			-c "set extra_float_digits = 3" -c "set IntervalStyle = iso_8601" \
 			-c "set bytea_output = hex" \

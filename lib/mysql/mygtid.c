@@ -1,5 +1,5 @@
 /*
- * gtid.c - GTID sets and the position text. A MySQL set is, per server
+ * mygtid.c - GTID sets and the position text. A MySQL set is, per server
  * uuid, a list of half-open intervals of transaction numbers; a MariaDB
  * set is, per replication domain, the last GTID (domain-server-seq). The
  * position text "binlog.000004:1234;gtid=<set>" is what a checkpoint
@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "binlog.h"
+#include "mygtid.h"
+#include "mybytes.h"
 #include "hex.h"
 
 void

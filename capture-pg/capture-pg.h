@@ -1,19 +1,24 @@
 /*
- * capture.h - capture-pg: reads a PostgreSQL logical replication slot
+ * capture-pg.h - capture-pg: reads a PostgreSQL logical replication slot
  * (pgoutput) and writes event frames (framing.md §4) on stdout.
  *
  * Modules:
  *   pgoutput.c  pgoutput messages -> event frames (pure: no I/O)
- *   types.c     PostgreSQL type output text -> JSON values; LSN text
+ *   slot.c      the startup checks, the publication, the slot, and
+ *               START_REPLICATION
+ *   walstream.c the walsender's side of the capture loop: CopyData in,
+ *               standby status updates out, never past the ack
  */
-#ifndef CAPTURE_H
-#define CAPTURE_H
+#ifndef CAPTURE_PG_H
+#define CAPTURE_PG_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include "err.h"
 #include "outq.h"
 #include "sbuf.h"
 #include "lsn.h"
+#include "pg/pgtypes.h"
 
 /* pgoutput.c */
 
@@ -22,11 +27,16 @@ struct pgo_column {
 	uint32_t typoid;
 	int32_t	 typmod;
 	int	 key;		/* part of the key frames carry in "key" */
+	int	 skip;		/* a followed child's column its parent lacks:
+				 * left out of every image */
 };
 
 struct pgo_rel {
 	uint32_t oid;
-	char	*qname;		/* "schema.table" as the source names it */
+	char	*qname;		/* "schema.table" rows are filed under: the
+				 * source's name, or the parent's for a
+				 * followed child (pgo_follow) */
+	char	*child;		/* a followed child's own name, else NULL */
 	char	 ident;		/* replica identity: 'd', 'n', 'f' or 'i' */
 	int	 ncols;
 	struct pgo_column *cols;
@@ -48,6 +58,13 @@ struct pgo_keydef {
 				 * filed by their content) */
 };
 
+/* an inheritance child whose rows are filed under its parent */
+struct pgo_follow {
+	char	*child, *parent;
+	int	 ncols;
+	char	**cols;		/* the parent's columns: all a row carries */
+};
+
 struct pgo_counters {
 	uint64_t inserts, updates, deletes, truncates, commits, drift, messages;
 };
@@ -59,6 +76,8 @@ struct pgo_decoder {
 	size_t		 ntypes, captypes;
 	struct pgo_keydef *keydefs;
 	size_t		 nkeydefs;
+	struct pgo_follow *follows;
+	size_t		 nfollows;
 
 	/* the open transaction, between Begin and Commit */
 	int		 in_txn;
@@ -69,8 +88,7 @@ struct pgo_decoder {
 
 	uint64_t	 last_commit;	/* end LSN of the last Commit, 0 before */
 	struct pgo_counters n;
-	int		 exit_code;	/* with -1: the framing.md §8 exit code */
-	char		 err[256];	/* with -1: why, for the log */
+	struct p2o_err	 err;		/* with -1: why, and the exit code */
 	struct sbuf	 json;		/* scratch for one frame's JSON */
 };
 
@@ -79,11 +97,11 @@ void	pgo_release(struct pgo_decoder *);
 /*
  * Decode ONE pgoutput message: the XLogData payload after the 25-byte 'w'
  * header. Appends zero or more frames to out (commit, row, truncate,
- * drift). Returns 0, or -1 with d->err set and d->exit_code =
- * P2O_EXIT_REFUSED (a row for a table without a key) or P2O_EXIT_TEMPFAIL
- * (malformed or unexpected message: a protocol error mid-stream). On -1
- * nothing was appended to out. Only protocol version 1 messages, text
- * tuples: streamed and two-phase messages are refused.
+ * drift). Returns 0, or -1 with d->err: P2O_EXIT_REFUSED (a row for a
+ * table without a key, a truncate of part of a followed tree) or
+ * P2O_EXIT_TEMPFAIL (malformed or unexpected message: a protocol error
+ * mid-stream). On -1 nothing was appended to out. Only protocol version
+ * 1 messages, text tuples: streamed and two-phase messages are refused.
  */
 int	pgo_decode(struct pgo_decoder *, const unsigned char *msg, size_t len,
 	    struct sbuf *out);
@@ -91,43 +109,38 @@ int	pgo_decode(struct pgo_decoder *, const unsigned char *msg, size_t len,
  * With REPLICA IDENTITY FULL pgoutput flags every column as key; if the
  * caller knows the table's primary key (from pg_index), it registers it
  * here, before or after the Relation message arrives, and rows then carry
- * that key. For the default identity or an identity index it only orders
- * the flagged columns, and is ignored unless it names exactly them; a key
- * naming a column the relation lacks is ignored (the key falls back to
- * what pgoutput flagged).
+ * that key. For the default identity or an identity index it is used when
+ * every column it names is flagged (old tuples carry the flagged ones),
+ * and ignored otherwise; a key naming a column the relation lacks is
+ * ignored (the key falls back to what pgoutput flagged).
  */
 void	pgo_set_key(struct pgo_decoder *, const char *qname,
 	    const char *const *cols, int ncols);
 /* rows of table qname may come without a key: it is synced append-only,
  * each row filed under the hash of its content; they carry "key": [] */
 void	pgo_allow_keyless(struct pgo_decoder *, const char *qname);
+/*
+ * An inheritance child of a synced table: the publication carries its
+ * changes under its own name, and they are rows of the parent (the load
+ * reads them through it). Its rows are filed under parent, with only the
+ * parent's columns cols. A truncate must then name the whole tree
+ * (TRUNCATE parent), since a TRUNCATE of one child, or of ONLY the parent,
+ * cannot be told apart in the parent's index: it stops the stream (69).
+ */
+void	pgo_follow(struct pgo_decoder *, const char *child, const char *parent,
+	    const char *const *cols, int ncols);
 /* the cached relation, or NULL; valid until the next pgo_decode */
 const struct pgo_rel *pgo_rel_find(const struct pgo_decoder *, uint32_t oid);
-
-/* types.c */
-
-/* microseconds between 1970-01-01 and PostgreSQL's epoch 2000-01-01 */
-#define PG_EPOCH_OFFSET_US	946684800000000LL
-
-/*
- * Append the JSON value for a column of type typoid whose output-function
- * text is text[0..len) (session: DateStyle=ISO, TimeZone=UTC,
- * extra_float_digits=3, IntervalStyle=iso_8601, bytea_output=hex). Never
- * fails: text that does not parse as its type becomes a JSON string.
- * The table is in capture-pg/README.md.
- */
-void	pgtype_to_json(uint32_t typoid, const char *text, size_t len,
-	    struct sbuf *out);
 
 /* slot.c */
 
 struct config;
 struct pg_conn;			/* libpq's PGconn */
+struct pgcat_table;
 
 /*
  * The two connections and what the startup checks learned. Every call
- * returns 0, or -1 with err (no secret in it) and exit_code (framing.md
- * §8) set; none of them exits.
+ * returns 0, or -1 with err (no secret in it); none of them exits.
  */
 struct pg_source {
 	struct pg_conn *sql;	/* catalogue checks, the publication */
@@ -135,12 +148,13 @@ struct pg_source {
 	char	 dbname[128];	/* current_database(), for the slot check */
 	uint64_t confirmed;	/* the slot's confirmed_flush_lsn */
 	uint64_t start;		/* where START_REPLICATION began */
-	int	*append;	/* per sync section: its table has no replica
+	struct pgcat_table *tables;	/* per sync section, its catalogue */
+	int	 ntables;
+	int	*append;	/* per sync section: its tree lacks a replica
 				 * identity and goes in <publication>_append,
 				 * which publishes inserts and truncates only */
 	int	 nappend;
-	int	 exit_code;
-	char	 err[768];
+	struct p2o_err err;
 };
 
 void	slot_init(struct pg_source *);
@@ -150,11 +164,13 @@ int	slot_connect_sql(struct pg_source *, const struct config *);
 int	slot_check_server(struct pg_source *);
 /* every configured table exists and has a key (or is append-only), and
  * every column an identity reads from a before-image is there (in the
- * replica identity, or REPLICA IDENTITY FULL); registers its key */
+ * replica identity, or REPLICA IDENTITY FULL), in it and in every table
+ * under it (pgcat_check_images); registers its key and its inheritance
+ * children with the decoder */
 int	slot_check_tables(struct pg_source *, const struct config *,
 	    struct pgo_decoder *);
 int	slot_ensure_publication(struct pg_source *, const struct config *);
-/* the walsender connection, with the session settings types.c expects */
+/* the walsender connection (lib/pg/pgconn.c) */
 int	slot_connect_repl(struct pg_source *, const struct config *);
 int	slot_ensure_slot(struct pg_source *, const struct config *);
 /* refuses a checkpoint behind the slot (66); START_REPLICATION at
@@ -162,50 +178,30 @@ int	slot_ensure_slot(struct pg_source *, const struct config *);
 int	slot_start(struct pg_source *, const struct config *,
 	    uint64_t start_lsn);
 
-/* stream.c */
+/* walstream.c */
 
-#include <signal.h>
+struct capture_ops;
 
-struct ctl;
+#define WALSTREAM_STATUS_MS		10000	/* standby status update */
+#define WALSTREAM_PAUSED_STATUS_MS	1000	/* the same while the socket
+						 * is left unread */
 
-/* frames waiting for stdout above this stop reads from the server */
-#define STREAM_OUT_CAP		(256 * 1024)
-#define STREAM_STATUS_MS	10000	/* standby status update interval */
-#define STREAM_PAUSED_STATUS_MS	1000	/* the same while the socket is unread */
-#define STREAM_POS_MS		1000	/* at most one idle pos frame per 1 s */
-#define STREAM_STATS_MS		1000
-#define STREAM_DRAIN_MS		30000	/* shutdown: wait for the last ack */
-
-struct stream {
+/* the walsender's side of the capture loop (lib/capture.h) */
+struct walstream {
 	struct pg_conn *conn;
 	struct pgo_decoder *dec;
-	struct ctl *ctl;
-	const volatile sig_atomic_t *stop;	/* set by SIGTERM/SIGINT */
-
-	struct outq out;	/* frames not yet on stdout (fd -1 once closed) */
-
 	uint64_t start;		/* confirmed at START_REPLICATION */
 	uint64_t received;	/* highest LSN seen from the server */
 	uint64_t walend;	/* the last keepalive's walEnd */
 	uint64_t acked;		/* the supervisor's last ack */
 	uint64_t flushed;	/* the flush LSN last sent to the server */
 	uint64_t last_pos;	/* the last pos frame's position */
-	long long last_status_ms, last_pos_ms, last_stats_ms;
-	int	 reply_pending;	/* the server asked; answered at the next slot */
-	uint64_t stats_sent[7];	/* one per counter stream.c reports */
-
-	int	 exit_code;
-	char	 err[768];
+	long long last_status_ms;
+	int	 reply_pending;	/* the server asked: answered soon */
 };
 
-void	stream_init(struct stream *, struct pg_conn *, struct pgo_decoder *,
-	    struct ctl *, uint64_t start, const volatile sig_atomic_t *stop);
-void	stream_release(struct stream *);
-/*
- * The one poll loop: the server's CopyData, stdout, fd 3. Returns 0 after
- * a clean shutdown (stop set, frames flushed, stdout closed, the last ack
- * confirmed), or a framing.md §8 exit code with err set.
- */
-int	stream_run(struct stream *);
+void	walstream_init(struct walstream *, struct pg_conn *,
+	    struct pgo_decoder *, uint64_t start);
+extern const struct capture_ops walstream_ops;
 
 #endif

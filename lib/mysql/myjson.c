@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "binlog.h"
+#include "myjson.h"
+#include "mybytes.h"
+#include "myval.h"
 #include "jscan.h"
 
 #define JSON_MAX_DEPTH	100	/* MySQL's own limit */

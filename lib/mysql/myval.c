@@ -17,14 +17,11 @@
 #include <strings.h>
 #include <time.h>
 
-#include "binlog.h"
-
-static int
-fail(char *err, size_t errlen, const char *fmt, const char *a, int b)
-{
-	snprintf(err, errlen, fmt, a, b);
-	return -1;
-}
+#include "myval.h"
+#include "p2o.h"
+#include "mybytes.h"
+#include "myconn.h"
+#include "myjson.h"
 
 void
 my_col_release(struct my_col *c)
@@ -106,7 +103,7 @@ is(const char *dt, const char *const *names)
 int
 my_col_init(struct my_col *c, const char *name, const char *data_type,
     const char *column_type, const char *charset, int json_check,
-    char *err, size_t errlen)
+    struct p2o_err *e)
 {
 	static const char *const ints[] = { "tinyint", "smallint",
 	    "mediumint", "int", "integer", "bigint", NULL };
@@ -142,7 +139,7 @@ my_col_init(struct my_col *c, const char *name, const char *data_type,
 	else if (strcasecmp(dt, "enum") == 0 || strcasecmp(dt, "set") == 0) {
 		c->kind = strcasecmp(dt, "enum") == 0 ? MK_ENUM : MK_SET;
 		if (parse_labels(c, column_type) == -1)
-			return fail(err, errlen, "column '%s': cannot read the "
+			return p2o_fail(e, P2O_EXIT_DATA, "column '%s': cannot read the "
 			    "labels of its type%.0d", name, 0);
 	} else if (strcasecmp(dt, "date") == 0)
 		c->kind = MK_DATE;
@@ -651,15 +648,14 @@ payload(const struct bl_col *b, const unsigned char **p, size_t *n)
 
 int
 myval_binlog(const struct my_col *c, const struct bl_col *b,
-    const unsigned char *p, size_t n, struct sbuf *out, char *err,
-    size_t errlen)
+    const unsigned char *p, size_t n, struct sbuf *out, struct p2o_err *e)
 {
 	uint64_t u;
 	int64_t i;
 	int fsp = b->meta;
 
 	if (!myval_compatible(c, b))
-		return fail(err, errlen, "column '%s' holds binlog type %d, "
+		return p2o_fail(e, P2O_EXIT_DATA, "column '%s' holds binlog type %d, "
 		    "which its declared type cannot", c->name, b->type);
 	switch (c->kind) {
 	case MK_INT:
@@ -694,7 +690,7 @@ myval_binlog(const struct my_col *c, const struct bl_col *b,
 		sbuf_addc(out, '"');
 		if (my_decimal_text(p, n, b->meta >> 8, b->meta & 0xff,
 		    out) == -1)
-			return fail(err, errlen, "column '%s': a decimal that "
+			return p2o_fail(e, P2O_EXIT_DATA, "column '%s': a decimal that "
 			    "does not decode%.0d", c->name, 0);
 		sbuf_addc(out, '"');
 		break;
@@ -741,7 +737,8 @@ myval_binlog(const struct my_col *c, const struct bl_col *b,
 		break;
 	case MK_JSON:
 		payload(b, &p, &n);
-		if (myjson_to_text(p, n, out, err, errlen) == -1) {
+		if (myjson_to_text(p, n, out, e->msg, sizeof(e->msg)) == -1) {
+			e->code = P2O_EXIT_DATA;
 			put_hex_json(out, p, n);
 			return 1;
 		}
@@ -906,4 +903,63 @@ myval_text(const struct my_col *c, const char *s, size_t n,
 		sbuf_add_jstr(out, s, n);
 		break;
 	}
+}
+
+/* ---- the filter, as MySQL must compute it ---- */
+
+/*
+ * A column in the row filter the loader pushes into its SELECT
+ * (lib/where.h), as the SQL expression whose value is the column's
+ * document form: the shaper compares that form, byte-wise for a string,
+ * exactly for a number, and the pushed-down filter must give the same
+ * answer wherever the shaper's is TRUE or FALSE, or the load would leave
+ * out rows the shaper keeps. So a string is compared as its UTF-8 bytes
+ * (no collation folds case, no PAD SPACE equates "a " with "a"), a date
+ * as its ISO 8601 text, a zero date as NULL. A value whose form SQL cannot
+ * produce exactly (a float's shortest text, base64, JSON) has none: -1.
+ */
+int
+myval_filter_sql(const struct my_col *c, struct sbuf *out)
+{
+	struct sbuf id = SBUF_INIT, text = SBUF_INIT;
+	int rc = 0;
+
+	myconn_ident(&id, c->name);
+	sbuf_addf(&text, "CONVERT(%s USING utf8mb4)", id.buf);
+	switch (c->kind) {
+	case MK_INT:
+	case MK_UINT:
+	case MK_YEAR:
+	case MK_DECIMAL:
+	case MK_SET:	/* an array: the shaper compares it with nothing */
+		sbuf_adds(out, id.buf);
+		break;
+	case MK_BIT:
+		sbuf_addf(out, "CAST(%s AS UNSIGNED)", id.buf);
+		break;
+	case MK_TEXT:
+	case MK_ENUM:
+	case MK_TIME:
+		sbuf_addf(out, "CAST(%s AS BINARY)", text.buf);
+		break;
+	case MK_DATE:
+	case MK_DATETIME:
+	case MK_TIMESTAMP:
+		/* myval_text: a zero date is null, a space becomes a T, a
+		 * timestamp (read in UTC) ends in Z */
+		sbuf_addf(out, "CAST(IF(%s REGEXP '[1-9]', ", text.buf);
+		if (c->kind == MK_DATE)
+			sbuf_adds(out, text.buf);
+		else
+			sbuf_addf(out, "CONCAT(REPLACE(%s, ' ', 'T'), '%s')",
+			    text.buf, c->kind == MK_TIMESTAMP ? "Z" : "");
+		sbuf_adds(out, ", NULL) AS BINARY)");
+		break;
+	default:
+		rc = -1;
+		break;
+	}
+	sbuf_release(&id);
+	sbuf_release(&text);
+	return rc;
 }

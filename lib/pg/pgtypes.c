@@ -1,8 +1,8 @@
 /*
- * types.c - the PostgreSQL type -> JSON value mapping for row frames, and
- * LSN text. It owns the document form of every value (the table in
- * README.md) and works only on the text of a type's output function, as
- * pgoutput sends it; it never sees a connection. Text that does not look
+ * pgtypes.c - the PostgreSQL type -> JSON value mapping for row frames. It
+ * owns the document form of every value (the table in capture-pg/README.md)
+ * and works only on the text of a type's output function, as pgoutput
+ * and COPY send it; it never sees a connection. Text that does not look
  * like its type is never an error: it becomes a JSON string, so a value is
  * never lost and a surprise in the output format cannot stop the stream.
  */
@@ -13,7 +13,7 @@
 
 #include "hex.h"
 #include "jscan.h"
-#include "capture.h"
+#include "pgtypes.h"
 
 /* built-in type OIDs (pg_type.dat); stable across releases */
 enum {
@@ -411,4 +411,11 @@ pgtype_to_json(uint32_t typoid, const char *text, size_t len,
 			out->buf[mark] = '\0';
 		sbuf_add_jstr(out, text, len);
 	}
+}
+
+int
+pgtype_is_string(uint32_t typoid)
+{
+	return typoid == OID_TEXT || typoid == OID_VARCHAR ||
+	    typoid == OID_BPCHAR;
 }

@@ -1,0 +1,240 @@
+/*
+ * capture.c - a capture's poll loop (capture.h), for every source. Owns
+ * the phases of a shutdown (stop reading, empty and close stdout, wait
+ * for the last ack, end the server's side), back-pressure (above
+ * CAPTURE_OUT_CAP the server is left unread, so its send buffer fills
+ * and it waits), the pace of bare pos frames and of stats, and that the
+ * only positions a source hears of are the supervisor's acks.
+ *
+ * It never reads the server's bytes or decodes anything (the source's
+ * callbacks do) and never exits.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "ctl.h"
+#include "log.h"
+#include "msg.h"
+#include "p2o.h"
+#include "xio.h"
+
+enum phase {
+	RUNNING,	/* streaming */
+	DRAINING,	/* stop asked: emptying the stdout buffer */
+	AWAITING_ACK,	/* stdout closed: waiting for the last ack */
+	FINISHING,	/* the server's side is ending */
+};
+
+static const enum msg_counter stat_ids[CAPTURE_NSTATS] = {
+	MC_EVENTS_INSERT, MC_EVENTS_UPDATE, MC_EVENTS_DELETE,
+	MC_EVENTS_TRUNCATE, MC_COMMITS, MC_CONFIRMED_POS, MC_RECEIVED_POS,
+};
+
+void
+capture_init(struct capture *c, const struct capture_ops *ops, void *src,
+    struct ctl *ctl, const volatile sig_atomic_t *stop)
+{
+	memset(c, 0, sizeof(*c));
+	c->ops = ops;
+	c->src = src;
+	c->ctl = ctl;
+	c->stop = stop;
+	outq_init(&c->out, P2O_FD_OUT);
+}
+
+void
+capture_release(struct capture *c)
+{
+	outq_close(&c->out);
+}
+
+/* err for a failed system call; returns the exit code */
+static int
+sys_failed(struct capture *c, int code, const char *what)
+{
+	p2o_fail(&c->err, code, "%s: %s", what, strerror(errno));
+	return code;
+}
+
+static const char *
+where(const struct capture *c, char *buf, size_t len)
+{
+	c->ops->where(c->src, buf, len);
+	return buf;
+}
+
+/* a transaction-less stretch of log still moves the checkpoint, at most
+ * once a second */
+static void
+emit_pos(struct capture *c, long long now)
+{
+	if (!c->ops->pos_owed(c->src) || now - c->last_pos_ms < CAPTURE_POS_MS)
+		return;
+	c->ops->put_pos(c->src, &c->out.buf);
+	c->last_pos_ms = now;
+}
+
+/* 0, 1 when the supervisor has closed fd 3, -1 on error */
+static int
+send_stats(struct capture *c, long long now)
+{
+	uint64_t v[CAPTURE_NSTATS];
+	int rc;
+
+	if (now - c->last_stats_ms < CAPTURE_STATS_MS)
+		return 0;
+	/* the poll timeout follows last_stats_ms: move it even when
+	 * nothing changed, or the loop would spin */
+	c->last_stats_ms = now;
+	c->ops->counters(c->src, c->acked, v);
+	rc = ctl_send_stats(c->ctl, c->ops->tool, stat_ids, v, c->stats_sent,
+	    CAPTURE_NSTATS);
+	if (rc == -1)
+		sys_failed(c, P2O_EXIT_TEMPFAIL, "control fd 3");
+	return rc;
+}
+
+/* acks from the supervisor; *eof once it closed fd 3 */
+static int
+read_ctl(struct capture *c, int *eof)
+{
+	uint64_t before = c->acked;
+
+	if (ctl_read_acks(c->ctl, &c->acked, eof, &c->err.code, c->err.msg,
+	    sizeof(c->err.msg)) == -1)
+		return -1;
+	if (c->acked > before)
+		return c->ops->acked(c->src, c->acked, &c->err);
+	return 0;
+}
+
+int
+capture_run(struct capture *c)
+{
+	const struct capture_ops *o = c->ops;
+	enum phase phase = RUNNING;
+	struct pollfd pfd[3];
+	int npfd, rc, i, ctl_on, ctl_eof = 0, done = 0, reading;
+	int sock = o->socket(c->src);
+	long long now, wake, deadline = 0;
+	char at[600];
+
+	ctl_on = ctl_active(c->ctl);
+	/* a full pipe must not stop the source's own duties (the status
+	 * updates a walsender times out without): stdout is polled */
+	if (set_nonblock(c->out.fd, 1) == -1)
+		return sys_failed(c, P2O_EXIT_INTERNAL, "stdout");
+
+	for (;;) {
+		now = now_ms();
+		if (phase == RUNNING && *c->stop) {
+			log_info("stopping: read up to %s; flushing stdout",
+			    where(c, at, sizeof(at)));
+			phase = DRAINING;
+		}
+		if (phase == RUNNING) {
+			if (o->read(c->src, &c->out, now, &c->err) == -1)
+				return c->err.code;
+			emit_pos(c, now);
+		}
+		if (c->out.fd >= 0 && outq_write(&c->out) == -1)
+			return sys_failed(c, P2O_EXIT_TEMPFAIL, "stdout");
+		if (phase == DRAINING && outq_pending(&c->out) == 0) {
+			close(c->out.fd);
+			c->out.fd = -1;
+			phase = AWAITING_ACK;
+			deadline = now + CAPTURE_DRAIN_MS;
+			if (ctl_on && !ctl_eof)
+				log_info("stdout closed; waiting up to %d s "
+				    "for the last ack",
+				        CAPTURE_DRAIN_MS / 1000);
+		}
+		if (phase == AWAITING_ACK && (!ctl_on || ctl_eof ||
+		    now >= deadline)) {
+			if (ctl_on && !ctl_eof)
+				log_warnx("no end of control fd 3 within %d s; "
+				    "acknowledging nothing more",
+				    CAPTURE_DRAIN_MS / 1000);
+			rc = o->finish ? o->finish(c->src, &c->err) : 0;
+			if (rc == -1)
+				return c->err.code;
+			if (rc == 0)
+				break;
+			phase = FINISHING;
+			deadline = now + CAPTURE_FINISH_MS;
+		}
+		if (phase == FINISHING && (done || now >= deadline))
+			break;
+		/*
+		 * While the socket is left unread the server's own messages
+		 * wait in it unanswered: only the source's duties keep it
+		 * from timing out (a walsender's wal_sender_timeout).
+		 */
+		reading = (phase == RUNNING &&
+		    outq_pending(&c->out) < CAPTURE_OUT_CAP) ||
+		    phase == FINISHING;
+		if (now >= o->due(c->src, reading) && o->tick(c->src, now,
+		    reading, phase == RUNNING, &c->err) == -1)
+			return c->err.code;
+		if (ctl_on && !ctl_eof && (rc = send_stats(c, now)) != 0) {
+			if (rc == -1)
+				return c->err.code;
+			ctl_eof = 1;
+		}
+		/* bytes already in the client library: no need to wait */
+		if (phase == RUNNING && reading && o->buffered &&
+		    o->buffered(c->src))
+			continue;
+
+		npfd = 0;
+		wake = o->due(c->src, reading);
+		if (reading)
+			pfd[npfd++] = (struct pollfd){ sock, POLLIN, 0 };
+		if (c->out.fd >= 0 && outq_pending(&c->out) > 0)
+			pfd[npfd++] = (struct pollfd){ c->out.fd, POLLOUT, 0 };
+		if (ctl_on && !ctl_eof) {
+			pfd[npfd++] = (struct pollfd){ c->ctl->fd, POLLIN, 0 };
+			if (c->last_stats_ms + CAPTURE_STATS_MS < wake)
+				wake = c->last_stats_ms + CAPTURE_STATS_MS;
+		}
+		if (phase == RUNNING && o->pos_owed(c->src) &&
+		    c->last_pos_ms + CAPTURE_POS_MS < wake)
+			wake = c->last_pos_ms + CAPTURE_POS_MS;
+		if (phase >= AWAITING_ACK && deadline < wake)
+			wake = deadline;
+
+		rc = poll(pfd, npfd, wake > now ? (int)(wake - now) : 0);
+		if (rc < 0) {
+			if (errno == EINTR)
+				continue;
+			return sys_failed(c, P2O_EXIT_INTERNAL, "poll");
+		}
+		for (i = 0; i < npfd; i++) {
+			if (pfd[i].revents == 0)
+				continue;
+			/* a readable socket is read at the top; at the end
+			 * the source discards what is still in flight */
+			if (pfd[i].fd == sock && phase == FINISHING)
+				rc = o->finish_read(c->src, &done, &c->err);
+			else if (ctl_on && pfd[i].fd == c->ctl->fd)
+				rc = read_ctl(c, &ctl_eof);
+			else
+				rc = 0;
+			if (rc == -1)
+				return c->err.code;
+		}
+		if (ctl_on && ctl_eof && phase == RUNNING) {
+			/* the supervisor is gone: nothing more will be
+			 * acked, so nothing more is acknowledged */
+			log_warnx("control fd 3 closed; acknowledging nothing "
+			    "more (%s)", where(c, at, sizeof(at)));
+			ctl_on = 0;
+		}
+	}
+	log_info("stopped: %s", where(c, at, sizeof(at)));
+	return 0;
+}

@@ -1,0 +1,89 @@
+/*
+ * capture.h - the one loop of a capture program (capture-pg,
+ * capture-mysql): read the source, write event frames to stdout with
+ * back-pressure, read acks on fd 3, report stats, owe a bare pos frame
+ * when the log moves without a change, and drain on SIGTERM. What differs
+ * between sources is a table of callbacks; the order of the shutdown and
+ * the rule that nothing is acknowledged that was not acked are the loop's.
+ */
+#ifndef CAPTURE_H
+#define CAPTURE_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "outq.h"
+#include "sbuf.h"
+
+struct ctl;
+
+/* frames waiting for stdout above this stop reads from the server */
+#define CAPTURE_OUT_CAP		(256 * 1024)
+#define CAPTURE_POS_MS		1000	/* at most a bare pos frame a second */
+#define CAPTURE_STATS_MS	1000
+#define CAPTURE_DRAIN_MS	30000	/* shutdown: wait for the last ack */
+#define CAPTURE_FINISH_MS	10000	/* then for the server's end */
+
+/* the counters every capture reports, in this order */
+#define CAPTURE_NSTATS		7	/* inserts, updates, deletes, truncates,
+					 * commits, confirmed, received */
+
+struct capture_ops {
+	const char *tool;		/* names the stats frames */
+	/* decode what the server has sent into out, until nothing more is
+	 * waiting or out holds CAPTURE_OUT_CAP: 0, or -1 with err */
+	int	(*read)(void *src, struct outq *out, long long now,
+		    struct p2o_err *);
+	int	(*socket)(void *src);
+	/* 1 when whole messages already wait in the client library, where
+	 * poll cannot see them (NULL: never) */
+	int	(*buffered)(void *src);
+	/* the source's own duties (a standby status update, a silence
+	 * limit): when the next is due, and doing what is due at now;
+	 * reading: the socket is being read; running: not shutting down */
+	long long (*due)(void *src, int reading);
+	int	(*tick)(void *src, long long now, int reading, int running,
+		    struct p2o_err *);
+	/* the supervisor acked this position (it only grows) */
+	int	(*acked)(void *src, uint64_t acked, struct p2o_err *);
+	/* 1 when the log moved past the last frame that carried a position,
+	 * outside any transaction: put_pos appends that pos frame */
+	int	(*pos_owed)(void *src);
+	void	(*put_pos)(void *src, struct sbuf *out);
+	void	(*counters)(void *src, uint64_t acked,
+		    uint64_t v[CAPTURE_NSTATS]);
+	/* after the last ack: end the server's side. 1 when its end is to
+	 * be waited for (finish_read, once the socket is readable, sets
+	 * *done), 0 when there is none, -1 with err. NULL: none */
+	int	(*finish)(void *src, struct p2o_err *);
+	int	(*finish_read)(void *src, int *done, struct p2o_err *);
+	/* where the stream is, for the log */
+	void	(*where)(void *src, char *buf, size_t len);
+};
+
+struct capture {
+	const struct capture_ops *ops;
+	void	*src;
+	struct ctl *ctl;
+	const volatile sig_atomic_t *stop;	/* set by SIGTERM/SIGINT */
+	struct outq out;	/* frames not yet on stdout (fd -1: closed) */
+	uint64_t acked;		/* the supervisor's last ack */
+	long long last_pos_ms, last_stats_ms;
+	uint64_t stats_sent[CAPTURE_NSTATS];
+	struct p2o_err err;
+};
+
+/* capture.c */
+void	capture_init(struct capture *, const struct capture_ops *, void *src,
+	    struct ctl *, const volatile sig_atomic_t *stop);
+void	capture_release(struct capture *);
+/*
+ * Until a clean shutdown (stop set, stdout flushed and closed, the last
+ * ack taken, the server's side ended): 0, or a framing.md §8 exit code
+ * with err set.
+ */
+int	capture_run(struct capture *);
+
+#endif

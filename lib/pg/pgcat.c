@@ -1,0 +1,577 @@
+/*
+ * pgcat.c - the catalogue questions about a synced table and the answers
+ * every program must agree on: the columns pgoutput sends, the replica
+ * identity, the key rows are filed by (pgcat.h states the rule; this is
+ * the only place it is written), the tables a publication of it carries
+ * with it, and whether each of them keeps what a document's identity
+ * reads in a row's before-image.
+ *
+ * It reads the catalogue and nothing else: no row of data, no DDL, and it
+ * never exits. It logs the tables a refusal names, since a refusal must
+ * name every one of them and a message holds only so many.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "config.h"
+#include "log.h"
+#include "p2o.h"
+#include "pgcat.h"
+#include "pgconn.h"
+#include "sbuf.h"
+#include "where.h"
+
+static const char find_sql[] =
+    "SELECT c.oid, c.relkind, c.relreplident "
+    "FROM pg_catalog.pg_class c "
+    "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE n.nspname = $1 AND c.relname = $2";
+
+/* the replica identity's columns in key order: the identity index when
+ * the table names one, else the primary key (what pgoutput flags) */
+static const char identity_sql[] =
+    "SELECT a.attname FROM pg_catalog.pg_class c "
+    "JOIN pg_catalog.pg_index i ON i.indrelid = c.oid AND "
+    "  (CASE c.relreplident WHEN 'i' THEN i.indisreplident "
+    "   ELSE i.indisprimary END) "
+    "CROSS JOIN LATERAL pg_catalog.unnest(i.indkey::pg_catalog.int2[]) "
+    "  WITH ORDINALITY AS k(attnum, ord) "
+    "JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid "
+    "  AND a.attnum = k.attnum "
+    "WHERE c.oid = $1 ORDER BY k.ord";
+
+/*
+ * Every column, by attnum: its type (the exact one, which a boundary is
+ * cast to: bit(4), not bit), whether pgoutput sends it (from PostgreSQL
+ * 15 a publication may list columns; generated columns never), whether a
+ * value may be stored out of line (a variable length type whose storage
+ * allows it, unless a varchar(n) or char(n) too short to ever reach the
+ * TOAST threshold, about 2 kB at 4 bytes a character) and whether the
+ * role may read it.
+ */
+#define COLUMNS_HEAD \
+    "SELECT a.attname, a.atttypid, " \
+    "pg_catalog.format_type(a.atttypid, a.atttypmod), "
+#define COLUMNS_TAIL \
+    ", a.attlen = -1 AND a.attstorage IN ('x', 'e') " \
+    "AND NOT (a.atttypid IN ('pg_catalog.varchar'::pg_catalog.regtype, " \
+    "'pg_catalog.bpchar'::pg_catalog.regtype) " \
+    "AND a.atttypmod BETWEEN 5 AND 504), " \
+    "pg_catalog.has_column_privilege(a.attrelid, a.attnum, 'SELECT') " \
+    "FROM pg_catalog.pg_attribute a WHERE a.attrelid = $1 " \
+    "AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum"
+static const char columns15_sql[] = COLUMNS_HEAD
+    "a.attgenerated = '' AND ($2 = '' OR a.attnum = ANY (coalesce(("
+    "SELECT pr.prattrs::pg_catalog.int2[] "
+    "FROM pg_catalog.pg_publication_rel pr "
+    "JOIN pg_catalog.pg_publication p ON p.oid = pr.prpubid "
+    "WHERE p.pubname = $2 AND pr.prrelid = a.attrelid), "
+    "ARRAY[a.attnum])))" COLUMNS_TAIL;
+static const char columns12_sql[] = COLUMNS_HEAD
+    "a.attgenerated = ''" COLUMNS_TAIL;
+static const char columns10_sql[] = COLUMNS_HEAD "true" COLUMNS_TAIL;
+
+/* what a publication of the table carries with it: its inheritance
+ * children and partitions, at every depth (pg_inherits holds both) */
+static const char tree_sql[] =
+    "WITH RECURSIVE tree(oid) AS ("
+    "  SELECT i.inhrelid FROM pg_catalog.pg_inherits i "
+    "  WHERE i.inhparent = $1 "
+    "  UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i "
+    "  JOIN tree t ON i.inhparent = t.oid) "
+    "SELECT c.oid, n.nspname, c.relname, c.relispartition, c.relreplident, "
+    "c.relkind "
+    "FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.oid "
+    "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE c.relkind IN ('r', 'p') ORDER BY 2, 3";
+
+static const char names_sql[] =
+    "SELECT a.attname FROM pg_catalog.pg_attribute a "
+    "WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped "
+    "ORDER BY a.attnum";
+
+/* the first column of every row, as heap strings */
+static int
+strings(struct pg_conn *c, const char *what, const char *sql, uint32_t oid,
+    char ***v, int *n, struct p2o_err *e)
+{
+	char buf[16];
+	const char *params[1] = { buf };
+	PGresult *res;
+	int i;
+
+	snprintf(buf, sizeof(buf), "%u", oid);
+	if ((res = pgconn_query(c, what, sql, 1, params, e)) == NULL)
+		return -1;
+	*n = PQntuples(res);
+	*v = xcalloc((size_t)*n + 1, sizeof(char *));
+	for (i = 0; i < *n; i++)
+		(*v)[i] = xstrdup(PQgetvalue(res, i, 0));
+	PQclear(res);
+	return 0;
+}
+
+static void
+free_strings(char **v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static int
+in_names(char *const *names, int n, const char *s)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(names[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+void
+pgcat_table_release(struct pgcat_table *t)
+{
+	int i;
+
+	for (i = 0; i < t->ncols; i++) {
+		free(t->cols[i].name);
+		free(t->cols[i].type);
+	}
+	for (i = 0; i < t->nrels; i++) {
+		free(t->rels[i].qname);
+		free_strings(t->rels[i].idkey, t->rels[i].nidkey);
+		free_strings(t->rels[i].cols, t->rels[i].ncols);
+	}
+	free(t->cols);
+	free(t->idkey);
+	free(t->key);
+	free(t->rels);
+	memset(t, 0, sizeof(*t));
+}
+
+const struct pgcat_column *
+pgcat_column(const struct pgcat_table *t, const char *name)
+{
+	int i;
+
+	for (i = 0; i < t->ncols; i++)
+		if (strcmp(t->cols[i].name, name) == 0)
+			return &t->cols[i];
+	return NULL;
+}
+
+static int
+column_index(const struct pgcat_table *t, const char *name)
+{
+	const struct pgcat_column *c = pgcat_column(t, name);
+
+	return c == NULL ? -1 : (int)(c - t->cols);
+}
+
+static int
+find(struct pg_conn *c, struct pgcat_table *t, struct p2o_err *e)
+{
+	const struct sync_section *sec = t->sec;
+	const char *params[2] = { sec->schema, sec->table };
+	PGresult *res;
+	const char *kind;
+
+	if ((res = pgconn_query(c, "reading the catalogue", find_sql, 2,
+	    params, e)) == NULL)
+		return -1;
+	if (PQntuples(res) == 0) {
+		PQclear(res);
+		return p2o_fail(e, P2O_EXIT_REFUSED, "table '%s' does not "
+		    "exist (sync section '%s')", sec->rel, sec->name);
+	}
+	kind = PQgetvalue(res, 0, 1);
+	if (strcmp(kind, "r") != 0 && strcmp(kind, "p") != 0) {
+		p2o_fail(e, P2O_EXIT_REFUSED, "'%s' is not a table (relkind "
+		    "'%s'); only tables have rows in the WAL", sec->rel, kind);
+		PQclear(res);
+		return -1;
+	}
+	t->oid = (uint32_t)strtoul(PQgetvalue(res, 0, 0), NULL, 10);
+	t->kind = kind[0];
+	t->ident = PQgetvalue(res, 0, 2)[0];
+	PQclear(res);
+	return 0;
+}
+
+static int
+columns(struct pg_conn *c, const char *pub, struct pgcat_table *t,
+    struct p2o_err *e)
+{
+	int version = PQserverVersion(c);
+	char oid[16];
+	const char *params[2] = { oid, pub ? pub : "" };
+	PGresult *res;
+	int i;
+
+	snprintf(oid, sizeof(oid), "%u", t->oid);
+	res = pgconn_query(c, "reading the table's columns", version >= 150000 ?
+	    columns15_sql : version >= 120000 ? columns12_sql : columns10_sql,
+	    version >= 150000 ? 2 : 1, params, e);
+	if (res == NULL)
+		return -1;
+	t->ncols = PQntuples(res);
+	t->cols = xcalloc((size_t)t->ncols + 1, sizeof(*t->cols));
+	for (i = 0; i < t->ncols; i++) {
+		t->cols[i].name = xstrdup(PQgetvalue(res, i, 0));
+		t->cols[i].typoid = (uint32_t)strtoul(PQgetvalue(res, i, 1),
+		    NULL, 10);
+		t->cols[i].type = xstrdup(PQgetvalue(res, i, 2));
+		t->cols[i].sent = PQgetvalue(res, i, 3)[0] == 't';
+		t->cols[i].toastable = PQgetvalue(res, i, 4)[0] == 't';
+		t->cols[i].readable = PQgetvalue(res, i, 5)[0] == 't';
+	}
+	PQclear(res);
+	return 0;
+}
+
+static int
+identity(struct pg_conn *c, struct pgcat_table *t, struct p2o_err *e)
+{
+	char **names;
+	int n, i, rc = 0;
+
+	if (strings(c, "reading the table's replica identity", identity_sql,
+	    t->oid, &names, &n, e) == -1)
+		return -1;
+	t->idkey = xcalloc((size_t)n + 1, sizeof(int));
+	for (i = 0; i < n; i++)
+		if ((t->idkey[t->nidkey++] = column_index(t, names[i])) < 0)
+			rc = p2o_fail(e, P2O_EXIT_TEMPFAIL, "table '%s': its "
+			    "replica identity names column '%s', which the "
+			    "catalogue did not list", t->sec->rel, names[i]);
+	free_strings(names, n);
+	return rc;
+}
+
+/* pgcat.h states the rule */
+static int
+choose_key(struct pgcat_table *t, struct p2o_err *e)
+{
+	const struct sync_section *sec = t->sec;
+	int j, ix, k;
+
+	if (t->ident == 'n' && !sec->append_only)
+		return p2o_fail(e, P2O_EXIT_REFUSED, "table '%s' has REPLICA "
+		    "IDENTITY NOTHING; publishing it would make its updates "
+		    "and deletes fail", sec->rel);
+	t->key = xcalloc((size_t)(sec->nprimary_key > t->nidkey ?
+	    sec->nprimary_key : t->nidkey) + 1, sizeof(int));
+	if (sec->primary_key != NULL) {
+		for (j = 0; j < sec->nprimary_key; j++) {
+			if ((ix = column_index(t, sec->primary_key[j])) < 0)
+				return p2o_fail(e, P2O_EXIT_REFUSED, "table "
+				    "'%s' (sync section '%s'): 'primary_key' "
+				    "names column '%s', which the table does "
+				    "not have", sec->rel, sec->name,
+				    sec->primary_key[j]);
+			for (k = 0; k < t->nidkey && t->idkey[k] != ix; k++)
+				;
+			if (t->ident != 'f' && k == t->nidkey)
+				return p2o_fail(e, P2O_EXIT_REFUSED, "table "
+				    "'%s' (sync section '%s'): 'primary_key' "
+				    "names column '%s', which is not in its "
+				    "replica identity: a delete sends only "
+				    "those columns (ALTER TABLE %s REPLICA "
+				    "IDENTITY FULL)", sec->rel, sec->name,
+				    sec->primary_key[j], sec->rel);
+			t->key[t->nkey++] = ix;
+		}
+		return 0;
+	}
+	if (t->nidkey > 0) {
+		memcpy(t->key, t->idkey, (size_t)t->nidkey * sizeof(int));
+		t->nkey = t->nidkey;
+		return 0;
+	}
+	if (sec->append_only)
+		return 0;
+	return p2o_fail(e, P2O_EXIT_REFUSED, "table '%s' has no primary key "
+	    "(sync section '%s'): declare 'append_only: true' for an "
+	    "insert-only table, or name its key with 'primary_key'", sec->rel,
+	    sec->name);
+}
+
+static int
+tree(struct pg_conn *c, struct pgcat_table *t, struct p2o_err *e)
+{
+	char oid[16];
+	const char *params[1] = { oid };
+	struct pgcat_rel *r;
+	PGresult *res;
+	int i;
+
+	snprintf(oid, sizeof(oid), "%u", t->oid);
+	if ((res = pgconn_query(c, "reading the table's inheritance tree",
+	    tree_sql, 1, params, e)) == NULL)
+		return -1;
+	t->nrels = PQntuples(res);
+	t->rels = xcalloc((size_t)t->nrels + 1, sizeof(*t->rels));
+	for (i = 0; i < t->nrels; i++) {
+		r = &t->rels[i];
+		r->oid = (uint32_t)strtoul(PQgetvalue(res, i, 0), NULL, 10);
+		r->qname = xmalloc(strlen(PQgetvalue(res, i, 1)) +
+		    strlen(PQgetvalue(res, i, 2)) + 2);
+		sprintf(r->qname, "%s.%s", PQgetvalue(res, i, 1),
+		    PQgetvalue(res, i, 2));
+		r->partition = PQgetvalue(res, i, 3)[0] == 't';
+		r->ident = PQgetvalue(res, i, 4)[0];
+		r->kind = PQgetvalue(res, i, 5)[0];
+		t->nchildren += !r->partition;
+	}
+	PQclear(res);
+	for (i = 0; i < t->nrels; i++) {
+		r = &t->rels[i];
+		if (strings(c, "reading a replica identity", identity_sql,
+		    r->oid, &r->idkey, &r->nidkey, e) == -1 ||
+		    strings(c, "reading a table's columns", names_sql, r->oid,
+		    &r->cols, &r->ncols, e) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+int
+pgcat_describe(struct pg_conn *c, const char *pub,
+    const struct sync_section *sec, struct pgcat_table *t, struct p2o_err *e)
+{
+	memset(t, 0, sizeof(*t));
+	t->sec = sec;
+	if (find(c, t, e) == -1 || columns(c, pub, t, e) == -1 ||
+	    identity(c, t, e) == -1 || choose_key(t, e) == -1 ||
+	    tree(c, t, e) == -1) {
+		pgcat_table_release(t);
+		return -1;
+	}
+	return 0;
+}
+
+/* a table UPDATE and DELETE keep working on while a publication
+ * publishes them: it has a replica identity */
+static int
+has_identity(char ident, int nidkey)
+{
+	return ident == 'f' || (ident != 'n' && nidkey > 0);
+}
+
+int
+pgcat_tree_has_identity(const struct pgcat_table *t)
+{
+	int i;
+
+	if (!has_identity(t->ident, t->nidkey))
+		return 0;
+	for (i = 0; i < t->nrels; i++)
+		if (t->rels[i].kind == 'r' &&
+		    !has_identity(t->rels[i].ident, t->rels[i].nidkey))
+			return 0;
+	return 1;
+}
+
+/* one table's replica identity, as the checks below read it */
+struct idview {
+	const char *qname;
+	char	 ident;
+	char	**cols;		/* its columns' names */
+	int	 n;
+};
+
+static int
+carries(const struct idview *v, const char *col)
+{
+	return v->ident == 'f' || in_names(v->cols, v->n, col);
+}
+
+/*
+ * A column the shaper reads from a before-image (to delete or move a
+ * document) or from every update (a filter column whose value may be
+ * left out as unchanged TOAST): it must exist, and unless the identity
+ * is FULL it must be in the replica identity.
+ */
+static int
+need_column(const struct pgcat_table *t, const struct idview *v,
+    const char *key, const char *col, int toastable_only, struct p2o_err *e)
+{
+	const struct sync_section *sec = t->sec;
+	const struct pgcat_column *pc;
+
+	if ((pc = pgcat_column(t, col)) == NULL)
+		return p2o_fail(e, P2O_EXIT_REFUSED, "table '%s' (sync section "
+		    "'%s'): '%s' names column '%s', which the table does not "
+		    "have", sec->rel, sec->name, key, col);
+	if (carries(v, col) || (toastable_only && !pc->toastable))
+		return 0;
+	if (v->qname != sec->rel)
+		return p2o_fail(e, P2O_EXIT_REFUSED, "table '%s' (under '%s', "
+		    "sync section '%s'): '%s' names column '%s', which is not "
+		    "in its replica identity (ALTER TABLE %s REPLICA IDENTITY "
+		    "FULL)", v->qname, sec->rel, sec->name, key, col,
+		    v->qname);
+	return p2o_fail(e, P2O_EXIT_REFUSED, "table '%s' (sync section '%s'): "
+	    "'%s' names column '%s', which is not in its replica identity: "
+	    "%s needs the row's before-image (ALTER TABLE %s REPLICA "
+	    "IDENTITY FULL)", sec->rel, sec->name, key, col, toastable_only ?
+	    "an update that leaves its out-of-line value unchanged does not "
+	    "send it, so filtering it" : "deleting or moving a document by "
+	    "it", sec->rel);
+}
+
+static int
+need_template(const struct pgcat_table *t, const struct idview *v,
+    const char *key, const struct tmpl *tm, struct p2o_err *e)
+{
+	int i;
+
+	for (i = 0; i < tm->nparts; i++)
+		if (tm->parts[i].column && need_column(t, v, key,
+		    tm->parts[i].text, 0, e) == -1)
+			return -1;
+	return 0;
+}
+
+/* every column the key, an identity or the filter reads */
+static int
+check_view(const struct pgcat_table *t, const struct idview *v,
+    struct p2o_err *e)
+{
+	const struct sync_section *sec = t->sec;
+	int i;
+
+	for (i = 0; i < t->nkey; i++)
+		if (need_column(t, v, "the key", t->cols[t->key[i]].name, 0,
+		    e) == -1)
+			return -1;
+	if (sec->id && need_template(t, v, "id", &sec->id_t, e) == -1)
+		return -1;
+	if (sec->index_templated &&
+	    need_template(t, v, "index", &sec->index_t, e) == -1)
+		return -1;
+	if (sec->routing && need_column(t, v, "routing", sec->routing, 0,
+	    e) == -1)
+		return -1;
+	if (sec->has_join && sec->join.column && need_column(t, v,
+	    "join.column", sec->join.column, 0, e) == -1)
+		return -1;
+	/* an element that went is found in the before-image */
+	if (sec->has_fan_out && need_column(t, v, "fan_out.column",
+	    sec->fan_out.column, 0, e) == -1)
+		return -1;
+	for (i = 0; sec->where_expr && i < where_ncolumns(sec->where_expr);
+	    i++)
+		if (need_column(t, v, "where", where_column(sec->where_expr, i),
+		    1, e) == -1)
+			return -1;
+	return 0;
+}
+
+/* a join child computes its parent's id from one column: the parent's
+ * id must name its key, and its key only */
+static int
+check_join_parent(const struct pgcat_table *t, struct p2o_err *e)
+{
+	const struct sync_section *sec = t->sec;
+	const char *col = NULL;
+	int i;
+
+	for (i = 0; i < sec->id_t.nparts; i++)
+		if (sec->id_t.parts[i].column)
+			col = sec->id_t.parts[i].text;
+	if (t->nkey != 1 || col == NULL ||
+	    strcmp(t->cols[t->key[0]].name, col) != 0)
+		return p2o_fail(e, P2O_EXIT_REFUSED, "table '%s' (sync section "
+		    "'%s') is a join parent: its 'id' must name its key, a "
+		    "single column, and nothing else, since a child computes "
+		    "its parent's id from one column", sec->rel, sec->name);
+	return 0;
+}
+
+int
+pgcat_check_images(const struct pgcat_table *t, struct p2o_err *e)
+{
+	const struct sync_section *sec = t->sec;
+	struct idview v;
+	struct p2o_err one, first;
+	char **names;
+	int i, bad = 0;
+
+	names = xcalloc((size_t)t->nidkey + 1, sizeof(char *));
+	for (i = 0; i < t->nidkey; i++)
+		names[i] = t->cols[t->idkey[i]].name;
+	v = (struct idview){ sec->rel, t->ident, names, t->nidkey };
+	i = check_view(t, &v, e);
+	free(names);
+	if (i == -1 || (sec->has_join && sec->join.parent == NULL &&
+	    check_join_parent(t, e) == -1))
+		return -1;
+
+	/*
+	 * The descendants' rows are this table's rows: the publication
+	 * carries them (inheritance children unless ONLY, partitions as
+	 * the root), so each must keep its UPDATE and DELETE working and
+	 * carry what the documents' identities read. Every table that
+	 * does not is named, not only the first.
+	 */
+	for (i = 0; i < t->nrels; i++) {
+		const struct pgcat_rel *r = &t->rels[i];
+
+		/* a partitioned partition has no rows: its leaves do */
+		if (r->kind != 'r')
+			continue;
+		p2o_err_clear(&one);
+		if (!has_identity(r->ident, r->nidkey))
+			p2o_fail(&one, P2O_EXIT_REFUSED, "table '%s' (%s '%s') "
+			    "has no replica identity: its own UPDATE and "
+			    "DELETE would fail once a publication publishes "
+			    "them (ALTER TABLE %s REPLICA IDENTITY FULL, or "
+			    "give it a primary key)", r->qname, r->partition ?
+			    "a partition of" : "inherits from", sec->rel,
+			    r->qname);
+		else {
+			v = (struct idview){ r->qname, r->ident, r->idkey,
+			    r->nidkey };
+			check_view(t, &v, &one);
+		}
+		if (one.code == 0)
+			continue;
+		log_warnx("%s", one.msg);
+		if (bad++ == 0)
+			first = one;
+	}
+	if (bad == 1)
+		*e = first;
+	else if (bad > 1)
+		p2o_fail(e, P2O_EXIT_REFUSED, "%d tables under '%s' (sync "
+		    "section '%s') cannot be synced with it, each logged above "
+		    "with the ALTER TABLE that fixes it; the first: %.600s",
+		    bad, sec->rel, sec->name, first.msg);
+	return bad ? -1 : 0;
+}
+
+int
+pgcat_check_overlap(const struct config *cfg, const struct pgcat_table *t,
+    struct p2o_err *e)
+{
+	const struct sync_section *other;
+	int i;
+
+	for (i = 0; i < t->nrels; i++)
+		if ((other = config_find_rel(cfg, t->rels[i].qname)) != NULL)
+			return p2o_fail(e, P2O_EXIT_REFUSED, "table '%s' (sync "
+			    "section '%s') %s '%s' (sync section '%s'), whose "
+			    "load and stream carry its rows: sync one of the "
+			    "two", t->rels[i].qname, other->name,
+			    t->rels[i].partition ? "is a partition of" :
+			    "inherits from", t->sec->rel, t->sec->name);
+	return 0;
+}

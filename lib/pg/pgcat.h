@@ -1,0 +1,107 @@
+/*
+ * pgcat.h - what the PostgreSQL catalogue says about a synced table, for
+ * every program that reads one (capture-pg, the loader): its columns and
+ * their types, its replica identity, the tables a publication of it
+ * carries with it (inheritance children, partitions), and the one rule
+ * for the key a row is filed by:
+ *
+ *   the section's primary_key when it names one (every column in the
+ *   replica identity, unless that is FULL), else the replica identity's
+ *   columns (its index, or the primary key), else none for an
+ *   append_only section; anything else is refused (69).
+ */
+#ifndef PGCAT_H
+#define PGCAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+struct config;
+struct pg_conn;
+struct sync_section;
+
+struct pgcat_column {
+	char	*name;
+	uint32_t typoid;	/* pg_attribute.atttypid: what pgoutput sends */
+	char	*type;		/* format_type(): the exact type, for a cast */
+	int	 sent;		/* pgoutput sends it: not generated, and in
+				 * the publication's column list if any */
+	int	 toastable;	/* may be stored out of line, and then left
+				 * out of an update that does not change it */
+	int	 readable;	/* the role may SELECT it */
+};
+
+/* a table a publication of the section's table carries with it */
+struct pgcat_rel {
+	char	*qname;		/* "schema.table" */
+	uint32_t oid;
+	char	 kind;		/* relkind: 'r', or 'p' for a partitioned
+				 * partition, which holds no rows itself */
+	int	 partition;	/* a partition: published as its root (the
+				 * publication's publish_via_partition_root);
+				 * else an inheritance child, published under
+				 * its own name */
+	char	 ident;		/* relreplident */
+	int	 nidkey;
+	char	**idkey;	/* its replica identity's columns */
+	int	 ncols;
+	char	**cols;		/* its columns, by attnum */
+};
+
+struct pgcat_table {
+	const struct sync_section *sec;
+	uint32_t oid;
+	char	 kind;		/* relkind: 'r' or 'p' */
+	char	 ident;		/* relreplident: 'd', 'n', 'f' or 'i' */
+	int	 ncols;
+	struct pgcat_column *cols;	/* by attnum, dropped ones left out */
+	int	 nidkey;
+	int	*idkey;		/* the replica identity (the identity index,
+				 * or the primary key), in key order: indexes
+				 * into cols */
+	int	 nkey;
+	int	*key;		/* the key rows carry (the rule above); none
+				 * for an append_only table without one */
+	int	 nrels;
+	struct pgcat_rel *rels;	/* every descendant, by name */
+	int	 nchildren;	/* of them inheritance children */
+};
+
+/* pgcat.c */
+
+/*
+ * The table of sec: its columns (pub: the publication whose column list
+ * decides which are sent; "" none), identity, key and descendants. 69
+ * when it is missing, not a table, has REPLICA IDENTITY NOTHING or no key
+ * (unless append_only), or a primary_key names a column it does not have
+ * or that its replica identity does not carry.
+ */
+int	pgcat_describe(struct pg_conn *, const char *pub,
+	    const struct sync_section *, struct pgcat_table *,
+	    struct p2o_err *);
+void	pgcat_table_release(struct pgcat_table *);
+/* the column named name, or NULL */
+const struct pgcat_column *pgcat_column(const struct pgcat_table *,
+	    const char *name);
+/* 1 when every table of the tree (the table and each descendant) has a
+ * replica identity, so that a publication publishing its updates and
+ * deletes leaves the application's UPDATE and DELETE working */
+int	pgcat_tree_has_identity(const struct pgcat_table *);
+/*
+ * Every column a document's identity or filter reads from a row's
+ * before-image (id, index, routing, join.column, fan_out.column, where)
+ * exists and is carried by the replica identity (or FULL), a join parent's
+ * id names its key and nothing else, and the same holds for every
+ * descendant, whose rows are filed under this table: each table that
+ * fails is logged with the ALTER TABLE that fixes it, and err names them.
+ * 0, or -1 with err (69).
+ */
+int	pgcat_check_images(const struct pgcat_table *, struct p2o_err *);
+/* no table under this one is a sync section of its own (its rows are
+ * this table's): 0, or -1 with err (69) */
+int	pgcat_check_overlap(const struct config *, const struct pgcat_table *,
+	    struct p2o_err *);
+
+#endif

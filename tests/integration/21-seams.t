@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The seams between programs: code two programs share lives in lib, so no
+# program folder includes a header of another program folder, the
+# Makefile links no program's archive into another program, and no two
+# program archives define the same global name (a module's globals carry
+# its own prefix). Reads the tree and the build; needs no server.
+set -u
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+P2O_BIN=${P2O_BIN:-$TOP/build/bin}
+B=$(cd "$P2O_BIN/.." && pwd)
+cd "$TOP" || exit 1
+n=0 fail=0
+ok() {	# ok STATUS DESCRIPTION
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n - $2"
+	else echo "not ok $n - $2"; fail=$((fail + 1)); fi
+}
+
+# the program folders: each has a main.c
+progs=()
+for d in */; do
+	d=${d%/}
+	[ -f "$d/main.c" ] && progs+=("$d")
+done
+ok $([ ${#progs[@]} -ge 7 ]; echo $?) "program folders found: ${progs[*]}"
+
+# an include that leaves the folder, or names another program's folder
+bad=$(for p in "${progs[@]}"; do
+	grep -HnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$p"/*.[ch] |
+	    while IFS= read -r line; do
+		file=${line#*\"}; file=${file%%\"*}
+		case $file in
+		../*|*/../*) echo "$line"; continue ;;
+		esac
+		for q in "${progs[@]}"; do
+			[ "$q" != "$p" ] && case $file in "$q"/*) echo "$line" ;; esac
+		done
+	done
+done)
+ok $([ -z "$bad" ]; echo $?) "no program folder includes another program folder's header"
+[ -n "$bad" ] && echo "$bad" | sed 's/^/#   /'
+
+# a header name another program folder owns, reached through -I
+bad=$(for p in "${progs[@]}"; do
+	for q in "${progs[@]}"; do
+		[ "$q" = "$p" ] && continue
+		for h in "$q"/*.h; do
+			[ -e "$h" ] || continue
+			[ -e "$p/$(basename "$h")" ] && continue
+			grep -HnE "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"$(basename "$h")\"" \
+			    "$p"/*.[ch]
+		done
+	done
+done)
+ok $([ -z "$bad" ]; echo $?) "no program folder includes another's header by its bare name"
+[ -n "$bad" ] && echo "$bad" | sed 's/^/#   /'
+
+ok $(! grep -qE '^deps_' Makefile; echo $?) "the Makefile declares no dependency of one program on another's archive"
+
+# each program's link line: its own archive and lib's, nothing else
+for p in "${progs[@]}"; do
+	prog=$(make -s -p -n -f Makefile 2>/dev/null | sed -n "s/^prog_$p[[:space:]]*:= *//p" | head -n 1)
+	[ -n "$prog" ] || prog=$p
+	line=$(make -n -B "build/bin/$prog" 2>/dev/null | grep -E -- "-o build/bin/$prog( |$)")
+	archives=$(echo "$line" | grep -oE 'build/[a-zA-Z0-9_./-]*lib[a-zA-Z0-9_-]*\.a' | sort -u | tr '\n' ' ')
+	want="build/$p/lib$p.a build/lib/libp2o.a "
+	want=$(echo "$want" | tr ' ' '\n' | grep . | sort -u | tr '\n' ' ')
+	ok $([ -n "$line" ] && [ "$archives" = "$want" ]; echo $?) \
+	    "$prog links only its own archive and lib's: $archives"
+done
+
+# every global a program archive defines is defined once across all of
+# them and lib (a unit test links them all together)
+if command -v nm >/dev/null && [ -f "$B/lib/libp2o.a" ]; then
+	dups=$(for a in "$B"/*/lib*.a; do
+		nm -g --defined-only "$a" 2>/dev/null |
+		    awk -v a="${a#"$B"/}" 'NF == 3 && $2 ~ /[TDBRC]/ { print $3, a }'
+	done | sort | awk '{ n[$1]++; w[$1] = w[$1] " " $2 }
+	    END { for (s in n) if (n[s] > 1) print s ":" w[s] }')
+	ok $([ -z "$dups" ]; echo $?) "no global name is defined by two archives"
+	[ -n "$dups" ] && echo "$dups" | head -n 20 | sed 's/^/#   /'
+else
+	n=$((n + 1)); echo "ok $n # skip no build in $B to read"
+fi
+
+echo "1..$n"
+[ "$fail" -eq 0 ]
