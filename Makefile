@@ -58,7 +58,7 @@ prog_supervisor	:= pg2osync-supervise
 # a tool that calls another tool's modules links that tool's archive too
 deps_loader	:= capture-pg capture-mysql
 
-LIB_SRC	:= $(wildcard lib/*.c)
+LIB_SRC	:= $(wildcard lib/*.c lib/*/*.c)
 LIB_OBJ	:= $(LIB_SRC:%.c=$(B)/%.o)
 LIB_A	:= $(B)/lib/libp2o.a
 

@@ -22,6 +22,10 @@ extern const struct cs_node config_engine_keys[];
 extern const struct cs_node config_metrics_keys[];
 int	config_source_finish(struct cs_walk *, void *, const char *, int);
 int	config_target_finish(struct cs_walk *, void *, const char *, int);
+void	config_target_release(void *);
+/* what every other section asks of the target, checked against it; run
+ * once all of them are finished */
+int	config_target_needs(struct cs_walk *, struct config *);
 
 /* one struct sync_section, the element of the map under sync: */
 extern const struct cs_node config_sync_section;

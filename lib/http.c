@@ -5,6 +5,7 @@
  * kept-alive connection. Owns handing credentials to curl
  * (CURLOPT_USERNAME/PASSWORD: never in a URL, an argv or an error message).
  * Never interprets a response: the status and body go back to the caller.
+ * Also the one percent-escaper of what goes into a path or a query.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,37 @@
 
 _Static_assert(sizeof(((struct http_client *)0)->curlerr) >= CURL_ERROR_SIZE,
     "curl's error buffer size");
+
+void
+http_call_set(struct http_call *call, const char *method, const char *path,
+    const char *ctype, const char *body, size_t len)
+{
+	memset(call, 0, sizeof(*call));
+	call->method = method;
+	call->path = path;
+	call->ctype = ctype;
+	call->body = body;
+	call->len = len;
+}
+
+void
+http_escape(struct sbuf *out, const char *s, const char *keep)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)s; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' ||
+		    *p == '.' || *p == '~' || strchr(keep, *p))
+			sbuf_addc(out, (char)*p);
+		else {
+			sbuf_addc(out, '%');
+			sbuf_addc(out, hex[*p >> 4]);
+			sbuf_addc(out, hex[*p & 15]);
+		}
+	}
+}
 
 int
 http_global_init(void)

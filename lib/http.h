@@ -10,6 +10,27 @@
 
 #include "sbuf.h"
 
+/* a request for a caller to make; the pointers stay valid until it is
+ * answered */
+struct http_call {
+	const char *method, *path, *ctype, *body;
+	size_t	 len;
+	long	 timeout_ms;	/* 0: the client's default */
+};
+
+/* the call with these fields, the timeout 0 */
+void	http_call_set(struct http_call *, const char *method, const char *path,
+	    const char *ctype, const char *body, size_t len);
+
+/* s appended to out percent-escaped but for the unreserved bytes of RFC
+ * 3986 (letters, digits, "-._~") and those of keep: HTTP_KEEP_INDEX for an
+ * index name, a list or a glob of them in a path; HTTP_KEEP_ID for a
+ * document id in a path; "" for a query string value, where '+' would
+ * read as a space */
+#define HTTP_KEEP_INDEX	",+*"
+#define HTTP_KEEP_ID	":"
+void	http_escape(struct sbuf *out, const char *s, const char *keep);
+
 struct http_client {
 	void	*curl;		/* CURL * */
 	void	*headers;	/* struct curl_slist * */

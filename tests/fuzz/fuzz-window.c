@@ -57,13 +57,13 @@ static void
 add(struct fz *z, const char *json)
 {
 	struct frame f;
-	char err[256];
+	struct p2o_err err;
 
 	memset(&f, 0, sizeof(f));
 	f.obj.p = json;
 	f.obj.n = strlen(json);
 	check(jobj_get(f.obj, "k", &f.kind));
-	check(batch_add(&z->b, &f, err, sizeof(err)) == 0);
+	check(batch_add(&z->b, &f, &err) == 0);
 }
 
 static void
@@ -264,6 +264,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct fz z;
+	struct p2o_err err;
 	unsigned open;
 	int c, i, rounds;
 
@@ -275,9 +276,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	z.p = data + 2;
 	z.end = data + size;
 	z.now = 1000;
-	sink_init(&z.sink, "fuzz", &z.st, NULL);
+	check(sink_init(&z.sink, target_module_find(NULL), "fuzz", &z.st,
+	    NULL, &err) == 0);
 	window_init(&z.w, 1 + data[0] % 4, &z.sink);
-	batch_init(&z.b, 1 + data[1] % 5, 1 << 16);
+	batch_init(&z.b, z.sink.tm, 1 + data[1] % 5, 1 << 16);
 
 	while (z.p < z.end) {
 		c = byte(&z);

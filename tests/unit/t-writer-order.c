@@ -221,7 +221,7 @@ test_in_order(void)
 	int s[8], n;
 
 	window_init(&w, 4, &sink);
-	batch_init(&b, 100, 1 << 20);
+	batch_init(&b, tmod(), 100, 1 << 20);
 	idx(&b, 1, 100);
 	idx(&b, 2, 100);
 	commit(&b, 150);
@@ -344,7 +344,7 @@ test_barriers(void)
 	int s[8], n;
 
 	window_init(&w, 4, &sink);
-	batch_init(&b, 2, 1 << 20);
+	batch_init(&b, tmod(), 2, 1 << 20);
 
 	/* a clear waits for every flush before it, and holds back every
 	 * flush after it until it is done */
@@ -464,7 +464,7 @@ test_toast(void)
 	int s[8], n, a;
 
 	window_init(&w, 4, &sink);
-	batch_init(&b, 100, 1 << 20);
+	batch_init(&b, tmod(), 100, 1 << 20);
 
 	/* the source document is written by a flush still open: completed
 	 * from that write, not from the stale stored copy */
@@ -570,7 +570,7 @@ test_reroute(void)
 	int a;
 
 	window_init(&w, 2, &sink);
-	batch_init(&b, 100, 1 << 20);
+	batch_init(&b, tmod(), 100, 1 << 20);
 	add(&b, "{\"k\":\"delete\",\"index\":\"t\",\"id\":\"1\",\"v\":10,"
 	    "\"routing\":\"a\"}");
 	add(&b, "{\"k\":\"index\",\"index\":\"t\",\"id\":\"1\",\"v\":10,"
@@ -594,7 +594,10 @@ test_reroute(void)
 int
 main(void)
 {
-	sink_init(&sink, "http://test", &stats, NULL);
+	struct p2o_err err;
+
+	if (sink_init(&sink, tmod(), "http://test", &stats, NULL, &err) == -1)
+		BAIL_OUT(err.msg);
 	test_reroute();
 	test_order();
 	test_in_order();
