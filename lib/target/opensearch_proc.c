@@ -146,11 +146,24 @@ dbq_complete(const struct sbuf *resp)
 	    jspan_type(timed_out) == J_TRUE);
 }
 
+/* the class of an answer (TA_OK: a success), the target's words in text
+ * when it failed */
+static enum target_answer
+failed(long status, const struct sbuf *resp, char *text, size_t tlen)
+{
+	enum target_answer a = os_status_class(status);
+
+	if (a != TA_OK)
+		os_error_text(resp->buf, resp->len, text, tlen);
+	return a;
+}
+
 /* a refresh or the delete of a clear, or a cascade's refresh */
 static enum target_answer
 answer_clear(struct target_proc *p, long status, const struct sbuf *resp,
     char *why, size_t whylen)
 {
+	enum target_answer a;
 	char text[400];
 
 	if (status == 404) {
@@ -158,22 +171,14 @@ answer_clear(struct target_proc *p, long status, const struct sbuf *resp,
 		p->gone = 1;
 		return TA_OK;
 	}
-	os_error_text(resp->buf, resp->len, text, sizeof(text));
-	switch (os_status_class(status)) {
-	case TA_AUTH:
+	if ((a = failed(status, resp, text, sizeof(text))) == TA_AUTH)
 		snprintf(why, whylen, "%s", text);
-		return TA_AUTH;
-	case TA_RETRY:
-		snprintf(why, whylen, "clearing '%s' failed (HTTP %ld): %s",
-		    p->index, status, text);
-		return TA_RETRY;
-	case TA_REFUSED:
-		snprintf(why, whylen, "clearing '%s' refused (HTTP %ld): %s",
-		    p->index, status, text);
-		return TA_REFUSED;
-	default:
-		break;
-	}
+	else if (a != TA_OK)
+		snprintf(why, whylen, "clearing '%s' %s (HTTP %ld): %s",
+		    p->index, a == TA_RETRY ? "failed" : "refused", status,
+		    text);
+	if (a != TA_OK)
+		return a;
 	if (p->step == S_REFRESH) {
 		p->step = p->kind == PROC_CASCADE ? S_SEARCH : S_DELETE;
 		return TA_NEXT;
@@ -237,6 +242,7 @@ static enum target_answer
 answer_search(struct target_proc *p, long status, const struct sbuf *resp,
     char *why, size_t whylen)
 {
+	enum target_answer a;
 	char text[400];
 	int n;
 
@@ -253,22 +259,16 @@ answer_search(struct target_proc *p, long status, const struct sbuf *resp,
 		p->step = S_REFRESH;
 		return TA_NEXT;
 	}
-	os_error_text(resp->buf, resp->len, text, sizeof(text));
-	switch (os_status_class(status)) {
-	case TA_AUTH:
+	if ((a = failed(status, resp, text, sizeof(text))) == TA_AUTH)
 		snprintf(why, whylen, "%s", text);
-		return TA_AUTH;
-	case TA_REFUSED:
+	else if (a == TA_REFUSED)
 		snprintf(why, whylen, "searching the children of '%s' in '%s' "
 		    "refused (HTTP %ld): %s", p->parent, p->index, status, text);
-		return TA_REFUSED;
-	case TA_RETRY:
+	else if (a != TA_OK)
 		snprintf(why, whylen, "searching the children of a join parent "
 		    "failed (HTTP %ld): %s", status, text);
-		return TA_RETRY;
-	default:
-		break;
-	}
+	if (a != TA_OK)
+		return a;
 	if ((n = read_page(p, resp)) == -1) {
 		snprintf(why, whylen, "unusable search response");
 		return TA_RETRY;

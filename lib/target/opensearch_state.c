@@ -44,6 +44,30 @@ status_error(long status, const struct sbuf *resp, struct p2o_err *err)
 	    type[0] ? " " : "", type, reason[0] ? ": " : "", reason);
 }
 
+/*
+ * GET path: 1 and the answer's object in obj (pointing into resp), 0 on a
+ * 404 (resp holds its body), -1 with err for anything else
+ */
+static int
+get_object(struct target_conn *c, const char *path, struct sbuf *resp,
+    struct jspan *obj, struct p2o_err *err)
+{
+	struct http_call call;
+	long status;
+
+	http_call_set(&call, "GET", path, NULL, NULL, 0);
+	if (target_request(c, &call, resp, &status, err) == -1)
+		return -1;
+	if (status == 404)
+		return 0;
+	if (status != 200)
+		return status_error(status, resp, err);
+	if (os_body_object(resp->buf, resp->len, obj) == -1)
+		return p2o_fail(err, P2O_EXIT_TEMPFAIL, "the answer is not "
+		    "a JSON object");
+	return 1;
+}
+
 static void
 doc_path(struct sbuf *path, const char *key)
 {
@@ -58,41 +82,30 @@ os_state_get(struct target_conn *c, const char *key, struct sbuf *doc,
     int *found, struct p2o_err *err)
 {
 	struct sbuf path = SBUF_INIT, resp = SBUF_INIT;
-	struct http_call call;
 	struct jspan obj, src;
 	char type[128], reason[8];
-	long status;
-	int rc = -1;
+	int rc;
 
 	*found = 0;
 	sbuf_reset(doc);
 	doc_path(&path, key);
-	http_call_set(&call, "GET", path.buf, NULL, NULL, 0);
-	if (target_request(c, &call, &resp, &status, err) == -1)
-		goto out;
-	if (status == 404) {
+	if ((rc = get_object(c, path.buf, &resp, &obj, err)) == 0) {
 		os_error(resp.buf, resp.len, type, sizeof(type), reason,
 		    sizeof(reason));
 		/* found:false says the index is there, the document not */
 		c->state_ready = strcmp(type, "index_not_found_exception") != 0;
-		rc = 0;
-		goto out;
+	} else if (rc == 1) {
+		c->state_ready = 1;
+		if (!jobj_get(obj, "_source", &src) ||
+		    jspan_type(src) != J_OBJECT)
+			rc = p2o_fail(err, P2O_EXIT_TEMPFAIL, "the response "
+			    "holds no document");
+		else {
+			sbuf_add(doc, src.p, src.n);
+			*found = 1;
+			rc = 0;
+		}
 	}
-	if (status != 200) {
-		status_error(status, &resp, err);
-		goto out;
-	}
-	c->state_ready = 1;
-	if (os_body_object(resp.buf, resp.len, &obj) == -1 ||
-	    !jobj_get(obj, "_source", &src) || jspan_type(src) != J_OBJECT) {
-		p2o_fail(err, P2O_EXIT_TEMPFAIL, "the response holds no "
-		    "document");
-		goto out;
-	}
-	sbuf_add(doc, src.p, src.n);
-	*found = 1;
-	rc = 0;
-out:
 	sbuf_release(&path);
 	sbuf_release(&resp);
 	return rc;
@@ -216,30 +229,18 @@ os_load_settings(struct target_conn *c, const char *index,
     struct sbuf *orig, int *found, struct p2o_err *err)
 {
 	struct sbuf path = SBUF_INIT, resp = SBUF_INIT;
-	struct http_call call;
 	struct jspan obj, ix, settings, v;
-	long status;
-	int rc = -1;
+	int rc;
 
 	*found = 0;
 	sbuf_reset(orig);
 	os_index_path(&path, index, "/_settings?flat_settings=true");
-	http_call_set(&call, "GET", path.buf, NULL, NULL, 0);
-	if (target_request(c, &call, &resp, &status, err) == -1)
+	if ((rc = get_object(c, path.buf, &resp, &obj, err)) != 1)
 		goto out;
-	if (status == 404) {
-		rc = 0;
-		goto out;
-	}
-	if (status != 200) {
-		status_error(status, &resp, err);
-		goto out;
-	}
-	if (os_body_object(resp.buf, resp.len, &obj) == -1 ||
-	    !jobj_get(obj, index, &ix) || jspan_type(ix) != J_OBJECT ||
+	if (!jobj_get(obj, index, &ix) || jspan_type(ix) != J_OBJECT ||
 	    !jobj_get(ix, "settings", &settings) ||
 	    jspan_type(settings) != J_OBJECT) {
-		p2o_fail(err, P2O_EXIT_TEMPFAIL, "unexpected response");
+		rc = p2o_fail(err, P2O_EXIT_TEMPFAIL, "unexpected response");
 		goto out;
 	}
 	sbuf_adds(orig, "{\"refresh_interval\":");
