@@ -41,7 +41,9 @@ struct http_client {
 };
 
 int	http_global_init(void);		/* once per process, before threads */
-/* username/password may be NULL; tls options come from the URL scheme */
+/* username/password may be NULL; tls options come from the URL scheme.
+ * Every credential and TLS setting of a target is handed to curl here and
+ * nowhere else: an API key header or a private CA belongs beside them */
 int	http_init(struct http_client *, const char *base_url,
 	    const char *username, const char *password);
 void	http_release(struct http_client *);

@@ -125,8 +125,7 @@ enum target_answer {
 	TA_NEXT,	/* a procedure's request done: ask for its next */
 	TA_RETRY,	/* transient: busy, failing, garbled; ask again */
 	TA_REFUSED,	/* not as it is asked (a mapping, a bad request) */
-	TA_AUTH,	/* our credentials were refused: permanent */
-	TA_GONE		/* the index is not there */
+	TA_AUTH		/* our credentials were refused: permanent */
 };
 
 /* a barrier of several requests, stepped through by the module */
@@ -167,7 +166,7 @@ struct target_conn {
 
 struct target_ops {
 	/* the node: is it there, and what is it (into node, for the
-	 * log); TA_OK, TA_RETRY (why in err) or TA_AUTH */
+	 * log); TA_OK, TA_RETRY or TA_AUTH with why */
 	void	(*probe_call)(struct http_call *);
 	enum target_answer (*probe_answer)(long status, const struct sbuf *resp,
 		    char *node, size_t nodelen, char *why, size_t whylen);

@@ -353,15 +353,16 @@ read_items(const char *body, size_t len, int nsent,
 	int64_t code;
 	int i = 0, n = 0;
 
-	if (body == NULL || jscan_validate(body, len, &off, &jwhy) == -1) {
-		snprintf(why, whylen, "bulk response is not JSON: %s at byte "
-		    "%zu", body ? jwhy : "no body", body ? off : 0);
+	if (os_body_object(body, len, &root) == -1) {
+		if (body == NULL || jscan_validate(body, len, &off, &jwhy) == -1)
+			snprintf(why, whylen, "bulk response is not JSON: %s at "
+			    "byte %zu", body ? jwhy : "no body", body ? off : 0);
+		else
+			snprintf(why, whylen, "bulk response has no items");
 		return TA_RETRY;
 	}
-	if (os_body_object(body, len, &root) == -1 ||
-	    !jobj_get(root, "items", &arr) || jspan_type(arr) != J_ARRAY) {
-		if (os_body_object(body, len, &root) == 0 &&
-		    jobj_get(root, "error", &e))
+	if (!jobj_get(root, "items", &arr) || jspan_type(arr) != J_ARRAY) {
+		if (jobj_get(root, "error", &e))
 			os_error_text(body, len, why, whylen);
 		else
 			snprintf(why, whylen, "bulk response has no items");
