@@ -13,6 +13,7 @@
 #include <curl/curl.h>
 
 #include "http.h"
+#include "p2o.h"
 
 #define HTTP_TIMEOUT_MS_DEFAULT	60000L
 
@@ -243,7 +244,7 @@ http_request(struct http_client *c, const char *method, const char *path,
 
 int
 http_pool_init(struct http_pool *p, int nslots, const char *base_url,
-    const char *username, const char *password, char *err, size_t errlen)
+    const char *username, const char *password, struct p2o_err *err)
 {
 	int i;
 
@@ -255,13 +256,14 @@ http_pool_init(struct http_pool *p, int nslots, const char *base_url,
 	for (i = 0; i < nslots; i++) {
 		if (http_init(&p->slot[i], base_url, username, password)
 		    == -1) {
-			snprintf(err, errlen, "%s", p->slot[i].err);
+			p2o_fail(err, P2O_EXIT_CONFIG, "%s", p->slot[i].err);
 			goto fail;
 		}
 		p->nslots = i + 1;
 	}
 	if ((p->multi = curl_multi_init()) == NULL) {
-		snprintf(err, errlen, "could not create a curl multi handle");
+		p2o_fail(err, P2O_EXIT_INTERNAL, "could not create a curl "
+		    "multi handle");
 		goto fail;
 	}
 	return 0;

@@ -8,6 +8,7 @@
 #ifndef HTTP_H
 #define HTTP_H
 
+#include "err.h"
 #include "sbuf.h"
 
 /* a request for a caller to make; the pointers stay valid until it is
@@ -76,9 +77,9 @@ struct http_done {
 	const char *err;	/* NULL, or why no response arrived */
 };
 
+/* 0, or -1 with err: 78 for a url or credentials curl cannot use */
 int	http_pool_init(struct http_pool *, int nslots, const char *base_url,
-	    const char *username, const char *password, char *err,
-	    size_t errlen);
+	    const char *username, const char *password, struct p2o_err *err);
 void	http_pool_release(struct http_pool *);
 /* the same arguments as http_request, plus a timeout (0: the default).
  * body and resp must stay valid until the request is done. -1 if the slot

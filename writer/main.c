@@ -430,10 +430,10 @@ setup(struct writer *wr, const char *cfgpath)
 	if (http_global_init() == -1)
 		fatalx(P2O_EXIT_INTERNAL, "could not initialise libcurl");
 	if (http_pool_init(&wr->pool, cfg.write_concurrency, cfg.target_url,
-	    cfg.target_username, cfg.target_password, err, sizeof(err)) == -1)
-		fatalx(P2O_EXIT_CONFIG, "target '%s': %s",
+	    cfg.target_username, cfg.target_password, &perr) == -1)
+		fatalx(perr.code, "target '%s': %s",
 		    log_redact_url(cfg.target_url, redacted, sizeof(redacted)),
-		    err);
+		    perr.msg);
 	if (ctl_open(&ctl, "writer") == -1)
 		fatal(P2O_EXIT_TEMPFAIL, "control fd 3: sending hello");
 	frame_reader_init(&wr->in, P2O_FD_IN, "stdin");
