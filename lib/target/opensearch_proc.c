@@ -213,7 +213,9 @@ read_page(struct target_proc *p, const struct sbuf *resp)
 	}
 	jiter_init(&it, list);
 	while (jiter_elem(&it, &h)) {
-		if (jspan_type(h) != J_OBJECT ||
+		/* more than the page asked for is not an answer to it (and
+		 * would not fit the page's items) */
+		if (n == CASCADE_PAGE || jspan_type(h) != J_OBJECT ||
 		    !jobj_get(h, "_index", &index) ||
 		    jspan_type(index) != J_STRING ||
 		    !jobj_get(h, "_id", &id) || jspan_type(id) != J_STRING)

@@ -565,6 +565,20 @@ test_cascade(void)
 	is_int(step(&p, &call, 404, "{}"), TA_OK, "no index: no children");
 	is_int((p.step = 2, step(&p, &call, 200, "{\"hits\":{}}")), TA_RETRY,
 	    "an unusable search answer");
+	{
+		struct sbuf big = SBUF_INIT;
+		int i;
+
+		sbuf_adds(&big, "{\"hits\":{\"hits\":[");
+		for (i = 0; i <= 1000; i++)
+			sbuf_addf(&big, "%s{\"_index\":\"qa\",\"_id\":\"%d\"}",
+			    i ? "," : "", i);
+		sbuf_adds(&big, "]}}");
+		p.step = 2;
+		is_int(step(&p, &call, 200, big.buf), TA_RETRY,
+		    "more hits than the page asked for");
+		sbuf_release(&big);
+	}
 	target_proc_release(&p);
 }
 
