@@ -35,11 +35,14 @@ op_release(struct op *op)
 	free(op->toast_id);
 	free(op->toast_index);
 	free(op->toast_routing);
-	free(op->field);
-	free(op->value);
-	free(op->children);
-	free(op->parent_id);
-	free(op->parent);
+	if (op->bar) {
+		free(op->bar->field);
+		free(op->bar->value);
+		free(op->bar->children);
+		free(op->bar->parent_id);
+		free(op->bar->parent);
+		free(op->bar);
+	}
 	free(op->rel);
 	free(op->completed);
 	free(op->text);
@@ -129,13 +132,14 @@ batch_add(struct batch *b, const struct frame *f, struct p2o_err *err)
 		op->kind = k == MSG_CLEAR ? OP_CLEAR : OP_CASCADE;
 		op->text = jstr_dup(m.index);
 		op->v = m.v;
+		op->bar = xcalloc(1, sizeof(*op->bar));
 		if (k == MSG_CLEAR) {
-			op->field = raw_dup(m.field);
-			op->value = raw_dup(m.value);
+			op->bar->field = raw_dup(m.field);
+			op->bar->value = raw_dup(m.value);
 		} else {
-			op->children = raw_dup(m.children);
-			op->parent_id = raw_dup(m.id);
-			op->parent = jstr_dup(m.id);
+			op->bar->children = raw_dup(m.children);
+			op->bar->parent_id = raw_dup(m.id);
+			op->bar->parent = jstr_dup(m.id);
 		}
 		if (b->first_barrier < 0)
 			b->first_barrier = b->nops;

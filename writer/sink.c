@@ -402,11 +402,11 @@ barrier_begin(struct flush *fl)
 	target_proc_reset(p);
 	p->kind = op->kind == OP_CLEAR ? PROC_CLEAR : PROC_CASCADE;
 	p->index = op->text;
-	p->field = raw(op->field);
-	p->value = raw(op->value);
-	p->children = raw(op->children);
-	p->parent = op->parent;
-	p->parent_id = raw(op->parent_id);
+	p->field = raw(op->bar->field);
+	p->value = raw(op->bar->value);
+	p->children = raw(op->bar->children);
+	p->parent = op->bar->parent;
+	p->parent_id = raw(op->bar->parent_id);
 	p->version = op->v;
 	fl->phase = PH_BARRIER;
 }

@@ -69,6 +69,11 @@ struct op {
 	char	*text;		/* commit/pos: the position's text; clear,
 				 * cascade: the index name (or glob); mark:
 				 * the raw JSON object */
+	struct op_barrier *bar;	/* clear, cascade: what it deletes */
+};
+
+/* kept apart from struct op, which the batch moves by the thousand */
+struct op_barrier {
 	/* clear: the field and value of the documents to delete (raw JSON;
 	 * NULL: all); cascade: the children's relations (a raw JSON array)
 	 * and the parent's id (raw JSON, and plain) */
