@@ -1,14 +1,15 @@
 /*
- * ckpt.h - ckpt: reads and writes the checkpoint of one stream, a document
- * in the target's hidden .pg2osync_meta index (docs/architecture.md "Where
- * state lives"), from the command line or as `ckpt serve` for the
- * supervisor. Source-neutral: a checkpoint is a position (an opaque u64,
- * the document's version) and the source's own text for it; what stream
- * it belongs to comes from lib/source.c.
+ * ckpt.h - ckpt: reads and writes the checkpoint of one stream, a state
+ * document the target module keeps (the hidden .pg2osync_meta index on
+ * OpenSearch; docs/architecture.md "Where state lives"), from the command
+ * line or as `ckpt serve` for the supervisor. Source-neutral: a checkpoint
+ * is a position (an opaque u64, the document's version) and the source's
+ * own text for it; what stream it belongs to comes from lib/source.c.
+ * Target-neutral: every request is the target module's (lib/target.h).
  *
  * Modules:
- *   store.c  the checkpoint document in the target: read, bind, write;
- *            the requests and errors every document here shares
+ *   store.c  the checkpoint document: read, bind, write; the binding and
+ *            the reads and writes every document of the stream shares
  *   load.c   load progress documents, and the index settings a load
  *            suspends and restores
  */
@@ -18,13 +19,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "config.h"
-#include "http.h"
+#include "err.h"
 #include "jscan.h"
 #include "msg.h"
 #include "sbuf.h"
 #include "source.h"
-
-#define CKPT_INDEX	".pg2osync_meta"
+#include "target.h"
 
 /* store.c */
 
@@ -37,44 +37,39 @@ struct ckpt_value {
 void	ckpt_value_release(struct ckpt_value *);
 
 struct ckpt_store {
-	struct http_client http;
+	struct target_conn conn;
 	struct source_ident ident;	/* doc id and binding */
 	int	 ready;		/* initialised */
-	int	 index_ready;	/* the index exists (checked or created) */
 	int	 bound;		/* the stored document was checked against us */
 	int	 conflicts;	/* puts a newer stored checkpoint outranked */
-	char	 err[512];	/* the message after a non-zero return */
+	struct p2o_err err;	/* why the last call returned -1 */
 };
 
 /*
- * Every function below returns 0 or an exit code of framing.md §8 with the
- * reason in st->err: 75 target unreachable or failing, 77 refused our
- * credentials, 66 the stored checkpoint belongs to another stream, 78 a
- * configuration ckpt cannot serve.
+ * Every function below returns 0, or -1 with the reason in st->err and its
+ * framing.md §8 exit code: 75 target unreachable or failing, 77 refused
+ * our credentials, 66 the stored checkpoint belongs to another stream,
+ * 78 a configuration ckpt cannot serve.
  */
 int	ckpt_store_init(struct ckpt_store *, const struct config *);
 void	ckpt_store_release(struct ckpt_store *);
 int	ckpt_store_get(struct ckpt_store *, struct ckpt_value *);
 /* stores pos/text; *newer is set when the target already held a later
- * checkpoint (a 409 on the external_gte version), which also counts as
+ * checkpoint (the stored version is higher), which also counts as
  * stored because that checkpoint covers pos */
 int	ckpt_store_put(struct ckpt_store *, uint64_t pos, const char *text,
 	    int *newer);
+/* where the target keeps the documents, for messages */
+const char *ckpt_place(const struct ckpt_store *);
 
-/* the shared plumbing of store.c, for load.c */
-int	ckpt_request(struct ckpt_store *, const char *what, const char *method,
-	    const char *path, const char *body, size_t len, struct sbuf *resp,
-	    long *status);
-int	ckpt_status_error(struct ckpt_store *, const char *what, long status,
-	    const struct sbuf *resp);
-int	ckpt_body_object(const struct sbuf *resp, struct jspan *obj);
-void	ckpt_error_type(const struct sbuf *resp, char *buf, size_t len);
-int	ckpt_ensure_index(struct ckpt_store *, struct sbuf *resp);
-/* /.pg2osync_meta/_doc/<stream id><suffix>, escaped */
-void	ckpt_doc_path(const struct ckpt_store *, const char *suffix,
-	    struct sbuf *out);
-/* 0, or 66 when a stored document belongs to another stream */
-int	ckpt_check_bindings(struct ckpt_store *, struct jspan src);
+/* what store.c shares with load.c */
+/* the stream's document with key suffix (NULL: the checkpoint) into doc,
+ * found 0 when there is none, after the binding check */
+int	ckpt_doc_get(struct ckpt_store *, const char *suffix, const char *what,
+	    struct sbuf *doc, int *found);
+/* the stream's document with key suffix, written plainly */
+int	ckpt_doc_put(struct ckpt_store *, const char *suffix, const char *what,
+	    const struct sbuf *body);
 /* "source":…,"slot":… — the members that bind a document to the stream */
 void	ckpt_bindings(const struct ckpt_store *, struct sbuf *body);
 void	ckpt_iso_now(char *buf, size_t len);
@@ -83,11 +78,12 @@ void	ckpt_iso_now(char *buf, size_t len);
 
 /*
  * The tables of the configuration whose load is not finished, as the body
- * of a load frame (msg_load_*) with the stored checkpoint cp, into j; suspends refresh and replicas on
- * the index of each (creating it when it does not exist yet, so the
- * originals can be read), after recording the originals in the table's
- * progress document, and restores them for a table whose load ended
- * without its restore. *ntables: how many tables need loading.
+ * of a load frame (msg_load_*) with the stored checkpoint cp, into j;
+ * suspends the index settings a load suspends on the index of each
+ * (creating it when it does not exist yet, so the originals can be read),
+ * after recording the originals in the table's progress document, and
+ * restores them for a table whose load ended without its restore.
+ * *ntables: how many tables need loading.
  */
 int	ckpt_load_plan(struct ckpt_store *, const struct config *,
 	    const struct msg_pos *cp, struct sbuf *j, int *ntables);

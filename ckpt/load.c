@@ -1,8 +1,8 @@
 /*
  * load.c - what the initial load leaves in the target besides documents:
- * one progress document per table in .pg2osync_meta (<stream id>/load/
- * <table>), separate from the checkpoint, and the index settings a load
- * suspends. A checkpoint alone never says a load finished: a table with no
+ * one progress document per table among the target's state documents
+ * (<stream id>/load/<table>), separate from the checkpoint, and the index
+ * settings a load suspends, through the target module's operations. A checkpoint alone never says a load finished: a table with no
  * progress document, or one not marked done, is loaded (again).
  *
  * Refresh and replicas cost the target work on every write and buy
@@ -13,8 +13,8 @@
  * and the restore of a load that ended without one happens at the next
  * start.
  *
- * The progress object is the loader's: stored and handed back unread.
- * Never exits.
+ * The progress object is the loader's and the settings object the target
+ * module's: both stored and handed back unread. Never exits.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,7 +27,7 @@
 
 /* a table's progress document as read */
 struct ldoc {
-	struct sbuf resp;	/* owns the bytes the spans point into */
+	struct sbuf doc;	/* owns the bytes the spans point into */
 	int	 found;
 	int	 done, restored;
 	struct jspan progress;	/* p NULL when absent */
@@ -35,23 +35,19 @@ struct ldoc {
 	struct jspan index;	/* the index the progress was written to */
 };
 
-static void	index_path(const char *, const char *, struct sbuf *);
-
 static void
 ldoc_release(struct ldoc *d)
 {
-	sbuf_release(&d->resp);
+	sbuf_release(&d->doc);
 	memset(d, 0, sizeof(*d));
 }
 
+/* the key suffix of a table's progress document */
 static void
-doc_path(const struct ckpt_store *st, const char *table, struct sbuf *path)
+doc_suffix(const char *table, struct sbuf *suffix)
 {
-	struct sbuf suffix = SBUF_INIT;
-
-	sbuf_addf(&suffix, "/load/%s", table);
-	ckpt_doc_path(st, suffix.buf, path);
-	sbuf_release(&suffix);
+	sbuf_reset(suffix);
+	sbuf_addf(suffix, "/load/%s", table);
 }
 
 static int
@@ -65,34 +61,21 @@ bool_member(struct jspan obj, const char *name)
 static int
 get_doc(struct ckpt_store *st, const char *table, struct ldoc *d)
 {
-	struct sbuf path = SBUF_INIT;
-	struct jspan obj, src;
+	struct sbuf suffix = SBUF_INIT;
+	struct jspan src;
 	char what[400];
-	long status;
 	int rc;
 
 	memset(d, 0, sizeof(*d));
 	snprintf(what, sizeof(what), "reading the load progress of '%s'",
 	    table);
-	doc_path(st, table, &path);
-	rc = ckpt_request(st, what, "GET", path.buf, NULL, 0, &d->resp,
-	    &status);
-	sbuf_release(&path);
-	if (rc != 0)
+	doc_suffix(table, &suffix);
+	rc = ckpt_doc_get(st, suffix.buf, what, &d->doc, &d->found);
+	sbuf_release(&suffix);
+	if (rc != 0 || !d->found)
 		return rc;
-	if (status == 404)
-		return 0;
-	if (status != 200)
-		return ckpt_status_error(st, what, status, &d->resp);
-	if (ckpt_body_object(&d->resp, &obj) == -1 ||
-	    !jobj_get(obj, "_source", &src) || jspan_type(src) != J_OBJECT) {
-		snprintf(st->err, sizeof(st->err), "%s: the response holds no "
-		    "document", what);
-		return P2O_EXIT_TEMPFAIL;
-	}
-	if ((rc = ckpt_check_bindings(st, src)) != 0)
-		return rc;
-	d->found = 1;
+	src.p = d->doc.buf;
+	src.n = d->doc.len;
 	d->done = bool_member(src, "done");
 	d->restored = bool_member(src, "restored");
 	if (jobj_get(src, "progress", &d->progress) &&
@@ -107,26 +90,20 @@ get_doc(struct ckpt_store *st, const char *table, struct ldoc *d)
 	return 0;
 }
 
-/* 1 the index exists, 0 it does not, else an exit code (negated) */
+static const struct target_ops *
+ops_of(const struct ckpt_store *st)
+{
+	return st->conn.mod->ops;
+}
+
+/* 1 the index exists, 0 it does not, -1 failed */
 static int
 index_exists(struct ckpt_store *st, const char *index)
 {
-	struct sbuf path = SBUF_INIT, resp = SBUF_INIT;
-	char what[400];
-	long status;
-	int rc;
+	int rc = ops_of(st)->index_exists(&st->conn, index, &st->err);
 
-	snprintf(what, sizeof(what), "checking index '%s'", index);
-	index_path(index, "", &path);
-	rc = ckpt_request(st, what, "HEAD", path.buf, NULL, 0, &resp,
-	    &status);
-	if (rc == 0)
-		rc = status == 200 ? 1 : status == 404 ? 0 :
-		    -ckpt_status_error(st, what, status, &resp);
-	else
-		rc = -rc;
-	sbuf_release(&path);
-	sbuf_release(&resp);
+	if (rc == -1)
+		p2o_err_prefix(&st->err, "checking index '%s'", index);
 	return rc;
 }
 
@@ -134,15 +111,12 @@ static int
 put_doc(struct ckpt_store *st, const char *table, const char *index,
     struct jspan progress, struct jspan settings, int done, int restored)
 {
-	struct sbuf path = SBUF_INIT, body = SBUF_INIT, resp = SBUF_INIT;
+	struct sbuf suffix = SBUF_INIT, body = SBUF_INIT;
 	char what[400], when[40];
-	long status;
 	int rc;
 
 	snprintf(what, sizeof(what), "storing the load progress of '%s'",
 	    table);
-	if ((rc = ckpt_ensure_index(st, &resp)) != 0)
-		goto out;
 	ckpt_iso_now(when, sizeof(when));
 	sbuf_addc(&body, '{');
 	ckpt_bindings(st, &body);
@@ -160,32 +134,11 @@ put_doc(struct ckpt_store *st, const char *table, const char *index,
 	}
 	sbuf_addf(&body, ",\"done\":%s,\"restored\":%s,\"updated_at\":\"%s\"}",
 	    done ? "true" : "false", restored ? "true" : "false", when);
-	doc_path(st, table, &path);
-	if ((rc = ckpt_request(st, what, "PUT", path.buf, body.buf, body.len,
-	    &resp, &status)) != 0)
-		goto out;
-	if (status != 200 && status != 201)
-		rc = ckpt_status_error(st, what, status, &resp);
-out:
-	sbuf_release(&path);
+	doc_suffix(table, &suffix);
+	rc = ckpt_doc_put(st, suffix.buf, what, &body);
+	sbuf_release(&suffix);
 	sbuf_release(&body);
-	sbuf_release(&resp);
 	return rc;
-}
-
-static void
-index_path(const char *index, const char *rest, struct sbuf *path)
-{
-	const unsigned char *p;
-
-	sbuf_addc(path, '/');
-	for (p = (const unsigned char *)index; *p; p++)
-		if ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
-		    strchr("-_.+", *p))
-			sbuf_addc(path, (char)*p);
-		else
-			sbuf_addf(path, "%%%02X", *p);
-	sbuf_adds(path, rest);
 }
 
 /* the index, created as the writer creates it at its first use
@@ -194,145 +147,74 @@ static int
 create_index(struct ckpt_store *st, const struct config *cf,
     const char *index, const char *what)
 {
-	const char *body = config_index_body(cf, index);
-	struct sbuf path = SBUF_INIT, resp = SBUF_INIT;
-	char type[128];
-	long status;
-	int rc;
+	int created;
 
-	index_path(index, "", &path);
-	if ((rc = ckpt_request(st, what, "PUT", path.buf, body,
-	    body ? strlen(body) : 0, &resp, &status)) != 0)
-		goto out;
-	ckpt_error_type(&resp, type, sizeof(type));
-	if (status != 200 && !(status == 400 && strcmp(type,
-	    "resource_already_exists_exception") == 0))
-		rc = ckpt_status_error(st, what, status, &resp);
-	else if (status == 200)
+	if (ops_of(st)->index_create(&st->conn, index,
+	    config_index_body(cf, index), &created, &st->err) == -1)
+		return p2o_err_prefix(&st->err, "%s", what);
+	if (created)
 		log_info("created index '%s' for the initial load", index);
-out:
-	sbuf_release(&path);
-	sbuf_release(&resp);
-	return rc;
+	return 0;
 }
 
-/* the index's own refresh_interval and number_of_replicas, as a settings
- * object (null where the index has none of its own: restored, null
- * means the target's default again); the index is created when it does
- * not exist yet, with the body the writer would create it with */
+/* the settings a load suspends, as the index has them now (the target's
+ * object, stored and handed back unread); the index is created when it
+ * does not exist yet, with the body the writer would create it with */
 static int
 read_originals(struct ckpt_store *st, const struct config *cf,
     const char *index, struct sbuf *out)
 {
-	struct sbuf path = SBUF_INIT, resp = SBUF_INIT;
-	struct jspan obj, ix, settings, v;
 	char what[400];
-	long status;
-	int rc, attempt;
+	int attempt, found = 0;
 
 	snprintf(what, sizeof(what), "reading the settings of index '%s'",
 	    index);
-	for (attempt = 0; attempt < 2; attempt++) {
-		sbuf_reset(&path);
-		index_path(index, "/_settings?flat_settings=true", &path);
-		if ((rc = ckpt_request(st, what, "GET", path.buf, NULL, 0,
-		    &resp, &status)) != 0)
-			goto out;
-		if (status != 404)
-			break;
-		if ((rc = create_index(st, cf, index, what)) != 0)
-			goto out;
+	for (attempt = 0; attempt < 2 && !found; attempt++) {
+		if (ops_of(st)->load_settings(&st->conn, index, out, &found,
+		    &st->err) == -1)
+			return p2o_err_prefix(&st->err, "%s", what);
+		if (!found && create_index(st, cf, index, what) == -1)
+			return -1;
 	}
-	if (status != 200) {
-		rc = ckpt_status_error(st, what, status, &resp);
-		goto out;
-	}
-	/* {"<index>":{"settings":{"index.refresh_interval":"5s",...}}} */
-	if (ckpt_body_object(&resp, &obj) == -1 || !jobj_get(obj, index, &ix) ||
-	    !jobj_get(ix, "settings", &settings)) {
-		snprintf(st->err, sizeof(st->err), "%s: unexpected response",
-		    what);
-		rc = P2O_EXIT_TEMPFAIL;
-		goto out;
-	}
-	sbuf_adds(out, "{\"refresh_interval\":");
-	if (jobj_get(settings, "index.refresh_interval", &v))
-		sbuf_add(out, v.p, v.n);
-	else
-		sbuf_adds(out, "null");
-	sbuf_adds(out, ",\"number_of_replicas\":");
-	if (jobj_get(settings, "index.number_of_replicas", &v))
-		sbuf_add(out, v.p, v.n);
-	else
-		sbuf_adds(out, "null");
-	sbuf_addc(out, '}');
-out:
-	sbuf_release(&path);
-	sbuf_release(&resp);
-	return rc;
-}
-
-/* PUT the index settings body; what names it for messages */
-static int
-put_settings(struct ckpt_store *st, const char *index, const char *body,
-    size_t len, const char *what)
-{
-	struct sbuf path = SBUF_INIT, resp = SBUF_INIT;
-	long status;
-	int rc;
-
-	index_path(index, "/_settings", &path);
-	rc = ckpt_request(st, what, "PUT", path.buf, body, len, &resp,
-	    &status);
-	if (rc == 0 && status != 200)
-		rc = ckpt_status_error(st, what, status, &resp);
-	sbuf_release(&path);
-	sbuf_release(&resp);
-	return rc;
+	if (!found)
+		return p2o_fail(&st->err, P2O_EXIT_TEMPFAIL, "%s: the index is "
+		    "not there after its creation", what);
+	return 0;
 }
 
 static int
 suspend(struct ckpt_store *st, const struct config *cf, const char *index)
 {
-	static const char body[] = "{\"index\":{\"refresh_interval\":\"-1\","
-	    "\"number_of_replicas\":0}}";
 	char what[400];
-	int rc;
 
 	snprintf(what, sizeof(what), "suspending refresh and replicas on '%s'",
 	    index);
 	/* an index deleted since its originals were recorded is created
 	 * again, or the load would wait for it for ever */
-	if ((rc = create_index(st, cf, index, what)) != 0)
-		return rc;
-	return put_settings(st, index, body, sizeof(body) - 1, what);
+	if (create_index(st, cf, index, what) == -1)
+		return -1;
+	if (ops_of(st)->load_suspend(&st->conn, index, &st->err) == -1)
+		return p2o_err_prefix(&st->err, "%s", what);
+	return 0;
 }
 
 static int
 restore(struct ckpt_store *st, const char *index, struct jspan originals)
 {
-	struct sbuf body = SBUF_INIT;
-	char what[400];
-	int rc;
-
-	snprintf(what, sizeof(what), "restoring refresh and replicas on '%s'",
-	    index);
-	sbuf_adds(&body, "{\"index\":");
-	sbuf_add(&body, originals.p, originals.n);
-	sbuf_addc(&body, '}');
-	rc = put_settings(st, index, body.buf, body.len, what);
-	sbuf_release(&body);
-	if (rc == 0)
-		log_info("restored the refresh interval and replicas of index "
-		    "'%s' after its load", index);
-	return rc;
+	if (ops_of(st)->load_restore(&st->conn, index, originals,
+	    &st->err) == -1)
+		return p2o_err_prefix(&st->err, "restoring refresh and "
+		    "replicas on '%s'", index);
+	log_info("restored the refresh interval and replicas of index '%s' "
+	    "after its load", index);
+	return 0;
 }
 
 /*
  * The originals another section writing the same index recorded first:
  * the index may be suspended by that section's load already, and reading
  * its settings now would record -1 as an original. 1 and the settings in
- * out, 0 when none has, or an exit code.
+ * out, 0 when none has, or -1.
  */
 static int
 shared_originals(struct ckpt_store *st, const struct config *cf,
@@ -340,14 +222,16 @@ shared_originals(struct ckpt_store *st, const struct config *cf,
 {
 	const struct sync_section *o;
 	struct ldoc d;
-	int i, rc;
+	int i;
 
 	for (i = 0; sec->shared && i < cf->nsyncs; i++) {
 		o = &cf->syncs[i];
 		if (o == sec || strcmp(o->index, sec->index) != 0)
 			continue;
-		if ((rc = get_doc(st, o->rel, &d)) != 0)
-			return -rc;
+		if (get_doc(st, o->rel, &d) != 0) {
+			ldoc_release(&d);
+			return -1;
+		}
 		if (d.settings.p != NULL) {
 			sbuf_reset(out);
 			sbuf_add(out, d.settings.p, d.settings.n);
@@ -393,10 +277,8 @@ ckpt_load_plan(struct ckpt_store *st, const struct config *cf,
 			    "again from the start", sec->rel, sec->index);
 			ldoc_release(&d);
 			memset(&d, 0, sizeof(d));
-		} else if (d.found && rc < 0) {
-			rc = -rc;
+		} else if (d.found && rc < 0)
 			goto out;
-		}
 		rc = 0;
 		if (d.done) {
 			/* a load that ended before its settings were put
@@ -420,10 +302,8 @@ ckpt_load_plan(struct ckpt_store *st, const struct config *cf,
 		settings = d.settings;
 		if (settings.p == NULL) {
 			sbuf_reset(&orig);
-			if ((rc = shared_originals(st, cf, sec, &orig)) < 0) {
-				rc = -rc;
+			if ((rc = shared_originals(st, cf, sec, &orig)) < 0)
 				goto out;
-			}
 			if (rc == 0 && (rc = read_originals(st, cf, sec->index,
 			    &orig)) != 0)
 				goto out;
@@ -459,13 +339,12 @@ ckpt_load_mark(struct ckpt_store *st, const struct config *cf,
 
 	if (m->table == NULL ||
 	    (sec = config_find_rel(cf, m->table)) == NULL) {
-		snprintf(st->err, sizeof(st->err), "a load mark '%s' for a "
-		    "table no sync section names ('%s')", m->id,
+		return p2o_fail(&st->err, P2O_EXIT_DATA, "a load mark '%s' for "
+		    "a table no sync section names ('%s')", m->id,
 		    m->table ? m->table : "");
-		return P2O_EXIT_DATA;
 	}
 	if ((rc = get_doc(st, sec->rel, &d)) != 0)
-		return rc;
+		goto out;
 	/* the settings first: a crash between the two leaves a progress
 	 * document that is not done, and the range is simply read again */
 	if (m->done && d.settings.p != NULL &&

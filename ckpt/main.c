@@ -19,6 +19,7 @@
 #include "config.h"
 #include "frame.h"
 #include "http.h"
+#include "target.h"
 #include "jscan.h"
 #include "log.h"
 #include "msg.h"
@@ -33,8 +34,9 @@ usage(FILE *f)
 "       ckpt -c config.yaml put --pos N --text TEXT\n"
 "       ckpt -c config.yaml serve\n"
 "\n"
-"The checkpoint of the configured stream lives in the target index\n"
-"'" CKPT_INDEX "' as one document ('postgres:<slot_name>',\n"
+"The checkpoint of the configured stream lives in the target (on\n"
+"OpenSearch, the hidden index '.pg2osync_meta') as one document\n"
+"('postgres:<slot_name>',\n"
 "'mysql:<server_id>'), bound to the source kind and the stream's identity\n"
 "(slot and publication, or server_id). A checkpoint is a position N, the\n"
 "unsigned 64-bit number the pipeline orders by, and the source's own text\n"
@@ -119,9 +121,16 @@ backoff(struct ckpt_store *st, const char *what, int *attempt)
 		secs = 30;
 	if (*attempt == 0)
 		log_warnx("%s: %s; retrying until the target answers", what,
-		    st->err);
+		    st->err.msg);
 	(*attempt)++;
 	sleep(secs);
+}
+
+/* a failure a later attempt may get past */
+static int
+retry(const struct ckpt_store *st, int rc)
+{
+	return rc == -1 && st->err.code == P2O_EXIT_TEMPFAIL;
 }
 
 static void
@@ -149,11 +158,10 @@ serve(struct ckpt_store *st, const struct config *cf)
 		switch (msg_kind(&f)) {
 		case MSG_GET:
 			attempt = 0;
-			while ((rc = ckpt_store_get(st, &val)) ==
-			    P2O_EXIT_TEMPFAIL)
+			while (retry(st, rc = ckpt_store_get(st, &val)))
 				backoff(st, "reading the checkpoint", &attempt);
 			if (rc != 0)
-				fatalx(rc, "%s", st->err);
+				fatalx(st->err.code, "%s", st->err.msg);
 			recovered("reading the checkpoint", attempt);
 			memset(&put, 0, sizeof(put));
 			put.present = val.present;
@@ -162,11 +170,11 @@ serve(struct ckpt_store *st, const struct config *cf)
 			msg_put_checkpoint(&out, &put);
 			/* and which tables still need their initial load */
 			attempt = 0;
-			while ((rc = ckpt_load_plan(st, cf, &put, &load,
-			    &ntables)) == P2O_EXIT_TEMPFAIL)
+			while (retry(st, rc = ckpt_load_plan(st, cf, &put, &load,
+			    &ntables)))
 				backoff(st, "reading the load progress", &attempt);
 			if (rc != 0)
-				fatalx(rc, "%s", st->err);
+				fatalx(st->err.code, "%s", st->err.msg);
 			recovered("reading the load progress", attempt);
 			ckpt_value_release(&val);
 			msg_load_end(&out, &load);
@@ -177,12 +185,11 @@ serve(struct ckpt_store *st, const struct config *cf)
 				fatalx(P2O_EXIT_DATA, "stdin: offset %" PRIu64
 				    ": %s", f.offset, why);
 			attempt = 0;
-			while ((rc = ckpt_load_mark(st, cf, &mk)) ==
-			    P2O_EXIT_TEMPFAIL)
+			while (retry(st, rc = ckpt_load_mark(st, cf, &mk)))
 				backoff(st, "storing the load progress",
 				    &attempt);
 			if (rc != 0)
-				fatalx(rc, "%s", st->err);
+				fatalx(st->err.code, "%s", st->err.msg);
 			recovered("storing the load progress", attempt);
 			msg_put_confirm(&out, mk.id);
 			msg_mark_release(&mk);
@@ -195,11 +202,11 @@ serve(struct ckpt_store *st, const struct config *cf)
 				    ": %s", f.offset, put.text == NULL ?
 				    "put without a \"text\"" : why);
 			attempt = 0;
-			while ((rc = ckpt_store_put(st, put.pos, put.text,
-			    &newer)) == P2O_EXIT_TEMPFAIL)
+			while (retry(st, rc = ckpt_store_put(st, put.pos, put.text,
+			    &newer)))
 				backoff(st, "storing the checkpoint", &attempt);
 			if (rc != 0)
-				fatalx(rc, "%s", st->err);
+				fatalx(st->err.code, "%s", st->err.msg);
 			recovered("storing the checkpoint", attempt);
 			if (newer)
 				logged_newer(st, put.pos);
@@ -295,13 +302,13 @@ main(int argc, char *argv[])
 	if (http_global_init() == -1)
 		fatalx(P2O_EXIT_INTERNAL, "could not initialise libcurl");
 	if ((rc = ckpt_store_init(&st, &cf)) != 0)
-		fatalx(rc, "%s", st.err);
+		fatalx(st.err.code, "%s", st.err.msg);
 
 	if (strcmp(cmd, "serve") == 0)
 		rc = serve(&st, &cf);
 	else if (strcmp(cmd, "get") == 0) {
 		if ((rc = ckpt_store_get(&st, &val)) != 0)
-			fatalx(rc, "%s", st.err);
+			fatalx(st.err.code, "%s", st.err.msg);
 		if (val.present)
 			print_value(&val);
 		else
@@ -309,7 +316,7 @@ main(int argc, char *argv[])
 		ckpt_value_release(&val);
 	} else {
 		if ((rc = ckpt_store_put(&st, pos, text, &newer)) != 0)
-			fatalx(rc, "%s", st.err);
+			fatalx(st.err.code, "%s", st.err.msg);
 		if (newer)
 			logged_newer(&st, pos);
 		else

@@ -29,7 +29,8 @@ static const struct cs_node sections[] = {
 	{ "source", CS_STRUCT, .required = 1, .keys = config_source_keys,
 	    .finish = config_source_finish },
 	{ "target", CS_STRUCT, .required = 1, .keys = config_target_keys,
-	    .finish = config_target_finish },
+	    .finish = config_target_finish,
+	    .release = config_target_release },
 	{ "sync", CS_MAP, CFG(syncs), .required = 1,
 	    .elem = &config_sync_section,
 	    .elem_size = sizeof(struct sync_section),
@@ -442,7 +443,7 @@ finish_config(struct cs_walk *w, void *base, const char *path, int line)
 {
 	struct config *cfg = base;
 
-	if (finish_syncs(w, cfg) == -1)
+	if (finish_syncs(w, cfg) == -1 || config_target_needs(w, cfg) == -1)
 		return -1;
 	warn_inline_secrets(w, cfg);
 	return 0;

@@ -17,6 +17,15 @@
 #include "template.h"
 
 struct where;
+struct target_module;
+
+/* one thing the configuration asks of its target (config_target.c) */
+struct target_need {
+	unsigned cap;		/* enum target_cap (lib/target.h) */
+	int	 line;
+	char	*key;		/* "sync.items.routing" */
+	const char *why;	/* what would go wrong without it */
+};
 
 enum source_kind { SOURCE_POSTGRES = 1, SOURCE_MYSQL = 2 };
 
@@ -146,6 +155,9 @@ struct config {
 	char	*target_password;	/* inline, or resolved from password_env
 					 * (NULL when that was not resolved) */
 	char	*target_password_env;
+	const struct target_module *target_module;	/* the engine */
+	struct target_need *target_needs;	/* what the rest asks of it */
+	int	 ntarget_needs;
 
 	/* sync.<name> */
 	struct sync_section *syncs;
@@ -192,6 +204,10 @@ const char *config_index_body(const struct config *, const char *index);
 /* a transform's date pattern (YYYY MM DD hh mm ss and separators): 0,
  * or -1 with why */
 int	config_check_date_pattern(const char *, char *why, size_t);
+/* 0 when module offers every capability cfg needs, else -1 with
+ * "file:line: why" of the first it lacks (config_target.c) */
+int	config_check_target(const struct config *,
+	    const struct target_module *, char *err, size_t errlen);
 /* OpenSearch's rules for an index name: 0, or -1 with why */
 int	config_check_index_name(const char *, char *why, size_t);
 

@@ -24,6 +24,10 @@ int	config_source_finish(struct cs_walk *, void *, const char *, int);
 /* config_target.c */
 extern const struct cs_node config_target_keys[];
 int	config_target_finish(struct cs_walk *, void *, const char *, int);
+void	config_target_release(void *);
+/* what every other section asks of the target, checked against it; run
+ * once all of them are finished */
+int	config_target_needs(struct cs_walk *, struct config *);
 
 /* config_engine.c */
 extern const struct cs_node config_engine_keys[];

@@ -1,15 +1,37 @@
 /*
- * config_target.c - the target section: the OpenSearch cluster documents
- * are written to. Owns its keys, what a target url may hold, and the rules
- * between the credential keys.
+ * config_target.c - the target section: the search engine documents are
+ * written to. Owns its keys, what a target url may hold, the rules between
+ * the credential keys, which target module serves it, and the check of
+ * every key elsewhere that needs a capability of the target (routing,
+ * join, a pipeline, a mapping, requests open at once) against what that
+ * module declares (lib/target.h): refused at load, naming the key.
  *
  * It never quotes the url or a password.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "config_sections.h"
+#include "sbuf.h"
+#include "target.h"
+
+/* the keys of a sync section that need a capability */
+static const struct {
+	const char *key;
+	unsigned cap;
+	const char *why;
+} section_needs[] = {
+	{ "routing", TCAP_ROUTING, "its documents would land on shards no "
+	    "routed query reads" },
+	{ "join", TCAP_JOIN, "its parent and child documents need one index "
+	    "with a join field" },
+	{ "pipeline", TCAP_PIPELINES, "its documents would be written without "
+	    "the fields the pipeline computes" },
+	{ "mapping_file", TCAP_MAPPINGS, "its index cannot be created with "
+	    "the mapping" },
+};
 
 const struct cs_node config_target_keys[] = {
 	{ "url", CS_STR, CFG(target_url), .required = 1 },
@@ -72,6 +94,9 @@ config_target_finish(struct cs_walk *w, void *base, const char *path,
 {
 	struct config *cfg = base;
 	char why[256];
+
+	/* one engine today; target.flavor will choose among several */
+	cfg->target_module = target_module_find(NULL);
 	int lurl = cs_line(w, "target.url");
 	int lpw = cs_line(w, "target.password");
 	int lenv = cs_line(w, "target.password_env");
@@ -88,4 +113,98 @@ config_target_finish(struct cs_walk *w, void *base, const char *path,
 	    cfg->target_password_env, &cfg->target_password) == -1)
 		return -1;
 	return 0;
+}
+
+static void
+add_need(struct config *cfg, unsigned cap, int line, const char *key,
+    const char *why)
+{
+	struct target_need *n;
+
+	cfg->target_needs = xrealloc(cfg->target_needs,
+	    (size_t)(cfg->ntarget_needs + 1) * sizeof(*cfg->target_needs));
+	n = &cfg->target_needs[cfg->ntarget_needs++];
+	n->cap = cap;
+	n->line = line;
+	n->key = xstrdup(key);
+	n->why = why;
+}
+
+/* the first need module does not offer, or NULL */
+static const struct target_need *
+unmet(const struct config *cfg, const struct target_module *m)
+{
+	int i;
+
+	for (i = 0; i < cfg->ntarget_needs; i++)
+		if (!target_can(m, cfg->target_needs[i].cap))
+			return &cfg->target_needs[i];
+	return NULL;
+}
+
+#define UNMET_FMT	"'%s' needs %s, which target '%s' does not offer: %s"
+
+int
+config_target_needs(struct cs_walk *w, struct config *cfg)
+{
+	const struct target_need *n;
+	const struct sync_section *s;
+	struct sbuf key = SBUF_INIT;
+	size_t k;
+	int i, line;
+
+	for (i = 0; i < cfg->nsyncs; i++) {
+		s = &cfg->syncs[i];
+		for (k = 0; k < sizeof(section_needs) /
+		    sizeof(section_needs[0]); k++) {
+			sbuf_reset(&key);
+			sbuf_adds(&key, "sync");
+			cs_path_add(&key, s->name);
+			cs_path_add(&key, section_needs[k].key);
+			if ((line = cs_line(w, "%s", key.buf)) == 0)
+				continue;
+			add_need(cfg, section_needs[k].cap, line, key.buf,
+			    section_needs[k].why);
+		}
+	}
+	sbuf_release(&key);
+	if (cfg->write_concurrency > 1) {
+		line = cs_line(w, "engine.write_concurrency");
+		add_need(cfg, TCAP_CONCURRENT_WRITES, line,
+		    "engine.write_concurrency", "set it to 1");
+		add_need(cfg, TCAP_EXTERNAL_VERSIONS, line,
+		    "engine.write_concurrency", "requests open at once may "
+		    "land in either order, and only a target that keeps the "
+		    "higher version orders them");
+	}
+	if ((n = unmet(cfg, cfg->target_module)) != NULL)
+		return cs_err(w, n->line, UNMET_FMT, n->key,
+		    target_cap_name(n->cap), cfg->target_module->name, n->why);
+	return 0;
+}
+
+int
+config_check_target(const struct config *cfg, const struct target_module *m,
+    char *err, size_t errlen)
+{
+	const struct target_need *n = unmet(cfg, m);
+
+	if (n == NULL)
+		return 0;
+	snprintf(err, errlen, "%s:%d: " UNMET_FMT, cfg->path, n->line, n->key,
+	    target_cap_name(n->cap), m->name, n->why);
+	return -1;
+}
+
+void
+config_target_release(void *base)
+{
+	struct config *cfg = base;
+	int i;
+
+	for (i = 0; i < cfg->ntarget_needs; i++)
+		free(cfg->target_needs[i].key);
+	free(cfg->target_needs);
+	cfg->target_needs = NULL;
+	cfg->ntarget_needs = 0;
 }

@@ -5,6 +5,7 @@
  * kept-alive connection. Owns handing credentials to curl
  * (CURLOPT_USERNAME/PASSWORD: never in a URL, an argv or an error message).
  * Never interprets a response: the status and body go back to the caller.
+ * Also the one percent-escaper of what goes into a path or a query.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,11 +13,43 @@
 #include <curl/curl.h>
 
 #include "http.h"
+#include "p2o.h"
 
 #define HTTP_TIMEOUT_MS_DEFAULT	60000L
 
 _Static_assert(sizeof(((struct http_client *)0)->curlerr) >= CURL_ERROR_SIZE,
     "curl's error buffer size");
+
+void
+http_call_set(struct http_call *call, const char *method, const char *path,
+    const char *ctype, const char *body, size_t len)
+{
+	memset(call, 0, sizeof(*call));
+	call->method = method;
+	call->path = path;
+	call->ctype = ctype;
+	call->body = body;
+	call->len = len;
+}
+
+void
+http_escape(struct sbuf *out, const char *s, const char *keep)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)s; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' ||
+		    *p == '.' || *p == '~' || strchr(keep, *p))
+			sbuf_addc(out, (char)*p);
+		else {
+			sbuf_addc(out, '%');
+			sbuf_addc(out, hex[*p >> 4]);
+			sbuf_addc(out, hex[*p & 15]);
+		}
+	}
+}
 
 int
 http_global_init(void)
@@ -211,7 +244,7 @@ http_request(struct http_client *c, const char *method, const char *path,
 
 int
 http_pool_init(struct http_pool *p, int nslots, const char *base_url,
-    const char *username, const char *password, char *err, size_t errlen)
+    const char *username, const char *password, struct p2o_err *err)
 {
 	int i;
 
@@ -223,13 +256,14 @@ http_pool_init(struct http_pool *p, int nslots, const char *base_url,
 	for (i = 0; i < nslots; i++) {
 		if (http_init(&p->slot[i], base_url, username, password)
 		    == -1) {
-			snprintf(err, errlen, "%s", p->slot[i].err);
+			p2o_fail(err, P2O_EXIT_CONFIG, "%s", p->slot[i].err);
 			goto fail;
 		}
 		p->nslots = i + 1;
 	}
 	if ((p->multi = curl_multi_init()) == NULL) {
-		snprintf(err, errlen, "could not create a curl multi handle");
+		p2o_fail(err, P2O_EXIT_INTERNAL, "could not create a curl "
+		    "multi handle");
 		goto fail;
 	}
 	return 0;

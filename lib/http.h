@@ -8,7 +8,29 @@
 #ifndef HTTP_H
 #define HTTP_H
 
+#include "err.h"
 #include "sbuf.h"
+
+/* a request for a caller to make; the pointers stay valid until it is
+ * answered */
+struct http_call {
+	const char *method, *path, *ctype, *body;
+	size_t	 len;
+	long	 timeout_ms;	/* 0: the client's default */
+};
+
+/* the call with these fields, the timeout 0 */
+void	http_call_set(struct http_call *, const char *method, const char *path,
+	    const char *ctype, const char *body, size_t len);
+
+/* s appended to out percent-escaped but for the unreserved bytes of RFC
+ * 3986 (letters, digits, "-._~") and those of keep: HTTP_KEEP_INDEX for an
+ * index name, a list or a glob of them in a path; HTTP_KEEP_ID for a
+ * document id in a path; "" for a query string value, where '+' would
+ * read as a space */
+#define HTTP_KEEP_INDEX	",+*"
+#define HTTP_KEEP_ID	":"
+void	http_escape(struct sbuf *out, const char *s, const char *keep);
 
 struct http_client {
 	void	*curl;		/* CURL * */
@@ -20,7 +42,9 @@ struct http_client {
 };
 
 int	http_global_init(void);		/* once per process, before threads */
-/* username/password may be NULL; tls options come from the URL scheme */
+/* username/password may be NULL; tls options come from the URL scheme.
+ * Every credential and TLS setting of a target is handed to curl here and
+ * nowhere else: an API key header or a private CA belongs beside them */
 int	http_init(struct http_client *, const char *base_url,
 	    const char *username, const char *password);
 void	http_release(struct http_client *);
@@ -53,9 +77,9 @@ struct http_done {
 	const char *err;	/* NULL, or why no response arrived */
 };
 
+/* 0, or -1 with err: 78 for a url or credentials curl cannot use */
 int	http_pool_init(struct http_pool *, int nslots, const char *base_url,
-	    const char *username, const char *password, char *err,
-	    size_t errlen);
+	    const char *username, const char *password, struct p2o_err *err);
 void	http_pool_release(struct http_pool *);
 /* the same arguments as http_request, plus a timeout (0: the default).
  * body and resp must stay valid until the request is done. -1 if the slot

@@ -4,19 +4,23 @@
  * never presented half-written, unless the open transaction alone exceeds
  * the batch limits (then it is split: an unbounded buffer is worse). Clear,
  * cascade and mark are barriers that end a flush right after themselves. What a
- * frame says is read through lib/msg.h; the bulk entry is bulk.c's.
+ * frame says is read through lib/msg.h; the bulk entry is bulk.c's, a
+ * barrier is kept as what it deletes, for the target module to ask.
  * Performs no I/O: the main loop says why it asks for a cut.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "p2o.h"
 #include "writer.h"
 
 void
-batch_init(struct batch *b, int limit_docs, size_t limit_bytes)
+batch_init(struct batch *b, const struct target_module *tm, int limit_docs,
+    size_t limit_bytes)
 {
 	memset(b, 0, sizeof(*b));
+	b->tm = tm;
 	sbuf_init(&b->arena);
 	b->last_boundary = -1;
 	b->first_barrier = -1;
@@ -31,8 +35,14 @@ op_release(struct op *op)
 	free(op->toast_id);
 	free(op->toast_index);
 	free(op->toast_routing);
-	free(op->query);
-	free(op->parent);
+	if (op->bar) {
+		free(op->bar->field);
+		free(op->bar->value);
+		free(op->bar->children);
+		free(op->bar->parent_id);
+		free(op->bar->parent);
+		free(op->bar);
+	}
 	free(op->rel);
 	free(op->completed);
 	free(op->text);
@@ -56,7 +66,7 @@ batch_release(struct batch *b)
 	free(b->ops);
 	forget_writers(b);
 	sbuf_release(&b->arena);
-	batch_init(b, docs, bytes);
+	batch_init(b, b->tm, docs, bytes);
 }
 
 static int
@@ -65,8 +75,15 @@ is_data(const struct op *op)
 	return op->kind == OP_INDEX || op->kind == OP_DELETE;
 }
 
+/* a raw JSON span as a heap string, NULL when absent */
+static char *
+raw_dup(struct jspan s)
+{
+	return s.p ? xstrndup(s.p, s.n) : NULL;
+}
+
 int
-batch_add(struct batch *b, const struct frame *f, char *err, size_t errlen)
+batch_add(struct batch *b, const struct frame *f, struct p2o_err *err)
 {
 	enum msg_kind k = msg_kind(f);
 	struct msg_mark mark;
@@ -74,6 +91,7 @@ batch_add(struct batch *b, const struct frame *f, char *err, size_t errlen)
 	struct msg_op m;
 	struct op *op;
 	size_t arena_len = b->arena.len;
+	char why[512];
 
 	if (b->nops == b->cap) {
 		b->cap = b->cap ? b->cap * 2 : 64;
@@ -86,8 +104,11 @@ batch_add(struct batch *b, const struct frame *f, char *err, size_t errlen)
 	switch (k) {
 	case MSG_INDEX:
 	case MSG_DELETE:
-		if (msg_read_op(f, &m, err, errlen) == -1 ||
-		    bulk_add_entry(&b->arena, &m, op, err, errlen) == -1) {
+		if (msg_read_op(f, &m, why, sizeof(why)) == -1) {
+			b->arena.len = arena_len;
+			return p2o_fail(err, P2O_EXIT_DATA, "%s", why);
+		}
+		if (bulk_add_entry(&b->arena, b->tm, &m, op, err) == -1) {
 			b->arena.len = arena_len;
 			return -1;
 		}
@@ -95,8 +116,8 @@ batch_add(struct batch *b, const struct frame *f, char *err, size_t errlen)
 		break;
 	case MSG_COMMIT:
 	case MSG_POS:
-		if (msg_read_pos(f, &pos, err, errlen) == -1)
-			return -1;
+		if (msg_read_pos(f, &pos, why, sizeof(why)) == -1)
+			return p2o_fail(err, P2O_EXIT_DATA, "%s", why);
 		op->kind = k == MSG_COMMIT ? OP_COMMIT : OP_POS;
 		op->pos = pos.pos;
 		op->ts = pos.ts;
@@ -106,23 +127,26 @@ batch_add(struct batch *b, const struct frame *f, char *err, size_t errlen)
 		break;
 	case MSG_CLEAR:
 	case MSG_CASCADE:
-		if (msg_read_op(f, &m, err, errlen) == -1)
-			return -1;
+		if (msg_read_op(f, &m, why, sizeof(why)) == -1)
+			return p2o_fail(err, P2O_EXIT_DATA, "%s", why);
 		op->kind = k == MSG_CLEAR ? OP_CLEAR : OP_CASCADE;
 		op->text = jstr_dup(m.index);
 		op->v = m.v;
-		if (k == MSG_CLEAR)
-			op->query = clear_query(m.field, m.value);
-		else {
-			op->parent = jstr_dup(m.id);
-			op->query = cascade_query(m.children, m.id);
+		op->bar = xcalloc(1, sizeof(*op->bar));
+		if (k == MSG_CLEAR) {
+			op->bar->field = raw_dup(m.field);
+			op->bar->value = raw_dup(m.value);
+		} else {
+			op->bar->children = raw_dup(m.children);
+			op->bar->parent_id = raw_dup(m.id);
+			op->bar->parent = jstr_dup(m.id);
 		}
 		if (b->first_barrier < 0)
 			b->first_barrier = b->nops;
 		break;
 	case MSG_MARK:
-		if (msg_read_mark(f, &mark, err, errlen) == -1)
-			return -1;
+		if (msg_read_mark(f, &mark, why, sizeof(why)) == -1)
+			return p2o_fail(err, P2O_EXIT_DATA, "%s", why);
 		msg_mark_release(&mark);
 		/* "marked" carries the mark's members as they arrived */
 		op->kind = OP_MARK;
@@ -132,9 +156,8 @@ batch_add(struct batch *b, const struct frame *f, char *err, size_t errlen)
 		break;
 	default:
 		/* ignoring an operation we do not know would lose it */
-		snprintf(err, errlen, "unknown operation kind %.*s",
-		    (int)(f->kind.n > 64 ? 64 : f->kind.n), f->kind.p);
-		return -1;
+		return p2o_fail(err, P2O_EXIT_DATA, "unknown operation kind "
+		    "%.*s", (int)(f->kind.n > 64 ? 64 : f->kind.n), f->kind.p);
 	}
 	b->nops++;
 	return 0;
@@ -273,7 +296,7 @@ drop_front(struct batch *b, int n, size_t by)
 		if (!is_data(op))
 			continue;
 		shift(&op->entry, by);
-		shift(&op->action, by);
+		shift(&op->head, by);
 		shift(&op->doc, by);
 		shift(&op->index, by);
 		shift(&op->id, by);
@@ -310,6 +333,7 @@ batch_move(struct batch *from, int n, struct batch *to)
 	by = bytes_before(from, n);
 	forget_writers(from);
 	forget_writers(to);
+	to->tm = from->tm;
 	to->limit_docs = from->limit_docs;
 	to->limit_bytes = from->limit_bytes;
 	if (to->cap < n) {

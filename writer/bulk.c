@@ -1,9 +1,11 @@
 /*
- * bulk.c - the _bulk request body. Owns the action line of every index and
- * delete operation (the target's protocol; what the frame said is decoded
- * by lib/msg.h) and the rule that a document's bytes are copied as they
- * arrived in the frame, never parsed into a tree or re-encoded. Performs no
- * I/O.
+ * bulk.c - the write entries of the batch and the bodies made of them. An
+ * index or delete operation, as the frame said it (lib/msg.h), goes to the
+ * target module (lib/target.h), which encodes its entry into the arena:
+ * the head it needs, then the document as the bytes it arrived in, never
+ * parsed into a tree or re-encoded. A body is its entries one after
+ * another; the first attempt of a flush is the arena itself. Performs no
+ * I/O and knows nothing of the target's protocol.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -11,61 +13,31 @@
 
 #include "writer.h"
 
-/* OpenSearch stores external versions as a signed 64-bit long */
-#define VERSION_MAX	((uint64_t)INT64_MAX)
-
-static void
-add_raw(struct sbuf *out, struct jspan s, struct aspan *where)
-{
-	where->off = out->len;
-	where->len = s.n;
-	sbuf_add(out, s.p, s.n);
-}
-
 int
-bulk_add_entry(struct sbuf *out, const struct msg_op *m, struct op *op,
-    char *err, size_t errlen)
+bulk_add_entry(struct sbuf *out, const struct target_module *tm,
+    const struct msg_op *m, struct op *op, struct p2o_err *err)
 {
+	struct target_write w;
+	struct target_entry e;
 	int is_delete = m->kind == MSG_DELETE;
-	size_t start = out->len;
 
-	if (m->v > VERSION_MAX) {
-		snprintf(err, errlen, "%s version %llu does not fit the "
-		    "target's signed 64-bit versions", msg_kind_name(m->kind),
-		    (unsigned long long)m->v);
+	w.del = is_delete;
+	w.index = m->index;
+	w.id = m->id;
+	w.routing = m->routing;
+	w.pipeline = m->pipeline;
+	w.doc = m->doc;
+	w.version = m->v;
+	if (tm->ops->encode(out, &w, &e, err) == -1)
 		return -1;
-	}
 	op->kind = is_delete ? OP_DELETE : OP_INDEX;
 	op->v = m->v;
-	op->entry.off = start;
-	op->action.off = start;
-	sbuf_adds(out, is_delete ? "{\"delete\":{\"_index\":" :
-	    "{\"index\":{\"_index\":");
-	add_raw(out, m->index, &op->index);
-	sbuf_adds(out, ",\"_id\":");
-	add_raw(out, m->id, &op->id);
-	sbuf_adds(out, ",\"version\":");
-	sbuf_add_u64(out, m->v);
-	sbuf_adds(out, ",\"version_type\":\"external_gte\"");
-	op->routing.off = op->routing.len = 0;
-	if (m->routing.p) {
-		sbuf_adds(out, ",\"routing\":");
-		add_raw(out, m->routing, &op->routing);
-	}
-	/* an ingest pipeline runs on index actions only */
-	if (m->pipeline.p && !is_delete) {
-		sbuf_adds(out, ",\"pipeline\":");
-		sbuf_add(out, m->pipeline.p, m->pipeline.n);
-	}
-	sbuf_adds(out, "}}");
-	op->action.len = out->len - start;
-	sbuf_addc(out, '\n');
-	op->doc.off = op->doc.len = 0;
-	if (!is_delete) {
-		add_raw(out, m->doc, &op->doc);
-		sbuf_addc(out, '\n');
-	}
-	op->entry.len = out->len - start;
+	op->entry = e.entry;
+	op->head = e.head;
+	op->doc = e.doc;
+	op->index = e.index;
+	op->id = e.id;
+	op->routing = e.routing;
 	op->toast = op->toast_id = op->rel = NULL;
 	op->toast_index = op->toast_routing = NULL;
 	if (!is_delete && m->toast.p) {
@@ -85,9 +57,37 @@ bulk_add_entry(struct sbuf *out, const struct msg_op *m, struct op *op,
 }
 
 int
+bulk_prefix(const struct batch *b, int n, const char **body, size_t *len,
+    int *sent)
+{
+	const struct op *op;
+	size_t start = 0, end = 0;
+	int i, nsent = 0;
+
+	for (i = 0; i < n; i++) {
+		op = &b->ops[i];
+		if (op->kind != OP_INDEX && op->kind != OP_DELETE)
+			continue;
+		if (op->written || op->completed)
+			return -1;
+		if (nsent == 0)
+			start = op->entry.off;
+		else if (op->entry.off != end)
+			return -1;
+		end = op->entry.off + op->entry.len;
+		sent[nsent++] = i;
+	}
+	/* a flush of positions and marks alone may have no arena */
+	*body = nsent ? b->arena.buf + start : NULL;
+	*len = end - start;
+	return nsent;
+}
+
+int
 bulk_body(const struct batch *b, int n, struct sbuf *body, int *sent)
 {
 	const struct op *op;
+	size_t tail;
 	int i, nsent = 0;
 
 	sbuf_reset(body);
@@ -97,11 +97,15 @@ bulk_body(const struct batch *b, int n, struct sbuf *body, int *sent)
 		    op->written)
 			continue;
 		if (op->completed) {
-			sbuf_add(body, b->arena.buf + op->action.off,
-			    op->action.len);
-			sbuf_addc(body, '\n');
+			/* the head, the completed document, and what the
+			 * entry has after its document */
+			tail = op->entry.off + op->entry.len -
+			    (op->doc.off + op->doc.len);
+			sbuf_add(body, b->arena.buf + op->head.off,
+			    op->head.len);
 			sbuf_add(body, op->completed, op->completed_len);
-			sbuf_addc(body, '\n');
+			sbuf_add(body, b->arena.buf + op->doc.off +
+			    op->doc.len, tail);
 		} else
 			sbuf_add(body, b->arena.buf + op->entry.off,
 			    op->entry.len);

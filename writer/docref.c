@@ -6,7 +6,8 @@
  * as the raw JSON bytes of the action line, never unescaped. The routing
  * is carried but not compared: two routings may lead to one shard, where
  * the same id is the same document, so writes of one id under two
- * routings are ordered as writes of one document. Performs no I/O.
+ * routings are ordered as writes of one document. Also the writer's one
+ * hash, FNV-1a. Performs no I/O.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,8 +42,8 @@ docref_of(const struct batch *b, const struct op *op, int old)
 	return r;
 }
 
-static uint32_t
-fnv(uint32_t h, const char *p, size_t n)
+uint32_t
+hash_bytes(uint32_t h, const char *p, size_t n)
 {
 	size_t i;
 
@@ -57,10 +58,8 @@ fnv(uint32_t h, const char *p, size_t n)
 static uint32_t
 doc_hash(const struct docref *r)
 {
-	uint32_t h = 2166136261u;
-
-	h = fnv(h, r->index, r->ilen);
-	return fnv(h, r->id, r->idlen);
+	return hash_bytes(hash_bytes(HASH_INIT, r->index, r->ilen), r->id,
+	    r->idlen);
 }
 
 static int

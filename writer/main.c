@@ -1,5 +1,5 @@
 /*
- * writer - operation frames on stdin become _bulk requests to OpenSearch;
+ * writer - operation frames on stdin become bulk requests to the target;
  * the positions they cover go back to the supervisor on fd 3 once the
  * target holds every operation before them.
  *
@@ -86,8 +86,8 @@ usage(FILE *to)
 "usage: writer -c config.yaml\n"
 "\n"
 "Reads operation frames (index, delete, clear, commit, pos, mark) on stdin\n"
-"and writes them to the target with _bulk requests, in order, with\n"
-"external_gte versions. Uses target.url, target.username,\n"
+"and writes them to the target with bulk requests, in order, with\n"
+"external versions. Uses target.url, target.username,\n"
 "target.password(_env), engine.batch_size, engine.batch_max_bytes and\n"
 "engine.write_concurrency.\n"
 "\n"
@@ -220,7 +220,7 @@ collect(struct writer *wr)
 			r = window_answer(&wr->w, d.slot, d.err, d.status,
 			    now_ms());
 		if (r == STEP_AUTH)
-			fatalx(P2O_EXIT_AUTH, "%s", wr->sink.err);
+			fatalx(wr->sink.err.code, "%s", wr->sink.err.msg);
 	}
 	return n > 0;
 }
@@ -256,7 +256,7 @@ probe(struct writer *wr, long long now)
 
 	if (wr->probe_open || now < wr->probe_at || wr->stopping)
 		return 0;
-	sink_probe_call(&call);
+	sink_probe_call(&wr->sink, &call);
 	if (http_pool_start(&wr->pool, 0, call.method, call.path, call.ctype,
 	    call.body, call.len, &wr->sink.probe_resp, 0) == -1)
 		fatalx(P2O_EXIT_INTERNAL, "target request: %s",
@@ -270,7 +270,7 @@ static int
 take_input(struct writer *wr)
 {
 	struct frame f;
-	char err[512];
+	struct p2o_err err;
 	int r, n = 0;
 
 	while (may_read(wr) && wr->in_more) {
@@ -286,11 +286,11 @@ take_input(struct writer *wr)
 			drain(wr, D_BAD);
 			break;
 		}
-		if (batch_add(&wr->b, &f, err, sizeof(err)) == -1) {
+		if (batch_add(&wr->b, &f, &err) == -1) {
 			/* nothing after a bad frame is presented: only the
 			 * complete transactions before it are written */
 			log_error("%s: offset %llu: %s", wr->in.name,
-			    (unsigned long long)f.offset, err);
+			    (unsigned long long)f.offset, err.msg);
 			drain(wr, D_BAD);
 			break;
 		}
@@ -354,7 +354,7 @@ maybe_exit(struct writer *wr)
 		if (window_inflight(&wr->w))
 			return;
 		log_error("stopping with %d operations unwritten: %s",
-		    window_unwritten(&wr->w) + wr->b.ndocs, wr->sink.err);
+		    window_unwritten(&wr->w) + wr->b.ndocs, wr->sink.err.msg);
 		finish(wr, P2O_EXIT_TEMPFAIL, "stopped");
 	}
 	if (!window_empty(&wr->w) || batch_cut(&wr->b, cut_reason(wr)) > 0)
@@ -421,6 +421,7 @@ static void
 setup(struct writer *wr, const char *cfgpath)
 {
 	char err[512], redacted[512];
+	struct p2o_err perr;
 
 	if (config_load(cfgpath, &cfg, err, sizeof(err)) == -1)
 		fatalx(P2O_EXIT_CONFIG, "%s", err);
@@ -429,15 +430,18 @@ setup(struct writer *wr, const char *cfgpath)
 	if (http_global_init() == -1)
 		fatalx(P2O_EXIT_INTERNAL, "could not initialise libcurl");
 	if (http_pool_init(&wr->pool, cfg.write_concurrency, cfg.target_url,
-	    cfg.target_username, cfg.target_password, err, sizeof(err)) == -1)
-		fatalx(P2O_EXIT_CONFIG, "target '%s': %s",
+	    cfg.target_username, cfg.target_password, &perr) == -1)
+		fatalx(perr.code, "target '%s': %s",
 		    log_redact_url(cfg.target_url, redacted, sizeof(redacted)),
-		    err);
+		    perr.msg);
 	if (ctl_open(&ctl, "writer") == -1)
 		fatal(P2O_EXIT_TEMPFAIL, "control fd 3: sending hello");
 	frame_reader_init(&wr->in, P2O_FD_IN, "stdin");
-	batch_init(&wr->b, cfg.batch_size, cfg.batch_max_bytes);
-	sink_init(&wr->sink, wr->pool.slot[0].base, &stats, &cfg);
+	batch_init(&wr->b, cfg.target_module, cfg.batch_size,
+	    cfg.batch_max_bytes);
+	if (sink_init(&wr->sink, cfg.target_module, wr->pool.slot[0].base,
+	    &stats, &cfg, &perr) == -1)
+		fatalx(perr.code, "%s", perr.msg);
 	window_init(&wr->w, cfg.write_concurrency, &wr->sink);
 	log_debug("writing to '%s', batches of %d operations or %zu bytes, "
 	    "%d open at once",

@@ -1,34 +1,29 @@
 /*
- * sink.c - what one flush asks of the target and what the answers mean:
- * the creation of an index at its first use (with the body the
- * configuration gives it), the _mget behind TOAST completion, the _bulk
- * request and its retries (only of the items not yet written), a clear's
- * refresh and delete_by_query, and a cascade's refresh, search and
- * deletes (cascade.c). It decides what a response means for the flush and for
- * the counters, and logs what an operator must see. It performs no I/O (the
- * writer's loop makes the requests it asks for), never sleeps (the loop
- * waits out the backoff) and never exits.
+ * sink.c - what one flush asks of the target and what the answers mean
+ * for it: the creation of an index at its first use (with the body the
+ * configuration gives it), the read behind TOAST completion, the bulk
+ * request and its retries (only of the items not yet written), and the
+ * barrier a flush ends in (a clear, a join cascade), in that order. The
+ * target module (lib/target.h) builds each request and reads each answer;
+ * the sink keeps the order, the retries, the counters, and logs what an
+ * operator must see. It performs no I/O (the writer's loop makes the
+ * requests it asks for), never sleeps (the loop waits out the backoff) and
+ * never exits.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
 #include "log.h"
+#include "p2o.h"
 #include "xio.h"
 #include "writer.h"
 
 #define BACKOFF_FIRST_MS	100
 #define BACKOFF_MAX_MS		30000
 #define DOWN_LOG_EVERY_MS	60000
-/* delete_by_query on a large index takes as long as it takes */
-#define CLEAR_TIMEOUT_MS	(60L * 60 * 1000)
-
-/* only what the classifier reads: the item status and error, not the
- * per-item metadata a large batch would otherwise send back */
-#define BULK_PATH	"/_bulk?filter_path=errors,items.*.status," \
-			"items.*.error.type,items.*.error.reason," \
-			"error.type,error.reason"
 
 long long
 sink_backoff(long long *cur_ms)
@@ -45,15 +40,23 @@ sink_backoff(long long *cur_ms)
 	return d / 2 + random() % (d / 2 + 1);
 }
 
-void
-sink_init(struct sink *s, const char *target, struct writer_stats *st,
-    const struct config *cfg)
+int
+sink_init(struct sink *s, const struct target_module *tm, const char *target,
+    struct writer_stats *st, const struct config *cfg, struct p2o_err *err)
 {
 	memset(s, 0, sizeof(*s));
+	/* acknowledging a queued task as durable would break the one
+	 * invariant: such a target needs the wait for its tasks first */
+	if (target_can(tm, TCAP_ASYNC_TASKS))
+		return p2o_fail(err, P2O_EXIT_CONFIG, "target '%s' accepts "
+		    "writes as tasks to be waited for, which this writer "
+		    "does not do", tm->name);
+	s->tm = tm;
 	s->target = target;
 	s->stats = st;
 	s->cfg = cfg;
 	sbuf_init(&s->probe_resp);
+	return 0;
 }
 
 void
@@ -143,22 +146,35 @@ sink_down(struct sink *s)
 		s->down_since = now;
 		s->down_logged = now;
 		log_warnx("target '%s' unavailable: %s; retrying", s->target,
-		    s->err);
+		    s->err.msg);
 	} else if (now - s->down_logged >= DOWN_LOG_EVERY_MS) {
 		s->down_logged = now;
 		log_warnx("target unavailable for %llds: %s; still retrying",
-		    (now - s->down_since) / 1000, s->err);
+		    (now - s->down_since) / 1000, s->err.msg);
 	}
 	return STEP_WAIT;
 }
 
-static enum step_result
-sink_auth(struct sink *s, long status, const struct sbuf *resp)
-{
-	char why[256];
+/* why the last step failed, for a message and an exit */
+static void
+sink_why(struct sink *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
-	resp_error_text(resp->buf, resp->len, why, sizeof(why));
-	snprintf(s->err, sizeof(s->err), "target refused our credentials "
+static void
+sink_why(struct sink *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	p2o_vfail(&s->err, P2O_EXIT_TEMPFAIL, fmt, ap);
+	va_end(ap);
+}
+
+/* why: the target's words */
+static enum step_result
+sink_auth(struct sink *s, long status, const char *why)
+{
+	p2o_fail(&s->err, P2O_EXIT_AUTH, "target refused our credentials "
 	    "(HTTP %ld): %.400s", status, why);
 	return STEP_AUTH;
 }
@@ -167,15 +183,10 @@ sink_auth(struct sink *s, long status, const struct sbuf *resp)
 static int
 first_time(struct flush *fl, const char *a, const char *b)
 {
-	uint32_t h = 2166136261u;
-	const char *p;
+	uint32_t h = hash_bytes(hash_bytes(HASH_INIT, a, strlen(a)), b,
+	    strlen(b));
 	int i;
 
-	for (p = a; *p; p++)
-		h = (h ^ (unsigned char)*p) * 16777619u;
-	h = (h ^ 0xff) * 16777619u;
-	for (p = b; *p; p++)
-		h = (h ^ (unsigned char)*p) * 16777619u;
 	for (i = 0; i < fl->nlogged; i++)
 		if (fl->logged[i] == h)
 			return 0;
@@ -186,22 +197,10 @@ first_time(struct flush *fl, const char *a, const char *b)
 	return 1;
 }
 
-static void
-set_call(struct http_call *call, const char *method, const char *path,
-    const char *ctype, const char *body, size_t len)
-{
-	memset(call, 0, sizeof(*call));
-	call->method = method;
-	call->path = path;
-	call->ctype = ctype;
-	call->body = body;
-	call->len = len;
-}
-
 void
-sink_probe_call(struct http_call *call)
+sink_probe_call(struct sink *s, struct http_call *call)
 {
-	set_call(call, "GET", "/", NULL, NULL, 0);
+	s->tm->ops->probe_call(call);
 }
 
 enum step_result
@@ -210,19 +209,19 @@ sink_probe_answer(struct sink *s, const char *terr, long status)
 	char why[256];
 
 	if (terr) {
-		snprintf(s->err, sizeof(s->err), "%s", terr);
+		sink_why(s, "%s", terr);
 		return sink_down(s);
 	}
-	switch (resp_status_class(status)) {
-	case RESP_ITEMS:
+	switch (s->tm->ops->probe_answer(status, &s->probe_resp, s->node,
+	    sizeof(s->node), why, sizeof(why))) {
+	case TA_OK:
 		sink_up(s);
+		log_debug("the target is %s", s->node);
 		return STEP_DONE;
-	case RESP_AUTH:
-		return sink_auth(s, status, &s->probe_resp);
+	case TA_AUTH:
+		return sink_auth(s, status, why);
 	default:
-		resp_error_text(s->probe_resp.buf, s->probe_resp.len, why,
-		    sizeof(why));
-		snprintf(s->err, sizeof(s->err), "HTTP %ld: %s", status, why);
+		sink_why(s, "HTTP %ld: %s", status, why);
 		return sink_down(s);
 	}
 }
@@ -231,10 +230,11 @@ void
 flush_init(struct flush *fl)
 {
 	memset(fl, 0, sizeof(*fl));
-	batch_init(&fl->b, 1, 1);
+	batch_init(&fl->b, NULL, 1, 1);
 	sbuf_init(&fl->body);
 	sbuf_init(&fl->path);
 	sbuf_init(&fl->resp);
+	target_proc_init(&fl->proc);
 }
 
 void
@@ -245,6 +245,7 @@ flush_begin(struct flush *fl, uint64_t seq)
 	if (fl->room < n) {
 		fl->room = n;
 		fl->from = xrealloc(fl->from, n * sizeof(*fl->from));
+		fl->refs = xrealloc(fl->refs, n * sizeof(*fl->refs));
 		fl->asked = xrealloc(fl->asked, n * sizeof(*fl->asked));
 		fl->sent = xrealloc(fl->sent, n * sizeof(*fl->sent));
 		fl->items = xrealloc(fl->items, n * sizeof(*fl->items));
@@ -271,6 +272,7 @@ flush_reset(struct flush *fl)
 	 * the memory of the next flush in this slot is its arena */
 	sbuf_release(&fl->body);
 	sbuf_reset(&fl->resp);
+	target_proc_reset(&fl->proc);
 }
 
 void
@@ -278,14 +280,14 @@ flush_release(struct flush *fl)
 {
 	batch_release(&fl->b);
 	free(fl->from);
+	free(fl->refs);
 	free(fl->asked);
 	free(fl->sent);
 	free(fl->items);
 	sbuf_release(&fl->body);
 	sbuf_release(&fl->path);
 	sbuf_release(&fl->resp);
-	sbuf_release(&fl->scroll);
-	free(fl->hits);
+	target_proc_release(&fl->proc);
 	free(fl->creating);
 	memset(fl, 0, sizeof(*fl));
 }
@@ -315,8 +317,7 @@ complete_one(struct sink *s, const struct batch *b, struct op *op,
 	fields.n = strlen(op->toast);
 	if (toast_complete(&out, batch_span(b, op->doc), fields, source)
 	    == -1) {
-		snprintf(s->err, sizeof(s->err), "stored document is not an "
-		    "object");
+		sink_why(s, "stored document is not an object");
 		sbuf_release(&out);
 		return -1;
 	}
@@ -336,9 +337,9 @@ complete_one(struct sink *s, const struct batch *b, struct op *op,
 /*
  * Complete the ops whose source is ready. The first pass (found == NULL,
  * earlier == 1) copies from earlier flushes at once, because those may be
- * retired while this flush's _mget is out. The second completes the rest
+ * retired while this flush's read is out. The second completes the rest
  * in batch order, so an op completed from an earlier one of the same flush
- * sees that one's completed document; found[] are the _mget's answers in
+ * sees that one's completed document; found[] are the read's answers in
  * the order asked.
  */
 static int
@@ -369,55 +370,9 @@ complete_pass(struct sink *s, struct flush *fl, int earlier,
 	return 0;
 }
 
-/* the first attempt of a flush without completions is the arena itself */
-static int
-arena_prefix(struct flush *fl, const char **body, size_t *len)
-{
-	const struct batch *b = &fl->b;
-	const struct op *op;
-	size_t start = 0, end = 0;
-	int i, nsent = 0;
-
-	for (i = 0; i < b->nops; i++) {
-		op = &b->ops[i];
-		if (op->kind != OP_INDEX && op->kind != OP_DELETE)
-			continue;
-		if (op->written || op->completed)
-			return -1;
-		if (nsent == 0)
-			start = op->entry.off;
-		else if (op->entry.off != end)
-			return -1;
-		end = op->entry.off + op->entry.len;
-		fl->sent[nsent++] = i;
-	}
-	/* a flush of positions and marks alone may have no arena */
-	*body = nsent ? b->arena.buf + start : NULL;
-	*len = end - start;
-	return nsent;
-}
-
-void
-url_escape(struct sbuf *out, const char *s, const char *keep)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	const unsigned char *p;
-
-	for (p = (const unsigned char *)s; *p; p++) {
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' ||
-		    *p == '.' || *p == '*' || (*p && strchr(keep, *p)))
-			sbuf_addc(out, (char)*p);
-		else {
-			sbuf_addc(out, '%');
-			sbuf_addc(out, hex[*p >> 4]);
-			sbuf_addc(out, hex[*p & 15]);
-		}
-	}
-}
-
 static void count_item(struct sink *, const struct item_result *);
 
+/* the clear or cascade a flush ends in, or NULL */
 static const struct op *
 barrier_op(const struct flush *fl)
 {
@@ -429,29 +384,48 @@ barrier_op(const struct flush *fl)
 	return op->kind == OP_CLEAR || op->kind == OP_CASCADE ? op : NULL;
 }
 
-static int
-ends_in_clear(const struct flush *fl)
+static struct jspan
+raw(const char *s)
 {
-	return barrier_op(fl) != NULL;
+	struct jspan j = { s, s ? strlen(s) : 0 };
+
+	return j;
 }
 
-static const char *
-clear_index(const struct flush *fl)
+/* the barrier as the target module's procedure */
+static void
+barrier_begin(struct flush *fl)
 {
-	return barrier_op(fl)->text;
+	const struct op *op = barrier_op(fl);
+	struct target_proc *p = &fl->proc;
+
+	target_proc_reset(p);
+	p->kind = op->kind == OP_CLEAR ? PROC_CLEAR : PROC_CASCADE;
+	p->index = op->text;
+	p->field = raw(op->bar->field);
+	p->value = raw(op->bar->value);
+	p->children = raw(op->bar->children);
+	p->parent = op->bar->parent;
+	p->parent_id = raw(op->bar->parent_id);
+	p->version = op->v;
+	fl->phase = PH_BARRIER;
 }
 
-static int
-ends_in_cascade(const struct flush *fl)
+/* after the writes: the barrier, if the flush ends in one */
+static void
+after_bulk(struct flush *fl)
 {
-	return barrier_op(fl) && barrier_op(fl)->kind == OP_CASCADE;
+	if (barrier_op(fl))
+		barrier_begin(fl);
+	else
+		fl->phase = PH_DONE;
 }
 
 enum next_result
 flush_next(struct sink *s, struct flush *fl, struct batch *const *earlier,
     int nearlier, struct http_call *call)
 {
-	const struct op *bar = barrier_op(fl);
+	const struct target_ops *ops = s->tm->ops;
 	const char *body, *create;
 	size_t len;
 	int nread;
@@ -466,12 +440,9 @@ flush_next(struct sink *s, struct flush *fl, struct batch *const *earlier,
 			}
 			free(fl->creating);
 			fl->creating = xstrdup(create);
-			body = config_index_body(s->cfg, create);
-			sbuf_reset(&fl->path);
-			sbuf_addc(&fl->path, '/');
-			url_escape(&fl->path, create, URL_PATH_KEEP);
-			set_call(call, "PUT", fl->path.buf, NULL, body,
-			    body ? strlen(body) : 0);
+			ops->create_call(fl->creating,
+			    config_index_body(s->cfg, fl->creating), &fl->path,
+			    call);
 			return NEXT_SEND;
 		case PH_TOAST:
 			nread = toast_plan(&fl->b, fl->b.nops, earlier,
@@ -486,65 +457,27 @@ flush_next(struct sink *s, struct flush *fl, struct batch *const *earlier,
 				fl->phase = PH_BULK;
 				continue;
 			}
-			fl->nasked = toast_mget_body(&fl->b, fl->b.nops,
-			    fl->from, &fl->body, fl->asked);
-			set_call(call, "POST", "/_mget", NULL, fl->body.buf,
-			    fl->body.len);
+			fl->nasked = toast_refs(&fl->b, fl->b.nops, fl->from,
+			    fl->refs, fl->asked);
+			ops->read_call(fl->refs, fl->nasked, &fl->body, call);
 			return NEXT_SEND;
 		case PH_BULK:
-			if ((fl->nsent = arena_prefix(fl, &body, &len)) == -1) {
+			if ((fl->nsent = bulk_prefix(&fl->b, fl->b.nops, &body,
+			    &len, fl->sent)) == -1) {
 				fl->nsent = bulk_body(&fl->b, fl->b.nops,
 				    &fl->body, fl->sent);
 				body = fl->body.buf;
 				len = fl->body.len;
 			}
 			if (fl->nsent == 0) {
-				fl->phase = ends_in_clear(fl) ? PH_REFRESH :
-				    PH_DONE;
+				after_bulk(fl);
 				continue;
 			}
 			fl->sent_len = len;
-			set_call(call, "POST", BULK_PATH,
-			    "application/x-ndjson", body, len);
+			ops->bulk_call(body, len, call);
 			return NEXT_SEND;
-		case PH_REFRESH:
-			/* so the delete or the search sees every write
-			 * before it */
-			sbuf_reset(&fl->path);
-			sbuf_addc(&fl->path, '/');
-			url_escape(&fl->path, clear_index(fl), URL_PATH_KEEP);
-			sbuf_adds(&fl->path, "/_refresh");
-			set_call(call, "POST", fl->path.buf, NULL, NULL, 0);
-			return NEXT_SEND;
-		case PH_DELETE:
-			sbuf_reset(&fl->path);
-			sbuf_addc(&fl->path, '/');
-			url_escape(&fl->path, clear_index(fl), URL_PATH_KEEP);
-			sbuf_adds(&fl->path, "/_delete_by_query?"
-			    "conflicts=proceed&refresh=true");
-			set_call(call, "POST", fl->path.buf, NULL, bar->query,
-			    strlen(bar->query));
-			call->timeout_ms = CLEAR_TIMEOUT_MS;
-			return NEXT_SEND;
-		case PH_CSEARCH:
-			cascade_search(bar, &fl->path, &fl->body);
-			set_call(call, "POST", fl->path.buf, NULL, fl->body.buf,
-			    fl->body.len);
-			return NEXT_SEND;
-		case PH_CDELETE:
-			fl->sent_len = fl->body.len;
-			set_call(call, "POST", BULK_PATH,
-			    "application/x-ndjson", fl->body.buf, fl->body.len);
-			return NEXT_SEND;
-		case PH_CSCROLL:
-			cascade_scroll(&fl->scroll, &fl->path, &fl->body);
-			set_call(call, "POST", fl->path.buf, NULL, fl->body.buf,
-			    fl->body.len);
-			return NEXT_SEND;
-		case PH_CEND:
-			cascade_scroll_end(&fl->scroll, &fl->path, &fl->body);
-			set_call(call, "DELETE", fl->path.buf, NULL,
-			    fl->body.buf, fl->body.len);
+		case PH_BARRIER:
+			ops->proc_call(&fl->proc, call);
 			return NEXT_SEND;
 		case PH_DONE:
 		default:
@@ -558,159 +491,102 @@ answer_create(struct sink *s, struct flush *fl, long status)
 {
 	char why[400];
 
-	resp_error_text(fl->resp.buf, fl->resp.len, why, sizeof(why));
-	/* another writer, or an earlier run, created it first */
-	if ((status >= 200 && status < 300) || (status == 400 &&
-	    strncmp(why, "resource_already_exists_exception", 33) == 0)) {
-		if (status < 300) {
-			s->stats->indices_created++;
-			log_info("created index '%s'", fl->creating);
-		}
+	switch (s->tm->ops->create_answer(status, &fl->resp, why,
+	    sizeof(why))) {
+	case TA_OK:
+		s->stats->indices_created++;
+		log_info("created index '%s'", fl->creating);
+		/* FALLTHROUGH */
+	case TA_EXISTS:
+		/* or another writer, or an earlier run, created it first */
 		add_known(s, fl->creating);
 		sink_up(s);
 		return STEP_NEXT;
-	}
-	switch (resp_status_class(status)) {
-	case RESP_AUTH:
-		return sink_auth(s, status, &fl->resp);
-	case RESP_REJECT:
+	case TA_AUTH:
+		return sink_auth(s, status, why);
+	case TA_REFUSED:
 		s->stats->sink_errors++;
 		sink_up(s);
-		snprintf(s->err, sizeof(s->err), "creating index '%s' refused "
-		    "(HTTP %ld): %s", fl->creating, status, why);
+		sink_why(s, "creating index '%s' refused (HTTP %ld): %s",
+		    fl->creating, status, why);
 		if (first_time(fl, "create", why))
 			log_error("%s; retrying until the target accepts it",
-			    s->err);
+			    s->err.msg);
 		return STEP_WAIT;
 	default:
-		snprintf(s->err, sizeof(s->err), "creating index '%s' failed "
-		    "(HTTP %ld): %s", fl->creating, status, why);
+		sink_why(s, "creating index '%s' failed (HTTP %ld): %s",
+		    fl->creating, status, why);
 		return sink_down(s);
 	}
 }
 
-/* a page of children: each deleted, or the page is asked again */
+/* a barrier's request answered: the procedure goes on, is done, or
+ * waits */
 static enum step_result
-answer_cascade_delete(struct sink *s, struct flush *fl, long status)
+answer_barrier(struct sink *s, struct flush *fl, long status)
 {
+	struct target_proc *p = &fl->proc;
+	enum target_answer a;
 	char why[512];
-	int i, failed = 0;
+	int i;
 
-	if (fl->hits == NULL)
-		fl->hits = xcalloc(CASCADE_PAGE, sizeof(*fl->hits));
-	switch (bulkresp_classify(status, fl->resp.buf, fl->resp.len,
-	    fl->nhits, fl->hits, why, sizeof(why))) {
-	case RESP_AUTH:
-		return sink_auth(s, status, &fl->resp);
-	case RESP_ITEMS:
-		break;
-	default:
-		snprintf(s->err, sizeof(s->err), "deleting a join parent's "
-		    "children failed (HTTP %ld): %.400s", status, why);
-		return sink_down(s);
+	a = s->tm->ops->proc_answer(p, status, &fl->resp, why, sizeof(why));
+	if (p->page_done) {
+		/* a page of a cascade's deletes was written */
+		s->stats->batches++;
+		s->stats->bulk_bytes += p->page_bytes;
+		for (i = 0; i < p->page_done; i++)
+			count_item(s, &p->items[i]);
+		p->page_done = 0;
 	}
-	s->stats->batches++;
-	s->stats->bulk_bytes += fl->sent_len;
-	for (i = 0; i < fl->nhits; i++) {
-		count_item(s, &fl->hits[i]);
-		if (fl->hits[i].verdict != ITEM_OK &&
-		    fl->hits[i].verdict != ITEM_NOTFOUND &&
-		    fl->hits[i].verdict != ITEM_CONFLICT)
-			failed++;
-	}
-	if (failed) {
-		/* the deletes are idempotent: the page goes again whole */
-		snprintf(s->err, sizeof(s->err), "%d of %d children of a "
-		    "deleted join parent not deleted yet", failed, fl->nhits);
-		return sink_down(s);
-	}
-	sink_up(s);
-	fl->phase = PH_CSCROLL;
-	return STEP_NEXT;
-}
-
-/* a search or scroll page: its children to delete, or the end */
-static enum step_result
-answer_cascade(struct sink *s, struct flush *fl, long status)
-{
-	char why[400];
-	int n;
-
-	if (fl->phase == PH_CEND) {
-		/* a scroll left open expires on its own */
+	switch (a) {
+	case TA_OK:
 		sink_up(s);
-		s->stats->cascades++;
+		if (p->kind == PROC_CASCADE)
+			s->stats->cascades++;
+		else {
+			if (!p->gone)
+				log_info("cleared index '%s'", p->index);
+			s->stats->clears++;
+		}
 		fl->phase = PH_DONE;
 		return STEP_DONE;
-	}
-	if (status == 404) {
-		/* no such index: no children; a scroll that expired
-		 * during a backoff: search again from the start */
-		if (fl->phase == PH_CSEARCH) {
-			s->stats->cascades++;
-			fl->phase = PH_DONE;
-			return STEP_DONE;
-		}
-		fl->phase = PH_REFRESH;
+	case TA_NEXT:
+	case TA_EXISTS:
+		sink_up(s);
 		return STEP_NEXT;
-	}
-	switch (resp_status_class(status)) {
-	case RESP_AUTH:
-		return sink_auth(s, status, &fl->resp);
-	case RESP_ITEMS:
-		break;
-	case RESP_REJECT:
+	case TA_AUTH:
+		return sink_auth(s, status, why);
+	case TA_REFUSED:
 		s->stats->sink_errors++;
-		resp_error_text(fl->resp.buf, fl->resp.len, why, sizeof(why));
-		snprintf(s->err, sizeof(s->err), "searching the children of "
-		    "'%s' in '%s' refused (HTTP %ld): %s", barrier_op(fl)->parent,
-		    clear_index(fl), status, why);
-		if (first_time(fl, "cascade", why))
-			log_error("%s; retrying", s->err);
+		sink_why(s, "%s", why);
+		if (first_time(fl, "barrier", why))
+			log_error("%s; retrying", s->err.msg);
 		return STEP_WAIT;
 	default:
-		resp_error_text(fl->resp.buf, fl->resp.len, why, sizeof(why));
-		snprintf(s->err, sizeof(s->err), "searching the children of a "
-		    "join parent failed (HTTP %ld): %s", status, why);
+		sink_why(s, "%s", why);
 		return sink_down(s);
 	}
-	n = cascade_page(barrier_op(fl), fl->resp.buf, fl->resp.len,
-	    &fl->scroll, &fl->body);
-	if (n == -1) {
-		snprintf(s->err, sizeof(s->err), "unusable search response");
-		return sink_down(s);
-	}
-	sink_up(s);
-	fl->nhits = n;
-	fl->phase = n > 0 ? PH_CDELETE : fl->scroll.len ? PH_CEND : PH_DONE;
-	if (fl->phase == PH_DONE) {
-		s->stats->cascades++;
-		return STEP_DONE;
-	}
-	return STEP_NEXT;
 }
 
 static enum step_result
 answer_toast(struct sink *s, struct flush *fl, long status)
 {
 	struct jspan *found;
+	char why[512];
 	int r;
 
-	switch (resp_status_class(status)) {
-	case RESP_AUTH:
-		return sink_auth(s, status, &fl->resp);
-	case RESP_ITEMS:
+	found = xcalloc(fl->nasked ? fl->nasked : 1, sizeof(*found));
+	switch (s->tm->ops->read_answer(status, &fl->resp, fl->nasked, found,
+	    why, sizeof(why))) {
+	case TA_OK:
 		break;
-	default:
-		resp_error_text(fl->resp.buf, fl->resp.len, s->err,
-		    sizeof(s->err));
-		return sink_down(s);
-	}
-	found = xcalloc(fl->nasked, sizeof(*found));
-	if (toast_mget_parse(fl->resp.buf, fl->resp.len, fl->nasked,
-	    found) == -1) {
-		snprintf(s->err, sizeof(s->err), "unusable _mget response");
+	case TA_AUTH:
 		free(found);
+		return sink_auth(s, status, why);
+	default:
+		free(found);
+		sink_why(s, "%s", why);
 		return sink_down(s);
 	}
 	/* a stored document we cannot read is not a missing one: the ops
@@ -727,12 +603,10 @@ answer_toast(struct sink *s, struct flush *fl, long status)
 static void
 count_item(struct sink *s, const struct item_result *it)
 {
-	int del = strcmp(it->action, "delete") == 0;
-
 	switch (it->verdict) {
 	case ITEM_OK:
 	case ITEM_NOTFOUND:
-		if (del)
+		if (it->del)
 			s->stats->docs_deleted++;
 		else
 			s->stats->docs_indexed++;
@@ -747,7 +621,7 @@ count_item(struct sink *s, const struct item_result *it)
 
 /* a later write of the same document in the flush is accepted: sending
  * op i again would put back an older state (with one version for both,
- * external_gte would let it) */
+ * the target would let it) */
 static int
 superseded(struct batch *b, int i)
 {
@@ -776,25 +650,25 @@ answer_bulk(struct sink *s, struct flush *fl, long status)
 	int i, first = 0, nretry = 0, nreject = 0;
 
 	s->stats->bulk_bytes += fl->sent_len;
-	switch (bulkresp_classify(status, fl->resp.buf, fl->resp.len,
+	switch (s->tm->ops->bulk_answer(status, fl->resp.buf, fl->resp.len,
 	    fl->nsent, fl->items, why, sizeof(why))) {
-	case RESP_AUTH:
-		return sink_auth(s, status, &fl->resp);
-	case RESP_RETRY:
-		snprintf(s->err, sizeof(s->err), "bulk request failed "
-		    "(HTTP %ld): %.400s", status, why);
-		return sink_down(s);
-	case RESP_REJECT:
+	case TA_AUTH:
+		return sink_auth(s, status, why);
+	case TA_REFUSED:
 		s->stats->sink_errors++;
 		sink_up(s);
-		snprintf(s->err, sizeof(s->err), "bulk request refused "
-		    "(HTTP %ld): %.400s", status, why);
+		sink_why(s, "bulk request refused (HTTP %ld): %.400s", status,
+		    why);
 		if (first_time(fl, "request", why))
 			log_error("%s; retrying until the target accepts it",
-			    s->err);
+			    s->err.msg);
 		return STEP_WAIT;
-	case RESP_ITEMS:
+	case TA_OK:
 		break;
+	default:
+		sink_why(s, "bulk request failed (HTTP %ld): %.400s", status,
+		    why);
+		return sink_down(s);
 	}
 	s->stats->batches++;
 	for (i = 0; i < fl->nsent; i++) {
@@ -830,7 +704,7 @@ answer_bulk(struct sink *s, struct flush *fl, long status)
 		if (fl->nlogged)
 			log_info("the target accepted the refused "
 			    "documents: resuming");
-		fl->phase = ends_in_clear(fl) ? PH_REFRESH : PH_DONE;
+		after_bulk(fl);
 		return fl->phase == PH_DONE ? STEP_DONE : STEP_NEXT;
 	}
 	if (nreject) {
@@ -838,72 +712,19 @@ answer_bulk(struct sink *s, struct flush *fl, long status)
 		 * lets the retry through */
 		s->stats->sink_errors++;
 		sink_up(s);
-		snprintf(s->err, sizeof(s->err), "%d document%s refused, "
-		    "%d to retry", nreject, nreject == 1 ? "" : "s", nretry);
+		sink_why(s, "%d document%s refused, %d to retry", nreject,
+		    nreject == 1 ? "" : "s", nretry);
 		if (first_time(fl, "halt", ""))
 			log_error("halting: nothing past a refused document "
 			    "is acknowledged; retrying it until the target "
 			    "accepts it");
 		return STEP_WAIT;
 	}
-	snprintf(s->err, sizeof(s->err), "%d of %d bulk items not accepted "
-	    "yet (HTTP %d): %s: %s", nretry, fl->nsent,
-	    fl->items[first].status, fl->items[first].type[0] ?
-	    fl->items[first].type : "error", fl->items[first].reason);
+	sink_why(s, "%d of %d bulk items not accepted yet (HTTP %d): %s: %s",
+	    nretry, fl->nsent, fl->items[first].status,
+	    fl->items[first].type[0] ? fl->items[first].type : "error",
+	    fl->items[first].reason);
 	return sink_down(s);
-}
-
-static enum step_result
-answer_clear(struct sink *s, struct flush *fl, long status)
-{
-	const char *index = clear_index(fl);
-	int refresh = fl->phase == PH_REFRESH;
-	char why[400];
-
-	if (status == 404) {
-		/* no such index: nothing to clear, no children */
-		sink_up(s);
-		if (ends_in_cascade(fl))
-			s->stats->cascades++;
-		else
-			s->stats->clears++;
-		fl->phase = PH_DONE;
-		return STEP_DONE;
-	}
-	switch (resp_status_class(status)) {
-	case RESP_AUTH:
-		return sink_auth(s, status, &fl->resp);
-	case RESP_RETRY:
-		resp_error_text(fl->resp.buf, fl->resp.len, why, sizeof(why));
-		snprintf(s->err, sizeof(s->err), "clearing '%s' failed (HTTP "
-		    "%ld): %s", index, status, why);
-		return sink_down(s);
-	case RESP_REJECT:
-		s->stats->sink_errors++;
-		resp_error_text(fl->resp.buf, fl->resp.len, why, sizeof(why));
-		snprintf(s->err, sizeof(s->err), "clearing '%s' refused (HTTP "
-		    "%ld): %s", index, status, why);
-		if (first_time(fl, "clear", why))
-			log_error("%s; retrying", s->err);
-		return STEP_WAIT;
-	case RESP_ITEMS:
-		break;
-	}
-	if (!refresh && !dbq_complete(fl->resp.buf, fl->resp.len)) {
-		snprintf(s->err, sizeof(s->err), "clearing '%s' left "
-		    "documents behind (version conflicts or shard failures)",
-		    index);
-		return sink_down(s);
-	}
-	sink_up(s);
-	if (refresh) {
-		fl->phase = ends_in_cascade(fl) ? PH_CSEARCH : PH_DELETE;
-		return STEP_NEXT;
-	}
-	log_info("cleared index '%s'", index);
-	s->stats->clears++;
-	fl->phase = PH_DONE;
-	return STEP_DONE;
 }
 
 enum step_result
@@ -912,7 +733,7 @@ flush_answer(struct sink *s, struct flush *fl, const char *terr, long status)
 	if (!fl->resp.buf)
 		sbuf_grow(&fl->resp, 1);
 	if (terr) {
-		snprintf(s->err, sizeof(s->err), "%s", terr);
+		sink_why(s, "%s", terr);
 		return sink_down(s);
 	}
 	switch (fl->phase) {
@@ -920,17 +741,10 @@ flush_answer(struct sink *s, struct flush *fl, const char *terr, long status)
 		return answer_create(s, fl, status);
 	case PH_TOAST:
 		return answer_toast(s, fl, status);
-	case PH_CDELETE:
-		return answer_cascade_delete(s, fl, status);
-	case PH_CSEARCH:
-	case PH_CSCROLL:
-	case PH_CEND:
-		return answer_cascade(s, fl, status);
 	case PH_BULK:
 		return answer_bulk(s, fl, status);
-	case PH_REFRESH:
-	case PH_DELETE:
-		return answer_clear(s, fl, status);
+	case PH_BARRIER:
+		return answer_barrier(s, fl, status);
 	default:
 		return STEP_DONE;
 	}

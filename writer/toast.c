@@ -5,8 +5,8 @@
  * hold yet - in the same flush, or in an earlier flush still open - since
  * the stored copy is stale then. Values are spliced in as the bytes they
  * are stored as, so a completion never changes a number's precision.
- * Performs no I/O: the _mget request and response are built and read here,
- * sent by the writer's loop.
+ * Performs no I/O: it says which documents to read; the target module
+ * builds the request and reads its answer, the writer's loop sends it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -98,88 +98,21 @@ toast_plan(const struct batch *b, int n, struct batch *const *earlier,
 }
 
 int
-toast_mget_body(const struct batch *b, int n, const struct toast_from *from,
-    struct sbuf *body, int *asked)
+toast_refs(const struct batch *b, int n, const struct toast_from *from,
+    struct docref *refs, int *asked)
 {
 	const struct op *op;
-	struct docref r;
 	int i, nasked = 0;
 
-	sbuf_reset(body);
-	sbuf_adds(body, "{\"docs\":[");
 	for (i = 0; i < n; i++) {
 		op = &b->ops[i];
 		if (toast_settled(op) || from[i].b != NULL)
 			continue;
-		if (nasked)
-			sbuf_addc(body, ',');
 		/* where the document was before this update */
-		r = docref_of(b, op, 1);
-		sbuf_adds(body, "{\"_index\":");
-		sbuf_add(body, r.index, r.ilen);
-		sbuf_adds(body, ",\"_id\":");
-		sbuf_add(body, r.id, r.idlen);
-		if (r.rlen) {
-			sbuf_adds(body, ",\"routing\":");
-			sbuf_add(body, r.routing, r.rlen);
-		}
-		sbuf_addc(body, '}');
+		refs[nasked] = docref_of(b, op, 1);
 		asked[nasked++] = i;
 	}
-	sbuf_adds(body, "]}");
 	return nasked;
-}
-
-int
-toast_mget_parse(const char *body, size_t len, int nasked,
-    struct jspan *found)
-{
-	struct jspan root, docs, d, v, err, type;
-	struct jiter it;
-	size_t off;
-	const char *why;
-	int i = 0;
-
-	if (jscan_validate(body, len, &off, &why) == -1)
-		return -1;
-	root.p = body;
-	root.n = len;
-	/* jscan spans exclude surrounding whitespace */
-	while (root.n && (*root.p == ' ' || *root.p == '\n' ||
-	    *root.p == '\r' || *root.p == '\t')) {
-		root.p++;
-		root.n--;
-	}
-	while (root.n && (root.p[root.n - 1] == ' ' ||
-	    root.p[root.n - 1] == '\n' || root.p[root.n - 1] == '\r' ||
-	    root.p[root.n - 1] == '\t'))
-		root.n--;
-	if (jspan_type(root) != J_OBJECT || !jobj_get(root, "docs", &docs) ||
-	    jiter_init(&it, docs) == -1 || jspan_type(docs) != J_ARRAY)
-		return -1;
-	while (jiter_elem(&it, &d) == 1) {
-		if (i == nasked || jspan_type(d) != J_OBJECT)
-			return -1;
-		found[i].p = NULL;
-		found[i].n = 0;
-		if (jobj_get(d, "error", &err)) {
-			/* a missing index holds no document; anything else
-			 * (a shard failure) says nothing about the document */
-			if (jspan_type(err) != J_OBJECT ||
-			    !jobj_get(err, "type", &type) ||
-			    !jstr_eq(type, "index_not_found_exception"))
-				return -1;
-		} else if (!jobj_get(d, "found", &v))
-			return -1;
-		else if (jspan_type(v) == J_TRUE) {
-			if (!jobj_get(d, "_source", &v) ||
-			    jspan_type(v) != J_OBJECT)
-				return -1;
-			found[i] = v;
-		}
-		i++;
-	}
-	return i == nasked ? 0 : -1;
 }
 
 int

@@ -112,7 +112,7 @@ versions(const struct batch *b, int n, uint64_t *lo, uint64_t *hi)
 
 /*
  * Would ops [0, n) of b overtake a write of the same document with the
- * same version in a flush not written yet? external_gte orders two writes
+ * same version in a flush not written yet? External versions order two writes
  * of one document by version, and two of one version (the rows of a
  * transaction split over flushes, the copy rows of one wave) not at all:
  * such a cut waits until the earlier flush is written. Two writes of

@@ -2,9 +2,15 @@
  * writer.h - the writer stage: operation frames in, bulk requests out,
  * durable positions back to the supervisor.
  *
+ * The writer holds neutral operations and asks the target module
+ * (lib/target.h) for every byte of the protocol: the entry of a write,
+ * the requests of an index creation, a TOAST read, a barrier, and what
+ * each answer means. It knows no URL path and no error type.
+ *
  * The data path keeps every document as the bytes it arrived in: a frame's
- * "doc" is copied once into the batch arena right behind its bulk action
- * line, and the first attempt of a bulk request is a prefix of that arena.
+ * "doc" is copied once into the batch arena right behind the head the
+ * module encodes for it, and the first attempt of a bulk request is a
+ * prefix of that arena.
  * A cut of the batch moves into a flush (one slot of the window) with its
  * arena, so up to write_concurrency flushes are open at once, each owning
  * its operations, and they are reported in the order they were cut.
@@ -15,11 +21,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
 #include "frame.h"
+#include "http.h"
 #include "jscan.h"
 #include "kcount.h"
 #include "msg.h"
 #include "sbuf.h"
+#include "target.h"
 
 struct config;
 
@@ -28,25 +37,21 @@ enum op_kind {
 	OP_DELETE,
 	OP_COMMIT,	/* boundary: its pos may be reported durable */
 	OP_POS,		/* boundary without a transaction */
-	OP_CLEAR,	/* barrier: refresh + delete_by_query on one index
-			 * (or a glob of indices, or a join's half) */
+	OP_CLEAR,	/* barrier: every document of one index (or a glob
+			 * of indices, or a join's half) deleted */
 	OP_MARK,	/* "marked" once everything before is written */
 	OP_CASCADE	/* barrier: a join parent's children found and
-			 * deleted (cascade.c) */
-};
-
-/* a span inside the batch arena, stable across arena growth */
-struct aspan {
-	size_t	off, len;
+			 * deleted */
 };
 
 struct op {
 	enum op_kind kind;
-	/* index/delete: the bulk entry (action line + LF [+ doc + LF]) */
+	/* index/delete: the entry the target module encoded (head, then
+	 * the document), and the raw JSON strings inside it */
 	struct aspan entry;
-	struct aspan action;	/* the action line without its LF */
+	struct aspan head;	/* the entry before the document */
 	struct aspan doc;	/* the document, verbatim from the frame */
-	struct aspan index, id, routing;	/* raw JSON strings in the action */
+	struct aspan index, id, routing;	/* raw JSON strings in the head */
 	char	*toast;		/* raw JSON array of field names, or NULL */
 	char	*toast_id;	/* raw JSON string: the id to complete from when
 				 * the key changed in this update, or NULL */
@@ -56,7 +61,7 @@ struct op {
 	char	*rel;		/* with toast: the source table, or NULL */
 	char	*completed;	/* the document after TOAST completion */
 	size_t	 completed_len;
-	uint64_t v;		/* index/delete: its version */
+	uint64_t v;		/* index/delete, cascade: its version */
 	int	 written;	/* accepted by the target */
 	/* commit/pos */
 	uint64_t pos;
@@ -64,13 +69,21 @@ struct op {
 	char	*text;		/* commit/pos: the position's text; clear,
 				 * cascade: the index name (or glob); mark:
 				 * the raw JSON object */
-	char	*query;		/* clear: the delete_by_query body; cascade:
-				 * the search for the children */
-	char	*parent;	/* cascade: the parent's id, the children's
-				 * routing */
+	struct op_barrier *bar;	/* clear, cascade: what it deletes */
+};
+
+/* kept apart from struct op, which the batch moves by the thousand */
+struct op_barrier {
+	/* clear: the field and value of the documents to delete (raw JSON;
+	 * NULL: all); cascade: the children's relations (a raw JSON array)
+	 * and the parent's id (raw JSON, and plain) */
+	char	*field, *value;
+	char	*children;
+	char	*parent_id, *parent;
 };
 
 struct batch {
+	const struct target_module *tm;	/* encodes the entries */
 	struct sbuf arena;	/* bulk entries of the buffered index/delete ops */
 	struct op *ops;
 	int	 nops, cap;
@@ -109,10 +122,12 @@ struct writer_stats {
 };
 
 /* batch.c */
-void	batch_init(struct batch *, int limit_docs, size_t limit_bytes);
+void	batch_init(struct batch *, const struct target_module *,
+	    int limit_docs, size_t limit_bytes);
 void	batch_release(struct batch *);
-/* append one operation frame; 0, or -1 with err set (malformed operation) */
-int	batch_add(struct batch *, const struct frame *, char *err, size_t errlen);
+/* append one operation frame; 0, or -1 with err set (malformed operation,
+ * or one the target cannot take: 65) */
+int	batch_add(struct batch *, const struct frame *, struct p2o_err *);
 int	batch_full(const struct batch *);
 /* how many leading ops to flush now (0 = keep buffering) */
 int	batch_cut(const struct batch *, enum cut_reason);
@@ -132,14 +147,14 @@ void	batch_move(struct batch *from, int n, struct batch *to);
 struct jspan batch_span(const struct batch *, struct aspan);
 
 /* docref.c */
-/* the document an index/delete op writes: raw JSON bytes of its index, id
- * and routing (old: the id a completion reads, toast_id when present) */
-struct docref {
-	const char *index, *id, *routing;
-	size_t	 ilen, idlen, rlen;
-};
-
+/* the document an index/delete op writes (struct docref, lib/target.h):
+ * raw JSON bytes of its index, id and routing (old: the id a completion
+ * reads, toast_id when present) */
 struct docref docref_of(const struct batch *, const struct op *, int old);
+/* FNV-1a over n bytes after h (HASH_INIT to start): the one hash of the
+ * writer */
+#define HASH_INIT	2166136261u
+uint32_t hash_bytes(uint32_t h, const char *p, size_t n);
 /* a table of documents for up to n ops of one batch */
 void	doctab_init(struct doctab *, int n);
 void	doctab_release(struct doctab *);
@@ -151,49 +166,21 @@ int	docref_same_routing(const struct docref *, const struct docref *);
 /* the last op of b writing document r, or -1 */
 int	batch_last_write(struct batch *, const struct docref *r);
 
-/* bulk.c */
-/* append the bulk entry of a decoded index/delete operation; records the
- * spans in op; -1 with err set when the target could not take it */
-int	bulk_add_entry(struct sbuf *out, const struct msg_op *m,
-	    struct op *op, char *err, size_t errlen);
+/* bulk.c - the bulk entries of the batch, in the target's encoding, and
+ * the bodies made of them; no I/O */
+/* append the entry of a decoded index/delete operation (the target
+ * module encodes it); records the spans in op; -1 with err set when the
+ * target could not take it */
+int	bulk_add_entry(struct sbuf *out, const struct target_module *,
+	    const struct msg_op *m, struct op *op, struct p2o_err *);
+/* the first attempt of ops [0, n): the arena itself when they are all
+ * unwritten, uncompleted and one run of it; the number of entries, their
+ * indexes in sent[], or -1 when the body must be built */
+int	bulk_prefix(const struct batch *, int n, const char **body,
+	    size_t *len, int *sent);
 /* a bulk body with the not yet written data ops among [0, n); their indexes
  * go to sent[] (room for n). Returns the number of entries. */
 int	bulk_body(const struct batch *, int n, struct sbuf *body, int *sent);
-
-/* response.c */
-enum item_verdict {
-	ITEM_OK,	/* 2xx */
-	ITEM_CONFLICT,	/* 409: the target holds a newer version: success */
-	ITEM_NOTFOUND,	/* delete of an absent document: success */
-	ITEM_RETRY,	/* 429 / 5xx: try again later */
-	ITEM_REJECT	/* any other 4xx: the target will not take it as is */
-};
-
-struct item_result {
-	enum item_verdict verdict;
-	int	 status;
-	char	 action[8];	/* "index", "delete", ... */
-	char	 type[96];	/* error.type when present */
-	char	 reason[320];	/* error.reason when present, truncated */
-};
-
-enum resp_verdict {
-	RESP_ITEMS,	/* per-item results are in items[] */
-	RESP_RETRY,	/* whole request: transient (429, 5xx, garbled) */
-	RESP_AUTH,	/* 401 / 403 */
-	RESP_REJECT	/* whole request refused (other 4xx) */
-};
-
-/* classify a _bulk response for nsent entries; why says what went wrong
- * for anything but RESP_ITEMS. Pure: no I/O, no logging. */
-enum resp_verdict bulkresp_classify(long status, const char *body, size_t len,
-	    int nsent, struct item_result *items, char *why, size_t whylen);
-/* class of a non-bulk response status (refresh, delete_by_query, _mget) */
-enum resp_verdict resp_status_class(long status);
-/* 1 if a _delete_by_query response reports no failure and no timeout */
-int	dbq_complete(const char *body, size_t len);
-/* "type: reason" of an {"error":...} body, or a short excerpt of it */
-void	resp_error_text(const char *body, size_t len, char *out, size_t outlen);
 
 /* toast.c */
 /* where a completion's fields come from */
@@ -218,44 +205,16 @@ int	toast_settled(const struct op *);
 /* the document op writes (completed or as it arrived), or p == NULL for
  * a delete: what a later completion copies from */
 struct jspan toast_source(const struct batch *, const struct op *);
-/* the _mget body for the ops with from[i].b == NULL still to complete;
- * their indexes go to asked[] in request order. Returns the number asked. */
-int	toast_mget_body(const struct batch *, int n,
-	    const struct toast_from *from, struct sbuf *body, int *asked);
-/* parse an _mget response of nasked docs: found[i] = the _source span
- * (p == NULL when the document does not exist). -1 if garbled. */
-int	toast_mget_parse(const char *body, size_t len, int nasked,
-	    struct jspan *found);
+/* the documents to read for the ops with from[i].b == NULL still to
+ * complete: where each was before its update into refs[], the op indexes
+ * into asked[], in request order. Returns the number asked. */
+int	toast_refs(const struct batch *, int n, const struct toast_from *from,
+	    struct docref *refs, int *asked);
 /* doc with each listed field present in source but absent from doc copied
  * in verbatim; source.p == NULL copies nothing. Returns the fields copied,
  * -1 if doc, fields or source is not what it must be. */
 int	toast_complete(struct sbuf *out, struct jspan doc, struct jspan fields,
 	    struct jspan source);
-
-/* cascade.c - a join parent's children: the search that finds them and
- * the bulk deletes of each page; pure */
-#define CASCADE_PAGE	1000
-/* the first search of the children (path and body) */
-/* s percent-escaped but for letters, digits, "-_.*" and the bytes of keep:
- * URL_PATH_KEEP in a path (an index name or a list of them), "" in a
- * query string value, where '+' would read as a space */
-#define URL_PATH_KEEP	",+"
-void	url_escape(struct sbuf *out, const char *s, const char *keep);
-void	cascade_search(const struct op *, struct sbuf *path, struct sbuf *body);
-/* the next page of the scroll */
-void	cascade_scroll(const struct sbuf *scroll_id, struct sbuf *path,
-	    struct sbuf *body);
-/* the release of the scroll */
-void	cascade_scroll_end(const struct sbuf *scroll_id, struct sbuf *path,
-	    struct sbuf *body);
-/* a search or scroll response: its scroll id into scroll_id and the
- * deletes of its hits, at the op's version, into bulk; the number of
- * hits, or -1 when garbled */
-int	cascade_page(const struct op *, const char *resp, size_t len,
-	    struct sbuf *scroll_id, struct sbuf *bulk);
-/* the bodies of a clear and of a cascade's search, for batch.c */
-char	*cascade_query(struct jspan children, struct jspan parent);
-char	*clear_query(struct jspan field, struct jspan value);
 
 /* sink.c - what one flush sends and what the answers mean; no I/O */
 enum step_result {
@@ -272,15 +231,7 @@ enum next_result {
 	NEXT_FAILED	/* could not build it: back off (sink err: why) */
 };
 
-/* a request for the caller to make; pointers stay valid until answered */
-struct http_call {
-	const char *method, *path, *ctype, *body;
-	size_t	 len;
-	long	 timeout_ms;	/* 0: the client's default */
-};
-
-enum flush_phase { PH_CREATE, PH_TOAST, PH_BULK, PH_REFRESH, PH_DELETE,
-	PH_CSEARCH, PH_CDELETE, PH_CSCROLL, PH_CEND, PH_DONE };
+enum flush_phase { PH_CREATE, PH_TOAST, PH_BULK, PH_BARRIER, PH_DONE };
 
 /* a cut of the batch on its way to the target */
 struct flush {
@@ -292,22 +243,21 @@ struct flush {
 	long long backoff_ms;	/* its last backoff delay */
 	long long started_us;	/* wall clock µs: its first request left */
 	struct toast_from *from;
+	struct docref *refs;
 	int	*asked, *sent;
 	struct item_result *items;
-	int	 room;		/* entries of from, asked, sent, items */
+	int	 room;		/* entries of from, refs, asked, sent, items */
 	int	 nasked, nsent;
 	size_t	 sent_len;	/* bytes of the open bulk request */
 	struct sbuf body, path, resp;
 	uint32_t logged[64];	/* hashes of refusals already logged */
 	int	 nlogged;
-	/* a cascade: its scroll, the page of children being deleted */
-	struct sbuf scroll;
-	struct item_result *hits;
-	int	 nhits;
-	char	*creating;	/* the index a PUT is creating */
+	struct target_proc proc;	/* the barrier it ends in */
+	char	*creating;	/* the index being created */
 };
 
 struct sink {
+	const struct target_module *tm;
 	struct writer_stats *stats;
 	const struct config *cfg;	/* which indices to create, and how */
 	char	**known;	/* indices created or found existing */
@@ -316,14 +266,18 @@ struct sink {
 	long long down_since;	/* ms when the target became unavailable, 0 */
 	long long down_logged;	/* ms of the last "unavailable" line */
 	struct sbuf probe_resp;
-	char	 err[512];	/* why the last step failed */
+	char	 node[64];	/* what the probe found there */
+	struct p2o_err err;	/* why the last step failed (code 77 for
+				 * refused credentials, else 75) */
 };
 
-void	sink_init(struct sink *, const char *target, struct writer_stats *,
-	    const struct config *);
+/* 0, or -1 with err when the writer cannot write to the module's target */
+int	sink_init(struct sink *, const struct target_module *,
+	    const char *target, struct writer_stats *, const struct config *,
+	    struct p2o_err *);
 void	sink_release(struct sink *);
-/* GET /: is the target there? */
-void	sink_probe_call(struct http_call *);
+/* is the target there? */
+void	sink_probe_call(struct sink *, struct http_call *);
 /* its answer (terr: the transport error, or NULL when a response arrived
  * in s->probe_resp): STEP_DONE, STEP_WAIT or STEP_AUTH */
 enum step_result sink_probe_answer(struct sink *, const char *terr,

@@ -1,15 +1,12 @@
 /*
  * fuzz-bulkresp.c - libFuzzer target for what the writer reads from the
- * target: the _bulk response classifier, the error text extractor, the
- * delete_by_query check and the _mget reader with the TOAST splice. The
- * first two bytes pick the HTTP status and the number of entries sent; the
- * rest is the response body. Every verdict must be one of the enum's, the
- * texts NUL-terminated, and a spliced document must still be valid JSON.
- *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -I lib \
- *       tests/fuzz/fuzz-bulkresp.c writer/response.c writer/toast.c \
- *       writer/batch.c writer/bulk.c lib/jscan.c lib/sbuf.c lib/frame.c \
- *       lib/xio.c -ljansson -o build/fuzz-bulkresp
+ * target through the OpenSearch module's table: the bulk answer, the error
+ * text, the answers of index creation and of the probe, every step of a
+ * clear's and a cascade's procedure, and the _mget reader with the TOAST
+ * splice. The first two bytes pick the HTTP status and the number of
+ * entries sent; the rest is the response body. Every verdict must be one
+ * of the enum's, the texts NUL-terminated, and a spliced document must
+ * still be valid JSON.  `make FUZZ=1 fuzz-bins` builds it.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,6 +14,7 @@
 
 #include "jscan.h"
 #include "sbuf.h"
+#include "target.h"
 #include "../../writer/writer.h"
 
 static void
@@ -32,11 +30,14 @@ static const long statuses[] = { 200, 201, 400, 401, 403, 404, 409, 413,
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	const struct target_ops *ops = target_module_find(NULL)->ops;
 	struct item_result items[64];
 	struct jspan found[64], doc, fields;
-	struct sbuf out = SBUF_INIT;
-	char why[256], text[128];
-	enum resp_verdict v;
+	struct sbuf out = SBUF_INIT, resp = SBUF_INIT;
+	struct target_proc proc;
+	struct http_call call;
+	char why[256], text[128], node[64];
+	enum target_answer v;
 	const char *body;
 	size_t len, off;
 	const char *jwhy;
@@ -51,18 +52,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	len = size - 2;
 
 	memset(why, 'x', sizeof(why));
-	v = bulkresp_classify(status, body, len, nsent, items, why,
+	v = ops->bulk_answer(status, body, len, nsent, items, why,
 	    sizeof(why));
-	check(v == RESP_ITEMS || v == RESP_RETRY || v == RESP_AUTH ||
-	    v == RESP_REJECT);
+	check(v == TA_OK || v == TA_RETRY || v == TA_AUTH || v == TA_REFUSED);
 	check(memchr(why, '\0', sizeof(why)) != NULL);
-	if (v == RESP_ITEMS) {
+	if (v == TA_OK) {
 		check(status >= 200 && status < 300);
 		for (i = 0; i < nsent; i++) {
 			check(items[i].verdict >= ITEM_OK &&
 			    items[i].verdict <= ITEM_REJECT);
-			check(memchr(items[i].action, '\0',
-			    sizeof(items[i].action)) != NULL);
 			check(memchr(items[i].type, '\0',
 			    sizeof(items[i].type)) != NULL);
 			check(memchr(items[i].reason, '\0',
@@ -71,12 +69,41 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				check(items[i].verdict == ITEM_OK);
 		}
 	}
-	resp_error_text(body, len, text, sizeof(text));
+	ops->error_text(body, len, text, sizeof(text));
 	check(strlen(text) < sizeof(text));
-	(void)dbq_complete(body, len);
+	sbuf_add(&resp, body, len);
+	v = ops->create_answer(status, &resp, why, sizeof(why));
+	check(v >= TA_OK && v <= TA_AUTH && v != TA_NEXT);
+	v = ops->probe_answer(status, &resp, node, sizeof(node), why,
+	    sizeof(why));
+	check(v == TA_OK || v == TA_RETRY || v == TA_AUTH);
+	check(memchr(node, '\0', sizeof(node)) != NULL);
+
+	/* every step of both procedures answered with the body */
+	target_proc_init(&proc);
+	for (i = 0; i < 12; i++) {
+		target_proc_reset(&proc);
+		proc.kind = i < 2 ? PROC_CLEAR : PROC_CASCADE;
+		proc.index = "i";
+		proc.parent = "p";
+		proc.parent_id.p = "\"p\"";
+		proc.parent_id.n = 3;
+		proc.children.p = "[\"c\"]";
+		proc.children.n = 5;
+		proc.step = i < 2 ? i : (i - 2) % 6;
+		ops->proc_call(&proc, &call);
+		v = ops->proc_answer(&proc, status, &resp, why, sizeof(why));
+		check(v >= TA_OK && v <= TA_AUTH);
+		check(memchr(why, '\0', sizeof(why)) != NULL);
+		check(proc.page_done <= proc.npage);
+		if (v == TA_NEXT)
+			ops->proc_call(&proc, &call);
+	}
+	target_proc_release(&proc);
 
 	/* the _mget reader, and each found source spliced into a document */
-	if (toast_mget_parse(body, len, nsent, found) == 0) {
+	if (ops->read_answer(status, &resp, nsent, found, why,
+	    sizeof(why)) == TA_OK) {
 		doc.p = "{\"id\":1}";
 		doc.n = strlen(doc.p);
 		fields.p = "[\"body\",\"tags\",\"id\"]";
@@ -91,5 +118,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	sbuf_release(&out);
+	sbuf_release(&resp);
 	return 0;
 }

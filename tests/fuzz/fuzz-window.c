@@ -45,6 +45,7 @@ struct fz {
 	uint64_t last;			/* last position reported */
 	int	 any;
 	long long now;
+	struct http_call call[8];	/* what each slot asked */
 };
 
 static int
@@ -57,13 +58,13 @@ static void
 add(struct fz *z, const char *json)
 {
 	struct frame f;
-	char err[256];
+	struct p2o_err err;
 
 	memset(&f, 0, sizeof(f));
 	f.obj.p = json;
 	f.obj.n = strlen(json);
 	check(jobj_get(f.obj, "k", &f.kind));
-	check(batch_add(&z->b, &f, err, sizeof(err)) == 0);
+	check(batch_add(&z->b, &f, &err) == 0);
 }
 
 static void
@@ -99,8 +100,13 @@ read_op(struct fz *z)
 		add(z, buf);
 		return;
 	case 6:
-		snprintf(buf, sizeof(buf), "{\"k\":\"clear\",\"index\":\"t\","
-		    "\"v\":%d}", v);
+		if (c % 16 < 8)
+			snprintf(buf, sizeof(buf), "{\"k\":\"clear\","
+			    "\"index\":\"t\",\"v\":%d}", v);
+		else
+			snprintf(buf, sizeof(buf), "{\"k\":\"cascade\","
+			    "\"index\":\"t\",\"id\":\"p%d\",\"v\":%d,"
+			    "\"children\":[\"c\"]}", v % 3, v);
 		add(z, buf);
 		return;
 	default:
@@ -117,7 +123,7 @@ read_op(struct fz *z)
 static int
 version_of(const struct batch *b, const struct op *op)
 {
-	const char *v = strstr(b->arena.buf + op->action.off, "\"version\":");
+	const char *v = strstr(b->arena.buf + op->head.off, "\"version\":");
 
 	check(v != NULL);
 	return atoi(v + 10);
@@ -148,6 +154,39 @@ superseded(struct fz *z, const struct flush *fl)
 		if (last >= 0 && z->written[version_of(b, &b->ops[last]) - 1])
 			z->written[version_of(b, x) - 1] = 1;
 	}
+}
+
+/* a node's answer to a barrier's request, told apart by path: a clear's
+ * refresh and delete, a cascade's search (none, one or two children),
+ * its page of deletes (each deleted, or one failing), its scroll */
+static void
+barrier_answer(const struct http_call *call, struct sbuf *resp, int how)
+{
+	size_t i;
+	int n = 0;
+
+	if (strstr(call->path, "_search?scroll=")) {
+		sbuf_adds(resp, "{\"_scroll_id\":\"s\",\"hits\":{\"hits\":[");
+		for (n = 0; n < how % 3; n++)
+			sbuf_addf(resp, "%s{\"_index\":\"t\",\"_id\":\"c%d\"}",
+			    n ? "," : "", n);
+		sbuf_adds(resp, "]}}");
+	} else if (strcmp(call->path, "/_search/scroll") == 0)
+		sbuf_adds(resp, strcmp(call->method, "DELETE") == 0 ? "{}" :
+		    "{\"_scroll_id\":\"s\",\"hits\":{\"hits\":[]}}");
+	else if (strncmp(call->path, "/_bulk", 6) == 0) {
+		sbuf_adds(resp, "{\"errors\":true,\"items\":[");
+		for (i = 0; i < call->len; i++) {
+			if (call->body[i] != '\n')
+				continue;
+			/* the first of a page fails now and then */
+			sbuf_addf(resp, "%s{\"delete\":{\"status\":%d}}",
+			    n ? "," : "", how % 5 == 4 && n == 0 ? 503 : 200);
+			n++;
+		}
+		sbuf_adds(resp, "]}");
+	} else
+		sbuf_adds(resp, "{\"failures\":[],\"timed_out\":false}");
 }
 
 static void
@@ -198,7 +237,9 @@ answer(struct fz *z, int slot, int how)
 		}
 		sbuf_adds(&fl->resp, "]}");
 		superseded(z, fl);
-	} else
+	} else if (fl->phase == PH_BARRIER)
+		barrier_answer(&z->call[slot], &fl->resp, how);
+	else
 		sbuf_adds(&fl->resp, "{\"failures\":[],\"timed_out\":false}");
 	r = window_answer(&z->w, slot, NULL, status, z->now);
 	check(r != STEP_AUTH);
@@ -239,8 +280,10 @@ send(struct fz *z)
 	unsigned open = 0;
 	int slot, i, n = 0;
 
-	while (window_next(&z->w, z->now, 1, &slot, &call, &resp))
+	while (window_next(&z->w, z->now, 1, &slot, &call, &resp)) {
 		check(slot >= 0 && slot < z->w.cap);
+		z->call[slot] = call;
+	}
 	for (i = 0; i < z->w.cap; i++)
 		if (z->w.fl[i].inflight) {
 			open |= 1u << i;
@@ -264,6 +307,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct fz z;
+	struct p2o_err err;
 	unsigned open;
 	int c, i, rounds;
 
@@ -275,9 +319,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	z.p = data + 2;
 	z.end = data + size;
 	z.now = 1000;
-	sink_init(&z.sink, "fuzz", &z.st, NULL);
+	check(sink_init(&z.sink, target_module_find(NULL), "fuzz", &z.st,
+	    NULL, &err) == 0);
 	window_init(&z.w, 1 + data[0] % 4, &z.sink);
-	batch_init(&z.b, 1 + data[1] % 5, 1 << 16);
+	batch_init(&z.b, z.sink.tm, 1 + data[1] % 5, 1 << 16);
 
 	while (z.p < z.end) {
 		c = byte(&z);

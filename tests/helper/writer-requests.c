@@ -63,35 +63,50 @@ stored_source(struct sbuf *out, const struct op *op)
 	sbuf_addc(out, '}');
 }
 
-/* the answer of a healthy node to what flush fl asked */
+/* the lines of a body: a bulk request's entries when each is one line */
+static int
+lines(const struct http_call *call)
+{
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < call->len; i++)
+		n += call->body[i] == '\n';
+	return n;
+}
+
+/* the answer of a healthy node to what flush fl asked, told apart by
+ * path as a node does */
 static void
 answer(const struct flush *fl, const struct http_call *call,
     struct sbuf *resp, long *status)
 {
+	const struct target_proc *p = &fl->proc;
 	const struct op *op;
 	int i;
 
 	*status = 200;
 	sbuf_reset(resp);
-	if (fl->phase == PH_CDELETE) {
+	if (fl->phase == PH_BARRIER && strncmp(call->path, "/_bulk", 6) == 0) {
+		/* a cascade's page of deletes, one line each */
 		sbuf_adds(resp, "{\"errors\":false,\"items\":[");
-		for (i = 0; i < fl->nhits; i++)
+		for (i = 0; i < lines(call); i++)
 			sbuf_addf(resp, "%s{\"delete\":{\"status\":200}}",
 			    i ? "," : "");
 		sbuf_adds(resp, "]}");
-	} else if (fl->phase == PH_CSEARCH) {
-		op = &fl->b.ops[fl->b.nops - 1];
+	} else if (strstr(call->path, "/_search?scroll=")) {
 		sbuf_adds(resp, "{\"_scroll_id\":\"s1\",\"hits\":{\"hits\":[");
 		for (i = 1; i <= 2; i++) {
 			sbuf_addf(resp, "%s{\"_index\":", i > 1 ? "," : "");
-			sbuf_add_jstr(resp, op->text, strlen(op->text));
+			sbuf_add_jstr(resp, p->index, strlen(p->index));
 			sbuf_addf(resp, ",\"_id\":\"%s-child-%d\",\"_routing\":",
-			    op->parent, i);
-			sbuf_add_jstr(resp, op->parent, strlen(op->parent));
+			    p->parent, i);
+			sbuf_add_jstr(resp, p->parent, strlen(p->parent));
 			sbuf_addc(resp, '}');
 		}
 		sbuf_adds(resp, "]}}");
-	} else if (fl->phase == PH_CSCROLL)
+	} else if (strcmp(call->method, "POST") == 0 &&
+	    strcmp(call->path, "/_search/scroll") == 0)
 		sbuf_adds(resp, "{\"_scroll_id\":\"s1\",\"hits\":{\"hits\":[]}}");
 	else if (strcmp(call->method, "PUT") == 0 ||
 	    strcmp(call->method, "DELETE") == 0)
@@ -151,7 +166,7 @@ pump(struct window *w, struct batch *b, enum cut_reason why)
 			if (window_answer(w, slot, NULL, status, 0) ==
 			    STEP_WAIT)
 				fatalx(P2O_EXIT_INTERNAL, "a request "
-				    "failed: %s", w->sink->err);
+				    "failed: %s", w->sink->err.msg);
 			moved = 1;
 		}
 		while (window_report(w, &d, &mark)) {
@@ -181,6 +196,7 @@ main(int argc, char **argv)
 	struct batch b;
 	struct sink sink;
 	struct window w;
+	struct p2o_err perr;
 	char err[512];
 	int r, i, bad = 0;
 
@@ -192,15 +208,17 @@ main(int argc, char **argv)
 	if (config_load(argv[2], &cfg, err, sizeof(err)) == -1)
 		fatalx(P2O_EXIT_CONFIG, "%s", err);
 	frame_reader_init(&in, P2O_FD_IN, "stdin");
-	batch_init(&b, cfg.batch_size, cfg.batch_max_bytes);
-	sink_init(&sink, "golden", &stats, &cfg);
+	batch_init(&b, cfg.target_module, cfg.batch_size, cfg.batch_max_bytes);
+	if (sink_init(&sink, cfg.target_module, "golden", &stats, &cfg,
+	    &perr) == -1)
+		fatalx(perr.code, "%s", perr.msg);
 	window_init(&w, cfg.write_concurrency, &sink);
 
 	/* the writer reads while the batch has room and holds no barrier */
 	while ((r = frame_read(&in, &f)) == 1) {
-		if (batch_add(&b, &f, err, sizeof(err)) == -1) {
+		if (batch_add(&b, &f, &perr) == -1) {
 			log_error("%s: offset %llu: %s", in.name,
-			    (unsigned long long)f.offset, err);
+			    (unsigned long long)f.offset, perr.msg);
 			bad = 1;
 			break;
 		}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "p2o.h"
 #include "tap.h"
 #include "writer-test.h"
 
@@ -36,7 +37,7 @@ test_body(void)
 	struct batch b;
 	char *s;
 
-	batch_init(&b, 1000, 1 << 20);
+	batch_init(&b, tmod(), 1000, 1 << 20);
 	ok(add(&b, "{\"k\":\"index\",\"index\":\"items\",\"id\":\"7\","
 	    "\"v\":22817392,\"doc\":{\"id\":7,\"title\":\"lamp\"}}") == 0,
 	    "plain index op accepted");
@@ -112,15 +113,16 @@ test_malformed(void)
 	};
 	struct batch b;
 	struct frame f;
-	char err[256];
+	struct p2o_err err;
 	size_t i;
 
-	batch_init(&b, 10, 1000);
+	batch_init(&b, tmod(), 10, 1000);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		f = mkframe(bad[i]);
-		err[0] = '\0';
-		ok(batch_add(&b, &f, err, sizeof(err)) == -1 && err[0],
-		    "refused: %s (%s)", bad[i], err);
+		p2o_err_clear(&err);
+		ok(batch_add(&b, &f, &err) == -1 && err.msg[0] &&
+		    err.code == P2O_EXIT_DATA, "refused: %s (%s)", bad[i],
+		    err.msg);
 	}
 	is_int(b.nops, 0, "nothing buffered from malformed ops");
 	is_int((int)b.arena.len, 0, "arena untouched");
@@ -157,7 +159,7 @@ test_cut(void)
 	int i, n;
 
 	/* limits: 4 docs */
-	batch_init(&b, 4, 1 << 20);
+	batch_init(&b, tmod(), 4, 1 << 20);
 	is_int(batch_cut(&b, CUT_IDLE), 0, "empty batch: nothing to cut");
 	add(&b, idx(1));
 	add(&b, idx(2));
@@ -244,7 +246,7 @@ test_cut(void)
 	batch_release(&b);
 
 	/* byte limit */
-	batch_init(&b, 1000, 200);
+	batch_init(&b, tmod(), 1000, 200);
 	for (i = 0; i < 2; i++)
 		add(&b, idx(i));
 	add(&b, commit(600));
@@ -266,8 +268,8 @@ test_move(void)
 	struct jspan mark;
 	char *s;
 
-	batch_init(&b, 1000, 1 << 20);
-	batch_init(&to, 1, 1);
+	batch_init(&b, tmod(), 1000, 1 << 20);
+	batch_init(&to, tmod(), 1, 1);
 	add(&b, idx(1));
 	add(&b, idx(2));
 	add(&b, commit(100));

@@ -221,7 +221,7 @@ test_in_order(void)
 	int s[8], n;
 
 	window_init(&w, 4, &sink);
-	batch_init(&b, 100, 1 << 20);
+	batch_init(&b, tmod(), 100, 1 << 20);
 	idx(&b, 1, 100);
 	idx(&b, 2, 100);
 	commit(&b, 150);
@@ -344,7 +344,7 @@ test_barriers(void)
 	int s[8], n;
 
 	window_init(&w, 4, &sink);
-	batch_init(&b, 2, 1 << 20);
+	batch_init(&b, tmod(), 2, 1 << 20);
 
 	/* a clear waits for every flush before it, and holds back every
 	 * flush after it until it is done */
@@ -464,7 +464,7 @@ test_toast(void)
 	int s[8], n, a;
 
 	window_init(&w, 4, &sink);
-	batch_init(&b, 100, 1 << 20);
+	batch_init(&b, tmod(), 100, 1 << 20);
 
 	/* the source document is written by a flush still open: completed
 	 * from that write, not from the stale stored copy */
@@ -570,7 +570,7 @@ test_reroute(void)
 	int a;
 
 	window_init(&w, 2, &sink);
-	batch_init(&b, 100, 1 << 20);
+	batch_init(&b, tmod(), 100, 1 << 20);
 	add(&b, "{\"k\":\"delete\",\"index\":\"t\",\"id\":\"1\",\"v\":10,"
 	    "\"routing\":\"a\"}");
 	add(&b, "{\"k\":\"index\",\"index\":\"t\",\"id\":\"1\",\"v\":10,"
@@ -591,14 +591,98 @@ test_reroute(void)
 	window_release(&w);
 }
 
+/* answer slot's open request with status and body */
+static enum step_result
+answer_with(struct window *w, int slot, long status, const char *body)
+{
+	sbuf_reset(&w->fl[slot].resp);
+	sbuf_adds(&w->fl[slot].resp, body);
+	return window_answer(w, slot, NULL, status, 1000);
+}
+
+/* a join cascade is a barrier like a clear: it waits for the flushes
+ * before it, holds back the ones after it, and counts the children it
+ * deletes; a page not all deleted is asked again, not skipped */
+static void
+test_cascade(void)
+{
+	struct window w;
+	struct batch b;
+	const char *path;
+	uint64_t deleted = stats.docs_deleted, batches = stats.batches;
+	int s[8], n, slot;
+
+	window_init(&w, 4, &sink);
+	batch_init(&b, tmod(), 2, 1 << 20);
+	idx(&b, 1, 100);
+	commit(&b, 150);
+	cut(&w, &b, CUT_IDLE);
+	add(&b, "{\"k\":\"cascade\",\"index\":\"qa\",\"id\":\"q1\","
+	    "\"v\":200,\"children\":[\"answer\"]}");
+	ok(!cut(&w, &b, CUT_NONE), "a cascade waits for the flush before it");
+	n = next_all(&w, 1000, s);
+	is_int(n, 1, "only the flush before it sends");
+	answer_ok(&w, s[0]);
+	is_str(reported(&w), "150", "the flush before it reported");
+	ok(cut(&w, &b, CUT_NONE), "then the cascade goes");
+	commit(&b, 250);
+	idx(&b, 2, 300);
+	commit(&b, 350);
+	ok(!cut(&w, &b, CUT_IDLE), "nothing is cut behind an open cascade");
+	slot = next(&w, 1000, &path);
+	is_str(path, "/qa/_refresh", "a refresh, so the search sees every "
+	    "write");
+	is_int(answer_with(&w, slot, 200, "{}"), STEP_NEXT, "refreshed");
+	next(&w, 1000, &path);
+	ok(strncmp(path, "/qa/_search?", 12) == 0, "the search");
+	is_int(answer_with(&w, slot, 200, "{\"_scroll_id\":\"S\",\"hits\":"
+	    "{\"hits\":[{\"_index\":\"qa\",\"_id\":\"a1\"},"
+	    "{\"_index\":\"qa\",\"_id\":\"a2\"}]}}"), STEP_NEXT,
+	    "two children");
+	next(&w, 1000, &path);
+	ok(strncmp(path, "/_bulk", 6) == 0, "their deletes");
+	is_int(answer_with(&w, slot, 200, "{\"errors\":true,\"items\":["
+	    "{\"delete\":{\"status\":200}},{\"delete\":{\"status\":429}}]}"),
+	    STEP_WAIT, "one not deleted: backing off");
+	ok(next(&w, 1000, NULL) == -1, "not asked again before the backoff");
+	slot = next(&w, 1000000, &path);
+	ok(slot >= 0 && strncmp(path, "/_bulk", 6) == 0,
+	    "after it, the same page again");
+	is_int(answer_with(&w, slot, 200, "{\"errors\":false,\"items\":["
+	    "{\"delete\":{\"status\":200}},{\"delete\":{\"status\":404}}]}"),
+	    STEP_NEXT, "the page deleted");
+	ok(stats.docs_deleted - deleted == 3 && stats.batches - batches == 3,
+	    "each answered delete and page counted");
+	next(&w, 1000000, &path);
+	is_str(path, "/_search/scroll", "the next page");
+	is_int(answer_with(&w, slot, 200, "{\"_scroll_id\":\"S\",\"hits\":"
+	    "{\"hits\":[]}}"), STEP_NEXT, "no more children");
+	next(&w, 1000000, &path);
+	is_int(answer_with(&w, slot, 200, "{}"), STEP_DONE,
+	    "the scroll released: done");
+	is_int(stats.cascades, 1, "a cascade counted");
+	is_str(reported(&w), "", "a cascade carries no position");
+	ok(cut(&w, &b, CUT_IDLE), "behind it, the rest may go");
+	n = next_all(&w, 1000000, s);
+	is_int(n, 1, "its index op");
+	answer_ok(&w, s[0]);
+	is_str(reported(&w), "350", "after the cascade: its position");
+	batch_release(&b);
+	window_release(&w);
+}
+
 int
 main(void)
 {
-	sink_init(&sink, "http://test", &stats, NULL);
+	struct p2o_err err;
+
+	if (sink_init(&sink, tmod(), "http://test", &stats, NULL, &err) == -1)
+		BAIL_OUT(err.msg);
 	test_reroute();
 	test_order();
 	test_in_order();
 	test_barriers();
+	test_cascade();
 	test_toast();
 	sink_release(&sink);
 	kcount_release(&stats.toast_missing);

@@ -1,6 +1,6 @@
 /*
  * writer-test.h - what the writer's unit tests share: a frame over a JSON
- * literal, and appending one to a batch. Header-only, like tap.h.
+ * literal, appending one to a batch, and the target module. Header-only, like tap.h.
  */
 #ifndef WRITER_TEST_H
 #define WRITER_TEST_H
@@ -23,15 +23,22 @@ mkframe(const char *json)
 	return f;
 }
 
+/* the target the writer's tests write to */
+static inline const struct target_module *
+tmod(void)
+{
+	return target_module_find("opensearch");
+}
+
 /* 0, or -1 with the reason as a TAP comment */
 static inline int
 add(struct batch *b, const char *json)
 {
 	struct frame f = mkframe(json);
-	char err[256];
+	struct p2o_err err;
 
-	if (batch_add(b, &f, err, sizeof(err)) == -1) {
-		printf("# batch_add: %s: %s\n", err, json);
+	if (batch_add(b, &f, &err) == -1) {
+		printf("# batch_add: %s: %s\n", err.msg, json);
 		return -1;
 	}
 	return 0;

@@ -1,0 +1,267 @@
+/*
+ * target.h - the search engine documents are written to, behind one table
+ * of operations. Everything that knows a URL path, a request body, an
+ * error type or the bulk action line of an engine lives in that engine's
+ * module (lib/target/<engine>*.c); the writer and ckpt hold neutral
+ * operations and ask the module to encode them, and ask what a target can
+ * do from its capabilities, never which engine it is.
+ *
+ * Two kinds of operation:
+ *
+ *  - the data path (the writer), pure: the module builds a request
+ *    (struct http_call) and reads its answer; the caller does the I/O on
+ *    its own connections and its own clock, so none of it needs a socket
+ *    to test. A barrier of several requests (a clear, a join cascade) is a
+ *    procedure the module steps through one request at a time.
+ *  - state and administration (ckpt), blocking on one connection
+ *    (struct target_conn): the state documents (checkpoint, load progress)
+ *    and the index settings a load suspends.
+ *
+ * What comes next fits here as a module and a few operations: a target
+ * whose writes are asynchronous tasks (TCAP_ASYNC_TASKS) adds the request
+ * that polls a task and the answer that says it succeeded; one whose bulk
+ * body is not its entries one after another adds the operation that
+ * frames them; one whose state lives outside the engine implements
+ * state_get / state_put on its own storage.
+ */
+#ifndef TARGET_H
+#define TARGET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "http.h"
+#include "jscan.h"
+#include "sbuf.h"
+
+struct config;
+
+/*
+ * What a target can do, declared as data by its module. The configuration
+ * is checked against it at load (config_target.c: each key that needs a
+ * capability, refused with its file:line and the reason); the programs ask
+ * target_can() where a behaviour depends on one.
+ */
+enum target_cap {
+	/* keeps the higher of two versions of a document (never goes back
+	 * to an older one, whichever write lands last) */
+	TCAP_EXTERNAL_VERSIONS	= 1 << 0,
+	/* several write requests may be open at once and complete in any
+	 * order, each durable when answered */
+	TCAP_CONCURRENT_WRITES	= 1 << 1,
+	/* a document can be routed to a shard by a value of its own */
+	TCAP_ROUTING		= 1 << 2,
+	/* parent and child documents in one index, and a search for a
+	 * parent's children */
+	TCAP_JOIN		= 1 << 3,
+	/* an ingest pipeline named on each write computes fields */
+	TCAP_PIPELINES		= 1 << 4,
+	/* an index is created with a mapping of field types */
+	TCAP_MAPPINGS		= 1 << 5,
+	/* a write is accepted as a task whose success must be asked for
+	 * before it counts as durable */
+	TCAP_ASYNC_TASKS	= 1 << 6,
+	/* documents of our own (checkpoint, load progress) can be kept in
+	 * the target itself */
+	TCAP_STATE_DOCS		= 1 << 7,
+	/* a name readers use can be moved to another index atomically */
+	TCAP_ALIASES		= 1 << 8,
+};
+#define TCAP_ALL	((1u << 9) - 1)
+
+/* a span of an arena (offsets stay valid when the arena grows) */
+struct aspan {
+	size_t	off, len;
+};
+
+/* the document an operation writes: raw JSON strings (quotes included) of
+ * its index, id and routing (rlen 0: none), compared as bytes */
+struct docref {
+	const char *index, *id, *routing;
+	size_t	 ilen, idlen, rlen;
+};
+
+/* one index or delete, as the writer hands it to the module */
+struct target_write {
+	int	 del;		/* a delete (no document) */
+	struct jspan index, id;	/* raw JSON strings */
+	struct jspan routing;	/* raw JSON string, p NULL: none */
+	struct jspan pipeline;	/* raw JSON string, p NULL: none */
+	struct jspan doc;	/* an index: the document as it arrived */
+	uint64_t version;
+};
+
+/* where encode put a write in the arena: the entry is head, document,
+ * tail; the raw index, id and routing lie inside the head */
+struct target_entry {
+	struct aspan entry;	/* all of it */
+	struct aspan head;	/* before the document (a delete: all) */
+	struct aspan doc;	/* the document, len 0 for a delete */
+	struct aspan index, id, routing;
+};
+
+/* what the target said about one write of a bulk request */
+enum item_verdict {
+	ITEM_OK,	/* written */
+	ITEM_CONFLICT,	/* the target holds a newer version: success */
+	ITEM_NOTFOUND,	/* delete of an absent document: success */
+	ITEM_RETRY,	/* try again later */
+	ITEM_REJECT	/* the target will not take it as it is */
+};
+
+struct item_result {
+	enum item_verdict verdict;
+	int	 del;		/* the item was a delete */
+	int	 status;
+	char	 type[96];	/* the target's error type, when given */
+	char	 reason[320];	/* its reason, truncated */
+};
+
+/* what an answer means for the request as a whole */
+enum target_answer {
+	TA_OK,		/* done; a bulk answer's items are read */
+	TA_EXISTS,	/* a creation found it there already: done too */
+	TA_NEXT,	/* a procedure's request done: ask for its next */
+	TA_RETRY,	/* transient: busy, failing, garbled; ask again */
+	TA_REFUSED,	/* not as it is asked (a mapping, a bad request) */
+	TA_AUTH		/* our credentials were refused: permanent */
+};
+
+/* a barrier of several requests, stepped through by the module */
+enum proc_kind {
+	PROC_CLEAR = 1,	/* every document of an index (or a glob of
+			 * them), or those whose field has a value */
+	PROC_CASCADE	/* the children of a join parent, deleted at the
+			 * parent delete's version */
+};
+
+struct target_proc {
+	enum proc_kind kind;
+	const char *index;	/* plain: the index name or glob */
+	struct jspan field, value;	/* clear: raw JSON, p NULL: all */
+	struct jspan children;	/* cascade: the children's relations,
+				 * a raw JSON array of strings */
+	const char *parent;	/* cascade: the parent's id, plain */
+	struct jspan parent_id;	/* and as a raw JSON string */
+	uint64_t version;	/* cascade: the deletes' version */
+	int	 gone;		/* the index was not there: nothing done */
+	/* the module's */
+	int	 step;
+	struct sbuf path, body, query, scroll;
+	int	 npage;		/* deletes in the page being sent */
+	/* after an answer that wrote a page of deletes: its items and
+	 * bytes, for the caller's counters (it zeroes page_done) */
+	int	 page_done;
+	size_t	 page_bytes;
+	struct item_result *items;
+};
+
+/* a blocking connection to the target, for ckpt */
+struct target_conn {
+	const struct target_module *mod;
+	struct http_client http;
+	int	 state_ready;	/* the module's: its state store exists */
+};
+
+struct target_ops {
+	/* the node: is it there, and what is it (into node, for the
+	 * log); TA_OK, TA_RETRY or TA_AUTH with why */
+	void	(*probe_call)(struct http_call *);
+	enum target_answer (*probe_answer)(long status, const struct sbuf *resp,
+		    char *node, size_t nodelen, char *why, size_t whylen);
+	/* "type: reason" of an error answer, else an excerpt of it */
+	void	(*error_text)(const char *body, size_t len, char *out,
+		    size_t outlen);
+
+	/* an index created with body (NULL: the target's defaults); path is
+	 * the caller's buffer the call points into. TA_OK created, TA_EXISTS,
+	 * TA_RETRY, TA_REFUSED or TA_AUTH, the target's words in why */
+	void	(*create_call)(const char *index, const char *body,
+		    struct sbuf *path, struct http_call *);
+	enum target_answer (*create_answer)(long status,
+		    const struct sbuf *resp, char *why, size_t whylen);
+
+	/* a write's entry appended to arena; -1 (err) when the target
+	 * cannot take it */
+	int	(*encode)(struct sbuf *arena, const struct target_write *,
+		    struct target_entry *, struct p2o_err *);
+	/* the request of a body of entries */
+	void	(*bulk_call)(const char *body, size_t len, struct http_call *);
+	/* its answer for nsent entries: TA_OK with items[] filled, else
+	 * TA_RETRY, TA_REFUSED or TA_AUTH with why. Pure. */
+	enum target_answer (*bulk_answer)(long status, const char *body,
+		    size_t len, int nsent, struct item_result *items,
+		    char *why, size_t whylen);
+
+	/* stored documents read back (TOAST completion): the request for n
+	 * documents into body, and its answer: found[i] the stored
+	 * document (p NULL: none); TA_OK, TA_RETRY or TA_AUTH */
+	void	(*read_call)(const struct docref *refs, int n,
+		    struct sbuf *body, struct http_call *);
+	enum target_answer (*read_answer)(long status, const struct sbuf *resp,
+		    int n, struct jspan *found, char *why, size_t whylen);
+
+	/* a barrier: the next request of proc, and what its answer means:
+	 * TA_OK the procedure is done, TA_NEXT it goes on, TA_RETRY /
+	 * TA_REFUSED / TA_AUTH with why */
+	void	(*proc_call)(struct target_proc *, struct http_call *);
+	enum target_answer (*proc_answer)(struct target_proc *, long status,
+		    const struct sbuf *resp, char *why, size_t whylen);
+
+	/* state documents, blocking: key names the document; a stored
+	 * document's object into doc (found 0: none); a write with version
+	 * 0 is plain, else it never replaces a higher version (conflict 1
+	 * when the target holds one). 0 or -1 with err */
+	int	(*state_get)(struct target_conn *, const char *key,
+		    struct sbuf *doc, int *found, struct p2o_err *);
+	int	(*state_put)(struct target_conn *, const char *key,
+		    const char *body, size_t len, uint64_t version,
+		    int *conflict, struct p2o_err *);
+
+	/* an index, blocking: 1 exists / 0 not / -1; creation as
+	 * create_call (*created 0 when it was there) */
+	int	(*index_exists)(struct target_conn *, const char *index,
+		    struct p2o_err *);
+	int	(*index_create)(struct target_conn *, const char *index,
+		    const char *body, int *created, struct p2o_err *);
+	/* the settings a load suspends: what the index has of its own, as
+	 * an object the caller stores and hands back to restore (found 0
+	 * when the index does not exist); suspend; restore */
+	int	(*load_settings)(struct target_conn *, const char *index,
+		    struct sbuf *orig, int *found, struct p2o_err *);
+	int	(*load_suspend)(struct target_conn *, const char *index,
+		    struct p2o_err *);
+	int	(*load_restore)(struct target_conn *, const char *index,
+		    struct jspan orig, struct p2o_err *);
+};
+
+struct target_module {
+	const char *name;		/* for messages: "opensearch" */
+	const char *state_place;	/* where state_put keeps documents, for
+					 * messages */
+	unsigned caps;			/* enum target_cap */
+	const struct target_ops *ops;
+};
+
+/* target.c */
+/* the module of that name; NULL: the default target. NULL if unknown */
+const struct target_module *target_module_find(const char *name);
+int	target_can(const struct target_module *, unsigned caps);
+/* a capability's name for messages ("routing"), "" for none */
+const char *target_cap_name(unsigned cap);
+/* a connection for cfg's target: 0, or -1 with err (78 for a url or
+ * credentials that cannot be used) */
+int	target_conn_open(struct target_conn *, const struct config *,
+	    struct p2o_err *);
+void	target_conn_release(struct target_conn *);
+/* one blocking request: 0 with the status and the body in resp, or -1
+ * with err (75: the target could not be reached) */
+int	target_request(struct target_conn *, const struct http_call *,
+	    struct sbuf *resp, long *status, struct p2o_err *);
+void	target_proc_init(struct target_proc *);
+/* drop what the last procedure held, keep the buffers */
+void	target_proc_reset(struct target_proc *);
+void	target_proc_release(struct target_proc *);
+
+#endif

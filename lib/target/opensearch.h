@@ -1,0 +1,57 @@
+/*
+ * opensearch.h - what the files of the OpenSearch module share; internal
+ * to lib/target/opensearch*.c. Everyone else reaches the module through
+ * its table (target_opensearch, lib/target.h).
+ */
+#ifndef TARGET_OPENSEARCH_H
+#define TARGET_OPENSEARCH_H
+
+#include "target.h"
+
+/* the hidden index of our own documents */
+#define OS_STATE_INDEX	".pg2osync_meta"
+
+/* opensearch.c */
+/* the answer class of a status: TA_OK (2xx), TA_AUTH, TA_RETRY, TA_REFUSED */
+enum target_answer os_status_class(long status);
+/* the body as a validated JSON object, surrounding white space trimmed:
+ * 0, or -1 when it is not one */
+int	os_body_object(const char *body, size_t len, struct jspan *obj);
+/* the error of an answer, {"error":{"type":..,"reason":..}} or
+ * {"error":"text"}: 1 with type and reason (truncated), 0 when there is
+ * none */
+int	os_error(const char *body, size_t len, char *type, size_t tcap,
+	    char *reason, size_t rcap);
+void	os_error_text(const char *body, size_t len, char *out, size_t outlen);
+void	os_create_call(const char *index, const char *body, struct sbuf *path,
+	    struct http_call *);
+enum target_answer os_create_answer(long status, const struct sbuf *resp,
+	    char *why, size_t whylen);
+void	os_bulk_call(const char *body, size_t len, struct http_call *);
+enum target_answer os_bulk_answer(long status, const char *body, size_t len,
+	    int nsent, struct item_result *items, char *why, size_t whylen);
+/* "/<index><rest>" with the index escaped */
+void	os_index_path(struct sbuf *path, const char *index, const char *rest);
+
+/* opensearch_proc.c */
+void	os_proc_call(struct target_proc *, struct http_call *);
+enum target_answer os_proc_answer(struct target_proc *, long status,
+	    const struct sbuf *resp, char *why, size_t whylen);
+
+/* opensearch_state.c */
+int	os_state_get(struct target_conn *, const char *key, struct sbuf *doc,
+	    int *found, struct p2o_err *);
+int	os_state_put(struct target_conn *, const char *key, const char *body,
+	    size_t len, uint64_t version, int *conflict, struct p2o_err *);
+int	os_index_exists(struct target_conn *, const char *index,
+	    struct p2o_err *);
+int	os_index_create(struct target_conn *, const char *index,
+	    const char *body, int *created, struct p2o_err *);
+int	os_load_settings(struct target_conn *, const char *index,
+	    struct sbuf *orig, int *found, struct p2o_err *);
+int	os_load_suspend(struct target_conn *, const char *index,
+	    struct p2o_err *);
+int	os_load_restore(struct target_conn *, const char *index,
+	    struct jspan orig, struct p2o_err *);
+
+#endif

@@ -1,0 +1,305 @@
+/*
+ * opensearch_state.c - what ckpt keeps in OpenSearch and the index
+ * settings a load suspends, blocking on one connection: our documents in
+ * the hidden index .pg2osync_meta (created on the first write with one
+ * shard, auto-expanding replicas, hidden from `*` searches, and a mapping
+ * that indexes nothing it was not told to), written with an external_gte
+ * version when the caller gives one so a document never goes back; the
+ * existence and creation of an index; a load's refresh_interval and
+ * number_of_replicas, read, suspended and restored.
+ *
+ * Every failure returns -1 with the exit code it means (77 for refused
+ * credentials, 75 for anything a later attempt may get past) and the
+ * target's words; the caller says what it was doing. Logs only the
+ * creation of the state index; never exits.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "opensearch.h"
+#include "p2o.h"
+
+#define STATE_INDEX_BODY \
+	"{\"settings\":{\"index\":{\"number_of_shards\":1," \
+	"\"auto_expand_replicas\":\"0-1\",\"hidden\":true}}," \
+	"\"mappings\":{\"dynamic\":false,\"properties\":{" \
+	"\"source\":{\"type\":\"keyword\"},\"pos\":{\"type\":\"long\"}," \
+	"\"updated_at\":{\"type\":\"date\"}}}}"
+
+static const char suspend_body[] = "{\"index\":{\"refresh_interval\":"
+    "\"-1\",\"number_of_replicas\":0}}";
+
+/* a failed request: the code its status means, the target's words */
+static int
+status_error(long status, const struct sbuf *resp, struct p2o_err *err)
+{
+	char type[128], reason[256];
+
+	os_error(resp->buf, resp->len, type, sizeof(type), reason,
+	    sizeof(reason));
+	return p2o_fail(err, status == 401 || status == 403 ?
+	    P2O_EXIT_AUTH : P2O_EXIT_TEMPFAIL, "HTTP %ld%s%s%s%s", status,
+	    type[0] ? " " : "", type, reason[0] ? ": " : "", reason);
+}
+
+/*
+ * GET path: 1 and the answer's object in obj (pointing into resp), 0 on a
+ * 404 (resp holds its body), -1 with err for anything else
+ */
+static int
+get_object(struct target_conn *c, const char *path, struct sbuf *resp,
+    struct jspan *obj, struct p2o_err *err)
+{
+	struct http_call call;
+	long status;
+
+	http_call_set(&call, "GET", path, NULL, NULL, 0);
+	if (target_request(c, &call, resp, &status, err) == -1)
+		return -1;
+	if (status == 404)
+		return 0;
+	if (status != 200)
+		return status_error(status, resp, err);
+	if (os_body_object(resp->buf, resp->len, obj) == -1)
+		return p2o_fail(err, P2O_EXIT_TEMPFAIL, "the answer is not "
+		    "a JSON object");
+	return 1;
+}
+
+static void
+doc_path(struct sbuf *path, const char *key)
+{
+	sbuf_reset(path);
+	sbuf_adds(path, "/" OS_STATE_INDEX "/_doc/");
+	/* escaped: no key can reach into another path */
+	http_escape(path, key, HTTP_KEEP_ID);
+}
+
+int
+os_state_get(struct target_conn *c, const char *key, struct sbuf *doc,
+    int *found, struct p2o_err *err)
+{
+	struct sbuf path = SBUF_INIT, resp = SBUF_INIT;
+	struct jspan obj, src;
+	char type[128], reason[8];
+	int rc;
+
+	*found = 0;
+	sbuf_reset(doc);
+	doc_path(&path, key);
+	if ((rc = get_object(c, path.buf, &resp, &obj, err)) == 0) {
+		os_error(resp.buf, resp.len, type, sizeof(type), reason,
+		    sizeof(reason));
+		/* found:false says the index is there, the document not */
+		c->state_ready = strcmp(type, "index_not_found_exception") != 0;
+	} else if (rc == 1) {
+		c->state_ready = 1;
+		if (!jobj_get(obj, "_source", &src) ||
+		    jspan_type(src) != J_OBJECT)
+			rc = p2o_fail(err, P2O_EXIT_TEMPFAIL, "the response "
+			    "holds no document");
+		else {
+			sbuf_add(doc, src.p, src.n);
+			*found = 1;
+			rc = 0;
+		}
+	}
+	sbuf_release(&path);
+	sbuf_release(&resp);
+	return rc;
+}
+
+static int
+state_index(struct target_conn *c, struct p2o_err *err)
+{
+	int created;
+
+	if (c->state_ready)
+		return 0;
+	if (os_index_create(c, OS_STATE_INDEX, STATE_INDEX_BODY, &created,
+	    err) == -1)
+		return p2o_err_prefix(err, "creating index '" OS_STATE_INDEX
+		    "'");
+	if (created)
+		log_info("created index '" OS_STATE_INDEX "'");
+	c->state_ready = 1;
+	return 0;
+}
+
+int
+os_state_put(struct target_conn *c, const char *key, const char *body,
+    size_t len, uint64_t version, int *conflict, struct p2o_err *err)
+{
+	struct sbuf path = SBUF_INIT, resp = SBUF_INIT;
+	struct http_call call;
+	long status = 0;
+	int attempt, rc = -1;
+
+	*conflict = 0;
+	doc_path(&path, key);
+	if (version > 0)
+		sbuf_addf(&path, "?version=%" PRIu64
+		    "&version_type=external_gte", version);
+	for (attempt = 0; attempt < 2; attempt++) {
+		if (state_index(c, err) == -1)
+			goto out;
+		http_call_set(&call, "PUT", path.buf, NULL, body, len);
+		if (target_request(c, &call, &resp, &status, err) == -1)
+			goto out;
+		if (status == 200 || status == 201) {
+			rc = 0;
+			goto out;
+		}
+		if (status == 409 && version > 0) {
+			*conflict = 1;
+			rc = 0;
+			goto out;
+		}
+		/* the index vanished under us: create it again, once.
+		 * Writing without it would auto-create a visible index
+		 * with guessed mappings */
+		if (status != 404)
+			break;
+		c->state_ready = 0;
+	}
+	status_error(status, &resp, err);
+out:
+	sbuf_release(&path);
+	sbuf_release(&resp);
+	return rc;
+}
+
+int
+os_index_exists(struct target_conn *c, const char *index,
+    struct p2o_err *err)
+{
+	struct sbuf path = SBUF_INIT, resp = SBUF_INIT;
+	struct http_call call;
+	long status;
+	int rc = -1;
+
+	os_index_path(&path, index, "");
+	http_call_set(&call, "HEAD", path.buf, NULL, NULL, 0);
+	if (target_request(c, &call, &resp, &status, err) == 0)
+		rc = status == 200 ? 1 : status == 404 ? 0 :
+		    status_error(status, &resp, err);
+	sbuf_release(&path);
+	sbuf_release(&resp);
+	return rc;
+}
+
+int
+os_index_create(struct target_conn *c, const char *index, const char *body,
+    int *created, struct p2o_err *err)
+{
+	struct sbuf path = SBUF_INIT, resp = SBUF_INIT;
+	struct http_call call;
+	char why[8];
+	long status;
+	int rc = -1;
+
+	*created = 0;
+	os_create_call(index, body, &path, &call);
+	if (target_request(c, &call, &resp, &status, err) == -1)
+		goto out;
+	switch (os_create_answer(status, &resp, why, sizeof(why))) {
+	case TA_OK:
+		*created = 1;
+		/* FALLTHROUGH */
+	case TA_EXISTS:
+		rc = 0;
+		break;
+	default:
+		status_error(status, &resp, err);
+		break;
+	}
+out:
+	sbuf_release(&path);
+	sbuf_release(&resp);
+	return rc;
+}
+
+/* {"<index>":{"settings":{"index.refresh_interval":"5s",...}}} as
+ * {"refresh_interval":...,"number_of_replicas":...}, null where the index
+ * has none of its own: restored, null means the target's default again */
+int
+os_load_settings(struct target_conn *c, const char *index,
+    struct sbuf *orig, int *found, struct p2o_err *err)
+{
+	struct sbuf path = SBUF_INIT, resp = SBUF_INIT;
+	struct jspan obj, ix, settings, v;
+	int rc;
+
+	*found = 0;
+	sbuf_reset(orig);
+	os_index_path(&path, index, "/_settings?flat_settings=true");
+	if ((rc = get_object(c, path.buf, &resp, &obj, err)) != 1)
+		goto out;
+	if (!jobj_get(obj, index, &ix) || jspan_type(ix) != J_OBJECT ||
+	    !jobj_get(ix, "settings", &settings) ||
+	    jspan_type(settings) != J_OBJECT) {
+		rc = p2o_fail(err, P2O_EXIT_TEMPFAIL, "unexpected response");
+		goto out;
+	}
+	sbuf_adds(orig, "{\"refresh_interval\":");
+	if (jobj_get(settings, "index.refresh_interval", &v))
+		sbuf_add(orig, v.p, v.n);
+	else
+		sbuf_adds(orig, "null");
+	sbuf_adds(orig, ",\"number_of_replicas\":");
+	if (jobj_get(settings, "index.number_of_replicas", &v))
+		sbuf_add(orig, v.p, v.n);
+	else
+		sbuf_adds(orig, "null");
+	sbuf_addc(orig, '}');
+	*found = 1;
+	rc = 0;
+out:
+	sbuf_release(&path);
+	sbuf_release(&resp);
+	return rc;
+}
+
+static int
+put_settings(struct target_conn *c, const char *index, const char *body,
+    size_t len, struct p2o_err *err)
+{
+	struct sbuf path = SBUF_INIT, resp = SBUF_INIT;
+	struct http_call call;
+	long status;
+	int rc;
+
+	os_index_path(&path, index, "/_settings");
+	http_call_set(&call, "PUT", path.buf, NULL, body, len);
+	rc = target_request(c, &call, &resp, &status, err);
+	if (rc == 0 && status != 200)
+		rc = status_error(status, &resp, err);
+	sbuf_release(&path);
+	sbuf_release(&resp);
+	return rc;
+}
+
+int
+os_load_suspend(struct target_conn *c, const char *index,
+    struct p2o_err *err)
+{
+	return put_settings(c, index, suspend_body, sizeof(suspend_body) - 1,
+	    err);
+}
+
+int
+os_load_restore(struct target_conn *c, const char *index, struct jspan orig,
+    struct p2o_err *err)
+{
+	struct sbuf body = SBUF_INIT;
+	int rc;
+
+	sbuf_adds(&body, "{\"index\":");
+	sbuf_add(&body, orig.p, orig.n);
+	sbuf_addc(&body, '}');
+	rc = put_settings(c, index, body.buf, body.len, err);
+	sbuf_release(&body);
+	return rc;
+}
