@@ -104,8 +104,7 @@ read_ctl(struct capture *c, int *eof)
 {
 	uint64_t before = c->acked;
 
-	if (ctl_read_acks(c->ctl, &c->acked, eof, &c->err.code, c->err.msg,
-	    sizeof(c->err.msg)) == -1)
+	if (ctl_take_acks(c->ctl, &c->acked, eof, &c->err) == -1)
 		return -1;
 	if (c->acked > before)
 		return c->ops->acked(c->src, c->acked, &c->err);
