@@ -521,12 +521,6 @@ config_load_with(const char *path, unsigned secrets, struct config *cfg,
 	return 0;
 }
 
-int
-config_load(const char *path, struct config *cfg, char *err, size_t errlen)
-{
-	return load_file(path, CONFIG_SECRETS_ALL, cfg, err, errlen);
-}
-
 void
 config_release(struct config *cfg)
 {

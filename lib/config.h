@@ -180,10 +180,9 @@ struct config {
  * (inline secrets) are logged through log.h. */
 int	config_load_with(const char *path, unsigned secrets, struct config *,
 	    struct p2o_err *);
-/* config_load_with every secret, the error as text */
-int	config_load(const char *path, struct config *, char *err, size_t errlen);
-/* the same as config_load on a buffer; name stands for the file in
- * messages. Lets the fuzz target skip the filesystem. */
+/* config_load_with every secret on a buffer, the error as text; name
+ * stands for the file in messages. Lets the fuzz targets skip the
+ * filesystem. */
 int	config_load_mem(const char *name, const char *buf, size_t len,
 	    struct config *, char *err, size_t errlen);
 void	config_release(struct config *);
