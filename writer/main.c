@@ -97,8 +97,10 @@ static const char usage_text[] =
 "  0   end of input, or SIGTERM, after everything complete was written\n"
 "  1   internal error (temporary)\n"
 "  64  bad command line (permanent)\n"
-"  65  malformed input frame or operation (permanent); complete\n"
-"      transactions before it were written and reported\n"
+"  65  malformed input frame or operation, or a gap where the tap that\n"
+"      wrote a replayed file dropped frames (framing.md section 9)\n"
+"      (permanent); complete transactions before it were written and\n"
+"      reported\n"
 "  75  SIGTERM while the target was unavailable or refusing, control\n"
 "      channel or stdin lost (temporary: nothing unwritten was reported)\n"
 "  77  the target refused the credentials, HTTP 401/403 (permanent)\n"
@@ -283,6 +285,25 @@ probe(struct writer *wr, long long now)
 	return 1;
 }
 
+/*
+ * A replayed tap file where the tap dropped frames (framing.md §9): what
+ * follows is not the stream (a delete in the gap would leave its document
+ * in the index), so the writer stops there as at a malformed operation,
+ * after the complete transactions before it, and says how much is missing.
+ */
+static void
+refuse_gap(struct writer *wr, const struct frame *f)
+{
+	struct msg_gap g;
+	char why[256];
+
+	if (msg_read_gap(f, &g, why, sizeof(why)) == 0)
+		msg_gap_describe(&g, why, sizeof(why));
+	log_error("%s: offset %llu: %s", wr->in.name,
+	    (unsigned long long)f->offset, why);
+	drain(wr, D_BAD);
+}
+
 /* every complete frame already read, while reading is allowed */
 static int
 take_input(struct writer *wr)
@@ -302,6 +323,10 @@ take_input(struct writer *wr)
 		if (r == -1) {
 			log_error("%s", wr->in.err);
 			drain(wr, D_BAD);
+			break;
+		}
+		if (msg_kind(&f) == MSG_GAP) {
+			refuse_gap(wr, &f);
 			break;
 		}
 		if (batch_add(&wr->b, &f, &err) == -1) {
