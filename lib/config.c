@@ -254,28 +254,6 @@ find_section(struct config *cfg, const char *name)
 	return NULL;
 }
 
-/* the generated mapping of a join without a mapping file */
-static void
-join_body(struct sync_section *p)
-{
-	struct sbuf b = SBUF_INIT;
-	int i;
-
-	sbuf_adds(&b, "{\"mappings\":{\"properties\":{");
-	sbuf_add_jstr(&b, p->join.field, strlen(p->join.field));
-	sbuf_adds(&b, ":{\"type\":\"join\",\"relations\":{");
-	sbuf_add_jstr(&b, p->join.name, strlen(p->join.name));
-	sbuf_adds(&b, ":[");
-	for (i = 0; i < p->join.nchildren; i++) {
-		if (i > 0)
-			sbuf_addc(&b, ',');
-		sbuf_add_jstr(&b, p->join.children[i],
-		    strlen(p->join.children[i]));
-	}
-	sbuf_adds(&b, "]}}}}}");
-	p->index_body = b.buf;
-}
-
 /*
  * A join: one parent per index, children naming it, one field. A child
  * computes its parent's id from one column, so the parent's id names
@@ -356,8 +334,8 @@ check_joins(struct cs_walk *w, struct config *cfg)
 			if (cfg->syncs[j].index_body && strcmp(cfg->syncs[j].
 			    index, s->index) == 0)
 				body = 1;
-		if (!body)
-			join_body(s);
+		if (!body && config_target_join_body(w, s) == -1)
+			goto fail;
 	}
 	sbuf_release(&path);
 	return 0;
@@ -443,7 +421,11 @@ finish_config(struct cs_walk *w, void *base, const char *path, int line)
 {
 	struct config *cfg = base;
 
-	if (finish_syncs(w, cfg) == -1 || config_target_needs(w, cfg) == -1)
+	/* what the target must offer first, then what it makes of each
+	 * section's index, then the rules between sections (which compare
+	 * those bodies) */
+	if (config_target_needs(w, cfg) == -1 ||
+	    config_target_indices(w, cfg) == -1 || finish_syncs(w, cfg) == -1)
 		return -1;
 	warn_inline_secrets(w, cfg);
 	return 0;

@@ -566,16 +566,18 @@ test_shaping_errors(void)
 	    "    mapping_file: mixed.json\n", 8, want);
 	write_beside("renamed.json", "{\"mappings\": {\"properties\": "
 	    "{\"email\": {\"type\": \"keyword\"}}}}");
+	snprintf(want, sizeof(want), "'sync.items.mapping_file' "
+	    "'%s/renamed.json' maps field 'email', which 'fields' renames to "
+	    "'mail': the mapping must use the names the documents carry", dir);
 	expect_err("a mapping of a field renamed away", ITEMS
 	    "    fields:\n      email: mail\n    mapping_file: renamed.json\n",
-	    10, "'sync.items.mapping_file' maps field 'email', which 'fields' "
-	    "renames to 'mail': the mapping must use the names the documents "
-	    "carry");
+	    10, want);
+	snprintf(want, sizeof(want), "'sync.items.mapping_file' '%s/m1.json' "
+	    "must map the join field 'j' as type join (or leave mapping_file "
+	    "out: the join mapping is then generated)", dir);
 	expect_err("a join mapping without the join field", ITEMS
 	    "    id: \"i{id}\"\n    join: {field: j, name: p}\n"
-	    "    mapping_file: m1.json\n", 10, "'sync.items.mapping_file' must "
-	    "map the join field 'j' as type join (or leave mapping_file out: "
-	    "the join mapping is then generated)");
+	    "    mapping_file: m1.json\n", 10, want);
 }
 
 static void
