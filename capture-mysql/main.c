@@ -64,42 +64,8 @@ static const char usage_text[] =
 "  77  authentication failed\n"
 "  78  invalid configuration\n";
 
-/* what the command line says of the start */
-struct args {
-	const char *pos;	/* --start-pos, NULL: the server's position */
-	const char *token;	/* --start-token */
-};
-
-static int
-option(void *arg, int ch, const char *optarg, struct p2o_err *e)
-{
-	struct args *a = arg;
-
-	(void)e;
-	if (ch == 'L')
-		a->pos = optarg;
-	else
-		a->token = optarg;
-	return 0;
-}
-
-static const struct option longopts[] = {
-	{ "start-pos", required_argument, NULL, 'L' },
-	{ "start-token", required_argument, NULL, 'T' },
-	{ NULL, 0, NULL, 0 }
-};
-
-static const struct stage_spec spec = {
-	.tool = "capture-mysql",
-	.usage = usage_text,
-	.longopts = longopts,
-	.option = option,
-	.signals = STAGE_SIG(STAGE_TERM),
-	.control = 1,
-	/* no stats timer of the skeleton's: the capture loop paces its
-	 * own stats with its other deadlines (lib/capture.c) */
-	.stats_ms = 0,
-};
+static const struct stage_spec spec =
+    CAPTURE_STAGE_SPEC("capture-mysql", usage_text);
 
 static void
 on_warn(const char *msg)
@@ -114,7 +80,7 @@ on_warn(const char *msg)
  * generation base negative: a checkpoint that disagrees with itself.
  */
 static int
-check_start(const struct args *a, struct mypos *start, uint64_t *token,
+check_start(const struct capture_args *a, struct mypos *start, uint64_t *token,
     struct p2o_err *e)
 {
 	uint64_t coord = 0;
@@ -149,7 +115,7 @@ check_start(const struct args *a, struct mypos *start, uint64_t *token,
 int
 main(int argc, char **argv)
 {
-	struct args a = { 0 };
+	struct capture_args a = { 0 };
 	struct stage st;
 	struct p2o_err e;
 	struct config cfg;

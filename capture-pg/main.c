@@ -62,75 +62,44 @@ static const char usage_text[] =
 "  77  authentication failed\n"
 "  78  invalid configuration\n";
 
-/* what the command line says of the start */
-struct args {
-	uint64_t start_lsn;	/* --start-pos, 0: the slot's own */
-	const char *token;	/* --start-token, checked against it */
-};
+static const struct stage_spec spec =
+    CAPTURE_STAGE_SPEC("capture-pg", usage_text);
 
+/*
+ * The start the command line names, *start_lsn (0: the slot's own). A
+ * checkpoint's number must be its text's, or it disagrees with itself.
+ */
 static int
-option(void *arg, int ch, const char *optarg, struct p2o_err *e)
-{
-	struct args *a = arg;
-
-	switch (ch) {
-	case 'L':
-		if (lsn_parse(optarg, &a->start_lsn) == -1 ||
-		    a->start_lsn == 0)
-			return p2o_fail(e, P2O_EXIT_USAGE, "--start-pos '%s' is "
-			    "not a position like 0/16B3748", optarg);
-		break;
-	case 'T':
-		a->token = optarg;
-		break;
-	}
-	return 0;
-}
-
-static const struct option longopts[] = {
-	{ "start-pos", required_argument, NULL, 'L' },
-	{ "start-token", required_argument, NULL, 'T' },
-	{ NULL, 0, NULL, 0 }
-};
-
-static const struct stage_spec spec = {
-	.tool = "capture-pg",
-	.usage = usage_text,
-	.longopts = longopts,
-	.option = option,
-	.signals = STAGE_SIG(STAGE_TERM),
-	.control = 1,
-	/* no stats timer of the skeleton's: the capture loop paces its
-	 * own stats with its other deadlines (lib/capture.c) */
-	.stats_ms = 0,
-};
-
-/* a checkpoint's number must be its text's: 0, or -1 with e */
-static int
-check_token(const struct args *a, struct p2o_err *e)
+check_start(const struct capture_args *a, uint64_t *start_lsn,
+    struct p2o_err *e)
 {
 	uint64_t token;
 	char *end;
 
+	*start_lsn = 0;
+	if (a->pos != NULL && (lsn_parse(a->pos, start_lsn) == -1 ||
+	    *start_lsn == 0))
+		return p2o_fail(e, P2O_EXIT_USAGE, "--start-pos '%s' is not a "
+		    "position like 0/16B3748", a->pos);
 	if (a->token == NULL)
 		return 0;
 	errno = 0;
 	token = strtoull(a->token, &end, 10);
-	if (a->start_lsn == 0 || errno || *end || end == a->token)
+	if (*start_lsn == 0 || errno || *end || end == a->token)
 		return p2o_fail(e, P2O_EXIT_USAGE, "--start-token '%s' needs "
 		    "--start-pos and must be a number", a->token);
-	if (token != a->start_lsn)
+	if (token != *start_lsn)
 		return p2o_fail(e, P2O_EXIT_CHECKPOINT, "--start-token %" PRIu64
 		    " is not the position of --start-pos (%" PRIu64 "): "
 		    "refusing a checkpoint that disagrees with itself", token,
-		    a->start_lsn);
+		    *start_lsn);
 	return 0;
 }
 
 int
 main(int argc, char **argv)
 {
-	struct args a = { 0 };
+	struct capture_args a = { 0 };
 	struct stage st;
 	struct p2o_err e;
 	struct config cfg;
@@ -138,9 +107,10 @@ main(int argc, char **argv)
 	struct pg_source src;
 	struct walstream ws;
 	struct capture cap;
+	uint64_t start_lsn;
 
 	if (stage_begin(&st, &spec, &a, argc, argv, &e) != STAGE_RUN ||
-	    check_token(&a, &e) == -1)
+	    check_start(&a, &start_lsn, &e) == -1)
 		return stage_report(&e);
 	/* the source's secret only: the target is the writer's */
 	if (config_load_with(st.cfgpath, CONFIG_SECRET_SOURCE, &cfg, &e) == -1)
@@ -156,7 +126,7 @@ main(int argc, char **argv)
 	    slot_ensure_publication(&src, &cfg) == -1 ||
 	    slot_connect_repl(&src, &cfg) == -1 ||
 	    slot_ensure_slot(&src, &cfg) == -1 ||
-	    slot_start(&src, &cfg, a.start_lsn) == -1)
+	    slot_start(&src, &cfg, start_lsn) == -1)
 		return stage_report(&src.err);
 	/* hello means ready: only once the slot is streaming, so that a
 	 * supervisor reporting healthy means changes are being captured */

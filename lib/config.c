@@ -143,9 +143,8 @@ has_inline_password(const char *url)
 	return 0;
 }
 
-/* "sync.<name>" as messages spell it */
-static const char *
-sec_path(const struct sync_section *s, struct sbuf *buf)
+const char *
+config_sec_path(const struct sync_section *s, struct sbuf *buf)
 {
 	sbuf_reset(buf);
 	sbuf_adds(buf, "sync");
@@ -160,7 +159,7 @@ sec_line(struct cs_walk *w, const struct sync_section *s, const char *key)
 	struct sbuf p = SBUF_INIT;
 	int line;
 
-	line = cs_line(w, "%s.%s", sec_path(s, &p), key);
+	line = cs_line(w, "%s.%s", config_sec_path(s, &p), key);
 	sbuf_release(&p);
 	return line ? line : s->line;
 }
@@ -275,14 +274,14 @@ check_joins(struct cs_walk *w, struct config *cfg)
 			cs_err(w, sec_line(w, s, "join.parent"), "'%s.join."
 			    "parent' names '%s', which is not a sync section "
 			    "with a join and no parent of its own",
-			    sec_path(s, &path), s->join.parent);
+			    config_sec_path(s, &path), s->join.parent);
 			goto fail;
 		}
 		if (strcmp(p->index, s->index) != 0 ||
 		    strcmp(p->join.field, s->join.field) != 0) {
 			cs_err(w, sec_line(w, s, "join"), "'%s.join': a child "
 			    "writes its parent's index ('%s') with its join "
-			    "field ('%s')", sec_path(s, &path), p->index,
+			    "field ('%s')", config_sec_path(s, &path), p->index,
 			    p->join.field);
 			goto fail;
 		}
@@ -302,15 +301,15 @@ check_joins(struct cs_walk *w, struct config *cfg)
 			if (strcmp(o->join.name, s->join.name) == 0) {
 				cs_err(w, sec_line(w, s, "join.name"), "'%s."
 				    "join.name' repeats relation '%s' of "
-				    "section '%s'", sec_path(s, &path),
+				    "section '%s'", config_sec_path(s, &path),
 				    s->join.name, o->name);
 				goto fail;
 			}
 			if (!o->join.parent && !s->join.parent) {
 				cs_err(w, sec_line(w, s, "join"), "'%s.join': "
 				    "index '%s' has a join parent already, "
-				    "section '%s'", sec_path(s, &path), s->index,
-				    o->name);
+				    "section '%s'", config_sec_path(s, &path),
+				    s->index, o->name);
 				goto fail;
 			}
 		}
@@ -319,14 +318,14 @@ check_joins(struct cs_walk *w, struct config *cfg)
 		if (s->join.nchildren == 0) {
 			cs_err(w, sec_line(w, s, "join"), "'%s.join' is a "
 			    "parent no section names as its 'parent'",
-			    sec_path(s, &path));
+			    config_sec_path(s, &path));
 			goto fail;
 		}
 		if (s->id_t.ncolumns != 1) {
 			cs_err(w, sec_line(w, s, "id"), "'%s.id' must name "
 			    "exactly one column, the parent's key: a join "
 			    "child computes its parent's id from one column",
-			    sec_path(s, &path));
+			    config_sec_path(s, &path));
 			goto fail;
 		}
 		/* the generated join mapping, unless a sharer has a file */
@@ -362,7 +361,7 @@ finish_syncs(struct cs_walk *w, struct config *cfg)
 			if (cfg->source_kind == SOURCE_MYSQL) {
 				cs_err(w, s->line, "'%s.table' must be "
 				    "'database.table' for a mysql source",
-				    sec_path(s, &path));
+				    config_sec_path(s, &path));
 				sbuf_release(&path);
 				return -1;
 			}

@@ -57,6 +57,8 @@ int	config_resolve_env(struct cs_walk *, const char *path, int line,
 /* 1 if config_resolve_env resolves the secrets of the section path is
  * in ("source.url_env": the source's) */
 int	config_resolves(struct cs_walk *, const char *path);
+/* "sync.<name>" as messages spell it, into buf (which it returns) */
+const char *config_sec_path(const struct sync_section *, struct sbuf *buf);
 
 static inline int
 config_has_prefix(const char *s, const char *prefix)

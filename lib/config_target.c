@@ -199,16 +199,6 @@ config_check_target(const struct config *cfg, const struct target_module *m,
 	return -1;
 }
 
-/* "sync.<name>" as messages spell it */
-static const char *
-sec_path(const struct sync_section *s, struct sbuf *buf)
-{
-	sbuf_reset(buf);
-	sbuf_adds(buf, "sync");
-	cs_path_add(buf, s->name);
-	return buf->buf;
-}
-
 /* the index, or each literal part of its template, by the target's rules */
 static int
 check_index_name(struct cs_walk *w, const struct target_ops *ops,
@@ -223,8 +213,9 @@ check_index_name(struct cs_walk *w, const struct target_ops *ops,
 	if (line == 0) {
 		if (ops->index_name(s->index, TNAME_WHOLE, why,
 		    sizeof(why)) == -1)
-			return cs_err(w, s->line, "'%s.index' is not set and the "
-			    "table name '%s' is not a valid index name: it %s",
+			return cs_err(w, s->line, "'%s.index' is not set and "
+			    "the table name '%s' is not a valid index name: "
+			    "it %s",
 			    path, s->table, why);
 		return 0;
 	}
@@ -251,7 +242,7 @@ config_target_indices(struct cs_walk *w, struct config *cfg)
 
 	for (i = 0; rc == 0 && i < cfg->nsyncs; i++) {
 		s = &cfg->syncs[i];
-		sec_path(s, &path);
+		config_sec_path(s, &path);
 		rc = check_index_name(w, ops, s, path.buf);
 		if (rc == 0 && s->mapping != NULL && ops->index_body(s,
 		    s->mapping, strlen(s->mapping), &s->index_body, why,
@@ -276,7 +267,7 @@ config_target_join_body(struct cs_walk *w, struct sync_section *s)
 	s->index_body = NULL;
 	if (cfg->target_module->ops->index_body(s, NULL, 0, &s->index_body,
 	    why, sizeof(why)) == -1) {
-		sec_path(s, &path);
+		config_sec_path(s, &path);
 		rc = cs_err(w, cs_line(w, "%s.join", path.buf), "'%s.join': %s",
 		    path.buf, why);
 	}

@@ -169,7 +169,8 @@ main(void)
 
 	if (m == NULL || m->ops->index_name == NULL ||
 	    m->ops->index_body == NULL)
-		BAIL_OUT("the default target answers no configuration question");
+		BAIL_OUT("the default target answers no configuration "
+		    "question");
 	ops = m->ops;
 	test_names();
 	test_bodies();

@@ -236,7 +236,8 @@ scan_file(const char *path, int module)
 		saw_writer |= strstr(path, "writer/sink.c") != NULL;
 		saw_ckpt |= strstr(path, "ckpt/store.c") != NULL;
 		saw_config |= strstr(path, "lib/config_sync.c") != NULL;
-		ok(hits == 0, "%s spells no target path, error type or body", path);
+		ok(hits == 0, "%s spells no target path, error type or body",
+		    path);
 	}
 	sbuf_release(&b);
 }
@@ -301,7 +302,7 @@ main(void)
 	ok(saw_writer && saw_ckpt && saw_config && nfiles > 50,
 	    "the writer's, ckpt's and the configuration's files were among "
 	    "the %d scanned", nfiles);
-	ok(module_hits > 10, "the target module's own %d paths and bodies are found",
-	    module_hits);
+	ok(module_hits > 10, "the target module's own %d paths and bodies "
+	    "are found", module_hits);
 	return done_testing();
 }
