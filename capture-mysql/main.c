@@ -9,41 +9,19 @@
  * Only this file exits; every exit code is one of framing.md §8.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "capture.h"
 #include "config.h"
-#include "ctl.h"
 #include "log.h"
 #include "p2o.h"
 #include "server.h"
+#include "stage.h"
 
-static volatile sig_atomic_t stop;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-static void
-on_warn(const char *msg)
-{
-	log_warnx("%s", msg);
-}
-
-static void
-usage(FILE *f)
-{
-	fputs(
+static const char usage_text[] =
 "usage: capture-mysql -c config.yaml [--start-pos TEXT --start-token N]\n"
 "\n"
 "Streams the changes to the tables of the config's sync sections from a\n"
@@ -84,24 +62,63 @@ usage(FILE *f)
 "      binlog, a proxy in front of the server\n"
 "  75  connection refused or lost, the server restarted (temporary)\n"
 "  77  authentication failed\n"
-"  78  invalid configuration\n", f);
+"  78  invalid configuration\n";
+
+static const struct stage_spec spec =
+    CAPTURE_STAGE_SPEC("capture-mysql", usage_text);
+
+static void
+on_warn(const char *msg)
+{
+	log_warnx("%s", msg);
+}
+
+/*
+ * The start the command line names: *start parsed from --start-pos and
+ * *token the number positions continue from (the text's own coordinate
+ * without --start-token). A token below the coordinate would make the
+ * generation base negative: a checkpoint that disagrees with itself.
+ */
+static int
+check_start(const struct capture_args *a, struct mypos *start, uint64_t *token,
+    struct p2o_err *e)
+{
+	uint64_t coord = 0;
+	char err[512], *end;
+
+	memset(start, 0, sizeof(*start));
+	*token = 0;
+	if (a->pos != NULL) {
+		if (mypos_parse(start, a->pos, err, sizeof(err)) == -1)
+			return p2o_fail(e, P2O_EXIT_USAGE, "--start-pos: %s",
+			    err);
+		coord = mypos_coord((uint64_t)binlog_file_index(start->file,
+		    strlen(start->file)), start->offset);
+	}
+	*token = coord;
+	if (a->token == NULL)
+		return 0;
+	errno = 0;
+	*token = strtoull(a->token, &end, 10);
+	if (a->pos == NULL || errno || *end || end == a->token ||
+	    *a->token == '-')
+		return p2o_fail(e, P2O_EXIT_USAGE, "--start-token '%s' needs "
+		    "--start-pos and must be a number", a->token);
+	if (*token < coord)
+		return p2o_fail(e, P2O_EXIT_CHECKPOINT, "--start-token %" PRIu64
+		    " is below the coordinate of --start-pos (%" PRIu64 "): "
+		    "refusing a checkpoint that disagrees with itself", *token,
+		    coord);
+	return 0;
 }
 
 int
 main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "start-pos", required_argument, NULL, 'L' },
-		{ "start-token", required_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *path = NULL, *pos_arg = NULL, *token_arg = NULL;
-	struct sigaction sa;
+	struct capture_args a = { 0 };
+	struct stage st;
+	struct p2o_err e;
 	struct config cfg;
-	struct ctl ctl;
 	struct server src;
 	struct my_table *tables = NULL;
 	struct my_catalog cat;
@@ -109,93 +126,36 @@ main(int argc, char **argv)
 	struct txn txn;
 	struct dumpstream ds;
 	struct capture cap;
-	uint64_t token = 0, coord;
-	char err[512], *end;
-	int ch, rc, i;
+	uint64_t token;
+	int i;
 
-	log_init("capture-mysql");
-	ctl_claim();
-	while ((ch = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'c':
-			path = optarg;
-			break;
-		case 'L':
-			pos_arg = optarg;
-			break;
-		case 'T':
-			token_arg = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return P2O_EXIT_OK;
-		case 'V':
-			printf("capture-mysql %s\n", P2O_VERSION);
-			return P2O_EXIT_OK;
-		default:
-			usage(stderr);
-			return P2O_EXIT_USAGE;
-		}
-	}
-	if (path == NULL || optind != argc) {
-		usage(stderr);
-		return P2O_EXIT_USAGE;
-	}
-	memset(&start, 0, sizeof(start));
-	if (pos_arg != NULL && mypos_parse(&start, pos_arg, err,
-	    sizeof(err)) == -1)
-		fatalx(P2O_EXIT_USAGE, "--start-pos: %s", err);
-	if (pos_arg != NULL)
-		coord = mypos_coord((uint64_t)binlog_file_index(start.file,
-		    strlen(start.file)), start.offset);
-	else
-		coord = 0;
-	token = coord;
-	if (token_arg != NULL) {
-		errno = 0;
-		token = strtoull(token_arg, &end, 10);
-		if (pos_arg == NULL || errno || *end || end == token_arg ||
-		    *token_arg == '-')
-			fatalx(P2O_EXIT_USAGE, "--start-token '%s' needs "
-			    "--start-pos and must be a number", token_arg);
-		/* generation base = token - coordinate: never negative */
-		if (token < coord)
-			fatalx(P2O_EXIT_CHECKPOINT, "--start-token %" PRIu64
-			    " is below the coordinate of --start-pos (%" PRIu64
-			    "): refusing a checkpoint that disagrees with "
-			    "itself", token, coord);
-	}
-
-	signal(SIGPIPE, SIG_IGN);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-
-	if (config_load(path, &cfg, err, sizeof(err)) == -1)
-		fatalx(P2O_EXIT_CONFIG, "%s", err);
+	if (stage_begin(&st, &spec, &a, argc, argv, &e) != STAGE_RUN ||
+	    check_start(&a, &start, &token, &e) == -1)
+		return stage_report(&e);
+	/* the source's secret only: the target is the writer's */
+	if (config_load_with(st.cfgpath, CONFIG_SECRET_SOURCE, &cfg, &e) == -1)
+		return stage_report(&e);
 	if (cfg.source_kind != SOURCE_MYSQL)
 		fatalx(P2O_EXIT_CONFIG, "%s: the source is not a mysql:// or "
 		    "mariadb:// url; capture-mysql reads MySQL and MariaDB "
-		    "only", path);
+		    "only", st.cfgpath);
 
 	server_init(&src);
 	if (server_connect(&src, &cfg) == -1 || server_check(&src) == -1 ||
 	    server_tables(&src, &cfg, &tables) == -1)
-		fatalx(src.err.code, "%s", src.err.msg);
-	if (pos_arg == NULL) {
+		return stage_report(&src.err);
+	if (a.pos == NULL) {
 		if (server_now(&src) == -1)
-			fatalx(src.err.code, "%s", src.err.msg);
+			return stage_report(&src.err);
 		log_info("starting at the server's position %s:%u", src.file,
 		    src.offset);
 	} else {
 		if (!start.has_gtid && server_check_resume(&src, &start) == -1)
-			fatalx(src.err.code, "%s", src.err.msg);
+			return stage_report(&src.err);
 		if (start.has_gtid && !src.gtid_mode_on)
 			fatalx(P2O_EXIT_REFUSED, "--start-pos resumes by GTID, "
 			    "but the server's gtid_mode is not ON");
-		log_info("resuming after %s (token %" PRIu64 ")", pos_arg,
+		log_info("resuming after %s (token %" PRIu64 ")", a.pos,
 		    token);
 	}
 
@@ -204,20 +164,21 @@ main(int argc, char **argv)
 	txn_init(&txn, tables, cfg.nsyncs, cat);
 	txn.warn = on_warn;
 	txn.crc_before_fde = src.crc;
-	if (pos_arg != NULL)
+	if (a.pos != NULL)
 		txn_start(&txn, &start, token, NULL, 0);
 	else
 		txn_start(&txn, NULL, 0, src.file, src.offset);
-	if (server_start_dump(&src, &cfg, pos_arg ? &start : NULL) == -1)
-		fatalx(src.err.code, "%s", src.err.msg);
+	if (server_start_dump(&src, &cfg, a.pos ? &start : NULL) == -1)
+		return stage_report(&src.err);
 	/* hello means ready: only once the server streams */
-	if (ctl_open(&ctl, "capture-mysql") == -1)
-		fatal(P2O_EXIT_TEMPFAIL, "control fd 3: sending hello");
+	if (stage_hello(&st, &e) == -1)
+		return stage_report(&e);
 
 	dumpstream_init(&ds, &src, &txn);
-	capture_init(&cap, &dumpstream_ops, &ds, &ctl, &stop);
-	if ((rc = capture_run(&cap)) != 0)
-		fatalx(rc, "%s", cap.err.msg);
+	capture_init(&cap, &dumpstream_ops, &ds, &st.ctl,
+	    stage_flag(STAGE_TERM));
+	if (capture_run(&cap) != 0)
+		return stage_report(&cap.err);
 
 	capture_release(&cap);
 	txn_release(&txn);
@@ -226,7 +187,7 @@ main(int argc, char **argv)
 	free(tables);
 	server_release(&src);
 	mypos_release(&start);
-	ctl_close(&ctl);
+	stage_end(&st);
 	config_release(&cfg);
 	return P2O_EXIT_OK;
 }

@@ -9,9 +9,7 @@
  * Only this file exits; every exit code is one of framing.md §8.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,23 +19,11 @@
 #include "capture.h"
 #include "capture-pg.h"
 #include "config.h"
-#include "ctl.h"
 #include "log.h"
 #include "p2o.h"
+#include "stage.h"
 
-static volatile sig_atomic_t stop;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-static void
-usage(FILE *f)
-{
-	fputs(
+static const char usage_text[] =
 "usage: capture-pg -c config.yaml [--start-pos X/Y [--start-token N]]\n"
 "\n"
 "Streams the changes to the tables of the config's sync sections from a\n"
@@ -74,89 +60,64 @@ usage(FILE *f)
 "      a key, a publication or slot that does not match the config\n"
 "  75  connection refused or lost (temporary: restart)\n"
 "  77  authentication failed\n"
-"  78  invalid configuration\n", f);
+"  78  invalid configuration\n";
+
+static const struct stage_spec spec =
+    CAPTURE_STAGE_SPEC("capture-pg", usage_text);
+
+/*
+ * The start the command line names, *start_lsn (0: the slot's own). A
+ * checkpoint's number must be its text's, or it disagrees with itself.
+ */
+static int
+check_start(const struct capture_args *a, uint64_t *start_lsn,
+    struct p2o_err *e)
+{
+	uint64_t token;
+	char *end;
+
+	*start_lsn = 0;
+	if (a->pos != NULL && (lsn_parse(a->pos, start_lsn) == -1 ||
+	    *start_lsn == 0))
+		return p2o_fail(e, P2O_EXIT_USAGE, "--start-pos '%s' is not a "
+		    "position like 0/16B3748", a->pos);
+	if (a->token == NULL)
+		return 0;
+	errno = 0;
+	token = strtoull(a->token, &end, 10);
+	if (*start_lsn == 0 || errno || *end || end == a->token)
+		return p2o_fail(e, P2O_EXIT_USAGE, "--start-token '%s' needs "
+		    "--start-pos and must be a number", a->token);
+	if (token != *start_lsn)
+		return p2o_fail(e, P2O_EXIT_CHECKPOINT, "--start-token %" PRIu64
+		    " is not the position of --start-pos (%" PRIu64 "): "
+		    "refusing a checkpoint that disagrees with itself", token,
+		    *start_lsn);
+	return 0;
 }
 
 int
 main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "start-pos", required_argument, NULL, 'L' },
-		{ "start-token", required_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *path = NULL;
-	struct sigaction sa;
+	struct capture_args a = { 0 };
+	struct stage st;
+	struct p2o_err e;
 	struct config cfg;
-	struct ctl ctl;
 	struct pgo_decoder dec;
 	struct pg_source src;
 	struct walstream ws;
 	struct capture cap;
-	uint64_t start_lsn = 0, token = 0;
-	const char *token_arg = NULL;
-	char err[512], *end;
-	int ch, rc;
+	uint64_t start_lsn;
 
-	log_init("capture-pg");
-	ctl_claim();
-	while ((ch = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'c':
-			path = optarg;
-			break;
-		case 'L':
-			if (lsn_parse(optarg, &start_lsn) == -1 ||
-			    start_lsn == 0)
-				fatalx(P2O_EXIT_USAGE, "--start-pos '%s' is not "
-				    "a position like 0/16B3748", optarg);
-			break;
-		case 'T':
-			token_arg = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return P2O_EXIT_OK;
-		case 'V':
-			printf("capture-pg %s\n", P2O_VERSION);
-			return P2O_EXIT_OK;
-		default:
-			usage(stderr);
-			return P2O_EXIT_USAGE;
-		}
-	}
-	if (path == NULL || optind != argc) {
-		usage(stderr);
-		return P2O_EXIT_USAGE;
-	}
-	if (token_arg != NULL) {
-		errno = 0;
-		token = strtoull(token_arg, &end, 10);
-		if (start_lsn == 0 || errno || *end || end == token_arg)
-			fatalx(P2O_EXIT_USAGE, "--start-token '%s' needs "
-			    "--start-pos and must be a number", token_arg);
-		if (token != start_lsn)
-			fatalx(P2O_EXIT_CHECKPOINT, "--start-token %" PRIu64
-			    " is not the position of --start-pos (%" PRIu64
-			    "): refusing a checkpoint that disagrees with "
-			    "itself", token, start_lsn);
-	}
-
-	signal(SIGPIPE, SIG_IGN);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-
-	if (config_load(path, &cfg, err, sizeof(err)) == -1)
-		fatalx(P2O_EXIT_CONFIG, "%s", err);
+	if (stage_begin(&st, &spec, &a, argc, argv, &e) != STAGE_RUN ||
+	    check_start(&a, &start_lsn, &e) == -1)
+		return stage_report(&e);
+	/* the source's secret only: the target is the writer's */
+	if (config_load_with(st.cfgpath, CONFIG_SECRET_SOURCE, &cfg, &e) == -1)
+		return stage_report(&e);
 	if (cfg.source_kind != SOURCE_POSTGRES)
 		fatalx(P2O_EXIT_CONFIG, "%s: the source is not a postgres "
-		    "url; capture-pg reads PostgreSQL only", path);
+		    "url; capture-pg reads PostgreSQL only", st.cfgpath);
 	pgo_init(&dec);
 	slot_init(&src);
 	if (slot_connect_sql(&src, &cfg) == -1 ||
@@ -166,21 +127,22 @@ main(int argc, char **argv)
 	    slot_connect_repl(&src, &cfg) == -1 ||
 	    slot_ensure_slot(&src, &cfg) == -1 ||
 	    slot_start(&src, &cfg, start_lsn) == -1)
-		fatalx(src.err.code, "%s", src.err.msg);
+		return stage_report(&src.err);
 	/* hello means ready: only once the slot is streaming, so that a
 	 * supervisor reporting healthy means changes are being captured */
-	if (ctl_open(&ctl, "capture-pg") == -1)
-		fatal(P2O_EXIT_TEMPFAIL, "control fd 3: sending hello");
+	if (stage_hello(&st, &e) == -1)
+		return stage_report(&e);
 
 	walstream_init(&ws, src.repl, &dec, src.start);
-	capture_init(&cap, &walstream_ops, &ws, &ctl, &stop);
-	if ((rc = capture_run(&cap)) != 0)
-		fatalx(rc, "%s", cap.err.msg);
+	capture_init(&cap, &walstream_ops, &ws, &st.ctl,
+	    stage_flag(STAGE_TERM));
+	if (capture_run(&cap) != 0)
+		return stage_report(&cap.err);
 
 	capture_release(&cap);
 	slot_release(&src);
 	pgo_release(&dec);
-	ctl_close(&ctl);
+	stage_end(&st);
 	config_release(&cfg);
 	return P2O_EXIT_OK;
 }

@@ -7,9 +7,7 @@
  *                                              the supervisor (framing.md §6)
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +23,9 @@
 #include "msg.h"
 #include "p2o.h"
 #include "sbuf.h"
+#include "stage.h"
 
-static void
-usage(FILE *f)
-{
-	fprintf(f,
+static const char usage_text[] =
 "usage: ckpt -c config.yaml get\n"
 "       ckpt -c config.yaml put --pos N --text TEXT\n"
 "       ckpt -c config.yaml serve\n"
@@ -68,8 +64,43 @@ usage(FILE *f)
 "exit codes: 0 ok; 64 usage; 65 malformed frame on stdin (serve);\n"
 "66 the stored checkpoint belongs to another stream or is unreadable;\n"
 "75 target unreachable or failing, get/put only (temporary); 77 the\n"
-"target refused the credentials; 78 invalid configuration.\n");
+"target refused the credentials; 78 invalid configuration.\n";
+
+/* put's two options */
+struct args {
+	const char *pos;	/* --pos */
+	const char *text;	/* --text */
+};
+
+static int
+option(void *arg, int ch, const char *optarg, struct p2o_err *e)
+{
+	struct args *a = arg;
+
+	(void)e;
+	if (ch == 'P')
+		a->pos = optarg;
+	else
+		a->text = optarg;
+	return 0;
 }
+
+static const struct option longopts[] = {
+	{ "pos",	required_argument,	NULL, 'P' },
+	{ "text",	required_argument,	NULL, 'T' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static const struct stage_spec spec = {
+	.tool = "ckpt",
+	.usage = usage_text,
+	.longopts = longopts,
+	.option = option,
+	.operands = 1,		/* get, put or serve */
+	/* its channel to the supervisor is stdin/stdout; no signal of its
+	 * own: serve ends at EOF on stdin */
+	.control = 0,
+};
 
 static void
 print_value(const struct ckpt_value *v)
@@ -234,71 +265,45 @@ serve(struct ckpt_store *st, const struct config *cf)
 int
 main(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "config",	required_argument,	NULL, 'c' },
-		{ "pos",	required_argument,	NULL, 'P' },
-		{ "text",	required_argument,	NULL, 'T' },
-		{ "help",	no_argument,		NULL, 'h' },
-		{ "version",	no_argument,		NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
+	struct args a = { 0 };
+	struct stage stg;
+	struct p2o_err e;
 	struct config cf;
 	struct ckpt_store st;
 	struct ckpt_value val;
-	const char *cfgpath = NULL, *postext = NULL, *text = NULL, *cmd;
-	char err[1024], *end;
+	const char *cmd;
+	char *end;
 	uint64_t pos = 0;
-	int ch, rc, newer, put;
+	int rc, newer, put;
 
-	log_init("ckpt");
-	signal(SIGPIPE, SIG_IGN);
-	while ((ch = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'c':
-			cfgpath = optarg;
-			break;
-		case 'P':
-			postext = optarg;
-			break;
-		case 'T':
-			text = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return P2O_EXIT_OK;
-		case 'V':
-			printf("ckpt %s\n", P2O_VERSION);
-			return P2O_EXIT_OK;
-		default:
-			usage(stderr);
-			return P2O_EXIT_USAGE;
-		}
-	}
-	if (optind != argc - 1 || cfgpath == NULL) {
-		usage(stderr);
+	if (stage_begin(&stg, &spec, &a, argc, argv, &e) != STAGE_RUN)
+		return stage_report(&e);
+	if (stg.noperands != 1) {
+		fputs(usage_text, stderr);
 		return P2O_EXIT_USAGE;
 	}
-	cmd = argv[optind];
+	cmd = stg.operands[0];
 	if (strcmp(cmd, "get") != 0 && strcmp(cmd, "put") != 0 &&
 	    strcmp(cmd, "serve") != 0)
 		fatalx(P2O_EXIT_USAGE, "unknown command '%s' (get, put, serve)",
 		    cmd);
 	put = strcmp(cmd, "put") == 0;
-	if ((postext != NULL || text != NULL) && !put)
+	if ((a.pos != NULL || a.text != NULL) && !put)
 		fatalx(P2O_EXIT_USAGE, "--pos and --text go with put");
-	if (put && (postext == NULL || text == NULL || *text == '\0'))
+	if (put && (a.pos == NULL || a.text == NULL || *a.text == '\0'))
 		fatalx(P2O_EXIT_USAGE, "put needs --pos and a non-empty --text");
 	if (put) {
 		errno = 0;
-		pos = strtoull(postext, &end, 10);
-		if (errno != 0 || *end != '\0' || end == postext ||
-		    postext[0] == '-' || pos > INT64_MAX)
+		pos = strtoull(a.pos, &end, 10);
+		if (errno != 0 || *end != '\0' || end == a.pos ||
+		    a.pos[0] == '-' || pos > INT64_MAX)
 			fatalx(P2O_EXIT_USAGE, "--pos '%s' is not an unsigned "
-			    "number below 2^63", postext);
+			    "number below 2^63", a.pos);
 	}
 
-	if (config_load(cfgpath, &cf, err, sizeof(err)) == -1)
-		fatalx(P2O_EXIT_CONFIG, "%s", err);
+	/* the target's secret only: the checkpoint lives there */
+	if (config_load_with(stg.cfgpath, CONFIG_SECRET_TARGET, &cf, &e) == -1)
+		return stage_report(&e);
 	if (http_global_init() == -1)
 		fatalx(P2O_EXIT_INTERNAL, "could not initialise libcurl");
 	if ((rc = ckpt_store_init(&st, &cf)) != 0)
@@ -315,13 +320,13 @@ main(int argc, char *argv[])
 			log_info("no checkpoint '%s' stored", st.ident.doc_id);
 		ckpt_value_release(&val);
 	} else {
-		if ((rc = ckpt_store_put(&st, pos, text, &newer)) != 0)
+		if ((rc = ckpt_store_put(&st, pos, a.text, &newer)) != 0)
 			fatalx(st.err.code, "%s", st.err.msg);
 		if (newer)
 			logged_newer(&st, pos);
 		else
 			log_info("stored checkpoint '%s' at %s (%" PRIu64 ")",
-			    st.ident.doc_id, text, pos);
+			    st.ident.doc_id, a.text, pos);
 	}
 	ckpt_store_release(&st);
 	config_release(&cf);

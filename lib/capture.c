@@ -34,6 +34,25 @@ static const enum msg_counter stat_ids[CAPTURE_NSTATS] = {
 	MC_EVENTS_TRUNCATE, MC_COMMITS, MC_CONFIRMED_POS, MC_RECEIVED_POS,
 };
 
+const struct option capture_longopts[] = {
+	{ "start-pos", required_argument, NULL, 'L' },
+	{ "start-token", required_argument, NULL, 'T' },
+	{ NULL, 0, NULL, 0 }
+};
+
+int
+capture_option(void *args, int ch, const char *optarg, struct p2o_err *e)
+{
+	struct capture_args *a = args;
+
+	/* read by the source's main.c, which knows what they mean */
+	if (ch == 'L')
+		a->pos = optarg;
+	else
+		a->token = optarg;
+	return 0;
+}
+
 void
 capture_init(struct capture *c, const struct capture_ops *ops, void *src,
     struct ctl *ctl, const volatile sig_atomic_t *stop)
@@ -104,8 +123,7 @@ read_ctl(struct capture *c, int *eof)
 {
 	uint64_t before = c->acked;
 
-	if (ctl_read_acks(c->ctl, &c->acked, eof, &c->err.code, c->err.msg,
-	    sizeof(c->err.msg)) == -1)
+	if (ctl_take_acks(c->ctl, &c->acked, eof, &c->err) == -1)
 		return -1;
 	if (c->acked > before)
 		return c->ops->acked(c->src, c->acked, &c->err);

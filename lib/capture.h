@@ -9,6 +9,7 @@
 #ifndef CAPTURE_H
 #define CAPTURE_H
 
+#include <getopt.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 #include "err.h"
 #include "outq.h"
 #include "sbuf.h"
+#include "stage.h"
 
 struct ctl;
 
@@ -74,6 +76,27 @@ struct capture {
 	uint64_t stats_sent[CAPTURE_NSTATS];
 	struct p2o_err err;
 };
+
+/*
+ * The command line every capture takes beside the skeleton's, the one the
+ * supervisor builds from the checkpoint (supervisor/stages.c): where to
+ * resume, --start-pos TEXT, and the number stored with it, --start-token
+ * N; what they mean is the source's. A capture's stage spec is
+ * CAPTURE_STAGE_SPEC: capture_option fills a struct capture_args, SIGTERM
+ * is the drain capture_run does, fd 3 its channel. It has no stats timer
+ * of the skeleton's: the loop paces its stats with its other deadlines.
+ */
+struct capture_args {
+	const char *pos;	/* --start-pos, NULL: none */
+	const char *token;	/* --start-token, NULL: none */
+};
+extern const struct option capture_longopts[];
+int	capture_option(void *args, int ch, const char *optarg,
+	    struct p2o_err *);
+#define CAPTURE_STAGE_SPEC(name, usage_text) {				\
+	.tool = (name), .usage = (usage_text),				\
+	.longopts = capture_longopts, .option = capture_option,		\
+	.signals = STAGE_SIG(STAGE_TERM), .control = 1 }
 
 /* capture.c */
 void	capture_init(struct capture *, const struct capture_ops *, void *src,

@@ -143,9 +143,8 @@ has_inline_password(const char *url)
 	return 0;
 }
 
-/* "sync.<name>" as messages spell it */
-static const char *
-sec_path(const struct sync_section *s, struct sbuf *buf)
+const char *
+config_sec_path(const struct sync_section *s, struct sbuf *buf)
 {
 	sbuf_reset(buf);
 	sbuf_adds(buf, "sync");
@@ -160,7 +159,7 @@ sec_line(struct cs_walk *w, const struct sync_section *s, const char *key)
 	struct sbuf p = SBUF_INIT;
 	int line;
 
-	line = cs_line(w, "%s.%s", sec_path(s, &p), key);
+	line = cs_line(w, "%s.%s", config_sec_path(s, &p), key);
 	sbuf_release(&p);
 	return line ? line : s->line;
 }
@@ -254,28 +253,6 @@ find_section(struct config *cfg, const char *name)
 	return NULL;
 }
 
-/* the generated mapping of a join without a mapping file */
-static void
-join_body(struct sync_section *p)
-{
-	struct sbuf b = SBUF_INIT;
-	int i;
-
-	sbuf_adds(&b, "{\"mappings\":{\"properties\":{");
-	sbuf_add_jstr(&b, p->join.field, strlen(p->join.field));
-	sbuf_adds(&b, ":{\"type\":\"join\",\"relations\":{");
-	sbuf_add_jstr(&b, p->join.name, strlen(p->join.name));
-	sbuf_adds(&b, ":[");
-	for (i = 0; i < p->join.nchildren; i++) {
-		if (i > 0)
-			sbuf_addc(&b, ',');
-		sbuf_add_jstr(&b, p->join.children[i],
-		    strlen(p->join.children[i]));
-	}
-	sbuf_adds(&b, "]}}}}}");
-	p->index_body = b.buf;
-}
-
 /*
  * A join: one parent per index, children naming it, one field. A child
  * computes its parent's id from one column, so the parent's id names
@@ -297,14 +274,14 @@ check_joins(struct cs_walk *w, struct config *cfg)
 			cs_err(w, sec_line(w, s, "join.parent"), "'%s.join."
 			    "parent' names '%s', which is not a sync section "
 			    "with a join and no parent of its own",
-			    sec_path(s, &path), s->join.parent);
+			    config_sec_path(s, &path), s->join.parent);
 			goto fail;
 		}
 		if (strcmp(p->index, s->index) != 0 ||
 		    strcmp(p->join.field, s->join.field) != 0) {
 			cs_err(w, sec_line(w, s, "join"), "'%s.join': a child "
 			    "writes its parent's index ('%s') with its join "
-			    "field ('%s')", sec_path(s, &path), p->index,
+			    "field ('%s')", config_sec_path(s, &path), p->index,
 			    p->join.field);
 			goto fail;
 		}
@@ -324,15 +301,15 @@ check_joins(struct cs_walk *w, struct config *cfg)
 			if (strcmp(o->join.name, s->join.name) == 0) {
 				cs_err(w, sec_line(w, s, "join.name"), "'%s."
 				    "join.name' repeats relation '%s' of "
-				    "section '%s'", sec_path(s, &path),
+				    "section '%s'", config_sec_path(s, &path),
 				    s->join.name, o->name);
 				goto fail;
 			}
 			if (!o->join.parent && !s->join.parent) {
 				cs_err(w, sec_line(w, s, "join"), "'%s.join': "
 				    "index '%s' has a join parent already, "
-				    "section '%s'", sec_path(s, &path), s->index,
-				    o->name);
+				    "section '%s'", config_sec_path(s, &path),
+				    s->index, o->name);
 				goto fail;
 			}
 		}
@@ -341,14 +318,14 @@ check_joins(struct cs_walk *w, struct config *cfg)
 		if (s->join.nchildren == 0) {
 			cs_err(w, sec_line(w, s, "join"), "'%s.join' is a "
 			    "parent no section names as its 'parent'",
-			    sec_path(s, &path));
+			    config_sec_path(s, &path));
 			goto fail;
 		}
 		if (s->id_t.ncolumns != 1) {
 			cs_err(w, sec_line(w, s, "id"), "'%s.id' must name "
 			    "exactly one column, the parent's key: a join "
 			    "child computes its parent's id from one column",
-			    sec_path(s, &path));
+			    config_sec_path(s, &path));
 			goto fail;
 		}
 		/* the generated join mapping, unless a sharer has a file */
@@ -356,8 +333,8 @@ check_joins(struct cs_walk *w, struct config *cfg)
 			if (cfg->syncs[j].index_body && strcmp(cfg->syncs[j].
 			    index, s->index) == 0)
 				body = 1;
-		if (!body)
-			join_body(s);
+		if (!body && config_target_join_body(w, s) == -1)
+			goto fail;
 	}
 	sbuf_release(&path);
 	return 0;
@@ -384,7 +361,7 @@ finish_syncs(struct cs_walk *w, struct config *cfg)
 			if (cfg->source_kind == SOURCE_MYSQL) {
 				cs_err(w, s->line, "'%s.table' must be "
 				    "'database.table' for a mysql source",
-				    sec_path(s, &path));
+				    config_sec_path(s, &path));
 				sbuf_release(&path);
 				return -1;
 			}
@@ -443,7 +420,11 @@ finish_config(struct cs_walk *w, void *base, const char *path, int line)
 {
 	struct config *cfg = base;
 
-	if (finish_syncs(w, cfg) == -1 || config_target_needs(w, cfg) == -1)
+	/* what the target must offer first, then what it makes of each
+	 * section's index, then the rules between sections (which compare
+	 * those bodies) */
+	if (config_target_needs(w, cfg) == -1 ||
+	    config_target_indices(w, cfg) == -1 || finish_syncs(w, cfg) == -1)
 		return -1;
 	warn_inline_secrets(w, cfg);
 	return 0;
@@ -519,12 +500,6 @@ config_load_with(const char *path, unsigned secrets, struct config *cfg,
 	if (load_file(path, secrets, cfg, err, sizeof(err)) == -1)
 		return p2o_fail(e, P2O_EXIT_CONFIG, "%s", err);
 	return 0;
-}
-
-int
-config_load(const char *path, struct config *cfg, char *err, size_t errlen)
-{
-	return load_file(path, CONFIG_SECRETS_ALL, cfg, err, errlen);
 }
 
 void

@@ -108,8 +108,10 @@ struct sync_section {
 	char	*where;
 	struct where *where_expr;
 	char	*mapping_file;
-	char	*index_body;	/* the creation body read from it, wrapped
-				 * as {"mappings": ...} when bare */
+	char	*mapping_path;	/* where it was read: beside the config */
+	char	*mapping;	/* what it holds, a JSON object */
+	char	*index_body;	/* the creation body the target makes of it
+				 * (or of a join), NULL: the defaults */
 	int	 has_fan_out, has_join;
 	struct sync_fan_out fan_out;
 	struct sync_join join;
@@ -180,10 +182,9 @@ struct config {
  * (inline secrets) are logged through log.h. */
 int	config_load_with(const char *path, unsigned secrets, struct config *,
 	    struct p2o_err *);
-/* config_load_with every secret, the error as text */
-int	config_load(const char *path, struct config *, char *err, size_t errlen);
-/* the same as config_load on a buffer; name stands for the file in
- * messages. Lets the fuzz target skip the filesystem. */
+/* config_load_with every secret on a buffer, the error as text; name
+ * stands for the file in messages. Lets the fuzz targets skip the
+ * filesystem. */
 int	config_load_mem(const char *name, const char *buf, size_t len,
 	    struct config *, char *err, size_t errlen);
 void	config_release(struct config *);
@@ -208,7 +209,9 @@ int	config_check_date_pattern(const char *, char *why, size_t);
  * "file:line: why" of the first it lacks (config_target.c) */
 int	config_check_target(const struct config *,
 	    const struct target_module *, char *err, size_t errlen);
-/* OpenSearch's rules for an index name: 0, or -1 with why */
-int	config_check_index_name(const char *, char *why, size_t);
+/* the target's rules for an index name (a templated index's rendered
+ * one): 0, or -1 with why (config_target.c) */
+int	config_check_index_name(const struct config *, const char *,
+	    char *why, size_t);
 
 #endif

@@ -28,6 +28,12 @@ void	config_target_release(void *);
 /* what every other section asks of the target, checked against it; run
  * once all of them are finished */
 int	config_target_needs(struct cs_walk *, struct config *);
+/* each section's index name by the target's rules, and the body its
+ * mapping file makes (index_body); after config_target_needs */
+int	config_target_indices(struct cs_walk *, struct config *);
+/* the body the target makes for join parent s without a mapping file:
+ * 0, or -1 with the error at the section's join */
+int	config_target_join_body(struct cs_walk *, struct sync_section *);
 
 /* config_engine.c */
 extern const struct cs_node config_engine_keys[];
@@ -51,6 +57,8 @@ int	config_resolve_env(struct cs_walk *, const char *path, int line,
 /* 1 if config_resolve_env resolves the secrets of the section path is
  * in ("source.url_env": the source's) */
 int	config_resolves(struct cs_walk *, const char *path);
+/* "sync.<name>" as messages spell it, into buf (which it returns) */
+const char *config_sec_path(const struct sync_section *, struct sbuf *buf);
 
 static inline int
 config_has_prefix(const char *s, const char *prefix)

@@ -1,10 +1,12 @@
 /*
  * config_sync.c - one sync section: the table a section follows and what
- * its documents hold. Owns the section's keys, the form of a table, an
- * index name, a template, a transform and a filter, and the rules inside
- * one section (which keys contradict, what a rename may collide with).
- * Rules between sections, and those that depend on the kind of source,
- * are lib/config.c's. Reads the section's mapping file; never logs.
+ * its documents hold. Owns the section's keys, the form of a table, a
+ * template, a transform and a filter, and the rules inside one section
+ * (which keys contradict, what a rename may collide with). Rules between
+ * sections, and those that depend on the kind of source, are
+ * lib/config.c's; what an index name may hold and what the mapping file
+ * must say are the target's, asked by config_target.c. Reads the
+ * section's mapping file; never logs.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -40,88 +42,28 @@ check_table(const char *s, char *why, size_t len)
 	return 0;
 }
 
-/* the characters OpenSearch refuses anywhere in an index name */
-static int
-check_index_chars(const char *s, char *why, size_t len)
-{
-	const char *c;
-
-	for (c = s; *c; c++) {
-		if (isupper((unsigned char)*c)) {
-			snprintf(why, len, "must be lowercase");
-			return -1;
-		}
-		if (strchr("\\/*?\"<>|,#: ", *c) ||
-		    iscntrl((unsigned char)*c)) {
-			if (isprint((unsigned char)*c))
-				snprintf(why, len, "must not contain '%c'", *c);
-			else
-				snprintf(why, len, "must not contain control "
-				    "characters");
-			return -1;
-		}
-	}
-	return 0;
-}
-
-int
-config_check_index_name(const char *s, char *why, size_t len)
-{
-	if (*s == '\0') {
-		snprintf(why, len, "must not be empty");
-		return -1;
-	}
-	if (strlen(s) > 255) {
-		snprintf(why, len, "must be at most 255 bytes long");
-		return -1;
-	}
-	if (strcmp(s, ".") == 0 || strcmp(s, "..") == 0) {
-		snprintf(why, len, "must not be '.' or '..'");
-		return -1;
-	}
-	if (*s == '_' || *s == '-' || *s == '+') {
-		snprintf(why, len, "must not start with '%c'", *s);
-		return -1;
-	}
-	return check_index_chars(s, why, len);
-}
-
 /*
- * An index name, or a template of one: its literal text follows the
- * index rules (a rendered name is checked again per row), and it has some,
- * since a truncate clears what the template's glob claims and a bare
- * "{tenant}" would claim every index of the cluster.
+ * An index name, or a template of one, as far as any target goes: the
+ * template parses, and it has literal text, since a truncate clears what
+ * the template's glob claims and a bare "{tenant}" would claim every index
+ * of the cluster. What a name may hold is the target's (config_target.c,
+ * once the target is known); a rendered name is checked again per row.
  */
 static int
 check_index(const char *s, char *why, size_t len)
 {
 	struct tmpl t;
 	char sub[256];
-	int i, rc = 0;
+	int rc = 0;
 
 	if (tmpl_parse(s, &t, sub, sizeof(sub)) == -1) {
 		snprintf(why, len, "%s", sub);
 		return -1;
 	}
-	if (t.ncolumns == 0) {
-		tmpl_release(&t);
-		return config_check_index_name(s, why, len);
-	}
-	if (t.nliteral == 0) {
+	if (t.ncolumns > 0 && t.nliteral == 0) {
 		snprintf(why, len, "must hold literal text besides its "
 		    "placeholders: a truncate clears every index the template "
 		    "can render");
-		rc = -1;
-	}
-	for (i = 0; rc == 0 && i < t.nparts; i++)
-		if (!t.parts[i].column && check_index_chars(t.parts[i].text,
-		    why, len) == -1)
-			rc = -1;
-	if (rc == 0 && !t.parts[0].column && (t.parts[0].text[0] == '_' ||
-	    t.parts[0].text[0] == '-' || t.parts[0].text[0] == '+' ||
-	    t.parts[0].text[0] == '.')) {
-		snprintf(why, len, "must not start with '%c'",
-		    t.parts[0].text[0]);
 		rc = -1;
 	}
 	tmpl_release(&t);
@@ -351,18 +293,6 @@ find_pair(const struct sync_pair *p, int n, const char *name)
 	return NULL;
 }
 
-/* does a rename land on name? */
-static int
-is_target(const struct sync_section *s, const char *name)
-{
-	int i;
-
-	for (i = 0; i < s->nfields; i++)
-		if (strcmp(s->fields[i].value, name) == 0)
-			return 1;
-	return 0;
-}
-
 /* the name column c has in the documents */
 static const char *
 target_name(const struct sync_section *s, const char *c)
@@ -541,66 +471,18 @@ read_file(const char *path, struct sbuf *out, char *why, size_t len)
 	return 0;
 }
 
-/* the value of obj's members path[0].path[1]...; 1 when found */
-static int
-json_path(struct jspan obj, const char *const *path, int n, struct jspan *v)
-{
-	int i;
-
-	*v = obj;
-	for (i = 0; i < n; i++)
-		if (jspan_type(*v) != J_OBJECT || !jobj_get(*v, path[i], v))
-			return 0;
-	return 1;
-}
-
-/*
- * What the mapping says about names: a field 'fields' renames away must
- * not be mapped (the documents never carry it), and a join field must be
- * mapped as a join.
- */
-static int
-check_mapping(struct cs_walk *w, struct sync_section *s, const char *path,
-    int line, struct jspan body)
-{
-	const char *props[] = { "mappings", "properties", NULL, "type" };
-	struct jspan v;
-	int i;
-
-	for (i = 0; i < s->nfields; i++) {
-		props[2] = s->fields[i].name;
-		if (json_path(body, props, 3, &v) &&
-		    !is_target(s, s->fields[i].name))
-			return cs_err(w, line, "'%s.mapping_file' maps field "
-			    "'%s', which 'fields' renames to '%s': the mapping "
-			    "must use the names the documents carry", path,
-			    s->fields[i].name, s->fields[i].value);
-	}
-	if (s->has_join) {
-		props[2] = s->join.field;
-		if (!json_path(body, props, 4, &v) || !jstr_eq(v, "join"))
-			return cs_err(w, line, "'%s.mapping_file' must map the "
-			    "join field '%s' as type join (or leave "
-			    "mapping_file out: the join mapping is then "
-			    "generated)", path, s->join.field);
-	}
-	return 0;
-}
-
+/* the mapping file's JSON object, for the target to make a body of once
+ * it is known (config_target.c) */
 static int
 finish_mapping(struct cs_walk *w, struct sync_section *s, const char *path)
 {
-	static const char *const body_keys[] = { "mappings", "settings",
-	    "aliases" };
-	struct sbuf text = SBUF_INIT, body = SBUF_INIT;
-	struct jspan obj, name, val;
-	struct jiter it;
+	struct sbuf text = SBUF_INIT;
+	struct jspan obj;
 	char why[256], *dir, *file;
 	const char *jwhy;
 	size_t off;
-	int line = cs_line(w, "%s.mapping_file", path), nbody = 0, nother = 0;
+	int line = cs_line(w, "%s.mapping_file", path);
 	int rc = -1;
-	size_t k;
 
 	dir = config_dir(cs_name(w));
 	file = s->mapping_file[0] == '/' ? xstrdup(s->mapping_file) :
@@ -628,40 +510,14 @@ finish_mapping(struct cs_walk *w, struct sync_section *s, const char *path)
 		    "object", path, file);
 		goto out;
 	}
-	jiter_init(&it, obj);
-	while (jiter_member(&it, &name, &val)) {
-		for (k = 0; k < 3; k++)
-			if (jkey_is(name, body_keys[k], strlen(body_keys[k])))
-				break;
-		if (k < 3)
-			nbody++;
-		else
-			nother++;
-	}
-	if (nbody && nother) {
-		cs_err(w, line, "'%s.mapping_file' '%s' must be an index "
-		    "creation body (mappings, settings, aliases) or a bare "
-		    "mapping, not both", path, file);
-		goto out;
-	}
-	/* a bare mapping ({"properties": ...}) is wrapped */
-	if (!nbody)
-		sbuf_adds(&body, "{\"mappings\":");
-	sbuf_add(&body, obj.p, obj.n);
-	if (!nbody)
-		sbuf_addc(&body, '}');
-	obj.p = body.buf;
-	obj.n = body.len;
-	if (check_mapping(w, s, path, line, obj) == -1)
-		goto out;
-	s->index_body = body.buf;
-	body.buf = NULL;
+	s->mapping = xstrndup(obj.p, obj.n);
+	s->mapping_path = file;
+	file = NULL;
 	rc = 0;
 out:
 	free(dir);
 	free(file);
 	sbuf_release(&text);
-	sbuf_release(&body);
 	return rc;
 }
 
@@ -715,13 +571,9 @@ finish_section(struct cs_walk *w, void *base, const char *path, int line)
 	} else
 		s->table = xstrdup(s->rel);
 
-	if (s->index == NULL) {
-		if (config_check_index_name(s->table, why, sizeof(why)) == -1)
-			return cs_err(w, line, "'%s.index' is not set and the "
-			    "table name '%s' is not a valid index name: it %s",
-			    path, s->table, why);
+	/* the table name, which the target checks as an index name */
+	if (s->index == NULL)
 		s->index = xstrdup(s->table);
-	}
 	/* the checks above already passed: these parse */
 	if (tmpl_parse(s->index, &s->index_t, why, sizeof(why)) == -1 ||
 	    (s->id && tmpl_parse(s->id, &s->id_t, why, sizeof(why)) == -1) ||
@@ -763,6 +615,8 @@ release_section(void *base)
 	free(s->table);
 	free(s->index_glob);
 	free(s->index_body);
+	free(s->mapping_path);
+	free(s->mapping);
 	tmpl_release(&s->id_t);
 	tmpl_release(&s->index_t);
 	tmpl_release(&s->fan_out.id_t);
@@ -775,6 +629,7 @@ release_section(void *base)
 	s->join.children = NULL;
 	s->join.nchildren = 0;
 	s->schema = s->table = s->index_glob = s->index_body = NULL;
+	s->mapping_path = s->mapping = NULL;
 	s->where_expr = NULL;
 }
 

@@ -4,7 +4,10 @@
  * the credential keys, which target module serves it, and the check of
  * every key elsewhere that needs a capability of the target (routing,
  * join, a pipeline, a mapping, requests open at once) against what that
- * module declares (lib/target.h): refused at load, naming the key.
+ * module declares (lib/target.h): refused at load, naming the key. The
+ * target also answers, through its table, whether each index name is one
+ * it takes and what body each index is created with: config knows no
+ * engine's naming rules or request bodies.
  *
  * It never quotes the url or a password.
  */
@@ -194,6 +197,92 @@ config_check_target(const struct config *cfg, const struct target_module *m,
 	snprintf(err, errlen, "%s:%d: " UNMET_FMT, cfg->path, n->line, n->key,
 	    target_cap_name(n->cap), m->name, n->why);
 	return -1;
+}
+
+/* the index, or each literal part of its template, by the target's rules */
+static int
+check_index_name(struct cs_walk *w, const struct target_ops *ops,
+    const struct sync_section *s, const char *path)
+{
+	const struct tmpl *t = &s->index_t;
+	char why[256];
+	int i, line = cs_line(w, "%s.index", path);
+
+	if (ops->index_name == NULL)
+		return 0;
+	if (line == 0) {
+		if (ops->index_name(s->index, TNAME_WHOLE, why,
+		    sizeof(why)) == -1)
+			return cs_err(w, s->line, "'%s.index' is not set and "
+			    "the table name '%s' is not a valid index name: "
+			    "it %s",
+			    path, s->table, why);
+		return 0;
+	}
+	if (!s->index_templated)
+		return ops->index_name(s->index, TNAME_WHOLE, why,
+		    sizeof(why)) == -1 ? cs_err(w, line, "'%s.index' %s", path,
+		    why) : 0;
+	for (i = 0; i < t->nparts; i++)
+		if (!t->parts[i].column && ops->index_name(t->parts[i].text,
+		    i == 0 ? TNAME_HEAD : TNAME_INSIDE, why,
+		    sizeof(why)) == -1)
+			return cs_err(w, line, "'%s.index' %s", path, why);
+	return 0;
+}
+
+int
+config_target_indices(struct cs_walk *w, struct config *cfg)
+{
+	const struct target_ops *ops = cfg->target_module->ops;
+	struct sync_section *s;
+	struct sbuf path = SBUF_INIT;
+	char why[512];
+	int i, rc = 0;
+
+	for (i = 0; rc == 0 && i < cfg->nsyncs; i++) {
+		s = &cfg->syncs[i];
+		config_sec_path(s, &path);
+		rc = check_index_name(w, ops, s, path.buf);
+		if (rc == 0 && s->mapping != NULL && ops->index_body(s,
+		    s->mapping, strlen(s->mapping), &s->index_body, why,
+		    sizeof(why)) == -1)
+			rc = cs_err(w, cs_line(w, "%s.mapping_file", path.buf),
+			    "'%s.mapping_file' '%s' %s", path.buf,
+			    s->mapping_path, why);
+	}
+	sbuf_release(&path);
+	return rc;
+}
+
+int
+config_target_join_body(struct cs_walk *w, struct sync_section *s)
+{
+	const struct config *cfg = cs_base(w);
+	struct sbuf path = SBUF_INIT;
+	char why[512];
+	int rc = 0;
+
+	free(s->index_body);
+	s->index_body = NULL;
+	if (cfg->target_module->ops->index_body(s, NULL, 0, &s->index_body,
+	    why, sizeof(why)) == -1) {
+		config_sec_path(s, &path);
+		rc = cs_err(w, cs_line(w, "%s.join", path.buf), "'%s.join': %s",
+		    path.buf, why);
+	}
+	sbuf_release(&path);
+	return rc;
+}
+
+int
+config_check_index_name(const struct config *cfg, const char *name,
+    char *why, size_t len)
+{
+	const struct target_ops *ops = cfg->target_module->ops;
+
+	return ops->index_name ? ops->index_name(name, TNAME_WHOLE, why,
+	    len) : 0;
 }
 
 void

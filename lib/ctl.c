@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
@@ -144,17 +143,4 @@ ctl_take_acks(struct ctl *c, uint64_t *acked, int *eof, struct p2o_err *e)
 	if (n == 0)
 		*eof = 1;
 	return 0;
-}
-
-int
-ctl_read_acks(struct ctl *c, uint64_t *acked, int *eof, int *code,
-    char *err, size_t errlen)
-{
-	struct p2o_err e;
-
-	if (ctl_take_acks(c, acked, eof, &e) == 0)
-		return 0;
-	*code = e.code;
-	snprintf(err, errlen, "%s", e.msg);
-	return -1;
 }

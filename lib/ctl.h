@@ -51,9 +51,5 @@ int	ctl_send_stats(struct ctl *, const char *tool,
 	    size_t n);
 int	ctl_take_acks(struct ctl *, uint64_t *acked, int *eof,
 	    struct p2o_err *e);
-/* ctl_take_acks with the error as a code and a text: the captures' call
- * until they carry a struct p2o_err */
-int	ctl_read_acks(struct ctl *, uint64_t *acked, int *eof, int *code,
-	    char *err, size_t errlen);
 
 #endif

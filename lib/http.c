@@ -312,26 +312,32 @@ http_pool_start(struct http_pool *p, int slot, const char *method,
 }
 
 int
-http_pool_wait(struct http_pool *p, int fd, int *fd_ready, long timeout_ms)
+http_pool_wait(struct http_pool *p, const int *fds, int nfds, unsigned *ready,
+    long timeout_ms)
 {
-	struct curl_waitfd w;
-	int running, n = 0;
+	struct curl_waitfd w[HTTP_WAIT_FDS];
+	int at[HTTP_WAIT_FDS];
+	int running, i, n = 0;
 
-	*fd_ready = 0;
-	memset(&w, 0, sizeof(w));
-	if (fd >= 0) {
-		w.fd = fd;
-		w.events = CURL_WAIT_POLLIN;
-		n = 1;
+	*ready = 0;
+	for (i = 0; i < nfds && i < HTTP_WAIT_FDS; i++) {
+		if (fds[i] < 0)
+			continue;
+		memset(&w[n], 0, sizeof(w[n]));
+		w[n].fd = fds[i];
+		w[n].events = CURL_WAIT_POLLIN;
+		at[n++] = i;
 	}
 	if (timeout_ms < 0)
 		timeout_ms = 0;
 	/* curl shortens the wait to its own next deadline; a signal ends
 	 * it early, which the caller sees as a short wait */
-	if (curl_multi_poll(p->multi, n ? &w : NULL, n, (int)timeout_ms,
-	    NULL) != CURLM_OK)
+	if (curl_multi_poll(p->multi, n ? w : NULL, (unsigned)n,
+	    (int)timeout_ms, NULL) != CURLM_OK)
 		return -1;
-	*fd_ready = n && (w.revents & CURL_WAIT_POLLIN) != 0;
+	for (i = 0; i < n; i++)
+		if (w[i].revents & CURL_WAIT_POLLIN)
+			*ready |= 1u << at[i];
 	if (curl_multi_perform(p->multi, &running) != CURLM_OK)
 		return -1;
 	return 0;

@@ -60,7 +60,7 @@ int	http_request(struct http_client *, const char *method, const char *path,
  * A pool of slots, each a client with its own connection, all driven
  * through one libcurl multi handle: http_pool_start opens a request on a
  * free slot and returns at once, http_pool_wait polls the transfers (and
- * one descriptor of the caller's) and moves them along, http_pool_done
+ * a few descriptors of the caller's) and moves them along, http_pool_done
  * hands out each finished request once.
  */
 struct http_pool {
@@ -87,12 +87,16 @@ void	http_pool_release(struct http_pool *);
 int	http_pool_start(struct http_pool *, int slot, const char *method,
 	    const char *path, const char *ctype, const char *body, size_t len,
 	    struct sbuf *resp, long timeout_ms);
-/* wait up to timeout_ms for a transfer to need attention or for fd
- * (-1: none) to become readable, then run the transfers; *fd_ready says
- * whether fd is readable. Returns at once when curl's own timer is due.
- * -1 only when polling itself fails. */
-int	http_pool_wait(struct http_pool *, int fd, int *fd_ready,
-	    long timeout_ms);
+/* the caller's descriptors http_pool_wait watches at most */
+#define HTTP_WAIT_FDS	4
+
+/* wait up to timeout_ms for a transfer to need attention or for one of
+ * the nfds descriptors fds (up to HTTP_WAIT_FDS; -1 entries are skipped)
+ * to become readable, then run the transfers; bit i of *ready says
+ * whether fds[i] is readable. Returns at once when curl's own timer is
+ * due. -1 only when polling itself fails. */
+int	http_pool_wait(struct http_pool *, const int *fds, int nfds,
+	    unsigned *ready, long timeout_ms);
 /* 1 and *d for a request that finished since the last call, 0 when none */
 int	http_pool_done(struct http_pool *, struct http_done *d);
 

@@ -36,6 +36,7 @@
 #include "sbuf.h"
 
 struct config;
+struct sync_section;
 
 /*
  * What a target can do, declared as data by its module. The configuration
@@ -157,6 +158,13 @@ struct target_proc {
 	struct item_result *items;
 };
 
+/* which part of an index name a text is (index_name) */
+enum target_name_part {
+	TNAME_WHOLE,	/* all of it: a literal index, or a rendered one */
+	TNAME_HEAD,	/* a template's literal text at its start */
+	TNAME_INSIDE	/* a template's literal text after a placeholder */
+};
+
 /* a blocking connection to the target, for ckpt */
 struct target_conn {
 	const struct target_module *mod;
@@ -165,6 +173,20 @@ struct target_conn {
 };
 
 struct target_ops {
+	/* the configuration's questions, pure. Is text (or the part of a
+	 * name it is) a valid index name here: 0, or -1 with why ("must be
+	 * lowercase"). The body the index of section s is created with,
+	 * into *body (NULL: the target's defaults; the caller frees it):
+	 * from its mapping file's JSON (mapping, len) when it has one, else
+	 * what the section itself needs (a join parent's relations); -1 with
+	 * why when the file cannot be one, or contradicts the names the
+	 * section's documents carry */
+	int	(*index_name)(const char *text, enum target_name_part,
+		    char *why, size_t whylen);
+	int	(*index_body)(const struct sync_section *s,
+		    const char *mapping, size_t len, char **body, char *why,
+		    size_t whylen);
+
 	/* the node: is it there, and what is it (into node, for the
 	 * log); TA_OK, TA_RETRY or TA_AUTH with why */
 	void	(*probe_call)(struct http_call *);

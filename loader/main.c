@@ -12,23 +12,18 @@
  * §8.
  */
 #include <errno.h>
-#include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "config.h"
-#include "ctl.h"
 #include "log.h"
 #include "p2o.h"
+#include "stage.h"
 #include "loader.h"
 
-static void
-usage(FILE *f)
-{
-	fputs(
+static const char usage_text[] =
 "usage: loader -c config.yaml [--range-rows N]\n"
 "\n"
 "Reads the rows the configured tables hold now and writes them as copy\n"
@@ -77,8 +72,41 @@ usage(FILE *f)
 "      key column that cannot be read in order (float, enum, set, bit)\n"
 "  75  the server unreachable or lost, fd 3 or stdout closed (temporary)\n"
 "  77  authentication failed\n"
-"  78  invalid configuration\n", f);
+"  78  invalid configuration\n";
+
+static int
+option(void *arg, int ch, const char *optarg, struct p2o_err *e)
+{
+	struct loader *ld = arg;
+	char *end;
+
+	/* the only option of its own: --range-rows */
+	errno = 0;
+	ld->range_rows = strtoull(optarg, &end, 10);
+	if (errno || *end || end == optarg || *optarg == '-' ||
+	    ld->range_rows == 0)
+		return p2o_fail(e, P2O_EXIT_USAGE, "--range-rows '%s' is not a "
+		    "number of rows", optarg);
+	return 0;
 }
+
+static const struct option longopts[] = {
+	{ "range-rows", required_argument, NULL, 'R' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static const struct stage_spec spec = {
+	.tool = "loader",
+	.usage = usage_text,
+	.longopts = longopts,
+	.option = option,
+	/* no signal of its own: SIGTERM ends it where it is, and what it
+	 * read but did not see confirmed is read again */
+	.control = 1,
+	/* no stats timer of the skeleton's: the load paces its stats
+	 * between its own waits (control.c) */
+	.stats_ms = 0,
+};
 
 static void
 jobs_release(struct ld_job *jobs, int n)
@@ -95,74 +123,36 @@ jobs_release(struct ld_job *jobs, int n)
 int
 main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "range-rows", required_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	static struct loader ld;
 	const struct sync_section *sec;
-	const char *path = NULL;
+	struct stage st;
+	struct p2o_err e;
 	struct config cfg;
-	struct ctl ctl;
 	struct ld_job *jobs = NULL;
-	char err[512], *end;
-	int ch, i, njobs = 0;
+	int i, njobs = 0;
 
-	log_init("loader");
-	ctl_claim();
-	while ((ch = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'c':
-			path = optarg;
-			break;
-		case 'R':
-			errno = 0;
-			ld.range_rows = strtoull(optarg, &end, 10);
-			if (errno || *end || end == optarg || *optarg == '-' ||
-			    ld.range_rows == 0)
-				fatalx(P2O_EXIT_USAGE, "--range-rows '%s' is not "
-				    "a number of rows", optarg);
-			break;
-		case 'h':
-			usage(stdout);
-			return P2O_EXIT_OK;
-		case 'V':
-			printf("loader %s\n", P2O_VERSION);
-			return P2O_EXIT_OK;
-		default:
-			usage(stderr);
-			return P2O_EXIT_USAGE;
-		}
-	}
-	if (path == NULL || optind != argc) {
-		usage(stderr);
-		return P2O_EXIT_USAGE;
-	}
-	/* a reader that went away is a write error, reported as such */
-	signal(SIGPIPE, SIG_IGN);
-
-	if (config_load(path, &cfg, err, sizeof(err)) == -1)
-		fatalx(P2O_EXIT_CONFIG, "%s", err);
+	if (stage_begin(&st, &spec, &ld, argc, argv, &e) != STAGE_RUN)
+		return stage_report(&e);
+	/* the source's secret only: the target is the writer's */
+	if (config_load_with(st.cfgpath, CONFIG_SECRET_SOURCE, &cfg, &e) == -1)
+		return stage_report(&e);
 	if ((ld.ops = load_ops_for(cfg.source_kind)) == NULL)
 		fatalx(P2O_EXIT_CONFIG, "%s: the loader reads no source of "
-		    "this kind", path);
+		    "this kind", st.cfgpath);
 	if (ld.range_rows == 0)
 		ld.range_rows = ld.ops->rows_default;
 	ld.cfg = &cfg;
-	ld.ctl = &ctl;
+	ld.ctl = &st.ctl;
 	ld.out_fd = P2O_FD_OUT;
-	if (ctl_open(&ctl, "loader") == -1)
-		fatal(P2O_EXIT_TEMPFAIL, "control fd 3: sending hello");
-	ld.supervised = ctl_active(&ctl);
+	if (stage_hello(&st, &e) == -1)
+		return stage_report(&e);
+	ld.supervised = ctl_active(&st.ctl);
 	ld.meter.tty = !ld.supervised && isatty(P2O_FD_LOG);
 	ld.meter.unit = ld.ops->unit;
 
 	if (ld.supervised) {
 		if (control_read_load(&ld, &jobs, &njobs) == -1)
-			fatalx(ld.err.code, "%s", ld.err.msg);
+			return stage_report(&ld.err);
 		for (i = 0; i < njobs; i++)
 			if (config_find_rel(&cfg, jobs[i].table) == NULL)
 				fatalx(P2O_EXIT_DATA, "control fd 3: the load "
@@ -175,16 +165,16 @@ main(int argc, char **argv)
 	}
 
 	if (njobs > 0 && ld.ops->open(&ld) == -1)
-		fatalx(ld.err.code, "%s", ld.err.msg);
+		return stage_report(&ld.err);
 	for (i = 0; i < njobs; i++) {
 		sec = config_find_rel(&cfg, jobs[i].table);
 		if (load_table(&ld, sec, jobs[i].progress) == -1) {
 			meter_break(&ld.meter);
-			fatalx(ld.err.code, "%s", ld.err.msg);
+			return stage_report(&ld.err);
 		}
 	}
 	if (control_stats(&ld, 1) == -1)
-		fatalx(ld.err.code, "%s", ld.err.msg);
+		return stage_report(&ld.err);
 
 	ld.ops->close(&ld);
 	free(ld.cp_text);
@@ -194,7 +184,7 @@ main(int argc, char **argv)
 	jobs_release(jobs, njobs);
 	sbuf_release(&ld.out);
 	sbuf_release(&ld.json);
-	ctl_close(&ctl);
+	stage_end(&st);
 	config_release(&cfg);
 	return P2O_EXIT_OK;
 }

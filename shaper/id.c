@@ -265,7 +265,7 @@ id_ident(const struct config *cfg, const struct sync_section *sec,
 			return -1;
 		}
 		sbuf_add(&d->index, "", 0);
-		if (config_check_index_name(d->index.buf, why,
+		if (config_check_index_name(cfg, d->index.buf, why,
 		    sizeof(why)) == -1) {
 			snprintf(err, errlen, "index: the template renders "
 			    "'%.200s', which is not an index name: it %s",

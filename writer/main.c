@@ -19,8 +19,6 @@
  * upstream instead of growing a buffer here.
  */
 #include <errno.h>
-#include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,10 +31,9 @@
 #include "log.h"
 #include "msg.h"
 #include "p2o.h"
+#include "stage.h"
 #include "xio.h"
 #include "writer.h"
-
-#define STATS_EVERY_MS	1000
 
 enum wstate { W_PROBE, W_RUN, W_DRAIN };
 
@@ -58,31 +55,16 @@ struct writer {
 	int	 probe_open;
 	long long probe_at;	/* no probe before (a backoff) */
 	long long probe_backoff;
-	long long stats_at;
 	uint64_t durable_pos;	/* the last reported, for the log */
 };
 
-static volatile sig_atomic_t terminating;
-
-static struct ctl ctl;
+/* the skeleton's: fd 3 (st.ctl), the SIGTERM flag, the stats timer */
+static struct stage st;
 static struct writer_stats stats;
-static struct {
-	uint64_t v[10];
-} stats_sent;
 /* kept for the writer's life: the sink creates indices from it */
 static struct config cfg;
 
-static void
-on_term(int sig)
-{
-	(void)sig;
-	terminating = 1;
-}
-
-static void
-usage(FILE *to)
-{
-	fprintf(to,
+static const char usage_text[] =
 "usage: writer -c config.yaml\n"
 "\n"
 "Reads operation frames (index, delete, clear, commit, pos, mark) on stdin\n"
@@ -91,8 +73,9 @@ usage(FILE *to)
 "target.password(_env), engine.batch_size, engine.batch_max_bytes and\n"
 "engine.write_concurrency.\n"
 "\n"
-"  -c FILE     configuration file (required)\n"
-"  -h, --help  this text\n"
+"  -c, --config FILE  configuration file (required)\n"
+"  -h, --help         this text\n"
+"  -V, --version      the version\n"
 "\n"
 "file descriptors:\n"
 "  0  operation frames in (framing.md section 5)\n"
@@ -114,43 +97,80 @@ usage(FILE *to)
 "  0   end of input, or SIGTERM, after everything complete was written\n"
 "  1   internal error (temporary)\n"
 "  64  bad command line (permanent)\n"
-"  65  malformed input frame or operation (permanent); complete\n"
-"      transactions before it were written and reported\n"
+"  65  malformed input frame or operation, or a gap where the tap that\n"
+"      wrote a replayed file dropped frames (framing.md section 9)\n"
+"      (permanent); complete transactions before it were written and\n"
+"      reported\n"
 "  75  SIGTERM while the target was unavailable or refusing, control\n"
 "      channel or stdin lost (temporary: nothing unwritten was reported)\n"
 "  77  the target refused the credentials, HTTP 401/403 (permanent)\n"
-"  78  invalid configuration (permanent)\n");
-}
+"  78  invalid configuration (permanent)\n";
+
+static const struct stage_spec spec = {
+	.tool = "writer",
+	.usage = usage_text,
+	/* SIGTERM drains: what is complete is written, then it exits */
+	.signals = STAGE_SIG(STAGE_TERM),
+	.control = 1,
+	.stats_ms = 1000,
+};
 
 static void
 ctl_send(void)
 {
-	if (ctl_flush(&ctl) == -1)
+	if (ctl_flush(&st.ctl) == -1)
 		fatal(P2O_EXIT_TEMPFAIL, "control fd 3");
+}
+
+static const enum msg_counter stat_ids[] = { MC_DOCS_INDEXED,
+    MC_DOCS_DELETED, MC_BATCHES, MC_BULK_BYTES, MC_SINK_ERRORS,
+    MC_VERSION_CONFLICTS, MC_TOAST_COMPLETIONS, MC_CLEARS, MC_CASCADES,
+    MC_INDICES_CREATED };
+#define NSTATS	(sizeof(stat_ids) / sizeof(stat_ids[0]))
+
+static struct {
+	uint64_t v[NSTATS];
+} stats_sent;
+
+/* the counters, in stat_ids' order */
+static void
+stats_values(uint64_t v[NSTATS])
+{
+	const uint64_t now[NSTATS] = { stats.docs_indexed,
+	    stats.docs_deleted, stats.batches, stats.bulk_bytes,
+	    stats.sink_errors, stats.version_conflicts,
+	    stats.toast_completions, stats.clears, stats.cascades,
+	    stats.indices_created };
+
+	memcpy(v, now, sizeof(now));
+}
+
+/* something to say since the last stats frame */
+static int
+stats_changed(void)
+{
+	uint64_t v[NSTATS];
+
+	stats_values(v);
+	return memcmp(v, stats_sent.v, sizeof(v)) != 0 ||
+	    stats.toast_missing.changed;
 }
 
 static void
 send_stats(void)
 {
-	static const enum msg_counter ids[] = { MC_DOCS_INDEXED,
-	    MC_DOCS_DELETED, MC_BATCHES, MC_BULK_BYTES, MC_SINK_ERRORS,
-	    MC_VERSION_CONFLICTS, MC_TOAST_COMPLETIONS, MC_CLEARS,
-	    MC_CASCADES, MC_INDICES_CREATED };
-	uint64_t v[] = { stats.docs_indexed, stats.docs_deleted,
-	    stats.batches, stats.bulk_bytes, stats.sink_errors,
-	    stats.version_conflicts, stats.toast_completions, stats.clears,
-	    stats.cascades, stats.indices_created };
+	uint64_t v[NSTATS];
 	struct sbuf j = SBUF_INIT;
 	size_t i;
 
-	if (memcmp(v, stats_sent.v, sizeof(v)) == 0 &&
-	    !stats.toast_missing.changed)
+	if (!stats_changed())
 		return;
+	stats_values(v);
 	msg_stats_begin(&j, "writer");
-	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
-		msg_stats_add(&j, ids[i], v[i]);
+	for (i = 0; i < NSTATS; i++)
+		msg_stats_add(&j, stat_ids[i], v[i]);
 	kcount_put_stats(&stats.toast_missing, &j, MC_TOAST_MISSING);
-	msg_stats_end(&ctl.out, &j);
+	msg_stats_end(&st.ctl.out, &j);
 	sbuf_release(&j);
 	ctl_send();
 	memcpy(stats_sent.v, v, sizeof(v));
@@ -167,7 +187,7 @@ finish(struct writer *wr, int code, const char *why)
 		    (unsigned long long)stats.docs_deleted,
 		    (unsigned long long)stats.version_conflicts,
 		    (unsigned long long)wr->durable_pos);
-	ctl_close(&ctl);
+	stage_end(&st);
 	exit(code);
 }
 
@@ -236,11 +256,11 @@ report(struct writer *wr)
 	while (window_report(&wr->w, &d, &mark)) {
 		if (d.present) {
 			d.at = now_us_wall();
-			msg_put_durable(&ctl.out, &d);
+			msg_put_durable(&st.ctl.out, &d);
 			wr->durable_pos = d.pos;
 		}
 		if (mark.p)
-			msg_put_marked_from(&ctl.out, mark);
+			msg_put_marked_from(&st.ctl.out, mark);
 		window_retire(&wr->w);
 		n++;
 	}
@@ -265,6 +285,25 @@ probe(struct writer *wr, long long now)
 	return 1;
 }
 
+/*
+ * A replayed tap file where the tap dropped frames (framing.md §9): what
+ * follows is not the stream (a delete in the gap would leave its document
+ * in the index), so the writer stops there as at a malformed operation,
+ * after the complete transactions before it, and says how much is missing.
+ */
+static void
+refuse_gap(struct writer *wr, const struct frame *f)
+{
+	struct msg_gap g;
+	char why[256];
+
+	if (msg_read_gap(f, &g, why, sizeof(why)) == 0)
+		msg_gap_describe(&g, why, sizeof(why));
+	log_error("%s: offset %llu: %s", wr->in.name,
+	    (unsigned long long)f->offset, why);
+	drain(wr, D_BAD);
+}
+
 /* every complete frame already read, while reading is allowed */
 static int
 take_input(struct writer *wr)
@@ -284,6 +323,10 @@ take_input(struct writer *wr)
 		if (r == -1) {
 			log_error("%s", wr->in.err);
 			drain(wr, D_BAD);
+			break;
+		}
+		if (msg_kind(&f) == MSG_GAP) {
+			refuse_gap(wr, &f);
 			break;
 		}
 		if (batch_add(&wr->b, &f, &err) == -1) {
@@ -371,38 +414,46 @@ maybe_exit(struct writer *wr)
 
 /*
  * The wait: until a transfer needs curl, a backoff or the stats are due,
- * or stdin is readable when reading is allowed. Right after the batch ran
- * dry the look at stdin is a quick one: if nothing is there the input is
- * idle, and what the batch holds may go.
+ * a signal arrives (its byte on the self-pipe), or stdin is readable when
+ * reading is allowed. Right after the batch ran dry the look at stdin is
+ * a quick one: if nothing is there the input is idle, and what the batch
+ * holds may go.
  */
 static void
 wait_for_work(struct writer *wr, int busy)
 {
-	long long now = now_ms(), until = wr->stats_at, t;
-	int fd = -1, ready = 0;
+	long long now = now_ms(), until, t;
+	int fds[2] = { -1, stage_sigfd() }, stats_in;
+	unsigned ready;
 	ssize_t r;
 
+	/* nothing due: a minute, which curl shortens to its own timers */
+	until = now + 60000;
+	if ((stats_in = stage_stats_wait(&st, now, stats_changed())) >= 0)
+		until = now + stats_in;
 	/* stopping, a backoff is not waited out but ends the writer */
 	if (!wr->stopping && (t = window_retry_at(&wr->w)) != 0 && t < until)
 		until = t;
 	if (wr->st == W_PROBE && !wr->probe_open && wr->probe_at < until)
 		until = wr->probe_at;
 	if (may_read(wr) && !wr->in_more && !wr->in_eof) {
-		fd = P2O_FD_IN;
+		fds[0] = P2O_FD_IN;
 		if (!wr->in_idle)
 			until = now;
 	}
-	/* something changed, a flush waits to be reported, or a signal
-	 * came after the loop looked */
-	if (busy || window_head(&wr->w) || (terminating && !wr->stopping))
+	/* something changed, or a flush waits to be reported */
+	if (busy || window_head(&wr->w))
 		until = now;
-	if (http_pool_wait(&wr->pool, fd, &ready, until > now ? until - now :
-	    0) == -1)
+	if (http_pool_wait(&wr->pool, fds, 2, &ready, until > now ? until -
+	    now : 0) == -1)
 		fatalx(P2O_EXIT_INTERNAL, "waiting on the target's "
 		    "connections failed");
-	if (fd == -1)
+	/* the flag says what arrived; the loop reads it next */
+	if (ready & 2)
+		stage_sigfd_drain();
+	if (fds[0] == -1)
 		return;
-	if (!ready) {
+	if (!(ready & 1)) {
 		wr->in_idle = 1;
 		return;
 	}
@@ -420,11 +471,13 @@ wait_for_work(struct writer *wr, int busy)
 static void
 setup(struct writer *wr, const char *cfgpath)
 {
-	char err[512], redacted[512];
+	char redacted[512];
 	struct p2o_err perr;
 
-	if (config_load(cfgpath, &cfg, err, sizeof(err)) == -1)
-		fatalx(P2O_EXIT_CONFIG, "%s", err);
+	/* the target's secret only: an ops file replays at a desk without
+	 * the source database's credentials */
+	if (config_load_with(cfgpath, CONFIG_SECRET_TARGET, &cfg, &perr) == -1)
+		exit(stage_report(&perr));
 	if (!cfg.target_url)
 		fatalx(P2O_EXIT_CONFIG, "%s: target.url is required", cfgpath);
 	if (http_global_init() == -1)
@@ -434,8 +487,8 @@ setup(struct writer *wr, const char *cfgpath)
 		fatalx(perr.code, "target '%s': %s",
 		    log_redact_url(cfg.target_url, redacted, sizeof(redacted)),
 		    perr.msg);
-	if (ctl_open(&ctl, "writer") == -1)
-		fatal(P2O_EXIT_TEMPFAIL, "control fd 3: sending hello");
+	if (stage_hello(&st, &perr) == -1)
+		exit(stage_report(&perr));
 	frame_reader_init(&wr->in, P2O_FD_IN, "stdin");
 	batch_init(&wr->b, cfg.target_module, cfg.batch_size,
 	    cfg.batch_max_bytes);
@@ -448,59 +501,28 @@ setup(struct writer *wr, const char *cfgpath)
 	    log_redact_url(cfg.target_url, redacted, sizeof(redacted)),
 	    cfg.batch_size, cfg.batch_max_bytes, cfg.write_concurrency);
 	wr->st = W_PROBE;
-	wr->stats_at = now_ms() + STATS_EVERY_MS;
 }
 
 int
 main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	static struct writer wr;
-	struct sigaction sa;
-	const char *cfgpath = NULL;
+	struct p2o_err e;
 	long long now;
-	int ch, busy;
+	int busy;
 
-	log_init("writer");
-	ctl_claim();
-	while ((ch = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'c':
-			cfgpath = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return P2O_EXIT_OK;
-		default:
-			usage(stderr);
-			return P2O_EXIT_USAGE;
-		}
-	}
-	if (!cfgpath || optind != argc) {
-		usage(stderr);
-		return P2O_EXIT_USAGE;
-	}
-
-	signal(SIGPIPE, SIG_IGN);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_term;
-	sigemptyset(&sa.sa_mask);
-	/* no SA_RESTART: a signal must wake the poll */
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	if (stage_begin(&st, &spec, NULL, argc, argv, &e) != STAGE_RUN)
+		return stage_report(&e);
 	srandom((unsigned)(now_us_wall() ^ getpid()));
-	setup(&wr, cfgpath);
+	setup(&wr, st.cfgpath);
 
 	for (;;) {
 		now = now_ms();
-		if (now >= wr.stats_at) {
+		if (stage_stats_due(&st, now)) {
 			send_stats();
-			wr.stats_at = now + STATS_EVERY_MS;
+			stage_stats_sent(&st, now);
 		}
-		if (terminating && !wr.stopping) {
+		if (stage_signalled(STAGE_TERM) && !wr.stopping) {
 			wr.stopping = 1;
 			/* a malformed frame keeps its exit code */
 			if (wr.st == W_RUN || (wr.st == W_DRAIN &&

@@ -33,6 +33,12 @@ enum target_answer os_bulk_answer(long status, const char *body, size_t len,
 /* "/<index><rest>" with the index escaped */
 void	os_index_path(struct sbuf *path, const char *index, const char *rest);
 
+/* opensearch_index.c */
+int	os_index_name(const char *text, enum target_name_part, char *why,
+	    size_t whylen);
+int	os_index_body(const struct sync_section *, const char *mapping,
+	    size_t len, char **body, char *why, size_t whylen);
+
 /* opensearch_proc.c */
 void	os_proc_call(struct target_proc *, struct http_call *);
 enum target_answer os_proc_answer(struct target_proc *, long status,

@@ -197,7 +197,6 @@ main(int argc, char **argv)
 	struct sink sink;
 	struct window w;
 	struct p2o_err perr;
-	char err[512];
 	int r, i, bad = 0;
 
 	log_init("writer");
@@ -205,8 +204,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: writer-requests -c config.yaml\n");
 		return P2O_EXIT_USAGE;
 	}
-	if (config_load(argv[2], &cfg, err, sizeof(err)) == -1)
-		fatalx(P2O_EXIT_CONFIG, "%s", err);
+	/* what the writer asks for: the target's secret alone */
+	if (config_load_with(argv[2], CONFIG_SECRET_TARGET, &cfg, &perr) == -1)
+		fatalx(perr.code, "%s", perr.msg);
 	frame_reader_init(&in, P2O_FD_IN, "stdin");
 	batch_init(&b, cfg.target_module, cfg.batch_size, cfg.batch_max_bytes);
 	if (sink_init(&sink, cfg.target_module, "golden", &stats, &cfg,

@@ -51,7 +51,29 @@ shaper -c "$T/replay.yaml" < "$T/events.frames" 2>/dev/null | writer -c "$T/repl
 st=$?
 set +o pipefail
 ok $([ $st = 65 ]; echo $?) "shaper | writer: the replay does not pass for complete (exit $st)"
-writer -c "$T/replay.yaml" < "$T/ops.frames" 2>> "$T/writer.err"
-ok $([ $? = 65 ]; echo $?) "and the writer alone stops at the gap too: $(grep -m1 gap "$T/writer.err")"
+writer -c "$T/replay.yaml" < "$T/ops.frames" 2> "$T/writer2.err"
+ok $([ $? = 65 ]; echo $?) "and the writer alone stops at the gap too: $(grep -m1 gap "$T/writer2.err")"
+grep -q "a gap: the tap that wrote this stream dropped $dropped frames" "$T/writer.err" &&
+	grep -q "a gap: the tap that wrote this stream dropped $dropped frames" "$T/writer2.err" &&
+	! grep -q "unknown operation kind" "$T/writer.err" "$T/writer2.err"
+ok $? "the writer names the gap and what it dropped, as the shaper does"
+
+# an ops file by hand: a transaction, a gap, a transaction. The first is
+# written and its position reported; nothing after the gap is
+os_drop gap_ops
+frames() { while IFS= read -r j; do printf '%d %s\n' $((${#j} + 1)) "$j"; done; }
+printf '%s\n' '{"k":"index","index":"gap_ops","id":"1","v":100,"doc":{"id":1}}' \
+	'{"k":"commit","pos":200,"text":"0/C8","n":1}' \
+	'{"k":"gap","frames":3,"bytes":210}' \
+	'{"k":"index","index":"gap_ops","id":"2","v":300,"doc":{"id":2}}' \
+	'{"k":"commit","pos":400,"text":"0/190","n":1}' | frames > "$T/gap-ops.frames"
+P2O_LOG_LEVEL=info writer -c "$T/replay.yaml" < "$T/gap-ops.frames" 2> "$T/writer3.err"
+st=$?
+ok $([ $st = 65 ]; echo $?) "an ops file with a gap: exit 65 ($st)"
+grep -q "stdin: offset 115: a gap: the tap that wrote this stream dropped 3 frames (210 bytes) here" "$T/writer3.err"
+ok $? "naming where and how much: $(grep -m1 gap "$T/writer3.err")"
+ids=$(curl -s -XPOST "$OS_URL/gap_ops/_refresh" >/dev/null; curl -s "$OS_URL/gap_ops/_search?sort=_id" | jq -c '[.hits.hits[]._id]')
+ok $([ "$ids" = '["1"]' ]; echo $?) "the transaction before the gap is written, none after it: $ids"
+os_drop gap_ops
 drop_slot $S
 done_testing

@@ -65,11 +65,11 @@ write_file(const char *p, const char *s)
 static int
 load(const char *s, struct config *cfg)
 {
-	char err[512];
+	struct p2o_err e;
 
 	write_file(path, s);
-	if (config_load(path, cfg, err, sizeof(err)) == -1) {
-		printf("# %s\n", err);
+	if (config_load_with(path, CONFIG_SECRETS_ALL, cfg, &e) == -1) {
+		printf("# %s\n", e.msg);
 		return -1;
 	}
 	return 0;

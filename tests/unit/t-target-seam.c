@@ -9,6 +9,13 @@
  * the _bulk endpoint), and adjacent literals are read as the one string
  * the compiler makes of them. Tests are not scanned: they play the node.
  *
+ * Nor does any spell a request body of the target's: a member of an index
+ * creation body (mappings, properties, relations) written as JSON inside
+ * a literal ("{\"mappings\":..."); and the configuration (lib/config*),
+ * which asks the target for an index's body and the rules of its name,
+ * does not look such a member up by name either (a literal that is just
+ * "mappings").
+ *
  * It finds the tree from where it was compiled (make runs at the top);
  * a tree it cannot read, or one where it does not find the module's own
  * paths, fails rather than passes.
@@ -24,6 +31,10 @@
 
 static const char *const words[] = { "_bulk", "_mget", "_search",
 	"_refresh", "_doc", "_settings", "_delete_by_query" };
+/* members of an index creation body */
+static const char *const members[] = { "mappings", "properties",
+	"relations" };
+#define NMEMBERS	(sizeof(members) / sizeof(members[0]))
 
 static int
 ident(char c)
@@ -40,6 +51,14 @@ target_word(const char *s, size_t n)
 	size_t i, k, w;
 
 	for (i = 0; i < n; i++) {
+		/* \"mappings\": a body member spelled as JSON */
+		for (k = 0; s[i] == '\\' && k < NMEMBERS; k++) {
+			w = strlen(members[k]);
+			if (i + w + 4 <= n && s[i + 1] == '"' &&
+			    memcmp(s + i + 2, members[k], w) == 0 &&
+			    s[i + w + 2] == '\\' && s[i + w + 3] == '"')
+				return members[k];
+		}
 		if (s[i] != '_')
 			continue;
 		for (k = 0; k < sizeof(words) / sizeof(words[0]); k++) {
@@ -57,13 +76,25 @@ target_word(const char *s, size_t n)
 	return NULL;
 }
 
+/* a literal that is a body member's name, looked up by it */
+static const char *
+member_name(const char *s, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < NMEMBERS; k++)
+		if (n == strlen(members[k]) && memcmp(s, members[k], n) == 0)
+			return members[k];
+	return NULL;
+}
+
 /*
  * Every string literal of C source text, adjacent ones joined; for each
- * that holds a target word, report(line, literal, word). Returns the
- * number of such literals.
+ * that holds a target word (or, with config, is a body member's name),
+ * print where when verbose. Returns the number of such literals.
  */
 static int
-scan(const char *src, size_t n, const char *name, int verbose)
+scan(const char *src, size_t n, const char *name, int verbose, int config)
 {
 	struct sbuf lit = SBUF_INIT;
 	const char *w;
@@ -112,7 +143,9 @@ scan(const char *src, size_t n, const char *name, int verbose)
 		/* anything else ends the literal being joined */
 		if (open) {
 			open = 0;
-			if ((w = target_word(lit.buf, lit.len)) != NULL) {
+			if ((w = target_word(lit.buf, lit.len)) != NULL ||
+			    (config && (w = member_name(lit.buf,
+			    lit.len)) != NULL)) {
 				hits++;
 				if (verbose)
 					printf("# %s:%d: \"%.*s\" spells %s\n",
@@ -135,7 +168,13 @@ scan(const char *src, size_t n, const char *name, int verbose)
 static int
 scan_str(const char *src)
 {
-	return scan(src, strlen(src), "self-test", 0);
+	return scan(src, strlen(src), "self-test", 0, 0);
+}
+
+static int
+scan_config(const char *src)
+{
+	return scan(src, strlen(src), "self-test", 0, 1);
 }
 
 static void
@@ -157,9 +196,20 @@ self_test(void)
 	ok(scan_str("\"_doc_count\" \"flat_settings\"") == 0,
 	    "a longer word is another word");
 	ok(scan_str("\"with _bulk requests\"") == 1, "a word in a sentence");
+	ok(scan_str("b = \"{\\\"mappings\\\":{\\\"properties\\\":{\";") == 1,
+	    "a creation body spelled as JSON");
+	ok(scan_str("\":{\\\"type\\\":\\\"join\\\",\\\"relations\\\":{\"") == 1,
+	    "a join's relations");
+	ok(scan_str("\"a non-empty list of mappings\"") == 0,
+	    "the word in a sentence is no body");
+	ok(scan_str("k[] = { \"mappings\", \"settings\" };") == 0 &&
+	    scan_config("k[] = { \"mappings\", \"settings\" };") == 1,
+	    "a member looked up by name: only the configuration may not");
+	ok(scan_config("\"mappings, settings\"") == 0,
+	    "a longer literal is no member's name");
 }
 
-static int nfiles, saw_writer, saw_ckpt, module_hits;
+static int nfiles, saw_writer, saw_ckpt, saw_config, module_hits;
 
 static void
 scan_file(const char *path, int module)
@@ -177,14 +227,17 @@ scan_file(const char *path, int module)
 	while ((r = fread(buf, 1, sizeof(buf), fp)) > 0)
 		sbuf_add(&b, buf, r);
 	fclose(fp);
-	hits = scan(b.buf ? b.buf : "", b.len, path, !module);
+	hits = scan(b.buf ? b.buf : "", b.len, path, !module,
+	    strstr(path, "/lib/config") != NULL);
 	if (module)
 		module_hits += hits;
 	else {
 		nfiles++;
 		saw_writer |= strstr(path, "writer/sink.c") != NULL;
 		saw_ckpt |= strstr(path, "ckpt/store.c") != NULL;
-		ok(hits == 0, "%s spells no target path or error type", path);
+		saw_config |= strstr(path, "lib/config_sync.c") != NULL;
+		ok(hits == 0, "%s spells no target path, error type or body",
+		    path);
 	}
 	sbuf_release(&b);
 }
@@ -246,9 +299,10 @@ main(void)
 	snprintf(root, sizeof(root), "%.*s", n == t ? 1 : (int)(n - t - 1),
 	    n == t ? "." : me);
 	walk(root, 1);
-	ok(saw_writer && saw_ckpt && nfiles > 50,
-	    "the writer's and ckpt's files were among the %d scanned", nfiles);
-	ok(module_hits > 10, "the target module's own %d paths are found",
-	    module_hits);
+	ok(saw_writer && saw_ckpt && saw_config && nfiles > 50,
+	    "the writer's, ckpt's and the configuration's files were among "
+	    "the %d scanned", nfiles);
+	ok(module_hits > 10, "the target module's own %d paths and bodies "
+	    "are found", module_hits);
 	return done_testing();
 }

@@ -1,0 +1,220 @@
+/*
+ * opensearch_index.c - what the configuration asks of OpenSearch about an
+ * index before anything is sent: the rules for its name (a whole name, or
+ * the literal text of a template), and the body it is created with: a
+ * section's mapping file as an index creation body, checked against the
+ * names the section's documents carry, or the join mapping a join parent
+ * needs.
+ *
+ * Pure: reads no file (the configuration read the mapping file and
+ * checked it is a JSON object), never logs, never exits.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "opensearch.h"
+#include "p2o.h"
+
+/* OpenSearch refuses longer names */
+#define NAME_MAX_BYTES	255
+
+/* the characters OpenSearch refuses anywhere in an index name */
+static int
+check_chars(const char *s, char *why, size_t len)
+{
+	const char *c;
+
+	for (c = s; *c; c++) {
+		if (isupper((unsigned char)*c)) {
+			snprintf(why, len, "must be lowercase");
+			return -1;
+		}
+		if (strchr("\\/*?\"<>|,#: ", *c) ||
+		    iscntrl((unsigned char)*c)) {
+			if (isprint((unsigned char)*c))
+				snprintf(why, len, "must not contain '%c'", *c);
+			else
+				snprintf(why, len, "must not contain control "
+				    "characters");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+os_index_name(const char *s, enum target_name_part part, char *why,
+    size_t len)
+{
+	if (part == TNAME_WHOLE) {
+		if (*s == '\0') {
+			snprintf(why, len, "must not be empty");
+			return -1;
+		}
+		if (strlen(s) > NAME_MAX_BYTES) {
+			snprintf(why, len, "must be at most %d bytes long",
+			    NAME_MAX_BYTES);
+			return -1;
+		}
+		if (strcmp(s, ".") == 0 || strcmp(s, "..") == 0) {
+			snprintf(why, len, "must not be '.' or '..'");
+			return -1;
+		}
+	}
+	/* a template's glob starting with '.' would claim hidden indices,
+	 * ours among them */
+	if (part != TNAME_INSIDE && (*s == '_' || *s == '-' || *s == '+' ||
+	    (part == TNAME_HEAD && *s == '.'))) {
+		snprintf(why, len, "must not start with '%c'", *s);
+		return -1;
+	}
+	return check_chars(s, why, len);
+}
+
+/* the value of obj's members path[0].path[1]...; 1 when found */
+static int
+json_path(struct jspan obj, const char *const *path, int n, struct jspan *v)
+{
+	int i;
+
+	*v = obj;
+	for (i = 0; i < n; i++)
+		if (jspan_type(*v) != J_OBJECT || !jobj_get(*v, path[i], v))
+			return 0;
+	return 1;
+}
+
+/* does a rename of s land on name? */
+static int
+renamed_onto(const struct sync_section *s, const char *name)
+{
+	int i;
+
+	for (i = 0; i < s->nfields; i++)
+		if (strcmp(s->fields[i].value, name) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * What the mapping says about names: a field 'fields' renames away must
+ * not be mapped (the documents never carry it), and a join field must be
+ * mapped as a join.
+ */
+static int
+check_names(const struct sync_section *s, struct jspan body, char *why,
+    size_t len)
+{
+	const char *props[] = { "mappings", "properties", NULL, "type" };
+	struct jspan v;
+	int i;
+
+	for (i = 0; i < s->nfields; i++) {
+		props[2] = s->fields[i].name;
+		if (json_path(body, props, 3, &v) &&
+		    !renamed_onto(s, s->fields[i].name)) {
+			snprintf(why, len, "maps field '%s', which 'fields' "
+			    "renames to '%s': the mapping must use the names "
+			    "the documents carry", s->fields[i].name,
+			    s->fields[i].value);
+			return -1;
+		}
+	}
+	if (s->has_join) {
+		props[2] = s->join.field;
+		if (!json_path(body, props, 4, &v) || !jstr_eq(v, "join")) {
+			snprintf(why, len, "must map the join field '%s' as "
+			    "type join (or leave mapping_file out: the join "
+			    "mapping is then generated)", s->join.field);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* a mapping file: an index creation body, or a bare mapping wrapped as
+ * one; then checked against the section's names */
+static int
+file_body(const struct sync_section *s, const char *mapping, size_t mlen,
+    char **body, char *why, size_t len)
+{
+	static const char *const body_keys[] = { "mappings", "settings",
+	    "aliases" };
+	struct sbuf b = SBUF_INIT;
+	struct jspan obj, name, val;
+	struct jiter it;
+	int nbody = 0, nother = 0;
+	size_t k;
+
+	if (os_body_object(mapping, mlen, &obj) == -1) {
+		snprintf(why, len, "must hold a JSON object");
+		return -1;
+	}
+	jiter_init(&it, obj);
+	while (jiter_member(&it, &name, &val)) {
+		for (k = 0; k < 3; k++)
+			if (jkey_is(name, body_keys[k], strlen(body_keys[k])))
+				break;
+		if (k < 3)
+			nbody++;
+		else
+			nother++;
+	}
+	if (nbody && nother) {
+		snprintf(why, len, "must be an index creation body (mappings, "
+		    "settings, aliases) or a bare mapping, not both");
+		return -1;
+	}
+	/* a bare mapping ({"properties": ...}) is wrapped */
+	if (!nbody)
+		sbuf_adds(&b, "{\"mappings\":");
+	sbuf_add(&b, obj.p, obj.n);
+	if (!nbody)
+		sbuf_addc(&b, '}');
+	obj.p = b.buf;
+	obj.n = b.len;
+	if (check_names(s, obj, why, len) == -1) {
+		sbuf_release(&b);
+		return -1;
+	}
+	*body = b.buf;
+	return 0;
+}
+
+/* the mapping a join parent's index needs: its field, a join of the
+ * parent's relation to its children's */
+static char *
+join_body(const struct sync_section *p)
+{
+	struct sbuf b = SBUF_INIT;
+	int i;
+
+	sbuf_adds(&b, "{\"mappings\":{\"properties\":{");
+	sbuf_add_jstr(&b, p->join.field, strlen(p->join.field));
+	sbuf_adds(&b, ":{\"type\":\"join\",\"relations\":{");
+	sbuf_add_jstr(&b, p->join.name, strlen(p->join.name));
+	sbuf_adds(&b, ":[");
+	for (i = 0; i < p->join.nchildren; i++) {
+		if (i > 0)
+			sbuf_addc(&b, ',');
+		sbuf_add_jstr(&b, p->join.children[i],
+		    strlen(p->join.children[i]));
+	}
+	sbuf_adds(&b, "]}}}}}");
+	return b.buf;
+}
+
+int
+os_index_body(const struct sync_section *s, const char *mapping,
+    size_t len, char **body, char *why, size_t whylen)
+{
+	*body = NULL;
+	if (mapping != NULL)
+		return file_body(s, mapping, len, body, why, whylen);
+	if (s->has_join && s->join.parent == NULL && s->join.nchildren > 0)
+		*body = join_body(s);
+	return 0;
+}
