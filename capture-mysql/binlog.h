@@ -271,6 +271,8 @@ struct txn {
 				 * unmatched, not re-read again */
 	struct my_catalog cat;
 	uint64_t emit_from;	/* coordinates up to here are only read */
+	int	 fresh;		/* started without a checkpoint, at the
+				 * server's position: no one keeps it */
 
 	/* the stream */
 	struct bl_format fmt;

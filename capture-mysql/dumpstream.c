@@ -8,6 +8,20 @@
  * consumer position, so an ack is only recorded: nothing is confirmed to
  * the server, and there is no end of the dump to wait for. Never decodes
  * an event, never exits.
+ *
+ * For the same reason a fresh start (no checkpoint) is held at its start.
+ * A replication slot keeps where a stream began until something is
+ * confirmed; a MySQL server does not, so a pipeline that dies before its
+ * first checkpoint is stored starts again at the server's position of
+ * that later moment, and the changes in between are never streamed. Had
+ * this run's stream written any of the rows past its start into the
+ * index, they would stay there as they were: a row deleted in between
+ * resurrected, a row whose key moved in between kept under its old key
+ * (tests/integration/77-mysql-unstored-start.t). So the start's pos frame
+ * is the first frame written, and nothing past it is read until the
+ * supervisor acks it (it is stored): from then on a restart resumes from
+ * it and replays everything after it. Stand-alone nothing is ever acked
+ * or stored, and nothing is held.
  */
 #include <poll.h>
 #include <stdio.h>
@@ -29,6 +43,29 @@ dumpstream_init(struct dumpstream *ds, struct server *srv, struct txn *txn)
 	ds->srv = srv;
 	ds->txn = txn;
 	ds->last_event_ms = now_ms();
+	ds->start_owed = txn->fresh;
+}
+
+/*
+ * A fresh start: once the log is read up to the start, its pos frame is
+ * written before any event past it is decoded. 1 once it is written
+ * (hold_pos), 0 while the start is still ahead.
+ */
+static int
+start_written(struct dumpstream *ds, struct outq *out)
+{
+	struct txn *t = ds->txn;
+
+	if (t->last_emitted == 0 && txn_pos_owed(t))
+		txn_put_pos(t, &out->buf);
+	/* a ROTATE at the start writes the pos frame itself */
+	if (t->last_emitted == 0)
+		return 0;
+	ds->start_owed = 0;
+	ds->hold_pos = t->last_emitted;
+	log_debug("holding the stream at its start %s:%u until it is stored",
+	    t->file, (unsigned)(t->last_boundary & 0xffffffffu));
+	return 1;
 }
 
 /* the position the stream has read up to, in the checkpoint's terms */
@@ -77,6 +114,9 @@ ds_read(void *src, struct outq *out, long long now, struct p2o_err *e)
 			*e = ds->txn->err;
 			return -1;
 		}
+		/* the loop asks held() before it reads again */
+		if (ds->start_owed && start_written(ds, out))
+			break;
 	}
 	/* silence counts only while the server is waited for: a stdout
 	 * that does not drain (the target is down) stops the reads */
@@ -124,13 +164,29 @@ ds_tick(void *src, long long now, int reading, int running,
 	return 0;
 }
 
-/* MySQL keeps no position for a reader: an ack is only recorded */
+/* MySQL keeps no position for a reader: an ack is only recorded, and
+ * frees a fresh start's stream */
 static int
 ds_acked(void *src, uint64_t acked, struct p2o_err *e)
 {
-	(void)src, (void)e;
+	struct dumpstream *ds = src;
+
+	(void)e;
 	log_debug("acked %llu", (unsigned long long)acked);
+	ds->acked = acked;
+	if (ds->hold_pos != 0 && acked >= ds->hold_pos) {
+		log_info("the stream's start is stored; streaming on from it");
+		ds->hold_pos = 0;
+	}
 	return 0;
+}
+
+static int
+ds_held(void *src)
+{
+	const struct dumpstream *ds = src;
+
+	return ds->hold_pos != 0 && ds->acked < ds->hold_pos;
 }
 
 static int
@@ -174,6 +230,7 @@ const struct capture_ops dumpstream_ops = {
 	.due = ds_due,
 	.tick = ds_tick,
 	.acked = ds_acked,
+	.held = ds_held,
 	.pos_owed = ds_pos_owed,
 	.put_pos = ds_put_pos,
 	.counters = ds_counters,

@@ -97,6 +97,11 @@ struct dumpstream {
 	struct server *srv;
 	struct txn *txn;
 	long long last_event_ms;
+	/* a fresh start (txn->fresh): no server keeps where this stream
+	 * started, so nothing past the start is read until it is stored */
+	int	 start_owed;	/* its pos frame is not written yet */
+	uint64_t hold_pos;	/* written, not acked yet (0: nothing held) */
+	uint64_t acked;
 };
 
 void	dumpstream_init(struct dumpstream *, struct server *, struct txn *);

@@ -122,6 +122,7 @@ txn_start(struct txn *t, const struct mypos *p, uint64_t token,
 	set_file(t, file, strlen(file), (uint64_t)idx);
 	t->cur = mypos_coord((uint64_t)idx, 4);
 	t->emit_from = mypos_coord((uint64_t)idx, emit_offset);
+	t->fresh = 1;
 	t->base = 0;
 	t->have_base = 1;
 	/* the start itself is owed as a pos frame: the server keeps no

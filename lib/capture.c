@@ -3,8 +3,9 @@
  * the phases of a shutdown (stop reading, empty and close stdout, wait
  * for the last ack, end the server's side), back-pressure (above
  * CAPTURE_OUT_CAP the server is left unread, so its send buffer fills
- * and it waits), the pace of bare pos frames and of stats, and that the
- * only positions a source hears of are the supervisor's acks.
+ * and it waits), the pace of bare pos frames and of stats, that the
+ * only positions a source hears of are the supervisor's acks, and that a
+ * source that asks to be held (held()) is not read until an ack frees it.
  *
  * It never reads the server's bytes or decodes anything (the source's
  * callbacks do) and never exits.
@@ -136,7 +137,7 @@ capture_run(struct capture *c)
 	const struct capture_ops *o = c->ops;
 	enum phase phase = RUNNING;
 	struct pollfd pfd[3];
-	int npfd, rc, i, ctl_on, ctl_eof = 0, done = 0, reading;
+	int npfd, rc, i, ctl_on, ctl_eof = 0, done = 0, reading, held;
 	int sock = o->socket(c->src);
 	long long now, wake, deadline = 0;
 	char at[600];
@@ -154,7 +155,11 @@ capture_run(struct capture *c)
 			    where(c, at, sizeof(at)));
 			phase = DRAINING;
 		}
-		if (phase == RUNNING) {
+		/* held: the source waits for an ack before it reads on, and
+		 * its socket is not polled meanwhile (it would stay readable) */
+		held = phase == RUNNING && ctl_on && !ctl_eof &&
+		    o->held != NULL && o->held(c->src);
+		if (phase == RUNNING && !held) {
 			if (o->read(c->src, &c->out, now, &c->err) == -1)
 				return c->err.code;
 			emit_pos(c, now);
@@ -192,7 +197,7 @@ capture_run(struct capture *c)
 		 * wait in it unanswered: only the source's duties keep it
 		 * from timing out (a walsender's wal_sender_timeout).
 		 */
-		reading = (phase == RUNNING &&
+		reading = (phase == RUNNING && !held &&
 		    outq_pending(&c->out) < CAPTURE_OUT_CAP) ||
 		    phase == FINISHING;
 		if (now >= o->due(c->src, reading) && o->tick(c->src, now,

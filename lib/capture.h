@@ -50,6 +50,11 @@ struct capture_ops {
 		    struct p2o_err *);
 	/* the supervisor acked this position (it only grows) */
 	int	(*acked)(void *src, uint64_t acked, struct p2o_err *);
+	/* 1 while the source must not be read until a position it wrote
+	 * is acked (a stream whose start no server keeps, before that
+	 * start is stored); only asked while fd 3 is open, since nothing
+	 * is acked without it. NULL: never */
+	int	(*held)(void *src);
 	/* 1 when the log moved past the last frame that carried a position,
 	 * outside any transaction: put_pos appends that pos frame */
 	int	(*pos_owed)(void *src);

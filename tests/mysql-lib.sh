@@ -88,6 +88,10 @@ wait_frames() {
 # once its log says the dump started; CAP is its pid
 cap_start() {
 	local log=$1 out=$2; shift 2
+	# emptied here, not by the background job's redirections: those
+	# happen after the fork, and the wait below could read an earlier
+	# run's "binlog dump" in a log that is used again
+	: > "$log"; : > "$out"
 	capture-mysql "$@" > "$out" 2> "$log" &
 	CAP=$!
 	cleanup_add $CAP

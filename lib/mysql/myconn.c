@@ -22,6 +22,7 @@
 #define HAVE_TLS
 typedef unsigned char uchar;
 #include <ma_pvio.h>
+#include <openssl/err.h>
 #include <openssl/ssl.h>
 
 #include "config.h"
@@ -165,6 +166,68 @@ code_for(unsigned int no)
 	}
 }
 
+/*
+ * What a failed TLS handshake (CR_SSL_CONNECTION_ERROR) means. libmariadb
+ * says it only in text, "TLS/SSL error: " and then one of:
+ * - the chain's verification result, X509_verify_cert_error_string's
+ *   text ("self-signed certificate in certificate chain"), or its own
+ *   "Validation of SSL server certificate failed" for a host name the
+ *   certificate does not carry: the server certificate does not verify;
+ * - a system error with its errno ("... (104)"), or OpenSSL's reason for
+ *   a peer that closed mid-handshake: the network;
+ * - anything else (the server offers no TLS, a client certificate or key
+ *   that does not load): the configuration or the server's.
+ * The texts are compared with what OpenSSL itself says they are.
+ */
+enum tls_failure { TLS_REFUSED, TLS_UNVERIFIED, TLS_NETWORK };
+
+static enum tls_failure
+tls_failure(const char *msg)
+{
+	const char *tail = strrchr(msg, ':'), *p, *eof;
+	size_t n = strlen(msg);
+	long v;
+
+	if (strstr(msg, "Validation of SSL server certificate failed") != NULL)
+		return TLS_UNVERIFIED;
+	for (v = X509_V_ERR_UNSPECIFIED; tail != NULL && v < 256; v++) {
+		/* out of memory is no verdict on the certificate */
+		if (v == X509_V_ERR_OUT_OF_MEM)
+			continue;
+		if (strcmp(tail + 1 + (tail[1] == ' '),
+		    X509_verify_cert_error_string(v)) == 0)
+			return TLS_UNVERIFIED;
+	}
+	if (n > 3 && msg[n - 1] == ')') {
+		for (p = msg + n - 2; p > msg && *p >= '0' && *p <= '9'; p--)
+			;
+		if (*p == '(' && p < msg + n - 2 && p > msg && p[-1] == ' ')
+			return TLS_NETWORK;
+	}
+#ifdef SSL_R_UNEXPECTED_EOF_WHILE_READING
+	eof = ERR_reason_error_string(ERR_PACK(ERR_LIB_SSL, 0,
+	    SSL_R_UNEXPECTED_EOF_WHILE_READING));
+#else
+	eof = NULL;
+#endif
+	if (strstr(msg, eof ? eof : "unexpected eof while reading") != NULL)
+		return TLS_NETWORK;
+	return TLS_REFUSED;
+}
+
+/* the one message of a server certificate that does not verify (as
+ * lib/pg/pgconn.c says it) */
+static int
+unverified(struct p2o_err *e, const struct config *cfg, const char *host,
+    unsigned port, const char *why)
+{
+	return p2o_fail(e, P2O_EXIT_REFUSED, "sslmode '%s': the server "
+	    "certificate of %s:%u does not verify: %s (source.sslrootcert "
+	    "must hold the CA that signed it, and under verify-full the url's "
+	    "host must be a name it carries)", cfg->sslmode ? cfg->sslmode :
+	    "prefer", host, port, why);
+}
+
 /* sslmode onto libmariadb's options (libpq's names, libpq's meaning) */
 static int
 set_tls(MYSQL *m, const struct config *cfg, struct p2o_err *e)
@@ -235,10 +298,8 @@ check_tls(MYSQL *m, const struct config *cfg, const char *host,
 	if (peer != NULL)
 		X509_free(peer);
 	if (peer == NULL || v != X509_V_OK)
-		return p2o_fail(e, P2O_EXIT_REFUSED, "sslmode '%s': the server "
-		    "certificate of %s:%u does not verify against sslrootcert: "
-		    "%s", mode, host, port, peer == NULL ? "none was sent" :
-		    X509_verify_cert_error_string(v));
+		return unverified(e, cfg, host, port, peer == NULL ?
+		    "none was sent" : X509_verify_cert_error_string(v));
 	return 0;
 }
 
@@ -250,6 +311,7 @@ myconn_open(const struct config *cfg, const char *kind, struct p2o_err *e)
 	char err[256];
 	MYSQL *m;
 	unsigned no;
+	enum tls_failure tf;
 
 	if (my_url_parse(cfg->source_url, &u, err, sizeof(err)) == -1) {
 		p2o_fail(e, P2O_EXIT_CONFIG, "%s: %s", cfg->path, err);
@@ -271,7 +333,29 @@ myconn_open(const struct config *cfg, const char *kind, struct p2o_err *e)
 	if (mysql_real_connect(m, u.host, u.user, u.password, u.db, u.port,
 	    NULL, 0) == NULL) {
 		no = mysql_errno(m);
-		if (code_for(no) == P2O_EXIT_AUTH)
+		tf = no == CR_SSL_CONNECTION_ERROR ? tls_failure(mysql_error(m)) :
+		    TLS_REFUSED;
+		if (no == CR_SSL_CONNECTION_ERROR && tf == TLS_UNVERIFIED) {
+			/* the same certificate fails the same check at every
+			 * attempt: configuration, refused for good */
+			const char *why = mysql_error(m), *p;
+			char name[300];
+
+			/* the host name is checked after the chain verified */
+			if (strstr(why, "Validation of SSL server certificate") !=
+			    NULL) {
+				snprintf(name, sizeof(name), "it does not name "
+				    "the host '%s'", u.host);
+				why = name;
+			} else if ((p = strrchr(why, ':')) != NULL)
+				why = p + 1 + (p[1] == ' ');
+			unverified(e, cfg, u.host, u.port, why);
+		}
+		else if (no == CR_SSL_CONNECTION_ERROR && tf == TLS_NETWORK)
+			p2o_fail(e, P2O_EXIT_TEMPFAIL, "could not open the %s "
+			    "connection to %s:%u: the TLS handshake failed: %s",
+			    kind, u.host, u.port, mysql_error(m));
+		else if (code_for(no) == P2O_EXIT_AUTH)
 			p2o_fail(e, P2O_EXIT_AUTH, "authentication failed at "
 			    "%s:%u: %s", u.host, u.port, mysql_error(m));
 		else

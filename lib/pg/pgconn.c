@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include <libpq-fe.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include "config.h"
 #include "log.h"
@@ -220,14 +222,80 @@ finish_connect(PGconn *c, const char *kind, struct p2o_err *e)
 	return 0;
 }
 
+/*
+ * Whether a failed attempt's message says the server certificate did not
+ * verify: its chain against the root certificate, the host name under
+ * verify-full, or no root certificate to verify it with. libpq says so
+ * only in text (the server never got to speak, so there is no SQLSTATE):
+ * its own sentences, in English since no program here sets a locale, and
+ * for a chain OpenSSL's reason, read from OpenSSL itself. A handshake the
+ * network cut ("SSL SYSCALL error: EOF detected") is none of these.
+ */
+static int
+unverified(const char *msg)
+{
+	static const char *const libpq[] = {
+		"does not match host name",
+		"could not get server's host name from server certificate",
+		"SSL certificate's name entry is missing",
+		"SSL certificate's name contains embedded null",
+		"SSL certificate's address entry is missing",
+		"root certificate file",
+	};
+	const char *chain = ERR_reason_error_string(ERR_PACK(ERR_LIB_SSL, 0,
+	    SSL_R_CERTIFICATE_VERIFY_FAILED));
+	size_t i;
+
+	if (strstr(msg, chain ? chain : "certificate verify failed") != NULL)
+		return 1;
+	for (i = 0; i < sizeof(libpq) / sizeof(libpq[0]); i++)
+		if (strstr(msg, libpq[i]) != NULL)
+			return 1;
+	return 0;
+}
+
+/* the sslmode the attempt ran with: the configuration's, or the url's */
+static void
+attempt_sslmode(PGconn *c, char *buf, size_t len)
+{
+	PQconninfoOption *o, *all = PQconninfo(c);
+
+	snprintf(buf, len, "prefer");
+	for (o = all; o != NULL && o->keyword != NULL; o++)
+		if (strcmp(o->keyword, "sslmode") == 0 && o->val != NULL)
+			snprintf(buf, len, "%s", o->val);
+	PQconninfoFree(all);
+}
+
 /* err for an attempt that did not end in CONNECTION_OK */
 static void
 refused(PGconn *c, const char *kind, struct p2o_err *e)
 {
-	char msg[512], state[6];
+	char msg[512], state[6], mode[32];
+	const char *why;
 	int code = P2O_EXIT_TEMPFAIL;
 
 	one_line(PQerrorMessage(c), msg, sizeof(msg));
+	if (unverified(msg)) {
+		/*
+		 * The same certificate fails the same check at every
+		 * attempt: configuration, refused for good rather than
+		 * retried (capture-mysql says the same, in the same words)
+		 */
+		if ((why = strstr(msg, " failed: ")) != NULL)
+			why += 9;
+		else
+			why = msg;
+		if (strncmp(why, "SSL error: ", 11) == 0)
+			why += 11;
+		attempt_sslmode(c, mode, sizeof(mode));
+		p2o_fail(e, P2O_EXIT_REFUSED, "sslmode '%s': the server "
+		    "certificate of %s:%s does not verify: %s (source."
+		    "sslrootcert must hold the CA that signed it, and under "
+		    "verify-full the url's host must be a name it carries)",
+		    mode, PQhost(c), PQport(c), why);
+		return;
+	}
 	if (PQconnectionNeedsPassword(c))
 		p2o_fail(e, P2O_EXIT_AUTH, "authentication failed: the server "
 		    "asks for a password and the source url has none");

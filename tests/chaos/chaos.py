@@ -94,6 +94,16 @@ def http(method, path, body=None):
         return 0
 
 
+def doc_version(index, doc_id):
+    """the external version a document holds, for a failure's report (it
+    says which run and which path wrote it); None when it cannot be read"""
+    try:
+        with urllib.request.urlopen(f"{OS_URL}/{index}/_doc/{doc_id}", timeout=30) as r:
+            return json.load(r).get("_version")
+    except (OSError, ValueError):
+        return None
+
+
 def free_port():
     import socket
     with socket.create_server(("127.0.0.1", 0)) as s:
@@ -560,7 +570,8 @@ def trial(db, seed, dbname, workdir, short, truncate_in_load=False, toast_in_loa
                 continue
             a, b = want.get(k), got.get(k)
             what = "missing from index" if b is None else "resurrected" if a is None else "differs"
-            ex.append(f"id {k} {what}: table {json.dumps(a)[:120]} index {json.dumps(b)[:120]}")
+            ver = "" if b is None else f" (version {doc_version(db.index, k)})"
+            ex.append(f"id {k} {what}: table {json.dumps(a)[:120]} index {json.dumps(b)[:120]}{ver}")
         problems.append(f"{len(diff)} documents differ after {converged:.0f} s: " + "; ".join(ex))
     if not pl.alive():
         problems.append(f"the supervisor exited on its own ({pl.proc.returncode})")

@@ -5,11 +5,15 @@
 # TLS (hostssl scram, hostnossl reject), p2o_cert only with a client
 # certificate (hostssl cert). Through the configuration keys
 # source.sslmode / sslrootcert / sslcert / sslkey, every sslmode:
-# disable is refused, allow / prefer / require connect, verify-ca connects
-# with the right CA and is refused with another, verify-full connects to
-# "localhost" (the certificate's name) and is refused on 127.0.0.1 (not
-# its name); p2o_cert streams with its certificate and is refused without
-# one. Then the whole pipeline over verify-full with a client certificate:
+# disable is refused (77, pg_hba), allow / prefer / require connect,
+# verify-ca connects with the right CA and is refused with another,
+# verify-full connects to "localhost" (the certificate's name) and is
+# refused on 127.0.0.1 (not its name); p2o_cert streams with its
+# certificate and is refused without one (77). A server certificate that
+# does not verify is configuration, refused for good: exit 69 with one
+# message, the same as capture-mysql's (52-mysql-tls.t); a handshake the
+# network cuts (a server that closes on the ClientHello) stays temporary,
+# 75. Then the whole pipeline over verify-full with a client certificate:
 # the walsender and every other connection use TLS (pg_stat_ssl), rows
 # land, and no certificate, key or password is in any stage's argv
 # (/proc/PID/cmdline) or in a log line.
@@ -84,14 +88,16 @@ cfg() {
 	} > "$f"
 }
 # try WANT DESC HOST ROLE SSLMODE [key value]...: capture-pg alone, until
-# it streams (WANT=ok) or exits (WANT=refused)
+# it streams (WANT=ok) or exits (WANT is the exit code it must exit with;
+# 69 must say the certificate does not verify, in one error line); PORT
+# overrides the server's port
 n=0
 try() {
 	local want=$1 desc=$2 host=$3 role=$4 pw=; shift 4
 	n=$((n + 1))
 	[ "$role" = p2o_tls ] && pw=":$TPW"
 	cfg "$T/c$n.yaml" "$role" "$@"
-	P2O_TLS_URL="postgres://$role$pw@$host:$PGPORT/$PGDATABASE" \
+	P2O_TLS_URL="postgres://$role$pw@$host:${PORT:-$PGPORT}/$PGDATABASE" \
 		capture-pg -c "$T/c$n.yaml" > /dev/null 2> "$T/c$n.log" &
 	local pid=$! st=0
 	cleanup_add $pid
@@ -105,23 +111,58 @@ try() {
 		[ "$want" = ok ]; ok $? "$desc: streams"
 	else
 		wait $pid; st=$?
-		[ "$want" = refused ] && [ $st -ne 0 ]
-		ok $? "$desc: refused, exit $st: $(grep -m1 'error' "$T/c$n.log" | cut -c1-150)"
+		[ "$want" = "$st" ] && { [ "$st" != 69 ] || { [ "$(grep -c ': error: ' "$T/c$n.log")" = 1 ] &&
+			grep -q "error: sslmode '$1': the server certificate of $host:${PORT:-$PGPORT} does not verify: " "$T/c$n.log"; }; }
+		ok $? "$desc: exit $st (want $want): $(grep -m1 'error' "$T/c$n.log" | cut -c1-200)"
 	fi
 	cat "$T/c$n.log" >> "$T/all.log"
 }
 CA=(sslrootcert "$TLS/ca.crt")
-try refused "sslmode disable (only TLS is allowed)" 127.0.0.1 p2o_tls disable
+try 77 "sslmode disable (only TLS is allowed)" 127.0.0.1 p2o_tls disable
 try ok "sslmode allow" 127.0.0.1 p2o_tls allow
 try ok "sslmode prefer" 127.0.0.1 p2o_tls prefer
 try ok "sslmode require" 127.0.0.1 p2o_tls require
 try ok "sslmode verify-ca, the server's CA" 127.0.0.1 p2o_tls verify-ca "${CA[@]}"
-try refused "sslmode verify-ca, another CA" 127.0.0.1 p2o_tls verify-ca sslrootcert "$TLS/other-ca.crt"
+try 69 "sslmode verify-ca, another CA" 127.0.0.1 p2o_tls verify-ca sslrootcert "$TLS/other-ca.crt"
 try ok "sslmode verify-full, the certificate's host name" localhost p2o_tls verify-full "${CA[@]}"
-try refused "sslmode verify-full, a host name the certificate does not name" 127.0.0.1 p2o_tls verify-full "${CA[@]}"
+try 69 "sslmode verify-full, a host name the certificate does not name" 127.0.0.1 p2o_tls verify-full "${CA[@]}"
+try 69 "sslmode verify-full, another CA" localhost p2o_tls verify-full sslrootcert "$TLS/other-ca.crt"
 try ok "pg_hba cert: p2o_cert with its client certificate" localhost p2o_cert verify-full "${CA[@]}" \
 	sslcert "$TLS/p2o_cert.crt" sslkey "$TLS/p2o_cert.key"
-try refused "pg_hba cert: p2o_cert without a client certificate" localhost p2o_cert verify-full "${CA[@]}"
+try 77 "pg_hba cert: p2o_cert without a client certificate" localhost p2o_cert verify-full "${CA[@]}"
+
+# a server that agrees to TLS and closes the connection on the
+# ClientHello: the network, not the certificate
+cat > "$T/cut.py" <<'PY'
+import socket, sys
+s = socket.create_server(("127.0.0.1", 0))
+print(s.getsockname()[1], flush=True)
+while True:
+    c, _ = s.accept()
+    try:
+        c.recv(8)               # SSLRequest
+        c.sendall(b"S")
+        c.recv(4096)            # ClientHello
+    except OSError:
+        pass
+    c.close()
+PY
+python3 "$T/cut.py" > "$T/cut.port" &
+cleanup_add $!
+wait_for 10 test -s "$T/cut.port"
+PORT=$(cat "$T/cut.port") try 75 "a handshake the server cuts, sslmode require" 127.0.0.1 p2o_tls require
+PORT=$(cat "$T/cut.port") try 75 "a handshake the server cuts, sslmode verify-full" 127.0.0.1 p2o_tls verify-full "${CA[@]}"
+
+# supervised, a certificate that does not verify stops the pipeline at
+# once instead of being retried
+cfg "$T/bad.yaml" p2o_tls verify-ca sslrootcert "$TLS/other-ca.crt"
+sed -i 's/reconnect_max: 0/reconnect_max: 5/' "$T/bad.yaml"
+P2O_TLS_URL="postgres://p2o_tls:$TPW@127.0.0.1:$PGPORT/$PGDATABASE" \
+	timeout 60 pg2osync-supervise -c "$T/bad.yaml" > "$T/bad.log" 2>&1
+st=$?
+ok $([ $st = 69 ] && ! grep -q restarting "$T/bad.log"; echo $?) \
+	"supervised: the pipeline stops with 69, not retried (exit $st, $(grep -c restarting "$T/bad.log") restarts)"
+cat "$T/bad.log" >> "$T/all.log"
 
 # the whole pipeline, verify-full and a client certificate
 psql_q -c "select pg_drop_replication_slot(slot_name) from pg_replication_slots where slot_name = 'p2o_cert_s' and not active" >/dev/null 2>&1

@@ -4,9 +4,14 @@
 # and creates an account that REQUIREs X509 (a client certificate the CA
 # signed). Through source.sslmode / sslrootcert / sslcert / sslkey:
 # the X509 account streams with its certificate (verify-full) and is
-# refused without one; the password account connects over TLS with
+# refused without one (77); the password account connects over TLS with
 # require and verify-ca, is refused with verify-ca against another CA, and
-# without TLS with disable. Then the whole pipeline as the X509 account:
+# without TLS with disable. A server certificate that does not verify
+# (another CA; under verify-full a certificate for another host name,
+# served by a stand-in server) is configuration, refused for good: exit 69
+# with one message, the same as capture-pg's (51-pg-tls.t); a handshake
+# the network cuts (a stand-in server that closes on the ClientHello)
+# stays temporary, 75. Then the whole pipeline as the X509 account:
 # rows land, the capture says its connections are TLS, and no
 # certificate, key or password is in any stage's argv or in a log line.
 # The server is restarted without TLS at the end.
@@ -56,11 +61,14 @@ cfg() {	# cfg FILE SSLMODE [key value]...
 	} > "$f"
 }
 n=0
-try() {	# try WANT DESC USER PASSWORD SSLMODE [key value]...
+# try WANT DESC USER PASSWORD SSLMODE [key value]...: WANT is ok, ok-tls,
+# ok-plain, or the exit code (69 must say the certificate does not verify,
+# in one error line); PORT overrides the server's port
+try() {
 	local want=$1 desc=$2 user=$3 pw=$4 pid st; shift 4
 	n=$((n + 1))
 	cfg "$T/c$n.yaml" "$@"
-	P2O_TLS_URL="mysql://$user:$pw@127.0.0.1:$MYSQL_TCP_PORT/p2o" \
+	P2O_TLS_URL="mysql://$user:$pw@127.0.0.1:${PORT:-$MYSQL_TCP_PORT}/p2o" \
 		capture-mysql -c "$T/c$n.yaml" > /dev/null 2> "$T/c$n.log" &
 	pid=$!; cleanup_add $pid
 	for _ in $(seq 300); do
@@ -75,19 +83,83 @@ try() {	# try WANT DESC USER PASSWORD SSLMODE [key value]...
 		ok $? "$desc: streams (TLS: $tls)"
 	else
 		wait $pid; st=$?
-		[ "$want" = refused ] && [ $st -ne 0 ]
-		ok $? "$desc: refused, exit $st: $(grep -m1 'error' "$T/c$n.log" | cut -c1-150)"
+		[ "$want" = "$st" ] && { [ "$st" != 69 ] || { [ "$(grep -c ': error: ' "$T/c$n.log")" = 1 ] &&
+			grep -q "error: sslmode '$1': the server certificate of 127.0.0.1:${PORT:-$MYSQL_TCP_PORT} does not verify: " "$T/c$n.log"; }; }
+		ok $? "$desc: exit $st (want $want): $(grep -m1 'error' "$T/c$n.log" | cut -c1-200)"
 	fi
 	cat "$T/c$n.log" >> "$T/all.log"
 }
 CA=(sslrootcert "$TLS/ca.crt")
 CERT=(sslcert "$TLS/p2o_x509.crt" sslkey "$TLS/p2o_x509.key")
 try ok-tls "REQUIRE X509 with its client certificate, verify-full" p2o_x509 "$XPW" verify-full "${CA[@]}" "${CERT[@]}"
-try refused "REQUIRE X509 without a client certificate" p2o_x509 "$XPW" require
+try 77 "REQUIRE X509 without a client certificate" p2o_x509 "$XPW" require
 try ok-tls "the password account, require" "$MYSQL_USER" "$MYSQL_PWD" require
 try ok-tls "the password account, verify-ca" "$MYSQL_USER" "$MYSQL_PWD" verify-ca "${CA[@]}"
-try refused "the password account, verify-ca against another CA" "$MYSQL_USER" "$MYSQL_PWD" verify-ca sslrootcert "$TLS/other-ca.crt"
+try 69 "the password account, verify-ca against another CA" "$MYSQL_USER" "$MYSQL_PWD" verify-ca sslrootcert "$TLS/other-ca.crt"
+try 69 "the password account, verify-full against another CA" "$MYSQL_USER" "$MYSQL_PWD" verify-full sslrootcert "$TLS/other-ca.crt"
 try ok-plain "the password account, disable" "$MYSQL_USER" "$MYSQL_PWD" disable
+
+# a stand-in server: the greeting of a MariaDB that offers TLS, then
+# either the TLS handshake with the certificate named (CERT KEY) or, with
+# none, the connection closed on the ClientHello
+"$TOP/tests/servers/tls.sh" "$T/elsewhere" "DNS:elsewhere.invalid"
+cat > "$T/standin.py" <<'PY'
+import socket, ssl, struct, sys
+s = socket.create_server(("127.0.0.1", 0))
+print(s.getsockname()[1], flush=True)
+ctx = None
+if len(sys.argv) == 3:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(sys.argv[1], sys.argv[2])
+caps = 0xffffffff & ~0x20               # no compression; CLIENT_SSL (0x800) on
+hello = (b"\x0a5.5.5-10.11.0-MariaDB-standin\0" + struct.pack("<I", 1) + b"abcdefgh\0"
+         + struct.pack("<HBHH", caps & 0xffff, 45, 2, caps >> 16) + b"\x15" + b"\0" * 10
+         + b"ijklmnopqrst\0mysql_native_password\0")
+def need(c, n):
+    b = b""
+    while len(b) < n:
+        d = c.recv(n - len(b))
+        if not d:
+            raise OSError("closed")
+        b += d
+    return b
+while True:
+    c, _ = s.accept()
+    try:
+        c.sendall(struct.pack("<I", len(hello))[:3] + b"\0" + hello)
+        h = need(c, 4)
+        need(c, h[0] | h[1] << 8 | h[2] << 16)      # the SSL request
+        if ctx is None:
+            c.recv(4096)                            # the ClientHello
+        else:
+            ctx.wrap_socket(c, server_side=True).close()
+    except (OSError, ssl.SSLError):
+        pass
+    c.close()
+PY
+standin() {	# standin [CERT KEY]: STANDIN is its port
+	rm -f "$T/standin.port"
+	python3 "$T/standin.py" "$@" > "$T/standin.port" &
+	cleanup_add $!
+	wait_for 10 test -s "$T/standin.port"
+	STANDIN=$(cat "$T/standin.port")
+}
+standin "$T/elsewhere/server.crt" "$T/elsewhere/server.key"
+PORT=$STANDIN try 69 "verify-full, a certificate for another host name" "$MYSQL_USER" "$MYSQL_PWD" verify-full sslrootcert "$T/elsewhere/ca.crt"
+standin
+PORT=$STANDIN try 75 "a handshake the server cuts, sslmode require" "$MYSQL_USER" "$MYSQL_PWD" require
+PORT=$STANDIN try 75 "a handshake the server cuts, sslmode verify-full" "$MYSQL_USER" "$MYSQL_PWD" verify-full "${CA[@]}"
+
+# supervised, a certificate that does not verify stops the pipeline at
+# once instead of being retried
+cfg "$T/bad.yaml" verify-ca sslrootcert "$TLS/other-ca.crt"
+sed -i 's/reconnect_max: 0/reconnect_max: 5/' "$T/bad.yaml"
+P2O_TLS_URL="mysql://$MYSQL_USER:$MYSQL_PWD@127.0.0.1:$MYSQL_TCP_PORT/p2o" \
+	timeout 60 pg2osync-supervise -c "$T/bad.yaml" > "$T/bad.log" 2>&1
+st=$?
+ok $([ $st = 69 ] && ! grep -q restarting "$T/bad.log"; echo $?) \
+	"supervised: the pipeline stops with 69, not retried (exit $st, $(grep -c restarting "$T/bad.log") restarts)"
+cat "$T/bad.log" >> "$T/all.log"
 
 # the whole pipeline as the X509 account
 MY_SERVER_ID=4252 my_fresh_stream t52

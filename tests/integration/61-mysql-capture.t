@@ -123,8 +123,10 @@ ok $? "DROP TABLE of a configured table is warned about"
 cap_stop
 ok $? "SIGTERM: exit 0"
 
-# fd 3, as the supervisor hands it over: hello once streaming, stats with
-# the counters, an ack recorded as confirmed_pos, SIGTERM waits for fd 3
+# fd 3, as the supervisor hands it over: hello once streaming; a fresh
+# start's first frame is its start, and nothing past it is read until
+# that is acked (stored); stats with the counters, an ack recorded as
+# confirmed_pos, SIGTERM waits for fd 3
 cat > "$T/fd3.py" <<'PY'
 import json, os, signal, socket, subprocess, sys, time
 cap, cfg, out = sys.argv[1:4]
@@ -147,12 +149,26 @@ def frame(timeout):
     return json.loads(line.split(b" ", 1)[1])
 def say(*m):
     print(*m, flush=True)
+def sent():
+    with open(out, "rb") as f:
+        return [json.loads(l.split(b" ", 1)[1]) for l in f.read().splitlines()]
+def send(m):
+    b = json.dumps(m).encode()
+    a.sendall(str(len(b) + 1).encode() + b" " + b + b"\n")
 hello = frame(30)
 say("hello", hello["tool"], hello["proto"])
+end = time.time() + 20
+while time.time() < end and not sent():
+    time.sleep(0.1)
+first = sent()
+say("start", [f["k"] for f in first] == ["pos"])
 subprocess.run(["mariadb", "--no-defaults", "-h" + os.environ["MYSQL_HOST"],
     "-P" + os.environ["MYSQL_TCP_PORT"], "-u" + os.environ["MYSQL_USER"],
     os.environ["MYSQL_DB"], "-e", "INSERT INTO t61_every (id) VALUES (300)"],
     check=True)
+time.sleep(2)
+say("held", len(sent()) == 1)
+send({"k": "ack", "pos": first[0]["pos"]})
 seen = None
 end = time.time() + 20
 while time.time() < end:
@@ -160,9 +176,9 @@ while time.time() < end:
     if f and f["k"] == "stats" and f["counters"].get("events_insert", 0) >= 1:
         seen = f["counters"]
         break
-say("stats", seen is not None and seen.get("received_pos", 0) > 0)
-ack = json.dumps({"k": "ack", "pos": seen["received_pos"]}).encode()
-a.sendall(str(len(ack) + 1).encode() + b" " + ack + b"\n")
+say("stats", seen is not None and seen.get("received_pos", 0) > 0 and
+    any(f["k"] == "row" and f["new"]["id"] == 300 for f in sent()))
+send({"k": "ack", "pos": seen["received_pos"]})
 conf = None
 end = time.time() + 20
 while time.time() < end:
@@ -185,7 +201,9 @@ python3 "$T/fd3.py" "$P2O_BIN/capture-mysql" "$T/cfg3.yaml" "$T/f3" > "$T/fd3.ou
 sed 's/^/# /' "$T/fd3.out"
 proto=$(awk '$2 == "P2O_PROTO" { print $3 }' "$TOP/lib/p2o.h")
 ok $(grep -qx "hello capture-mysql $proto" "$T/fd3.out"; echo $?) "fd 3: hello once streaming, protocol $proto"
-ok $(grep -qx "stats True" "$T/fd3.out"; echo $?) "fd 3: stats carry events_insert and received_pos"
+ok $(grep -qx "start True" "$T/fd3.out"; echo $?) "fd 3: a fresh start's first frame is the pos frame of its start"
+ok $(grep -qx "held True" "$T/fd3.out"; echo $?) "fd 3: a row written then is not streamed while the start is not acked"
+ok $(grep -qx "stats True" "$T/fd3.out"; echo $?) "fd 3: once it is, the row streams; stats carry events_insert and received_pos"
 ok $(grep -qx "confirmed True" "$T/fd3.out"; echo $?) "fd 3: an ack is recorded as confirmed_pos"
 ok $(grep -qx "waits True" "$T/fd3.out"; echo $?) "fd 3: SIGTERM waits for fd 3 to close"
 ok $(grep -qx "exit 0 True" "$T/fd3.out"; echo $?) "fd 3: closing it ends the capture, exit 0"
