@@ -54,4 +54,15 @@ int	os_load_suspend(struct target_conn *, const char *index,
 int	os_load_restore(struct target_conn *, const char *index,
 	    struct jspan orig, struct p2o_err *);
 
+/* opensearch_state.c: the state index made ready ahead of the first write */
+int	os_state_prepare(struct target_conn *, int *created, struct p2o_err *);
+
+/* opensearch_admin.c */
+int	os_pipeline_exists(struct target_conn *, const char *name,
+	    struct p2o_err *);
+int	os_index_state(struct target_conn *, const char *name,
+	    struct target_index_state *, struct p2o_err *);
+int	os_mapping_conflicts(struct target_conn *, const char *index,
+	    const char *body, struct sbuf *report, int *n, struct p2o_err *);
+
 #endif
