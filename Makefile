@@ -55,7 +55,7 @@ LDLIBS	+= -lmariadb -lzstd -lz
 
 # tool directory -> installed program name. A tool folder whose main.c
 # does not exist yet builds only its archive (unit tests link it).
-TOOLS	:= capture-pg capture-mysql loader shaper writer ckpt supervisor
+TOOLS	:= capture-pg capture-mysql loader shaper writer ckpt supervisor cli
 prog_capture-pg	:= capture-pg
 prog_capture-mysql := capture-mysql
 prog_loader	:= loader
@@ -63,6 +63,8 @@ prog_shaper	:= shaper
 prog_writer	:= writer
 prog_ckpt	:= ckpt
 prog_supervisor	:= pg2osync-supervise
+# the operator's command: one verb per file (cli/cli.h)
+prog_cli	:= pg2osync
 # code two tools share is in lib (lib/pg, lib/mysql: the source layer);
 # no tool links another tool's archive (tests/integration/21-seams.t).
 # An archive keeps members by their file name alone: no two files under

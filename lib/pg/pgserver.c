@@ -334,3 +334,25 @@ pgsrv_drop_slot(struct pg_conn *c, const char *name, struct p2o_err *e)
 	PQclear(res);
 	return 0;
 }
+
+int
+pgsrv_create_publication(struct pg_conn *c, const char *name,
+    const char *const *rels, int n, int append, struct p2o_err *e)
+{
+	struct sbuf sql = SBUF_INIT;
+	char *q;
+	int i, rc;
+
+	if ((q = pgconn_ident(c, name, e)) == NULL)
+		return -1;
+	sbuf_addf(&sql, "CREATE PUBLICATION %s", q);
+	free(q);
+	for (i = 0; i < n; i++)
+		sbuf_addf(&sql, "%s%s", i ? ", " : " FOR TABLE ", rels[i]);
+	sbuf_adds(&sql, append ? " WITH (publish = 'insert, truncate', "
+	    "publish_via_partition_root = true)" :
+	    " WITH (publish_via_partition_root = true)");
+	rc = pgconn_exec(c, "creating the publication", sql.buf, e);
+	sbuf_release(&sql);
+	return rc;
+}

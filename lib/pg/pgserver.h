@@ -8,7 +8,8 @@
  *
  * Every question here reads the catalogue or a statistics view: nothing
  * here writes, creates or drops (the one exception is named as such:
- * pgsrv_create_slot, pgsrv_drop_slot, for bootstrap and drop-slot).
+ * pgsrv_create_publication, pgsrv_create_slot, pgsrv_drop_slot, for
+ * bootstrap and drop-slot).
  * Never exits.
  */
 #ifndef PGSERVER_H
@@ -96,8 +97,14 @@ int	pgsrv_owns(struct pg_conn *, uint32_t oid, struct p2o_err *);
 int	pgsrv_where_compiles(struct pg_conn *, const char *qrel,
 	    const char *cond, char *why, size_t whylen, struct p2o_err *);
 
-/* the only writes: a logical pgoutput slot (its consistent point in
+/* the only writes: a publication of the tables rels (quoted
+ * "schema"."table" each), publishing via the partition root, and for an
+ * append publication inserts and truncates only (its tables lack a
+ * replica identity: an UPDATE of them must keep working) - the statement
+ * capture-pg's slot.c makes at a first start; a logical pgoutput slot (its consistent point in
  * *lsn), and dropping one that nothing streams from. 0 or -1 with err */
+int	pgsrv_create_publication(struct pg_conn *, const char *name,
+	    const char *const *rels, int n, int append, struct p2o_err *);
 int	pgsrv_create_slot(struct pg_conn *, const char *name, uint64_t *lsn,
 	    struct p2o_err *);
 int	pgsrv_drop_slot(struct pg_conn *, const char *name, struct p2o_err *);
