@@ -96,6 +96,7 @@ main(int argc, char **argv)
 	struct pg_source src;
 	struct walstream ws;
 	struct capture cap;
+	struct slotwatch sw;
 	uint64_t start_lsn = 0, token = 0;
 	const char *token_arg = NULL;
 	char err[512], *end;
@@ -164,8 +165,12 @@ main(int argc, char **argv)
 	    slot_check_tables(&src, &cfg, &dec) == -1 ||
 	    slot_ensure_publication(&src, &cfg) == -1 ||
 	    slot_connect_repl(&src, &cfg) == -1 ||
-	    slot_ensure_slot(&src, &cfg) == -1 ||
-	    slot_start(&src, &cfg, start_lsn) == -1)
+	    slot_ensure_slot(&src, &cfg) == -1)
+		fatalx(src.err.code, "%s", src.err.msg);
+	/* the catalogue connection stays, for the slot watch */
+	slotwatch_init(&sw, src.sql);
+	src.sql = NULL;
+	if (slot_start(&src, &cfg, start_lsn) == -1)
 		fatalx(src.err.code, "%s", src.err.msg);
 	/* hello means ready: only once the slot is streaming, so that a
 	 * supervisor reporting healthy means changes are being captured */
@@ -174,10 +179,12 @@ main(int argc, char **argv)
 
 	walstream_init(&ws, src.repl, &dec, src.start);
 	capture_init(&cap, &walstream_ops, &ws, &ctl, &stop);
+	cap.side = &sw.side;
 	if ((rc = capture_run(&cap)) != 0)
 		fatalx(rc, "%s", cap.err.msg);
 
 	capture_release(&cap);
+	slotwatch_release(&sw);
 	slot_release(&src);
 	pgo_release(&dec);
 	ctl_close(&ctl);
