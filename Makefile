@@ -16,7 +16,7 @@
 #                        TOAST_IN_LOAD=1: large values in the loaded rows)
 #   make fuzz-long       every fuzz target for FUZZ_LONG_SECONDS (default
 #                        3600), new inputs merged into tests/fuzz/corpus
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=   the programs and the man pages
 
 # the first rule below is an archive; a bare `make` must build every tool
 .DEFAULT_GOAL := all
@@ -166,9 +166,15 @@ demo:
 	$(MAKE) all
 	examples/demo.sh
 
+# every program and its man pages, nothing else (tests/integration/17-cli-install.t)
+MANDIR	?= $(PREFIX)/share/man
+MAN1	:= $(wildcard man/*.1)
+MAN5	:= $(wildcard man/*.5)
 install: $(BINS)
-	install -d $(DESTDIR)$(BINDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
 	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
+	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
 
 clean:
 	rm -rf build build-san build-fuzz
