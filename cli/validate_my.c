@@ -137,7 +137,10 @@ table(struct check_report *r, MYSQL *m, int mariadb,
 
 	p2o_err_clear(&e);
 	if (mycat_describe(m, mariadb, s, &t, &e) == -1) {
-		check_fail(r, "table '%s': %s", s->rel, e.msg);
+		if (strncmp(e.msg, "table '", 7) == 0)
+			check_fail(r, "%s", e.msg);
+		else
+			check_fail(r, "table '%s': %s", s->rel, e.msg);
 		return;
 	}
 	n = section_columns(s, v, MAX_NAMED);

@@ -235,6 +235,17 @@ out:
 	sbuf_release(&cond);
 }
 
+/* a refusal of the source layer's, which names its table already */
+static void
+table_fail(struct check_report *r, const struct sync_section *s,
+    const struct p2o_err *e)
+{
+	if (strncmp(e->msg, "table '", 7) == 0)
+		check_fail(r, "%s", e->msg);
+	else
+		check_fail(r, "table '%s': %s", s->rel, e->msg);
+}
+
 /* one section's table: 1 when it is there and usable */
 static int
 table(struct check_report *r, struct pg_conn *c, const struct config *cfg,
@@ -242,21 +253,21 @@ table(struct check_report *r, struct pg_conn *c, const struct config *cfg,
 {
 	struct p2o_err e;
 	char key[512] = "";
-	int i, ok = 1;
+	int i, ok = 1, named;
 
 	p2o_err_clear(&e);
 	if (pgcat_describe(c, cfg->publication, s, t, &e) == -1) {
-		check_fail(r, "table '%s': %s", s->rel, e.msg);
+		table_fail(r, s, &e);
 		return 0;
 	}
 	if (pgcat_check_overlap(cfg, t, &e) == -1) {
-		check_fail(r, "table '%s': %s", s->rel, e.msg);
+		table_fail(r, s, &e);
 		ok = 0;
 	}
-	if (!named_columns(r, t))
+	if (!(named = named_columns(r, t)))
 		ok = 0;
 	else if (!s->append_only && pgcat_check_images(t, &e) == -1) {
-		check_fail(r, "table '%s': %s", s->rel, e.msg);
+		table_fail(r, s, &e);
 		ok = 0;
 	}
 	/* a publication publishing updates and deletes of a table without
@@ -273,7 +284,9 @@ table(struct check_report *r, struct pg_conn *c, const struct config *cfg,
 		ok = 0;
 	}
 	readable(r, t, role);
-	filter(r, c, t);
+	/* a filter naming a missing column is said once, above */
+	if (named)
+		filter(r, c, t);
 	for (i = 0; i < t->nkey; i++)
 		snprintf(key + strlen(key), sizeof(key) - strlen(key), "%s%s",
 		    i ? ", " : "", t->cols[t->key[i]].name);
