@@ -81,6 +81,13 @@ grants(MYSQL *m, struct mysrv_facts *f, struct p2o_err *e)
 		    strcasestr(row[0], "REPLICATION REPLICA") != NULL ||
 		    strncasecmp(row[0], "GRANT ALL PRIVILEGES ON *.*", 27) == 0))
 			f->repl_slave = 1;
+	mysql_data_seek(r, 0);
+	while ((row = mysql_fetch_row(r)) != NULL)
+		if (row[0] != NULL && strstr(row[0], " ON *.* ") != NULL &&
+		    (strcasestr(row[0], "REPLICATION CLIENT") != NULL ||
+		    strcasestr(row[0], "BINLOG MONITOR") != NULL ||
+		    strncasecmp(row[0], "GRANT ALL PRIVILEGES ON *.*", 27) == 0))
+			f->repl_client = 1;
 	mysql_free_result(r);
 	return 0;
 }
@@ -98,9 +105,10 @@ mysrv_facts(MYSQL *m, struct mysrv_facts *f, struct p2o_err *e)
 	f->tls = mysql_get_ssl_cipher(m) != NULL;
 	if (settings(m, f, e) == -1 || grants(m, f, e) == -1)
 		return -1;
-	/* a refusal here is an answer (no REPLICATION CLIENT), not a failure */
-	f->repl_client = myconn_binlog_now(m, file, sizeof(file), &off,
-	    &ignored) == 0;
+	/* a refusal here is an answer (no REPLICATION CLIENT), not a
+	 * failure; without a binary log it answers nothing either way */
+	if (myconn_binlog_now(m, file, sizeof(file), &off, &ignored) == 0)
+		f->repl_client = 1;
 	return 0;
 }
 

@@ -25,7 +25,8 @@ struct mysrv_facts {
 	char	 expire[64];		/* the retention setting, as text */
 	unsigned long server_id;	/* the server's own */
 	int	 repl_slave;		/* the user holds REPLICATION SLAVE */
-	int	 repl_client;		/* SHOW MASTER STATUS answers */
+	int	 repl_client;		/* REPLICATION CLIENT (BINLOG MONITOR) is
+					 * granted, or SHOW MASTER STATUS answers */
 	int	 tls;			/* the connection is encrypted */
 	char	 managed[16];		/* "rds", "aurora" or "" */
 };
