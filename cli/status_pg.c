@@ -50,7 +50,8 @@ text_slot(const struct config *cfg, const struct pgsrv_slot *s)
 	    "*" : " ", s->logical ? "logical" : "physical",
 	    s->active ? "active" : "inactive", s->has_retained ?
 	    status_mb(s->retained, mb, sizeof(mb)) : "-", s->has_safe ?
-	    status_mb(s->safe_wal_size, safe, sizeof(safe)) : "unlimited",
+	    status_mb(s->safe_wal_size, safe, sizeof(safe)) :
+	    strcmp(s->wal_status, "lost") == 0 ? "-" : "unlimited",
 	    s->wal_status[0] ? s->wal_status : "-");
 	drop_sql(&b, s->name);
 	if (strcmp(what, "lost") == 0)
