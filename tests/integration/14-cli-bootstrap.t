@@ -9,6 +9,7 @@
 
 SLOT=t14
 drop_slot $SLOT
+drop_loads $SLOT t14 t14_log
 psql_q -c "drop table if exists t14, t14_log; create table t14 (id int primary key, v text);
 	create table t14_log (at int, what text);
 	insert into t14 select g, 'v' || g from generate_series(1, 500) g;
