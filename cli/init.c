@@ -196,7 +196,7 @@ from_pg(struct init *in, struct pg_conn *c, struct section *secs, int *n)
 	struct p2o_err e;
 	struct sbuf m = SBUF_INIT, f = SBUF_INIT;
 	char rel[512], nt[256];
-	int nall, i, k, hit, want, rc = -1;
+	int nall, i, k, hit, want, rc = CLI_EXIT_FAILED;
 	const char *dot;
 
 	p2o_err_clear(&e);
@@ -293,7 +293,7 @@ from_my(struct init *in, MYSQL *m, const char *db, struct section *secs,
 	struct sbuf mb = SBUF_INIT, f = SBUF_INIT;
 	char nt[256];
 	const char *name, *tname, *dot;
-	int nall, i, k, want, hit, r, rc = -1;
+	int nall, i, k, want, hit, r, rc = CLI_EXIT_FAILED;
 
 	p2o_err_clear(&e);
 	if (mycat_tables(m, db, &all, &nall, &e) == -1)
@@ -564,7 +564,7 @@ option(struct init *in, const struct verb *v, int ch, const char *arg)
 	return 0;
 }
 
-/* connect and read the catalogue: 0, 1 when the source is not reachable
+/* connect and read the catalogue: 0, -1 when the source is not reachable
  * (offline, *why says so), or an exit code */
 static int
 catalogue(struct init *in, const char *url, struct section *secs, int *n,
@@ -588,7 +588,7 @@ catalogue(struct init *in, const char *url, struct section *secs, int *n,
 		    &e)) == NULL) {
 			snprintf(why, whylen, "%s", e.msg);
 			/* unreachable: offline; refused: say so */
-			return e.code == P2O_EXIT_TEMPFAIL ? 1 : cli_fail(&e);
+			return e.code == P2O_EXIT_TEMPFAIL ? -1 : cli_fail(&e);
 		}
 		snprintf(from, fromlen, "from the catalogue of database '%s'",
 		    PQdb((PGconn *)pc));
@@ -603,7 +603,7 @@ catalogue(struct init *in, const char *url, struct section *secs, int *n,
 	if ((m = myconn_open(&cfg, "catalogue", &e)) == NULL) {
 		snprintf(why, whylen, "%s", e.msg);
 		my_url_release(&u);
-		return e.code == P2O_EXIT_TEMPFAIL ? 1 : cli_fail(&e);
+		return e.code == P2O_EXIT_TEMPFAIL ? -1 : cli_fail(&e);
 	}
 	snprintf(from, fromlen, "from the catalogue of database '%s'", u.db);
 	rc = from_my(in, m, u.db, secs, n);
@@ -665,7 +665,7 @@ run(const struct verb *v, int argc, char **argv)
 	if (url != NULL && url[0] != '\0') {
 		rc = catalogue(&in, url, secs, &n, from, sizeof(from), why,
 		    sizeof(why));
-		if (rc > 1)
+		if (rc > 0)
 			goto out;
 		online = rc == 0;
 	} else
