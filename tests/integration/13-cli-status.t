@@ -87,7 +87,8 @@ ok $? "status changed no slot"
 as_super -c "alter system set max_slot_wal_keep_size = '16MB'" -c "select pg_reload_conf()" > /dev/null
 psql_q -c "insert into t13_fill select g, repeat(md5(g::text), 30) from generate_series(1, 20000) g"
 for i in 1 2 3; do as_super -c "select pg_switch_wal()" -c "checkpoint" > /dev/null; done
-wait_for 30 test "$(psql_q -c "select wal_status from pg_replication_slots where slot_name = '$SLOT'")" = lost
+is_lost() { [ "$(psql_q -c "select wal_status from pg_replication_slots where slot_name = '$SLOT'")" = lost ]; }
+wait_for 30 is_lost
 ok $? "the server invalidated slot '$SLOT' (wal_status lost)"
 pg2osync status -c "$T/cfg.yaml" > "$T/out" 2>&1
 st=$?
