@@ -24,25 +24,6 @@ static const struct cli_opt opts[] = {
 	{ NULL, 0, NULL, NULL }
 };
 
-/* "schema"."table", heap */
-static char *
-qrel(struct pg_conn *c, const struct sync_section *s, struct p2o_err *e)
-{
-	char *a, *b, *q;
-
-	if ((a = pgconn_ident(c, s->schema, e)) == NULL)
-		return NULL;
-	if ((b = pgconn_ident(c, s->table, e)) == NULL) {
-		free(a);
-		return NULL;
-	}
-	q = xmalloc(strlen(a) + strlen(b) + 2);
-	sprintf(q, "%s.%s", a, b);
-	free(a);
-	free(b);
-	return q;
-}
-
 static int
 publication(struct pg_conn *c, const char *name, char **rels, int n,
     int append, struct p2o_err *e)
@@ -93,12 +74,12 @@ source_pg(const struct config *cfg, struct p2o_err *e)
 		/* capture-pg's placement (slot.c): an append-only tree
 		 * without a replica identity goes in <publication>_append */
 		if (cfg->syncs[i].append_only && !pgcat_tree_has_identity(&t)) {
-			if ((arels[narels++] = qrel(c, &cfg->syncs[i],
+			if ((arels[narels++] = pg_qrel(c, &cfg->syncs[i],
 			    e)) == NULL) {
 				pgcat_table_release(&t);
 				goto out;
 			}
-		} else if ((rels[nrels++] = qrel(c, &cfg->syncs[i], e)) ==
+		} else if ((rels[nrels++] = pg_qrel(c, &cfg->syncs[i], e)) ==
 		    NULL) {
 			pgcat_table_release(&t);
 			goto out;
@@ -180,19 +161,12 @@ run(const struct verb *v, int argc, char **argv)
 	const char *path = CLI_DEFAULT_CONFIG, *arg;
 	struct config cfg;
 	struct p2o_err e;
-	int ch, first, rc;
+	int ch, rc;
 
-	while ((ch = cli_getopt(v, argc, argv, &arg, &first)) != 0) {
-		if (ch == -1)
-			return P2O_EXIT_USAGE;
-		if (ch == 'h') {
-			cli_help(v, stdout);
-			return P2O_EXIT_OK;
-		}
+	while ((ch = cli_getopt(v, argc, argv, &arg)) > 0)
 		path = arg;
-	}
-	if (first != argc)
-		return cli_usage(v, "unexpected argument '%s'", argv[first]);
+	if (ch < 0)
+		return cli_opt_exit(ch);
 	if ((rc = cli_config(path, CONFIG_SECRETS_ALL, &cfg)) != 0)
 		return rc;
 	p2o_err_clear(&e);

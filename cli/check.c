@@ -79,6 +79,22 @@ check_end(struct check_report *r)
 	return CLI_EXIT_FAILED;
 }
 
+void
+check_where(struct check_report *r, const struct sync_section *s, int rc,
+    const char *why, const struct p2o_err *err)
+{
+	if (rc == 0)
+		check_ok(r, "table '%s': 'sync.%s.where' compiles on the server",
+		    s->rel, s->name);
+	else if (rc == 1)
+		check_fail(r, "table '%s': 'sync.%s.where' does not compile on "
+		    "the server, which the initial load needs: %s", s->rel,
+		    s->name, why);
+	else
+		check_fail(r, "table '%s': compiling 'sync.%s.where': %s",
+		    s->rel, s->name, err->msg);
+}
+
 static int
 add(struct named_col *v, int n, int max, const char *col, const char *key)
 {

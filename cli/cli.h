@@ -10,6 +10,7 @@
  *   tools.c       the other pg2osync programs: where they are, running
  *                 one for its output, exec
  *   mapping.c     a column's type -> an index field mapping (init)
+ *   sqltext.c     SQL names and strings quoted, offline and online
  *   init.c, validate.c (+ validate_pg.c, validate_my.c,
  *   validate_target.c), setup_sql.c, bootstrap.c, status.c (+
  *   status_pg.c, status_my.c), drop_slot.c, run.c: the verbs
@@ -63,13 +64,23 @@ extern const struct verb *const cli_verbs[];
 #define CLI_OPT_HELP	{ "help", 'h', NULL, "this text" }
 
 /*
- * The next option of argv by v's table: its key with *arg (NULL for a
- * flag); 0 at the end (*first: the index of the first operand); -1 for a
- * bad one, said on stderr with a pointer to --help. --help is returned
- * as 'h' for the verb to answer with cli_help.
+ * The next option of argv by v's table: its key (> 0) with *arg (NULL
+ * for a flag); CLI_OPT_END after the last; CLI_OPT_HELP_DONE once --help
+ * was answered; CLI_OPT_BAD for a bad option or an operand (no verb takes
+ * one), said on stderr with a pointer to --help. A verb's loop:
+ *
+ *	while ((ch = cli_getopt(v, argc, argv, &arg)) > 0)
+ *		...;
+ *	if (ch < 0)
+ *		return cli_opt_exit(ch);
  */
+#define CLI_OPT_END		0
+#define CLI_OPT_HELP_DONE	(-1)
+#define CLI_OPT_BAD		(-2)
 int	cli_getopt(const struct verb *, int argc, char **argv,
-	    const char **arg, int *first);
+	    const char **arg);
+/* what main returns after a loop ended by ch < 0: 0 after --help, 64 */
+int	cli_opt_exit(int ch);
 void	cli_help(const struct verb *, FILE *);
 /* a usage error: the message and the pointer to --help on stderr;
  * returns 64 */
@@ -99,6 +110,10 @@ void	check_skip(struct check_report *, const char *fmt, ...)
 /* the closing line: "all checks passed" or "N of M checks failed";
  * returns 0 or CLI_EXIT_FAILED */
 int	check_end(struct check_report *);
+/* the line for compiling sec's 'where' on the server: rc 0 it compiles,
+ * 1 the server refused it (why), -1 it could not be asked (err) */
+void	check_where(struct check_report *, const struct sync_section *,
+	    int rc, const char *why, const struct p2o_err *err);
 
 /* a column a sync section names, and the key that names it first */
 struct named_col {
@@ -110,6 +125,18 @@ struct named_col {
  * columns), each once: how many, at most max */
 int	section_columns(const struct sync_section *, struct named_col *,
 	    int max);
+
+/* sqltext.c */
+
+struct pg_conn;
+/* "name" and 'text' for a script printed without a connection (standard
+ * conforming strings: a quote doubled, nothing else escaped) */
+void	sql_ident(struct sbuf *, const char *);
+void	sql_literal(struct sbuf *, const char *);
+/* a section's "schema"."table", quoted by the connection; heap, or NULL
+ * with err */
+char	*pg_qrel(struct pg_conn *, const struct sync_section *,
+	    struct p2o_err *);
 
 /* tools.c */
 

@@ -53,22 +53,16 @@ run(const struct verb *v, int argc, char **argv)
 	struct pg_conn *c;
 	char apub[80];
 	uint64_t now;
-	int ch, first, pub = 0, n = 0, rc;
+	int ch, pub = 0, n = 0, rc;
 
-	while ((ch = cli_getopt(v, argc, argv, &arg, &first)) != 0) {
-		if (ch == -1)
-			return P2O_EXIT_USAGE;
-		if (ch == 'h') {
-			cli_help(v, stdout);
-			return P2O_EXIT_OK;
-		}
+	while ((ch = cli_getopt(v, argc, argv, &arg)) > 0) {
 		if (ch == 'c')
 			path = arg;
 		else
 			pub = 1;
 	}
-	if (first != argc)
-		return cli_usage(v, "unexpected argument '%s'", argv[first]);
+	if (ch < 0)
+		return cli_opt_exit(ch);
 	if ((rc = cli_config(path, CONFIG_SECRET_SOURCE, &cfg)) != 0)
 		return rc;
 	if (cfg.source_kind != SOURCE_POSTGRES) {

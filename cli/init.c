@@ -622,21 +622,14 @@ run(const struct verb *v, int argc, char **argv)
 	struct config check;
 	char from[600] = "without the catalogue", why[1200] = "", *dirbuf;
 	const char *arg, *url;
-	int ch, first, rc, n = 0, i, nmap = 0, nkeyless = 0, online = 0;
+	int ch, rc, n = 0, i, nmap = 0, nkeyless = 0, online = 0;
 
 	memset(secs, 0, sizeof(secs));
-	while ((ch = cli_getopt(v, argc, argv, &arg, &first)) != 0) {
-		if (ch == -1)
-			return P2O_EXIT_USAGE;
-		if (ch == 'h') {
-			cli_help(v, stdout);
-			return P2O_EXIT_OK;
-		}
+	while ((ch = cli_getopt(v, argc, argv, &arg)) > 0)
 		if ((rc = option(&in, v, ch, arg)) != 0)
 			return rc;
-	}
-	if (first != argc)
-		return cli_usage(v, "unexpected argument '%s'", argv[first]);
+	if (ch < 0)
+		return cli_opt_exit(ch);
 	if (config_check_envname(in.url_env, why, sizeof(why)) == -1)
 		return cli_usage(v, "--url-env '%s' %s", in.url_env, why);
 	if (strstr(in.target, "@") != NULL)

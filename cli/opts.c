@@ -17,8 +17,7 @@
 #define OPT_MAX	32
 
 int
-cli_getopt(const struct verb *v, int argc, char **argv, const char **arg,
-    int *first)
+cli_getopt(const struct verb *v, int argc, char **argv, const char **arg)
 {
 	static const struct verb *built;
 	static struct option longopts[OPT_MAX + 1];
@@ -46,18 +45,33 @@ cli_getopt(const struct verb *v, int argc, char **argv, const char **arg,
 	opterr = 0;
 	ch = getopt_long(argc, argv, shortopts, longopts, NULL);
 	*arg = optarg;
-	*first = optind;
-	if (ch == -1)
-		return 0;
+	if (ch == -1) {
+		/* no verb takes operands */
+		if (optind != argc) {
+			cli_usage(v, "unexpected argument '%s'", argv[optind]);
+			return CLI_OPT_BAD;
+		}
+		return CLI_OPT_END;
+	}
+	if (ch == 'h') {
+		cli_help(v, stdout);
+		return CLI_OPT_HELP_DONE;
+	}
 	if (ch == '?' || ch == ':') {
 		if (ch == ':')
 			cli_usage(v, "option '%s' needs an argument",
 			    argv[optind - 1]);
 		else
 			cli_usage(v, "unknown option '%s'", argv[optind - 1]);
-		return -1;
+		return CLI_OPT_BAD;
 	}
 	return ch;
+}
+
+int
+cli_opt_exit(int ch)
+{
+	return ch == CLI_OPT_HELP_DONE ? P2O_EXIT_OK : P2O_EXIT_USAGE;
 }
 
 /* text wrapped at width, every line after the first indented by ind */

@@ -31,38 +31,12 @@ static const struct cli_opt opts[] = {
 	{ NULL, 0, NULL, NULL }
 };
 
-/* "name" with " doubled */
-static void
-ident(struct sbuf *b, const char *s)
-{
-	sbuf_addc(b, '"');
-	for (; *s; s++) {
-		if (*s == '"')
-			sbuf_addc(b, '"');
-		sbuf_addc(b, *s);
-	}
-	sbuf_addc(b, '"');
-}
-
-/* 'text' with ' doubled (standard_conforming_strings: no backslash) */
-static void
-literal(struct sbuf *b, const char *s)
-{
-	sbuf_addc(b, '\'');
-	for (; *s; s++) {
-		if (*s == '\'')
-			sbuf_addc(b, '\'');
-		sbuf_addc(b, *s);
-	}
-	sbuf_addc(b, '\'');
-}
-
 static void
 qrel(struct sbuf *b, const struct sync_section *s)
 {
-	ident(b, s->schema);
+	sql_ident(b, s->schema);
 	sbuf_addc(b, '.');
-	ident(b, s->table);
+	sql_ident(b, s->table);
 }
 
 /* the columns a before-image must carry: what deletes and moves a
@@ -104,17 +78,17 @@ pg_role(struct sbuf *b, const struct config *cfg, const char *role)
 	sbuf_adds(b, "\n-- 2. The role pg2osync connects as: it may replicate "
 	    "and read the tables,\n--    and owns nothing.\nDO $$ BEGIN\n"
 	    "  IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = ");
-	literal(b, role);
+	sql_literal(b, role);
 	sbuf_adds(b, ") THEN\n    CREATE ROLE ");
-	ident(b, role);
+	sql_ident(b, role);
 	sbuf_adds(b, " LOGIN REPLICATION;\n  ELSE\n    ALTER ROLE ");
-	ident(b, role);
+	sql_ident(b, role);
 	sbuf_adds(b, " LOGIN REPLICATION;\n  END IF;\nEND $$;\n"
 	    "--    its password is never written in a file: in psql, \\password ");
 	sbuf_adds(b, role);
 	sbuf_adds(b, "\nDO $$ BEGIN EXECUTE pg_catalog.format('GRANT CONNECT ON "
 	    "DATABASE %I TO %I', pg_catalog.current_database(), ");
-	literal(b, role);
+	sql_literal(b, role);
 	sbuf_adds(b, "); END $$;\n");
 	for (i = 0; i < cfg->nsyncs; i++) {
 		for (seen = 0, k = 0; k < i; k++)
@@ -123,9 +97,9 @@ pg_role(struct sbuf *b, const struct config *cfg, const char *role)
 		if (seen)
 			continue;
 		sbuf_adds(b, "GRANT USAGE ON SCHEMA ");
-		ident(b, cfg->syncs[i].schema);
+		sql_ident(b, cfg->syncs[i].schema);
 		sbuf_adds(b, " TO ");
-		ident(b, role);
+		sql_ident(b, role);
 		sbuf_adds(b, ";\n");
 	}
 	/* SELECT on a parent reads its inheritance children and partitions */
@@ -133,7 +107,7 @@ pg_role(struct sbuf *b, const struct config *cfg, const char *role)
 		sbuf_adds(b, "GRANT SELECT ON TABLE ");
 		qrel(b, &cfg->syncs[i]);
 		sbuf_adds(b, " TO ");
-		ident(b, role);
+		sql_ident(b, role);
 		sbuf_adds(b, ";\n");
 	}
 }
@@ -157,7 +131,7 @@ pg_identity(struct sbuf *b, const struct config *cfg)
 		sbuf_reset(&rel);
 		qrel(&rel, &cfg->syncs[i]);
 		sbuf_reset(&oid);
-		literal(&oid, rel.buf);
+		sql_literal(&oid, rel.buf);
 		sbuf_adds(&oid, "::pg_catalog.regclass");
 		sbuf_addf(b, "-- sync.%s reads", cfg->syncs[i].name);
 		for (k = 0; k < n; k++)
@@ -170,7 +144,7 @@ pg_identity(struct sbuf *b, const struct config *cfg)
 		for (k = 0; k < n; k++) {
 			if (k)
 				sbuf_addc(b, ',');
-			literal(b, cols[k]);
+			sql_literal(b, cols[k]);
 		}
 		sbuf_adds(b, "]::text[]) AS col(name) WHERE col.name NOT IN (\n"
 		    "       SELECT a.attname::text FROM pg_catalog.pg_index i "
@@ -206,29 +180,29 @@ pg_publication(struct sbuf *b, const struct config *cfg)
 		sbuf_reset(&rel);
 		qrel(&rel, &cfg->syncs[i]);
 		sbuf_reset(&oid);
-		literal(&oid, rel.buf);
+		sql_literal(&oid, rel.buf);
 		sbuf_adds(&oid, "::pg_catalog.regclass");
 		if (cfg->syncs[i].append_only) {
 			append = 1;
 			sbuf_adds(b, "  IF ");
 			has_identity(b, oid.buf);
 			sbuf_adds(b, " THEN\n    main := main || ', ' || ");
-			literal(b, rel.buf);
+			sql_literal(b, rel.buf);
 			sbuf_adds(b, ";\n  ELSE\n    append := append || ', ' || ");
-			literal(b, rel.buf);
+			sql_literal(b, rel.buf);
 			sbuf_adds(b, ";\n  END IF;\n");
 		} else {
 			sbuf_adds(b, "  main := main || ', ' || ");
-			literal(b, rel.buf);
+			sql_literal(b, rel.buf);
 			sbuf_adds(b, ";\n");
 		}
 	}
 	sbuf_adds(b, "  IF NOT EXISTS (SELECT FROM pg_catalog.pg_publication "
 	    "WHERE pubname = ");
-	literal(b, cfg->publication);
+	sql_literal(b, cfg->publication);
 	sbuf_adds(b, ") THEN\n    EXECUTE 'CREATE PUBLICATION ' || "
 	    "pg_catalog.quote_ident(");
-	literal(b, cfg->publication);
+	sql_literal(b, cfg->publication);
 	sbuf_adds(b, ")\n      || CASE WHEN main = '' THEN '' ELSE ' FOR TABLE "
 	    "' || pg_catalog.substr(main, 3) END\n      || ' WITH "
 	    "(publish_via_partition_root = true)';\n  END IF;\n");
@@ -238,10 +212,10 @@ pg_publication(struct sbuf *b, const struct config *cfg)
 		sbuf_addf(&rel, "%s", "");
 		sbuf_reset(&rel);
 		sbuf_addf(&rel, "%s_append", cfg->publication);
-		literal(b, rel.buf);
+		sql_literal(b, rel.buf);
 		sbuf_adds(b, ") THEN\n    EXECUTE 'CREATE PUBLICATION ' || "
 		    "pg_catalog.quote_ident(");
-		literal(b, rel.buf);
+		sql_literal(b, rel.buf);
 		sbuf_adds(b, ")\n      || ' FOR TABLE ' || pg_catalog.substr("
 		    "append, 3)\n      || ' WITH (publish = ''insert, "
 		    "truncate'', publish_via_partition_root = true)';\n  END "
@@ -363,22 +337,16 @@ run(const struct verb *v, int argc, char **argv)
 	struct sbuf b = SBUF_INIT;
 	char user[128] = "", db[128] = "";
 	const char *p;
-	int ch, first, rc;
+	int ch, rc;
 
-	while ((ch = cli_getopt(v, argc, argv, &arg, &first)) != 0) {
-		if (ch == -1)
-			return P2O_EXIT_USAGE;
-		if (ch == 'h') {
-			cli_help(v, stdout);
-			return P2O_EXIT_OK;
-		}
+	while ((ch = cli_getopt(v, argc, argv, &arg)) > 0) {
 		if (ch == 'c')
 			path = arg;
 		else
 			role = arg;
 	}
-	if (first != argc)
-		return cli_usage(v, "unexpected argument '%s'", argv[first]);
+	if (ch < 0)
+		return cli_opt_exit(ch);
 	if ((rc = cli_config(path, CONFIG_SECRETS_NONE, &cfg)) != 0)
 		return rc;
 	from_url(&cfg, user, sizeof(user), db, sizeof(db));

@@ -194,15 +194,10 @@ run(const struct verb *v, int argc, char **argv)
 	const char *path = CLI_DEFAULT_CONFIG, *arg;
 	struct config cfg;
 	long long n;
-	int ch, first, rc;
+	int ch, rc;
 
-	while ((ch = cli_getopt(v, argc, argv, &arg, &first)) != 0) {
+	while ((ch = cli_getopt(v, argc, argv, &arg)) > 0) {
 		switch (ch) {
-		case -1:
-			return P2O_EXIT_USAGE;
-		case 'h':
-			cli_help(v, stdout);
-			return P2O_EXIT_OK;
 		case 'c':
 			path = arg;
 			break;
@@ -224,8 +219,8 @@ run(const struct verb *v, int argc, char **argv)
 			break;
 		}
 	}
-	if (first != argc)
-		return cli_usage(v, "unexpected argument '%s'", argv[first]);
+	if (ch < 0)
+		return cli_opt_exit(ch);
 	if ((rc = cli_config(path, CONFIG_SECRETS_ALL, &cfg)) != 0)
 		return rc;
 	if (cfg.source_kind == SOURCE_MYSQL && so.max_retained >= 0) {

@@ -16,13 +16,9 @@
 static void
 drop_sql(struct sbuf *b, const char *slot)
 {
-	sbuf_adds(b, "SELECT pg_drop_replication_slot('");
-	for (; *slot; slot++) {
-		if (*slot == '\'')
-			sbuf_addc(b, '\'');
-		sbuf_addc(b, *slot);
-	}
-	sbuf_adds(b, "');");
+	sbuf_adds(b, "SELECT pg_drop_replication_slot(");
+	sql_literal(b, slot);
+	sbuf_adds(b, ");");
 }
 
 /* what is said about a slot beside its numbers */

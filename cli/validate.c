@@ -41,19 +41,12 @@ run(const struct verb *v, int argc, char **argv)
 	struct check_report r;
 	struct config cfg, src, tgt;
 	const char *path = CLI_DEFAULT_CONFIG, *arg;
-	int ch, first, have_src, have_tgt;
+	int ch, have_src, have_tgt;
 
-	while ((ch = cli_getopt(v, argc, argv, &arg, &first)) != 0) {
-		if (ch == -1)
-			return P2O_EXIT_USAGE;
-		if (ch == 'h') {
-			cli_help(v, stdout);
-			return P2O_EXIT_OK;
-		}
+	while ((ch = cli_getopt(v, argc, argv, &arg)) > 0)
 		path = arg;
-	}
-	if (first != argc)
-		return cli_usage(v, "unexpected argument '%s'", argv[first]);
+	if (ch < 0)
+		return cli_opt_exit(ch);
 
 	check_init(&r, stdout);
 	/* the structure and every key, before any secret is asked for */

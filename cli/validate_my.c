@@ -111,17 +111,11 @@ filter(struct check_report *r, MYSQL *m, const struct sync_section *s)
 	if (where_sql(s->where_expr, &cond, quote, m) == -1)
 		check_fail(r, "table '%s': the filter could not be quoted",
 		    s->rel);
-	else if ((rc = mysrv_where_compiles(m, rel.buf, cond.buf, why,
-	    sizeof(why), &e)) == 0)
-		check_ok(r, "table '%s': 'sync.%s.where' compiles on the server",
-		    s->rel, s->name);
-	else if (rc == 1)
-		check_fail(r, "table '%s': 'sync.%s.where' does not compile on "
-		    "the server, which the initial load needs: %s", s->rel,
-		    s->name, why);
-	else
-		check_fail(r, "table '%s': compiling 'sync.%s.where': %s",
-		    s->rel, s->name, e.msg);
+	else {
+		rc = mysrv_where_compiles(m, rel.buf, cond.buf, why,
+		    sizeof(why), &e);
+		check_where(r, s, rc, why, &e);
+	}
 	sbuf_release(&rel);
 	sbuf_release(&cond);
 }

@@ -68,26 +68,6 @@ quote(void *arg, const char *s, int ident)
 	return ident ? pgconn_ident(arg, s, &e) : pgconn_literal(arg, s, &e);
 }
 
-/* "schema"."table", heap */
-static char *
-qrel(struct pg_conn *c, const struct sync_section *s)
-{
-	struct p2o_err e;
-	char *a = pgconn_ident(c, s->schema, &e), *b, *q;
-
-	b = pgconn_ident(c, s->table, &e);
-	if (a == NULL || b == NULL) {
-		free(a);
-		free(b);
-		return NULL;
-	}
-	q = xmalloc(strlen(a) + strlen(b) + 2);
-	sprintf(q, "%s.%s", a, b);
-	free(a);
-	free(b);
-	return q;
-}
-
 static void
 server(struct check_report *r, const struct pgsrv_facts *f)
 {
@@ -213,23 +193,14 @@ filter(struct check_report *r, struct pg_conn *c, const struct pgcat_table *t)
 	if (s->where_expr == NULL)
 		return;
 	p2o_err_clear(&e);
-	if ((rel = qrel(c, s)) == NULL ||
+	if ((rel = pg_qrel(c, s, &e)) == NULL ||
 	    where_sql(s->where_expr, &cond, quote, c) == -1) {
 		check_fail(r, "table '%s': the filter could not be quoted",
 		    s->rel);
 		goto out;
 	}
 	rc = pgsrv_where_compiles(c, rel, cond.buf, why, sizeof(why), &e);
-	if (rc == 0)
-		check_ok(r, "table '%s': 'sync.%s.where' compiles on the server",
-		    s->rel, s->name);
-	else if (rc == 1)
-		check_fail(r, "table '%s': 'sync.%s.where' does not compile on "
-		    "the server, which the initial load needs: %s", s->rel,
-		    s->name, why);
-	else
-		check_fail(r, "table '%s': compiling 'sync.%s.where': %s",
-		    s->rel, s->name, e.msg);
+	check_where(r, s, rc, why, &e);
 out:
 	free(rel);
 	sbuf_release(&cond);

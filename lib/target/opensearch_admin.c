@@ -16,37 +16,6 @@
 #include "opensearch.h"
 #include "p2o.h"
 
-static int
-failed(long status, const struct sbuf *resp, struct p2o_err *err)
-{
-	char why[400];
-
-	os_error_text(resp->buf, resp->len, why, sizeof(why));
-	return p2o_fail(err, status == 401 || status == 403 ? P2O_EXIT_AUTH :
-	    P2O_EXIT_TEMPFAIL, "HTTP %ld: %s", status, why);
-}
-
-/* GET path: 1 with the answer's object, 0 on 404, -1 with err */
-static int
-get(struct target_conn *c, const char *path, struct sbuf *resp,
-    struct jspan *obj, struct p2o_err *err)
-{
-	struct http_call call;
-	long status;
-
-	http_call_set(&call, "GET", path, NULL, NULL, 0);
-	if (target_request(c, &call, resp, &status, err) == -1)
-		return -1;
-	if (status == 404)
-		return 0;
-	if (status != 200)
-		return failed(status, resp, err);
-	if (os_body_object(resp->buf, resp->len, obj) == -1)
-		return p2o_fail(err, P2O_EXIT_TEMPFAIL, "the answer to GET %s "
-		    "is not a JSON object", path);
-	return 1;
-}
-
 int
 os_pipeline_exists(struct target_conn *c, const char *name,
     struct p2o_err *err)
@@ -57,7 +26,7 @@ os_pipeline_exists(struct target_conn *c, const char *name,
 
 	sbuf_adds(&path, "/_ingest/pipeline/");
 	http_escape(&path, name, "");
-	rc = get(c, path.buf, &resp, &obj, err);
+	rc = os_get_object(c, path.buf, &resp, &obj, err);
 	sbuf_release(&path);
 	sbuf_release(&resp);
 	return rc;
@@ -101,7 +70,7 @@ os_index_state(struct target_conn *c, const char *name,
 	/* an alias of that name: the indices it names and its write index */
 	sbuf_adds(&path, "/_alias/");
 	http_escape(&path, name, HTTP_KEEP_INDEX);
-	if ((rc = get(c, path.buf, &resp, &obj, err)) == -1)
+	if ((rc = os_get_object(c, path.buf, &resp, &obj, err)) == -1)
 		goto out;
 	if (rc == 1 && jiter_init(&it, obj) == 0) {
 		while (jiter_member(&it, &key, &val) == 1) {
@@ -128,7 +97,7 @@ os_index_state(struct target_conn *c, const char *name,
 	/* an index: open or closed, and its write blocks */
 	sbuf_reset(&path);
 	os_index_path(&path, name, "/_settings?expand_wildcards=all");
-	if ((rc = get(c, path.buf, &resp, &obj, err)) == -1)
+	if ((rc = os_get_object(c, path.buf, &resp, &obj, err)) == -1)
 		goto out;
 	if (rc == 1 && jiter_init(&it, obj) == 0)
 		while (jiter_member(&it, &key, &val) == 1) {
@@ -253,7 +222,7 @@ os_mapping_conflicts(struct target_conn *c, const char *index,
 		goto out;
 	}
 	os_index_path(&path, index, "/_mapping");
-	if ((rc = get(c, path.buf, &resp, &obj, err)) <= 0)
+	if ((rc = os_get_object(c, path.buf, &resp, &obj, err)) <= 0)
 		goto out;	/* no index: nothing to contradict */
 	if (jiter_init(&it, obj) == 0)
 		while (jiter_member(&it, &key, &val) == 1)

@@ -315,3 +315,10 @@ os_state_prepare(struct target_conn *c, int *created, struct p2o_err *err)
 	c->state_ready = 1;
 	return 0;
 }
+
+int
+os_get_object(struct target_conn *c, const char *path, struct sbuf *resp,
+    struct jspan *obj, struct p2o_err *err)
+{
+	return get_object(c, path, resp, obj, err);
+}
