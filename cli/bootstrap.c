@@ -121,7 +121,7 @@ target(const struct config *cfg, struct p2o_err *e)
 {
 	struct target_conn tc;
 	const struct sync_section *s;
-	int i, k, seen, created, rc = -1;
+	int i, created, rc = -1;
 
 	if (target_conn_open(&tc, cfg, e) == -1)
 		return -1;
@@ -131,9 +131,7 @@ target(const struct config *cfg, struct p2o_err *e)
 	    "found", tc.mod->state_place);
 	for (i = 0; i < cfg->nsyncs; i++) {
 		s = &cfg->syncs[i];
-		for (seen = 0, k = 0; k < i; k++)
-			seen |= strcmp(cfg->syncs[k].index, s->index) == 0;
-		if (seen)
+		if (!section_first_of_index(cfg, i))
 			continue;
 		if (s->index_templated) {
 			printf("index template '%s': each index is created at "

@@ -152,3 +152,14 @@ section_columns(const struct sync_section *s, struct named_col *v, int max)
 		n = add(v, n, max, s->join.column, "join.column");
 	return n;
 }
+
+int
+section_first_of_index(const struct config *cfg, int i)
+{
+	int k;
+
+	for (k = 0; k < i; k++)
+		if (strcmp(cfg->syncs[k].index, cfg->syncs[i].index) == 0)
+			return 0;
+	return 1;
+}

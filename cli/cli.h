@@ -138,6 +138,10 @@ void	sql_literal(struct sbuf *, const char *);
 char	*pg_qrel(struct pg_conn *, const struct sync_section *,
 	    struct p2o_err *);
 
+/* 1 when section i is the first of cfg's sections writing its index (an
+ * index shared by several is created and checked once) */
+int	section_first_of_index(const struct config *, int i);
+
 /* tools.c */
 
 /* the path of a pg2osync program: beside this executable if it is there,

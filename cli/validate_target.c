@@ -77,13 +77,11 @@ indices(struct check_report *r, struct target_conn *tc,
 	struct target_index_state st;
 	struct p2o_err e;
 	const char *body;
-	int i, k, seen;
+	int i;
 
 	for (i = 0; i < cfg->nsyncs; i++) {
 		s = &cfg->syncs[i];
-		for (seen = 0, k = 0; k < i; k++)
-			seen |= strcmp(cfg->syncs[k].index, s->index) == 0;
-		if (seen)
+		if (!section_first_of_index(cfg, i))
 			continue;
 		if (s->index_templated) {
 			check_ok(r, "target: index template '%s': each index is "

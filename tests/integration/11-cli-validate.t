@@ -3,7 +3,8 @@
 # no slot, publication or index behind; one run lists every failure, each
 # on its own line (a table without a key, a column the filter names that
 # does not exist, a filter the server cannot compile, an index name the
-# target refuses writes to, a missing ingest pipeline); a wrong password and
+# target refuses writes to, a missing ingest pipeline, an existing index
+# mapping a field otherwise than its mapping file); a wrong password and
 # an unreachable target; a second server with wal_level = replica; and
 # setup-sql's script, run by psql as the superuser on that fresh server,
 # makes validate pass for a role that owns nothing.
@@ -30,8 +31,9 @@ psql_q -c "drop table if exists t11_ok, t11_nokey, t11_col, t11_cmp, t11_al, t11
 	create table t11_cmp (id int primary key, name text);
 	alter table t11_cmp replica identity full;
 	create table t11_al (id int primary key);
-	create table t11_pipe (id int primary key)" || exit 1
-for i in t11_ok t11_a1 t11_a2; do os_drop $i; done
+	create table t11_pipe (id int primary key);
+	drop table if exists t11_map; create table t11_map (id int primary key, v text)" || exit 1
+for i in t11_ok t11_a1 t11_a2 t11_map; do os_drop $i; done
 
 mkhead "$T/good.yaml" t11
 cat >> "$T/good.yaml" <<EOF
@@ -55,6 +57,10 @@ ok $? "no slot, publication or index was created"
 sed 's/^/#   /' "$T/diff"
 ok $(! grep -qE "slot t11$|pub t11$|index t11_ok$" "$T/after"; echo $?) "... slot 't11', publication 't11', index 't11_ok' do not exist"
 
+# an index that exists maps 'v' otherwise than the section's mapping file
+curl -sS -XPUT "$OS_URL/t11_map" -H 'content-type: application/json' \
+	-d '{"mappings":{"properties":{"v":{"type":"keyword"},"id":{"type":"long"}}}}' > /dev/null
+echo '{"properties":{"v":{"type":"long"},"id":{"type":"long"}}}' > "$T/t11_map.json"
 # the target refuses writes to an alias over two indices with no write index
 curl -sS -XPUT "$OS_URL/t11_a1" > /dev/null
 curl -sS -XPUT "$OS_URL/t11_a2" > /dev/null
@@ -81,19 +87,24 @@ sync:
     table: public.t11_pipe
     index: t11_pipe
     pipeline: t11-no-such-pipeline
+  map:
+    table: public.t11_map
+    index: t11_map
+    mapping_file: t11_map.json
 EOF
 snapshot "$T/before"
 pg2osync validate -c "$T/bad.yaml" > "$T/out" 2>&1
 st=$?
-ok $([ $st = 1 ]; echo $?) "five problems: exit 1 (got $st)"
+ok $([ $st = 1 ]; echo $?) "six problems: exit 1 (got $st)"
 sed 's/^/#   /' "$T/out"
 ok $([ "$(lines "$T/out" "^FAIL  table 'public.t11_nokey' has no primary key")" = 1 ]; echo $?) "a table without a key: one line"
 ok $([ "$(lines "$T/out" "^FAIL  table 'public.t11_col': 'sync.col.where' names column 'nosuch'")" = 1 ]; echo $?) "a column the filter names that does not exist: one line"
 ok $([ "$(lines "$T/out" "^FAIL  table 'public.t11_cmp': 'sync.cmp.where' does not compile on the server.*operator does not exist: text > integer")" = 1 ]; echo $?) "a filter the server cannot compile: one line, in the server's words"
 ok $([ "$(lines "$T/out" "^FAIL  target: index name 't11_alias' is an alias of 2 indices and none is its write index")" = 1 ]; echo $?) "an index name the target refuses writes to: one line"
 ok $([ "$(lines "$T/out" "^FAIL  target: ingest pipeline 't11-no-such-pipeline' .* does not exist")" = 1 ]; echo $?) "a missing ingest pipeline: one line"
-ok $([ "$(lines "$T/out" '^FAIL')" = 5 ]; echo $?) "exactly those five failures, all in one run"
-tail -1 "$T/out" | grep -qE '^5 of [0-9]+ checks failed'
+ok $([ "$(lines "$T/out" "^FAIL  target: index 't11_map' exists with a mapping that contradicts 'sync.map.mapping_file': field 'v' is mapped as 'keyword', the mapping file says 'long'")" = 1 ]; echo $?) "an existing index's mapping against the mapping file: one line"
+ok $([ "$(lines "$T/out" '^FAIL')" = 6 ]; echo $?) "exactly those six failures, all in one run"
+tail -1 "$T/out" | grep -qE '^6 of [0-9]+ checks failed'
 ok $? "... and the closing line counts them"
 snapshot "$T/after"
 diff "$T/before" "$T/after" > "$T/diff"
@@ -173,5 +184,5 @@ sed 's/^/#   /' "$T/out"
 ok $([ $st = 1 ]; echo $?) "wal_level = replica: exit 1"
 ok $([ "$(lines "$T/out" "^FAIL  source: wal_level is 'replica'; logical replication needs wal_level = logical \(ALTER SYSTEM SET wal_level = logical; then restart the server\)")" = 1 ]; echo $?) "... one line naming the setting and the fix"
 
-os_drop t11_a1; os_drop t11_a2
+os_drop t11_a1; os_drop t11_a2; os_drop t11_map
 done_testing
