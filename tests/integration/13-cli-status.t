@@ -69,6 +69,12 @@ ok $([ $st = 1 ] && grep -q "^over the limit: slot '$SLOT' retains" "$T/out"; ec
 pg2osync status -c "$T/cfg.yaml" --max-retained-mb 1000 > /dev/null 2>&1
 st=$?
 ok $([ $st = 0 ]; echo $?) "--max-retained-mb 1000: exit 0 (exit $st)"
+# a cron job that has the source's url and not the target's password
+unset P2O_T13_UNSET
+sed "s#^  url: $OS_URL#  url: $OS_URL\n  username: cron\n  password_env: P2O_T13_UNSET#" "$T/cfg.yaml" > "$T/nopw.yaml"
+pg2osync status -c "$T/nopw.yaml" --max-retained-mb 10 > /dev/null 2> "$T/err"
+st=$?
+ok $([ $st = 1 ] && grep -q "P2O_T13_UNSET" "$T/err"; echo $?) "without the target's password: still exit 1 over the limit, the missing variable named (exit $st)"
 grep -q "^  t13_orphan " "$T/out" && grep -q "If nothing will read it: SELECT pg_drop_replication_slot('t13_orphan');" "$T/out"
 ok $? "the orphan slot is listed with its DROP"
 grep -qE "^  $SLOT +\* logical +inactive" "$T/out"
