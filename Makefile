@@ -16,7 +16,7 @@
 #                        TOAST_IN_LOAD=1: large values in the loaded rows)
 #   make fuzz-long       every fuzz target for FUZZ_LONG_SECONDS (default
 #                        3600), new inputs merged into tests/fuzz/corpus
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=   the programs and the man pages
 
 # the first rule below is an archive; a bare `make` must build every tool
 .DEFAULT_GOAL := all
@@ -55,7 +55,7 @@ LDLIBS	+= -lmariadb -lzstd -lz
 
 # tool directory -> installed program name. A tool folder whose main.c
 # does not exist yet builds only its archive (unit tests link it).
-TOOLS	:= capture-pg capture-mysql loader shaper writer ckpt supervisor
+TOOLS	:= capture-pg capture-mysql loader shaper writer ckpt supervisor cli
 prog_capture-pg	:= capture-pg
 prog_capture-mysql := capture-mysql
 prog_loader	:= loader
@@ -63,6 +63,8 @@ prog_shaper	:= shaper
 prog_writer	:= writer
 prog_ckpt	:= ckpt
 prog_supervisor	:= pg2osync-supervise
+# the operator's command: one verb per file (cli/cli.h)
+prog_cli	:= pg2osync
 # code two tools share is in lib (lib/pg, lib/mysql: the source layer);
 # no tool links another tool's archive (tests/integration/21-seams.t).
 # An archive keeps members by their file name alone: no two files under
@@ -164,9 +166,15 @@ demo:
 	$(MAKE) all
 	examples/demo.sh
 
+# every program and its man pages, nothing else (tests/integration/17-cli-install.t)
+MANDIR	?= $(PREFIX)/share/man
+MAN1	:= $(wildcard man/*.1)
+MAN5	:= $(wildcard man/*.5)
 install: $(BINS)
-	install -d $(DESTDIR)$(BINDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
 	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
+	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -8,6 +8,8 @@
  *               START_REPLICATION
  *   walstream.c the walsender's side of the capture loop: CopyData in,
  *               standby status updates out, never past the ack
+ *   slotwatch.c every logical slot's retained WAL, for /metrics, on the
+ *               catalogue connection kept after the startup checks
  */
 #ifndef CAPTURE_PG_H
 #define CAPTURE_PG_H
@@ -19,6 +21,7 @@
 #include "sbuf.h"
 #include "lsn.h"
 #include "pg/pgtypes.h"
+#include "capture.h"
 
 /* pgoutput.c */
 
@@ -203,5 +206,20 @@ struct walstream {
 void	walstream_init(struct walstream *, struct pg_conn *,
 	    struct pgo_decoder *, uint64_t start);
 extern const struct capture_ops walstream_ops;
+
+/* slotwatch.c */
+
+#define SLOTWATCH_MS	5000	/* one look at every slot */
+
+struct slotwatch {
+	struct pg_conn *conn;	/* the catalogue connection, adopted */
+	long long next_ms;	/* the next look (0: at once) */
+	int	 looked;	/* the first look (and its warnings) is done */
+	struct capture_side side;	/* for struct capture's side */
+};
+
+/* adopts conn (the startup checks' SQL connection) */
+void	slotwatch_init(struct slotwatch *, struct pg_conn *conn);
+void	slotwatch_release(struct slotwatch *);
 
 #endif

@@ -107,6 +107,7 @@ main(int argc, char **argv)
 	struct pg_source src;
 	struct walstream ws;
 	struct capture cap;
+	struct slotwatch sw;
 	uint64_t start_lsn;
 
 	if (stage_begin(&st, &spec, &a, argc, argv, &e) != STAGE_RUN ||
@@ -125,8 +126,12 @@ main(int argc, char **argv)
 	    slot_check_tables(&src, &cfg, &dec) == -1 ||
 	    slot_ensure_publication(&src, &cfg) == -1 ||
 	    slot_connect_repl(&src, &cfg) == -1 ||
-	    slot_ensure_slot(&src, &cfg) == -1 ||
-	    slot_start(&src, &cfg, start_lsn) == -1)
+	    slot_ensure_slot(&src, &cfg) == -1)
+		return stage_report(&src.err);
+	/* the catalogue connection stays, for the slot watch */
+	slotwatch_init(&sw, src.sql);
+	src.sql = NULL;
+	if (slot_start(&src, &cfg, start_lsn) == -1)
 		return stage_report(&src.err);
 	/* hello means ready: only once the slot is streaming, so that a
 	 * supervisor reporting healthy means changes are being captured */
@@ -136,10 +141,12 @@ main(int argc, char **argv)
 	walstream_init(&ws, src.repl, &dec, src.start);
 	capture_init(&cap, &walstream_ops, &ws, &st.ctl,
 	    stage_flag(STAGE_TERM));
+	cap.side = &sw.side;
 	if (capture_run(&cap) != 0)
 		return stage_report(&cap.err);
 
 	capture_release(&cap);
+	slotwatch_release(&sw);
 	slot_release(&src);
 	pgo_release(&dec);
 	stage_end(&st);

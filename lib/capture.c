@@ -203,6 +203,10 @@ capture_run(struct capture *c)
 		if (now >= o->due(c->src, reading) && o->tick(c->src, now,
 		    reading, phase == RUNNING, &c->err) == -1)
 			return c->err.code;
+		if (phase == RUNNING && c->side != NULL &&
+		    now >= c->side->due(c->side->arg))
+			c->side->run(c->side->arg, now, ctl_on && !ctl_eof ?
+			    c->ctl : NULL);
 		if (ctl_on && !ctl_eof && (rc = send_stats(c, now)) != 0) {
 			if (rc == -1)
 				return c->err.code;
@@ -229,6 +233,9 @@ capture_run(struct capture *c)
 			wake = c->last_pos_ms + CAPTURE_POS_MS;
 		if (phase >= AWAITING_ACK && deadline < wake)
 			wake = deadline;
+		if (phase == RUNNING && c->side != NULL &&
+		    c->side->due(c->side->arg) < wake)
+			wake = c->side->due(c->side->arg);
 
 		rc = poll(pfd, npfd, wake > now ? (int)(wake - now) : 0);
 		if (rc < 0) {

@@ -70,8 +70,21 @@ struct capture_ops {
 	void	(*where)(void *src, char *buf, size_t len);
 };
 
+/*
+ * A duty of the capture's beside the stream, on the loop's clock
+ * (capture-pg's slot watch): when it is next due, and doing it, which may
+ * queue frames on the control channel. It cannot fail the stream: what
+ * goes wrong is its own to log.
+ */
+struct capture_side {
+	long long (*due)(void *arg);
+	void	(*run)(void *arg, long long now, struct ctl *);
+	void	*arg;
+};
+
 struct capture {
 	const struct capture_ops *ops;
+	const struct capture_side *side;	/* NULL: none */
 	void	*src;
 	struct ctl *ctl;
 	const volatile sig_atomic_t *stop;	/* set by SIGTERM/SIGINT */

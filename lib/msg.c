@@ -986,6 +986,24 @@ const struct msg_counter_def msg_counters[MC_N] = {
 	    "pg2osync_load_wal_paused", NULL, NULL, 1,
 	    "1 while the initial load waits for the replication slot's WAL "
 	    "to be reserved again." },
+	[MC_SLOT_RETAINED] = { "slot_retained_bytes", "capture",
+	    "pg2osync_slot_retained_bytes", "slot", NULL, 1,
+	    "Bytes of WAL each logical replication slot on the source server "
+	    "retains (from its restart_lsn to the WAL position now).", NULL,
+	    1 },
+	[MC_SLOT_SAFE_WAL] = { "slot_safe_wal_size_bytes", "capture",
+	    "pg2osync_slot_safe_wal_size_bytes", "slot", NULL, 1,
+	    "Bytes of WAL that can still be written before each slot would "
+	    "be lost (max_slot_wal_keep_size); absent when that is "
+	    "unlimited, 0 once the slot is past it.", NULL, 1 },
+	[MC_SLOT_WAL_STATUS] = { "slot_wal_status", "capture",
+	    "pg2osync_slot_wal_status", "slot", NULL, 1,
+	    "1 for each slot's wal_status (reserved, extended, unreserved, "
+	    "lost), 0 for the others.", "status", 1 },
+	[MC_SLOT_ACTIVE] = { "slot_active", "capture",
+	    "pg2osync_slot_active", "slot", NULL, 1,
+	    "1 when a replication connection streams from the slot.", NULL,
+	    1 },
 };
 
 int

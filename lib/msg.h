@@ -265,6 +265,8 @@ enum msg_counter {
 	/* loader, per table */
 	MC_LOAD_ROWS, MC_LOAD_ROWS_ESTIMATE, MC_LOAD_RANGES_DONE,
 	MC_LOAD_RANGES, MC_LOAD_WAL_PAUSED,
+	/* capture-pg's slot watch, per replication slot */
+	MC_SLOT_RETAINED, MC_SLOT_SAFE_WAL, MC_SLOT_WAL_STATUS, MC_SLOT_ACTIVE,
 	MC_N
 };
 
@@ -282,6 +284,9 @@ struct msg_counter_def {
 	const char *label2;	/* a keyed counter with two labels: its key
 				 * is "<label value>" MSG_KEY_SEP "<label2
 				 * value>" */
+	int	 whole;		/* a keyed gauge each stats frame carrying it
+				 * reports whole: a key it leaves out is gone
+				 * (a dropped slot) */
 };
 
 /* between the two label values of a two-label counter's key */

@@ -172,6 +172,16 @@ struct target_conn {
 	int	 state_ready;	/* the module's: its state store exists */
 };
 
+/* what a write to an index name would meet (index_state) */
+struct target_index_state {
+	int	 exists;	/* an index or an alias has the name */
+	int	 alias;		/* it is an alias */
+	int	 nindices;	/* an alias: the indices it names */
+	int	 write_index;	/* an alias: one of them takes its writes */
+	int	 closed;	/* a closed index */
+	char	 blocked[64];	/* the setting that blocks writes, or "" */
+};
+
 struct target_ops {
 	/* the configuration's questions, pure. Is text (or the part of a
 	 * name it is) a valid index name here: 0, or -1 with why ("must be
@@ -256,6 +266,25 @@ struct target_ops {
 		    struct p2o_err *);
 	int	(*load_restore)(struct target_conn *, const char *index,
 		    struct jspan orig, struct p2o_err *);
+
+	/* the place state documents are kept, made ready before the first
+	 * write would (pg2osync bootstrap): *created 0 when it was there */
+	int	(*state_prepare)(struct target_conn *, int *created,
+		    struct p2o_err *);
+	/*
+	 * Looks that change nothing, for the operator's commands (pg2osync
+	 * validate): an ingest pipeline exists (1, 0, -1); what a write to a
+	 * name would meet; the fields an existing index maps otherwise than
+	 * a creation body does (each described in report, *n of them; no
+	 * index is no conflict). 0 or -1 with err.
+	 */
+	int	(*pipeline_exists)(struct target_conn *, const char *name,
+		    struct p2o_err *);
+	int	(*index_state)(struct target_conn *, const char *name,
+		    struct target_index_state *, struct p2o_err *);
+	int	(*mapping_conflicts)(struct target_conn *, const char *index,
+		    const char *body, struct sbuf *report, int *n,
+		    struct p2o_err *);
 };
 
 struct target_module {

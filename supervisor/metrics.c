@@ -76,13 +76,28 @@ keyed_slot(struct sv_metrics *m, int c, struct jspan key)
 	return k;
 }
 
+/* a whole counter's keys the frame did not carry are gone */
+static void
+keyed_prune(struct sv_metrics *m, int c)
+{
+	int i;
+
+	for (i = 0; i < m->nkeyed; )
+		if (m->keyed[i].counter == c && !m->keyed[i].seen) {
+			free(m->keyed[i].key);
+			m->keyed[i] = m->keyed[--m->nkeyed];
+		} else
+			i++;
+}
+
 int
 sv_metrics_stats(struct sv_metrics *m, struct jspan counters)
 {
 	struct jiter it, kit;
 	struct jspan name, val, key, kval;
+	struct sv_keyed *k;
 	uint64_t v;
-	int c;
+	int c, i;
 
 	if (jspan_type(counters) != J_OBJECT ||
 	    jiter_init(&it, counters) == -1)
@@ -95,9 +110,17 @@ sv_metrics_stats(struct sv_metrics *m, struct jspan counters)
 			if (jspan_type(val) != J_OBJECT ||
 			    jiter_init(&kit, val) == -1)
 				continue;
+			for (i = 0; i < m->nkeyed; i++)
+				if (m->keyed[i].counter == c)
+					m->keyed[i].seen = 0;
 			while (jiter_member(&kit, &key, &kval) == 1)
-				if (jnum_u64(kval, &v) == 0)
-					keyed_slot(m, c, key)->last = v;
+				if (jnum_u64(kval, &v) == 0) {
+					k = keyed_slot(m, c, key);
+					k->last = v;
+					k->seen = 1;
+				}
+			if (msg_counters[c].whole)
+				keyed_prune(m, c);
 			continue;
 		}
 		if (jspan_type(val) == J_NUMBER && jnum_u64(val, &v) == 0)

@@ -280,6 +280,7 @@ struct sv_keyed {
 	int	 counter;	/* enum msg_counter */
 	char	*key;
 	uint64_t base, last;
+	int	 seen;		/* in the last frame carrying its counter */
 };
 
 struct sv_metrics {

@@ -17,7 +17,7 @@ integ=(tests/integration/*.t tests/chaos/chaos.t)
 # the sanitizer pass repeats what exercises the most code per minute; the
 # 30-second target outage, the long kill loop and the 200,000-row load stay
 # in the plain pass
-san_integ=(tests/integration/10-*.t tests/integration/20-*.t tests/integration/30-*.t
+san_integ=(tests/integration/10-*.t tests/integration/1[1-8]-*.t tests/integration/20-*.t tests/integration/30-*.t
 	tests/integration/35-*.t tests/integration/40-*.t tests/integration/45-*.t
 	tests/integration/67-*.t tests/integration/70-*.t
 	tests/integration/80-*.t tests/integration/85-*.t tests/integration/86-*.t

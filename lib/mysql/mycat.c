@@ -228,3 +228,46 @@ mycat_describe(struct st_mysql *m, int mariadb,
 	}
 	return 0;
 }
+
+int
+mycat_tables(struct st_mysql *m, const char *db, struct mycat_name **v,
+    int *n, struct p2o_err *e)
+{
+	struct sbuf q = SBUF_INIT;
+	MYSQL_RES *r;
+	MYSQL_ROW row;
+
+	*v = NULL;
+	*n = 0;
+	sbuf_adds(&q, "SELECT t.TABLE_NAME, EXISTS (SELECT 1 FROM "
+	    "information_schema.TABLE_CONSTRAINTS k WHERE k.TABLE_SCHEMA = "
+	    "t.TABLE_SCHEMA AND k.TABLE_NAME = t.TABLE_NAME AND "
+	    "k.CONSTRAINT_TYPE = 'PRIMARY KEY') FROM information_schema.TABLES t "
+	    "WHERE t.TABLE_TYPE = 'BASE TABLE' AND t.TABLE_SCHEMA = ");
+	quote(m, &q, db);
+	sbuf_adds(&q, " ORDER BY 1");
+	r = myconn_query(m, q.buf, "listing the tables", e);
+	sbuf_release(&q);
+	if (r == NULL)
+		return -1;
+	*v = xcalloc(mysql_num_rows(r) + 1, sizeof(**v));
+	while ((row = mysql_fetch_row(r)) != NULL) {
+		if (row[0] == NULL)
+			continue;
+		(*v)[*n].name = xstrdup(row[0]);
+		(*v)[*n].has_key = row[1] != NULL && strcmp(row[1], "1") == 0;
+		(*n)++;
+	}
+	mysql_free_result(r);
+	return 0;
+}
+
+void
+mycat_names_free(struct mycat_name *v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+}

@@ -54,4 +54,15 @@ void	my_table_release(struct my_table *);
 /* the column named name, or -1 */
 int	mycat_column(const struct my_table *, const char *name);
 
+/* a base table of a database (mycat_tables) */
+struct mycat_name {
+	char	*name;
+	int	 has_key;	/* a primary key */
+};
+/* every base table of database db the user may see, by name: 0 with *v
+ * (mycat_names_free) and *n, or -1 with err */
+int	mycat_tables(struct st_mysql *, const char *db, struct mycat_name **v,
+	    int *n, struct p2o_err *);
+void	mycat_names_free(struct mycat_name *, int n);
+
 #endif

@@ -575,3 +575,52 @@ pgcat_check_overlap(const struct config *cfg, const struct pgcat_table *t,
 			    "inherits from", t->sec->rel, t->sec->name);
 	return 0;
 }
+
+/* what a sync section could name; the key test is choose_key's (an
+ * identity index or the primary key), asked of the catalogue at once */
+static const char tables_sql[] =
+    "SELECT n.nspname, c.relname, EXISTS (SELECT 1 FROM pg_catalog.pg_index i "
+    "  WHERE i.indrelid = c.oid AND (i.indisprimary OR "
+    "  (c.relreplident = 'i' AND i.indisreplident))) "
+    "FROM pg_catalog.pg_class c "
+    "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition "
+    "AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
+    "AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp%' "
+    "AND pg_catalog.has_table_privilege(c.oid, 'SELECT') "
+    "ORDER BY 1, 2";
+
+int
+pgcat_tables(struct pg_conn *c, struct pgcat_name **v, int *n,
+    struct p2o_err *e)
+{
+	PGresult *res;
+	int i;
+
+	*v = NULL;
+	*n = 0;
+	if ((res = pgconn_query(c, "listing the tables", tables_sql, 0, NULL,
+	    e)) == NULL)
+		return -1;
+	*v = xcalloc((size_t)PQntuples(res) + 1, sizeof(**v));
+	for (i = 0; i < PQntuples(res); i++) {
+		(*v)[i].schema = xstrdup(PQgetvalue(res, i, 0));
+		(*v)[i].name = xstrdup(PQgetvalue(res, i, 1));
+		(*v)[i].has_key = PQgetvalue(res, i, 2)[0] == 't';
+	}
+	*n = PQntuples(res);
+	PQclear(res);
+	return 0;
+}
+
+void
+pgcat_names_free(struct pgcat_name *v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		free(v[i].schema);
+		free(v[i].name);
+	}
+	free(v);
+}

@@ -104,4 +104,19 @@ int	pgcat_check_images(const struct pgcat_table *, struct p2o_err *);
 int	pgcat_check_overlap(const struct config *, const struct pgcat_table *,
 	    struct p2o_err *);
 
+/* a table a sync section could name (pgcat_tables) */
+struct pgcat_name {
+	char	*schema, *name;
+	int	 has_key;	/* a primary key or a replica identity index:
+				 * without one a section must be append_only */
+};
+
+/* every table the role may read that a section could name: ordinary and
+ * partitioned tables outside the system schemas, partitions left out
+ * (their rows arrive under their root's name), by schema and name. 0
+ * with *v (pgcat_names_free) and *n, or -1 with err */
+int	pgcat_tables(struct pg_conn *, struct pgcat_name **v, int *n,
+	    struct p2o_err *);
+void	pgcat_names_free(struct pgcat_name *, int n);
+
 #endif

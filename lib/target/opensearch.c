@@ -526,6 +526,10 @@ static const struct target_ops ops = {
 	.load_settings = os_load_settings,
 	.load_suspend = os_load_suspend,
 	.load_restore = os_load_restore,
+	.state_prepare = os_state_prepare,
+	.pipeline_exists = os_pipeline_exists,
+	.index_state = os_index_state,
+	.mapping_conflicts = os_mapping_conflicts,
 };
 
 const struct target_module target_opensearch = {

@@ -60,4 +60,19 @@ int	os_load_suspend(struct target_conn *, const char *index,
 int	os_load_restore(struct target_conn *, const char *index,
 	    struct jspan orig, struct p2o_err *);
 
+/* opensearch_state.c: GET path, 1 with the answer's object (into resp),
+ * 0 on a 404, -1 with err (77 refused credentials, 75 anything else) */
+int	os_get_object(struct target_conn *, const char *path, struct sbuf *resp,
+	    struct jspan *obj, struct p2o_err *);
+/* the state index made ready ahead of the first write */
+int	os_state_prepare(struct target_conn *, int *created, struct p2o_err *);
+
+/* opensearch_admin.c */
+int	os_pipeline_exists(struct target_conn *, const char *name,
+	    struct p2o_err *);
+int	os_index_state(struct target_conn *, const char *name,
+	    struct target_index_state *, struct p2o_err *);
+int	os_mapping_conflicts(struct target_conn *, const char *index,
+	    const char *body, struct sbuf *report, int *n, struct p2o_err *);
+
 #endif

@@ -303,3 +303,22 @@ os_load_restore(struct target_conn *c, const char *index, struct jspan orig,
 	sbuf_release(&body);
 	return rc;
 }
+
+int
+os_state_prepare(struct target_conn *c, int *created, struct p2o_err *err)
+{
+	*created = 0;
+	if (os_index_create(c, OS_STATE_INDEX, STATE_INDEX_BODY, created,
+	    err) == -1)
+		return p2o_err_prefix(err, "creating index '" OS_STATE_INDEX
+		    "'");
+	c->state_ready = 1;
+	return 0;
+}
+
+int
+os_get_object(struct target_conn *c, const char *path, struct sbuf *resp,
+    struct jspan *obj, struct p2o_err *err)
+{
+	return get_object(c, path, resp, obj, err);
+}

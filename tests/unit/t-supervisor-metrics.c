@@ -341,6 +341,18 @@ main(void)
 	    "and over its keys");
 	sv_metrics_stats(&m, span("{\"transform_unconverted\":"
 	    "{\"public.users\\u001femail\":3}}"));
+	/* the slot watch reports every slot each time: a slot left out
+	 * was dropped, and its series go */
+	sv_metrics_stats(&m, span("{\"slot_retained_bytes\":{\"a\":7,"
+	    "\"gone\":9},\"slot_wal_status\":{\"a\\u001freserved\":1,"
+	    "\"a\\u001flost\":0}}"));
+	sv_metrics_stats(&m, span("{\"slot_retained_bytes\":{\"a\":8}}"));
+	is_int(sv_metrics_total(&m, MC_SLOT_RETAINED, "a"), 8,
+	    "a slot gauge is replaced, not summed");
+	is_int(sv_metrics_total(&m, MC_SLOT_RETAINED, "gone"), 0,
+	    "a slot a later frame leaves out is gone");
+	is_int(sv_metrics_total(&m, MC_SLOT_WAL_STATUS, "a\x1freserved"), 1,
+	    "a frame without a counter leaves that counter's keys alone");
 
 	sv_hist_observe(&m.indexed, 300);		/* 0.0003 s */
 	sv_hist_observe(&m.indexed, 500);		/* on the 0.0005 bound */

@@ -1,0 +1,216 @@
+/*
+ * cli.h - pg2osync, the operator's command: one verb per file, each a
+ * struct verb (its options as data, its --help, its exit codes and what
+ * it runs), listed in main.c's table. Adding a verb is a file and a row.
+ *
+ * Modules:
+ *   main.c        the verb table and the dispatch; the only exit
+ *   opts.c        a verb's options as a table: getopt and --help from it
+ *   check.c       validate's report: one line per check, every failure
+ *   tools.c       the other pg2osync programs: where they are, running
+ *                 one for its output, exec
+ *   mapping.c     a column's type -> an index field mapping (init)
+ *   sqltext.c     SQL names and strings quoted, offline and online
+ *   init.c, validate.c (+ validate_pg.c, validate_my.c,
+ *   validate_target.c), setup_sql.c, bootstrap.c, status.c (+
+ *   status_pg.c, status_my.c), drop_slot.c, run.c: the verbs
+ *
+ * No verb that looks (validate, status, setup-sql) writes to the source
+ * or the target. No password reaches an argv, a log line or a file a
+ * verb writes: URLs come from the environment variable the configuration
+ * names.
+ */
+#ifndef CLI_H
+#define CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "err.h"
+#include "sbuf.h"
+
+/* exit codes of the verbs beyond framing.md §8's */
+#define CLI_EXIT_FAILED	1	/* a check failed, a limit was passed, a
+				 * wait ran out */
+
+/* one option of a verb */
+struct cli_opt {
+	const char *name;	/* the long name: "config" */
+	int	 key;		/* its short letter, or a value above 255 */
+	const char *arg;	/* the argument's name ("FILE"), NULL: a flag */
+	const char *help;	/* one line (wrapped in --help) */
+};
+
+struct verb {
+	const char *name;	/* "validate" */
+	const char *summary;	/* one line for pg2osync --help */
+	const char *synopsis;	/* "[-c FILE] [--json]" */
+	const char *about;	/* what it does, for --help */
+	const struct cli_opt *opts;	/* ends with { NULL } */
+	const char *exits;	/* "0 …\n1 …\n", for --help */
+	int	(*run)(const struct verb *, int argc, char **argv);
+};
+
+/* main.c */
+extern const struct verb *const cli_verbs[];
+
+/* opts.c */
+
+#define CLI_DEFAULT_CONFIG	"pg2osync.yaml"
+/* the options every verb has: -c/--config and -h/--help */
+#define CLI_OPT_CONFIG	{ "config", 'c', "FILE", "the configuration " \
+	"(default " CLI_DEFAULT_CONFIG ")" }
+#define CLI_OPT_HELP	{ "help", 'h', NULL, "this text" }
+
+/*
+ * The next option of argv by v's table: its key (> 0) with *arg (NULL
+ * for a flag); CLI_OPT_END after the last; CLI_OPT_HELP_DONE once --help
+ * was answered; CLI_OPT_BAD for a bad option or an operand (no verb takes
+ * one), said on stderr with a pointer to --help. A verb's loop:
+ *
+ *	while ((ch = cli_getopt(v, argc, argv, &arg)) > 0)
+ *		...;
+ *	if (ch < 0)
+ *		return cli_opt_exit(ch);
+ */
+#define CLI_OPT_END		0
+#define CLI_OPT_HELP_DONE	(-1)
+#define CLI_OPT_BAD		(-2)
+int	cli_getopt(const struct verb *, int argc, char **argv,
+	    const char **arg);
+/* what main returns after a loop ended by ch < 0: 0 after --help, 64 */
+int	cli_opt_exit(int ch);
+void	cli_help(const struct verb *, FILE *);
+/* a usage error: the message and the pointer to --help on stderr;
+ * returns 64 */
+int	cli_usage(const struct verb *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* a whole non-negative number of an option, or -1 with a usage message */
+long long cli_number(const struct verb *, const char *opt, const char *s);
+/* the configuration, its secrets resolved as asked: 0, or the exit code
+ * after saying why (78, the loader's file:line message) */
+int	cli_config(const char *path, unsigned secrets, struct config *);
+/* the error as one line on stderr; returns its code */
+int	cli_fail(const struct p2o_err *);
+
+/* check.c: validate's report */
+struct check_report {
+	int	 passed, failed, skipped;
+	FILE	*out;
+};
+void	check_init(struct check_report *, FILE *out);
+/* one line each: "ok    what", "FAIL  what: why", "skip  what: why" */
+void	check_ok(struct check_report *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	check_fail(struct check_report *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	check_skip(struct check_report *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* the closing line: "all checks passed" or "N of M checks failed";
+ * returns 0 or CLI_EXIT_FAILED */
+int	check_end(struct check_report *);
+/* the line for compiling sec's 'where' on the server: rc 0 it compiles,
+ * 1 the server refused it (why), -1 it could not be asked (err) */
+void	check_where(struct check_report *, const struct sync_section *,
+	    int rc, const char *why, const struct p2o_err *err);
+
+/* a column a sync section names, and the key that names it first */
+struct named_col {
+	const char *col;
+	const char *key;	/* "columns", "where", "id", … */
+};
+/* every column sec names (columns, exclude_columns, primary_key, routing,
+ * transform, fields, where, the id and index templates, fan_out and join
+ * columns), each once: how many, at most max */
+int	section_columns(const struct sync_section *, struct named_col *,
+	    int max);
+
+/* sqltext.c */
+
+struct pg_conn;
+/* "name" and 'text' for a script printed without a connection (standard
+ * conforming strings: a quote doubled, nothing else escaped) */
+void	sql_ident(struct sbuf *, const char *);
+void	sql_literal(struct sbuf *, const char *);
+/* a section's "schema"."table", quoted by the connection; heap, or NULL
+ * with err */
+char	*pg_qrel(struct pg_conn *, const struct sync_section *,
+	    struct p2o_err *);
+
+/* 1 when section i is the first of cfg's sections writing its index (an
+ * index shared by several is created and checked once) */
+int	section_first_of_index(const struct config *, int i);
+
+/* tools.c */
+
+/* the path of a pg2osync program: beside this executable if it is there,
+ * else the bare name for $PATH; heap */
+char	*tool_path(const char *name);
+/* run argv, its stdout into out (stdin /dev/null, stderr inherited): the
+ * exit status (a signal: 128 + signo), or -1 with err */
+int	tool_output(char *const argv[], struct sbuf *out, struct p2o_err *);
+/* exec argv[0] as found by tool_path; returns only on failure (err) */
+int	tool_exec(char **argv, struct p2o_err *);
+
+/* validate_pg.c, validate_my.c, validate_target.c: the checks of each
+ * side (cfg holds the secrets that side needs) */
+void	validate_pg(struct check_report *, const struct config *);
+void	validate_my(struct check_report *, const struct config *);
+void	validate_target(struct check_report *, const struct config *);
+
+/* mapping.c */
+
+/* how init maps the columns a dynamic mapping would guess at */
+struct mapping_opts {
+	int	 decimal_scaled;	/* numeric/decimal as scaled_float (else
+					 * keyword: exact) */
+	int	 json_flat;		/* JSON as flat_object (else object) */
+};
+/* the field mapping of a PostgreSQL column of type format_type() text
+ * (typoid its pg_type oid), appended to out as a JSON object; a note for
+ * the operator in note (or "") */
+void	mapping_pg(const char *type, uint32_t typoid,
+	    const struct mapping_opts *, struct sbuf *out, char *note,
+	    size_t notelen);
+/* the same for a MySQL column (information_schema DATA_TYPE and
+ * COLUMN_TYPE; json: a JSON column, MariaDB's longtext included) */
+void	mapping_my(const char *data_type, const char *column_type, int json,
+	    const struct mapping_opts *, struct sbuf *out, char *note,
+	    size_t notelen);
+
+/* status_pg.c, status_my.c: what status shows of each kind of source */
+struct status_opts {
+	int	 json;
+	long long max_retained;		/* bytes, -1: no limit */
+	int	 caught_up;
+	long long timeout_ms;
+};
+struct ckpt_view;
+int	status_pg(const struct config *, const struct status_opts *);
+int	status_my(const struct config *, const struct status_opts *);
+
+/* status.c: what both share */
+struct ckpt_view {
+	int	 known;		/* ckpt answered */
+	int	 found;		/* a checkpoint is stored */
+	uint64_t pos;
+	char	 text[1024];
+	char	 updated_at[64];
+	char	 why[P2O_ERR_MAX];	/* when it is not known */
+};
+/* the stored checkpoint, through `ckpt get` */
+void	status_checkpoint(const struct config *, struct ckpt_view *);
+/* the load progress of every section as JSON array text appended to out
+ * (json) or lines on f; 0, or -1 when the target could not be read */
+int	status_loads(const struct config *, FILE *f, struct sbuf *json);
+/* bytes as "12.3 MB" (MB = 1000000 bytes, as a byte count in the
+ * configuration) */
+const char *status_mb(int64_t bytes, char *buf, size_t len);
+/* --caught-up: poll the checkpoint until it reaches want (compare says
+ * whether a stored checkpoint is at or past it), at most timeout_ms */
+int	status_wait(const struct config *, long long timeout_ms,
+	    int (*reached)(const struct ckpt_view *, void *), void *arg,
+	    FILE *f);
+
+#endif

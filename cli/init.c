@@ -1,0 +1,753 @@
+/*
+ * init.c - pg2osync init: a starter configuration from the live
+ * catalogue. Table names are qualified from it, a table without a key is
+ * declared append_only, and with --mappings each index gets a mapping file
+ * derived from its columns' types (mapping.c). Without a connection the
+ * file is written from the names given, with a note.
+ *
+ * The source url is never written: the file names the environment
+ * variable that holds it (source.url_env), whatever --source carried.
+ * Reads the catalogue only; writes nothing but the files it names.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libpq-fe.h>
+#include <mysql.h>
+
+#include "cli.h"
+#include "config_sections.h"
+#include "log.h"
+#include "mysql/mycat.h"
+#include "mysql/myconn.h"
+#include "mysql/myval.h"
+#include "p2o.h"
+#include "pg/pgcat.h"
+#include "pg/pgconn.h"
+#include "target.h"
+
+#define MAX_TABLES	256
+
+enum { O_SOURCE = 0x100, O_URL_ENV, O_TARGET, O_TABLE, O_FORCE, O_MAPPINGS,
+	O_DECIMAL, O_JSON, O_SLOT, O_PUBLICATION, O_SERVER_ID };
+
+static const struct cli_opt opts[] = {
+	{ "config", 'c', "FILE", "the file to write (default "
+	    CLI_DEFAULT_CONFIG ")" },
+	{ "source", O_SOURCE, "URL", "the source database (default: the "
+	    "value of the --url-env variable); the file names the variable, "
+	    "never the url" },
+	{ "url-env", O_URL_ENV, "NAME", "the environment variable the file "
+	    "reads the url from (default P2O_SOURCE_URL)" },
+	{ "target", O_TARGET, "URL", "the OpenSearch url (default "
+	    "http://127.0.0.1:9200)" },
+	{ "table", O_TABLE, "TABLE", "a table to sync, repeatable; a name "
+	    "without a schema or database is qualified from the catalogue "
+	    "(default: every table the role can read)" },
+	{ "mappings", O_MAPPINGS, NULL, "also write each index's "
+	    "mapping_file, derived from the column types" },
+	{ "decimal", O_DECIMAL, "KIND", "numeric and decimal columns as "
+	    "'keyword' (exact, the default) or 'scaled_float'" },
+	{ "json", O_JSON, "KIND", "JSON columns as 'object' (the default) or "
+	    "'flat_object'" },
+	{ "slot", O_SLOT, "NAME", "PostgreSQL: source.slot_name (default "
+	    "pg2osync)" },
+	{ "publication", O_PUBLICATION, "NAME", "PostgreSQL: "
+	    "source.publication (default pg2osync)" },
+	{ "server-id", O_SERVER_ID, "N", "MySQL: source.server_id, our "
+	    "replica id (default 4201)" },
+	{ "force", O_FORCE, NULL, "overwrite files that exist" },
+	CLI_OPT_HELP,
+	{ NULL, 0, NULL, NULL }
+};
+
+struct init {
+	const char *path, *source, *url_env, *target, *slot, *pub;
+	const char *tables[MAX_TABLES];
+	int	 ntables, force, mappings;
+	unsigned long server_id;
+	struct mapping_opts mo;
+	enum source_kind kind;
+	const char *dir;	/* of path: where mappings/ goes */
+};
+
+/* one section to write */
+struct section {
+	char	*schema;	/* PostgreSQL schema or MySQL database */
+	char	*name;
+	char	*index;
+	int	 keyless;
+	char	*mapping;	/* the mapping file's body, or NULL */
+	char	*mapping_rel;	/* "mappings/<index>.json" */
+};
+
+/* the kinds of url config_source.c accepts, told apart the same way */
+static enum source_kind
+url_kind(const char *url)
+{
+	if (strncmp(url, "postgres://", 11) == 0 ||
+	    strncmp(url, "postgresql://", 13) == 0)
+		return SOURCE_POSTGRES;
+	if (strncmp(url, "mysql://", 8) == 0 ||
+	    strncmp(url, "mariadb://", 10) == 0)
+		return SOURCE_MYSQL;
+	if (strstr(url, "://") == NULL && strchr(url, '=') != NULL)
+		return SOURCE_POSTGRES;
+	return 0;
+}
+
+/* a url that carries a password (user:pass@, password=) */
+static int
+has_password(const char *url)
+{
+	const char *a = strstr(url, "://"), *at, *end;
+
+	if (a == NULL)
+		return strstr(url, "password") != NULL;
+	a += 3;
+	end = a + strcspn(a, "/?#");
+	at = memchr(a, '@', (size_t)(end - a));
+	return (at && memchr(a, ':', (size_t)(at - a))) ||
+	    strstr(url, "password=") != NULL;
+}
+
+/* a name as an index name: lowercase, what OpenSearch refuses replaced */
+static char *
+index_of(const char *table)
+{
+	const struct target_module *mod;
+	char *s = xstrdup(table), *p;
+	char why[128];
+
+	for (p = s; *p; p++) {
+		*p = (char)tolower((unsigned char)*p);
+		if (strchr("\\/*?\"<>| ,#:", *p) || (unsigned char)*p < 0x20)
+			*p = '_';
+	}
+	while (s[0] == '_' || s[0] == '-' || s[0] == '+')
+		memmove(s, s + 1, strlen(s));
+	/* init writes an OpenSearch configuration: its name rules */
+	mod = target_module_find(NULL);
+	if (mod->ops->index_name != NULL &&
+	    mod->ops->index_name(s, TNAME_WHOLE, why, sizeof(why)) == -1) {
+		free(s);
+		s = xstrdup("table");
+	}
+	return s;
+}
+
+/* a YAML scalar: plain when it is a simple word, else double-quoted */
+static void
+yaml_scalar(FILE *f, const char *s)
+{
+	const char *p;
+	int plain = *s != '\0' && (isalpha((unsigned char)*s) || *s == '_');
+
+	for (p = s; plain && *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("_.-/", *p))
+			plain = 0;
+	if (plain && strcmp(s, "true") && strcmp(s, "false") &&
+	    strcmp(s, "null") && strcmp(s, "yes") && strcmp(s, "no") &&
+	    strcmp(s, "on") && strcmp(s, "off")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (p = s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fputc('\\', f);
+		fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static void
+mapping_begin(struct sbuf *m)
+{
+	sbuf_adds(m, "{\"mappings\":{\"properties\":{");
+}
+
+static void
+mapping_field(struct sbuf *m, int first, const char *col, const char *body)
+{
+	if (!first)
+		sbuf_addc(m, ',');
+	sbuf_add_jstr(m, col, strlen(col));
+	sbuf_addc(m, ':');
+	sbuf_adds(m, body);
+}
+
+static void
+note(const struct section *s, const char *col, const char *text)
+{
+	if (text[0])
+		printf("note: %s.%s column '%s': %s\n", s->schema, s->name,
+		    col, text);
+}
+
+/* the PostgreSQL side: table names qualified, keys and types read */
+static int
+from_pg(struct init *in, struct pg_conn *c, struct section *secs, int *n)
+{
+	struct pgcat_name *all;
+	struct pgcat_table t;
+	struct sync_section sec;
+	struct p2o_err e;
+	struct sbuf m = SBUF_INIT, f = SBUF_INIT;
+	char rel[512], nt[256];
+	int nall, i, k, hit, want, rc = CLI_EXIT_FAILED;
+	const char *dot;
+
+	p2o_err_clear(&e);
+	if (pgcat_tables(c, &all, &nall, &e) == -1)
+		return cli_fail(&e);
+	*n = 0;
+	for (want = 0; want < (in->ntables ? in->ntables : nall); want++) {
+		const char *name = in->ntables ? in->tables[want] : NULL;
+
+		hit = -1;
+		for (i = 0; i < nall; i++) {
+			if (name == NULL) {
+				hit = want;
+				break;
+			}
+			snprintf(rel, sizeof(rel), "%s.%s", all[i].schema,
+			    all[i].name);
+			dot = strchr(name, '.');
+			if ((dot && strcmp(rel, name) == 0) ||
+			    (!dot && strcmp(all[i].name, name) == 0)) {
+				if (hit >= 0 && !dot) {
+					fprintf(stderr, "pg2osync init: table "
+					    "'%s' is in several schemas: name "
+					    "one, e.g. '%s.%s'\n", name,
+					    all[i].schema, name);
+					goto out;
+				}
+				hit = i;
+			}
+		}
+		if (hit < 0) {
+			fprintf(stderr, "pg2osync init: table '%s' is not one "
+			    "the role can read; the eligible tables:\n", name);
+			for (i = 0; i < nall; i++)
+				fprintf(stderr, "  %s.%s%s\n", all[i].schema,
+				    all[i].name, all[i].has_key ? "" :
+				    " (no key: append_only)");
+			if (nall == 0)
+				fprintf(stderr, "  (none)\n");
+			goto out;
+		}
+		secs[*n].schema = xstrdup(all[hit].schema);
+		secs[*n].name = xstrdup(all[hit].name);
+		secs[*n].keyless = !all[hit].has_key;
+		(*n)++;
+	}
+	if (!in->mappings) {
+		rc = 0;
+		goto out;
+	}
+	for (i = 0; i < *n; i++) {
+		/* described as append_only: the key does not matter here */
+		memset(&sec, 0, sizeof(sec));
+		sec.name = secs[i].name;
+		sec.schema = secs[i].schema;
+		sec.table = secs[i].name;
+		snprintf(rel, sizeof(rel), "%s.%s", secs[i].schema,
+		    secs[i].name);
+		sec.rel = rel;
+		sec.append_only = 1;
+		if (pgcat_describe(c, "", &sec, &t, &e) == -1) {
+			rc = cli_fail(&e);
+			goto out;
+		}
+		sbuf_reset(&m);
+		mapping_begin(&m);
+		for (k = 0; k < t.ncols; k++) {
+			sbuf_reset(&f);
+			mapping_pg(t.cols[k].type, t.cols[k].typoid, &in->mo,
+			    &f, nt, sizeof(nt));
+			note(&secs[i], t.cols[k].name, nt);
+			mapping_field(&m, k == 0, t.cols[k].name, f.buf);
+		}
+		sbuf_adds(&m, "}}}\n");
+		secs[i].mapping = xstrdup(m.buf);
+		pgcat_table_release(&t);
+	}
+	rc = 0;
+out:
+	sbuf_release(&m);
+	sbuf_release(&f);
+	pgcat_names_free(all, nall);
+	return rc;
+}
+
+/* the MySQL side: names qualified with the url's database */
+static int
+from_my(struct init *in, MYSQL *m, const char *db, struct section *secs,
+    int *n)
+{
+	struct mycat_name *all;
+	struct my_table t;
+	struct p2o_err e;
+	struct sbuf mb = SBUF_INIT, f = SBUF_INIT;
+	char nt[256];
+	const char *name, *tname, *dot;
+	int nall, i, k, want, hit, r, rc = CLI_EXIT_FAILED;
+
+	p2o_err_clear(&e);
+	if (mycat_tables(m, db, &all, &nall, &e) == -1)
+		return cli_fail(&e);
+	*n = 0;
+	for (want = 0; want < (in->ntables ? in->ntables : nall); want++) {
+		name = in->ntables ? in->tables[want] : all[want].name;
+		dot = strchr(name, '.');
+		tname = dot ? dot + 1 : name;
+		if (dot && (strlen(db) != (size_t)(dot - name) ||
+		    strncmp(name, db, strlen(db)) != 0)) {
+			fprintf(stderr, "pg2osync init: table '%s' is not in "
+			    "database '%s', the one the url names\n", name, db);
+			goto out;
+		}
+		for (hit = -1, i = 0; i < nall; i++)
+			if (strcmp(all[i].name, tname) == 0)
+				hit = i;
+		if (hit < 0) {
+			fprintf(stderr, "pg2osync init: table '%s' is not a "
+			    "base table of '%s'; the eligible tables:\n", name,
+			    db);
+			for (i = 0; i < nall; i++)
+				fprintf(stderr, "  %s.%s%s\n", db, all[i].name,
+				    all[i].has_key ? "" :
+				    " (no key: append_only)");
+			if (nall == 0)
+				fprintf(stderr, "  (none)\n");
+			goto out;
+		}
+		secs[*n].schema = xstrdup(db);
+		secs[*n].name = xstrdup(all[hit].name);
+		secs[*n].keyless = !all[hit].has_key;
+		(*n)++;
+	}
+	for (i = 0; in->mappings && i < *n; i++) {
+		r = mycat_table(m, myconn_mariadb(m), db, secs[i].name, &t, &e);
+		if (r != 0) {
+			if (r == -1)
+				rc = cli_fail(&e);
+			goto out;
+		}
+		sbuf_reset(&mb);
+		mapping_begin(&mb);
+		for (k = 0; k < t.ncols; k++) {
+			sbuf_reset(&f);
+			mapping_my(t.cols[k].data_type, t.cols[k].column_type,
+			    t.cols[k].kind == MK_JSON ||
+			    t.cols[k].kind == MK_JSON_TEXT, &in->mo, &f, nt,
+			    sizeof(nt));
+			note(&secs[i], t.cols[k].name, nt);
+			mapping_field(&mb, k == 0, t.cols[k].name, f.buf);
+		}
+		sbuf_adds(&mb, "}}}\n");
+		secs[i].mapping = xstrdup(mb.buf);
+		my_table_release(&t);
+	}
+	rc = 0;
+out:
+	sbuf_release(&mb);
+	sbuf_release(&f);
+	mycat_names_free(all, nall);
+	return rc;
+}
+
+/* no catalogue: the names as given, qualified by the defaults */
+static int
+offline(struct init *in, struct section *secs, int *n)
+{
+	const char *dot;
+	int i;
+
+	if (in->ntables == 0) {
+		fprintf(stderr, "pg2osync init: without a connection to the "
+		    "source, name the tables with --table\n");
+		return CLI_EXIT_FAILED;
+	}
+	for (i = 0; i < in->ntables; i++) {
+		dot = strchr(in->tables[i], '.');
+		if (dot == NULL && in->kind == SOURCE_MYSQL) {
+			fprintf(stderr, "pg2osync init: without a connection, "
+			    "name MySQL tables as 'database.table' ('%s')\n",
+			    in->tables[i]);
+			return CLI_EXIT_FAILED;
+		}
+		secs[i].schema = dot ? xstrndup(in->tables[i],
+		    (size_t)(dot - in->tables[i])) : xstrdup("public");
+		secs[i].name = xstrdup(dot ? dot + 1 : in->tables[i]);
+	}
+	*n = in->ntables;
+	return 0;
+}
+
+/* the index of each section, distinct: schema_table when two tables
+ * share a name */
+static void
+name_indices(struct section *secs, int n)
+{
+	char buf[600];
+	int i, k;
+
+	for (i = 0; i < n; i++) {
+		secs[i].index = index_of(secs[i].name);
+		for (k = 0; k < i; k++)
+			if (strcmp(secs[k].index, secs[i].index) == 0) {
+				free(secs[i].index);
+				snprintf(buf, sizeof(buf), "%s_%s",
+				    secs[i].schema, secs[i].name);
+				secs[i].index = index_of(buf);
+				break;
+			}
+	}
+}
+
+/* a file that may not be replaced without --force: 0 or the exit code */
+static int
+may_write(const struct init *in, const char *path)
+{
+	if (!in->force && access(path, F_OK) == 0) {
+		fprintf(stderr, "pg2osync init: '%s' exists; --force replaces "
+		    "it\n", path);
+		return CLI_EXIT_FAILED;
+	}
+	return 0;
+}
+
+static int
+write_mappings(const struct init *in, struct section *secs, int n)
+{
+	char path[8192], dir[4096];
+	FILE *f;
+	int i, rc;
+
+	snprintf(dir, sizeof(dir), "%s/mappings", in->dir);
+	for (i = 0; i < n; i++) {
+		if (secs[i].mapping == NULL)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s.json", dir, secs[i].index);
+		if ((rc = may_write(in, path)) != 0)
+			return rc;
+	}
+	if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+		fprintf(stderr, "pg2osync init: could not create '%s': %s\n",
+		    dir, strerror(errno));
+		return CLI_EXIT_FAILED;
+	}
+	for (i = 0; i < n; i++) {
+		if (secs[i].mapping == NULL)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s.json", dir, secs[i].index);
+		if ((f = fopen(path, "w")) == NULL ||
+		    fputs(secs[i].mapping, f) == EOF || fclose(f) == EOF) {
+			fprintf(stderr, "pg2osync init: could not write '%s': "
+			    "%s\n", path, strerror(errno));
+			return CLI_EXIT_FAILED;
+		}
+		snprintf(path, sizeof(path), "mappings/%s.json",
+		    secs[i].index);
+		secs[i].mapping_rel = xstrdup(path);
+	}
+	return 0;
+}
+
+static int
+write_config(const struct init *in, const struct section *secs, int n,
+    const char *from)
+{
+	char stamp[32];
+	time_t now = time(NULL);
+	FILE *f;
+	int i;
+
+	strftime(stamp, sizeof(stamp), "%Y-%m-%d", gmtime(&now));
+	if ((f = fopen(in->path, "w")) == NULL) {
+		fprintf(stderr, "pg2osync init: could not write '%s': %s\n",
+		    in->path, strerror(errno));
+		return CLI_EXIT_FAILED;
+	}
+	fprintf(f, "# written by pg2osync init on %s %s\n"
+	    "# every key: man 5 pg2osync.yaml\n", stamp, from);
+	fprintf(f, "source:\n  url_env: ");
+	yaml_scalar(f, in->url_env);
+	fprintf(f, "    # the connection string stays in the environment\n");
+	if (in->kind == SOURCE_MYSQL)
+		fprintf(f, "  server_id: %lu    # our replica id: unique among "
+		    "the server's replicas\n", in->server_id);
+	else {
+		fprintf(f, "  slot_name: ");
+		yaml_scalar(f, in->slot);
+		fprintf(f, "\n  publication: ");
+		yaml_scalar(f, in->pub);
+		fputc('\n', f);
+	}
+	fprintf(f, "target:\n  url: ");
+	yaml_scalar(f, in->target);
+	fprintf(f, "\nsync:\n");
+	for (i = 0; i < n; i++) {
+		fprintf(f, "  ");
+		yaml_scalar(f, secs[i].index);
+		fprintf(f, ":\n    table: ");
+		{
+			char rel[600];
+
+			snprintf(rel, sizeof(rel), "%s.%s", secs[i].schema,
+			    secs[i].name);
+			yaml_scalar(f, rel);
+		}
+		fprintf(f, "\n    index: ");
+		yaml_scalar(f, secs[i].index);
+		fputc('\n', f);
+		if (secs[i].keyless)
+			fprintf(f, "    append_only: true    # no primary key: "
+			    "insert-only, each row filed under the hash of "
+			    "its content\n");
+		if (secs[i].mapping_rel)
+			fprintf(f, "    mapping_file: %s\n",
+			    secs[i].mapping_rel);
+	}
+	if (fclose(f) == EOF) {
+		fprintf(stderr, "pg2osync init: could not write '%s': %s\n",
+		    in->path, strerror(errno));
+		return CLI_EXIT_FAILED;
+	}
+	return 0;
+}
+
+static int
+option(struct init *in, const struct verb *v, int ch, const char *arg)
+{
+	long long id;
+
+	switch (ch) {
+	case 'c': in->path = arg; break;
+	case O_SOURCE: in->source = arg; break;
+	case O_URL_ENV: in->url_env = arg; break;
+	case O_TARGET: in->target = arg; break;
+	case O_TABLE:
+		if (in->ntables == MAX_TABLES)
+			return cli_usage(v, "at most %d --table", MAX_TABLES);
+		in->tables[in->ntables++] = arg;
+		break;
+	case O_FORCE: in->force = 1; break;
+	case O_MAPPINGS: in->mappings = 1; break;
+	case O_DECIMAL:
+		if (strcmp(arg, "keyword") && strcmp(arg, "scaled_float"))
+			return cli_usage(v, "--decimal takes 'keyword' or "
+			    "'scaled_float'");
+		in->mo.decimal_scaled = strcmp(arg, "scaled_float") == 0;
+		break;
+	case O_JSON:
+		if (strcmp(arg, "object") && strcmp(arg, "flat_object"))
+			return cli_usage(v, "--json takes 'object' or "
+			    "'flat_object'");
+		in->mo.json_flat = strcmp(arg, "flat_object") == 0;
+		break;
+	case O_SLOT: in->slot = arg; break;
+	case O_PUBLICATION: in->pub = arg; break;
+	case O_SERVER_ID:
+		if ((id = cli_number(v, "server-id", arg)) < 1 ||
+		    id > 4294967295LL)
+			return id < 0 ? P2O_EXIT_USAGE : cli_usage(v,
+			    "--server-id is 1 to 4294967295");
+		in->server_id = (unsigned long)id;
+		break;
+	default:
+		return P2O_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* connect and read the catalogue: 0, -1 when the source is not reachable
+ * (offline, *why says so), or an exit code */
+static int
+catalogue(struct init *in, const char *url, struct section *secs, int *n,
+    char *from, size_t fromlen, char *why, size_t whylen)
+{
+	struct config cfg;
+	struct p2o_err e;
+	struct pg_conn *pc;
+	struct my_url u;
+	char uerr[256];
+	MYSQL *m;
+	int rc;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.path = (char *)"--source";
+	cfg.source_url = (char *)url;
+	cfg.source_kind = in->kind;
+	p2o_err_clear(&e);
+	if (in->kind == SOURCE_POSTGRES) {
+		if ((pc = pgconn_open(&cfg, PGCONN_SQL, "pg2osync init",
+		    &e)) == NULL) {
+			snprintf(why, whylen, "%s", e.msg);
+			/* unreachable: offline; refused: say so */
+			return e.code == P2O_EXIT_TEMPFAIL ? -1 : cli_fail(&e);
+		}
+		snprintf(from, fromlen, "from the catalogue of database '%s'",
+		    PQdb((PGconn *)pc));
+		rc = from_pg(in, pc, secs, n);
+		pgconn_close(pc);
+		return rc;
+	}
+	if (my_url_parse(url, &u, uerr, sizeof(uerr)) == -1) {
+		fprintf(stderr, "pg2osync init: %s\n", uerr);
+		return P2O_EXIT_CONFIG;
+	}
+	if ((m = myconn_open(&cfg, "catalogue", &e)) == NULL) {
+		snprintf(why, whylen, "%s", e.msg);
+		my_url_release(&u);
+		return e.code == P2O_EXIT_TEMPFAIL ? -1 : cli_fail(&e);
+	}
+	snprintf(from, fromlen, "from the catalogue of database '%s'", u.db);
+	rc = from_my(in, m, u.db, secs, n);
+	myconn_close(m);
+	my_url_release(&u);
+	return rc;
+}
+
+static int
+run(const struct verb *v, int argc, char **argv)
+{
+	struct init in = { .path = CLI_DEFAULT_CONFIG,
+	    .url_env = "P2O_SOURCE_URL", .target = "http://127.0.0.1:9200",
+	    .slot = "pg2osync", .pub = "pg2osync", .server_id = 0 };
+	struct section secs[MAX_TABLES + 1];
+	struct config check;
+	char from[600] = "without the catalogue", why[1200] = "", *dirbuf;
+	const char *arg, *url;
+	int ch, rc, n = 0, i, nmap = 0, nkeyless = 0, online = 0;
+
+	memset(secs, 0, sizeof(secs));
+	while ((ch = cli_getopt(v, argc, argv, &arg)) > 0)
+		if ((rc = option(&in, v, ch, arg)) != 0)
+			return rc;
+	if (ch < 0)
+		return cli_opt_exit(ch);
+	if (config_check_envname(in.url_env, why, sizeof(why)) == -1)
+		return cli_usage(v, "--url-env '%s' %s", in.url_env, why);
+	if (strstr(in.target, "@") != NULL)
+		return cli_usage(v, "--target must not carry credentials: the "
+		    "file takes target.username and target.password_env");
+	url = in.source ? in.source : getenv(in.url_env);
+	if (url != NULL && url[0] != '\0') {
+		if ((in.kind = url_kind(url)) == 0)
+			return cli_usage(v, "the source url is neither "
+			    "postgres://, mysql:// nor a conninfo string");
+	} else
+		in.kind = in.server_id ? SOURCE_MYSQL : SOURCE_POSTGRES;
+	if (in.kind == SOURCE_MYSQL && in.server_id == 0)
+		in.server_id = 4201;
+	if (in.kind == SOURCE_POSTGRES && in.server_id)
+		return cli_usage(v, "--server-id applies to a MySQL source");
+	if (in.source && has_password(in.source))
+		log_warnx("the password in --source is not written to '%s'; "
+		    "put the url in %s (an argv can be read by every user of "
+		    "the machine)", in.path, in.url_env);
+	if ((rc = may_write(&in, in.path)) != 0)
+		return rc;
+	dirbuf = xstrdup(in.path);
+	in.dir = dirname(dirbuf);
+
+	if (url != NULL && url[0] != '\0') {
+		rc = catalogue(&in, url, secs, &n, from, sizeof(from), why,
+		    sizeof(why));
+		if (rc > 0)
+			goto out;
+		online = rc == 0;
+	} else
+		snprintf(why, sizeof(why), "%s is not set and --source was "
+		    "not given", in.url_env);
+	if (!online) {
+		printf("note: %s; writing the file without the catalogue: "
+		    "the tables are taken as named%s\n", why, in.mappings ?
+		    ", and no mapping file is written (it needs the column "
+		    "types)" : "");
+		if ((rc = offline(&in, secs, &n)) != 0)
+			goto out;
+	}
+	if (n == 0) {
+		fprintf(stderr, "pg2osync init: the role can read no table to "
+		    "sync\n");
+		rc = CLI_EXIT_FAILED;
+		goto out;
+	}
+	name_indices(secs, n);
+	if (online && in.mappings && (rc = write_mappings(&in, secs, n)) != 0)
+		goto out;
+	if ((rc = write_config(&in, secs, n, from)) != 0)
+		goto out;
+	/* what was written must load: a mistake here is ours */
+	if ((rc = cli_config(in.path, CONFIG_SECRETS_NONE, &check)) != 0)
+		goto out;
+	config_release(&check);
+
+	for (i = 0; i < n; i++) {
+		nmap += secs[i].mapping_rel != NULL;
+		nkeyless += secs[i].keyless;
+	}
+	printf("wrote %s: %d sync section(s)", in.path, n);
+	if (nkeyless)
+		printf(", %d append-only (no primary key)", nkeyless);
+	if (nmap)
+		printf(", %d mapping file(s) in %s/mappings", nmap, in.dir);
+	printf("\nnext:\n");
+	if (getenv(in.url_env) == NULL)
+		printf("  export %s='%s://USER:PASSWORD@HOST/DB'\n", in.url_env,
+		    in.kind == SOURCE_MYSQL ? "mysql" : "postgres");
+	printf("  pg2osync validate -c %s     # every prerequisite, nothing "
+	    "changed\n", in.path);
+	printf("  pg2osync setup-sql -c %s    # the SQL a DBA runs when "
+	    "validate asks for it\n", in.path);
+	printf("  pg2osync bootstrap -c %s    # %s and the indices\n",
+	    in.path, in.kind == SOURCE_MYSQL ? "the state index" :
+	    "the slot, the publication");
+	printf("  pg2osync run -c %s\n", in.path);
+	rc = 0;
+out:
+	for (i = 0; i < n; i++) {
+		free(secs[i].schema);
+		free(secs[i].name);
+		free(secs[i].index);
+		free(secs[i].mapping);
+		free(secs[i].mapping_rel);
+	}
+	free(dirbuf);
+	return rc;
+}
+
+const struct verb verb_init = {
+	.name = "init",
+	.summary = "write a starter configuration from the live catalogue",
+	.synopsis = "[-c FILE] [--source URL] [--table TABLE]... "
+	    "[--mappings] [options]",
+	.about = "Writes a configuration for the tables named (or every "
+	    "table the role can read), qualified from the source's "
+	    "catalogue: a table without a primary key is declared "
+	    "append_only. With --mappings each index gets a mapping_file "
+	    "derived from the column types (an unsigned 64-bit column as "
+	    "unsigned_long, numeric as keyword or scaled_float, timestamps "
+	    "as date or date_nanos by their precision, JSON as object or "
+	    "flat_object, text as text with a keyword sub-field). The url is "
+	    "read from --source or the --url-env variable and never written: "
+	    "the file names the variable. Without a connection the file is "
+	    "written from the names given, with a note. Prints the commands "
+	    "that come next.",
+	.opts = opts,
+	.exits = "  0   written\n  1   a file exists (without --force), a "
+	    "table is not in the catalogue,\n      or a file could not be "
+	    "written\n  64  bad command line\n  77  authentication failed\n"
+	    "  78  the url cannot be used\n",
+	.run = run,
+};

@@ -1,0 +1,165 @@
+/*
+ * validate_target.c - validate's target checks, every one a question to
+ * the target module (lib/target.h) that changes nothing: the node and its
+ * version, the credentials, every ingest pipeline a section names, what a
+ * write to each index name would meet, and an existing index's mapping
+ * against the section's mapping_file.
+ */
+#include <string.h>
+
+#include "cli.h"
+#include "p2o.h"
+#include "target.h"
+
+static void
+pipelines(struct check_report *r, struct target_conn *tc,
+    const struct config *cfg)
+{
+	const struct sync_section *s;
+	struct p2o_err e;
+	int i, k, rc, seen;
+
+	for (i = 0; i < cfg->nsyncs; i++) {
+		s = &cfg->syncs[i];
+		if (s->pipeline == NULL)
+			continue;
+		for (seen = 0, k = 0; k < i; k++)
+			seen |= cfg->syncs[k].pipeline != NULL &&
+			    strcmp(cfg->syncs[k].pipeline, s->pipeline) == 0;
+		if (seen)
+			continue;
+		p2o_err_clear(&e);
+		rc = tc->mod->ops->pipeline_exists(tc, s->pipeline, &e);
+		if (rc == 1)
+			check_ok(r, "target: ingest pipeline '%s' exists",
+			    s->pipeline);
+		else if (rc == 0)
+			check_fail(r, "target: ingest pipeline '%s' "
+			    "('sync.%s.pipeline') does not exist: every write "
+			    "naming it would be refused; create it first (PUT "
+			    "_ingest/pipeline/%s)", s->pipeline, s->name,
+			    s->pipeline);
+		else
+			check_fail(r, "target: reading ingest pipeline '%s': %s",
+			    s->pipeline, e.msg);
+	}
+}
+
+static void
+mapping(struct check_report *r, struct target_conn *tc,
+    const struct sync_section *s, const char *body)
+{
+	struct sbuf report = SBUF_INIT;
+	struct p2o_err e;
+	int n;
+
+	p2o_err_clear(&e);
+	if (tc->mod->ops->mapping_conflicts(tc, s->index, body, &report, &n,
+	    &e) == -1)
+		check_fail(r, "target: index '%s': reading its mapping: %s",
+		    s->index, e.msg);
+	else if (n > 0)
+		check_fail(r, "target: index '%s' exists with a mapping that "
+		    "contradicts 'sync.%s.mapping_file': %s (an existing index "
+		    "is never changed: reindex, or fix the file)", s->index,
+		    s->name, report.buf);
+	else
+		check_ok(r, "target: index '%s' maps the fields of its "
+		    "mapping_file as the file does", s->index);
+	sbuf_release(&report);
+}
+
+static void
+indices(struct check_report *r, struct target_conn *tc,
+    const struct config *cfg)
+{
+	const struct sync_section *s;
+	struct target_index_state st;
+	struct p2o_err e;
+	const char *body;
+	int i;
+
+	for (i = 0; i < cfg->nsyncs; i++) {
+		s = &cfg->syncs[i];
+		if (!section_first_of_index(cfg, i))
+			continue;
+		if (s->index_templated) {
+			check_ok(r, "target: index template '%s': each index is "
+			    "created at its first document", s->index);
+			continue;
+		}
+		p2o_err_clear(&e);
+		if (tc->mod->ops->index_state(tc, s->index, &st, &e) == -1) {
+			check_fail(r, "target: index '%s': %s", s->index, e.msg);
+			continue;
+		}
+		body = config_index_body(cfg, s->index);
+		if (st.alias && !st.write_index)
+			check_fail(r, "target: index name '%s' is an alias of %d "
+			    "indices and none is its write index: the target "
+			    "refuses writes to it (name an index, or set "
+			    "is_write_index on one)", s->index, st.nindices);
+		else if (st.closed)
+			check_fail(r, "target: index '%s' is closed: the target "
+			    "refuses writes to it (POST %s/_open)", s->index,
+			    s->index);
+		else if (st.blocked[0])
+			check_fail(r, "target: index '%s' refuses writes (%s is "
+			    "set)", s->index, st.blocked);
+		else if (!st.exists)
+			check_ok(r, "target: index '%s' does not exist yet; the "
+			    "writer creates it%s", s->index, body ?
+			    " with its mapping" : "");
+		else {
+			check_ok(r, "target: %s '%s' exists and takes writes",
+			    st.alias ? "alias" : "index", s->index);
+			if (body != NULL)
+				mapping(r, tc, s, body);
+		}
+	}
+}
+
+void
+validate_target(struct check_report *r, const struct config *cfg)
+{
+	struct target_conn tc;
+	struct http_call call;
+	struct sbuf resp = SBUF_INIT;
+	struct p2o_err e;
+	char node[128], why[400];
+	enum target_answer a;
+	long status;
+
+	p2o_err_clear(&e);
+	if (target_conn_open(&tc, cfg, &e) == -1) {
+		check_fail(r, "target: %s", e.msg);
+		return;
+	}
+	tc.mod->ops->probe_call(&call);
+	if (target_request(&tc, &call, &resp, &status, &e) == -1) {
+		check_fail(r, "target: %s is unreachable: %s", cfg->target_url,
+		    e.msg);
+		check_skip(r, "target: pipelines and indices: not checked "
+		    "without the target");
+		goto out;
+	}
+	a = tc.mod->ops->probe_answer(status, &resp, node, sizeof(node), why,
+	    sizeof(why));
+	if (a == TA_AUTH) {
+		check_fail(r, "target: %s refused the credentials (HTTP %ld: "
+		    "%s)", cfg->target_url, status, why);
+		goto out;
+	}
+	if (a != TA_OK) {
+		check_fail(r, "target: %s answered HTTP %ld: %s",
+		    cfg->target_url, status, why);
+		goto out;
+	}
+	check_ok(r, "target: %s at %s accepts the credentials", node,
+	    cfg->target_url);
+	pipelines(r, &tc, cfg);
+	indices(r, &tc, cfg);
+out:
+	sbuf_release(&resp);
+	target_conn_release(&tc);
+}
