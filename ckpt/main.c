@@ -73,15 +73,15 @@ struct args {
 };
 
 static int
-option(void *arg, int ch, const char *optarg, struct p2o_err *e)
+option(void *arg, int ch, const char *val, struct p2o_err *e)
 {
 	struct args *a = arg;
 
 	(void)e;
 	if (ch == 'P')
-		a->pos = optarg;
+		a->pos = val;
 	else
-		a->text = optarg;
+		a->text = val;
 	return 0;
 }
 

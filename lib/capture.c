@@ -42,15 +42,15 @@ const struct option capture_longopts[] = {
 };
 
 int
-capture_option(void *args, int ch, const char *optarg, struct p2o_err *e)
+capture_option(void *args, int ch, const char *val, struct p2o_err *e)
 {
 	struct capture_args *a = args;
 
 	/* read by the source's main.c, which knows what they mean */
 	if (ch == 'L')
-		a->pos = optarg;
+		a->pos = val;
 	else
-		a->token = optarg;
+		a->token = val;
 	return 0;
 }
 

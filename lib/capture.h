@@ -109,7 +109,7 @@ struct capture_args {
 	const char *token;	/* --start-token, NULL: none */
 };
 extern const struct option capture_longopts[];
-int	capture_option(void *args, int ch, const char *optarg,
+int	capture_option(void *args, int ch, const char *val,
 	    struct p2o_err *);
 #define CAPTURE_STAGE_SPEC(name, usage_text) {				\
 	.tool = (name), .usage = (usage_text),				\

@@ -48,11 +48,11 @@ struct stage_spec {
 	const char *tool;	/* the log prefix, and the name in hello/stats */
 	const char *usage;	/* the --help text; on stderr for a bad line */
 	/* the program's own options, beside -c/--config, -h/--help and
-	 * -V/--version; option() gets each (ch, optarg) and returns 0, or -1
+	 * -V/--version; option() gets each (ch, val) and returns 0, or -1
 	 * with e set (usually P2O_EXIT_USAGE and what is wrong) */
 	const char *shortopts;
 	const struct option *longopts;	/* ends with a zeroed entry */
-	int	(*option)(void *arg, int ch, const char *optarg,
+	int	(*option)(void *arg, int ch, const char *val,
 		    struct p2o_err *e);
 	int	 operands;	/* arguments after the options it takes at most
 				 * (ckpt's subcommand); more are a bad line */

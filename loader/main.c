@@ -75,18 +75,18 @@ static const char usage_text[] =
 "  78  invalid configuration\n";
 
 static int
-option(void *arg, int ch, const char *optarg, struct p2o_err *e)
+option(void *arg, int ch, const char *val, struct p2o_err *e)
 {
 	struct loader *ld = arg;
 	char *end;
 
 	/* the only option of its own: --range-rows */
 	errno = 0;
-	ld->range_rows = strtoull(optarg, &end, 10);
-	if (errno || *end || end == optarg || *optarg == '-' ||
+	ld->range_rows = strtoull(val, &end, 10);
+	if (errno || *end || end == val || *val == '-' ||
 	    ld->range_rows == 0)
 		return p2o_fail(e, P2O_EXIT_USAGE, "--range-rows '%s' is not a "
-		    "number of rows", optarg);
+		    "number of rows", val);
 	return 0;
 }
 

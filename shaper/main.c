@@ -68,15 +68,15 @@ struct shaperd {
 static int parse_fd(const char *);
 
 static int
-option(void *arg, int ch, const char *optarg, struct p2o_err *e)
+option(void *arg, int ch, const char *val, struct p2o_err *e)
 {
 	struct shaperd *d = arg;
 
 	/* the only option of its own: --load-fd */
-	d->load_fd = parse_fd(optarg);
+	d->load_fd = parse_fd(val);
 	if (d->load_fd <= P2O_FD_CTL)
 		return p2o_fail(e, P2O_EXIT_USAGE, "--load-fd '%s' is not a "
-		    "descriptor above 3", optarg);
+		    "descriptor above 3", val);
 	return 0;
 }
 

@@ -141,14 +141,14 @@ struct args {
 };
 
 static int
-option(void *arg, int ch, const char *optarg, struct p2o_err *e)
+option(void *arg, int ch, const char *val, struct p2o_err *e)
 {
 	struct args *a = arg;
 	struct sv_tap *t;
 	char *name, *value;
 	int s, fd4;
 
-	name = xstrdup(optarg);
+	name = xstrdup(val);
 	switch (ch) {
 	case 'S':
 		if (split_assign(name, &value) == -1 ||
@@ -158,7 +158,7 @@ option(void *arg, int ch, const char *optarg, struct p2o_err *e)
 			    "STAGE=PROGRAM with a stage of ckpt, capture, "
 			    "loader, shaper, writer");
 		}
-		a->program[s] = optarg + (value - name);
+		a->program[s] = val + (value - name);
 		break;
 	case 'T':
 		if (split_assign(name, &value) == -1 ||
@@ -173,10 +173,10 @@ option(void *arg, int ch, const char *optarg, struct p2o_err *e)
 		t->path = xstrdup(value);
 		break;
 	case 'M':
-		if (parse_bytes(optarg, &a->tap_max) == -1) {
+		if (parse_bytes(val, &a->tap_max) == -1) {
 			free(name);
 			return p2o_fail(e, P2O_EXIT_USAGE, "--tap-max '%s' is not "
-			    "a size like 1048576, 64M or 1G", optarg);
+			    "a size like 1048576, 64M or 1G", val);
 		}
 		break;
 	}

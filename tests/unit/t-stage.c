@@ -24,15 +24,15 @@ struct args {
 };
 
 static int
-option(void *arg, int ch, const char *optarg, struct p2o_err *e)
+option(void *arg, int ch, const char *val, struct p2o_err *e)
 {
 	struct args *a = arg;
 
 	a->seen++;
-	a->depth = ch == 'D' && optarg[0] >= '1' && optarg[0] <= '9' &&
-	    optarg[1] == '\0' ? optarg[0] - '0' : 0;
+	a->depth = ch == 'D' && val[0] >= '1' && val[0] <= '9' &&
+	    val[1] == '\0' ? val[0] - '0' : 0;
 	return a->depth ? 0 : p2o_fail(e, P2O_EXIT_USAGE, "--depth takes "
-	    "1 to 9, not '%s'", optarg);
+	    "1 to 9, not '%s'", val);
 }
 
 static const struct option longopts[] = {
