@@ -138,6 +138,8 @@ void	sql_literal(struct sbuf *, const char *);
 char	*pg_qrel(struct pg_conn *, const struct sync_section *,
 	    struct p2o_err *);
 
+/* check.c */
+
 /* 1 when section i is the first of cfg's sections writing its index (an
  * index shared by several is created and checked once) */
 int	section_first_of_index(const struct config *, int i);
@@ -153,10 +155,12 @@ int	tool_output(char *const argv[], struct sbuf *out, struct p2o_err *);
 /* exec argv[0] as found by tool_path; returns only on failure (err) */
 int	tool_exec(char **argv, struct p2o_err *);
 
-/* validate_pg.c, validate_my.c, validate_target.c: the checks of each
- * side (cfg holds the secrets that side needs) */
+/* the checks of each side (cfg holds the secrets that side needs) */
+/* validate_pg.c */
 void	validate_pg(struct check_report *, const struct config *);
+/* validate_my.c */
 void	validate_my(struct check_report *, const struct config *);
+/* validate_target.c */
 void	validate_target(struct check_report *, const struct config *);
 
 /* mapping.c */
@@ -179,7 +183,7 @@ void	mapping_my(const char *data_type, const char *column_type, int json,
 	    const struct mapping_opts *, struct sbuf *out, char *note,
 	    size_t notelen);
 
-/* status_pg.c, status_my.c: what status shows of each kind of source */
+/* status_pg.c (status_my.c below): what status shows of each kind of source */
 struct status_opts {
 	int	 json;
 	long long max_retained;		/* bytes, -1: no limit */
@@ -188,6 +192,7 @@ struct status_opts {
 };
 struct ckpt_view;
 int	status_pg(const struct config *, const struct status_opts *);
+/* status_my.c */
 int	status_my(const struct config *, const struct status_opts *);
 
 /* status.c: what both share */

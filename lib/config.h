@@ -205,12 +205,14 @@ const char *config_index_body(const struct config *, const char *index);
 /* a transform's date pattern (YYYY MM DD hh mm ss and separators): 0,
  * or -1 with why */
 int	config_check_date_pattern(const char *, char *why, size_t);
+/* config_target.c */
+
 /* 0 when module offers every capability cfg needs, else -1 with
- * "file:line: why" of the first it lacks (config_target.c) */
+ * "file:line: why" of the first it lacks */
 int	config_check_target(const struct config *,
 	    const struct target_module *, char *err, size_t errlen);
 /* the target's rules for an index name (a templated index's rendered
- * one): 0, or -1 with why (config_target.c) */
+ * one): 0, or -1 with why */
 int	config_check_index_name(const struct config *, const char *,
 	    char *why, size_t);
 

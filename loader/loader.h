@@ -424,7 +424,7 @@ int	mychunk_sql(struct sbuf *sql, const struct my_table *,
 	    const char *filter, const struct copy_field *after,
 	    uint64_t limit, const char *tail, myquote_fn, void *arg);
 
-/* ---- myprogress.c ---- */
+/* myprogress.c */
 /*
  * How far a chunked table is: chunks and rows written, and the key of
  * the last row written (after), which the next chunk starts past.

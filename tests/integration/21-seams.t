@@ -83,5 +83,12 @@ else
 	n=$((n + 1)); echo "ok $n # skip no build in $B to read"
 fi
 
+# a header's index ("/* walstream.c */" then what that file defines) says
+# where each declaration is defined: a reader who follows it lands on
+# the code
+out=$(python3 "$TOP/tests/helper/header-index.py" "$TOP" 2>&1)
+ok $? "every header files its declarations under the file that defines them (${out##*$'\n'})"
+echo "$out" | grep -v 'declarations checked' | head -n 20 | sed 's/^/#   /'
+
 echo "1..$n"
 [ "$fail" -eq 0 ]
