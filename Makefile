@@ -66,7 +66,7 @@ prog_supervisor	:= pg2osync-supervise
 # the operator's command: one verb per file (cli/cli.h)
 prog_cli	:= pg2osync
 # code two tools share is in lib (lib/pg, lib/mysql: the source layer);
-# no tool links another tool's archive (tests/integration/21-seams.t).
+# no tool links another tool's archive (tests/integration/130-seams.t).
 # An archive keeps members by their file name alone: no two files under
 # lib may share one.
 LIB_SRC	:= $(wildcard lib/*.c lib/*/*.c)
@@ -166,7 +166,7 @@ demo:
 	$(MAKE) all
 	examples/demo.sh
 
-# every program and its man pages, nothing else (tests/integration/17-cli-install.t)
+# every program and its man pages, nothing else (tests/integration/116-cli-install.t)
 MANDIR	?= $(PREFIX)/share/man
 MAN1	:= $(wildcard man/*.1)
 MAN5	:= $(wildcard man/*.5)

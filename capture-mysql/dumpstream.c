@@ -17,7 +17,7 @@
  * this run's stream written any of the rows past its start into the
  * index, they would stay there as they were: a row deleted in between
  * resurrected, a row whose key moved in between kept under its old key
- * (tests/integration/77-mysql-unstored-start.t). So the start's pos frame
+ * (tests/integration/604-mysql-unstored-start.t). So the start's pos frame
  * is the first frame written, and nothing past it is read until the
  * supervisor acks it (it is stored): from then on a restart resumes from
  * it and replays everything after it. Stand-alone nothing is ever acked

@@ -2,7 +2,7 @@
  * opts.c - a verb's options as a table (struct cli_opt): getopt_long's
  * arrays and the --help text are both made from it, so that what a verb
  * takes and what it says it takes cannot differ. The man pages are
- * written by hand; tests/integration/17-cli-install.t compares them.
+ * written by hand; tests/integration/116-cli-install.t compares them.
  */
 #include <errno.h>
 #include <getopt.h>

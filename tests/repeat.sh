@@ -5,7 +5,7 @@
 # does. TEST is an integration test (tests/integration/*.t), a unit test
 # binary (build/tests/t-*) or a golden script. The output of every failed
 # run is kept in a directory named at the end.
-#   tests/repeat.sh 20 build/tests/t-supervisor-e2e tests/integration/50-crash.t
+#   tests/repeat.sh 20 build/tests/t-supervisor-e2e tests/integration/500-crash.t
 set -u
 cd "$(dirname "$0")/.."
 b=build

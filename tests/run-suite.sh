@@ -17,12 +17,14 @@ integ=(tests/integration/*.t tests/chaos/chaos.t)
 # the sanitizer pass repeats what exercises the most code per minute; the
 # 30-second target outage, the long kill loop and the 200,000-row load stay
 # in the plain pass
-san_integ=(tests/integration/10-*.t tests/integration/1[1-8]-*.t tests/integration/20-*.t tests/integration/30-*.t
-	tests/integration/35-*.t tests/integration/40-*.t tests/integration/45-*.t
-	tests/integration/67-*.t tests/integration/70-*.t
-	tests/integration/80-*.t tests/integration/85-*.t tests/integration/86-*.t
-	tests/integration/6[1-489]-mysql-*.t tests/integration/90-mysql-*.t
-	tests/integration/7[2-9]-loader-*.t)
+san_integ=(tests/integration/100-*.t tests/integration/11[0-6]-*.t tests/integration/120-*.t
+	tests/integration/200-*.t tests/integration/300-*.t tests/integration/900-*.t
+	tests/integration/310-*.t tests/integration/313-*.t
+	tests/integration/907-*.t tests/integration/221-*.t
+	tests/integration/800-*.t tests/integration/81[01]-*.t
+	tests/integration/60[0-3]-mysql-*.t tests/integration/620-mysql-*.t
+	tests/integration/630-mysql-*.t tests/integration/650-mysql-*.t
+	tests/integration/70[1-5]-loader-*.t)
 golden=(tests/golden/run.sh tests/golden/writer/run.sh tests/golden/capture-pg.sh
 	tests/golden/capture-mysql.sh tests/golden/loader.sh)
 phase plain build "${unit[@]}" "${golden[@]}" "${integ[@]}"

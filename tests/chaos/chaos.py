@@ -30,10 +30,10 @@ A trial, all of it decided by its seed:
 A truncate drawn while the initial load runs waits until the load is done,
 unless --truncate-in-load (TRUNCATE_IN_LOAD=1): a truncate the stream
 delivers after the load copied past it loses rows, an open bug that
-tests/integration/58-truncate-during-load.t reproduces. Likewise the rows
+tests/integration/504-truncate-during-load.t reproduces. Likewise the rows
 the load copies hold no large (TOASTed) value unless --toast-in-load
 (TOAST_IN_LOAD=1): an update during the load of a row whose copy is late
-loses its unchanged TOAST value (31-toast-replay.t); the writer's own
+loses its unchanged TOAST value (301-toast-replay.t); the writer's own
 rows still carry large values, updated around and moved.
 
 Trial i of a run with seed S has seed S + i and runs on database
@@ -303,7 +303,7 @@ class Writer(threading.Thread):
         super().__init__(daemon=True)
         self.db, self.tables, self.rng, self.rate, self.log = db, tables, rng, rate, log
         # a callable: whether the initial load has finished; a truncate
-        # drawn before then waits for it (58-truncate-during-load.t)
+        # drawn before then waits for it (504-truncate-during-load.t)
         self.load_done = load_done
         self.held = None
         self.stop_ev = threading.Event()
@@ -473,7 +473,7 @@ def trial(db, seed, dbname, workdir, short, truncate_in_load=False, toast_in_loa
     if r.returncode != 0:
         raise RuntimeError(f"ddl: {r.stdout[-300:]}")
     # a large value the load copies and the stream then updates around
-    # loses it (31-toast-replay.t): the fill has none unless asked
+    # loses it (301-toast-replay.t): the fill has none unless asked
     r = db.sql(t.fill(rows, toast_in_load or db.kind != "pg"))
     if r.returncode != 0:
         raise RuntimeError(f"fill: {r.stdout[-300:]}")
@@ -596,11 +596,11 @@ def main():
     ap.add_argument("--truncate-in-load", action="store_true",
                     default=bool(os.environ.get("TRUNCATE_IN_LOAD")),
                     help="let truncates land during the initial load (the open bug of "
-                         "58-truncate-during-load.t); by default they wait for its end")
+                         "504-truncate-during-load.t); by default they wait for its end")
     ap.add_argument("--toast-in-load", action="store_true",
                     default=bool(os.environ.get("TOAST_IN_LOAD")),
                     help="fill the table with large (TOASTed) values the load copies (the "
-                         "open bug of 31-toast-replay.t); by default only the writer writes them")
+                         "open bug of 301-toast-replay.t); by default only the writer writes them")
     a = ap.parse_args()
     seed = a.seed if a.seed is not None else int(time.time()) % 1000000
     if not OS_URL or not SERVERS:

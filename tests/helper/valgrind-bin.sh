@@ -4,7 +4,7 @@
 # valgrind memcheck, one log per process in LOGDIR, exit 99 on any memory
 # error. Run integration tests with P2O_BIN=DIR, then read the summary:
 #   tests/helper/valgrind-bin.sh /tmp/vgbin /tmp/vglog
-#   P2O_BIN=/tmp/vgbin prove tests/integration/30-stream.t
+#   P2O_BIN=/tmp/vgbin prove tests/integration/300-stream.t
 #   grep -L 'ERROR SUMMARY: 0 errors' /tmp/vglog/*.log
 # The supervisor under valgrind finds its stages through PATH (lib.sh puts
 # P2O_BIN first), so every stage it starts runs under valgrind too.

@@ -4,7 +4,7 @@
 # positions acknowledged only once stored; and a tapped boundary gives a
 # frames file that replays through shaper | writer to an identical index,
 # or, where a tap fell behind and dropped frames, a file whose gap frame
-# makes its replay stop and say so (44-tap-gap.t forces that case).
+# makes its replay stop and say so (312-tap-gap.t forces that case).
 . "$(dirname "$0")/../lib.sh"
 
 S=p2o_swap

@@ -83,6 +83,13 @@ else
 	n=$((n + 1)); echo "ok $n # skip no build in $B to read"
 fi
 
+# integration tests are numbered by family (tests/integration/README.md):
+# three digits, no number used twice
+bad=$(cd tests/integration && ls *.t | grep -vE '^[1-9][0-9]{2}-[a-z0-9-]+\.t$')
+dup=$(cd tests/integration && ls *.t | cut -d- -f1 | sort | uniq -d)
+ok $([ -z "$bad$dup" ]; echo $?) "integration tests: three-digit family numbers, each used once"
+[ -n "$bad$dup" ] && echo "$bad $dup" | sed 's/^/#   /'
+
 # a header's index ("/* walstream.c */" then what that file defines) says
 # where each declaration is defined: a reader who follows it lands on
 # the code

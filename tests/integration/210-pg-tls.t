@@ -11,7 +11,7 @@
 # refused on 127.0.0.1 (not its name); p2o_cert streams with its
 # certificate and is refused without one (77). A server certificate that
 # does not verify is configuration, refused for good: exit 69 with one
-# message, the same as capture-mysql's (52-mysql-tls.t); a handshake the
+# message, the same as capture-mysql's (610-mysql-tls.t); a handshake the
 # network cuts (a server that closes on the ClientHello) stays temporary,
 # 75. Then the whole pipeline over verify-full with a client certificate:
 # the walsender and every other connection use TLS (pg_stat_ssl), rows

@@ -9,7 +9,7 @@
 # without TLS with disable. A server certificate that does not verify
 # (another CA; under verify-full a certificate for another host name,
 # served by a stand-in server) is configuration, refused for good: exit 69
-# with one message, the same as capture-pg's (51-pg-tls.t); a handshake
+# with one message, the same as capture-pg's (210-pg-tls.t); a handshake
 # the network cuts (a stand-in server that closes on the ClientHello)
 # stays temporary, 75. Then the whole pipeline as the X509 account:
 # rows land, the capture says its connections are TLS, and no
