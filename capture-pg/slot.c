@@ -22,33 +22,6 @@
 #include "pg/pgconn.h"
 #include "sbuf.h"
 
-/* "x" for a replication command, where PQescapeIdentifier cannot be
- * used (the walsender grammar has its own quoting) */
-static void
-repl_ident(struct sbuf *b, const char *s)
-{
-	sbuf_addc(b, '"');
-	for (; *s; s++) {
-		if (*s == '"')
-			sbuf_addc(b, '"');
-		sbuf_addc(b, *s);
-	}
-	sbuf_addc(b, '"');
-}
-
-/* 'x' for a replication command option value */
-static void
-repl_literal(struct sbuf *b, const char *s)
-{
-	sbuf_addc(b, '\'');
-	for (; *s; s++) {
-		if (*s == '\'')
-			sbuf_addc(b, '\'');
-		sbuf_addc(b, *s);
-	}
-	sbuf_addc(b, '\'');
-}
-
 void
 slot_init(struct pg_source *s)
 {
@@ -471,7 +444,7 @@ create_slot(struct pg_source *s, const struct config *cfg)
 	int rc = -1;
 
 	sbuf_adds(&cmd, "CREATE_REPLICATION_SLOT ");
-	repl_ident(&cmd, cfg->slot_name);
+	pgconn_put_ident(&cmd, cfg->slot_name);
 	sbuf_adds(&cmd, " LOGICAL \"pgoutput\"");
 	/* no snapshot: the initial load does not read from one */
 	if (PQserverVersion(s->repl) >= 150000)
@@ -593,10 +566,10 @@ slot_start(struct pg_source *s, const struct config *cfg, uint64_t start_lsn)
 	}
 
 	sbuf_adds(&cmd, "START_REPLICATION SLOT ");
-	repl_ident(&cmd, cfg->slot_name);
+	pgconn_put_ident(&cmd, cfg->slot_name);
 	sbuf_addf(&cmd, " LOGICAL %s (\"proto_version\" '1', "
 	    "\"publication_names\" ", at);
-	repl_literal(&cmd, pubs.buf);
+	pgconn_put_literal(&cmd, pubs.buf);
 	if (PQserverVersion(s->repl) >= 140000)
 		sbuf_adds(&cmd, ", \"messages\" 'true'");
 	sbuf_addc(&cmd, ')');

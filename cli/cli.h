@@ -129,10 +129,6 @@ int	section_columns(const struct sync_section *, struct named_col *,
 /* sqltext.c */
 
 struct pg_conn;
-/* "name" and 'text' for a script printed without a connection (standard
- * conforming strings: a quote doubled, nothing else escaped) */
-void	sql_ident(struct sbuf *, const char *);
-void	sql_literal(struct sbuf *, const char *);
 /* a section's "schema"."table", quoted by the connection; heap, or NULL
  * with err */
 char	*pg_qrel(struct pg_conn *, const struct sync_section *,
@@ -171,16 +167,17 @@ struct mapping_opts {
 					 * keyword: exact) */
 	int	 json_flat;		/* JSON as flat_object (else object) */
 };
-/* the field mapping of a PostgreSQL column of type format_type() text
- * (typoid its pg_type oid), appended to out as a JSON object; a note for
- * the operator in note (or "") */
+/* the kind of index field a PostgreSQL column of type format_type()
+ * text (typoid its pg_type oid) needs, into out's kind and factor; a
+ * note for the operator in note (or "") */
+struct target_field;
 void	mapping_pg(const char *type, uint32_t typoid,
-	    const struct mapping_opts *, struct sbuf *out, char *note,
+	    const struct mapping_opts *, struct target_field *out, char *note,
 	    size_t notelen);
 /* the same for a MySQL column (information_schema DATA_TYPE and
  * COLUMN_TYPE; json: a JSON column, MariaDB's longtext included) */
 void	mapping_my(const char *data_type, const char *column_type, int json,
-	    const struct mapping_opts *, struct sbuf *out, char *note,
+	    const struct mapping_opts *, struct target_field *out, char *note,
 	    size_t notelen);
 
 /* status_pg.c (status_my.c below): what status shows of each kind of source */

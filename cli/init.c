@@ -167,20 +167,16 @@ yaml_scalar(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void
-mapping_begin(struct sbuf *m)
+/* the mapping file of fields in the target's words (init writes an
+ * OpenSearch configuration); heap */
+static char *
+mapping_file(const struct target_field *f, int n)
 {
-	sbuf_adds(m, "{\"mappings\":{\"properties\":{");
-}
+	const struct target_module *mod = target_module_find(NULL);
+	struct sbuf m = SBUF_INIT;
 
-static void
-mapping_field(struct sbuf *m, int first, const char *col, const char *body)
-{
-	if (!first)
-		sbuf_addc(m, ',');
-	sbuf_add_jstr(m, col, strlen(col));
-	sbuf_addc(m, ':');
-	sbuf_adds(m, body);
+	mod->ops->mapping_file(f, n, &m);
+	return m.buf;
 }
 
 static void
@@ -199,7 +195,7 @@ from_pg(struct init *in, struct pg_conn *c, struct section *secs, int *n)
 	struct pgcat_table t;
 	struct sync_section sec;
 	struct p2o_err e;
-	struct sbuf m = SBUF_INIT, f = SBUF_INIT;
+	struct target_field *f = NULL;
 	char rel[512], nt[256];
 	int nall, i, k, hit, want, rc = CLI_EXIT_FAILED;
 	const char *dot;
@@ -266,23 +262,21 @@ from_pg(struct init *in, struct pg_conn *c, struct section *secs, int *n)
 			rc = cli_fail(&e);
 			goto out;
 		}
-		sbuf_reset(&m);
-		mapping_begin(&m);
+		f = xcalloc((size_t)t.ncols + 1, sizeof(*f));
 		for (k = 0; k < t.ncols; k++) {
-			sbuf_reset(&f);
+			f[k].name = t.cols[k].name;
 			mapping_pg(t.cols[k].type, t.cols[k].typoid, &in->mo,
-			    &f, nt, sizeof(nt));
+			    &f[k], nt, sizeof(nt));
 			note(&secs[i], t.cols[k].name, nt);
-			mapping_field(&m, k == 0, t.cols[k].name, f.buf);
 		}
-		sbuf_adds(&m, "}}}\n");
-		secs[i].mapping = xstrdup(m.buf);
+		secs[i].mapping = mapping_file(f, t.ncols);
+		free(f);
+		f = NULL;
 		pgcat_table_release(&t);
 	}
 	rc = 0;
 out:
-	sbuf_release(&m);
-	sbuf_release(&f);
+	free(f);
 	pgcat_names_free(all, nall);
 	return rc;
 }
@@ -295,7 +289,7 @@ from_my(struct init *in, MYSQL *m, const char *db, struct section *secs,
 	struct mycat_name *all;
 	struct my_table t;
 	struct p2o_err e;
-	struct sbuf mb = SBUF_INIT, f = SBUF_INIT;
+	struct target_field *f = NULL;
 	char nt[256];
 	const char *name, *tname, *dot;
 	int nall, i, k, want, hit, r, rc = CLI_EXIT_FAILED;
@@ -341,25 +335,23 @@ from_my(struct init *in, MYSQL *m, const char *db, struct section *secs,
 				rc = cli_fail(&e);
 			goto out;
 		}
-		sbuf_reset(&mb);
-		mapping_begin(&mb);
+		f = xcalloc((size_t)t.ncols + 1, sizeof(*f));
 		for (k = 0; k < t.ncols; k++) {
-			sbuf_reset(&f);
+			f[k].name = t.cols[k].name;
 			mapping_my(t.cols[k].data_type, t.cols[k].column_type,
 			    t.cols[k].kind == MK_JSON ||
-			    t.cols[k].kind == MK_JSON_TEXT, &in->mo, &f, nt,
+			    t.cols[k].kind == MK_JSON_TEXT, &in->mo, &f[k], nt,
 			    sizeof(nt));
 			note(&secs[i], t.cols[k].name, nt);
-			mapping_field(&mb, k == 0, t.cols[k].name, f.buf);
 		}
-		sbuf_adds(&mb, "}}}\n");
-		secs[i].mapping = xstrdup(mb.buf);
+		secs[i].mapping = mapping_file(f, t.ncols);
+		free(f);
+		f = NULL;
 		my_table_release(&t);
 	}
 	rc = 0;
 out:
-	sbuf_release(&mb);
-	sbuf_release(&f);
+	free(f);
 	mycat_names_free(all, nall);
 	return rc;
 }

@@ -1,7 +1,7 @@
 /*
  * mapping.c - the index field a column becomes, for init --mappings: the
- * type the column's values need, so that the first document does not
- * decide it by guess. A dynamic mapping guesses `long` for a number and
+ * kind of field the column's values need (the target names its type), so
+ * that the first document does not decide it by guess. A dynamic mapping guesses `long` for a number and
  * then refuses 18446744073709551615, and guesses `text` for "12.50",
  * so that a range query on money compares words. Pure: no I/O.
  *
@@ -16,9 +16,7 @@
 #include <strings.h>
 
 #include "cli.h"
-
-#define TEXT_WITH_KEYWORD "{\"type\":\"text\",\"fields\":{\"keyword\":" \
-	"{\"type\":\"keyword\",\"ignore_above\":256}}}"
+#include "target.h"
 
 /* the numbers in "(p)" or "(p,s)" of a type's text: how many were found */
 static int
@@ -34,43 +32,41 @@ typmods(const char *type, int *a, int *b)
 /* scaled_float keeps value * factor in a long: 18 digits at most */
 static void
 decimal(int prec, int scale, int known, const struct mapping_opts *o,
-    struct sbuf *out, char *note, size_t notelen)
+    struct target_field *out, char *note, size_t notelen)
 {
 	long long factor = 1;
 	int i;
 
 	if (!o->decimal_scaled) {
 		/* the digits as written: exact, sortable as text only */
-		sbuf_adds(out, "{\"type\":\"keyword\"}");
+		out->kind = TF_KEYWORD;
 		return;
 	}
 	if (!known || prec > 18) {
 		snprintf(note, notelen, "kept as keyword: %s does not fit a "
 		    "scaled_float (value x 10^scale must fit 64 bits)",
 		    known ? "its precision" : "an unconstrained numeric");
-		sbuf_adds(out, "{\"type\":\"keyword\"}");
+		out->kind = TF_KEYWORD;
 		return;
 	}
 	for (i = 0; i < scale; i++)
 		factor *= 10;
-	sbuf_addf(out, "{\"type\":\"scaled_float\",\"scaling_factor\":%lld}",
-	    factor);
+	out->kind = TF_SCALED;
+	out->factor = factor;
 }
 
 /* a timestamp's fraction digits decide between milliseconds and
  * nanoseconds: date keeps three */
-static void
-timestamp(int fsp, struct sbuf *out)
+static enum target_field_kind
+timestamp(int fsp)
 {
-	sbuf_adds(out, fsp > 3 ? "{\"type\":\"date_nanos\"}" :
-	    "{\"type\":\"date\"}");
+	return fsp > 3 ? TF_DATE_NANOS : TF_DATE;
 }
 
-static void
-json(const struct mapping_opts *o, struct sbuf *out)
+static enum target_field_kind
+json(const struct mapping_opts *o)
 {
-	sbuf_adds(out, o->json_flat ? "{\"type\":\"flat_object\"}" :
-	    "{\"type\":\"object\"}");
+	return o->json_flat ? TF_FLAT : TF_OBJECT;
 }
 
 /* an array type's element (pg_type.typelem of the arrays capture-pg maps) */
@@ -94,63 +90,64 @@ pg_element(uint32_t oid)
 
 void
 mapping_pg(const char *type, uint32_t typoid, const struct mapping_opts *o,
-    struct sbuf *out, char *note, size_t notelen)
+    struct target_field *out, char *note, size_t notelen)
 {
 	int a = 0, b = 0, n = typmods(type, &a, &b);
 
 	note[0] = '\0';
-	/* an array is its elements, one field in OpenSearch */
+	out->factor = 0;
+	/* an array is its elements: one field of the element's kind */
 	switch (pg_element(typoid)) {
 	case 16:
-		sbuf_adds(out, "{\"type\":\"boolean\"}");
+		out->kind = TF_BOOLEAN;
 		return;
 	case 21:
-		sbuf_adds(out, "{\"type\":\"short\"}");
+		out->kind = TF_SHORT;
 		return;
 	case 23:
-		sbuf_adds(out, "{\"type\":\"integer\"}");
+		out->kind = TF_INTEGER;
 		return;
 	case 20: case 26:
-		sbuf_adds(out, "{\"type\":\"long\"}");
+		out->kind = TF_LONG;
 		return;
 	case 700:
-		sbuf_adds(out, "{\"type\":\"float\"}");
+		out->kind = TF_FLOAT;
 		return;
 	case 701:
-		sbuf_adds(out, "{\"type\":\"double\"}");
+		out->kind = TF_DOUBLE;
 		return;
 	case 1700:
 		decimal(a, n == 2 ? b : 0, n >= 1, o, out, note, notelen);
 		return;
 	case 25: case 1043: case 1042: case 19:
-		sbuf_adds(out, TEXT_WITH_KEYWORD);
+		out->kind = TF_TEXT;
 		return;
 	case 2950:
-		sbuf_adds(out, "{\"type\":\"keyword\"}");
+		out->kind = TF_KEYWORD;
 		return;
 	case 1082:
-		sbuf_adds(out, "{\"type\":\"date\"}");
+		out->kind = TF_DATE;
 		return;
 	case 1114: case 1184:
 		/* without a typmod a timestamp keeps microseconds */
-		timestamp(n >= 1 ? a : 6, out);
+		out->kind = timestamp(n >= 1 ? a : 6);
 		return;
 	case 114: case 3802:
-		json(o, out);
+		out->kind = json(o);
 		return;
 	case 17:
-		sbuf_adds(out, "{\"type\":\"binary\"}");
+		out->kind = TF_BINARY;
 		return;
 	default:
 		/* times, intervals, enums, ranges, network types: the text
 		 * as printed, searched whole */
-		sbuf_adds(out, "{\"type\":\"keyword\"}");
+		out->kind = TF_KEYWORD;
 	}
 }
 
 void
 mapping_my(const char *data_type, const char *column_type, int is_json,
-    const struct mapping_opts *o, struct sbuf *out, char *note,
+    const struct mapping_opts *o, struct target_field *out, char *note,
     size_t notelen)
 {
 	int a = 0, b = 0, n = typmods(column_type, &a, &b);
@@ -158,49 +155,45 @@ mapping_my(const char *data_type, const char *column_type, int is_json,
 	const char *t = data_type;
 
 	note[0] = '\0';
+	out->factor = 0;
 	if (is_json || strcasecmp(t, "json") == 0)
-		json(o, out);
+		out->kind = json(o);
 	else if (strcasecmp(t, "tinyint") == 0)
-		sbuf_adds(out, uns ? "{\"type\":\"short\"}" :
-		    "{\"type\":\"byte\"}");
+		out->kind = uns ? TF_SHORT : TF_BYTE;
 	else if (strcasecmp(t, "smallint") == 0)
-		sbuf_adds(out, uns ? "{\"type\":\"integer\"}" :
-		    "{\"type\":\"short\"}");
+		out->kind = uns ? TF_INTEGER : TF_SHORT;
 	else if (strcasecmp(t, "mediumint") == 0)
-		sbuf_adds(out, "{\"type\":\"integer\"}");
+		out->kind = TF_INTEGER;
 	else if (strcasecmp(t, "int") == 0 || strcasecmp(t, "integer") == 0)
-		sbuf_adds(out, uns ? "{\"type\":\"long\"}" :
-		    "{\"type\":\"integer\"}");
+		out->kind = uns ? TF_LONG : TF_INTEGER;
 	else if (strcasecmp(t, "bigint") == 0)
 		/* up to 18446744073709551615, which long refuses */
-		sbuf_adds(out, uns ? "{\"type\":\"unsigned_long\"}" :
-		    "{\"type\":\"long\"}");
+		out->kind = uns ? TF_UNSIGNED_LONG : TF_LONG;
 	else if (strcasecmp(t, "decimal") == 0 || strcasecmp(t, "numeric") == 0)
 		decimal(a, n == 2 ? b : 0, n >= 1, o, out, note, notelen);
 	else if (strcasecmp(t, "float") == 0)
-		sbuf_adds(out, "{\"type\":\"float\"}");
+		out->kind = TF_FLOAT;
 	else if (strcasecmp(t, "double") == 0 || strcasecmp(t, "real") == 0)
-		sbuf_adds(out, "{\"type\":\"double\"}");
+		out->kind = TF_DOUBLE;
 	else if (strcasecmp(t, "bit") == 0)
-		sbuf_adds(out, n >= 1 && a > 63 ? "{\"type\":\"unsigned_long\"}" :
-		    "{\"type\":\"long\"}");
+		out->kind = n >= 1 && a > 63 ? TF_UNSIGNED_LONG : TF_LONG;
 	else if (strcasecmp(t, "year") == 0)
-		sbuf_adds(out, "{\"type\":\"short\"}");
+		out->kind = TF_SHORT;
 	else if (strcasecmp(t, "date") == 0)
-		sbuf_adds(out, "{\"type\":\"date\"}");
+		out->kind = TF_DATE;
 	else if (strcasecmp(t, "datetime") == 0 ||
 	    strcasecmp(t, "timestamp") == 0)
-		timestamp(n >= 1 ? a : 0, out);
+		out->kind = timestamp(n >= 1 ? a : 0);
 	else if (strcasecmp(t, "char") == 0 || strcasecmp(t, "varchar") == 0 ||
 	    strcasecmp(t, "tinytext") == 0 || strcasecmp(t, "text") == 0 ||
 	    strcasecmp(t, "mediumtext") == 0 || strcasecmp(t, "longtext") == 0)
-		sbuf_adds(out, TEXT_WITH_KEYWORD);
+		out->kind = TF_TEXT;
 	else if (strcasecmp(t, "binary") == 0 ||
 	    strcasecmp(t, "varbinary") == 0 || strcasestr(t, "blob") != NULL ||
 	    strcasecmp(t, "geometry") == 0 || strcasecmp(t, "point") == 0 ||
 	    strcasecmp(t, "linestring") == 0 || strcasecmp(t, "polygon") == 0)
-		sbuf_adds(out, "{\"type\":\"binary\"}");
+		out->kind = TF_BINARY;
 	else
 		/* enum, set, time and whatever comes later: whole values */
-		sbuf_adds(out, "{\"type\":\"keyword\"}");
+		out->kind = TF_KEYWORD;
 }

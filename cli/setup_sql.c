@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "mysql/myconn.h"
+#include "pg/pgconn.h"
 #include "p2o.h"
 
 enum { O_ROLE = 0x100 };
@@ -34,9 +35,9 @@ static const struct cli_opt opts[] = {
 static void
 qrel(struct sbuf *b, const struct sync_section *s)
 {
-	sql_ident(b, s->schema);
+	pgconn_put_ident(b, s->schema);
 	sbuf_addc(b, '.');
-	sql_ident(b, s->table);
+	pgconn_put_ident(b, s->table);
 }
 
 /* the columns a before-image must carry: what deletes and moves a
@@ -78,17 +79,17 @@ pg_role(struct sbuf *b, const struct config *cfg, const char *role)
 	sbuf_adds(b, "\n-- 2. The role pg2osync connects as: it may replicate "
 	    "and read the tables,\n--    and owns nothing.\nDO $$ BEGIN\n"
 	    "  IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = ");
-	sql_literal(b, role);
+	pgconn_put_literal(b, role);
 	sbuf_adds(b, ") THEN\n    CREATE ROLE ");
-	sql_ident(b, role);
+	pgconn_put_ident(b, role);
 	sbuf_adds(b, " LOGIN REPLICATION;\n  ELSE\n    ALTER ROLE ");
-	sql_ident(b, role);
+	pgconn_put_ident(b, role);
 	sbuf_adds(b, " LOGIN REPLICATION;\n  END IF;\nEND $$;\n"
 	    "--    its password is never written in a file: in psql, \\password ");
 	sbuf_adds(b, role);
 	sbuf_adds(b, "\nDO $$ BEGIN EXECUTE pg_catalog.format('GRANT CONNECT ON "
 	    "DATABASE %I TO %I', pg_catalog.current_database(), ");
-	sql_literal(b, role);
+	pgconn_put_literal(b, role);
 	sbuf_adds(b, "); END $$;\n");
 	for (i = 0; i < cfg->nsyncs; i++) {
 		for (seen = 0, k = 0; k < i; k++)
@@ -97,9 +98,9 @@ pg_role(struct sbuf *b, const struct config *cfg, const char *role)
 		if (seen)
 			continue;
 		sbuf_adds(b, "GRANT USAGE ON SCHEMA ");
-		sql_ident(b, cfg->syncs[i].schema);
+		pgconn_put_ident(b, cfg->syncs[i].schema);
 		sbuf_adds(b, " TO ");
-		sql_ident(b, role);
+		pgconn_put_ident(b, role);
 		sbuf_adds(b, ";\n");
 	}
 	/* SELECT on a parent reads its inheritance children and partitions */
@@ -107,7 +108,7 @@ pg_role(struct sbuf *b, const struct config *cfg, const char *role)
 		sbuf_adds(b, "GRANT SELECT ON TABLE ");
 		qrel(b, &cfg->syncs[i]);
 		sbuf_adds(b, " TO ");
-		sql_ident(b, role);
+		pgconn_put_ident(b, role);
 		sbuf_adds(b, ";\n");
 	}
 }
@@ -131,7 +132,7 @@ pg_identity(struct sbuf *b, const struct config *cfg)
 		sbuf_reset(&rel);
 		qrel(&rel, &cfg->syncs[i]);
 		sbuf_reset(&oid);
-		sql_literal(&oid, rel.buf);
+		pgconn_put_literal(&oid, rel.buf);
 		sbuf_adds(&oid, "::pg_catalog.regclass");
 		sbuf_addf(b, "-- sync.%s reads", cfg->syncs[i].name);
 		for (k = 0; k < n; k++)
@@ -144,7 +145,7 @@ pg_identity(struct sbuf *b, const struct config *cfg)
 		for (k = 0; k < n; k++) {
 			if (k)
 				sbuf_addc(b, ',');
-			sql_literal(b, cols[k]);
+			pgconn_put_literal(b, cols[k]);
 		}
 		sbuf_adds(b, "]::text[]) AS col(name) WHERE col.name NOT IN (\n"
 		    "       SELECT a.attname::text FROM pg_catalog.pg_index i "
@@ -180,29 +181,29 @@ pg_publication(struct sbuf *b, const struct config *cfg)
 		sbuf_reset(&rel);
 		qrel(&rel, &cfg->syncs[i]);
 		sbuf_reset(&oid);
-		sql_literal(&oid, rel.buf);
+		pgconn_put_literal(&oid, rel.buf);
 		sbuf_adds(&oid, "::pg_catalog.regclass");
 		if (cfg->syncs[i].append_only) {
 			append = 1;
 			sbuf_adds(b, "  IF ");
 			has_identity(b, oid.buf);
 			sbuf_adds(b, " THEN\n    main := main || ', ' || ");
-			sql_literal(b, rel.buf);
+			pgconn_put_literal(b, rel.buf);
 			sbuf_adds(b, ";\n  ELSE\n    append := append || ', ' || ");
-			sql_literal(b, rel.buf);
+			pgconn_put_literal(b, rel.buf);
 			sbuf_adds(b, ";\n  END IF;\n");
 		} else {
 			sbuf_adds(b, "  main := main || ', ' || ");
-			sql_literal(b, rel.buf);
+			pgconn_put_literal(b, rel.buf);
 			sbuf_adds(b, ";\n");
 		}
 	}
 	sbuf_adds(b, "  IF NOT EXISTS (SELECT FROM pg_catalog.pg_publication "
 	    "WHERE pubname = ");
-	sql_literal(b, cfg->publication);
+	pgconn_put_literal(b, cfg->publication);
 	sbuf_adds(b, ") THEN\n    EXECUTE 'CREATE PUBLICATION ' || "
 	    "pg_catalog.quote_ident(");
-	sql_literal(b, cfg->publication);
+	pgconn_put_literal(b, cfg->publication);
 	sbuf_adds(b, ")\n      || CASE WHEN main = '' THEN '' ELSE ' FOR TABLE "
 	    "' || pg_catalog.substr(main, 3) END\n      || ' WITH "
 	    "(publish_via_partition_root = true)';\n  END IF;\n");
@@ -212,10 +213,10 @@ pg_publication(struct sbuf *b, const struct config *cfg)
 		sbuf_addf(&rel, "%s", "");
 		sbuf_reset(&rel);
 		sbuf_addf(&rel, "%s_append", cfg->publication);
-		sql_literal(b, rel.buf);
+		pgconn_put_literal(b, rel.buf);
 		sbuf_adds(b, ") THEN\n    EXECUTE 'CREATE PUBLICATION ' || "
 		    "pg_catalog.quote_ident(");
-		sql_literal(b, rel.buf);
+		pgconn_put_literal(b, rel.buf);
 		sbuf_adds(b, ")\n      || ' FOR TABLE ' || pg_catalog.substr("
 		    "append, 3)\n      || ' WITH (publish = ''insert, "
 		    "truncate'', publish_via_partition_root = true)';\n  END "

@@ -9,30 +9,6 @@
 #include "cli.h"
 #include "pg/pgconn.h"
 
-void
-sql_ident(struct sbuf *b, const char *s)
-{
-	sbuf_addc(b, '"');
-	for (; *s; s++) {
-		if (*s == '"')
-			sbuf_addc(b, '"');
-		sbuf_addc(b, *s);
-	}
-	sbuf_addc(b, '"');
-}
-
-void
-sql_literal(struct sbuf *b, const char *s)
-{
-	sbuf_addc(b, '\'');
-	for (; *s; s++) {
-		if (*s == '\'')
-			sbuf_addc(b, '\'');
-		sbuf_addc(b, *s);
-	}
-	sbuf_addc(b, '\'');
-}
-
 char *
 pg_qrel(struct pg_conn *c, const struct sync_section *s, struct p2o_err *e)
 {

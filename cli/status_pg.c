@@ -17,7 +17,7 @@ static void
 drop_sql(struct sbuf *b, const char *slot)
 {
 	sbuf_adds(b, "SELECT pg_drop_replication_slot(");
-	sql_literal(b, slot);
+	pgconn_put_literal(b, slot);
 	sbuf_adds(b, ");");
 }
 

@@ -165,6 +165,34 @@ enum target_name_part {
 	TNAME_INSIDE	/* a template's literal text after a placeholder */
 };
 
+/* what a column's values need of an index field, for a mapping file
+ * written before the first document (init --mappings): the target names
+ * the type */
+enum target_field_kind {
+	TF_KEYWORD,	/* the text whole and exact: times, enums, decimals
+			 * kept digit for digit */
+	TF_TEXT,	/* words searched, the whole text kept beside them */
+	TF_BOOLEAN,
+	TF_BYTE,
+	TF_SHORT,
+	TF_INTEGER,
+	TF_LONG,
+	TF_UNSIGNED_LONG,
+	TF_FLOAT,
+	TF_DOUBLE,
+	TF_SCALED,	/* a decimal kept as value * factor in 64 bits */
+	TF_DATE,	/* to the millisecond */
+	TF_DATE_NANOS,	/* a finer fraction */
+	TF_OBJECT,	/* JSON whose members become fields */
+	TF_FLAT,	/* JSON kept as one field: no field per member */
+	TF_BINARY	/* base64 */
+};
+struct target_field {
+	const char *name;
+	enum target_field_kind kind;
+	long long factor;	/* TF_SCALED: 10^scale */
+};
+
 /* a blocking connection to the target, for ckpt */
 struct target_conn {
 	const struct target_module *mod;
@@ -196,6 +224,10 @@ struct target_ops {
 	int	(*index_body)(const struct sync_section *s,
 		    const char *mapping, size_t len, char **body, char *why,
 		    size_t whylen);
+	/* a section's mapping file for these fields, appended to out (what
+	 * index_body reads back); NULL: the target takes no mapping file */
+	void	(*mapping_file)(const struct target_field *, int n,
+		    struct sbuf *out);
 
 	/* the node: is it there, and what is it (into node, for the
 	 * log); TA_OK, TA_RETRY or TA_AUTH with why */

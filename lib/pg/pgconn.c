@@ -391,3 +391,27 @@ pgconn_close(struct pg_conn *c)
 	if (c != NULL)
 		PQfinish(c);
 }
+
+static void
+put_quoted(struct sbuf *b, const char *s, char q)
+{
+	sbuf_addc(b, q);
+	for (; *s; s++) {
+		if (*s == q)
+			sbuf_addc(b, q);
+		sbuf_addc(b, *s);
+	}
+	sbuf_addc(b, q);
+}
+
+void
+pgconn_put_ident(struct sbuf *b, const char *name)
+{
+	put_quoted(b, name, '"');
+}
+
+void
+pgconn_put_literal(struct sbuf *b, const char *s)
+{
+	put_quoted(b, s, '\'');
+}

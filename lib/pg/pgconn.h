@@ -62,5 +62,12 @@ int	pgconn_exec(struct pg_conn *, const char *what, const char *sql,
  * NULL with err */
 char	*pgconn_ident(struct pg_conn *, const char *name, struct p2o_err *);
 char	*pgconn_literal(struct pg_conn *, const char *s, struct p2o_err *);
+/* the same, appended to b without a connection: for text no server
+ * quotes (a replication command's own grammar, a script printed for a
+ * DBA). The literal doubles quotes only: standard_conforming_strings,
+ * on since PostgreSQL 9.1, keeps backslashes plain */
+struct sbuf;
+void	pgconn_put_ident(struct sbuf *b, const char *name);
+void	pgconn_put_literal(struct sbuf *b, const char *s);
 
 #endif

@@ -507,6 +507,7 @@ read_answer(long status, const struct sbuf *resp, int n, struct jspan *found,
 static const struct target_ops ops = {
 	.index_name = os_index_name,
 	.index_body = os_index_body,
+	.mapping_file = os_mapping_file,
 	.probe_call = probe_call,
 	.probe_answer = probe_answer,
 	.error_text = os_error_text,

@@ -36,6 +36,8 @@ void	os_index_path(struct sbuf *path, const char *index, const char *rest);
 /* opensearch_index.c */
 int	os_index_name(const char *text, enum target_name_part, char *why,
 	    size_t whylen);
+void	os_mapping_file(const struct target_field *, int n,
+	    struct sbuf *out);
 int	os_index_body(const struct sync_section *, const char *mapping,
 	    size_t len, char **body, char *why, size_t whylen);
 

@@ -4,7 +4,7 @@
  * the literal text of a template), and the body it is created with: a
  * section's mapping file as an index creation body, checked against the
  * names the section's documents carry, or the join mapping a join parent
- * needs.
+ * needs; and the mapping file init writes from the columns' field kinds.
  *
  * Pure: reads no file (the configuration read the mapping file and
  * checked it is a JSON object), never logs, never exits.
@@ -217,4 +217,49 @@ os_index_body(const struct sync_section *s, const char *mapping,
 	if (s->has_join && s->join.parent == NULL && s->join.nchildren > 0)
 		*body = join_body(s);
 	return 0;
+}
+
+/* the field type OpenSearch has for each kind (flat_object is its JSON
+ * kept whole; its text keeps a keyword beside the words for sorting) */
+static void
+os_field(struct sbuf *out, const struct target_field *f)
+{
+	static const char *const types[] = {
+		[TF_KEYWORD] = "keyword", [TF_BOOLEAN] = "boolean",
+		[TF_BYTE] = "byte", [TF_SHORT] = "short",
+		[TF_INTEGER] = "integer", [TF_LONG] = "long",
+		[TF_UNSIGNED_LONG] = "unsigned_long", [TF_FLOAT] = "float",
+		[TF_DOUBLE] = "double", [TF_DATE] = "date",
+		[TF_DATE_NANOS] = "date_nanos", [TF_OBJECT] = "object",
+		[TF_FLAT] = "flat_object", [TF_BINARY] = "binary",
+	};
+
+	switch (f->kind) {
+	case TF_TEXT:
+		sbuf_adds(out, "{\"type\":\"text\",\"fields\":{\"keyword\":"
+		    "{\"type\":\"keyword\",\"ignore_above\":256}}}");
+		break;
+	case TF_SCALED:
+		sbuf_addf(out, "{\"type\":\"scaled_float\","
+		    "\"scaling_factor\":%lld}", f->factor);
+		break;
+	default:
+		sbuf_addf(out, "{\"type\":\"%s\"}", types[f->kind]);
+	}
+}
+
+void
+os_mapping_file(const struct target_field *f, int n, struct sbuf *out)
+{
+	int i;
+
+	sbuf_adds(out, "{\"mappings\":{\"properties\":{");
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			sbuf_addc(out, ',');
+		sbuf_add_jstr(out, f[i].name, strlen(f[i].name));
+		sbuf_addc(out, ':');
+		os_field(out, &f[i]);
+	}
+	sbuf_adds(out, "}}}\n");
 }

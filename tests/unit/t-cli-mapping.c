@@ -7,27 +7,45 @@
 
 #include "../../cli/cli.h"
 #include "tap.h"
+#include "target.h"
+
+/* the field of one column named "f" as OpenSearch's mapping file spells
+ * it: what lies between "f": and the file's closing braces */
+static const char *
+field(const struct target_field *f)
+{
+	static struct sbuf out;
+	static const char head[] = "{\"mappings\":{\"properties\":{\"f\":";
+	static const char tail[] = "}}}\n";
+
+	sbuf_reset(&out);
+	target_module_find(NULL)->ops->mapping_file(f, 1, &out);
+	if (out.len < sizeof(head) + sizeof(tail) - 2 ||
+	    strncmp(out.buf, head, sizeof(head) - 1) != 0 ||
+	    strcmp(out.buf + out.len - (sizeof(tail) - 1), tail) != 0)
+		return out.buf;	/* not a mapping file: the test shows it */
+	out.buf[out.len - (sizeof(tail) - 1)] = '\0';
+	return out.buf + sizeof(head) - 1;
+}
 
 static const char *
 pg(const char *type, uint32_t oid, int scaled, int flat, char *note)
 {
-	static struct sbuf out;
 	struct mapping_opts o = { scaled, flat };
+	struct target_field f = { "f", TF_KEYWORD, 0 };
 
-	sbuf_reset(&out);
-	mapping_pg(type, oid, &o, &out, note, 256);
-	return out.buf;
+	mapping_pg(type, oid, &o, &f, note, 256);
+	return field(&f);
 }
 
 static const char *
 my(const char *dt, const char *ct, int json, int scaled, int flat, char *note)
 {
-	static struct sbuf out;
 	struct mapping_opts o = { scaled, flat };
+	struct target_field f = { "f", TF_KEYWORD, 0 };
 
-	sbuf_reset(&out);
-	mapping_my(dt, ct, json, &o, &out, note, 256);
-	return out.buf;
+	mapping_my(dt, ct, json, &o, &f, note, 256);
+	return field(&f);
 }
 
 int
@@ -89,5 +107,18 @@ main(void)
 	    "bytea: binary");
 	is_str(pg("interval", 1186, 0, 0, note), "{\"type\":\"keyword\"}",
 	    "interval: keyword");
+	{
+		/* a whole file: each column once, in order, names escaped */
+		struct target_field two[] = { { "id", TF_UNSIGNED_LONG, 0 },
+		    { "a\"b", TF_SCALED, 100 } };
+		struct sbuf out = SBUF_INIT;
+
+		target_module_find(NULL)->ops->mapping_file(two, 2, &out);
+		is_str(out.buf, "{\"mappings\":{\"properties\":{\"id\":"
+		    "{\"type\":\"unsigned_long\"},\"a\\\"b\":{\"type\":"
+		    "\"scaled_float\",\"scaling_factor\":100}}}}\n",
+		    "two columns: one mapping file, the name escaped");
+		sbuf_release(&out);
+	}
 	return done_testing();
 }
