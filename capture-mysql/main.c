@@ -131,10 +131,10 @@ main(int argc, char **argv)
 
 	if (stage_begin(&st, &spec, &a, argc, argv, &e) != STAGE_RUN ||
 	    check_start(&a, &start, &token, &e) == -1)
-		return stage_report(&e);
+		exit(stage_report(&e));
 	/* the source's secret only: the target is the writer's */
 	if (config_load_with(st.cfgpath, CONFIG_SECRET_SOURCE, &cfg, &e) == -1)
-		return stage_report(&e);
+		exit(stage_report(&e));
 	if (cfg.source_kind != SOURCE_MYSQL)
 		fatalx(P2O_EXIT_CONFIG, "%s: the source is not a mysql:// or "
 		    "mariadb:// url; capture-mysql reads MySQL and MariaDB "
@@ -143,15 +143,15 @@ main(int argc, char **argv)
 	server_init(&src);
 	if (server_connect(&src, &cfg) == -1 || server_check(&src) == -1 ||
 	    server_tables(&src, &cfg, &tables) == -1)
-		return stage_report(&src.err);
+		exit(stage_report(&src.err));
 	if (a.pos == NULL) {
 		if (server_now(&src) == -1)
-			return stage_report(&src.err);
+			exit(stage_report(&src.err));
 		log_info("starting at the server's position %s:%u", src.file,
 		    src.offset);
 	} else {
 		if (!start.has_gtid && server_check_resume(&src, &start) == -1)
-			return stage_report(&src.err);
+			exit(stage_report(&src.err));
 		if (start.has_gtid && !src.gtid_mode_on)
 			fatalx(P2O_EXIT_REFUSED, "--start-pos resumes by GTID, "
 			    "but the server's gtid_mode is not ON");
@@ -169,16 +169,16 @@ main(int argc, char **argv)
 	else
 		txn_start(&txn, NULL, 0, src.file, src.offset);
 	if (server_start_dump(&src, &cfg, a.pos ? &start : NULL) == -1)
-		return stage_report(&src.err);
+		exit(stage_report(&src.err));
 	/* hello means ready: only once the server streams */
 	if (stage_hello(&st, &e) == -1)
-		return stage_report(&e);
+		exit(stage_report(&e));
 
 	dumpstream_init(&ds, &src, &txn);
 	capture_init(&cap, &dumpstream_ops, &ds, &st.ctl,
 	    stage_flag(STAGE_TERM));
 	if (capture_run(&cap) != 0)
-		return stage_report(&cap.err);
+		exit(stage_report(&cap.err));
 
 	capture_release(&cap);
 	txn_release(&txn);

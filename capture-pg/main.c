@@ -112,10 +112,10 @@ main(int argc, char **argv)
 
 	if (stage_begin(&st, &spec, &a, argc, argv, &e) != STAGE_RUN ||
 	    check_start(&a, &start_lsn, &e) == -1)
-		return stage_report(&e);
+		exit(stage_report(&e));
 	/* the source's secret only: the target is the writer's */
 	if (config_load_with(st.cfgpath, CONFIG_SECRET_SOURCE, &cfg, &e) == -1)
-		return stage_report(&e);
+		exit(stage_report(&e));
 	if (cfg.source_kind != SOURCE_POSTGRES)
 		fatalx(P2O_EXIT_CONFIG, "%s: the source is not a postgres "
 		    "url; capture-pg reads PostgreSQL only", st.cfgpath);
@@ -127,23 +127,23 @@ main(int argc, char **argv)
 	    slot_ensure_publication(&src, &cfg) == -1 ||
 	    slot_connect_repl(&src, &cfg) == -1 ||
 	    slot_ensure_slot(&src, &cfg) == -1)
-		return stage_report(&src.err);
+		exit(stage_report(&src.err));
 	/* the catalogue connection stays, for the slot watch */
 	slotwatch_init(&sw, src.sql);
 	src.sql = NULL;
 	if (slot_start(&src, &cfg, start_lsn) == -1)
-		return stage_report(&src.err);
+		exit(stage_report(&src.err));
 	/* hello means ready: only once the slot is streaming, so that a
 	 * supervisor reporting healthy means changes are being captured */
 	if (stage_hello(&st, &e) == -1)
-		return stage_report(&e);
+		exit(stage_report(&e));
 
 	walstream_init(&ws, src.repl, &dec, src.start);
 	capture_init(&cap, &walstream_ops, &ws, &st.ctl,
 	    stage_flag(STAGE_TERM));
 	cap.side = &sw.side;
 	if (capture_run(&cap) != 0)
-		return stage_report(&cap.err);
+		exit(stage_report(&cap.err));
 
 	capture_release(&cap);
 	slotwatch_release(&sw);

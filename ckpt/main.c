@@ -277,7 +277,7 @@ main(int argc, char *argv[])
 	int rc, newer, put;
 
 	if (stage_begin(&stg, &spec, &a, argc, argv, &e) != STAGE_RUN)
-		return stage_report(&e);
+		exit(stage_report(&e));
 	if (stg.noperands != 1) {
 		fputs(usage_text, stderr);
 		return P2O_EXIT_USAGE;
@@ -303,7 +303,7 @@ main(int argc, char *argv[])
 
 	/* the target's secret only: the checkpoint lives there */
 	if (config_load_with(stg.cfgpath, CONFIG_SECRET_TARGET, &cf, &e) == -1)
-		return stage_report(&e);
+		exit(stage_report(&e));
 	if (http_global_init() == -1)
 		fatalx(P2O_EXIT_INTERNAL, "could not initialise libcurl");
 	if ((rc = ckpt_store_init(&st, &cf)) != 0)

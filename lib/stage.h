@@ -9,16 +9,16 @@
  * A main.c reads:
  *
  *	if (stage_begin(&st, &spec, &args, argc, argv, &e) != STAGE_RUN)
- *		return stage_report(&e);
+ *		exit(stage_report(&e));
  *	... load the configuration (config_load_with), connect ...
  *	if (stage_hello(&st, &e) == -1)
- *		return stage_report(&e);
+ *		exit(stage_report(&e));
  *	for (;;) { poll(..., stage_sigfd() ...); stage_sigfd_drain();
  *		if (stage_signalled(STAGE_TERM)) ...; }
  *	stage_end(&st);
  *
  * Nothing here exits: errors come back as a struct p2o_err, and main.c
- * returns the code stage_report hands it.
+ * exits with the code stage_report hands it.
  */
 #ifndef STAGE_H
 #define STAGE_H
@@ -40,7 +40,7 @@ enum stage_sig {
 
 /* what stage_begin returns */
 #define STAGE_RUN	0	/* go on: the program runs */
-#define STAGE_EXIT	1	/* return stage_report(&e) from main: --help or
+#define STAGE_EXIT	1	/* exit(stage_report(&e)) from main: --help or
 				 * --version answered (code 0) or a bad command
 				 * line (64), said already or in e's message */
 

@@ -132,10 +132,10 @@ main(int argc, char **argv)
 	int i, njobs = 0;
 
 	if (stage_begin(&st, &spec, &ld, argc, argv, &e) != STAGE_RUN)
-		return stage_report(&e);
+		exit(stage_report(&e));
 	/* the source's secret only: the target is the writer's */
 	if (config_load_with(st.cfgpath, CONFIG_SECRET_SOURCE, &cfg, &e) == -1)
-		return stage_report(&e);
+		exit(stage_report(&e));
 	if ((ld.ops = load_ops_for(cfg.source_kind)) == NULL)
 		fatalx(P2O_EXIT_CONFIG, "%s: the loader reads no source of "
 		    "this kind", st.cfgpath);
@@ -145,14 +145,14 @@ main(int argc, char **argv)
 	ld.ctl = &st.ctl;
 	ld.out_fd = P2O_FD_OUT;
 	if (stage_hello(&st, &e) == -1)
-		return stage_report(&e);
+		exit(stage_report(&e));
 	ld.supervised = ctl_active(&st.ctl);
 	ld.meter.tty = !ld.supervised && isatty(P2O_FD_LOG);
 	ld.meter.unit = ld.ops->unit;
 
 	if (ld.supervised) {
 		if (control_read_load(&ld, &jobs, &njobs) == -1)
-			return stage_report(&ld.err);
+			exit(stage_report(&ld.err));
 		for (i = 0; i < njobs; i++)
 			if (config_find_rel(&cfg, jobs[i].table) == NULL)
 				fatalx(P2O_EXIT_DATA, "control fd 3: the load "
@@ -165,16 +165,16 @@ main(int argc, char **argv)
 	}
 
 	if (njobs > 0 && ld.ops->open(&ld) == -1)
-		return stage_report(&ld.err);
+		exit(stage_report(&ld.err));
 	for (i = 0; i < njobs; i++) {
 		sec = config_find_rel(&cfg, jobs[i].table);
 		if (load_table(&ld, sec, jobs[i].progress) == -1) {
 			meter_break(&ld.meter);
-			return stage_report(&ld.err);
+			exit(stage_report(&ld.err));
 		}
 	}
 	if (control_stats(&ld, 1) == -1)
-		return stage_report(&ld.err);
+		exit(stage_report(&ld.err));
 
 	ld.ops->close(&ld);
 	free(ld.cp_text);

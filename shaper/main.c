@@ -196,7 +196,7 @@ main(int argc, char **argv)
 
 	d.load_fd = -1;
 	if (stage_begin(&d.st, &spec, &d, argc, argv, &e) != STAGE_RUN)
-		return stage_report(&e);
+		exit(stage_report(&e));
 	if (d.load_fd != -1 && !fd_is_open(d.load_fd)) {
 		log_error("--load-fd %d is not open", d.load_fd);
 		return P2O_EXIT_USAGE;
@@ -205,7 +205,7 @@ main(int argc, char **argv)
 	 * stream replays at a desk without the production credentials */
 	if (config_load_with(d.st.cfgpath, CONFIG_SECRETS_NONE, &cfg, &e) == -1 ||
 	    stage_hello(&d.st, &e) == -1)
-		return stage_report(&e);
+		exit(stage_report(&e));
 
 	shaper_init(&d.sh, &cfg);
 	sbuf_init(&d.out);

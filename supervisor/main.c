@@ -261,7 +261,7 @@ main(int argc, char *argv[])
 	/* first: nothing opened below may land on a closed fd 0, 1 or 2 */
 	sanitize_fds();
 	if (stage_begin(&st, &spec, &a, argc, argv, &e) != STAGE_RUN)
-		return stage_report(&e);
+		exit(stage_report(&e));
 	sv.cfgpath = st.cfgpath;
 	if ((env = getenv("P2O_HELLO_TIMEOUT_S")) != NULL &&
 	    (sv.hello_timeout_s = atoi(env)) <= 0)
@@ -271,7 +271,7 @@ main(int argc, char *argv[])
 	 * and cannot resolve stops everything here, before any starts */
 	if (config_load_with(sv.cfgpath, sv_stage_secrets(), &sv.cf, &e) == -1 ||
 	    set_up_children(&sv, &a, &e) == -1)
-		return stage_report(&e);
+		exit(stage_report(&e));
 	sv_metrics_init(&sv.m);
 	sv.httpd.fd = -1;
 	for (k = 0; k < SV_HTTP_CONNS; k++)

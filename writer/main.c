@@ -512,7 +512,7 @@ main(int argc, char **argv)
 	int busy;
 
 	if (stage_begin(&st, &spec, NULL, argc, argv, &e) != STAGE_RUN)
-		return stage_report(&e);
+		exit(stage_report(&e));
 	srandom((unsigned)(now_us_wall() ^ getpid()));
 	setup(&wr, st.cfgpath);
 
