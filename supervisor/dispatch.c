@@ -191,6 +191,7 @@ on_ckpt_frame(struct sv *sv, const struct frame *f, long long now)
 	switch (msg_kind(f)) {
 	case MSG_STORED:
 		on_stored(sv, f, now);
+		sv_health_update(sv, now);
 		break;
 	case MSG_CHECKPOINT:
 		on_checkpoint(sv, f, now);
@@ -232,10 +233,13 @@ on_frame(struct sv *sv, int k, const struct frame *f, long long now)
 			sv_metrics_stats(&sv->m, counters);
 		if (k == SV_LOADER)
 			load_status(sv, now);
+		/* when work begins to wait is seen as it happens */
+		sv_health_update(sv, now);
 		break;
 	case MSG_DURABLE:
 		if (k == SV_WRITER)
 			on_durable(sv, f, now);
+		sv_health_update(sv, now);
 		break;
 	case MSG_MARKED:
 		/* every copy row before it is durable: ckpt stores the

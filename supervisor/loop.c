@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "msg.h"
 #include "p2o.h"
 #include "stage.h"
 #include "supervisor.h"
@@ -204,7 +205,85 @@ sv_check_up(struct sv *sv, long long now)
 	sv->state = PL_UP;
 	sv->up_since_ms = now;
 	sv->m.up = 1;
+	sv_health_reset(&sv->health, now);
 	log_info("pipeline up");
+}
+
+/* a load runs now */
+static int
+loading(const struct sv *sv)
+{
+	return sv_will_run(sv, SV_LOADER) &&
+	    sv_child_running(&sv->kid[SV_LOADER]);
+}
+
+void
+sv_health_update(struct sv *sv, long long now)
+{
+	static const enum msg_counter writes[] = { MC_DOCS_INDEXED,
+	    MC_DOCS_DELETED, MC_VERSION_CONFLICTS, MC_CLEARS, MC_CASCADES };
+	uint64_t written = 0, done = sv->m.position_confirmed;
+	size_t i;
+	int halted;
+
+	for (i = 0; i < sizeof(writes) / sizeof(writes[0]); i++)
+		written += sv_metrics_total(&sv->m, writes[i], NULL);
+	/* the writer's durable position is progress before its checkpoint
+	 * is stored: a long checkpoint interval is not a stall */
+	if (sv->bc.have_durable && sv->bc.durable > done)
+		done = sv->bc.durable;
+	halted = sv_child_running(&sv->kid[SV_WRITER]) &&
+	    sv_metrics_total(&sv->m, MC_WRITER_HALTED, NULL) != 0;
+	sv->m.state = sv_source_state_of(sv->state, sv->in_backoff,
+	    sv->stopping, loading(sv), halted);
+	if (sv->state == PL_UP)
+		sv_health_observe(&sv->health, now,
+		    sv_metrics_total(&sv->m, MC_RECEIVED_POS, NULL), done,
+		    written, loading(sv));
+	sv->m.stalled = sv->state == PL_UP &&
+	    sv_health_stalled(&sv->health, now);
+	sv->m.ready = (sv->m.state == SS_LOADING ||
+	    sv->m.state == SS_STREAMING) && !sv->m.stalled;
+}
+
+const char *
+sv_not_ready(struct sv *sv, long long now, char *buf, size_t len)
+{
+	long long in;
+
+	sv_health_update(sv, now);
+	buf[0] = '\0';
+	if (sv->m.ready)
+		return buf;
+	switch (sv->m.state) {
+	case SS_BACKOFF:
+		in = sv->state == PL_WAIT && sv->restart_at_ms > now ?
+		    sv->restart_at_ms - now : 0;
+		snprintf(buf, len, "backoff: starting again in %lld.%lld s "
+		    "after: %s", in / 1000, in % 1000 / 100, sv->reason);
+		break;
+	case SS_HALTED:
+		snprintf(buf, len, "halted: a write the target refuses holds "
+		    "the pipeline; nothing after it is acknowledged until the "
+		    "target takes it (the writer's log says what it refused)");
+		break;
+	case SS_STARTING:
+		snprintf(buf, len, "starting: %s", sv_state_name(sv));
+		break;
+	case SS_DRAINING:
+		snprintf(buf, len, "draining");
+		break;
+	default:
+		snprintf(buf, len, "stalled: changes wait (read up to %llu, "
+		    "written up to %llu) and nothing was written or "
+		    "confirmed for %lld s (metrics.ready_stall_s: %lld)",
+		    (unsigned long long)sv->health.received,
+		    (unsigned long long)sv->health.confirmed,
+		    sv_health_stalled_ms(&sv->health, now) / 1000,
+		    sv->health.stall_ms / 1000);
+		break;
+	}
+	return buf;
 }
 
 static int
@@ -367,6 +446,7 @@ incarnation_over(struct sv *sv, long long now)
 	    sv->reason);
 	sv->m.reconnects++;
 	sv->state = PL_WAIT;
+	sv->in_backoff = 1;
 	sv->restart_at_ms = now + delay;
 }
 

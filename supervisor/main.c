@@ -19,6 +19,7 @@
 #include "config.h"
 #include "log.h"
 #include "p2o.h"
+#include "source.h"
 #include "stage.h"
 #include "supervisor.h"
 #include "xio.h"
@@ -41,8 +42,10 @@ static const char usage_text[] =
 "SIGINT: the capture stops, the rest drain, the last durable position is\n"
 "stored and acknowledged, exit 0.\n"
 "\n"
-"With metrics.bind: GET /metrics (Prometheus text) and GET /healthz\n"
-"(200 when every stage is up, else 503).\n"
+"With metrics.bind: GET /metrics (Prometheus text; a bearer token with\n"
+"metrics.token_env), GET /healthz (200 while the supervisor runs) and\n"
+"GET /ready (200 while loading or streaming and making progress, else\n"
+"503 with the reason). With api.bind: GET /synced (read-your-writes).\n"
 "\n"
 "options:\n"
 "  -c, --config FILE      the pg2osync configuration (required)\n"
@@ -247,6 +250,38 @@ set_up_children(struct sv *sv, const struct args *a, struct p2o_err *e)
 	return 0;
 }
 
+/* every series' source label: source.name, else the stream's identity
+ * ("postgres:<slot>", "mysql:<server_id>") */
+static int
+name_source(struct sv *sv, struct p2o_err *e)
+{
+	struct source_ident id;
+	char err[256];
+
+	if (sv->cf.source_name != NULL) {
+		snprintf(sv->source_name, sizeof(sv->source_name), "%s",
+		    sv->cf.source_name);
+		return 0;
+	}
+	if (source_ident_init(&id, &sv->cf, err, sizeof(err)) == -1)
+		return p2o_fail(e, P2O_EXIT_CONFIG, "%s: %s", sv->cfgpath, err);
+	snprintf(sv->source_name, sizeof(sv->source_name), "%s", id.doc_id);
+	source_ident_release(&id);
+	return 0;
+}
+
+/* a listener other hosts can reach, without a token */
+static void
+warn_open(const char *section, const char *bind, const char *token,
+    const char *paths)
+{
+	if (token != NULL || sv_bind_is_loopback(bind))
+		return;
+	log_warnx("%s.bind '%s' can be reached from other hosts and %s.token_env "
+	    "is not set: anyone who can reach it can read %s; set %s.token_env "
+	    "or bind to 127.0.0.1", section, bind, section, paths, section);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -269,18 +304,26 @@ main(int argc, char *argv[])
 		    "number of seconds", env);
 	/* the stages inherit the environment: a secret one of them needs
 	 * and cannot resolve stops everything here, before any starts */
-	if (config_load_with(sv.cfgpath, sv_stage_secrets(), &sv.cf, &e) == -1 ||
-	    set_up_children(&sv, &a, &e) == -1)
+	if (config_load_with(sv.cfgpath, sv_stage_secrets() |
+	    CONFIG_SECRET_LISTEN, &sv.cf, &e) == -1 ||
+	    set_up_children(&sv, &a, &e) == -1 ||
+	    name_source(&sv, &e) == -1)
 		return stage_report(&e);
 	sv_metrics_init(&sv.m);
-	sv.httpd.fd = -1;
+	sv.m.source = sv.source_name;
+	sv_health_init(&sv.health, sv.cf.ready_stall_s);
+	sv.backoff.first_ms = sv.cf.reconnect_backoff_ms;
+	sv.httpd.fd = sv.api.fd = -1;
 	for (k = 0; k < SV_HTTP_CONNS; k++)
-		sv.httpd.conns[k].fd = -1;
-	if (sv.cf.metrics_bind != NULL &&
-	    sv_httpd_open(&sv.httpd, sv.cf.metrics_bind, sv_route, &sv, err,
-	    sizeof(err)) == -1)
-		fatalx(P2O_EXIT_CONFIG, "%s: metrics.bind: %s", sv.cfgpath,
-		    err);
+		sv.httpd.conns[k].fd = sv.api.conns[k].fd = -1;
+	if (sv.cf.metrics_bind != NULL) {
+		if (sv_httpd_open(&sv.httpd, sv.cf.metrics_bind, sv_route, &sv,
+		    err, sizeof(err)) == -1)
+			fatalx(P2O_EXIT_CONFIG, "%s: metrics.bind: %s",
+			    sv.cfgpath, err);
+		warn_open("metrics", sv.cf.metrics_bind, sv.cf.metrics_token,
+		    "/metrics");
+	}
 	code = sv_run(&sv);
 	sv_httpd_close(&sv.httpd);
 	return code;

@@ -9,6 +9,12 @@
 #include "log.h"
 #include "supervisor.h"
 
+const char *const sv_reload_results[RL_N] = {
+	[RL_APPLIED] = "applied",
+	[RL_UNCHANGED] = "unchanged",
+	[RL_REFUSED] = "refused",
+};
+
 void
 sv_reload(struct sv *sv, long long now)
 {

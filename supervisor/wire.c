@@ -46,6 +46,10 @@ sv_start_incarnation(struct sv *sv, long long now)
 	int r;
 
 	sv_metrics_restart(&sv->m);
+	/* a gauge of the writer that ended, not of the one to come (which
+	 * reports it only once it changes) */
+	sv->m.last[MC_WRITER_HALTED] = 0;
+	sv->in_backoff = 0;
 	sv->reason[0] = '\0';
 	sv->fatal_code = 0;
 	sv->up_since_ms = 0;

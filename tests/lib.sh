@@ -94,6 +94,15 @@ mkhead() {
 	} > "$f"
 }
 
+# metrics_text: /metrics on $METRICS_PORT with the source label every
+# series carries (source.name, or the stream's identity) left out, so a
+# test names a series by the labels it is about: NAME{table="public.t"}
+metrics_text() {
+	curl -s "http://127.0.0.1:$METRICS_PORT/metrics" |
+		sed -E 's/\{source="[^"]*",?/{/; s/\{\}//'
+}
+export -f metrics_text
+
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
