@@ -461,6 +461,81 @@ int	sv_cause_permanent(const struct sv_end ends[SV_NKIDS]);
  * the one nearest the source before those downstream of it */
 int	sv_cause_first(const struct sv_end ends[SV_NKIDS]);
 
+/* aux.c: the supervisor's own helper processes */
+
+enum sv_aux_kind { SV_AUX_HELPER, SV_AUX_RELOAD, SV_NAUX };
+
+struct sv;
+struct sv_aux_ops {
+	const char *name;	/* in log lines */
+	/* a frame it sent; its end (after its last frames), code as
+	 * sv_child_code says */
+	void	(*on_frame)(struct sv *, const struct frame *);
+	void	(*on_end)(struct sv *, int code);
+};
+
+struct sv_aux {
+	struct sv_child c;	/* ctl_wfd: its stdin, ctl_rfd: its stdout */
+	const struct sv_aux_ops *ops;
+	int	 pidx[3];	/* pollfd indexes: frames in, out, log */
+};
+
+/* fork fn(arg) as helper a with a frame channel: 0, or -1 with err */
+int	sv_aux_start(struct sv *, int a, const struct sv_aux_ops *,
+	    int (*fn)(void *), void *arg, char *err, size_t errlen);
+int	sv_aux_running(const struct sv *, int a);
+/* where frames for it are queued */
+struct sbuf *sv_aux_out(struct sv *, int a);
+/* SIGTERM: its end comes through on_end */
+void	sv_aux_stop(struct sv *, int a);
+/* loop.c's: the fds to poll from n on (the new count), their I/O after
+ * poll, a write of what is queued, and a reaped pid (1 if it was one) */
+struct pollfd;
+int	sv_aux_pollfds(struct sv *, struct pollfd *, int n);
+void	sv_aux_io(struct sv *, const struct pollfd *);
+void	sv_aux_flush(struct sv *);
+int	sv_aux_reaped(struct sv *, pid_t, int status);
+/* the supervisor ends: each one killed and collected */
+void	sv_aux_release(struct sv *);
+
+/* helper.c: what /synced asks of the servers, in a helper process */
+
+enum sv_ask { ASK_SOURCE_NOW, ASK_REFRESH };
+#define SV_HELPER_ASKS	64	/* asks out at once */
+
+/* an ask sent (the helper started when it does not run): its sequence
+ * number, answered through sv_synced_answered; 0 with err when it cannot
+ * be sent */
+uint64_t sv_helper_ask(struct sv *, enum sv_ask, char *err, size_t errlen);
+/* the configuration changed: the next ask starts a helper reading it */
+void	sv_helper_forget(struct sv *);
+
+/* synced.c: GET /synced on api.bind */
+
+struct sv_waiter {
+	int	 used;
+	int	 conn;		/* its request on the api listener */
+	unsigned gen;
+	long long started_ms, deadline_ms;
+	int	 have_req;	/* the position it waits for is known */
+	uint64_t requested;	/* in the source's order (synced.c) */
+	char	 req_text[128];	/* as the source writes it */
+	int	 refresh;	/* refresh=true */
+	uint64_t need_seq;	/* the helper's answer it waits for, or 0 */
+	int	 refreshing;	/* reached: the refresh is out */
+};
+
+/* the answer to a request on api.bind (an sv_http_handler; arg: the sv) */
+void	sv_route_api(void *arg, const struct sv_http_req *,
+	    struct sv_http_resp *);
+/* the helper answered ask seq (text, or error) */
+void	sv_synced_answered(struct sv *, enum sv_ask, uint64_t seq,
+	    const char *text, const char *error);
+/* the waiters whose position is reached, or whose time is up, answered */
+void	sv_synced_step(struct sv *, long long now);
+/* the earliest waiter's deadline, or -1 */
+long long sv_synced_deadline(const struct sv *);
+
 /* loop.c */
 
 /* the pipeline's states; loop.c's table says what each means */
@@ -507,6 +582,15 @@ struct sv {
 	struct sv_health health;
 	int		 in_backoff;	/* waiting to start after a failure */
 	char		 source_name[160];	/* every series' source label */
+	struct sv_aux	 aux[SV_NAUX];
+	/* helper.c: the asks out, oldest first */
+	uint64_t	 helper_seq;
+	int		 helper_ask;
+	uint64_t	 helper_seq_out[SV_HELPER_ASKS];
+	enum sv_ask	 helper_what_out[SV_HELPER_ASKS];
+	struct sv_waiter waiters[SV_HTTP_CONNS];	/* /synced */
+	char		*confirmed_text;	/* the text of the position
+					 * acknowledged last (synced.c) */
 	int		 hello_timeout_s;	/* > 0 overrides the table */
 
 	long long	 restart_at_ms;
