@@ -85,6 +85,12 @@ on_stored(struct sv *sv, const struct frame *f, long long now)
 	}
 	sv->m.checkpoint_position = sv->bc.stored;
 	log_debug("checkpoint stored at %" PRIu64, st.pos);
+	/* /synced compares a MySQL position by its text (synced.c) */
+	if (r == 1 && st.text != NULL) {
+		free(sv->confirmed_text);
+		sv->confirmed_text = st.text;
+		st.text = NULL;
+	}
 	msg_pos_release(&st);
 	/* a loader held back for the first checkpoint */
 	if (sv_state_is(sv, PLF_STAGES) && sv->kid[SV_CAPTURE].state == SV_UP)

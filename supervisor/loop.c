@@ -104,8 +104,11 @@ reap(struct sv *sv, long long now)
 
 	sv->reap_round++;
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		if ((k = kid_by_pid(sv, pid)) == -1)
+		if ((k = kid_by_pid(sv, pid)) == -1) {
+			/* a helper of the supervisor's, not a stage */
+			(void)sv_aux_reaped(sv, pid, status);
 			continue;
+		}
 		sv->kid[k].exited = 1;
 		sv->kid[k].wstatus = status;
 		sv->kid[k].exit_round = sv->reap_round;
@@ -620,6 +623,8 @@ poll_timeout(struct sv *sv, long long now)
 	if (sv->end_at_ms)
 		at = earliest(at, sv->end_at_ms);
 	at = earliest(at, sv_httpd_deadline(&sv->httpd));
+	at = earliest(at, sv_httpd_deadline(&sv->api));
+	at = earliest(at, sv_synced_deadline(sv));
 	for (k = 0; k < SV_NKIDS; k++)
 		if (sv->kid[k].ctl_eof_ms && sv_child_running(&sv->kid[k]))
 			at = earliest(at, sv->kid[k].ctl_eof_ms + EOF_GRACE_MS);
@@ -689,9 +694,10 @@ kid_io(struct sv *sv, const struct pollfd *pfd, long long now)
 int
 sv_run(struct sv *sv)
 {
-	struct pollfd pfd[1 + SV_NKIDS * 3 + SV_HTTPD_POLLFDS];
+	struct pollfd pfd[1 + SV_NKIDS * 3 + 2 * SV_HTTPD_POLLFDS +
+	    SV_NAUX * 3];
 	long long now;
-	int n, k, h0;
+	int n, k, h0, a0;
 
 	sv->state = PL_WAIT;
 	sv->restart_at_ms = now_ms();
@@ -706,6 +712,9 @@ sv_run(struct sv *sv)
 		n = kid_pollfds(sv, pfd, n);
 		h0 = n;
 		n += sv_httpd_pollfds(&sv->httpd, pfd + h0);
+		a0 = n;
+		n += sv_httpd_pollfds(&sv->api, pfd + a0);
+		n = sv_aux_pollfds(sv, pfd, n);
 		for (k = 0; k < n; k++)
 			pfd[k].revents = 0;
 		if (poll(pfd, (nfds_t)n, poll_timeout(sv, now)) == -1) {
@@ -717,6 +726,7 @@ sv_run(struct sv *sv)
 		}
 		now = now_ms();
 		kid_io(sv, pfd, now);
+		sv_aux_io(sv, pfd);
 		if (pfd[0].revents)
 			stage_sigfd_drain();
 		if (stage_signalled(STAGE_CHLD))
@@ -728,6 +738,10 @@ sv_run(struct sv *sv)
 		if (sv->done)
 			break;
 		sv_httpd_handle(&sv->httpd, pfd + h0, now);
+		sv_httpd_handle(&sv->api, pfd + a0, now);
+		/* an ack above may have reached what a /synced waits for */
+		sv_synced_step(sv, now);
+		sv_aux_flush(sv);
 		/* frames queued by the handlers above go out now when they
 		 * can, without waiting a round for POLLOUT */
 		for (k = 0; k < SV_NKIDS; k++)
@@ -735,5 +749,6 @@ sv_run(struct sv *sv)
 				sv_child_flush(&sv->kid[k]);
 	}
 	release_all(sv);
+	sv_aux_release(sv);
 	return sv->exit_code;
 }

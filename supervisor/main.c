@@ -270,6 +270,28 @@ name_source(struct sv *sv, struct p2o_err *e)
 	return 0;
 }
 
+/* log.format and log.level, for the supervisor and, through their
+ * environment, for every stage it starts (lib/log.c reads them). A
+ * P2O_LOG_LEVEL set by hand wins over log.level: one debug run needs no
+ * edit of the file */
+static void
+apply_log(const struct config *cf)
+{
+	enum log_format fmt = LOG_FMT_TEXT;
+	enum log_level lvl = LOG_LVL_INFO;
+	const char *env = getenv("P2O_LOG_LEVEL");
+
+	if (cf->log_format != NULL)
+		(void)log_format_of(cf->log_format, &fmt);
+	log_set_format(fmt);
+	setenv("P2O_LOG_FORMAT", fmt == LOG_FMT_JSON ? "json" : "text", 1);
+	if ((env != NULL && *env != '\0') || cf->log_level == NULL)
+		return;
+	(void)log_level_of(cf->log_level, &lvl);
+	log_set_level(lvl);
+	setenv("P2O_LOG_LEVEL", cf->log_level, 1);
+}
+
 /* a listener other hosts can reach, without a token */
 static void
 warn_open(const char *section, const char *bind, const char *token,
@@ -309,6 +331,7 @@ main(int argc, char *argv[])
 	    set_up_children(&sv, &a, &e) == -1 ||
 	    name_source(&sv, &e) == -1)
 		return stage_report(&e);
+	apply_log(&sv.cf);
 	sv_metrics_init(&sv.m);
 	sv.m.source = sv.source_name;
 	sv_health_init(&sv.health, sv.cf.ready_stall_s);
@@ -324,7 +347,16 @@ main(int argc, char *argv[])
 		warn_open("metrics", sv.cf.metrics_bind, sv.cf.metrics_token,
 		    "/metrics");
 	}
+	if (sv.cf.api_bind != NULL) {
+		if (sv_httpd_open(&sv.api, sv.cf.api_bind, sv_route_api, &sv,
+		    err, sizeof(err)) == -1)
+			fatalx(P2O_EXIT_CONFIG, "%s: api.bind: %s",
+			    sv.cfgpath, err);
+		warn_open("api", sv.cf.api_bind, sv.cf.api_token,
+		    "the source's position through /synced");
+	}
 	code = sv_run(&sv);
 	sv_httpd_close(&sv.httpd);
+	sv_httpd_close(&sv.api);
 	return code;
 }

@@ -291,7 +291,9 @@ sv_route_api(void *arg, const struct sv_http_req *req,
 	resp->deferred = 1;
 	/* the connection outlives the wait by the time an answer takes */
 	resp->deadline_ms = w->deadline_ms + SV_HTTP_TIMEOUT_MS;
-	sv_synced_step(sv, now);
+	/* not answered from here even when reached: httpd.c takes the
+	 * request as deferred only once this returns; the loop's next
+	 * sv_synced_step answers it */
 }
 
 void
