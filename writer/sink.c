@@ -385,8 +385,21 @@ complete_one(struct sink *s, const struct batch *b, struct op *op,
 		    "stored copy: written without them", name, op->toast);
 		kcount_add(&s->stats->toast_missing, op->rel ? op->rel : "",
 		    op->rel ? strlen(op->rel) : 0, 1);
-	} else
-		s->stats->toast_completions++;
+	} else {
+		/* one line an operator can grep for, then debug: a table
+		 * with large columns reads back at every update */
+		if (s->stats->toast_completions++ == 0) {
+			name_of(b, op, name, sizeof(name));
+			log_info("TOAST read-back: document '%s' completed from "
+			    "its stored copy (unchanged fields %s); the next "
+			    "ones are counted in pg2osync_toast_completions_total",
+			    name, op->toast);
+		} else if (log_level_enabled(LOG_LVL_DEBUG)) {
+			name_of(b, op, name, sizeof(name));
+			log_debug("TOAST read-back: document '%s' completed "
+			    "(%s)", name, op->toast);
+		}
+	}
 	op->completed = out.buf ? out.buf : xstrdup("");
 	op->completed_len = out.len;
 	return 0;
