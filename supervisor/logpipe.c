@@ -12,9 +12,11 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "log.h"
 #include "p2o.h"
 #include "supervisor.h"
@@ -140,4 +142,36 @@ sv_logpipe_close(struct sv_logpipe *lp)
 	if (lp->fd != -1)
 		close(lp->fd);
 	lp->fd = -1;
+}
+
+/* log.format and log.level, for the supervisor and, through their
+ * environment, for every stage it starts (lib/log.c reads them). What an
+ * operator set in P2O_LOG_FORMAT or P2O_LOG_LEVEL before the start wins
+ * over the file (a debugging session needs no edit of it); the values
+ * this sets itself are not taken for those on a reload */
+void
+sv_apply_log(const struct config *cf)
+{
+	static int user_fmt = -1, user_lvl = -1;
+	const char *env;
+	enum log_format fmt = LOG_FMT_TEXT;
+	enum log_level lvl = LOG_LVL_INFO;
+
+	if (user_fmt == -1) {
+		env = getenv("P2O_LOG_FORMAT");
+		user_fmt = env != NULL && *env != '\0';
+		env = getenv("P2O_LOG_LEVEL");
+		user_lvl = env != NULL && *env != '\0';
+	}
+	if (!user_fmt) {
+		if (cf->log_format != NULL)
+			(void)log_format_of(cf->log_format, &fmt);
+		log_set_format(fmt);
+		setenv("P2O_LOG_FORMAT", fmt == LOG_FMT_JSON ? "json" : "text", 1);
+	}
+	if (!user_lvl && cf->log_level != NULL &&
+	    log_level_of(cf->log_level, &lvl) == 0) {
+		log_set_level(lvl);
+		setenv("P2O_LOG_LEVEL", cf->log_level, 1);
+	}
 }

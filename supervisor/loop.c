@@ -483,6 +483,25 @@ drain_step(struct sv *sv, long long now)
 	if (!all_reaped(sv))
 		return;
 	release_all(sv);
+	if (sv->reload_cycle && !sv->stopping) {
+		/* what was read is stored (or, failed, replayed from the
+		 * stored checkpoint by the stages to come): start at once */
+		if (sv->drain_failed)
+			log_warnx("reload: the last durable position %" PRIu64
+			    " was not stored; the stages start again from %"
+			    PRIu64 " and write what follows it again",
+			    sv->bc.durable, sv->bc.stored);
+		else
+			log_info("reload: the stages drained (checkpoint at %"
+			    PRIu64 "); starting them on the new configuration",
+			    sv->bc.stored);
+		sv->reload_cycle = 0;
+		sv->reload_start = 1;
+		sv->state = PL_WAIT;
+		sv->in_backoff = 0;
+		sv->restart_at_ms = now;
+		return;
+	}
 	if (sv->drain_failed) {
 		log_error("stopped without storing the last durable position "
 		    "%" PRIu64 ": the next start replays from %" PRIu64,
@@ -496,6 +515,48 @@ drain_step(struct sv *sv, long long now)
 	else
 		log_info("stopped after draining; no checkpoint stored yet");
 	sv_finish(sv, P2O_EXIT_OK);
+}
+
+/* the capture stops reading, the rest is written and stored; the
+ * stages end on their own (drain_step) */
+static void
+drain_stages(struct sv *sv, long long now)
+{
+	sv->state = PL_DRAIN;
+	sv->m.up = 0;
+	sv_child_kill(&sv->kid[SV_CAPTURE], SIGTERM, now);
+	/* a load in progress stops at its last recorded range; one
+	 * not started yet never will: its reader must see the end */
+	sv_child_kill(&sv->kid[SV_LOADER], SIGTERM, now);
+	if (sv->pending_out[SV_LOADER] != -1) {
+		close(sv->pending_out[SV_LOADER]);
+		sv->pending_out[SV_LOADER] = -1;
+	}
+	sv->kill_at_ms = now + DRAIN_MAX_MS;
+}
+
+void
+sv_reload_cycle(struct sv *sv, long long now)
+{
+	/* stopping, or no stage runs (waiting, a teardown that ends in a
+	 * restart): the next start reads the file anyway */
+	if (sv->stopping || sv->state == PL_WAIT || sv->state == PL_TEARDOWN)
+		return;
+	if (sv->state == PL_DRAIN) {
+		/* one drain already under way serves */
+		sv->reload_cycle = 2;
+		return;
+	}
+	sv->reload_cycle = 1;
+	/* the stages that run started on the old file: they drain once up
+	 * (step), not while ckpt still reads the checkpoint */
+	if (sv->state == PL_UP || sv->state == PL_STARTING) {
+		log_info("reload: draining the stages (the capture stops "
+		    "reading, what it read is written and stored), then they "
+		    "start again on the new configuration");
+		sv->reload_cycle = 2;
+		drain_stages(sv, now);
+	}
 }
 
 static void
@@ -512,17 +573,7 @@ begin_drain(struct sv *sv, long long now)
 		break;
 	case TERM_DRAIN:
 		log_info("draining: stopping the capture, flushing the rest");
-		sv->state = PL_DRAIN;
-		sv->m.up = 0;
-		sv_child_kill(&sv->kid[SV_CAPTURE], SIGTERM, now);
-		/* a load in progress stops at its last recorded range; one
-		 * not started yet never will: its reader must see the end */
-		sv_child_kill(&sv->kid[SV_LOADER], SIGTERM, now);
-		if (sv->pending_out[SV_LOADER] != -1) {
-			close(sv->pending_out[SV_LOADER]);
-			sv->pending_out[SV_LOADER] = -1;
-		}
-		sv->kill_at_ms = now + DRAIN_MAX_MS;
+		drain_stages(sv, now);
 		break;
 	case TERM_NONE:
 		log_info("already stopping");
@@ -564,6 +615,12 @@ step(struct sv *sv, long long now)
 	case PL_STARTING:
 		/* a stage that needs no hello is up by running */
 		sv_check_up(sv, now);
+		if (sv->reload_cycle == 1)
+			sv_reload_cycle(sv, now);
+		break;
+	case PL_UP:
+		if (sv->reload_cycle == 1)
+			sv_reload_cycle(sv, now);
 		break;
 	case PL_DRAIN:
 		drain_step(sv, now);

@@ -270,26 +270,30 @@ name_source(struct sv *sv, struct p2o_err *e)
 	return 0;
 }
 
-/* log.format and log.level, for the supervisor and, through their
- * environment, for every stage it starts (lib/log.c reads them). A
- * P2O_LOG_LEVEL set by hand wins over log.level: one debug run needs no
- * edit of the file */
+/* log.format and log.level of the file, applied before it is loaded
+ * for good (its errors are that load's to report) */
 static void
-apply_log(const struct config *cf)
+quiet_log_config(const char *path)
 {
-	enum log_format fmt = LOG_FMT_TEXT;
-	enum log_level lvl = LOG_LVL_INFO;
-	const char *env = getenv("P2O_LOG_LEVEL");
+	struct config cf;
+	struct p2o_err e;
+	enum log_level was = LOG_LVL_INFO;
+	int i;
 
-	if (cf->log_format != NULL)
-		(void)log_format_of(cf->log_format, &fmt);
-	log_set_format(fmt);
-	setenv("P2O_LOG_FORMAT", fmt == LOG_FMT_JSON ? "json" : "text", 1);
-	if ((env != NULL && *env != '\0') || cf->log_level == NULL)
+	for (i = LOG_LVL_DEBUG; i >= LOG_LVL_ERROR; i--)
+		if (log_level_enabled(i)) {
+			was = i;
+			break;
+		}
+	log_set_level(LOG_LVL_ERROR);
+	p2o_err_clear(&e);
+	if (config_load_with(path, CONFIG_SECRETS_NONE, &cf, &e) == -1) {
+		log_set_level(was);
 		return;
-	(void)log_level_of(cf->log_level, &lvl);
-	log_set_level(lvl);
-	setenv("P2O_LOG_LEVEL", cf->log_level, 1);
+	}
+	log_set_level(was);
+	sv_apply_log(&cf);
+	config_release(&cf);
 }
 
 /* a listener other hosts can reach, without a token */
@@ -324,6 +328,12 @@ main(int argc, char *argv[])
 	    (sv.hello_timeout_s = atoi(env)) <= 0)
 		fatalx(P2O_EXIT_USAGE, "P2O_HELLO_TIMEOUT_S='%s' is not a "
 		    "number of seconds", env);
+	/* the form of the lines first, so that what loading the file says
+	 * (a warning, an error with its file:line) is in it: a quiet load
+	 * for log.format and log.level only, else the supervisor's default */
+	if (getenv("P2O_LOG_FORMAT") == NULL)
+		log_set_format(LOG_FMT_TEXT);
+	quiet_log_config(sv.cfgpath);
 	/* the stages inherit the environment: a secret one of them needs
 	 * and cannot resolve stops everything here, before any starts */
 	if (config_load_with(sv.cfgpath, sv_stage_secrets() |
@@ -331,7 +341,8 @@ main(int argc, char *argv[])
 	    set_up_children(&sv, &a, &e) == -1 ||
 	    name_source(&sv, &e) == -1)
 		return stage_report(&e);
-	apply_log(&sv.cf);
+	sv_apply_log(&sv.cf);
+	sv_reload_remember(&sv);
 	sv_metrics_init(&sv.m);
 	sv.m.source = sv.source_name;
 	sv_health_init(&sv.health, sv.cf.ready_stall_s);

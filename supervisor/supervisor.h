@@ -614,6 +614,14 @@ struct sv {
 	char		 reason[512];	/* what ended this incarnation first */
 	int		 fatal_code;	/* a permanent failure we found */
 	int		 stopping;	/* SIGTERM or SIGINT arrived */
+	/* reload.c: the running file's bytes; the checks answered; a
+	 * SIGHUP came during them; the stages drain to start on a new file */
+	char		*cfg_text;
+	size_t		 cfg_len;
+	int		 reload_answered, reload_again;
+	int		 reload_cycle;	/* 1 due once the stages are up, 2
+					 * draining for it */
+	int		 reload_start;	/* the next start is a reload's */
 	int		 drain_final_put;	/* the writer is done */
 	int		 drain_closed;	/* capture fd 3 and ckpt stdin closed */
 	int		 drain_failed;	/* the last checkpoint may be missing */
@@ -671,6 +679,16 @@ void	sv_pump_checkpoint(struct sv *, long long now);
 
 /* SIGHUP arrived */
 void	sv_reload(struct sv *, long long now);
+/* the file as it is now is the running one (what "unchanged" compares) */
+void	sv_reload_remember(struct sv *);
+
+/* logpipe.c: log.format and log.level, for the supervisor and its
+ * stages */
+void	sv_apply_log(const struct config *);
+
+/* loop.c: a reload was applied: the stages drain and start again on the
+ * new file (or the next start takes it, when none run) */
+void	sv_reload_cycle(struct sv *, long long now);
 
 /* routes.c */
 

@@ -61,7 +61,12 @@ sv_start_incarnation(struct sv *sv, long long now)
 	sv->cp_text = sv->load_frame = NULL;
 	sv->load_tables = 0;
 	sv->state = PL_CHECKPOINT;
-	log_info("starting the pipeline");
+	if (sv->reload_start)
+		log_info("reload: starting the stages on the new configuration "
+		    "(the supervisor runs on)");
+	else
+		log_info("starting the pipeline");
+	sv->reload_start = 0;
 	r = sv_child_spawn(ck, argv, SV_CTL_STDIO, -1, -1, -1, P2O_FD_LOG, err,
 	    sizeof(err));
 	sv_argv_free(argv);

@@ -25,6 +25,7 @@ check_init(struct check_report *r, FILE *out)
 {
 	r->passed = r->failed = r->skipped = 0;
 	r->out = out;
+	r->pub_adds = NULL;
 }
 
 static void

@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "err.h"
+#include "sbuf.h"
 
 #define CHECK_FAILED	1	/* check_end: a check failed */
 
@@ -20,6 +21,11 @@
 struct check_report {
 	int	 passed, failed, skipped;
 	FILE	*out;
+	/* a reload's checks (supervisor/reload.c): a table of the file
+	 * missing from its PostgreSQL publication is no failure but one
+	 * line "publication\tquoted table\n" here, for the reload to add;
+	 * NULL for pg2osync validate */
+	struct sbuf *pub_adds;
 };
 void	check_init(struct check_report *, FILE *out);
 /* one line each: "ok    what", "FAIL  what: why", "skip  what: why" */

@@ -360,6 +360,22 @@ publication(struct check_report *r, struct pg_conn *c,
 		if (!usable[i])
 			continue;
 		rc = pgsrv_publishes(c, name, t[i].oid, &e);
+		if (append[i] == want && rc == 0 && r->pub_adds != NULL) {
+			char *q = pg_qrel(c, &cfg->syncs[i], &e);
+
+			if (q == NULL) {
+				check_fail(r, "table '%s': %s", cfg->syncs[i].rel,
+				    e.msg);
+				bad = 1;
+				continue;
+			}
+			sbuf_addf(r->pub_adds, "%s\t%s\n", name, q);
+			free(q);
+			check_ok(r, "publication '%s' does not include table "
+			    "'%s' yet: the reload adds it", name,
+			    cfg->syncs[i].rel);
+			continue;
+		}
 		if (append[i] == want && rc == 0) {
 			check_fail(r, "publication '%s' does not include table "
 			    "'%s' (ALTER PUBLICATION %s ADD TABLE %s)", name,
