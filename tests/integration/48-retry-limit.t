@@ -42,7 +42,8 @@ wait_for 30 grep -q "engine.retry_max" "$T/sup.log"
 ok $? "the writer gives up, naming the limit: $(grep -m1 'engine.retry_max' "$T/sup.log")"
 ok $(grep -q "giving up on .* after 3 attempts (the limit engine.retry_max is 3)" "$T/sup.log"; echo $?) \
 	"after 3 attempts"
-ok $(grep -q "writer exited with 75" "$T/sup.log"; echo $?) "the writer exits 75"
+wait_for 10 grep -q "writer exited with 75" "$T/sup.log"
+ok $? "the writer exits 75"
 # the pipeline's restart waits reconnect_backoff_ms: only the first
 # writer's attempts reach the proxy meanwhile
 sleep 2
