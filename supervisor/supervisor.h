@@ -488,8 +488,9 @@ int	sv_aux_running(const struct sv *, int a);
 struct sbuf *sv_aux_out(struct sv *, int a);
 /* SIGTERM: its end comes through on_end */
 void	sv_aux_stop(struct sv *, int a);
-/* loop.c's: the fds to poll from n on (the new count), their I/O after
- * poll, a write of what is queued, and a reaped pid (1 if it was one) */
+/* for the poll loop: the fds to poll from n on (the new count), their
+ * I/O after poll, a write of what is queued, and a reaped pid (1 if it
+ * was one) */
 struct pollfd;
 int	sv_aux_pollfds(struct sv *, struct pollfd *, int n);
 void	sv_aux_io(struct sv *, const struct pollfd *);
@@ -629,6 +630,8 @@ struct sv {
 	int		 exit_code;
 	int		 pidx[SV_NKIDS][3];	/* pollfd indexes: ctl r, ctl w, log */
 };
+
+/* loop.c */
 
 /* run until the supervisor stops: its exit code */
 int	sv_run(struct sv *);

@@ -62,16 +62,18 @@ int	section_first_of_index(const struct config *, int i);
  * configuration) */
 const char *check_mb(int64_t bytes, char *buf, size_t len);
 
+/* pg.c: the PostgreSQL checks (cfg holds the source's secret) */
+void	validate_pg(struct check_report *, const struct config *);
 struct pg_conn;
 /* a section's "schema"."table", quoted by the connection; heap, or NULL
  * with err */
 char	*pg_qrel(struct pg_conn *, const struct sync_section *,
 	    struct p2o_err *);
 
-/* pg.c, my.c, target.c: the checks of each
- * side (cfg holds the secrets that side needs) */
-void	validate_pg(struct check_report *, const struct config *);
+/* my.c: the MySQL and MariaDB checks (cfg holds the source's secret) */
 void	validate_my(struct check_report *, const struct config *);
+
+/* target.c: the target's checks (cfg holds the target's secret) */
 void	validate_target(struct check_report *, const struct config *);
 
 #endif

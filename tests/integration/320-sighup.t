@@ -5,7 +5,7 @@
 # restarts nothing; the supervisor logs one line per signal and says the
 # reload found nothing new (counted as unchanged); a row inserted after
 # the signal reaches the index; SIGTERM still drains. What a changed file
-# does is 54-reload.t's.
+# does is 321-reload.t's.
 . "$(dirname "$0")/../lib.sh"
 
 S=p2o_sighup
