@@ -308,6 +308,22 @@ warn_open(const char *section, const char *bind, const char *token,
 	    "or bind to 127.0.0.1", section, bind, section, paths, section);
 }
 
+/* section.bind's listener, when the file has one; only main.c exits */
+static void
+listen_on(struct sv *sv, struct sv_httpd *h, const char *section,
+    const char *bind, sv_http_handler fn, const char *token,
+    const char *paths)
+{
+	char err[1024];
+
+	if (bind == NULL)
+		return;
+	if (sv_httpd_open(h, bind, fn, sv, err, sizeof(err)) == -1)
+		fatalx(P2O_EXIT_CONFIG, "%s: %s.bind: %s", sv->cfgpath, section,
+		    err);
+	warn_open(section, bind, token, paths);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -316,7 +332,6 @@ main(int argc, char *argv[])
 	struct stage st;
 	struct p2o_err e;
 	const char *env;
-	char err[1024];
 	int k, code;
 
 	/* first: nothing opened below may land on a closed fd 0, 1 or 2 */
@@ -350,22 +365,10 @@ main(int argc, char *argv[])
 	sv.httpd.fd = sv.api.fd = -1;
 	for (k = 0; k < SV_HTTP_CONNS; k++)
 		sv.httpd.conns[k].fd = sv.api.conns[k].fd = -1;
-	if (sv.cf.metrics_bind != NULL) {
-		if (sv_httpd_open(&sv.httpd, sv.cf.metrics_bind, sv_route, &sv,
-		    err, sizeof(err)) == -1)
-			fatalx(P2O_EXIT_CONFIG, "%s: metrics.bind: %s",
-			    sv.cfgpath, err);
-		warn_open("metrics", sv.cf.metrics_bind, sv.cf.metrics_token,
-		    "/metrics");
-	}
-	if (sv.cf.api_bind != NULL) {
-		if (sv_httpd_open(&sv.api, sv.cf.api_bind, sv_route_api, &sv,
-		    err, sizeof(err)) == -1)
-			fatalx(P2O_EXIT_CONFIG, "%s: api.bind: %s",
-			    sv.cfgpath, err);
-		warn_open("api", sv.cf.api_bind, sv.cf.api_token,
-		    "the source's position through /synced");
-	}
+	listen_on(&sv, &sv.httpd, "metrics", sv.cf.metrics_bind, sv_route,
+	    sv.cf.metrics_token, "/metrics");
+	listen_on(&sv, &sv.api, "api", sv.cf.api_bind, sv_route_api,
+	    sv.cf.api_token, "the source's position through /synced");
 	code = sv_run(&sv);
 	sv_httpd_close(&sv.httpd);
 	sv_httpd_close(&sv.api);
