@@ -50,6 +50,13 @@ add(struct names *s, const char *p, size_t n)
 	s->v[s->n++] = v;
 }
 
+static void
+release(struct names *s)
+{
+	while (s->n > 0)
+		free(s->v[--s->n]);
+}
+
 /* every pg2osync_... word in text[0, len) */
 static void
 words(struct names *s, const char *text, size_t len)
@@ -158,6 +165,7 @@ check_file(const struct names *all, const struct names *hists,
 			bad++;
 		}
 	ok(bad == 0, "every metric %s names is exported (%d not)", path, bad);
+	release(&used);
 	free(text);
 }
 
@@ -195,6 +203,7 @@ check_readme(const struct names *all)
 	    "missing)", missing, all->n);
 	ok(extra == 0, "README.md lists no metric that is not exported (%d)",
 	    extra);
+	release(&listed);
 	free(text);
 }
 
@@ -215,5 +224,7 @@ main(void)
 	ok(!is_exported(&all, &hists, "pg2osync_no_such_metric") &&
 	    !is_exported(&all, &hists, "pg2osync_up_bucket"),
 	    "a name that is not exported is caught");
+	release(&all);
+	release(&hists);
 	return done_testing();
 }
