@@ -129,6 +129,11 @@ refresh(struct helper *h, struct p2o_err *e)
 			return -1;
 		h->have_tc = 1;
 	}
+	/* a module without the operation: refresh=true cannot be kept */
+	if (h->tc.mod->ops->refresh == NULL)
+		return p2o_fail(e, P2O_EXIT_CONFIG, "target '%s' offers no "
+		    "refresh: /synced?refresh=true cannot be answered; ask "
+		    "without refresh", h->tc.mod->name);
 	return h->tc.mod->ops->refresh(&h->tc, h->indices, e);
 }
 
