@@ -164,6 +164,16 @@ drop_loads() {
 		curl -sS --max-time 30 -XDELETE "$OS_URL/.pg2osync_meta/_doc/postgres:$slot%2Fload%2Fpublic.$t?refresh=true" >/dev/null 2>&1 || true
 	done
 }
+# faultproxy_start CONFIG: tests/helper/faultproxy.py on a free port in
+# front of OpenSearch, answering; CONFIG's target.url turned to it. PPORT
+# is its port (GET /_faultproxy?mode=... on it sets a lasting fault)
+faultproxy_start() {
+	PPORT=$(free_port)
+	python3 "$TOP/tests/helper/faultproxy.py" $PPORT "$OS_URL" "" 2> "$T/proxy.log" &
+	cleanup_add $!
+	wait_for 10 curl -sf "http://127.0.0.1:$PPORT/"
+	sed -i "s#url: $OS_URL#url: http://127.0.0.1:$PPORT#" "$1"
+}
 # wait_for SECONDS CMD... : poll until CMD succeeds
 wait_for() {
 	local secs=$1 i; shift

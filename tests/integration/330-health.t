@@ -19,13 +19,9 @@ S=p2o_health
 STALL=8
 drop_slot $S; os_drop ${S}_hl
 psql_q -c "drop table if exists hl; create table hl (id int primary key, v text)"
-PPORT=$(free_port)
-python3 "$TOP/tests/helper/faultproxy.py" $PPORT "$OS_URL" "" 2> "$T/proxy.log" &
-cleanup_add $!
-wait_for 10 curl -sf "http://127.0.0.1:$PPORT/"
 METRICS_PORT=$(free_port)
 mkconfig "$T/cfg.yaml" $S $S hl
-sed -i "s#url: $OS_URL#url: http://127.0.0.1:$PPORT#" "$T/cfg.yaml"
+faultproxy_start "$T/cfg.yaml"
 cat >> "$T/cfg.yaml" <<EOF
   ready_stall_s: $STALL
 EOF

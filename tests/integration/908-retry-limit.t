@@ -14,12 +14,8 @@
 S=p2o_retrylim
 drop_slot $S; os_drop ${S}_rl
 psql_q -c "drop table if exists rl; create table rl (id int primary key, v text)"
-PPORT=$(free_port)
-python3 "$TOP/tests/helper/faultproxy.py" $PPORT "$OS_URL" "" 2> "$T/proxy.log" &
-cleanup_add $!
-wait_for 10 curl -sf "http://127.0.0.1:$PPORT/"
 mkconfig "$T/cfg.yaml" $S $S rl
-sed -i "s#url: $OS_URL#url: http://127.0.0.1:$PPORT#" "$T/cfg.yaml"
+faultproxy_start "$T/cfg.yaml"
 sed -i "s/  reconnect_max: .*/&\n  reconnect_backoff_ms: 8000/" "$T/cfg.yaml"
 cat >> "$T/cfg.yaml" <<EOF
   retry_max: 3
