@@ -6,14 +6,14 @@
  * Modules:
  *   main.c        the verb table and the dispatch; the only exit
  *   opts.c        a verb's options as a table: getopt and --help from it
- *   check.c       validate's report: one line per check, every failure
  *   tools.c       the other pg2osync programs: where they are, running
  *                 one for its output, exec
  *   mapping.c     a column's type -> an index field mapping (init)
- *   sqltext.c     SQL names and strings quoted, offline and online
- *   init.c, validate.c (+ validate_pg.c, validate_my.c,
- *   validate_target.c), setup_sql.c, bootstrap.c, status.c (+
+ *   init.c, validate.c, setup_sql.c, bootstrap.c, status.c (+
  *   status_pg.c, status_my.c), drop_slot.c, run.c: the verbs
+ *
+ * validate's report and checks are lib/validate's (validate/check.h),
+ * which the supervisor's reload runs too.
  *
  * No verb that looks (validate, status, setup-sql) writes to the source
  * or the target. No password reaches an argv, a log line or a file a
@@ -28,6 +28,7 @@
 
 #include "config.h"
 #include "err.h"
+#include "validate/check.h"
 #include "sbuf.h"
 
 /* exit codes of the verbs beyond framing.md §8's */
@@ -94,52 +95,6 @@ int	cli_config(const char *path, unsigned secrets, struct config *);
 /* the error as one line on stderr; returns its code */
 int	cli_fail(const struct p2o_err *);
 
-/* check.c: validate's report */
-struct check_report {
-	int	 passed, failed, skipped;
-	FILE	*out;
-};
-void	check_init(struct check_report *, FILE *out);
-/* one line each: "ok    what", "FAIL  what: why", "skip  what: why" */
-void	check_ok(struct check_report *, const char *fmt, ...)
-	    __attribute__((format(printf, 2, 3)));
-void	check_fail(struct check_report *, const char *fmt, ...)
-	    __attribute__((format(printf, 2, 3)));
-void	check_skip(struct check_report *, const char *fmt, ...)
-	    __attribute__((format(printf, 2, 3)));
-/* the closing line: "all checks passed" or "N of M checks failed";
- * returns 0 or CLI_EXIT_FAILED */
-int	check_end(struct check_report *);
-/* the line for compiling sec's 'where' on the server: rc 0 it compiles,
- * 1 the server refused it (why), -1 it could not be asked (err) */
-void	check_where(struct check_report *, const struct sync_section *,
-	    int rc, const char *why, const struct p2o_err *err);
-
-/* a column a sync section names, and the key that names it first */
-struct named_col {
-	const char *col;
-	const char *key;	/* "columns", "where", "id", … */
-};
-/* every column sec names (columns, exclude_columns, primary_key, routing,
- * transform, fields, where, the id and index templates, fan_out and join
- * columns), each once: how many, at most max */
-int	section_columns(const struct sync_section *, struct named_col *,
-	    int max);
-
-/* sqltext.c */
-
-struct pg_conn;
-/* a section's "schema"."table", quoted by the connection; heap, or NULL
- * with err */
-char	*pg_qrel(struct pg_conn *, const struct sync_section *,
-	    struct p2o_err *);
-
-/* check.c */
-
-/* 1 when section i is the first of cfg's sections writing its index (an
- * index shared by several is created and checked once) */
-int	section_first_of_index(const struct config *, int i);
-
 /* tools.c */
 
 /* the path of a pg2osync program: beside this executable if it is there,
@@ -150,14 +105,6 @@ char	*tool_path(const char *name);
 int	tool_output(char *const argv[], struct sbuf *out, struct p2o_err *);
 /* exec argv[0] as found by tool_path; returns only on failure (err) */
 int	tool_exec(char **argv, struct p2o_err *);
-
-/* the checks of each side (cfg holds the secrets that side needs) */
-/* validate_pg.c */
-void	validate_pg(struct check_report *, const struct config *);
-/* validate_my.c */
-void	validate_my(struct check_report *, const struct config *);
-/* validate_target.c */
-void	validate_target(struct check_report *, const struct config *);
 
 /* mapping.c */
 
@@ -206,9 +153,6 @@ void	status_checkpoint(const struct config *, struct ckpt_view *);
 /* the load progress of every section as JSON array text appended to out
  * (json) or lines on f; 0, or -1 when the target could not be read */
 int	status_loads(const struct config *, FILE *f, struct sbuf *json);
-/* bytes as "12.3 MB" (MB = 1000000 bytes, as a byte count in the
- * configuration) */
-const char *status_mb(int64_t bytes, char *buf, size_t len);
 /* --caught-up: poll the checkpoint until it reaches want (compare says
  * whether a stored checkpoint is at or past it), at most timeout_ms */
 int	status_wait(const struct config *, long long timeout_ms,

@@ -36,13 +36,6 @@ static const struct cli_opt opts[] = {
 	{ NULL, 0, NULL, NULL }
 };
 
-const char *
-status_mb(int64_t bytes, char *buf, size_t len)
-{
-	snprintf(buf, len, "%.1f MB", (double)bytes / 1e6);
-	return buf;
-}
-
 void
 status_checkpoint(const struct config *cfg, struct ckpt_view *ck)
 {

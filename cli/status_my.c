@@ -134,7 +134,7 @@ status_my(const struct config *cfg, const struct status_opts *so)
 		else
 			printf("checkpoint  %s (stored %s): %s behind; binlog "
 			    "file '%s' is still on the server\n", ck.text,
-			    ck.updated_at, status_mb(lag, mb, sizeof(mb)),
+			    ck.updated_at, check_mb(lag, mb, sizeof(mb)),
 			    p.file);
 		status_loads(cfg, stdout, NULL);
 	}

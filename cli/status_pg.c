@@ -45,8 +45,8 @@ text_slot(const struct config *cfg, const struct pgsrv_slot *s)
 	    "wal_status %s\n", s->name, strcmp(s->name, cfg->slot_name) == 0 ?
 	    "*" : " ", s->logical ? "logical" : "physical",
 	    s->active ? "active" : "inactive", s->has_retained ?
-	    status_mb(s->retained, mb, sizeof(mb)) : "-", s->has_safe ?
-	    status_mb(s->safe_wal_size, safe, sizeof(safe)) :
+	    check_mb(s->retained, mb, sizeof(mb)) : "-", s->has_safe ?
+	    check_mb(s->safe_wal_size, safe, sizeof(safe)) :
 	    strcmp(s->wal_status, "lost") == 0 ? "-" : "unlimited",
 	    s->wal_status[0] ? s->wal_status : "-");
 	drop_sql(&b, s->name);
@@ -166,7 +166,7 @@ status_pg(const struct config *cfg, const struct status_opts *so)
 			    "run)\n");
 		else {
 			printf("checkpoint  %s (stored %s): %s behind", ck.text,
-			    ck.updated_at, status_mb(now > ck.pos ?
+			    ck.updated_at, check_mb(now > ck.pos ?
 			    (int64_t)(now - ck.pos) : 0, mb, sizeof(mb)));
 			if (mine && mine->has_lag_s)
 				printf(", %.1f s", mine->lag_s);
@@ -186,8 +186,8 @@ status_pg(const struct config *cfg, const struct status_opts *so)
 			    v[i].retained > so->max_retained)
 				printf("over the limit: slot '%s' retains %s, "
 				    "more than %s\n", v[i].name,
-				    status_mb(v[i].retained, mb, sizeof(mb)),
-				    status_mb(so->max_retained, lim,
+				    check_mb(v[i].retained, mb, sizeof(mb)),
+				    check_mb(so->max_retained, lim,
 				    sizeof(lim)));
 	}
 	if (over || (mine && strcmp(mine->wal_status, "lost") == 0))

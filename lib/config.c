@@ -40,7 +40,11 @@ static const struct cs_node sections[] = {
 	    .expect = "must be a mapping of sections, one per table",
 	    .empty = "must hold at least one section" },
 	{ "engine", CS_STRUCT, .keys = config_engine_keys },
-	{ "metrics", CS_STRUCT, .keys = config_metrics_keys },
+	{ "metrics", CS_STRUCT, .keys = config_metrics_keys,
+	    .finish = config_listen_finish },
+	{ "api", CS_STRUCT, .keys = config_api_keys,
+	    .finish = config_listen_finish },
+	{ "log", CS_STRUCT, .keys = config_log_keys },
 	{ NULL }
 };
 
@@ -75,6 +79,9 @@ secret_of(const char *path)
 		return CONFIG_SECRET_SOURCE;
 	if (config_has_prefix(path, "target."))
 		return CONFIG_SECRET_TARGET;
+	if (config_has_prefix(path, "metrics.") ||
+	    config_has_prefix(path, "api."))
+		return CONFIG_SECRET_LISTEN;
 	return 0;
 }
 
@@ -436,7 +443,7 @@ load_mem(const char *name, const char *buf, size_t len, unsigned secrets,
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->path = xstrdup(name);
-	cfg->secrets = secrets & CONFIG_SECRETS_ALL;
+	cfg->secrets = secrets & (CONFIG_SECRETS_ALL | CONFIG_SECRET_LISTEN);
 	if (cs_load(&root, cfg, name, buf, len, err, errlen) == -1) {
 		config_release(cfg);
 		return -1;

@@ -127,6 +127,10 @@ struct sync_section {
 #define CONFIG_SECRET_SOURCE	1u	/* source.url_env */
 #define CONFIG_SECRET_TARGET	2u	/* target.password_env */
 #define CONFIG_SECRETS_ALL	(CONFIG_SECRET_SOURCE | CONFIG_SECRET_TARGET)
+/* metrics.token_env and api.token_env: only the supervisor, which serves
+ * the listeners, reads them (not part of CONFIG_SECRETS_ALL: no stage
+ * needs them set) */
+#define CONFIG_SECRET_LISTEN	4u
 
 struct config {
 	char	*path;
@@ -173,6 +177,24 @@ struct config {
 
 	/* metrics */
 	char	*metrics_bind;		/* "127.0.0.1:9187"; NULL = no endpoint */
+
+	/* what running for months needs: the listeners' tokens, readiness,
+	 * the read-your-writes API, the log, the stream's name in metrics
+	 * and the limits of retries (docs/config.md) */
+	char	*metrics_token_env;	/* bearer token for /metrics */
+	char	*metrics_token;		/* resolved (CONFIG_SECRET_LISTEN) */
+	int	 ready_stall_s;		/* /ready: no progress this long */
+	char	*api_bind;		/* /synced; NULL = no API listener */
+	char	*api_token_env;
+	char	*api_token;		/* resolved (CONFIG_SECRET_LISTEN) */
+	char	*log_format;		/* "text" or "json" */
+	char	*log_level;		/* "error", "warn", "info", "debug" */
+	char	*source_name;		/* labels every series; NULL: the
+					 * stream's identity */
+	int	 reconnect_backoff_ms;	/* the first restart delay, 1000 */
+	int	 retry_max;		/* attempts of one request; 0 none */
+	int	 retry_backoff_ms;	/* the first retry delay, 100 */
+	int	 retry_max_elapsed_ms;	/* retrying one request; 0 none */
 };
 
 /* config.c */

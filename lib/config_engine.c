@@ -1,7 +1,7 @@
 /*
- * config_engine.c - the engine section: batching, bulk requests in flight
- * and checkpointing. Owns its keys, their ranges and defaults; it has no
- * rule between keys.
+ * config_engine.c - the engine section: batching, bulk requests in flight,
+ * checkpointing and the limits of the writer's retries. Owns its keys,
+ * their ranges and defaults; it has no rule between keys.
  */
 #include <limits.h>
 
@@ -18,5 +18,13 @@ const struct cs_node config_engine_keys[] = {
 	    .min = 1, .max = 64 },
 	{ "checkpoint_interval_ms", CS_INT, CFG(checkpoint_interval_ms),
 	    .def = "1000", .min = 10, .max = 86400000 },
+	/* the writer's retries of a request that fails: none of the limits
+	 * by default, as before they existed */
+	{ "retry_max", CS_INT, CFG(retry_max), .def = "0",
+	    .min = 0, .max = INT_MAX },
+	{ "retry_backoff_ms", CS_INT, CFG(retry_backoff_ms), .def = "100",
+	    .min = 1, .max = 30000 },
+	{ "retry_max_elapsed_ms", CS_INT, CFG(retry_max_elapsed_ms),
+	    .def = "0", .min = 0, .max = INT_MAX },
 	{ NULL }
 };

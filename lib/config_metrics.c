@@ -1,7 +1,11 @@
 /*
- * config_metrics.c - the metrics section: where the supervisor serves
- * /metrics and /healthz. Owns its key and the form of a bind address; it
- * opens no socket.
+ * config_metrics.c - the supervisor's listeners: the metrics section
+ * (/metrics, /healthz, /ready: where, the bearer token of /metrics, how
+ * long without progress makes a pipeline not ready) and the api section
+ * (/synced: where, its bearer token). Owns their keys, the form of a bind
+ * address and the resolution of the tokens, which only the supervisor
+ * asks for (CONFIG_SECRET_LISTEN). It opens no socket and never quotes a
+ * token.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -39,5 +43,35 @@ bad:
 const struct cs_node config_metrics_keys[] = {
 	{ "bind", CS_STR, CFG(metrics_bind), .required = 1,
 	    .check = check_bind },
+	{ "token_env", CS_STR, CFG(metrics_token_env),
+	    .check = config_check_envname },
+	/* a minute covers a long transaction's first write and a load's
+	 * slowest wave on a healthy target */
+	{ "ready_stall_s", CS_INT, CFG(ready_stall_s), .def = "60",
+	    .min = 1, .max = 86400 },
 	{ NULL }
 };
+
+const struct cs_node config_api_keys[] = {
+	{ "bind", CS_STR, CFG(api_bind), .required = 1,
+	    .check = check_bind },
+	{ "token_env", CS_STR, CFG(api_token_env),
+	    .check = config_check_envname },
+	{ NULL }
+};
+
+int
+config_listen_finish(struct cs_walk *w, void *base, const char *path,
+    int line)
+{
+	struct config *cfg = base;
+	int metrics = strcmp(path, "metrics") == 0;
+	const char *key = metrics ? "metrics.token_env" : "api.token_env";
+	char *var = metrics ? cfg->metrics_token_env : cfg->api_token_env;
+	char **dst = metrics ? &cfg->metrics_token : &cfg->api_token;
+	int lenv = cs_line(w, "%s", key);
+
+	if (!lenv)
+		return 0;
+	return config_resolve_env(w, key, lenv, var, dst);
+}

@@ -38,8 +38,14 @@ int	config_target_join_body(struct cs_walk *, struct sync_section *);
 /* config_engine.c */
 extern const struct cs_node config_engine_keys[];
 
-/* config_metrics.c */
+/* config_metrics.c: the listeners, metrics and api */
 extern const struct cs_node config_metrics_keys[];
+extern const struct cs_node config_api_keys[];
+/* a listener's token_env resolved (for the supervisor only) */
+int	config_listen_finish(struct cs_walk *, void *, const char *, int);
+
+/* config_log.c */
+extern const struct cs_node config_log_keys[];
 
 /* config_sync.c: one struct sync_section, the element of the map under
  * sync: */

@@ -38,6 +38,22 @@ check_ident63(const char *s, char *why, size_t len)
 	return 0;
 }
 
+/* a label value every metric series carries: printable, no quote or
+ * backslash a scraper would have to unescape */
+static int
+check_source_name(const char *s, char *why, size_t len)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-/");
+
+	if (s[n] != '\0' || n > 128) {
+		snprintf(why, len, "must be 1 to 128 characters from a-z, A-Z, "
+		    "0-9 and _ . : - /");
+		return -1;
+	}
+	return 0;
+}
+
 static const char *const sslmodes[] = {
 	"disable", "allow", "prefer", "require", "verify-ca", "verify-full",
 	NULL
@@ -62,6 +78,9 @@ const struct cs_node config_source_keys[] = {
 	    .min = 1, .max = 16 },
 	{ "reconnect_max", CS_INT, CFG(reconnect_max), .def = "10",
 	    .min = 0, .max = INT_MAX },
+	{ "reconnect_backoff_ms", CS_INT, CFG(reconnect_backoff_ms),
+	    .def = "1000", .min = 100, .max = 300000 },
+	{ "name", CS_STR, CFG(source_name), .check = check_source_name },
 	{ NULL }
 };
 

@@ -1,5 +1,7 @@
 /*
- * log.c - the one logging API: "tool: level: message" lines on stderr.
+ * log.c - the one logging API: lines on stderr, plain ("tool: level:
+ * message"), text (the same after a UTC timestamp) or JSON (time, stage,
+ * level, message as fields), as log.h says.
  * Each line leaves in a single write(2) so lines from the processes of a
  * pipeline sharing one stderr never interleave. Owns URL redaction, so a
  * connection string reaches a log line only without its password. Never
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -22,6 +25,7 @@
 
 static char log_tool[64] = "pg2osync";
 static enum log_level log_level = LOG_LVL_INFO;
+static enum log_format log_format = LOG_FMT_PLAIN;
 static int log_tty = -1;		/* stderr is a terminal; -1 unknown */
 static char status_line[LOG_LINE_MAX];	/* shown under the log, or "" */
 
@@ -35,19 +39,62 @@ static const char *const level_names[] = {
 void
 log_init(const char *tool)
 {
+	enum log_level lvl;
 	const char *env;
-	int i;
 
 	snprintf(log_tool, sizeof(log_tool), "%s", tool);
+	/* the format first: a warning about the level is written in it */
+	env = getenv("P2O_LOG_FORMAT");
+	if (env != NULL && *env != '\0' && log_format_of(env,
+	    &log_format) == -1)
+		log_warnx("unknown P2O_LOG_FORMAT '%s', using plain lines", env);
 	env = getenv("P2O_LOG_LEVEL");
 	if (env == NULL || *env == '\0')
 		return;
-	for (i = LOG_LVL_ERROR; i <= LOG_LVL_DEBUG; i++)
-		if (strcasecmp(env, level_names[i]) == 0) {
-			log_level = i;
-			return;
-		}
+	if (log_level_of(env, &lvl) == 0) {
+		log_level = lvl;
+		return;
+	}
 	log_warnx("unknown P2O_LOG_LEVEL '%s', using 'info'", env);
+}
+
+int
+log_level_of(const char *name, enum log_level *lvl)
+{
+	int i;
+
+	for (i = LOG_LVL_ERROR; i <= LOG_LVL_DEBUG; i++)
+		if (strcasecmp(name, level_names[i]) == 0) {
+			*lvl = i;
+			return 0;
+		}
+	return -1;
+}
+
+int
+log_format_of(const char *name, enum log_format *fmt)
+{
+	if (strcmp(name, "text") == 0)
+		*fmt = LOG_FMT_TEXT;
+	else if (strcmp(name, "json") == 0)
+		*fmt = LOG_FMT_JSON;
+	else if (strcmp(name, "plain") == 0)
+		*fmt = LOG_FMT_PLAIN;
+	else
+		return -1;
+	return 0;
+}
+
+void
+log_set_format(enum log_format fmt)
+{
+	log_format = fmt;
+}
+
+enum log_format
+log_get_format(void)
+{
+	return log_format;
 }
 
 void
@@ -119,33 +166,193 @@ log_status(const char *fmt, ...)
 	snprintf(status_line, sizeof(status_line), "%s", line);
 }
 
+/* the UTC time now, as 2026-01-31T12:00:00.123Z: its length */
+static size_t
+stamp(char *buf, size_t cap)
+{
+	struct timespec ts;
+	struct tm tm;
+	size_t n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	n = strftime(buf, cap, "%Y-%m-%dT%H:%M:%S", &tm);
+	n += (size_t)snprintf(buf + n, cap - n, ".%03ldZ",
+	    ts.tv_nsec / 1000000);
+	return n;
+}
+
+/* bounded appender: never overruns, always terminates */
+struct out {
+	char	*buf;
+	size_t	 len, cap;
+};
+
+static void
+out_add(struct out *o, const char *p, size_t n)
+{
+	size_t room = o->cap - 1 - o->len;
+
+	if (n > room)
+		n = room;
+	memcpy(o->buf + o->len, p, n);
+	o->len += n;
+	o->buf[o->len] = '\0';
+}
+
+/* s as the inside of a JSON string; a byte that cannot be escaped whole
+ * in the room left is dropped, so the line stays valid JSON. Newlines
+ * become spaces: a message is one line whatever the caller's data held */
+static void
+out_jstr(struct out *o, const char *s, size_t n, size_t keep)
+{
+	char esc[8];
+	size_t i, k;
+	unsigned char c;
+
+	for (i = 0; i < n; i++) {
+		c = (unsigned char)s[i];
+		if (c == '"' || c == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)c;
+			k = 2;
+		} else if (c == '\n' || c == '\r' || c == '\t') {
+			esc[0] = ' ';
+			k = 1;
+		} else if (c < 0x20 || c == 0x7f) {
+			k = (size_t)snprintf(esc, sizeof(esc), "\\u%04x", c);
+		} else {
+			esc[0] = (char)c;
+			k = 1;
+		}
+		if (o->len + k + keep >= o->cap)
+			break;
+		out_add(o, esc, k);
+	}
+}
+
+/* one line of the format set: tool, level, message (n bytes) */
+static size_t
+format_line(char *buf, size_t cap, const char *tool, const char *level,
+    const char *msg, size_t n)
+{
+	struct out o = { buf, 0, cap };
+	char ts[40];
+	size_t i, tl;
+
+	tl = stamp(ts, sizeof(ts));
+	buf[0] = '\0';
+	if (log_format == LOG_FMT_JSON) {
+		out_add(&o, "{\"time\":\"", 9);
+		out_add(&o, ts, tl);
+		out_add(&o, "\",\"stage\":\"", 11);
+		out_jstr(&o, tool, strlen(tool), 40);
+		out_add(&o, "\",\"level\":\"", 11);
+		out_add(&o, level, strlen(level));
+		out_add(&o, "\",\"message\":\"", 13);
+		/* room for the closing "}\n */
+		out_jstr(&o, msg, n, 4);
+		out_add(&o, "\"}\n", 3);
+		return o.len;
+	}
+	if (log_format == LOG_FMT_TEXT) {
+		out_add(&o, ts, tl);
+		out_add(&o, " ", 1);
+	}
+	out_add(&o, tool, strlen(tool));
+	out_add(&o, ": ", 2);
+	out_add(&o, level, strlen(level));
+	out_add(&o, ": ", 2);
+	i = o.len;
+	if (n > o.cap - 2 - o.len)
+		n = o.cap - 2 - o.len;
+	out_add(&o, msg, n);
+	for (; i < o.len; i++)
+		if (buf[i] == '\n' || buf[i] == '\r')
+			buf[i] = ' ';
+	out_add(&o, "\n", 1);
+	return o.len;
+}
+
 static void
 vlog(enum log_level lvl, int err, const char *fmt, va_list ap)
 {
-	char line[LOG_LINE_MAX];
-	size_t len, room, i;
+	char msg[LOG_LINE_MAX], line[LOG_LINE_MAX + 512];
+	size_t len;
 	int n;
 
 	if (!log_level_enabled(lvl))
 		return;
-	/* keep one byte for the newline */
-	room = sizeof(line) - 1;
-	n = snprintf(line, room, "%s: %s: ", log_tool, level_names[lvl]);
-	len = n < 0 ? 0 : (size_t)n >= room ? room - 1 : (size_t)n;
-	n = vsnprintf(line + len, room - len, fmt, ap);
-	if (n > 0)
-		len = (size_t)n >= room - len ? room - 1 : len + n;
-	if (err && len < room - 1) {
-		n = snprintf(line + len, room - len, ": %s", strerror(err));
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	len = n < 0 ? 0 : (size_t)n >= sizeof(msg) ? sizeof(msg) - 1 :
+	    (size_t)n;
+	if (err && len < sizeof(msg) - 1) {
+		n = snprintf(msg + len, sizeof(msg) - len, ": %s",
+		    strerror(err));
 		if (n > 0)
-			len = (size_t)n >= room - len ? room - 1 : len + n;
+			len = (size_t)n >= sizeof(msg) - len ?
+			    sizeof(msg) - 1 : len + n;
 	}
-	/* a message is one line whatever the caller's data held */
-	for (i = 0; i < len; i++)
-		if (line[i] == '\n' || line[i] == '\r')
-			line[i] = ' ';
-	line[len++] = '\n';
+	/* a line a pipe takes in one atomic write */
+	len = format_line(line, LOG_LINE_MAX, log_tool, level_names[lvl],
+	    msg, len);
 	log_line(line, len);
+}
+
+int
+log_is_formatted(const char *line, size_t n)
+{
+	static const char json[] = "{\"time\":\"";
+	size_t i;
+
+	switch (log_format) {
+	case LOG_FMT_JSON:
+		return n >= sizeof(json) - 1 && memcmp(line, json,
+		    sizeof(json) - 1) == 0 && line[n - 1] == '}';
+	case LOG_FMT_TEXT:
+		/* 2026-01-31T12:00:00.123Z and a space */
+		if (n < 25 || line[4] != '-' || line[10] != 'T' ||
+		    line[23] != 'Z' || line[24] != ' ')
+			return 0;
+		for (i = 0; i < 4; i++)
+			if (!isdigit((unsigned char)line[i]))
+				return 0;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+size_t
+log_format_foreign(char *buf, size_t cap, const char *from,
+    const char *line, size_t n)
+{
+	char name[80];
+	size_t nl = strlen(from);
+
+	/* a plain line of the program's own (before its format was set):
+	 * its tool and level stay apart */
+	if (n > nl + 2 && memcmp(line, from, nl) == 0 && line[nl] == ':' &&
+	    line[nl + 1] == ' ') {
+		int i;
+
+		for (i = LOG_LVL_ERROR; i <= LOG_LVL_DEBUG; i++) {
+			size_t ll = strlen(level_names[i]);
+
+			if (n >= nl + 2 + ll + 2 &&
+			    memcmp(line + nl + 2, level_names[i], ll) == 0 &&
+			    line[nl + 2 + ll] == ':' &&
+			    line[nl + 3 + ll] == ' ')
+				return format_line(buf, cap, from,
+				    level_names[i], line + nl + 4 + ll,
+				    n - (nl + 4 + ll));
+		}
+		line += nl + 2;
+		n -= nl + 2;
+	}
+	snprintf(name, sizeof(name), "%s", from);
+	/* not through this API: what it says is likely a failure's */
+	return format_line(buf, cap, name, level_names[LOG_LVL_WARN], line, n);
 }
 
 #define LOG_FN(name, lvl, with_errno)					\
@@ -188,24 +395,6 @@ fatalx(int code, const char *fmt, ...)
 	vlog(LOG_LVL_ERROR, 0, fmt, ap);
 	va_end(ap);
 	exit(code);
-}
-
-/* bounded appender for log_redact_url: never overruns, always terminates */
-struct out {
-	char	*buf;
-	size_t	 len, cap;
-};
-
-static void
-out_add(struct out *o, const char *p, size_t n)
-{
-	size_t room = o->cap - 1 - o->len;
-
-	if (n > room)
-		n = room;
-	memcpy(o->buf + o->len, p, n);
-	o->len += n;
-	o->buf[o->len] = '\0';
 }
 
 /* end of a conninfo or query-string value starting at p: quoted values

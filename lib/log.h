@@ -1,5 +1,8 @@
 /*
- * log.h - the one logging API. Lines go to stderr as "tool: level: message".
+ * log.h - the one logging API. Lines go to stderr as "tool: level: message"
+ * (plain, a program run by hand), "TIME tool: level: message" (text, every
+ * program of a supervised pipeline: TIME is UTC, 2026-01-31T12:00:00.123Z)
+ * or one JSON object {"time","stage","level","message"} (json).
  * Messages are lowercase, subject first, names quoted. Never log a secret:
  * connection strings are logged only through log_redact_url().
  */
@@ -11,8 +14,26 @@
 
 enum log_level { LOG_LVL_ERROR, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DEBUG };
 
-void	log_init(const char *tool);	/* level from P2O_LOG_LEVEL env */
+enum log_format { LOG_FMT_PLAIN, LOG_FMT_TEXT, LOG_FMT_JSON };
+
+/* level from P2O_LOG_LEVEL, format from P2O_LOG_FORMAT (text or json;
+ * plain when unset): the supervisor sets both for its stages */
+void	log_init(const char *tool);
 void	log_set_level(enum log_level);
+void	log_set_format(enum log_format);
+enum log_format log_get_format(void);
+/* a name of log.level / log.format: 0, or -1 when it is none */
+int	log_level_of(const char *name, enum log_level *);
+int	log_format_of(const char *name, enum log_format *);
+/* line (n bytes, no newline) already in the format set: a program's own,
+ * which a supervisor forwards as it is */
+int	log_is_formatted(const char *line, size_t n);
+/* the line (n bytes, no newline) another program wrote to its stderr,
+ * not through this API (a library, a crash report), as one line of the
+ * format set, newline included, into buf (cap bytes, at least 256): its
+ * length; from names the program */
+size_t	log_format_foreign(char *buf, size_t cap, const char *from,
+	    const char *line, size_t n);
 int	log_level_enabled(enum log_level);
 /* log_warn appends ": strerror(errno)"; the x variants do not */
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));

@@ -968,6 +968,15 @@ const struct msg_counter_def msg_counters[MC_N] = {
 	    "pg2osync_indices_created_total", NULL, NULL, 0,
 	    "Indices the writer created at their first use (templated "
 	    "indices, indices with a mapping file)." },
+	[MC_WRITER_HALTED] = { "halted", "writer", "pg2osync_writer_halted",
+	    NULL, NULL, 1,
+	    "1 while a write the target refuses (a document, an index "
+	    "creation, a truncate) holds the pipeline: it is retried, and "
+	    "nothing after it is acknowledged until the target accepts it." },
+	[MC_DOC_REFUSALS] = { "doc_refusals", "writer",
+	    "pg2osync_document_refusals_total", NULL, NULL, 0,
+	    "Documents the target refused in a bulk answer (one refused "
+	    "document counts at each attempt)." },
 	[MC_LOAD_ROWS] = { "load_rows", "loader", "pg2osync_load_rows_total",
 	    "table", NULL, 0, "Rows the initial load has read, per table." },
 	[MC_LOAD_ROWS_ESTIMATE] = { "load_rows_estimate", "loader",

@@ -317,6 +317,12 @@ struct target_ops {
 	int	(*mapping_conflicts)(struct target_conn *, const char *index,
 		    const char *body, struct sbuf *report, int *n,
 		    struct p2o_err *);
+
+	/* read-your-writes, blocking: the indices (a comma list, globs
+	 * allowed; none matching is no error) refreshed, so that a search
+	 * made after it sees every write accepted before it. 0 or -1 */
+	int	(*refresh)(struct target_conn *, const char *indices,
+		    struct p2o_err *);
 };
 
 struct target_module {

@@ -106,15 +106,18 @@ sv_bc_settled(const struct sv_backchannel *bc)
 int
 sv_backoff_failure(struct sv_backoff *b, long long up_ms)
 {
+	int first = b->first_ms > 0 ? b->first_ms : SV_BACKOFF_MIN_MS;
+	int cap = first > SV_BACKOFF_MAX_MS ? first : SV_BACKOFF_MAX_MS;
+
 	if (up_ms >= SV_HEALTHY_MS) {
 		b->failures = 0;
 		b->delay_ms = 0;
 	}
 	b->failures++;
-	if (b->delay_ms < SV_BACKOFF_MIN_MS)
-		b->delay_ms = SV_BACKOFF_MIN_MS;
-	else if (b->delay_ms >= SV_BACKOFF_MAX_MS / 2)
-		b->delay_ms = SV_BACKOFF_MAX_MS;
+	if (b->delay_ms < first)
+		b->delay_ms = first;
+	else if (b->delay_ms >= cap / 2)
+		b->delay_ms = cap;
 	else
 		b->delay_ms *= 2;
 	return b->delay_ms;

@@ -85,6 +85,12 @@ on_stored(struct sv *sv, const struct frame *f, long long now)
 	}
 	sv->m.checkpoint_position = sv->bc.stored;
 	log_debug("checkpoint stored at %" PRIu64, st.pos);
+	/* /synced compares a MySQL position by its text (synced.c) */
+	if (r == 1 && st.text != NULL) {
+		free(sv->confirmed_text);
+		sv->confirmed_text = st.text;
+		st.text = NULL;
+	}
 	msg_pos_release(&st);
 	/* a loader held back for the first checkpoint */
 	if (sv_state_is(sv, PLF_STAGES) && sv->kid[SV_CAPTURE].state == SV_UP)
@@ -191,6 +197,7 @@ on_ckpt_frame(struct sv *sv, const struct frame *f, long long now)
 	switch (msg_kind(f)) {
 	case MSG_STORED:
 		on_stored(sv, f, now);
+		sv_health_update(sv, now);
 		break;
 	case MSG_CHECKPOINT:
 		on_checkpoint(sv, f, now);
@@ -232,10 +239,13 @@ on_frame(struct sv *sv, int k, const struct frame *f, long long now)
 			sv_metrics_stats(&sv->m, counters);
 		if (k == SV_LOADER)
 			load_status(sv, now);
+		/* when work begins to wait is seen as it happens */
+		sv_health_update(sv, now);
 		break;
 	case MSG_DURABLE:
 		if (k == SV_WRITER)
 			on_durable(sv, f, now);
+		sv_health_update(sv, now);
 		break;
 	case MSG_MARKED:
 		/* every copy row before it is durable: ckpt stores the

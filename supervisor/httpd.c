@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "supervisor.h"
@@ -75,6 +76,20 @@ parse_request_line(const char *p, size_t n, struct sv_http_req *req)
 		return -2;
 	memcpy(req->path, sp1 + 1, plen);
 	req->path[plen] = '\0';
+	if (t < sp2 && *t == '?') {
+		const char *q = t + 1, *qe = q;
+		size_t qlen;
+
+		while (qe < sp2 && *qe != '#')
+			qe++;
+		qlen = (size_t)(qe - q);
+		if (qlen >= sizeof(req->query)) {
+			qlen = sizeof(req->query) - 1;
+			req->query_cut = 1;
+		}
+		memcpy(req->query, q, qlen);
+		req->query[qlen] = '\0';
+	}
 	if (mlen == 3 && memcmp(p, "GET", 3) == 0)
 		req->method = SV_HTTP_GET;
 	else if (mlen == 4 && memcmp(p, "HEAD", 4) == 0)
@@ -84,11 +99,12 @@ parse_request_line(const char *p, size_t n, struct sv_http_req *req)
 	return 0;
 }
 
-/* "name: value" with a token name and no control bytes but HTAB */
+/* "name: value" with a token name and no control bytes but HTAB; the
+ * Authorization header's value is kept in req */
 static int
-valid_header(const char *p, size_t n)
+valid_header(const char *p, size_t n, struct sv_http_req *req)
 {
-	const char *colon = memchr(p, ':', n), *t;
+	const char *colon = memchr(p, ':', n), *t, *v, *e = p + n;
 
 	if (colon == NULL || colon == p)
 		return -1;
@@ -98,6 +114,18 @@ valid_header(const char *p, size_t n)
 	for (t = colon + 1; t < p + n; t++)
 		if (((unsigned char)*t < 0x20 && *t != '\t') || *t == 0x7f)
 			return -1;
+	if ((size_t)(colon - p) == 13 && strncasecmp(p, "Authorization",
+	    13) == 0) {
+		for (v = colon + 1; v < e && (*v == ' ' || *v == '\t'); v++)
+			;
+		while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		/* one too long to hold cannot be the token: left empty */
+		if ((size_t)(e - v) < sizeof(req->auth)) {
+			memcpy(req->auth, v, (size_t)(e - v));
+			req->auth[e - v] = '\0';
+		}
+	}
 	return 0;
 }
 
@@ -128,7 +156,7 @@ sv_http_parse(const char *buf, size_t len, struct sv_http_req *req)
 			return 1;
 		/* obsolete line folding and bare CRs are refused */
 		if (*p == ' ' || *p == '\t' || memchr(p, '\r', n) != NULL ||
-		    valid_header(p, n) == -1)
+		    valid_header(p, n, req) == -1)
 			return -1;
 	}
 }
@@ -238,8 +266,10 @@ reason(int status)
 	switch (status) {
 	case 200: return "OK";
 	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
 	case 431: return "Request Header Fields Too Large";
 	case 503: return "Service Unavailable";
 	default:  return "Internal Server Error";
@@ -248,7 +278,7 @@ reason(int status)
 
 static void
 respond(struct sv_http_conn *c, int status, const char *ctype,
-    const struct sbuf *body, int with_body)
+    const struct sbuf *body, int with_body, int challenge)
 {
 	size_t n = body->len;
 
@@ -258,11 +288,14 @@ respond(struct sv_http_conn *c, int status, const char *ctype,
 	    reason(status), ctype ? ctype : "text/plain; charset=utf-8", n);
 	if (status == 405)
 		sbuf_adds(&c->out, "Allow: GET, HEAD\r\n");
+	if (challenge)
+		sbuf_adds(&c->out, "WWW-Authenticate: Bearer\r\n");
 	sbuf_adds(&c->out, "\r\n");
 	if (with_body && n > 0)
 		sbuf_add(&c->out, body->buf, n);
 	c->outoff = 0;
 	c->responded = 1;
+	c->deferred = 0;
 }
 
 static void
@@ -271,8 +304,25 @@ respond_text(struct sv_http_conn *c, int status, const char *text)
 	struct sbuf b = SBUF_INIT;
 
 	sbuf_adds(&b, text);
-	respond(c, status, NULL, &b, 1);
+	respond(c, status, NULL, &b, 1, 0);
 	sbuf_release(&b);
+}
+
+static void
+conn_write(struct sv_http_conn *c)
+{
+	ssize_t n;
+
+	while (c->outoff < c->out.len) {
+		n = xwrite(c->fd, c->out.buf + c->outoff,
+		    c->out.len - c->outoff);
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0)
+			break;
+		c->outoff += (size_t)n;
+	}
+	conn_close(c);
 }
 
 static void
@@ -306,30 +356,40 @@ conn_read(struct sv_httpd *h, struct sv_http_conn *c)
 		respond_text(c, 405, "method not allowed\n");
 		return;
 	}
+	memset(&resp, 0, sizeof(resp));
 	resp.status = 404;
-	resp.ctype = NULL;
 	sbuf_init(&resp.body);
+	req.conn = (int)(c - h->conns);
+	req.gen = c->gen;
 	h->handler(h->arg, &req, &resp);
-	respond(c, resp.status, resp.ctype, &resp.body,
-	    req.method == SV_HTTP_GET);
+	if (resp.deferred) {
+		/* nothing more is read from it; its handler answers */
+		c->deferred = 1;
+		c->head_only = req.method == SV_HTTP_HEAD;
+		if (resp.deadline_ms > c->deadline_ms)
+			c->deadline_ms = resp.deadline_ms;
+	} else
+		respond(c, resp.status, resp.ctype, &resp.body,
+		    req.method == SV_HTTP_GET, resp.challenge);
 	sbuf_release(&resp.body);
 }
 
-static void
-conn_write(struct sv_http_conn *c)
+int
+sv_httpd_answer(struct sv_httpd *h, int conn, unsigned gen,
+    const struct sv_http_resp *resp)
 {
-	ssize_t n;
+	struct sv_http_conn *c;
 
-	while (c->outoff < c->out.len) {
-		n = xwrite(c->fd, c->out.buf + c->outoff,
-		    c->out.len - c->outoff);
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return;
-		if (n <= 0)
-			break;
-		c->outoff += (size_t)n;
-	}
-	conn_close(c);
+	if (conn < 0 || conn >= SV_HTTP_CONNS)
+		return -1;
+	c = &h->conns[conn];
+	if (c->fd == -1 || c->gen != gen || !c->deferred)
+		return -1;
+	respond(c, resp->status, resp->ctype, &resp->body, !c->head_only,
+	    resp->challenge);
+	/* out now if the socket takes it, else on the next POLLOUT */
+	conn_write(c);
+	return 0;
 }
 
 static void
@@ -346,6 +406,8 @@ accept_all(struct sv_httpd *h, long long now_ms)
 		if (fd == -1)
 			return;
 		c->fd = fd;
+		c->gen++;
+		c->deferred = 0;
 		c->inlen = 0;
 		c->responded = 0;
 		c->outoff = 0;
@@ -368,6 +430,9 @@ sv_httpd_pollfds(struct sv_httpd *h, struct pollfd *pfd)
 		if (c->fd == -1)
 			continue;
 		busy++;
+		/* a deferred answer waits on its handler, not the socket */
+		if (c->deferred)
+			continue;
 		pfd[n].fd = c->fd;
 		pfd[n].events = c->responded ? POLLOUT : POLLIN;
 		pfd[n].revents = 0;
@@ -424,4 +489,36 @@ sv_httpd_deadline(const struct sv_httpd *h)
 		    (d == -1 || h->conns[i].deadline_ms < d))
 			d = h->conns[i].deadline_ms;
 	return d;
+}
+
+int
+sv_bind_is_loopback(const char *bind)
+{
+	char host[256];
+	const char *port;
+
+	if (split_bind(bind, host, sizeof(host), &port) == -1)
+		return 0;
+	return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0 ||
+	    strcasecmp(host, "localhost") == 0;
+}
+
+int
+sv_http_bearer_ok(const struct sv_http_req *req, const char *token)
+{
+	const char *given = req->auth;
+	size_t n = strlen(token), i;
+	unsigned char diff = 0;
+
+	if (strncasecmp(given, "Bearer ", 7) != 0)
+		return 0;
+	given += 7;
+	while (*given == ' ')
+		given++;
+	if (strlen(given) != n)
+		return 0;
+	/* every byte compared, whichever differs */
+	for (i = 0; i < n; i++)
+		diff |= (unsigned char)(given[i] ^ token[i]);
+	return diff == 0;
 }

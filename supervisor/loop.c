@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "msg.h"
 #include "p2o.h"
 #include "stage.h"
 #include "supervisor.h"
@@ -103,8 +104,11 @@ reap(struct sv *sv, long long now)
 
 	sv->reap_round++;
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		if ((k = kid_by_pid(sv, pid)) == -1)
+		if ((k = kid_by_pid(sv, pid)) == -1) {
+			/* a helper of the supervisor's, not a stage */
+			(void)sv_aux_reaped(sv, pid, status);
 			continue;
+		}
 		sv->kid[k].exited = 1;
 		sv->kid[k].wstatus = status;
 		sv->kid[k].exit_round = sv->reap_round;
@@ -204,7 +208,85 @@ sv_check_up(struct sv *sv, long long now)
 	sv->state = PL_UP;
 	sv->up_since_ms = now;
 	sv->m.up = 1;
+	sv_health_reset(&sv->health, now);
 	log_info("pipeline up");
+}
+
+/* a load runs now */
+static int
+loading(const struct sv *sv)
+{
+	return sv_will_run(sv, SV_LOADER) &&
+	    sv_child_running(&sv->kid[SV_LOADER]);
+}
+
+void
+sv_health_update(struct sv *sv, long long now)
+{
+	static const enum msg_counter writes[] = { MC_DOCS_INDEXED,
+	    MC_DOCS_DELETED, MC_VERSION_CONFLICTS, MC_CLEARS, MC_CASCADES };
+	uint64_t written = 0, done = sv->m.position_confirmed;
+	size_t i;
+	int halted;
+
+	for (i = 0; i < sizeof(writes) / sizeof(writes[0]); i++)
+		written += sv_metrics_total(&sv->m, writes[i], NULL);
+	/* the writer's durable position is progress before its checkpoint
+	 * is stored: a long checkpoint interval is not a stall */
+	if (sv->bc.have_durable && sv->bc.durable > done)
+		done = sv->bc.durable;
+	halted = sv_child_running(&sv->kid[SV_WRITER]) &&
+	    sv_metrics_total(&sv->m, MC_WRITER_HALTED, NULL) != 0;
+	sv->m.state = sv_source_state_of(sv->state, sv->in_backoff,
+	    sv->stopping, loading(sv), halted);
+	if (sv->state == PL_UP)
+		sv_health_observe(&sv->health, now,
+		    sv_metrics_total(&sv->m, MC_RECEIVED_POS, NULL), done,
+		    written, loading(sv));
+	sv->m.stalled = sv->state == PL_UP &&
+	    sv_health_stalled(&sv->health, now);
+	sv->m.ready = (sv->m.state == SS_LOADING ||
+	    sv->m.state == SS_STREAMING) && !sv->m.stalled;
+}
+
+const char *
+sv_not_ready(struct sv *sv, long long now, char *buf, size_t len)
+{
+	long long in;
+
+	sv_health_update(sv, now);
+	buf[0] = '\0';
+	if (sv->m.ready)
+		return buf;
+	switch (sv->m.state) {
+	case SS_BACKOFF:
+		in = sv->state == PL_WAIT && sv->restart_at_ms > now ?
+		    sv->restart_at_ms - now : 0;
+		snprintf(buf, len, "backoff: starting again in %lld.%lld s "
+		    "after: %s", in / 1000, in % 1000 / 100, sv->reason);
+		break;
+	case SS_HALTED:
+		snprintf(buf, len, "halted: a write the target refuses holds "
+		    "the pipeline; nothing after it is acknowledged until the "
+		    "target takes it (the writer's log says what it refused)");
+		break;
+	case SS_STARTING:
+		snprintf(buf, len, "starting: %s", sv_state_name(sv));
+		break;
+	case SS_DRAINING:
+		snprintf(buf, len, "draining");
+		break;
+	default:
+		snprintf(buf, len, "stalled: changes wait (read up to %llu, "
+		    "written up to %llu) and nothing was written or "
+		    "confirmed for %lld s (metrics.ready_stall_s: %lld)",
+		    (unsigned long long)sv->health.received,
+		    (unsigned long long)sv->health.confirmed,
+		    sv_health_stalled_ms(&sv->health, now) / 1000,
+		    sv->health.stall_ms / 1000);
+		break;
+	}
+	return buf;
 }
 
 static int
@@ -367,6 +449,7 @@ incarnation_over(struct sv *sv, long long now)
 	    sv->reason);
 	sv->m.reconnects++;
 	sv->state = PL_WAIT;
+	sv->in_backoff = 1;
 	sv->restart_at_ms = now + delay;
 }
 
@@ -400,6 +483,25 @@ drain_step(struct sv *sv, long long now)
 	if (!all_reaped(sv))
 		return;
 	release_all(sv);
+	if (sv->reload_cycle && !sv->stopping) {
+		/* what was read is stored (or, failed, replayed from the
+		 * stored checkpoint by the stages to come): start at once */
+		if (sv->drain_failed)
+			log_warnx("reload: the last durable position %" PRIu64
+			    " was not stored; the stages start again from %"
+			    PRIu64 " and write what follows it again",
+			    sv->bc.durable, sv->bc.stored);
+		else
+			log_info("reload: the stages drained (checkpoint at %"
+			    PRIu64 "); starting them on the new configuration",
+			    sv->bc.stored);
+		sv->reload_cycle = 0;
+		sv->reload_start = 1;
+		sv->state = PL_WAIT;
+		sv->in_backoff = 0;
+		sv->restart_at_ms = now;
+		return;
+	}
 	if (sv->drain_failed) {
 		log_error("stopped without storing the last durable position "
 		    "%" PRIu64 ": the next start replays from %" PRIu64,
@@ -413,6 +515,48 @@ drain_step(struct sv *sv, long long now)
 	else
 		log_info("stopped after draining; no checkpoint stored yet");
 	sv_finish(sv, P2O_EXIT_OK);
+}
+
+/* the capture stops reading, the rest is written and stored; the
+ * stages end on their own (drain_step) */
+static void
+drain_stages(struct sv *sv, long long now)
+{
+	sv->state = PL_DRAIN;
+	sv->m.up = 0;
+	sv_child_kill(&sv->kid[SV_CAPTURE], SIGTERM, now);
+	/* a load in progress stops at its last recorded range; one
+	 * not started yet never will: its reader must see the end */
+	sv_child_kill(&sv->kid[SV_LOADER], SIGTERM, now);
+	if (sv->pending_out[SV_LOADER] != -1) {
+		close(sv->pending_out[SV_LOADER]);
+		sv->pending_out[SV_LOADER] = -1;
+	}
+	sv->kill_at_ms = now + DRAIN_MAX_MS;
+}
+
+void
+sv_reload_cycle(struct sv *sv, long long now)
+{
+	/* stopping, or no stage runs (waiting, a teardown that ends in a
+	 * restart): the next start reads the file anyway */
+	if (sv->stopping || sv->state == PL_WAIT || sv->state == PL_TEARDOWN)
+		return;
+	if (sv->state == PL_DRAIN) {
+		/* one drain already under way serves */
+		sv->reload_cycle = 2;
+		return;
+	}
+	sv->reload_cycle = 1;
+	/* the stages that run started on the old file: they drain once up
+	 * (step), not while ckpt still reads the checkpoint */
+	if (sv->state == PL_UP || sv->state == PL_STARTING) {
+		log_info("reload: draining the stages (the capture stops "
+		    "reading, what it read is written and stored), then they "
+		    "start again on the new configuration");
+		sv->reload_cycle = 2;
+		drain_stages(sv, now);
+	}
 }
 
 static void
@@ -429,17 +573,7 @@ begin_drain(struct sv *sv, long long now)
 		break;
 	case TERM_DRAIN:
 		log_info("draining: stopping the capture, flushing the rest");
-		sv->state = PL_DRAIN;
-		sv->m.up = 0;
-		sv_child_kill(&sv->kid[SV_CAPTURE], SIGTERM, now);
-		/* a load in progress stops at its last recorded range; one
-		 * not started yet never will: its reader must see the end */
-		sv_child_kill(&sv->kid[SV_LOADER], SIGTERM, now);
-		if (sv->pending_out[SV_LOADER] != -1) {
-			close(sv->pending_out[SV_LOADER]);
-			sv->pending_out[SV_LOADER] = -1;
-		}
-		sv->kill_at_ms = now + DRAIN_MAX_MS;
+		drain_stages(sv, now);
 		break;
 	case TERM_NONE:
 		log_info("already stopping");
@@ -481,6 +615,12 @@ step(struct sv *sv, long long now)
 	case PL_STARTING:
 		/* a stage that needs no hello is up by running */
 		sv_check_up(sv, now);
+		if (sv->reload_cycle == 1)
+			sv_reload_cycle(sv, now);
+		break;
+	case PL_UP:
+		if (sv->reload_cycle == 1)
+			sv_reload_cycle(sv, now);
 		break;
 	case PL_DRAIN:
 		drain_step(sv, now);
@@ -540,6 +680,8 @@ poll_timeout(struct sv *sv, long long now)
 	if (sv->end_at_ms)
 		at = earliest(at, sv->end_at_ms);
 	at = earliest(at, sv_httpd_deadline(&sv->httpd));
+	at = earliest(at, sv_httpd_deadline(&sv->api));
+	at = earliest(at, sv_synced_deadline(sv));
 	for (k = 0; k < SV_NKIDS; k++)
 		if (sv->kid[k].ctl_eof_ms && sv_child_running(&sv->kid[k]))
 			at = earliest(at, sv->kid[k].ctl_eof_ms + EOF_GRACE_MS);
@@ -609,9 +751,10 @@ kid_io(struct sv *sv, const struct pollfd *pfd, long long now)
 int
 sv_run(struct sv *sv)
 {
-	struct pollfd pfd[1 + SV_NKIDS * 3 + SV_HTTPD_POLLFDS];
+	struct pollfd pfd[1 + SV_NKIDS * 3 + 2 * SV_HTTPD_POLLFDS +
+	    SV_NAUX * 3];
 	long long now;
-	int n, k, h0;
+	int n, k, h0, a0;
 
 	sv->state = PL_WAIT;
 	sv->restart_at_ms = now_ms();
@@ -626,6 +769,9 @@ sv_run(struct sv *sv)
 		n = kid_pollfds(sv, pfd, n);
 		h0 = n;
 		n += sv_httpd_pollfds(&sv->httpd, pfd + h0);
+		a0 = n;
+		n += sv_httpd_pollfds(&sv->api, pfd + a0);
+		n = sv_aux_pollfds(sv, pfd, n);
 		for (k = 0; k < n; k++)
 			pfd[k].revents = 0;
 		if (poll(pfd, (nfds_t)n, poll_timeout(sv, now)) == -1) {
@@ -637,6 +783,7 @@ sv_run(struct sv *sv)
 		}
 		now = now_ms();
 		kid_io(sv, pfd, now);
+		sv_aux_io(sv, pfd);
 		if (pfd[0].revents)
 			stage_sigfd_drain();
 		if (stage_signalled(STAGE_CHLD))
@@ -648,6 +795,10 @@ sv_run(struct sv *sv)
 		if (sv->done)
 			break;
 		sv_httpd_handle(&sv->httpd, pfd + h0, now);
+		sv_httpd_handle(&sv->api, pfd + a0, now);
+		/* an ack above may have reached what a /synced waits for */
+		sv_synced_step(sv, now);
+		sv_aux_flush(sv);
 		/* frames queued by the handlers above go out now when they
 		 * can, without waiting a round for POLLOUT */
 		for (k = 0; k < SV_NKIDS; k++)
@@ -655,5 +806,6 @@ sv_run(struct sv *sv)
 				sv_child_flush(&sv->kid[k]);
 	}
 	release_all(sv);
+	sv_aux_release(sv);
 	return sv->exit_code;
 }

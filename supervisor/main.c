@@ -19,6 +19,7 @@
 #include "config.h"
 #include "log.h"
 #include "p2o.h"
+#include "source.h"
 #include "stage.h"
 #include "supervisor.h"
 #include "xio.h"
@@ -41,8 +42,10 @@ static const char usage_text[] =
 "SIGINT: the capture stops, the rest drain, the last durable position is\n"
 "stored and acknowledged, exit 0.\n"
 "\n"
-"With metrics.bind: GET /metrics (Prometheus text) and GET /healthz\n"
-"(200 when every stage is up, else 503).\n"
+"With metrics.bind: GET /metrics (Prometheus text; a bearer token with\n"
+"metrics.token_env), GET /healthz (200 while the supervisor runs) and\n"
+"GET /ready (200 while loading or streaming and making progress, else\n"
+"503 with the reason). With api.bind: GET /synced (read-your-writes).\n"
 "\n"
 "options:\n"
 "  -c, --config FILE      the pg2osync configuration (required)\n"
@@ -247,6 +250,80 @@ set_up_children(struct sv *sv, const struct args *a, struct p2o_err *e)
 	return 0;
 }
 
+/* every series' source label: source.name, else the stream's identity
+ * ("postgres:<slot>", "mysql:<server_id>") */
+static int
+name_source(struct sv *sv, struct p2o_err *e)
+{
+	struct source_ident id;
+	char err[256];
+
+	if (sv->cf.source_name != NULL) {
+		snprintf(sv->source_name, sizeof(sv->source_name), "%s",
+		    sv->cf.source_name);
+		return 0;
+	}
+	if (source_ident_init(&id, &sv->cf, err, sizeof(err)) == -1)
+		return p2o_fail(e, P2O_EXIT_CONFIG, "%s: %s", sv->cfgpath, err);
+	snprintf(sv->source_name, sizeof(sv->source_name), "%s", id.doc_id);
+	source_ident_release(&id);
+	return 0;
+}
+
+/* log.format and log.level of the file, applied before it is loaded
+ * for good (its errors are that load's to report) */
+static void
+quiet_log_config(const char *path)
+{
+	struct config cf;
+	struct p2o_err e;
+	enum log_level was = LOG_LVL_INFO;
+	int i;
+
+	for (i = LOG_LVL_DEBUG; i >= LOG_LVL_ERROR; i--)
+		if (log_level_enabled(i)) {
+			was = i;
+			break;
+		}
+	log_set_level(LOG_LVL_ERROR);
+	p2o_err_clear(&e);
+	if (config_load_with(path, CONFIG_SECRETS_NONE, &cf, &e) == -1) {
+		log_set_level(was);
+		return;
+	}
+	log_set_level(was);
+	sv_apply_log(&cf);
+	config_release(&cf);
+}
+
+/* a listener other hosts can reach, without a token */
+static void
+warn_open(const char *section, const char *bind, const char *token,
+    const char *paths)
+{
+	if (token != NULL || sv_bind_is_loopback(bind))
+		return;
+	log_warnx("%s.bind '%s' can be reached from other hosts and %s.token_env "
+	    "is not set: anyone who can reach it can read %s; set %s.token_env "
+	    "or bind to 127.0.0.1", section, bind, section, paths, section);
+}
+
+/* section.bind's listener, when the file has one; only main.c exits */
+static void
+listen_on(struct sv *sv, struct sv_httpd *h, const char *section,
+    const char *bind, sv_http_handler fn, const char *token,
+    const char *paths)
+{
+	char err[1024];
+
+	if (bind == NULL)
+		return;
+	if (sv_httpd_open(h, bind, fn, sv, err, sizeof(err)) == -1)
+		fatalx(P2O_EXIT_CONFIG, "%s: %s.bind: %s", sv->cfgpath, section,
+		    err);
+	warn_open(section, bind, token, paths);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -255,7 +332,6 @@ main(int argc, char *argv[])
 	struct stage st;
 	struct p2o_err e;
 	const char *env;
-	char err[1024];
 	int k, code;
 
 	/* first: nothing opened below may land on a closed fd 0, 1 or 2 */
@@ -267,21 +343,34 @@ main(int argc, char *argv[])
 	    (sv.hello_timeout_s = atoi(env)) <= 0)
 		fatalx(P2O_EXIT_USAGE, "P2O_HELLO_TIMEOUT_S='%s' is not a "
 		    "number of seconds", env);
+	/* the form of the lines first, so that what loading the file says
+	 * (a warning, an error with its file:line) is in it: a quiet load
+	 * for log.format and log.level only, else the supervisor's default */
+	if (getenv("P2O_LOG_FORMAT") == NULL)
+		log_set_format(LOG_FMT_TEXT);
+	quiet_log_config(sv.cfgpath);
 	/* the stages inherit the environment: a secret one of them needs
 	 * and cannot resolve stops everything here, before any starts */
-	if (config_load_with(sv.cfgpath, sv_stage_secrets(), &sv.cf, &e) == -1 ||
-	    set_up_children(&sv, &a, &e) == -1)
+	if (config_load_with(sv.cfgpath, sv_stage_secrets() |
+	    CONFIG_SECRET_LISTEN, &sv.cf, &e) == -1 ||
+	    set_up_children(&sv, &a, &e) == -1 ||
+	    name_source(&sv, &e) == -1)
 		exit(stage_report(&e));
+	sv_apply_log(&sv.cf);
+	sv_reload_remember(&sv);
 	sv_metrics_init(&sv.m);
-	sv.httpd.fd = -1;
+	sv.m.source = sv.source_name;
+	sv_health_init(&sv.health, sv.cf.ready_stall_s);
+	sv.backoff.first_ms = sv.cf.reconnect_backoff_ms;
+	sv.httpd.fd = sv.api.fd = -1;
 	for (k = 0; k < SV_HTTP_CONNS; k++)
-		sv.httpd.conns[k].fd = -1;
-	if (sv.cf.metrics_bind != NULL &&
-	    sv_httpd_open(&sv.httpd, sv.cf.metrics_bind, sv_route, &sv, err,
-	    sizeof(err)) == -1)
-		fatalx(P2O_EXIT_CONFIG, "%s: metrics.bind: %s", sv.cfgpath,
-		    err);
+		sv.httpd.conns[k].fd = sv.api.conns[k].fd = -1;
+	listen_on(&sv, &sv.httpd, "metrics", sv.cf.metrics_bind, sv_route,
+	    sv.cf.metrics_token, "/metrics");
+	listen_on(&sv, &sv.api, "api", sv.cf.api_bind, sv_route_api,
+	    sv.cf.api_token, "the source's position through /synced");
 	code = sv_run(&sv);
 	sv_httpd_close(&sv.httpd);
+	sv_httpd_close(&sv.api);
 	return code;
 }

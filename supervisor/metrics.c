@@ -170,78 +170,125 @@ head(struct sbuf *out, const char *name, const char *type, const char *help)
 	sbuf_addf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void
-one(struct sbuf *out, const char *name, const char *type, const char *help,
-    uint64_t v)
-{
-	head(out, name, type, help);
-	sbuf_addf(out, "%s ", name);
-	sbuf_add_u64(out, v);
-	sbuf_addc(out, '\n');
-}
-
-static void
-hist(struct sbuf *out, const char *name, const char *help,
-    const struct sv_hist *h)
-{
-	uint64_t cum = 0;
-	int i;
-
-	head(out, name, "histogram", help);
-	for (i = 0; i < SV_LAT_BUCKETS; i++) {
-		cum += h->bucket[i];
-		sbuf_addf(out, "%s_bucket{le=\"%g\"} ", name, lat_bounds[i]);
-		sbuf_add_u64(out, cum);
-		sbuf_addc(out, '\n');
-	}
-	sbuf_addf(out, "%s_bucket{le=\"+Inf\"} ", name);
-	sbuf_add_u64(out, h->count);
-	sbuf_addf(out, "\n%s_sum %.6f\n%s_count ", name, h->sum, name);
-	sbuf_add_u64(out, h->count);
-	sbuf_addc(out, '\n');
-}
-
 /* a label value: backslash, quote and newline escaped (text format) */
 static void
-label_value(struct sbuf *out, const char *v)
+label_value(struct sbuf *out, const char *v, size_t n)
 {
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (v[i] == '\\' || v[i] == '"')
 			sbuf_addc(out, '\\');
-		if (*v == '\n') {
+		if (v[i] == '\n') {
 			sbuf_adds(out, "\\n");
 			continue;
 		}
-		sbuf_addc(out, *v);
+		sbuf_addc(out, v[i]);
 	}
+}
+
+/* the labels of one sample, source first: name{source="s",a="x"} */
+struct labels {
+	struct sbuf *out;
+	int	 open;
+};
+
+static void
+labels_begin(struct labels *l, struct sbuf *out, const struct sv_metrics *m,
+    const char *name)
+{
+	l->out = out;
+	l->open = 0;
+	sbuf_adds(out, name);
+	if (m->source != NULL && m->source[0] != '\0') {
+		sbuf_adds(out, "{source=\"");
+		label_value(out, m->source, strlen(m->source));
+		sbuf_addc(out, '"');
+		l->open = 1;
+	}
+}
+
+static void
+label(struct labels *l, const char *name, const char *v, size_t n)
+{
+	sbuf_addf(l->out, "%s%s=\"", l->open ? "," : "{", name);
+	label_value(l->out, v, n);
+	sbuf_addc(l->out, '"');
+	l->open = 1;
+}
+
+static void
+labels_end(struct labels *l, uint64_t v)
+{
+	if (l->open)
+		sbuf_addc(l->out, '}');
+	sbuf_addc(l->out, ' ');
+	sbuf_add_u64(l->out, v);
+	sbuf_addc(l->out, '\n');
+}
+
+static void
+one(struct sbuf *out, const struct sv_metrics *m, const char *name,
+    const char *type, const char *help, uint64_t v)
+{
+	struct labels l;
+
+	head(out, name, type, help);
+	labels_begin(&l, out, m, name);
+	labels_end(&l, v);
+}
+
+static void
+hist(struct sbuf *out, const struct sv_metrics *m, const char *name,
+    const char *help, const struct sv_hist *h)
+{
+	struct sbuf series = SBUF_INIT;
+	struct labels l;
+	uint64_t cum = 0;
+	char le[32];
+	int i;
+
+	head(out, name, "histogram", help);
+	sbuf_addf(&series, "%s_bucket", name);
+	for (i = 0; i <= SV_LAT_BUCKETS; i++) {
+		if (i < SV_LAT_BUCKETS) {
+			cum += h->bucket[i];
+			snprintf(le, sizeof(le), "%g", lat_bounds[i]);
+		} else
+			snprintf(le, sizeof(le), "+Inf");
+		labels_begin(&l, out, m, series.buf);
+		label(&l, "le", le, strlen(le));
+		labels_end(&l, i < SV_LAT_BUCKETS ? cum : h->count);
+	}
+	sbuf_reset(&series);
+	sbuf_addf(&series, "%s_sum", name);
+	labels_begin(&l, out, m, series.buf);
+	if (l.open)
+		sbuf_addc(out, '}');
+	sbuf_addf(out, " %.6f\n", h->sum);
+	sbuf_reset(&series);
+	sbuf_addf(&series, "%s_count", name);
+	labels_begin(&l, out, m, series.buf);
+	labels_end(&l, h->count);
+	sbuf_release(&series);
 }
 
 /* a keyed counter with two labels has keys "first<US>second" */
 static void
-sample(struct sbuf *out, const char *name, const char *label,
-    const char *label2, const char *value, uint64_t v)
+sample(struct sbuf *out, const struct sv_metrics *m, const char *name,
+    const char *label1, const char *label2, const char *value, uint64_t v)
 {
+	struct labels l;
 	const char *sep;
-	char *first;
 
-	sbuf_adds(out, name);
-	if (label != NULL && label2 != NULL &&
+	labels_begin(&l, out, m, name);
+	if (label1 != NULL && label2 != NULL &&
 	    (sep = strchr(value, MSG_KEY_SEP)) != NULL) {
-		first = xstrndup(value, (size_t)(sep - value));
-		sbuf_addf(out, "{%s=\"", label);
-		label_value(out, first);
-		sbuf_addf(out, "\",%s=\"", label2);
-		label_value(out, sep + 1);
-		sbuf_adds(out, "\"}");
-		free(first);
-	} else if (label != NULL) {
-		sbuf_addf(out, "{%s=\"", label);
-		label_value(out, value);
-		sbuf_adds(out, "\"}");
-	}
-	sbuf_addc(out, ' ');
-	sbuf_add_u64(out, v);
-	sbuf_addc(out, '\n');
+		label(&l, label1, value, (size_t)(sep - value));
+		label(&l, label2, sep + 1, strlen(sep + 1));
+	} else if (label1 != NULL)
+		label(&l, label1, value, strlen(value));
+	labels_end(&l, v);
 }
 
 /* every sample of the counters that share def's metric name */
@@ -257,15 +304,49 @@ render_metric(const struct sv_metrics *m, struct sbuf *out, int first)
 		if (strcmp(e->metric, d->metric) != 0)
 			continue;
 		if (e->label == NULL || e->label_value != NULL) {
-			sample(out, e->metric, e->label, NULL, e->label_value,
-			    sv_metrics_total(m, c, NULL));
+			sample(out, m, e->metric, e->label, NULL,
+			    e->label_value, sv_metrics_total(m, c, NULL));
 			continue;
 		}
 		for (i = 0; i < m->nkeyed; i++)
 			if (m->keyed[i].counter == c)
-				sample(out, e->metric, e->label, e->label2,
+				sample(out, m, e->metric, e->label, e->label2,
 				    m->keyed[i].key, m->keyed[i].base +
 				    m->keyed[i].last);
+	}
+}
+
+/* one sample per value of a label, 1 for the current one: every value is
+ * always there, so a query for one that is 0 finds a series */
+static void
+each_of(struct sbuf *out, const struct sv_metrics *m, const char *name,
+    const char *help, const char *lname, const char *const *values, int n,
+    int current)
+{
+	struct labels l;
+	int i;
+
+	head(out, name, "gauge", help);
+	for (i = 0; i < n; i++) {
+		labels_begin(&l, out, m, name);
+		label(&l, lname, values[i], strlen(values[i]));
+		labels_end(&l, i == current);
+	}
+}
+
+static void
+count_of(struct sbuf *out, const struct sv_metrics *m, const char *name,
+    const char *help, const char *lname, const char *const *values, int n,
+    const uint64_t *counts)
+{
+	struct labels l;
+	int i;
+
+	head(out, name, "counter", help);
+	for (i = 0; i < n; i++) {
+		labels_begin(&l, out, m, name);
+		label(&l, lname, values[i], strlen(values[i]));
+		labels_end(&l, counts[i]);
 	}
 }
 
@@ -284,21 +365,36 @@ sv_metrics_render(const struct sv_metrics *m, struct sbuf *out)
 		if (!seen)
 			render_metric(m, out, c);
 	}
-	one(out, "pg2osync_position_confirmed", "gauge",
+	one(out, m, "pg2osync_position_confirmed", "gauge",
 	    "Source position last acknowledged to the capture, after it was "
 	    "stored as the checkpoint.", m->position_confirmed);
-	one(out, "pg2osync_checkpoint_position", "gauge",
+	one(out, m, "pg2osync_checkpoint_position", "gauge",
 	    "Source position of the last stored checkpoint.",
 	    m->checkpoint_position);
-	one(out, "pg2osync_reconnects_total", "counter",
+	one(out, m, "pg2osync_reconnects_total", "counter",
 	    "Pipeline restarts after a failure.", m->reconnects);
-	hist(out, "pg2osync_commit_to_indexed_seconds",
+	hist(out, m, "pg2osync_commit_to_indexed_seconds",
 	    "Time from a source commit to the target accepting its last "
 	    "write.", &m->indexed);
-	hist(out, "pg2osync_commit_to_sent_seconds",
+	hist(out, m, "pg2osync_commit_to_sent_seconds",
 	    "Time from a source commit to the bulk request carrying its last "
 	    "write leaving the writer: the pipeline's own share of the "
 	    "latency, without the target's.", &m->sent);
-	one(out, "pg2osync_up", "gauge",
+	one(out, m, "pg2osync_up", "gauge",
 	    "1 when every stage of the pipeline is up.", m->up ? 1 : 0);
+	each_of(out, m, "pg2osync_source_state", "1 for what the stream is "
+	    "doing now (starting, loading, streaming, backoff: waiting to "
+	    "start again after a failure, halted: a write the target refuses "
+	    "holds it, draining), 0 for the others.", "state",
+	    sv_source_states, SS_N, m->state);
+	one(out, m, "pg2osync_ready", "gauge", "1 when /ready answers 200: "
+	    "loading or streaming, and making progress.", m->ready ? 1 : 0);
+	one(out, m, "pg2osync_stalled", "gauge", "1 while changes wait and "
+	    "nothing has been confirmed or written for metrics.ready_stall_s.",
+	    m->stalled ? 1 : 0);
+	count_of(out, m, "pg2osync_config_reloads_total", "SIGHUP reloads of "
+	    "the configuration, by what became of them (applied, unchanged: "
+	    "the file said nothing new, refused: nothing changed and the "
+	    "pipeline went on).", "result", sv_reload_results, RL_N,
+	    m->reloads);
 }

@@ -256,13 +256,21 @@ int	sv_bc_settled(const struct sv_backchannel *);
 #define SV_HEALTHY_MS		60000	/* up this long: the failures reset */
 
 struct sv_backoff {
+	int	 first_ms;	/* source.reconnect_backoff_ms; 0: the
+				 * default, SV_BACKOFF_MIN_MS */
 	int	 failures;	/* consecutive */
 	int	 delay_ms;	/* the last delay handed out */
 };
 
 /* a failure after the pipeline had been up for up_ms (0: never up):
- * returns the delay before the next start */
+ * returns the delay before the next start: first_ms doubling up to
+ * SV_BACKOFF_MAX_MS (or first_ms when that is more) */
 int	sv_backoff_failure(struct sv_backoff *, long long up_ms);
+
+/* what became of a SIGHUP (reload.c), by pg2osync_config_reloads_total's
+ * result label */
+enum sv_reload_result { RL_APPLIED, RL_UNCHANGED, RL_REFUSED, RL_N };
+extern const char *const sv_reload_results[RL_N];
 
 /* metrics.c */
 
@@ -295,6 +303,11 @@ struct sv_metrics {
 	struct sv_hist indexed;	/* source commit -> target accepted it */
 	struct sv_hist sent;	/* source commit -> its bulk request left the
 				 * writer: the pipeline's own share */
+	/* the supervisor's own view, set before each render */
+	const char *source;	/* every series' source label; NULL: none */
+	int	 state;		/* enum sv_source_state */
+	int	 ready, stalled;
+	uint64_t reloads[RL_N];	/* by enum sv_reload_result */
 };
 
 void	sv_metrics_init(struct sv_metrics *);
@@ -313,6 +326,36 @@ void	sv_hist_observe(struct sv_hist *, long long us);
 /* the Prometheus text exposition */
 void	sv_metrics_render(const struct sv_metrics *, struct sbuf *out);
 
+/* health.c */
+
+/* what pg2osync_source_state and /ready say the stream is doing */
+enum sv_source_state { SS_STARTING, SS_LOADING, SS_STREAMING, SS_BACKOFF,
+	SS_HALTED, SS_DRAINING, SS_N };
+extern const char *const sv_source_states[SS_N];
+
+/* whether a running pipeline makes progress (see health.c) */
+struct sv_health {
+	long long stall_ms;	/* metrics.ready_stall_s */
+	int	 have;		/* an observation was made */
+	uint64_t received;	/* what the capture has read */
+	uint64_t confirmed;	/* what is acknowledged */
+	uint64_t written;	/* anything the writer counts as written */
+	int	 waiting;	/* work waited at the last observation */
+	long long moved_ms;	/* the last progress, or when work began
+				 * to wait */
+};
+
+void	sv_health_init(struct sv_health *, int stall_s);
+/* the pipeline is up again at now: whatever waited before is forgotten */
+void	sv_health_reset(struct sv_health *, long long now);
+void	sv_health_observe(struct sv_health *, long long now,
+	    uint64_t received, uint64_t confirmed, uint64_t written,
+	    int loading);
+/* how long work has waited without progress (0: none waits) */
+long long sv_health_stalled_ms(const struct sv_health *, long long now);
+/* that for ready_stall_s or longer */
+int	sv_health_stalled(const struct sv_health *, long long now);
+
 /* httpd.c */
 
 #define SV_HTTP_REQ_MAX		8192	/* request line + headers */
@@ -324,6 +367,12 @@ enum sv_http_method { SV_HTTP_GET, SV_HTTP_HEAD, SV_HTTP_OTHER };
 struct sv_http_req {
 	enum sv_http_method method;
 	char	 path[256];	/* the target without its query */
+	char	 query[512];	/* after '?' (before any '#'), or "" */
+	int	 query_cut;	/* the query was longer than query holds */
+	char	 auth[512];	/* the Authorization header's value, or "" */
+	/* the connection it came on, for an answer given later */
+	int	 conn;
+	unsigned gen;
 };
 
 /* 1 a complete request head in buf (parsed into *req), 0 need more bytes,
@@ -334,6 +383,12 @@ struct sv_http_resp {
 	int	 status;
 	const char *ctype;
 	struct sbuf body;
+	/* a bearer token is required and was not given (401) */
+	int	 challenge;
+	/* the handler answers later, with sv_httpd_answer, by deadline_ms
+	 * (the connection is dropped after it) */
+	int	 deferred;
+	long long deadline_ms;
 };
 
 typedef void (*sv_http_handler)(void *arg, const struct sv_http_req *,
@@ -341,6 +396,10 @@ typedef void (*sv_http_handler)(void *arg, const struct sv_http_req *,
 
 struct sv_http_conn {
 	int	 fd;		/* -1: slot free */
+	unsigned gen;		/* which use of the slot: a late answer for an
+				 * earlier client goes nowhere */
+	int	 deferred;	/* waiting for its handler's answer */
+	int	 head_only;	/* the deferred request was a HEAD */
 	char	 in[SV_HTTP_REQ_MAX];
 	size_t	 inlen;
 	struct sbuf out;
@@ -372,6 +431,16 @@ void	sv_httpd_handle(struct sv_httpd *, const struct pollfd *pfd,
 	    long long now_ms);
 /* earliest connection deadline, or -1 */
 long long sv_httpd_deadline(const struct sv_httpd *);
+/* the answer to a request whose handler deferred it: 0, or -1 when that
+ * client is gone (its connection closed or timed out) */
+int	sv_httpd_answer(struct sv_httpd *, int conn, unsigned gen,
+	    const struct sv_http_resp *);
+/* 1 when a listener address is a loopback one (127.0.0.0/8, ::1,
+ * localhost), where no other host can reach it */
+int	sv_bind_is_loopback(const char *bind);
+/* the Authorization header carries exactly "Bearer <token>" (compared in
+ * time independent of where they differ) */
+int	sv_http_bearer_ok(const struct sv_http_req *, const char *token);
 
 /* cause.c */
 
@@ -392,6 +461,82 @@ int	sv_cause_permanent(const struct sv_end ends[SV_NKIDS]);
  * the one nearest the source before those downstream of it */
 int	sv_cause_first(const struct sv_end ends[SV_NKIDS]);
 
+/* aux.c: the supervisor's own helper processes */
+
+enum sv_aux_kind { SV_AUX_HELPER, SV_AUX_RELOAD, SV_NAUX };
+
+struct sv;
+struct sv_aux_ops {
+	const char *name;	/* in log lines */
+	/* a frame it sent; its end (after its last frames), code as
+	 * sv_child_code says */
+	void	(*on_frame)(struct sv *, const struct frame *);
+	void	(*on_end)(struct sv *, int code);
+};
+
+struct sv_aux {
+	struct sv_child c;	/* ctl_wfd: its stdin, ctl_rfd: its stdout */
+	const struct sv_aux_ops *ops;
+	int	 pidx[3];	/* pollfd indexes: frames in, out, log */
+};
+
+/* fork fn(arg) as helper a with a frame channel: 0, or -1 with err */
+int	sv_aux_start(struct sv *, int a, const struct sv_aux_ops *,
+	    int (*fn)(void *), void *arg, char *err, size_t errlen);
+int	sv_aux_running(const struct sv *, int a);
+/* where frames for it are queued */
+struct sbuf *sv_aux_out(struct sv *, int a);
+/* SIGTERM: its end comes through on_end */
+void	sv_aux_stop(struct sv *, int a);
+/* for the poll loop: the fds to poll from n on (the new count), their
+ * I/O after poll, a write of what is queued, and a reaped pid (1 if it
+ * was one) */
+struct pollfd;
+int	sv_aux_pollfds(struct sv *, struct pollfd *, int n);
+void	sv_aux_io(struct sv *, const struct pollfd *);
+void	sv_aux_flush(struct sv *);
+int	sv_aux_reaped(struct sv *, pid_t, int status);
+/* the supervisor ends: each one killed and collected */
+void	sv_aux_release(struct sv *);
+
+/* helper.c: what /synced asks of the servers, in a helper process */
+
+enum sv_ask { ASK_SOURCE_NOW, ASK_REFRESH };
+#define SV_HELPER_ASKS	64	/* asks out at once */
+
+/* an ask sent (the helper started when it does not run): its sequence
+ * number, answered through sv_synced_answered; 0 with err when it cannot
+ * be sent */
+uint64_t sv_helper_ask(struct sv *, enum sv_ask, char *err, size_t errlen);
+/* the configuration changed: the next ask starts a helper reading it */
+void	sv_helper_forget(struct sv *);
+
+/* synced.c: GET /synced on api.bind */
+
+struct sv_waiter {
+	int	 used;
+	int	 conn;		/* its request on the api listener */
+	unsigned gen;
+	long long started_ms, deadline_ms;
+	int	 have_req;	/* the position it waits for is known */
+	uint64_t requested;	/* in the source's order (synced.c) */
+	char	 req_text[128];	/* as the source writes it */
+	int	 refresh;	/* refresh=true */
+	uint64_t need_seq;	/* the helper's answer it waits for, or 0 */
+	int	 refreshing;	/* reached: the refresh is out */
+};
+
+/* the answer to a request on api.bind (an sv_http_handler; arg: the sv) */
+void	sv_route_api(void *arg, const struct sv_http_req *,
+	    struct sv_http_resp *);
+/* the helper answered ask seq (text, or error) */
+void	sv_synced_answered(struct sv *, enum sv_ask, uint64_t seq,
+	    const char *text, const char *error);
+/* the waiters whose position is reached, or whose time is up, answered */
+void	sv_synced_step(struct sv *, long long now);
+/* the earliest waiter's deadline, or -1 */
+long long sv_synced_deadline(const struct sv *);
+
 /* loop.c */
 
 /* the pipeline's states; loop.c's table says what each means */
@@ -404,6 +549,12 @@ enum sv_pl_state {
 	PL_TEARDOWN,	/* everything stopping after a failure */
 	PL_NSTATES
 };
+
+/* health.c: the source state in a pipeline state. failed: the pipeline
+ * waits after a failure (not before its first start); stopping: SIGTERM
+ * arrived */
+enum sv_source_state sv_source_state_of(enum sv_pl_state, int failed,
+	    int stopping, int loading, int halted);
 
 /* what a state allows, for the modules that act on it */
 #define PLF_STAGES	0x1u	/* stages run, not stopping: hellos are
@@ -426,7 +577,21 @@ struct sv {
 	struct sv_backchannel bc;
 	struct sv_backoff backoff;
 	struct sv_metrics m;
-	struct sv_httpd	 httpd;
+	struct sv_httpd	 httpd;		/* metrics.bind: /metrics, /healthz,
+					 * /ready */
+	struct sv_httpd	 api;		/* api.bind: /synced */
+	struct sv_health health;
+	int		 in_backoff;	/* waiting to start after a failure */
+	char		 source_name[160];	/* every series' source label */
+	struct sv_aux	 aux[SV_NAUX];
+	/* helper.c: the asks out, oldest first */
+	uint64_t	 helper_seq;
+	int		 helper_ask;
+	uint64_t	 helper_seq_out[SV_HELPER_ASKS];
+	enum sv_ask	 helper_what_out[SV_HELPER_ASKS];
+	struct sv_waiter waiters[SV_HTTP_CONNS];	/* /synced */
+	char		*confirmed_text;	/* the text of the position
+					 * acknowledged last (synced.c) */
 	int		 hello_timeout_s;	/* > 0 overrides the table */
 
 	long long	 restart_at_ms;
@@ -450,6 +615,14 @@ struct sv {
 	char		 reason[512];	/* what ended this incarnation first */
 	int		 fatal_code;	/* a permanent failure we found */
 	int		 stopping;	/* SIGTERM or SIGINT arrived */
+	/* reload.c: the running file's bytes; the checks answered; a
+	 * SIGHUP came during them; the stages drain to start on a new file */
+	char		*cfg_text;
+	size_t		 cfg_len;
+	int		 reload_answered, reload_again;
+	int		 reload_cycle;	/* 1 due once the stages are up, 2
+					 * draining for it */
+	int		 reload_start;	/* the next start is a reload's */
 	int		 drain_final_put;	/* the writer is done */
 	int		 drain_closed;	/* capture fd 3 and ckpt stdin closed */
 	int		 drain_failed;	/* the last checkpoint may be missing */
@@ -457,6 +630,8 @@ struct sv {
 	int		 exit_code;
 	int		 pidx[SV_NKIDS][3];	/* pollfd indexes: ctl r, ctl w, log */
 };
+
+/* loop.c */
 
 /* run until the supervisor stops: its exit code */
 int	sv_run(struct sv *);
@@ -476,6 +651,11 @@ void	sv_teardown(struct sv *, long long now, int code, const char *fmt,
 	    ...) __attribute__((format(printf, 4, 5)));
 /* up once every stage that must say hello did and the others run */
 void	sv_check_up(struct sv *, long long now);
+/* what the stages said so far, into the health arithmetic and the
+ * gauges /metrics and /ready report */
+void	sv_health_update(struct sv *, long long now);
+/* why /ready says no, into buf ("" when it says yes) */
+const char *sv_not_ready(struct sv *, long long now, char *buf, size_t len);
 /* the loop ends with this exit code once the current step is done */
 void	sv_finish(struct sv *, int code);
 
@@ -502,10 +682,21 @@ void	sv_pump_checkpoint(struct sv *, long long now);
 
 /* SIGHUP arrived */
 void	sv_reload(struct sv *, long long now);
+/* the file as it is now is the running one (what "unchanged" compares) */
+void	sv_reload_remember(struct sv *);
+
+/* logpipe.c: log.format and log.level, for the supervisor and its
+ * stages */
+void	sv_apply_log(const struct config *);
+
+/* loop.c: a reload was applied: the stages drain and start again on the
+ * new file (or the next start takes it, when none run) */
+void	sv_reload_cycle(struct sv *, long long now);
 
 /* routes.c */
 
-/* the answer to one HTTP request (an sv_http_handler; arg: the sv) */
+/* the answer to one HTTP request on metrics.bind (an sv_http_handler;
+ * arg: the sv) */
 void	sv_route(void *arg, const struct sv_http_req *, struct sv_http_resp *);
 
 #endif

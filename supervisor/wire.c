@@ -46,6 +46,10 @@ sv_start_incarnation(struct sv *sv, long long now)
 	int r;
 
 	sv_metrics_restart(&sv->m);
+	/* a gauge of the writer that ended, not of the one to come (which
+	 * reports it only once it changes) */
+	sv->m.last[MC_WRITER_HALTED] = 0;
+	sv->in_backoff = 0;
 	sv->reason[0] = '\0';
 	sv->fatal_code = 0;
 	sv->up_since_ms = 0;
@@ -57,7 +61,12 @@ sv_start_incarnation(struct sv *sv, long long now)
 	sv->cp_text = sv->load_frame = NULL;
 	sv->load_tables = 0;
 	sv->state = PL_CHECKPOINT;
-	log_info("starting the pipeline");
+	if (sv->reload_start)
+		log_info("reload: starting the stages on the new configuration "
+		    "(the supervisor runs on)");
+	else
+		log_info("starting the pipeline");
+	sv->reload_start = 0;
 	r = sv_child_spawn(ck, argv, SV_CTL_STDIO, -1, -1, -1, P2O_FD_LOG, err,
 	    sizeof(err));
 	sv_argv_free(argv);

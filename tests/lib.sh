@@ -94,6 +94,15 @@ mkhead() {
 	} > "$f"
 }
 
+# metrics_text: /metrics on $METRICS_PORT with the source label every
+# series carries (source.name, or the stream's identity) left out, so a
+# test names a series by the labels it is about: NAME{table="public.t"}
+metrics_text() {
+	curl -s "http://127.0.0.1:$METRICS_PORT/metrics" |
+		sed -E 's/\{source="[^"]*",?/{/; s/\{\}//'
+}
+export -f metrics_text
+
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
@@ -154,6 +163,16 @@ drop_loads() {
 	for t in "$@"; do
 		curl -sS --max-time 30 -XDELETE "$OS_URL/.pg2osync_meta/_doc/postgres:$slot%2Fload%2Fpublic.$t?refresh=true" >/dev/null 2>&1 || true
 	done
+}
+# faultproxy_start CONFIG: tests/helper/faultproxy.py on a free port in
+# front of OpenSearch, answering; CONFIG's target.url turned to it. PPORT
+# is its port (GET /_faultproxy?mode=... on it sets a lasting fault)
+faultproxy_start() {
+	PPORT=$(free_port)
+	python3 "$TOP/tests/helper/faultproxy.py" $PPORT "$OS_URL" "" 2> "$T/proxy.log" &
+	cleanup_add $!
+	wait_for 10 curl -sf "http://127.0.0.1:$PPORT/"
+	sed -i "s#url: $OS_URL#url: http://127.0.0.1:$PPORT#" "$1"
 }
 # wait_for SECONDS CMD... : poll until CMD succeeds
 wait_for() {

@@ -169,6 +169,6 @@ sv_start() {
 }
 # metric SERIES: its value on the supervisor's endpoint (METRICS_PORT)
 metric() {
-	curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk -v s="$1" '$1 == s { print $2 }'
+	metrics_text | awk -v s="$1" '$1 == s { print $2 }'
 }
-healthy() { curl -sf "http://127.0.0.1:$METRICS_PORT/healthz" >/dev/null; }
+healthy() { curl -sf "http://127.0.0.1:$METRICS_PORT/ready" >/dev/null; }

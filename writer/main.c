@@ -89,9 +89,11 @@ static const char usage_text[] =
 "transaction larger than the limits is split. Up to write_concurrency\n"
 "bulk requests are open at once; a position is reported only when every\n"
 "request before it is written. A failed request is retried with backoff\n"
-"(100 ms doubling to 30 s) for ever; a refused document halts progress\n"
-"(it is retried, nothing past it is reported durable) until the target\n"
-"accepts it.\n"
+"(engine.retry_backoff_ms, 100 ms, doubling to 30 s); a refused document\n"
+"halts progress (it is retried, nothing past it is reported durable)\n"
+"until the target accepts it. engine.retry_max and\n"
+"engine.retry_max_elapsed_ms end the retries of one request (exit 75,\n"
+"the log names the limit); by default there is no limit.\n"
 "\n"
 "exit codes:\n"
 "  0   end of input, or SIGTERM, after everything complete was written\n"
@@ -125,7 +127,7 @@ ctl_send(void)
 static const enum msg_counter stat_ids[] = { MC_DOCS_INDEXED,
     MC_DOCS_DELETED, MC_BATCHES, MC_BULK_BYTES, MC_SINK_ERRORS,
     MC_VERSION_CONFLICTS, MC_TOAST_COMPLETIONS, MC_CLEARS, MC_CASCADES,
-    MC_INDICES_CREATED };
+    MC_INDICES_CREATED, MC_WRITER_HALTED, MC_DOC_REFUSALS };
 #define NSTATS	(sizeof(stat_ids) / sizeof(stat_ids[0]))
 
 static struct {
@@ -140,7 +142,7 @@ stats_values(uint64_t v[NSTATS])
 	    stats.docs_deleted, stats.batches, stats.bulk_bytes,
 	    stats.sink_errors, stats.version_conflicts,
 	    stats.toast_completions, stats.clears, stats.cascades,
-	    stats.indices_created };
+	    stats.indices_created, stats.halted > 0, stats.doc_refusals };
 
 	memcpy(v, now, sizeof(now));
 }
@@ -239,7 +241,7 @@ collect(struct writer *wr)
 		} else
 			r = window_answer(&wr->w, d.slot, d.err, d.status,
 			    now_ms());
-		if (r == STEP_AUTH)
+		if (r == STEP_END)
 			fatalx(wr->sink.err.code, "%s", wr->sink.err.msg);
 	}
 	return n > 0;

@@ -21,9 +21,12 @@
 #include "xio.h"
 #include "writer.h"
 
-#define BACKOFF_FIRST_MS	100
 #define BACKOFF_MAX_MS		30000
 #define DOWN_LOG_EVERY_MS	60000
+
+/* engine.retry_backoff_ms of the writer's one sink: every backoff of the
+ * process (the flushes' and the probe's) starts there */
+static long long backoff_first_ms = 100;
 
 long long
 sink_backoff(long long *cur_ms)
@@ -31,7 +34,7 @@ sink_backoff(long long *cur_ms)
 	long long d;
 
 	if (*cur_ms <= 0)
-		*cur_ms = BACKOFF_FIRST_MS;
+		*cur_ms = backoff_first_ms;
 	else if (*cur_ms < BACKOFF_MAX_MS)
 		*cur_ms = *cur_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS :
 		    *cur_ms * 2;
@@ -55,7 +58,40 @@ sink_init(struct sink *s, const struct target_module *tm, const char *target,
 	s->target = target;
 	s->stats = st;
 	s->cfg = cfg;
+	if (cfg != NULL) {
+		backoff_first_ms = cfg->retry_backoff_ms > 0 ?
+		    cfg->retry_backoff_ms : backoff_first_ms;
+		s->retry_max = cfg->retry_max;
+		s->retry_max_elapsed_ms = cfg->retry_max_elapsed_ms;
+	}
 	sbuf_init(&s->probe_resp);
+	return 0;
+}
+
+int
+sink_retry_limit(struct sink *s, int *attempts, long long *since,
+    long long now, const char *what)
+{
+	char why[P2O_ERR_MAX];
+
+	if ((*attempts)++ == 0)
+		*since = now;
+	if (s->retry_max > 0 && *attempts >= s->retry_max) {
+		snprintf(why, sizeof(why), "%s", s->err.msg);
+		p2o_fail(&s->err, P2O_EXIT_TEMPFAIL, "giving up on %s after %d "
+		    "attempts (the limit engine.retry_max is %d): %s", what,
+		    *attempts, s->retry_max, why);
+		return 1;
+	}
+	if (s->retry_max_elapsed_ms > 0 &&
+	    now - *since >= s->retry_max_elapsed_ms) {
+		snprintf(why, sizeof(why), "%s", s->err.msg);
+		p2o_fail(&s->err, P2O_EXIT_TEMPFAIL, "giving up on %s after %d "
+		    "attempts in %lld ms (the limit engine.retry_max_elapsed_ms "
+		    "is %lld): %s", what, *attempts, now - *since,
+		    s->retry_max_elapsed_ms, why);
+		return 1;
+	}
 	return 0;
 }
 
@@ -176,7 +212,17 @@ sink_auth(struct sink *s, long status, const char *why)
 {
 	p2o_fail(&s->err, P2O_EXIT_AUTH, "target refused our credentials "
 	    "(HTTP %ld): %.400s", status, why);
-	return STEP_AUTH;
+	return STEP_END;
+}
+
+/* the target refused what the flush asks (not a failure to answer): the
+ * flush holds everything behind it until the target takes it */
+static void
+halt(struct sink *s, struct flush *fl)
+{
+	if (!fl->halted)
+		s->stats->halted++;
+	fl->halted = 1;
 }
 
 /* a refusal is logged once per distinct text for the flush, not per retry */
@@ -203,6 +249,17 @@ sink_probe_call(struct sink *s, struct http_call *call)
 	s->tm->ops->probe_call(call);
 }
 
+/* the probe failed: retried, unless a limit says it is over */
+static enum step_result
+probe_failed(struct sink *s)
+{
+	sink_down(s);
+	if (sink_retry_limit(s, &s->probe_attempts, &s->probe_failing_since,
+	    now_ms(), "the probe of the target"))
+		return STEP_END;
+	return STEP_WAIT;
+}
+
 enum step_result
 sink_probe_answer(struct sink *s, const char *terr, long status)
 {
@@ -210,19 +267,20 @@ sink_probe_answer(struct sink *s, const char *terr, long status)
 
 	if (terr) {
 		sink_why(s, "%s", terr);
-		return sink_down(s);
+		return probe_failed(s);
 	}
 	switch (s->tm->ops->probe_answer(status, &s->probe_resp, s->node,
 	    sizeof(s->node), why, sizeof(why))) {
 	case TA_OK:
 		sink_up(s);
+		s->probe_attempts = 0;
 		log_debug("the target is %s", s->node);
 		return STEP_DONE;
 	case TA_AUTH:
 		return sink_auth(s, status, why);
 	default:
 		sink_why(s, "HTTP %ld: %s", status, why);
-		return sink_down(s);
+		return probe_failed(s);
 	}
 }
 
@@ -327,8 +385,21 @@ complete_one(struct sink *s, const struct batch *b, struct op *op,
 		    "stored copy: written without them", name, op->toast);
 		kcount_add(&s->stats->toast_missing, op->rel ? op->rel : "",
 		    op->rel ? strlen(op->rel) : 0, 1);
-	} else
-		s->stats->toast_completions++;
+	} else {
+		/* one line an operator can grep for, then debug: a table
+		 * with large columns reads back at every update */
+		if (s->stats->toast_completions++ == 0) {
+			name_of(b, op, name, sizeof(name));
+			log_info("TOAST read-back: document '%s' completed from "
+			    "its stored copy (unchanged fields %s); the next "
+			    "ones are counted in pg2osync_toast_completions_total",
+			    name, op->toast);
+		} else if (log_level_enabled(LOG_LVL_DEBUG)) {
+			name_of(b, op, name, sizeof(name));
+			log_debug("TOAST read-back: document '%s' completed "
+			    "(%s)", name, op->toast);
+		}
+	}
 	op->completed = out.buf ? out.buf : xstrdup("");
 	op->completed_len = out.len;
 	return 0;
@@ -509,6 +580,7 @@ answer_create(struct sink *s, struct flush *fl, long status)
 		sink_up(s);
 		sink_why(s, "creating index '%s' refused (HTTP %ld): %s",
 		    fl->creating, status, why);
+		halt(s, fl);
 		if (first_time(fl, "create", why))
 			log_error("%s; retrying until the target accepts it",
 			    s->err.msg);
@@ -560,6 +632,7 @@ answer_barrier(struct sink *s, struct flush *fl, long status)
 	case TA_REFUSED:
 		s->stats->sink_errors++;
 		sink_why(s, "%s", why);
+		halt(s, fl);
 		if (first_time(fl, "barrier", why))
 			log_error("%s; retrying", s->err.msg);
 		return STEP_WAIT;
@@ -659,6 +732,7 @@ answer_bulk(struct sink *s, struct flush *fl, long status)
 		sink_up(s);
 		sink_why(s, "bulk request refused (HTTP %ld): %.400s", status,
 		    why);
+		halt(s, fl);
 		if (first_time(fl, "request", why))
 			log_error("%s; retrying until the target accepts it",
 			    s->err.msg);
@@ -692,6 +766,7 @@ answer_bulk(struct sink *s, struct flush *fl, long status)
 				first = i;
 		} else {
 			nreject++;
+			s->stats->doc_refusals++;
 			name_of(b, op, name, sizeof(name));
 			if (first_time(fl, name, it->type))
 				log_error("document '%s' refused: %s: %s",
@@ -714,6 +789,7 @@ answer_bulk(struct sink *s, struct flush *fl, long status)
 		sink_up(s);
 		sink_why(s, "%d document%s refused, %d to retry", nreject,
 		    nreject == 1 ? "" : "s", nretry);
+		halt(s, fl);
 		if (first_time(fl, "halt", ""))
 			log_error("halting: nothing past a refused document "
 			    "is acknowledged; retrying it until the target "
@@ -732,6 +808,11 @@ flush_answer(struct sink *s, struct flush *fl, const char *terr, long status)
 {
 	if (!fl->resp.buf)
 		sbuf_grow(&fl->resp, 1);
+	/* held by a refusal until an answer says otherwise */
+	if (fl->halted) {
+		fl->halted = 0;
+		s->stats->halted--;
+	}
 	if (terr) {
 		sink_why(s, "%s", terr);
 		return sink_down(s);

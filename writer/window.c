@@ -173,6 +173,22 @@ window_open(struct window *w, struct batch *b, int n)
 	flush_begin(fl, seq);
 }
 
+/* the request a flush is failing on, for the message that ends it */
+static const char *
+phase_what(const struct flush *fl)
+{
+	switch (fl->phase) {
+	case PH_CREATE:
+		return "an index creation";
+	case PH_TOAST:
+		return "a TOAST read-back";
+	case PH_BARRIER:
+		return "a truncate or cascade";
+	default:
+		return "a bulk request";
+	}
+}
+
 int
 window_next(struct window *w, long long now, int retry, int *slot,
     struct http_call *call, struct sbuf **resp)
@@ -230,14 +246,21 @@ window_answer(struct window *w, int slot, const char *terr, long status,
 	case STEP_DONE:
 		order_finish(&w->ord, fl->seq);
 		fl->backoff_ms = 0;
+		fl->attempts = 0;
 		break;
 	case STEP_NEXT:
 		fl->backoff_ms = 0;
+		fl->attempts = 0;
 		break;
 	case STEP_WAIT:
+		/* nothing after this flush is reported while it fails, so
+		 * ending here acknowledges nothing past it */
+		if (sink_retry_limit(w->sink, &fl->attempts,
+		    &fl->failing_since, now, phase_what(fl)))
+			return STEP_END;
 		fl->retry_at = now + sink_backoff(&fl->backoff_ms);
 		break;
-	case STEP_AUTH:
+	case STEP_END:
 		break;
 	}
 	return r;

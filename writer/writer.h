@@ -118,6 +118,8 @@ struct writer_stats {
 	uint64_t clears;
 	uint64_t cascades;
 	uint64_t indices_created;
+	uint64_t halted;	/* flushes a refusal holds now (a gauge) */
+	uint64_t doc_refusals;	/* documents refused, each attempt */
 	struct kcount toast_missing;	/* per source table */
 };
 
@@ -221,7 +223,9 @@ enum step_result {
 	STEP_DONE,	/* the flush is complete */
 	STEP_NEXT,	/* progress: ask for its next request */
 	STEP_WAIT,	/* failed: ask again after a backoff */
-	STEP_AUTH	/* 401/403: permanent */
+	STEP_END	/* the writer must end, with the sink err's code: the
+			 * target refused our credentials (77), or a retry
+			 * limit of the configuration was reached (75) */
 };
 
 enum next_result {
@@ -241,6 +245,9 @@ struct flush {
 	int	 inflight;	/* one of its requests is open */
 	long long retry_at;	/* monotonic ms: backing off until then */
 	long long backoff_ms;	/* its last backoff delay */
+	int	 attempts;	/* failed attempts since it last progressed */
+	long long failing_since;	/* monotonic ms of the first of them */
+	int	 halted;	/* its last answer was a refusal */
 	long long started_us;	/* wall clock µs: its first request left */
 	struct toast_from *from;
 	struct docref *refs;
@@ -269,6 +276,11 @@ struct sink {
 	char	 node[64];	/* what the probe found there */
 	struct p2o_err err;	/* why the last step failed (code 77 for
 				 * refused credentials, else 75) */
+	/* engine.retry_*: the limits of retrying one request (0: none) */
+	int	 retry_max;
+	long long retry_max_elapsed_ms;
+	int	 probe_attempts;	/* the probe's failures in a row */
+	long long probe_failing_since;
 };
 
 /* 0, or -1 with err when the writer cannot write to the module's target */
@@ -279,7 +291,8 @@ void	sink_release(struct sink *);
 /* is the target there? */
 void	sink_probe_call(struct sink *, struct http_call *);
 /* its answer (terr: the transport error, or NULL when a response arrived
- * in s->probe_resp): STEP_DONE, STEP_WAIT or STEP_AUTH */
+ * in s->probe_resp): STEP_DONE, STEP_WAIT, or STEP_END (refused
+ * credentials, or a retry limit reached) */
 enum step_result sink_probe_answer(struct sink *, const char *terr,
 	    long status);
 void	flush_init(struct flush *);
@@ -297,8 +310,15 @@ enum next_result flush_next(struct sink *, struct flush *,
  * error or NULL, then status and fl->resp hold the response */
 enum step_result flush_answer(struct sink *, struct flush *, const char *terr,
 	    long status);
-/* next backoff delay: 100 ms doubling to 30 s, with jitter */
+/* next backoff delay: engine.retry_backoff_ms (100 ms) doubling to 30 s,
+ * with jitter */
 long long sink_backoff(long long *cur_ms);
+/* a request failed at now after *attempts failures before it (since
+ * *since): counts it, and 1 with the sink err naming the limit when a
+ * limit of the configuration ends the retries, else 0. what names the
+ * request in the message. */
+int	sink_retry_limit(struct sink *, int *attempts, long long *since,
+	    long long now, const char *what);
 
 /* order.c - the in-order rule, pure: flushes finish in any order and are
  * reported in the order they were opened */
@@ -348,7 +368,7 @@ void	window_open(struct window *, struct batch *b, int n);
  * for the response. retry == 0: a flush backing off is not retried. */
 int	window_next(struct window *, long long now, int retry, int *slot,
 	    struct http_call *, struct sbuf **resp);
-/* the answer of slot's request; STEP_AUTH is the caller's to end on */
+/* the answer of slot's request; STEP_END is the caller's to end on */
 enum step_result window_answer(struct window *, int slot, const char *terr,
 	    long status, long long now);
 /* the oldest flush, when it and every one before it is written (report

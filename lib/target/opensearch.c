@@ -531,6 +531,7 @@ static const struct target_ops ops = {
 	.pipeline_exists = os_pipeline_exists,
 	.index_state = os_index_state,
 	.mapping_conflicts = os_mapping_conflicts,
+	.refresh = os_refresh,
 };
 
 const struct target_module target_opensearch = {

@@ -77,4 +77,7 @@ int	os_index_state(struct target_conn *, const char *name,
 int	os_mapping_conflicts(struct target_conn *, const char *index,
 	    const char *body, struct sbuf *report, int *n, struct p2o_err *);
 
+/* opensearch_sync.c */
+int	os_refresh(struct target_conn *, const char *indices, struct p2o_err *);
+
 #endif

@@ -401,7 +401,7 @@ class Pipeline:
 
     def healthy(self):
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=5) as r:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/ready", timeout=5) as r:
                 return r.status == 200
         except OSError:
             return False

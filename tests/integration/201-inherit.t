@@ -58,7 +58,7 @@ RECONNECT_MAX=20
 mkconfig "$T/cfg.yaml" $S $S inh_pay
 pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup2.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
-wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"
 ok $? "with a replica identity on each child the pipeline starts"
 pubs=$(psql_q -c "select string_agg(tablename, ',' order by tablename) from pg_publication_tables where pubname = '$S'")
 ok $([ "$pubs" = "inh_pay,inh_pay_2024_01,inh_pay_2024_02" ]; echo $?) "the publication carries the parent and both children ($pubs)"

@@ -24,7 +24,7 @@ pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
 wait $HOLD
 ok $? "another session created the publication while the capture was creating it"
-wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"
 ok $? "the pipeline comes up: $(grep -m1 'already exists' "$T/sup.log" | cut -c1-120)"
 kill -0 $SUP 2>/dev/null; ok $? "the supervisor did not stop"
 check "the rows land" -- wait_equal pr ${S}_pr 60

@@ -175,7 +175,7 @@ sed -i 's/reconnect_max: 0/reconnect_max: 5/' "$T/cfg.yaml"
 P2O_TLS_URL="postgres://p2o_cert@localhost:$PGPORT/$PGDATABASE" \
 	pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
-wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"; ok $? "the pipeline is up over verify-full with a client certificate"
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"; ok $? "the pipeline is up over verify-full with a client certificate"
 check "the load lands" -- wait_equal tls p2o_cert_tls 60
 psql_q -c "update tls set v = 'changed' where id <= 20; delete from tls where id > 290"
 check "the stream lands" -- wait_equal tls p2o_cert_tls 30

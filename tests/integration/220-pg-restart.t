@@ -19,7 +19,7 @@ METRICS_PORT=$(free_port)
 RECONNECT_MAX=50 mkconfig "$T/cfg.yaml" $S $S pgr
 pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
-wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"; ok $? "pipeline up"
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"; ok $? "pipeline up"
 SEL="json_build_object('id',id,'v',v,'note',note)"
 check "the load lands" -- wait_equal pgr ${S}_pgr 60 "$SEL"
 
@@ -51,7 +51,7 @@ for how in stop kill; do
 done
 n75=$(grep -c "capture-pg exited with 75" "$T/sup.log")
 ok $([ "$n75" -ge 2 ]; echo $?) "the capture ended with exit 75 (temporary) each time ($n75)"
-rc=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk '/^pg2osync_reconnects_total/ {print $2}')
+rc=$(metrics_text | awk '/^pg2osync_reconnects_total/ {print $2}')
 ok $([ "${rc%.*}" -ge 2 ] 2>/dev/null; echo $?) "restarts counted ($rc)"
 kill -TERM $SUP; wait $SUP; ok $? "drains and exits 0"
 [ $_tap_fail -gt 0 ] && { grep -v ' info: ' "$T/sup.log" | tail -n 30 | sed 's/^/#   /'; }

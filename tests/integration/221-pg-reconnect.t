@@ -13,7 +13,7 @@ METRICS_PORT=$(free_port)
 RECONNECT_MAX=50 BATCH_SIZE=200 mkconfig "$T/cfg.yaml" $S $S term
 pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
-wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"; ok $? "pipeline up"
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"; ok $? "pipeline up"
 term_walsender() {
 	psql_q -c "select count(pg_terminate_backend(active_pid)) from pg_replication_slots where slot_name = '$S' and active_pid is not null"
 }
@@ -50,7 +50,7 @@ grep -q "capture-pg exited with 75" "$T/sup.log"
 ok $? "the capture ended with exit 75 (temporary): $(grep -m1 'capture-pg.*walsender\|capture-pg: error' "$T/sup.log" | cut -c1-160)"
 wait_for 30 slot_active $S
 ok $? "slot active again"
-rc=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk '/^pg2osync_reconnects_total/ {print $2}')
+rc=$(metrics_text | awk '/^pg2osync_reconnects_total/ {print $2}')
 ok $([ "${rc%.*}" -ge 4 ] 2>/dev/null; echo $?) "reconnects counted ($rc)"
 kill -TERM $SUP; wait $SUP; ok $? "drains and exits 0"
 [ $_tap_fail -gt 0 ] && { grep -v ' info: ' "$T/sup.log" | tail -n 30 | sed 's/^/#   /'; }

@@ -19,7 +19,7 @@ METRICS_PORT=$(free_port)
 mkconfig "$T/cfg.yaml" $S $S items items_full
 pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
-wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"
 ok $? "supervisor reports healthy"
 
 SEL="json_build_object('id',id,'title',title,'price',price::text,'body',body,'tags',tags,'meta',meta,'flag',flag,'score',score)"
@@ -62,7 +62,7 @@ check "truncate empties the index" -- wait_equal items ${S}_items 30 "$SEL"
 psql_q -c "insert into items (id, title) values (7, 'after truncate')"
 check "rows after a truncate land" -- wait_equal items ${S}_items 30 "$SEL"
 
-m=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics")
+m=$(metrics_text)
 for name in 'pg2osync_events_total{type="insert"}' pg2osync_position_confirmed pg2osync_batches_total \
 	pg2osync_sink_errors_total pg2osync_reconnects_total pg2osync_commit_to_indexed_seconds_count; do
 	echo "$m" | grep -qF "$name"; ok $? "metrics expose $name"

@@ -29,7 +29,7 @@ METRICS_PORT=$(free_port)
 CKPT_MS=600000 mkconfig "$T/cfg.yaml" $S $S tmv
 pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
-wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"; ok $? "pipeline up"
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"; ok $? "pipeline up"
 psql_q -c "insert into tmv values (1, 0, $BIG)"
 check "the row with its large value lands" -- wait_equal tmv ${S}_tmv 30 "$SEL"
 psql_q -c "update tmv set id = 2 where id = 1"
@@ -37,7 +37,7 @@ check "the moved document keeps the value" -- wait_equal tmv ${S}_tmv 30 "$SEL"
 pkill -KILL -f -- "-c $T/cfg.yaml"; wait $SUP 2>/dev/null
 pg2osync-supervise -c "$T/cfg.yaml" >> "$T/sup.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
-wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"; ok $? "pipeline up again, replaying the move"
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"; ok $? "pipeline up again, replaying the move"
 sleep 3
 check "after the replay the moved document still has its value" -- wait_equal tmv ${S}_tmv 20 "$SEL"
 kill -TERM $SUP; wait $SUP

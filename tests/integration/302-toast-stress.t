@@ -33,7 +33,7 @@ METRICS_PORT=$(free_port)
 mkconfig "$T/cfg.yaml" $S $S tstress tpre
 pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
-wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"
 ok $? "the pipeline is up against the fresh node"
 wait_for 60 grep -q "'loader' finished: every table is loaded" "$T/sup.log"
 ok $? "the row that predates the pipeline was loaded"
@@ -52,9 +52,9 @@ ok $([ "$lens" = "[12800]" ]; echo $?) "every body is 12800 characters long ($(e
 ok $([ "$(os_get /${S}_tpre/_doc/1 | jq -r '._source.body | length')" = 12800 ]; echo $?) "with its column"
 curl -sS -XDELETE "$OS_URL/${S}_tpre/_doc/1?refresh=true" >/dev/null
 psql_q -c "update tpre set title = 'after' where id = 1"
-wait_for 30 bash -c "curl -s http://127.0.0.1:$METRICS_PORT/metrics | grep -q '^pg2osync_toast_missing_total{table=\"public.tpre\"} 1$'"
+wait_for 30 bash -c "METRICS_PORT=$METRICS_PORT metrics_text | grep -q '^pg2osync_toast_missing_total{table=\"public.tpre\"} 1$'"
 ok $? "an update of a row whose document is gone is counted as written without its column"
-curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | grep -q '^pg2osync_toast_missing_total{table="public.tstress"}'
+metrics_text | grep -q '^pg2osync_toast_missing_total{table="public.tstress"}'
 ok $([ $? != 0 ]; echo $?) "and no row of the stressed table is"
 grep -q "document '${S}_tpre/1' has unchanged TOAST fields" "$T/sup.log"
 ok $? "the log names the document"

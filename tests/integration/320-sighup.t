@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # kill -HUP, what `systemctl reload` sends, leaves a running supervisor
 # running and streaming: sent to the supervisor, to its process group and
-# to each stage's own, it ends no process and restarts nothing; the
-# supervisor logs one line saying a reload is not supported yet; a row
-# inserted after the signal reaches the index; SIGTERM still drains.
+# to each stage's own, with the file unchanged it ends no process and
+# restarts nothing; the supervisor logs one line per signal and says the
+# reload found nothing new (counted as unchanged); a row inserted after
+# the signal reaches the index; SIGTERM still drains. What a changed file
+# does is 321-reload.t's.
 . "$(dirname "$0")/../lib.sh"
 
 S=p2o_sighup
@@ -29,7 +31,9 @@ stages() { ps -o pid= --ppid $SUP | tr -d ' ' | sort; }
 before=$(stages)
 kill -HUP $SUP
 wait_for 10 grep -q "SIGHUP: reloading" "$T/sup.log"
-ok $? "SIGHUP to the supervisor: it says a reload is not supported yet"
+ok $? "SIGHUP to the supervisor: it says it reloads"
+wait_for 30 grep -q "reload unchanged" "$T/sup.log"
+ok $? "and that the file is the one running"
 kill -HUP -- -$SUP
 for p in $before; do kill -HUP -- -"$p" 2>/dev/null; kill -HUP "$p" 2>/dev/null; done
 sleep 2
@@ -37,8 +41,11 @@ ok $(kill -0 $SUP 2>/dev/null; echo $?) "the supervisor runs on, the same proces
 after=$(stages)
 ok $([ -n "$before" ] && [ "$before" = "$after" ]; echo $?) \
 	"every stage runs on, the same processes ($(echo $before | wc -w) of them), though each was sent SIGHUP"
+wait_for 30 bash -c "[ \$(grep -c 'reload unchanged' '$T/sup.log') -ge 2 ]"
 ok $([ "$(grep -c 'SIGHUP: reloading' "$T/sup.log")" = 2 ]; echo $?) \
 	"one line per signal the supervisor received"
+ok $(metrics_text | grep -q '^pg2osync_config_reloads_total{result="unchanged"} 2$'; echo $?) \
+	"both counted as unchanged"
 psql_q -c "insert into hup_items values (2, 'after')"
 wait_for 30 found 2
 ok $? "a row inserted after the signals reaches the index"

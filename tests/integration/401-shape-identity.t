@@ -40,7 +40,7 @@ sync:
 YAML
 pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
-wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"
 ok $? "supervisor reports healthy"
 
 found() {	# found INDEX ID [ROUTING]
@@ -89,7 +89,7 @@ wait_for 30 cleared
 ok $? "a truncate clears every index the template claims"
 
 created() {
-	n=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" |
+	n=$(metrics_text |
 	    awk '/^pg2osync_indices_created_total/ {print $2}')
 	[ "${n:-0}" -ge 2 ]
 }

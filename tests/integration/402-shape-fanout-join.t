@@ -41,7 +41,7 @@ sync:
 YAML
 pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
-wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"
 ok $? "supervisor reports healthy"
 
 # the ids in an index, sorted, one line
@@ -91,7 +91,7 @@ psql_q -c "delete from shp_questions where id = 2"
 wait_for 30 has_ids shp_qa "a10 q1"
 ok $? "a parent's delete cascades to its children: $(ids shp_qa)"
 cascaded() {
-	c=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" |
+	c=$(metrics_text |
 	    awk '/^pg2osync_join_cascades_total/ {print $2}')
 	[ "${c:-0}" -ge 1 ]
 }

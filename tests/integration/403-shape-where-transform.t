@@ -42,7 +42,7 @@ sync:
 YAML
 pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
-wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"
 ok $? "supervisor reports healthy"
 
 found() { curl -sS "$OS_URL/$1/_doc/$2" | jq -e .found >/dev/null; }
@@ -99,7 +99,7 @@ ok $(echo "$doc" | jq -e --arg b "$want_bio" '.bio_sha == $b' >/dev/null; echo $
 ok $(curl -sS "$OS_URL/shp_people/_doc/1" | jq -e '._source.nick == "annie"' >/dev/null; echo $?) \
 	"a value the transform cannot convert is indexed as it arrived"
 counted() {
-	curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | grep -q \
+	metrics_text | grep -q \
 	    '^pg2osync_transform_unconverted_total{table="public.shp_people",column="nick"} 2$'
 }
 wait_for 10 counted

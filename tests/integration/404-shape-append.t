@@ -32,7 +32,7 @@ sync:
 YAML
 pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
-wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"
 ok $? "supervisor reports healthy with two keyless tables"
 pubs=$(psql_q -c "select string_agg(pubname || ':' || tablename, ' ' order by pubname)
 	from pg_publication_tables where pubname like '${S}%'")

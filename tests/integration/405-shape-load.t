@@ -56,11 +56,11 @@ sync:
 YAML
 pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
-wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"
 ok $? "supervisor reports healthy"
 
 metric() {	# metric 'NAME{LABELS}' -> value
-	curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | grep -F "$1 " | awk '{print $2}'
+	metrics_text | grep -F "$1 " | awk '{print $2}'
 }
 found() { curl -sS "$OS_URL/$1/_doc/$2" | jq -e .found >/dev/null; }
 

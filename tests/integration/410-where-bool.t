@@ -42,7 +42,7 @@ ok $? "the configuration with boolean filters loads and the pipeline is up"
 [ $_tap_fail = 0 ] || sed 's/^/#   /' "$T/sup.log" | tail -n 20
 
 metric() {	# metric 'NAME{LABELS}' -> value
-	curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | grep -F "$1 " | awk '{print $2}'
+	metrics_text | grep -F "$1 " | awk '{print $2}'
 }
 load_done() { grep -q "'loader' finished: every table is loaded" "$T/sup.log"; }
 wait_for 120 load_done

@@ -25,7 +25,7 @@ SQL
 start_sup() {
 	pg2osync-supervise -c "$T/cfg.yaml" >> "$T/sup.log" 2>&1 &
 	SUP=$!; cleanup_add $SUP
-	wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"
+	wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"
 }
 # the invariant, checked while nothing can ack: slot <= stored checkpoint
 # (before any checkpoint exists the slot must still be where it was created)
@@ -61,13 +61,13 @@ for stage in capture-pg shaper writer ckpt; do
 		sleep 1.$((RANDOM % 10))
 		pid=$(pgrep -f "/$stage -c $T/cfg.yaml" | head -n 1)
 		[ -n "$pid" ] && kill -KILL "$pid"
-		wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"
+		wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"
 		sleep 1.5
-		wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz" || diag "$stage kill $r: not healthy again"
+		wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready" || diag "$stage kill $r: not healthy again"
 	done
 done
 kill -0 $SUP 2>/dev/null; ok $? "supervisor survives stages killed one at a time"
-m=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk '/^pg2osync_reconnects_total/ {print $2}')
+m=$(metrics_text | awk '/^pg2osync_reconnects_total/ {print $2}')
 ok $([ "${m%.*}" -ge 8 ] 2>/dev/null; echo $?) "every stage death was a pipeline restart (reconnects $m)"
 
 kill $LOAD; wait $LOAD 2>/dev/null

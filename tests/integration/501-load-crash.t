@@ -27,7 +27,7 @@ start_sv() {
 	SUP=$!; cleanup_add $SUP
 }
 metric() {	# metric SERIES -> value or empty
-	curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk -v s="$1" '$1 == s { print $2 }'
+	metrics_text | awk -v s="$1" '$1 == s { print $2 }'
 }
 start_sv
 ranges_done() { [ "$(metric 'pg2osync_load_ranges_done{table="public.lc"}')" -ge 2 ] 2>/dev/null; }
@@ -66,7 +66,7 @@ kill -TERM $SUP; wait $SUP
 ok $? "drained"
 # the next start loads nothing again
 start_sv
-wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"
 sleep 2
 ok $(tail -n 20 "$T/sup.log" | grep -q "needs its initial load\|resumes its initial load"; [ $? = 1 ]; echo $?) \
 	"a finished load is not run again"

@@ -42,7 +42,7 @@ back=$(curl -s -XPOST "$OS_URL/${S}_lg/_refresh" >/dev/null
 	-d '{"query":{"range":{"id":{"gt":90000}}}}' | jq -r .count)
 want=$(psql_q -c "select count(*) from lg where id > 90000")
 ok $([ "$back" = "$want" ]; echo $?) "no deleted row came back ($back documents, $want rows above 90000)"
-dropped=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk '$1 == "pg2osync_load_rows_superseded_total" { print $2 }')
+dropped=$(metrics_text | awk '$1 == "pg2osync_load_rows_superseded_total" { print $2 }')
 diag "copies dropped by the window: $dropped"
 kill -TERM $SUP; wait $SUP
 drop_slot $S

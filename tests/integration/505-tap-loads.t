@@ -22,7 +22,7 @@ n=$(sed -E 's/^[0-9]+ //' "$T/loads.frames" | jq -c 'select(.k == "row")' | wc -
 ok $([ "$n" -ge 2000 ]; echo $?) "the tap holds the copied rows ($n)"
 ok $(grep -q "restarting the pipeline" "$T/sup.log"; [ $? = 1 ]; echo $?) \
 	"the end of the load's tap does not restart the pipeline: $(grep -m1 'restarting' "$T/sup.log" | cut -c1-120)"
-rc=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk '/^pg2osync_reconnects_total/ {print $2}')
+rc=$(metrics_text | awk '/^pg2osync_reconnects_total/ {print $2}')
 ok $([ "${rc%.*}" = 0 ]; echo $?) "no restart counted ($rc)"
 kill -TERM $SUP; wait $SUP; ok $? "drains and exits 0"
 [ $_tap_fail -gt 0 ] && { grep -v ' info: ' "$T/sup.log" | tail -n 20 | sed 's/^/#   /'; }

@@ -78,7 +78,7 @@ wait_for 30 bash -c "[ \"\$(curl -s -XPOST '$OS_URL/$IX/_refresh' >/dev/null; cu
 ok $? "TRUNCATE empties the index"
 my_sql "INSERT INTO t90 (id, name) VALUES (7, 'after truncate')"
 my_sql "ALTER TABLE t90 ADD COLUMN color varchar(10)"
-wait_for 30 bash -c "[ \"\$(curl -s 'http://127.0.0.1:$METRICS_PORT/metrics' | awk '\$1 == \"pg2osync_schema_drift_total{table=\\\"p2o.t90\\\"}\" {print \$2}')\" -ge 1 ] 2>/dev/null"
+wait_for 30 bash -c "[ \"\$(METRICS_PORT=$METRICS_PORT metrics_text | awk '\$1 == \"pg2osync_schema_drift_total{table=\\\"p2o.t90\\\"}\" {print \$2}')\" -ge 1 ] 2>/dev/null"
 ok $? "ALTER ADD COLUMN is counted: pg2osync_schema_drift_total{table=\"p2o.t90\"} $(metric 'pg2osync_schema_drift_total{table="p2o.t90"}')"
 my_sql "INSERT INTO t90 (id, name, color) VALUES (8, 'red one', 'red')"
 wait_for 30 bash -c "curl -s '$OS_URL/$IX/_doc/8' | jq -e '._source.color == \"red\"'"

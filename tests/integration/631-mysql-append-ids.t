@@ -41,9 +41,9 @@ pg2osync-supervise -c "$T/pg.yaml" > "$T/pg.log" 2>&1 &
 PGSUP=$!; cleanup_add $PGSUP
 pg2osync-supervise -c "$T/my.yaml" > "$T/my.log" 2>&1 &
 MYSUP=$!; cleanup_add $MYSUP
-wait_for 60 curl -sf "http://127.0.0.1:$PG_PORT/healthz"
+wait_for 60 curl -sf "http://127.0.0.1:$PG_PORT/ready"
 ok $? "the PostgreSQL pipeline is up"
-wait_for 60 curl -sf "http://127.0.0.1:$MY_PORT/healthz"
+wait_for 60 curl -sf "http://127.0.0.1:$MY_PORT/ready"
 ok $? "the MariaDB pipeline is up with a keyless append_only table (refused before)"
 
 ids() {	# ids INDEX -> the sorted document ids

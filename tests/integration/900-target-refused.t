@@ -13,7 +13,7 @@ METRICS_PORT=$(free_port)
 mkconfig "$T/cfg.yaml" $S $S strict
 pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
-wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"; ok $? "pipeline up"
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"; ok $? "pipeline up"
 
 psql_q -c "insert into strict values (1, 'x', '7')"
 check "an accepted row lands" -- wait_equal strict ${S}_strict 30
@@ -33,7 +33,7 @@ kill -0 $SUP; ok $? "the pipeline waits rather than exits"
 curl -sS -XPUT "$OS_URL/${S}_strict/_mapping" -H 'content-type: application/json' \
 	-d '{"properties":{"b":{"type":"integer","ignore_malformed":true}}}' >/dev/null
 check "after the mapping fix everything lands without a restart" -- wait_equal strict ${S}_strict 60
-rc=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk '/^pg2osync_reconnects_total/ {print $2}')
+rc=$(metrics_text | awk '/^pg2osync_reconnects_total/ {print $2}')
 ok $([ "${rc%.*}" = 0 ]; echo $?) "no restart was needed (reconnects $rc)"
 wait_for 10 bash -c "[ \"\$(ckpt -c $T/cfg.yaml get 2>/dev/null | jq -r .text)\" != '$ck2' ]"
 ok $? "the checkpoint moves again"

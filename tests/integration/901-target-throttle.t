@@ -24,7 +24,7 @@ BATCH_SIZE=100 mkconfig "$T/cfg.yaml" $S $S thr
 sed -i "s#url: $OS_URL#url: http://127.0.0.1:$PPORT#" "$T/cfg.yaml"
 pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
-wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"; ok $? "pipeline up through the proxy"
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"; ok $? "pipeline up through the proxy"
 SEL="json_build_object('id',id,'v',v,'note',note)"
 
 cat > "$T/load.sql" <<'SQL'
@@ -36,7 +36,7 @@ SQL
 PGBENCH=$(ls /usr/lib/postgresql/*/bin/pgbench | tail -n 1)
 "$PGBENCH" -n -c 1 -R 100 -T 3600 -f "$T/load.sql" > "$T/load.log" 2>&1 &
 LOAD=$!; cleanup_add $LOAD
-metric() { curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk -v s="$1" '$1 == s { print $2 }'; }
+metric() { metrics_text | awk -v s="$1" '$1 == s { print $2 }'; }
 mode() { curl -sf "http://127.0.0.1:$PPORT/_faultproxy?mode=$1&delay_ms=${2:-0}" >/dev/null; }
 hits() { curl -sf "http://127.0.0.1:$PPORT/_faultproxy" | jq -r .hits; }
 sleep 2

@@ -44,7 +44,7 @@ METRICS_PORT=$(free_port)
 mkconfig "$T/cfg.yaml" $S $S df
 pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
-wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"; ok $? "pipeline up"
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"; ok $? "pipeline up"
 SEL="json_build_object('id',id,'v',v,'note',note)"
 psql_q -c "insert into df select g, 0, 'first' from generate_series(1, 500) g"
 check "first rows land" -- wait_equal df ${S}_df 30 "$SEL"

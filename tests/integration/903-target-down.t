@@ -16,7 +16,7 @@ mkconfig "$T/cfg.yaml" $S $S down
 sed -i "s/^engine:\$/engine:\n  write_concurrency: $C/" "$T/cfg.yaml"
 pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
-wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"; ok $? "pipeline up"
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"; ok $? "pipeline up"
 
 psql_q -c "insert into down select g, 0, repeat('x', 200) from generate_series(1, 1000) g"
 check "first rows land" -- wait_equal down ${S}_down 30 "json_build_object('id',id,'v',v,'pad',pad)"
@@ -50,9 +50,9 @@ diag "target back"
 check "everything written while the target was down lands" -- \
 	wait_equal down ${S}_down 180 "json_build_object('id',id,'v',v,'pad',pad)"
 sleep 1.5	# stats reach the supervisor at most once a second
-errs=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk '/^pg2osync_sink_errors_total/ {print $2}')
+errs=$(metrics_text | awk '/^pg2osync_sink_errors_total/ {print $2}')
 ok $([ "${errs%.*}" -ge 1 ] 2>/dev/null; echo $?) "sink errors counted while down ($errs)"
-rc=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk '/^pg2osync_reconnects_total/ {print $2}')
+rc=$(metrics_text | awk '/^pg2osync_reconnects_total/ {print $2}')
 ok $([ "${rc%.*}" = 0 ]; echo $?) "the outage was waited out, not restarted through ($rc restarts)"
 grep -q 'target available again after' "$T/sup.log"
 ok $? "and the log says when it was back: $(grep -m1 'available again' "$T/sup.log" | cut -c1-120)"

@@ -20,7 +20,7 @@ sed -i "s/^engine:\$/engine:\n  write_concurrency: $C/" "$T/cfg.yaml"
 sed -i "s#url: $OS_URL#url: http://127.0.0.1:$PPORT#" "$T/cfg.yaml"
 pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
-wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"; ok $? "pipeline up through the proxy"
+wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"; ok $? "pipeline up through the proxy"
 # the updates never touch a transaction's first row, the one item429 hits:
 # an item written again later in its own request is not resent, and then
 # no failure would be counted for it
@@ -32,9 +32,9 @@ check "every change lands despite the injected faults" -- wait_equal faults ${S}
 n=$(grep -c 'faultproxy: bulk' "$T/proxy.log")
 ok $([ "$n" -ge 6 ]; echo $?) "the proxy injected its faults ($n)"
 sleep 1.5	# stats reach the supervisor at most once a second
-errs=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk '/^pg2osync_sink_errors_total/ {print $2}')
+errs=$(metrics_text | awk '/^pg2osync_sink_errors_total/ {print $2}')
 ok $([ "${errs%.*}" -ge 5 ] 2>/dev/null; echo $?) "each failed request counted as a sink error ($errs)"
-rc=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk '/^pg2osync_reconnects_total/ {print $2}')
+rc=$(metrics_text | awk '/^pg2osync_reconnects_total/ {print $2}')
 ok $([ "${rc%.*}" = 0 ]; echo $?) "retried inside the writer, no pipeline restart ($rc)"
 kill -TERM $SUP; wait $SUP; ok $? "drains and exits 0"
 [ $_tap_fail -gt 0 ] && { cat "$T/proxy.log" | sed 's/^/#   /'; grep -v ' info: ' "$T/sup.log" | tail -n 30 | sed 's/^/#   /'; }

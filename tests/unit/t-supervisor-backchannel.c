@@ -135,6 +135,22 @@ test_backoff(void)
 	    "up 60 s: back to 1 s");
 	is_int(b.failures, 1, "and the count restarts at 1");
 	is_int(sv_backoff_failure(&b, 0), 2000, "then doubles again");
+
+	/* source.reconnect_backoff_ms: the first delay, then the same rule */
+	memset(&b, 0, sizeof(b));
+	b.first_ms = 3000;
+	is_int(sv_backoff_failure(&b, 0), 3000, "reconnect_backoff_ms 3000: "
+	    "the first delay");
+	is_int(sv_backoff_failure(&b, 0), 6000, "doubled");
+	is_int(sv_backoff_failure(&b, 0), 12000, "doubled");
+	is_int(sv_backoff_failure(&b, 0), 24000, "doubled");
+	is_int(sv_backoff_failure(&b, 0), 30000, "capped at 30 s");
+	is_int(sv_backoff_failure(&b, 60000), 3000, "after a healthy run, the "
+	    "first delay again");
+	memset(&b, 0, sizeof(b));
+	b.first_ms = 120000;
+	is_int(sv_backoff_failure(&b, 0), 120000, "a first delay above 30 s");
+	is_int(sv_backoff_failure(&b, 0), 120000, "is its own cap");
 }
 
 int

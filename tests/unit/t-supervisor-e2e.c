@@ -251,15 +251,19 @@ test_drain(void)
 	ok(wait_log("checkpoint stored at 300", 5000),
 	    "the three commits are stored");
 	s = http_get("/healthz");
-	ok(strncmp(s, "HTTP/1.1 200", 12) == 0 && strstr(s, "\r\n\r\nok\n"),
-	    "/healthz says ok while up");
+	ok(strncmp(s, "HTTP/1.1 200", 12) == 0 &&
+	    strstr(s, "\r\n\r\nalive: streaming\n"),
+	    "/healthz says alive while up");
+	s = http_get("/ready");
+	ok(strncmp(s, "HTTP/1.1 200", 12) == 0 &&
+	    strstr(s, "\r\n\r\nready: streaming\n"), "and /ready ready");
 	s = http_get("/metrics");
-	ok(strstr(s, "\npg2osync_events_total{type=\"insert\"} 3\n") != NULL,
+	ok(strstr(s, "\npg2osync_events_total{source=\"postgres:pg2osync\",type=\"insert\"} 3\n") != NULL,
 	    "/metrics carries the capture's stats");
-	ok(strstr(s, "\npg2osync_checkpoint_position 300\n") != NULL,
+	ok(strstr(s, "\npg2osync_checkpoint_position{source=\"postgres:pg2osync\"} 300\n") != NULL,
 	    "and the stored position");
-	ok(strstr(s, "\npg2osync_up 1\n") != NULL, "and up 1");
-	ok(strstr(s, "\npg2osync_commit_to_indexed_seconds_count 3\n") !=
+	ok(strstr(s, "\npg2osync_up{source=\"postgres:pg2osync\"} 1\n") != NULL, "and up 1");
+	ok(strstr(s, "\npg2osync_commit_to_indexed_seconds_count{source=\"postgres:pg2osync\"} 3\n") !=
 	    NULL, "three latencies observed");
 	kill(pid, SIGTERM);
 	is_int(wait_exit(pid, 10000), 0, "SIGTERM: drained, exit 0");
@@ -288,13 +292,22 @@ test_restart_from_checkpoint(void)
 	pid = start();
 	ok(wait_log("restarting the pipeline in 1.0 s (failure 1 of 5)",
 	    5000), "a temporary failure restarts after 1 s");
+	s = http_get("/healthz");
+	ok(strncmp(s, "HTTP/1.1 200", 12) == 0 &&
+	    strstr(s, "\r\n\r\nalive: backoff\n"),
+	    "in the backoff /healthz says alive: a liveness probe lets it "
+	    "recover");
+	s = http_get("/ready");
+	ok(strncmp(s, "HTTP/1.1 503", 12) == 0 &&
+	    strstr(s, "not ready: backoff: starting again in ") &&
+	    strstr(s, "writer exited with 75"), "and /ready says why not");
 	ok(wait_log("pipeline up", 5000), "the second start comes up");
 	ok(wait_log("checkpoint stored at 4396", 5000),
 	    "and stores past the checkpoint it started from");
 	s = http_get("/metrics");
-	ok(strstr(s, "\npg2osync_reconnects_total 1\n") != NULL,
+	ok(strstr(s, "\npg2osync_reconnects_total{source=\"postgres:pg2osync\"} 1\n") != NULL,
 	    "one reconnect counted");
-	ok(strstr(s, "\npg2osync_events_total{type=\"insert\"} 6\n") != NULL,
+	ok(strstr(s, "\npg2osync_events_total{source=\"postgres:pg2osync\",type=\"insert\"} 6\n") != NULL,
 	    "events summed across the two incarnations");
 	kill(pid, SIGTERM);
 	is_int(wait_exit(pid, 10000), 0, "drained");

@@ -368,7 +368,7 @@ main(void)
 
 	is_int(check_format(out.buf, &families), 0,
 	    "every line is HELP, TYPE or a sample of the typed family");
-	is_int(families, MC_N - 4 + 6, "the families of the counter table (events_total and documents_total hold several), and six of the supervisor's own");
+	is_int(families, MC_N - 4 + 10, "the families of the counter table (events_total and documents_total hold several), and ten of the supervisor's own");
 	is_str(sample(out.buf,
 	    "pg2osync_commit_to_sent_seconds_bucket{le=\"0.00025\"}", v,
 	    sizeof(v)), "1", "commit to sent: its own histogram");
@@ -432,6 +432,51 @@ main(void)
 		}
 	}
 	is_int(i, 17, "16 buckets from 0.1 ms to 10 s, and +Inf");
+
+	/* every state always has a series, the current one at 1 */
+	m.state = SS_BACKOFF;
+	m.reloads[RL_REFUSED] = 2;
+	sbuf_reset(&out);
+	sv_metrics_render(&m, &out);
+	is_str(sample(out.buf, "pg2osync_source_state{state=\"backoff\"}", v,
+	    sizeof(v)), "1", "the current state is 1");
+	is_str(sample(out.buf, "pg2osync_source_state{state=\"halted\"}", v,
+	    sizeof(v)), "0", "another is there at 0");
+	is_str(sample(out.buf, "pg2osync_config_reloads_total{result="
+	    "\"refused\"}", v, sizeof(v)), "2", "reloads by result");
+	is_str(sample(out.buf, "pg2osync_config_reloads_total{result="
+	    "\"applied\"}", v, sizeof(v)), "0", "every result is there");
+
+	/* source.name labels every series, first */
+	m.source = "shop-eu";
+	sbuf_reset(&out);
+	sv_metrics_render(&m, &out);
+	is_int(check_format(out.buf, &families), 0,
+	    "with a source label: still the text format");
+	is_str(sample(out.buf, "pg2osync_events_total{source=\"shop-eu\","
+	    "type=\"insert\"}", v, sizeof(v)), "19", "a labelled counter");
+	is_str(sample(out.buf, "pg2osync_up{source=\"shop-eu\"}", v,
+	    sizeof(v)), "1", "a bare gauge gets the label alone");
+	is_str(sample(out.buf, "pg2osync_transform_unconverted_total{source="
+	    "\"shop-eu\",table=\"public.users\",column=\"email\"}", v,
+	    sizeof(v)), "3", "a two-label counter: source first");
+	is_str(sample(out.buf, "pg2osync_commit_to_indexed_seconds_bucket{"
+	    "source=\"shop-eu\",le=\"+Inf\"}", v, sizeof(v)), "5",
+	    "a histogram's buckets");
+	is_str(sample(out.buf, "pg2osync_commit_to_indexed_seconds_sum{"
+	    "source=\"shop-eu\"}", v, sizeof(v)), "20.020800", "its sum");
+	{
+		const char *p = out.buf, *e;
+		int unlabelled = 0;
+
+		for (; *p; p = e + 1) {
+			e = strchr(p, '\n');
+			if (*p != '#' && strncmp(strpbrk(p, "{ "),
+			    "{source=\"shop-eu\"", 17) != 0)
+				unlabelled++;
+		}
+		is_int(unlabelled, 0, "every sample carries the source label");
+	}
 
 	/* the checker must be able to fail */
 	is_int(check_format("# TYPE a counter\nb 1\n", &families), 1,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "p2o.h"
 #include "tap.h"
 #include "writer-test.h"
 
@@ -671,6 +672,92 @@ test_cascade(void)
 	window_release(&w);
 }
 
+/* engine.retry_max / retry_max_elapsed_ms end the retries of one request
+ * (the writer then exits 75, naming the limit); nothing behind the failing
+ * flush is ever reported; a refusal holds the halted gauge up until the
+ * target takes the document */
+static void
+test_retry_limits(void)
+{
+	struct window w;
+	struct batch b;
+	long long t;
+	int slot, i;
+
+	window_init(&w, 2, &sink);
+	batch_init(&b, tmod(), 1, 1 << 20);
+	sink.retry_max = 3;
+	idx(&b, 1, 100);
+	commit(&b, 150);
+	cut(&w, &b, CUT_IDLE);
+	idx(&b, 2, 200);
+	commit(&b, 250);
+	cut(&w, &b, CUT_IDLE);
+	/* the second flush is written, the first keeps failing */
+	is_int(next_all(&w, 1000, (int[4]){ 0 }), 2, "both flushes send");
+	answer_ok(&w, 1);
+	is_int(answer_bulk(&w, 0, 503, 503), STEP_WAIT, "1st failure: retried");
+	is_str(reported(&w), "", "nothing reported behind the failing flush");
+	for (t = 100000, i = 2; i <= 3; i++, t += 100000) {
+		slot = next(&w, t, NULL);
+		sbuf_reset(&w.fl[slot].resp);
+		sbuf_adds(&w.fl[slot].resp, "{\"error\":{\"type\":\"x\","
+		    "\"reason\":\"y\"},\"status\":503}");
+		if (i < 3)
+			is_int(window_answer(&w, slot, NULL, 503, t), STEP_WAIT,
+			    "2nd failure: retried");
+		else
+			is_int(window_answer(&w, slot, NULL, 503, t), STEP_END,
+			    "3rd failure of the same request: retry_max 3 ends "
+			    "the writer");
+	}
+	is_int(sink.err.code, P2O_EXIT_TEMPFAIL, "with 75");
+	ok(strstr(sink.err.msg, "after 3 attempts") &&
+	    strstr(sink.err.msg, "engine.retry_max is 3") &&
+	    strstr(sink.err.msg, "HTTP 503"), "the message names the limit "
+	    "and the failure: %s", sink.err.msg);
+	is_str(reported(&w), "", "and nothing past the failed flush was "
+	    "reported");
+	window_release(&w);
+
+	/* the elapsed limit, and a success resetting the count */
+	window_init(&w, 1, &sink);
+	sink.retry_max = 0;
+	sink.retry_max_elapsed_ms = 5000;
+	idx(&b, 3, 300);
+	commit(&b, 350);
+	cut(&w, &b, CUT_IDLE);
+	slot = next(&w, 1000, NULL);
+	is_int(answer_bulk(&w, slot, 503, 503), STEP_WAIT, "failing at 1 s");
+	slot = next(&w, 10000, NULL);
+	sbuf_reset(&w.fl[slot].resp);
+	is_int(window_answer(&w, slot, NULL, 503, 5999), STEP_WAIT,
+	    "still within 5 s of the first failure: retried");
+	slot = next(&w, 20000, NULL);
+	is_int(window_answer(&w, slot, NULL, 503, 6000), STEP_END,
+	    "5 s after the first failure: ended");
+	ok(strstr(sink.err.msg, "engine.retry_max_elapsed_ms is 5000") != NULL,
+	    "naming the elapsed limit: %s", sink.err.msg);
+	window_release(&w);
+	sink.retry_max_elapsed_ms = 0;
+
+	/* a refused document: halted while it is retried, not after */
+	window_init(&w, 1, &sink);
+	idx(&b, 4, 400);
+	commit(&b, 450);
+	cut(&w, &b, CUT_IDLE);
+	slot = next(&w, 30000, NULL);
+	is_int(answer_bulk(&w, slot, 400, 400), STEP_WAIT, "a refusal waits");
+	is_int(stats.halted, 1, "the writer is halted");
+	ok(stats.doc_refusals >= 1, "the refusal is counted");
+	slot = next(&w, 100000, NULL);
+	is_int(answer_ok(&w, slot), STEP_DONE, "accepted at last");
+	is_int(stats.halted, 0, "no longer halted");
+	is_str(reported(&w), "450", "and its position reported");
+	batch_release(&b);
+	window_release(&w);
+}
+
 int
 main(void)
 {
@@ -684,6 +771,7 @@ main(void)
 	test_barriers();
 	test_cascade();
 	test_toast();
+	test_retry_limits();
 	sink_release(&sink);
 	kcount_release(&stats.toast_missing);
 	return done_testing();

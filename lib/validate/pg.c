@@ -1,5 +1,5 @@
 /*
- * validate_pg.c - validate's PostgreSQL checks: the connection and its
+ * validate/pg.c - validate's PostgreSQL checks: the connection and its
  * TLS, the server's settings, the role, a replication connection, the
  * slot, every table (through lib/pg/pgcat.c, the rules the capture and
  * the loader apply) and the publications. Read-only: a filter is
@@ -10,7 +10,7 @@
 
 #include <libpq-fe.h>
 
-#include "cli.h"
+#include "validate/check.h"
 #include "p2o.h"
 #include "pg/pgcat.h"
 #include "pg/pgconn.h"
@@ -18,6 +18,24 @@
 #include "where.h"
 
 #define MAX_NAMED	256
+
+char *
+pg_qrel(struct pg_conn *c, const struct sync_section *s, struct p2o_err *e)
+{
+	char *a, *b, *q;
+
+	if ((a = pgconn_ident(c, s->schema, e)) == NULL)
+		return NULL;
+	if ((b = pgconn_ident(c, s->table, e)) == NULL) {
+		free(a);
+		return NULL;
+	}
+	q = xmalloc(strlen(a) + strlen(b) + 2);
+	sprintf(q, "%s.%s", a, b);
+	free(a);
+	free(b);
+	return q;
+}
 
 /* what a managed service calls the switch for logical decoding */
 static const char *
@@ -143,7 +161,7 @@ slot(struct check_report *r, struct pg_conn *c, const struct config *cfg,
 	else
 		check_ok(r, "slot '%s' exists (pgoutput, %s, retains %s of WAL%s"
 		    "%s)", cfg->slot_name, s->active ? "active" : "inactive",
-		    status_mb(s->retained, mb, sizeof(mb)),
+		    check_mb(s->retained, mb, sizeof(mb)),
 		    s->wal_status[0] ? ", wal_status " : "", s->wal_status);
 	pgsrv_slots_free(v, n);
 }
@@ -342,6 +360,22 @@ publication(struct check_report *r, struct pg_conn *c,
 		if (!usable[i])
 			continue;
 		rc = pgsrv_publishes(c, name, t[i].oid, &e);
+		if (append[i] == want && rc == 0 && r->pub_adds != NULL) {
+			char *q = pg_qrel(c, &cfg->syncs[i], &e);
+
+			if (q == NULL) {
+				check_fail(r, "table '%s': %s", cfg->syncs[i].rel,
+				    e.msg);
+				bad = 1;
+				continue;
+			}
+			sbuf_addf(r->pub_adds, "%s\t%s\n", name, q);
+			free(q);
+			check_ok(r, "publication '%s' does not include table "
+			    "'%s' yet: the reload adds it", name,
+			    cfg->syncs[i].rel);
+			continue;
+		}
 		if (append[i] == want && rc == 0) {
 			check_fail(r, "publication '%s' does not include table "
 			    "'%s' (ALTER PUBLICATION %s ADD TABLE %s)", name,

@@ -1,5 +1,5 @@
 /*
- * check.c - validate's report: one line per check, a failure with what
+ * validate/check.c - validate's report: one line per check, a failure with what
  * fixes it, every check run whatever failed before it (a check that
  * cannot run because another failed says so as skipped), and one closing
  * line. Owns the words "all checks passed", and the list of columns a
@@ -9,15 +9,23 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "validate/check.h"
 #include "p2o.h"
 #include "where.h"
+
+const char *
+check_mb(int64_t bytes, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.1f MB", (double)bytes / 1e6);
+	return buf;
+}
 
 void
 check_init(struct check_report *r, FILE *out)
 {
 	r->passed = r->failed = r->skipped = 0;
 	r->out = out;
+	r->pub_adds = NULL;
 }
 
 static void
@@ -76,7 +84,7 @@ check_end(struct check_report *r)
 	}
 	fprintf(r->out, "%d of %d checks failed%s\n", r->failed,
 	    r->passed + r->failed, r->skipped ? " (some skipped)" : "");
-	return CLI_EXIT_FAILED;
+	return CHECK_FAILED;
 }
 
 void

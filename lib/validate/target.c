@@ -1,5 +1,5 @@
 /*
- * validate_target.c - validate's target checks, every one a question to
+ * validate/target.c - validate's target checks, every one a question to
  * the target module (lib/target.h) that changes nothing: the node and its
  * version, the credentials, every ingest pipeline a section names, what a
  * write to each index name would meet, and an existing index's mapping
@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "cli.h"
+#include "validate/check.h"
 #include "p2o.h"
 #include "target.h"
 

@@ -1,5 +1,5 @@
 /*
- * validate_my.c - validate's MySQL and MariaDB checks: the connection and
+ * validate/my.c - validate's MySQL and MariaDB checks: the connection and
  * its TLS, the binary log settings capture-mysql refuses to stream
  * without, the replica id, the user's replication grants, and every
  * table (lib/mysql/mycat.c's rules, the columns a section names, its
@@ -11,7 +11,7 @@
 
 #include <mysql.h>
 
-#include "cli.h"
+#include "validate/check.h"
 #include "mysql/mycat.h"
 #include "mysql/myconn.h"
 #include "mysql/myserver.h"

@@ -1,0 +1,79 @@
+/*
+ * validate/check.h - what `pg2osync validate` checks against the live
+ * servers, in lib so that the supervisor's reload runs the same checks
+ * before it takes a new file: the report (check.c: one line per check,
+ * every failure with what fixes it), and the checks of each side (pg.c,
+ * my.c, target.c). Nothing here creates, changes or drops anything.
+ */
+#ifndef VALIDATE_CHECK_H
+#define VALIDATE_CHECK_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "err.h"
+#include "sbuf.h"
+
+#define CHECK_FAILED	1	/* check_end: a check failed */
+
+/* check.c: the report */
+struct check_report {
+	int	 passed, failed, skipped;
+	FILE	*out;
+	/* a reload's checks (supervisor/reload.c): a table of the file
+	 * missing from its PostgreSQL publication is no failure but one
+	 * line "publication\tquoted table\n" here, for the reload to add;
+	 * NULL for pg2osync validate */
+	struct sbuf *pub_adds;
+};
+void	check_init(struct check_report *, FILE *out);
+/* one line each: "ok    what", "FAIL  what: why", "skip  what: why" */
+void	check_ok(struct check_report *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	check_fail(struct check_report *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	check_skip(struct check_report *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* the closing line: "all checks passed" or "N of M checks failed";
+ * returns 0 or CHECK_FAILED */
+int	check_end(struct check_report *);
+/* the line for compiling sec's 'where' on the server: rc 0 it compiles,
+ * 1 the server refused it (why), -1 it could not be asked (err) */
+void	check_where(struct check_report *, const struct sync_section *,
+	    int rc, const char *why, const struct p2o_err *err);
+
+/* a column a sync section names, and the key that names it first */
+struct named_col {
+	const char *col;
+	const char *key;	/* "columns", "where", "id", … */
+};
+/* every column sec names (columns, exclude_columns, primary_key, routing,
+ * transform, fields, where, the id and index templates, fan_out and join
+ * columns), each once: how many, at most max */
+int	section_columns(const struct sync_section *, struct named_col *,
+	    int max);
+
+/* 1 when section i is the first of cfg's sections writing its index (an
+ * index shared by several is created and checked once) */
+int	section_first_of_index(const struct config *, int i);
+
+/* bytes as "12.3 MB" (MB = 1000000 bytes, as a byte count in the
+ * configuration) */
+const char *check_mb(int64_t bytes, char *buf, size_t len);
+
+/* pg.c: the PostgreSQL checks (cfg holds the source's secret) */
+void	validate_pg(struct check_report *, const struct config *);
+struct pg_conn;
+/* a section's "schema"."table", quoted by the connection; heap, or NULL
+ * with err */
+char	*pg_qrel(struct pg_conn *, const struct sync_section *,
+	    struct p2o_err *);
+
+/* my.c: the MySQL and MariaDB checks (cfg holds the source's secret) */
+void	validate_my(struct check_report *, const struct config *);
+
+/* target.c: the target's checks (cfg holds the target's secret) */
+void	validate_target(struct check_report *, const struct config *);
+
+#endif
