@@ -1,13 +1,15 @@
 /*
- * config_engine.c - the engine section: batching, bulk requests in flight
- * and checkpointing. Owns its keys, their ranges and defaults; it has no
- * rule between keys.
+ * config_engine.c - the engine section: batching, bulk requests in flight,
+ * checkpointing, and what a refused document does. Owns its keys, their
+ * ranges and defaults; it has no rule between keys.
  */
 #include <limits.h>
 
 #include "config_sections.h"
 
 #define SIZE_LIMIT	(1LL << 30)
+
+static const char *const on_rejection[] = { "halt", "quarantine", NULL };
 
 const struct cs_node config_engine_keys[] = {
 	{ "batch_size", CS_INT, CFG(batch_size), .def = "1000",
@@ -18,5 +20,9 @@ const struct cs_node config_engine_keys[] = {
 	    .min = 1, .max = 64 },
 	{ "checkpoint_interval_ms", CS_INT, CFG(checkpoint_interval_ms),
 	    .def = "1000", .min = 10, .max = 86400000 },
+	{ "on_permanent_rejection", CS_ENUM, CFG(on_permanent_rejection),
+	    .def = "halt", .choices = on_rejection },
+	{ "max_rejects", CS_INT, CFG(max_rejects), .def = "100",
+	    .min = 1, .max = INT_MAX },
 	{ NULL }
 };
