@@ -13,7 +13,8 @@
  *   sqltext.c     SQL names and strings quoted, offline and online
  *   init.c, validate.c (+ validate_pg.c, validate_my.c,
  *   validate_target.c), setup_sql.c, bootstrap.c, status.c (+
- *   status_pg.c, status_my.c), drop_slot.c, run.c: the verbs
+ *   status_pg.c, status_my.c), drop_slot.c, run.c, rejects.c: the
+ *   verbs
  *
  * No verb that looks (validate, status, setup-sql) writes to the source
  * or the target. No password reaches an argv, a log line or a file a
