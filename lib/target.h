@@ -352,6 +352,26 @@ struct target_rejects_ops {
 		    struct p2o_err *);
 };
 
+/* one stored document, as a scan hands it over (valid during the call) */
+struct target_doc {
+	struct jspan index, id;	/* raw JSON strings */
+	struct jspan routing;	/* raw JSON string, p NULL: none */
+	struct jspan source;	/* the document as stored */
+};
+
+/*
+ * Reading every stored document back, for pg2osync verify (NULL: the
+ * target cannot, and verify refuses to run). Blocking: every document of
+ * the indices a name or glob matches (none when none exists), each to fn,
+ * which returns 0 or -1 to stop; *requests counts the requests made. 0,
+ * or -1 with err (fn's -1 with err set by fn).
+ */
+struct target_scan_ops {
+	int	(*scan)(struct target_conn *, const char *index,
+		    int (*fn)(void *arg, const struct target_doc *),
+		    void *arg, uint64_t *requests, struct p2o_err *);
+};
+
 struct target_module {
 	const char *name;		/* for messages: "opensearch" */
 	const char *state_place;	/* where state_put keeps documents, for
@@ -360,6 +380,7 @@ struct target_module {
 	const struct target_ops *ops;
 	const struct target_rejects_ops *rejects;	/* NULL: none */
 	const char *rejects_place;	/* where they are kept, for messages */
+	const struct target_scan_ops *scan;	/* NULL: none */
 };
 
 /* target.c */

@@ -542,4 +542,5 @@ const struct target_module target_opensearch = {
 	.ops = &ops,
 	.rejects = &os_rejects_ops,
 	.rejects_place = "index '" OS_REJECTS_INDEX "'",
+	.scan = &os_scan_ops,
 };

@@ -72,6 +72,9 @@ int	os_state_prepare(struct target_conn *, int *created, struct p2o_err *);
 /* opensearch_rejects.c */
 extern const struct target_rejects_ops os_rejects_ops;
 
+/* opensearch_scan.c */
+extern const struct target_scan_ops os_scan_ops;
+
 /* opensearch_admin.c */
 int	os_pipeline_exists(struct target_conn *, const char *name,
 	    struct p2o_err *);
