@@ -234,6 +234,7 @@ struct ventry {
 	size_t	 koff;		/* its key in keys: "index\0id" */
 	uint32_t klen;
 	int	 seen;		/* a stored document has its key */
+	int	 repair;	/* to be written again */
 	size_t	 rec;		/* its write in recs, (size_t)-1: none kept */
 };
 
@@ -247,9 +248,11 @@ struct vtab {
 
 void	vtab_init(struct vtab *);
 void	vtab_release(struct vtab *);
-/* the document of an index operation (keep: and what a repair writes):
- * 0, or -1 when its index or id is not a string that fits */
-int	vtab_add(struct vtab *, const struct msg_op *, int keep);
+/* the document of an index operation: 0, or -1 when its index or id is
+ * not a string that fits */
+int	vtab_add(struct vtab *, const struct msg_op *);
+/* and what a repair of entry e writes (the last rendering kept) */
+void	vtab_keep(struct vtab *, struct ventry *e, const struct msg_op *);
 /* the entry of a stored document, or NULL */
 struct ventry *vtab_get(struct vtab *, struct jspan index, struct jspan id);
 /* "index/id" for messages */

@@ -76,11 +76,24 @@ on_row(void *arg, const struct msg_op *m)
 
 	if (!wanted(vf, m->index))
 		return 0;
-	if (vtab_add(&vf->tab, m, vf->repair) == -1) {
+	if (vtab_add(&vf->tab, m) == -1) {
 		fprintf(stderr, "pg2osync verify: a document whose index or "
 		    "id is too long to compare: skipped\n");
 		return 0;
 	}
+	return 0;
+}
+
+/* the second read of a repair: the writes of the entries it needs */
+static int
+on_row_keep(void *arg, const struct msg_op *m)
+{
+	struct verify *vf = arg;
+	struct ventry *e;
+
+	if (wanted(vf, m->index) &&
+	    (e = vtab_get(&vf->tab, m->index, m->id)) != NULL && e->repair)
+		vtab_keep(&vf->tab, e, m);
 	return 0;
 }
 
@@ -225,23 +238,43 @@ out:
 	return rc;
 }
 
+/*
+ * The rows are read a second time for the documents to write, which are
+ * kept this time and only those: a repair's memory goes with what is
+ * damaged. A row changed in between is written as it is now, which is
+ * still older than the stream's write of that change; a row gone in
+ * between is not written.
+ */
 static int
 repair(struct verify *vf, struct target_conn *tc, uint64_t version,
     int *fixed, struct p2o_err *e)
 {
 	struct target_write *w;
 	struct orphan *o;
+	uint64_t rows = 0;
+	char name[800];
 	int i, n = 0, rc;
 
+	for (i = 0; i < vf->ndiffer; i++)
+		vf->tab.e[vf->differ[i]].repair = 1;
+	for (i = 0; i < vf->tab.n; i++)
+		if (!vf->tab.e[i].seen)
+			vf->tab.e[i].repair = 1;
+	if ((vf->ndiffer || vf->nmissing) &&
+	    verify_rows(vf->cfg, on_row_keep, vf, &rows, e) == -1)
+		return -1;
 	w = xcalloc((size_t)(vf->ndiffer + vf->nmissing + vf->norph) + 1,
 	    sizeof(*w));
-	for (i = 0; i < vf->ndiffer; i++)
-		if (vtab_write(&vf->tab, &vf->tab.e[vf->differ[i]], &w[n]) == 0)
+	for (i = 0; i < vf->tab.n; i++) {
+		if (!vf->tab.e[i].repair)
+			continue;
+		if (vtab_write(&vf->tab, &vf->tab.e[i], &w[n]) == 0)
 			w[n++].version = version;
-	for (i = 0; i < vf->tab.n; i++)
-		if (!vf->tab.e[i].seen &&
-		    vtab_write(&vf->tab, &vf->tab.e[i], &w[n]) == 0)
-			w[n++].version = version;
+		else {
+			vtab_name(&vf->tab, &vf->tab.e[i], name, sizeof(name));
+			printf("not repaired: %s: its row is gone\n", name);
+		}
+	}
 	for (i = 0; i < vf->norph; i++) {
 		o = &vf->orph[i];
 		w[n].del = 1;

@@ -181,7 +181,7 @@ find(struct vtab *t, const char *key, int len, uint64_t h)
 }
 
 int
-vtab_add(struct vtab *t, const struct msg_op *m, int keep)
+vtab_add(struct vtab *t, const struct msg_op *m)
 {
 	char key[2048];
 	struct ventry *e;
@@ -212,21 +212,25 @@ vtab_add(struct vtab *t, const struct msg_op *m, int keep)
 	e = &t->e[*s];
 	e->digest = vdoc_digest(m->doc);
 	e->rec = (size_t)-1;
-	if (keep) {
-		/* what a repair writes: index, id, routing, pipeline, doc */
-		e->rec = t->recs.len;
-		sbuf_addf(&t->recs, "%zu %zu %zu %zu %zu\n", m->index.n,
-		    m->id.n, m->routing.p ? m->routing.n : 0,
-		    m->pipeline.p ? m->pipeline.n : 0, m->doc.n);
-		sbuf_add(&t->recs, m->index.p, m->index.n);
-		sbuf_add(&t->recs, m->id.p, m->id.n);
-		if (m->routing.p)
-			sbuf_add(&t->recs, m->routing.p, m->routing.n);
-		if (m->pipeline.p)
-			sbuf_add(&t->recs, m->pipeline.p, m->pipeline.n);
-		sbuf_add(&t->recs, m->doc.p, m->doc.n);
-	}
 	return 0;
+}
+
+void
+vtab_keep(struct vtab *t, struct ventry *e, const struct msg_op *m)
+{
+	/* what a repair writes: index, id, routing, pipeline, doc; an
+	 * earlier copy of the entry's stays behind, unused */
+	e->rec = t->recs.len;
+	sbuf_addf(&t->recs, "%zu %zu %zu %zu %zu\n", m->index.n, m->id.n,
+	    m->routing.p ? m->routing.n : 0,
+	    m->pipeline.p ? m->pipeline.n : 0, m->doc.n);
+	sbuf_add(&t->recs, m->index.p, m->index.n);
+	sbuf_add(&t->recs, m->id.p, m->id.n);
+	if (m->routing.p)
+		sbuf_add(&t->recs, m->routing.p, m->routing.n);
+	if (m->pipeline.p)
+		sbuf_add(&t->recs, m->pipeline.p, m->pipeline.n);
+	sbuf_add(&t->recs, m->doc.p, m->doc.n);
 }
 
 struct ventry *

@@ -23,24 +23,32 @@
 /* the load fd the shaper reads copy rows from */
 #define LOAD_FD	4
 
+/*
+ * argv with stdin from /dev/null, stdout to out and, when load >= 0, fd
+ * LOAD_FD from load. Every other descriptor is closed: an open fd 3 is a
+ * control channel to the loader and the shaper, and the target's
+ * connection (curl's sockets are not close-on-exec) would be taken for
+ * one.
+ */
 static pid_t
-spawn(char *const argv[], int in, int out, int load, int *close_fds,
-    int nclose)
+spawn(char *const argv[], int out, int load)
 {
 	char *path = tool_path(argv[0]);
 	pid_t pid;
-	int i, null;
+	int fd, null;
 
 	if ((pid = fork()) == 0) {
-		if (in < 0 && (null = open("/dev/null", O_RDONLY)) >= 0)
-			in = null;
-		dup2(in, 0);
+		if ((null = open("/dev/null", O_RDONLY)) >= 0)
+			dup2(null, 0);
 		dup2(out, 1);
-		if (load >= 0)
+		/* dup2 onto itself keeps close-on-exec: clear it */
+		if (load == LOAD_FD)
+			fcntl(LOAD_FD, F_SETFD, 0);
+		else if (load >= 0)
 			dup2(load, LOAD_FD);
-		for (i = 0; i < nclose; i++)
-			if (close_fds[i] > 2 && close_fds[i] != LOAD_FD)
-				close(close_fds[i]);
+		for (fd = 3; fd < 1024; fd++)
+			if (fd != LOAD_FD || load < 0)
+				close(fd);
 		/* the programs' progress lines only when asked for */
 		if (getenv("P2O_LOG_LEVEL") == NULL)
 			setenv("P2O_LOG_LEVEL", "warn", 1);
@@ -81,17 +89,15 @@ verify_rows(const struct config *cfg,
 	struct frame f;
 	struct msg_op m;
 	struct p2o_err ignored;
-	int copy[2], ops[2], fds[4], rc = 0, st;
+	int copy[2], ops[2], rc = 0, st;
 	pid_t lpid, spid;
 	char why[256];
 
 	if (pipe2(copy, O_CLOEXEC) == -1 || pipe2(ops, O_CLOEXEC) == -1)
 		return p2o_fail(err, P2O_EXIT_INTERNAL, "pipe: %s",
 		    strerror(errno));
-	fds[0] = copy[0], fds[1] = copy[1], fds[2] = ops[0], fds[3] = ops[1];
-	/* dup2 clears close-on-exec on the copies the programs keep */
-	lpid = spawn(largv, -1, copy[1], -1, fds, 4);
-	spid = spawn(sargv, -1, ops[1], copy[0], fds, 4);
+	lpid = spawn(largv, copy[1], -1);
+	spid = spawn(sargv, ops[1], copy[0]);
 	close(copy[0]);
 	close(copy[1]);
 	close(ops[1]);
