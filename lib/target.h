@@ -17,6 +17,11 @@
  *    (struct target_conn): the state documents (checkpoint, load progress)
  *    and the index settings a load suspends.
  *
+ * Two tables beside the main one, each NULL for a target without it: the
+ * quarantine of refused documents (struct target_rejects_ops: the writer
+ * records, pg2osync rejects lists and replays) and the read-back of every
+ * stored document (struct target_scan_ops: pg2osync verify).
+ *
  * What comes next fits here as a module and a few operations: a target
  * whose writes are asynchronous tasks (TCAP_ASYNC_TASKS) adds the request
  * that polls a task and the answer that says it succeeded; one whose bulk
