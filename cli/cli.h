@@ -10,7 +10,8 @@
  *                 one for its output, exec
  *   mapping.c     a column's type -> an index field mapping (init)
  *   init.c, validate.c, setup_sql.c, bootstrap.c, status.c (+
- *   status_pg.c, status_my.c), drop_slot.c, run.c: the verbs
+ *   status_pg.c, status_my.c), drop_slot.c, run.c, rejects.c,
+ *   verify.c (+ verify_doc.c, verify_rows.c): the verbs
  *
  * validate's report and checks are lib/validate's (validate/check.h),
  * which the supervisor's reload runs too.
@@ -29,7 +30,9 @@
 #include "config.h"
 #include "err.h"
 #include "validate/check.h"
+#include "msg.h"
 #include "sbuf.h"
+#include "target.h"
 
 /* exit codes of the verbs beyond framing.md §8's */
 #define CLI_EXIT_FAILED	1	/* a check failed, a limit was passed, a
@@ -158,5 +161,57 @@ int	status_loads(const struct config *, FILE *f, struct sbuf *json);
 int	status_wait(const struct config *, long long timeout_ms,
 	    int (*reached)(const struct ckpt_view *, void *), void *arg,
 	    FILE *f);
+
+/* verify_doc.c: documents compared by content */
+
+/* a digest of a document's content: members in any order, strings
+ * however escaped */
+uint64_t vdoc_digest(struct jspan doc);
+
+/* one document the rows render, by index and id */
+struct ventry {
+	uint64_t h;		/* of the key */
+	uint64_t digest;
+	size_t	 koff;		/* its key in keys: "index\0id" */
+	uint32_t klen;
+	int	 seen;		/* a stored document has its key */
+	int	 repair;	/* to be written again */
+	size_t	 rec;		/* its write in recs, (size_t)-1: none kept */
+};
+
+struct vtab {
+	struct ventry *e;
+	int	 n, cap;
+	int	*slot;		/* open addressing, -1 empty */
+	int	 nslot;
+	struct sbuf keys, recs;
+};
+
+void	vtab_init(struct vtab *);
+void	vtab_release(struct vtab *);
+/* the document of an index operation: 0, or -1 when its index or id is
+ * not a string that fits */
+int	vtab_add(struct vtab *, const struct msg_op *);
+/* and what a repair of entry e writes (the last rendering kept) */
+void	vtab_keep(struct vtab *, struct ventry *e, const struct msg_op *);
+/* the entry of a stored document, or NULL */
+struct ventry *vtab_get(struct vtab *, struct jspan index, struct jspan id);
+/* "index/id" for messages */
+void	vtab_name(const struct vtab *, const struct ventry *, char *buf,
+	    size_t len);
+/* the write of a kept entry (spans into the table, version unset): 0, or
+ * -1 when none was kept */
+int	vtab_write(const struct vtab *, const struct ventry *,
+	    struct target_write *);
+
+/* verify_rows.c: the rows as the pipeline renders them */
+
+/* every row of cfg's tables read by the loader and shaped by the shaper
+ * (the programs themselves, so the documents are the pipeline's own),
+ * each index operation to fn (0, or -1 to stop); *rows counts them. 0,
+ * or -1 with err (a program that failed: its exit) */
+int	verify_rows(const struct config *,
+	    int (*fn)(void *arg, const struct msg_op *), void *arg,
+	    uint64_t *rows, struct p2o_err *);
 
 #endif

@@ -13,7 +13,8 @@
 #include "p2o.h"
 
 extern const struct verb verb_init, verb_validate, verb_setup_sql,
-    verb_bootstrap, verb_status, verb_drop_slot, verb_run;
+    verb_bootstrap, verb_status, verb_drop_slot, verb_run, verb_rejects,
+    verb_verify;
 
 /* in the order pg2osync --help lists them: the order of first use */
 const struct verb *const cli_verbs[] = {
@@ -24,6 +25,8 @@ const struct verb *const cli_verbs[] = {
 	&verb_run,
 	&verb_status,
 	&verb_drop_slot,
+	&verb_rejects,
+	&verb_verify,
 	NULL,
 };
 

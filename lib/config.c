@@ -559,3 +559,10 @@ config_find_rel(const struct config *cfg, const char *rel)
 			return &cfg->syncs[i];
 	return NULL;
 }
+
+int
+config_quarantine(const struct config *cfg)
+{
+	return cfg->on_permanent_rejection != NULL &&
+	    strcmp(cfg->on_permanent_rejection, "quarantine") == 0;
+}

@@ -174,6 +174,10 @@ struct config {
 	size_t	 batch_max_bytes;	/* default 5 MiB */
 	int	 write_concurrency;	/* bulk requests open at once, 1 */
 	int	 checkpoint_interval_ms;	/* default 1000 */
+	/* "halt" (the default) or "quarantine": a refused document stops
+	 * progress, or is kept aside in the target's rejects store */
+	char	*on_permanent_rejection;
+	int	 max_rejects;		/* quarantined at most, default 100 */
 
 	/* metrics */
 	char	*metrics_bind;		/* "127.0.0.1:9187"; NULL = no endpoint */
@@ -221,6 +225,10 @@ const struct sync_section *config_find_index(const struct config *,
 /* the body an index is created with (its mapping file, or a join's
  * generated mapping), or NULL for the target's defaults */
 const char *config_index_body(const struct config *, const char *index);
+
+/* 1 when a refused document is quarantined (engine.on_permanent_rejection:
+ * quarantine) rather than halting progress */
+int	config_quarantine(const struct config *);
 
 /* config_sync.c */
 

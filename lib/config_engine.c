@@ -1,13 +1,16 @@
 /*
  * config_engine.c - the engine section: batching, bulk requests in flight,
- * checkpointing and the limits of the writer's retries. Owns its keys,
- * their ranges and defaults; it has no rule between keys.
+ * checkpointing, the limits of the writer's retries and what a refused
+ * document does. Owns its keys, their ranges and defaults; it has no rule
+ * between keys.
  */
 #include <limits.h>
 
 #include "config_sections.h"
 
 #define SIZE_LIMIT	(1LL << 30)
+
+static const char *const on_rejection[] = { "halt", "quarantine", NULL };
 
 const struct cs_node config_engine_keys[] = {
 	{ "batch_size", CS_INT, CFG(batch_size), .def = "1000",
@@ -26,5 +29,9 @@ const struct cs_node config_engine_keys[] = {
 	    .min = 1, .max = 30000 },
 	{ "retry_max_elapsed_ms", CS_INT, CFG(retry_max_elapsed_ms),
 	    .def = "0", .min = 0, .max = INT_MAX },
+	{ "on_permanent_rejection", CS_ENUM, CFG(on_permanent_rejection),
+	    .def = "halt", .choices = on_rejection },
+	{ "max_rejects", CS_INT, CFG(max_rejects), .def = "100",
+	    .min = 1, .max = INT_MAX },
 	{ NULL }
 };

@@ -183,6 +183,11 @@ config_target_needs(struct cs_walk *w, struct config *cfg)
 	if ((n = unmet(cfg, cfg->target_module)) != NULL)
 		return cs_err(w, n->line, UNMET_FMT, n->key,
 		    target_cap_name(n->cap), cfg->target_module->name, n->why);
+	if (config_quarantine(cfg) && cfg->target_module->rejects == NULL)
+		return cs_err(w, cs_line(w, "engine.on_permanent_rejection"),
+		    "'engine.on_permanent_rejection: quarantine' needs a "
+		    "store for refused documents, which target '%s' does not "
+		    "offer: use halt", cfg->target_module->name);
 	return 0;
 }
 

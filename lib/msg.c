@@ -977,6 +977,10 @@ const struct msg_counter_def msg_counters[MC_N] = {
 	    "pg2osync_document_refusals_total", NULL, NULL, 0,
 	    "Documents the target refused in a bulk answer (one refused "
 	    "document counts at each attempt)." },
+	[MC_REJECTED] = { "rejected", "writer", "pg2osync_rejected_total",
+	    "table", NULL, 0,
+	    "Documents the target refused that were kept aside in its rejects "
+	    "store (engine.on_permanent_rejection: quarantine), per table." },
 	[MC_LOAD_ROWS] = { "load_rows", "loader", "pg2osync_load_rows_total",
 	    "table", NULL, 0, "Rows the initial load has read, per table." },
 	[MC_LOAD_ROWS_ESTIMATE] = { "load_rows_estimate", "loader",

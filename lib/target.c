@@ -139,3 +139,16 @@ target_proc_release(struct target_proc *p)
 	free(p->items);
 	memset(p, 0, sizeof(*p));
 }
+
+void
+target_rejects_release(struct target_rejects *set)
+{
+	int i;
+
+	for (i = 0; i < set->nmem; i++)
+		free(set->mem[i]);
+	free(set->mem);
+	free(set->r);
+	free(set->key);
+	memset(set, 0, sizeof(*set));
+}

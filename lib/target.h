@@ -17,6 +17,11 @@
  *    (struct target_conn): the state documents (checkpoint, load progress)
  *    and the index settings a load suspends.
  *
+ * Two tables beside the main one, each NULL for a target without it: the
+ * quarantine of refused documents (struct target_rejects_ops: the writer
+ * records, pg2osync rejects lists and replays) and the read-back of every
+ * stored document (struct target_scan_ops: pg2osync verify).
+ *
  * What comes next fits here as a module and a few operations: a target
  * whose writes are asynchronous tasks (TCAP_ASYNC_TASKS) adds the request
  * that polls a task and the answer that says it succeeded; one whose bulk
@@ -100,6 +105,39 @@ struct target_entry {
 	struct aspan head;	/* before the document (a delete: all) */
 	struct aspan doc;	/* the document, len 0 for a delete */
 	struct aspan index, id, routing;
+	struct aspan pipeline;	/* the raw JSON string, len 0: none (left
+				 * 0 by a module that has no pipelines) */
+};
+
+/*
+ * A refused document kept in the target's quarantine (engine.
+ * on_permanent_rejection: quarantine) instead of halting: what the write
+ * was, so that `pg2osync rejects --replay` can send it again as it was.
+ */
+struct target_reject {
+	int	 del;		/* a delete (no document) */
+	struct jspan index, id;	/* raw JSON strings */
+	struct jspan routing, pipeline;	/* raw JSON strings, p NULL: none */
+	struct jspan doc;	/* an index: the document as it was sent */
+	uint64_t version;	/* the external version it was written with */
+	const char *position;	/* the position covering it, NULL: unknown
+				 * (a transaction split across flushes) */
+	const char *table;	/* its source table, NULL: unknown */
+	const char *reason;	/* the target's words */
+	const char *stream;	/* the stream it came from (lib/source.h's
+				 * doc_id): pipelines sharing a target each
+				 * count and list their own */
+};
+
+/* records read back from the quarantine (rejects_read), oldest version
+ * first; their spans and strings point into the blocks of mem */
+struct target_rejects {
+	struct target_reject *r;
+	char	**key;		/* each record's key in the store, plain */
+	int	 n, cap;
+	uint64_t total;		/* records held, however many were read */
+	char	**mem;		/* heap blocks the records point into */
+	int	 nmem, capmem;
 };
 
 /* what the target said about one write of a bulk request */
@@ -325,12 +363,66 @@ struct target_ops {
 		    struct p2o_err *);
 };
 
+/*
+ * The quarantine of refused documents, a table of its own: a target
+ * without one (target_module.rejects NULL) cannot take
+ * engine.on_permanent_rejection: quarantine. The data path (the writer),
+ * pure: the store made ready (its answer is create_answer's); the count
+ * of records it holds for a stream (TA_OK with *n, 0 when there is no
+ * store yet; TA_RETRY or TA_AUTH with why; body is the caller's buffer
+ * the call points into); n records written durably and visible to the
+ * next count (TA_OK when every one is stored, else TA_RETRY, TA_REFUSED
+ * or TA_AUTH with why). Blocking, for pg2osync rejects: up to limit
+ * records of a stream, oldest version first, and their total (into set,
+ * which the caller releases with target_rejects_release); the records of
+ * n keys removed. 0 or -1 with err.
+ */
+struct target_rejects_ops {
+	void	(*prepare_call)(struct sbuf *path, struct http_call *);
+	void	(*count_call)(const char *stream, struct sbuf *body,
+		    struct http_call *);
+	enum target_answer (*count_answer)(long status,
+		    const struct sbuf *resp, uint64_t *n, char *why,
+		    size_t whylen);
+	void	(*call)(const struct target_reject *, int n,
+		    struct sbuf *body, struct http_call *);
+	enum target_answer (*answer)(long status, const struct sbuf *resp,
+		    int n, char *why, size_t whylen);
+	int	(*read)(struct target_conn *, const char *stream, int limit,
+		    struct target_rejects *set, struct p2o_err *);
+	int	(*clear)(struct target_conn *, char *const *keys, int n,
+		    struct p2o_err *);
+};
+
+/* one stored document, as a scan hands it over (valid during the call) */
+struct target_doc {
+	struct jspan index, id;	/* raw JSON strings */
+	struct jspan routing;	/* raw JSON string, p NULL: none */
+	struct jspan source;	/* the document as stored */
+};
+
+/*
+ * Reading every stored document back, for pg2osync verify (NULL: the
+ * target cannot, and verify refuses to run). Blocking: every document of
+ * the indices a name or glob matches (none when none exists), each to fn,
+ * which returns 0 or -1 to stop; *requests counts the requests made. 0,
+ * or -1 with err (fn's -1 with err set by fn).
+ */
+struct target_scan_ops {
+	int	(*scan)(struct target_conn *, const char *index,
+		    int (*fn)(void *arg, const struct target_doc *),
+		    void *arg, uint64_t *requests, struct p2o_err *);
+};
+
 struct target_module {
 	const char *name;		/* for messages: "opensearch" */
 	const char *state_place;	/* where state_put keeps documents, for
 					 * messages */
 	unsigned caps;			/* enum target_cap */
 	const struct target_ops *ops;
+	const struct target_rejects_ops *rejects;	/* NULL: none */
+	const char *rejects_place;	/* where they are kept, for messages */
+	const struct target_scan_ops *scan;	/* NULL: none */
 };
 
 /* target.c */
@@ -352,5 +444,6 @@ void	target_proc_init(struct target_proc *);
 /* drop what the last procedure held, keep the buffers */
 void	target_proc_reset(struct target_proc *);
 void	target_proc_release(struct target_proc *);
+void	target_rejects_release(struct target_rejects *);
 
 #endif

@@ -46,6 +46,7 @@ op_release(struct op *op)
 	free(op->rel);
 	free(op->completed);
 	free(op->text);
+	free(op->refusal);
 }
 
 /* the index of writes describes the ops as they were */

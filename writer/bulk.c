@@ -18,7 +18,7 @@ bulk_add_entry(struct sbuf *out, const struct target_module *tm,
     const struct msg_op *m, struct op *op, struct p2o_err *err)
 {
 	struct target_write w;
-	struct target_entry e;
+	struct target_entry e = { 0 };
 	int is_delete = m->kind == MSG_DELETE;
 
 	w.del = is_delete;
@@ -38,6 +38,8 @@ bulk_add_entry(struct sbuf *out, const struct target_module *tm,
 	op->index = e.index;
 	op->id = e.id;
 	op->routing = e.routing;
+	op->pipeline = e.pipeline;
+	op->refusal = NULL;
 	op->toast = op->toast_id = op->rel = NULL;
 	op->toast_index = op->toast_routing = NULL;
 	if (!is_delete && m->toast.p) {

@@ -5,7 +5,8 @@
  *
  * One poll loop, no threads, in three states:
  *
- *   PROBE  GET / until the target answers; nothing is read yet.
+ *   PROBE  GET / until the target answers, and with a quarantine its
+ *          rejects store made ready and counted; nothing is read yet.
  *   RUN    read frames into the batch, cut it into flushes, write them.
  *   DRAIN  no more input will be taken (end of input, a malformed frame,
  *          SIGTERM): write what may still go, then exit.
@@ -53,6 +54,8 @@ struct writer {
 	int	 in_idle;	/* stdin had nothing to read, last look */
 	int	 in_eof;
 	int	 probe_open;
+	int	 probed;	/* the target answered the probe */
+	struct sbuf probe_path;	/* the start-up request's path */
 	long long probe_at;	/* no probe before (a backoff) */
 	long long probe_backoff;
 	uint64_t durable_pos;	/* the last reported, for the log */
@@ -70,8 +73,9 @@ static const char usage_text[] =
 "Reads operation frames (index, delete, clear, commit, pos, mark) on stdin\n"
 "and writes them to the target with bulk requests, in order, with\n"
 "external versions. Uses target.url, target.username,\n"
-"target.password(_env), engine.batch_size, engine.batch_max_bytes and\n"
-"engine.write_concurrency.\n"
+"target.password(_env), engine.batch_size, engine.batch_max_bytes,\n"
+"engine.write_concurrency, engine.on_permanent_rejection and\n"
+"engine.max_rejects.\n"
 "\n"
 "  -c, --config FILE  configuration file (required)\n"
 "  -h, --help         this text\n"
@@ -91,9 +95,11 @@ static const char usage_text[] =
 "request before it is written. A failed request is retried with backoff\n"
 "(engine.retry_backoff_ms, 100 ms, doubling to 30 s); a refused document\n"
 "halts progress (it is retried, nothing past it is reported durable)\n"
-"until the target accepts it. engine.retry_max and\n"
-"engine.retry_max_elapsed_ms end the retries of one request (exit 75,\n"
-"the log names the limit); by default there is no limit.\n"
+"until the target accepts it; with on_permanent_rejection: quarantine it\n"
+"is recorded in the target's rejects store first, then counts as\n"
+"written, up to max_rejects records (then it halts). engine.retry_max\n"
+"and engine.retry_max_elapsed_ms end the retries of one request (exit\n"
+"75, the log names the limit); by default there is no limit.\n"
 "\n"
 "exit codes:\n"
 "  0   end of input, or SIGTERM, after everything complete was written\n"
@@ -155,7 +161,7 @@ stats_changed(void)
 
 	stats_values(v);
 	return memcmp(v, stats_sent.v, sizeof(v)) != 0 ||
-	    stats.toast_missing.changed;
+	    stats.toast_missing.changed || stats.rejected.changed;
 }
 
 static void
@@ -172,6 +178,7 @@ send_stats(void)
 	for (i = 0; i < NSTATS; i++)
 		msg_stats_add(&j, stat_ids[i], v[i]);
 	kcount_put_stats(&stats.toast_missing, &j, MC_TOAST_MISSING);
+	kcount_put_stats(&stats.rejected, &j, MC_REJECTED);
 	msg_stats_end(&st.ctl.out, &j);
 	sbuf_release(&j);
 	ctl_send();
@@ -232,9 +239,18 @@ collect(struct writer *wr)
 		n++;
 		if (wr->st == W_PROBE) {
 			wr->probe_open = 0;
-			r = sink_probe_answer(&wr->sink, d.err, d.status);
-			if (r == STEP_DONE)
+			if (!wr->probed) {
+				r = sink_probe_answer(&wr->sink, d.err,
+				    d.status);
+				wr->probed = r == STEP_DONE;
+			} else
+				r = sink_start_answer(&wr->sink, d.err,
+				    d.status);
+			if (r == STEP_DONE &&
+			    wr->sink.q_step == Q_READY)
 				wr->st = W_RUN;
+			else if (r == STEP_DONE || r == STEP_NEXT)
+				wr->probe_at = 0;
 			else if (r == STEP_WAIT)
 				wr->probe_at = now_ms() +
 				    sink_backoff(&wr->probe_backoff);
@@ -278,7 +294,9 @@ probe(struct writer *wr, long long now)
 
 	if (wr->probe_open || now < wr->probe_at || wr->stopping)
 		return 0;
-	sink_probe_call(&wr->sink, &call);
+	if (!wr->probed ||
+	    !quarantine_start_call(&wr->sink, &wr->probe_path, &call))
+		sink_probe_call(&wr->sink, &call);
 	if (http_pool_start(&wr->pool, 0, call.method, call.path, call.ctype,
 	    call.body, call.len, &wr->sink.probe_resp, 0) == -1)
 		fatalx(P2O_EXIT_INTERNAL, "target request: %s",

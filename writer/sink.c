@@ -2,8 +2,9 @@
  * sink.c - what one flush asks of the target and what the answers mean
  * for it: the creation of an index at its first use (with the body the
  * configuration gives it), the read behind TOAST completion, the bulk
- * request and its retries (only of the items not yet written), and the
- * barrier a flush ends in (a clear, a join cascade), in that order. The
+ * request and its retries (only of the items not yet written), the record
+ * of the documents it refused when they are quarantined (quarantine.c),
+ * and the barrier a flush ends in (a clear, a join cascade), in that order. The
  * target module (lib/target.h) builds each request and reads each answer;
  * the sink keeps the order, the retries, the counters, and logs what an
  * operator must see. It performs no I/O (the writer's loop makes the
@@ -65,7 +66,7 @@ sink_init(struct sink *s, const struct target_module *tm, const char *target,
 		s->retry_max_elapsed_ms = cfg->retry_max_elapsed_ms;
 	}
 	sbuf_init(&s->probe_resp);
-	return 0;
+	return quarantine_init(s, err);
 }
 
 int
@@ -103,6 +104,7 @@ sink_release(struct sink *s)
 	for (i = 0; i < s->nknown; i++)
 		free(s->known[i]);
 	free(s->known);
+	free(s->stream);
 	sbuf_release(&s->probe_resp);
 }
 
@@ -284,6 +286,31 @@ sink_probe_answer(struct sink *s, const char *terr, long status)
 	}
 }
 
+enum step_result
+sink_start_answer(struct sink *s, const char *terr, long status)
+{
+	char why[400];
+
+	if (terr) {
+		sink_why(s, "%s", terr);
+		return sink_down(s);
+	}
+	switch (quarantine_start_answer(s, status, why, sizeof(why))) {
+	case TA_OK:
+		sink_up(s);
+		return STEP_DONE;
+	case TA_NEXT:
+		sink_up(s);
+		return STEP_NEXT;
+	case TA_AUTH:
+		return sink_auth(s, status, why);
+	default:
+		sink_why(s, "%s (HTTP %ld): %s", s->tm->rejects_place, status,
+		    why);
+		return sink_down(s);
+	}
+}
+
 void
 flush_init(struct flush *fl)
 {
@@ -350,8 +377,8 @@ flush_release(struct flush *fl)
 	memset(fl, 0, sizeof(*fl));
 }
 
-static void
-name_of(const struct batch *b, const struct op *op, char *buf, size_t len)
+void
+op_name(const struct batch *b, const struct op *op, char *buf, size_t len)
 {
 	char index[256], id[512];
 
@@ -380,7 +407,7 @@ complete_one(struct sink *s, const struct batch *b, struct op *op,
 		return -1;
 	}
 	if (!source.p) {
-		name_of(b, op, name, sizeof(name));
+		op_name(b, op, name, sizeof(name));
 		log_warnx("document '%s' has unchanged TOAST fields %s but no "
 		    "stored copy: written without them", name, op->toast);
 		kcount_add(&s->stats->toast_missing, op->rel ? op->rel : "",
@@ -389,13 +416,13 @@ complete_one(struct sink *s, const struct batch *b, struct op *op,
 		/* one line an operator can grep for, then debug: a table
 		 * with large columns reads back at every update */
 		if (s->stats->toast_completions++ == 0) {
-			name_of(b, op, name, sizeof(name));
+			op_name(b, op, name, sizeof(name));
 			log_info("TOAST read-back: document '%s' completed from "
 			    "its stored copy (unchanged fields %s); the next "
 			    "ones are counted in pg2osync_toast_completions_total",
 			    name, op->toast);
 		} else if (log_level_enabled(LOG_LVL_DEBUG)) {
-			name_of(b, op, name, sizeof(name));
+			op_name(b, op, name, sizeof(name));
 			log_debug("TOAST read-back: document '%s' completed "
 			    "(%s)", name, op->toast);
 		}
@@ -442,6 +469,8 @@ complete_pass(struct sink *s, struct flush *fl, int earlier,
 }
 
 static void count_item(struct sink *, const struct item_result *);
+static enum step_result quarantine_begin(struct sink *, struct flush *,
+    int nreject);
 
 /* the clear or cascade a flush ends in, or NULL */
 static const struct op *
@@ -546,6 +575,9 @@ flush_next(struct sink *s, struct flush *fl, struct batch *const *earlier,
 			}
 			fl->sent_len = len;
 			ops->bulk_call(body, len, call);
+			return NEXT_SEND;
+		case PH_REJECTS:
+			quarantine_call(s, fl, call);
 			return NEXT_SEND;
 		case PH_BARRIER:
 			ops->proc_call(&fl->proc, call);
@@ -767,7 +799,9 @@ answer_bulk(struct sink *s, struct flush *fl, long status)
 		} else {
 			nreject++;
 			s->stats->doc_refusals++;
-			name_of(b, op, name, sizeof(name));
+			if (s->quarantine)
+				quarantine_note(op, it);
+			op_name(b, op, name, sizeof(name));
 			if (first_time(fl, name, it->type))
 				log_error("document '%s' refused: %s: %s",
 				    name, it->type[0] ? it->type : "error",
@@ -782,6 +816,8 @@ answer_bulk(struct sink *s, struct flush *fl, long status)
 		after_bulk(fl);
 		return fl->phase == PH_DONE ? STEP_DONE : STEP_NEXT;
 	}
+	if (nreject && nretry == 0 && s->quarantine)
+		return quarantine_begin(s, fl, nreject);
 	if (nreject) {
 		/* halting is making no progress, not exiting: a mapping fix
 		 * lets the retry through */
@@ -801,6 +837,58 @@ answer_bulk(struct sink *s, struct flush *fl, long status)
 	    fl->items[first].type[0] ? fl->items[first].type : "error",
 	    fl->items[first].reason);
 	return sink_down(s);
+}
+
+/*
+ * engine.on_permanent_rejection: quarantine, the refused documents of a
+ * flush that fit under engine.max_rejects are recorded next (PH_REJECTS);
+ * with no room left it halts as without a quarantine, naming the limit.
+ */
+static enum step_result
+quarantine_begin(struct sink *s, struct flush *fl, int nreject)
+{
+	if (quarantine_take(s, fl) > 0) {
+		sink_up(s);
+		fl->phase = PH_REJECTS;
+		return STEP_NEXT;
+	}
+	s->stats->sink_errors++;
+	sink_up(s);
+	sink_why(s, "%d document%s refused and engine.max_rejects (%d) "
+	    "reached", nreject, nreject == 1 ? "" : "s", s->max_rejects);
+	if (first_time(fl, "limit", ""))
+		log_error("halting: engine.max_rejects (%d) reached: %s "
+		    "holds as many refused documents; nothing past this one "
+		    "is acknowledged until the target accepts it (see "
+		    "pg2osync rejects)", s->max_rejects,
+		    s->tm->rejects_place);
+	return STEP_WAIT;
+}
+
+/* the refused documents are recorded: the flush goes on with what is
+ * left (those the bound did not let in are sent again, and halt) */
+static enum step_result
+answer_rejects(struct sink *s, struct flush *fl, long status)
+{
+	char why[512];
+
+	switch (quarantine_answer(s, fl, status, why, sizeof(why))) {
+	case TA_OK:
+		sink_up(s);
+		if (quarantine_unwritten(fl)) {
+			fl->phase = PH_BULK;
+			return STEP_NEXT;
+		}
+		after_bulk(fl);
+		return fl->phase == PH_DONE ? STEP_DONE : STEP_NEXT;
+	case TA_AUTH:
+		return sink_auth(s, status, why);
+	default:
+		/* not recorded: not acknowledged either, and tried again */
+		sink_why(s, "recording refused documents in %s failed (HTTP "
+		    "%ld): %s", s->tm->rejects_place, status, why);
+		return sink_down(s);
+	}
 }
 
 enum step_result
@@ -824,6 +912,8 @@ flush_answer(struct sink *s, struct flush *fl, const char *terr, long status)
 		return answer_toast(s, fl, status);
 	case PH_BULK:
 		return answer_bulk(s, fl, status);
+	case PH_REJECTS:
+		return answer_rejects(s, fl, status);
 	case PH_BARRIER:
 		return answer_barrier(s, fl, status);
 	default:

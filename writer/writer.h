@@ -52,6 +52,9 @@ struct op {
 	struct aspan head;	/* the entry before the document */
 	struct aspan doc;	/* the document, verbatim from the frame */
 	struct aspan index, id, routing;	/* raw JSON strings in the head */
+	struct aspan pipeline;	/* len 0: none */
+	char	*refusal;	/* refused, to be quarantined: the target's
+				 * words (quarantine.c), or NULL */
 	char	*toast;		/* raw JSON array of field names, or NULL */
 	char	*toast_id;	/* raw JSON string: the id to complete from when
 				 * the key changed in this update, or NULL */
@@ -121,6 +124,7 @@ struct writer_stats {
 	uint64_t halted;	/* flushes a refusal holds now (a gauge) */
 	uint64_t doc_refusals;	/* documents refused, each attempt */
 	struct kcount toast_missing;	/* per source table */
+	struct kcount rejected;		/* quarantined, per source table */
 };
 
 /* batch.c */
@@ -235,7 +239,11 @@ enum next_result {
 	NEXT_FAILED	/* could not build it: back off (sink err: why) */
 };
 
-enum flush_phase { PH_CREATE, PH_TOAST, PH_BULK, PH_BARRIER, PH_DONE };
+enum flush_phase { PH_CREATE, PH_TOAST, PH_BULK, PH_REJECTS, PH_BARRIER,
+    PH_DONE };
+
+/* what the writer does before its first write (quarantine.c) */
+enum quarantine_step { Q_READY, Q_PREPARE, Q_COUNT };
 
 /* a cut of the batch on its way to the target */
 struct flush {
@@ -281,6 +289,12 @@ struct sink {
 	long long retry_max_elapsed_ms;
 	int	 probe_attempts;	/* the probe's failures in a row */
 	long long probe_failing_since;
+	/* engine.on_permanent_rejection: quarantine (quarantine.c) */
+	int	 quarantine;
+	int	 max_rejects;
+	uint64_t rejects_held;	/* in the store at start-up, and taken since */
+	char	*stream;	/* whose records they are (lib/source.h) */
+	enum quarantine_step q_step;
 };
 
 /* 0, or -1 with err when the writer cannot write to the module's target */
@@ -294,6 +308,10 @@ void	sink_probe_call(struct sink *, struct http_call *);
  * in s->probe_resp): STEP_DONE, STEP_WAIT, or STEP_END (refused
  * credentials, or a retry limit reached) */
 enum step_result sink_probe_answer(struct sink *, const char *terr,
+	    long status);
+/* the answer to a quarantine_start_call request (in s->probe_resp):
+ * STEP_DONE ready, STEP_NEXT ask the next, STEP_WAIT or STEP_AUTH */
+enum step_result sink_start_answer(struct sink *, const char *terr,
 	    long status);
 void	flush_init(struct flush *);
 /* start the flush of the ops its batch now holds */
@@ -319,6 +337,35 @@ long long sink_backoff(long long *cur_ms);
  * request in the message. */
 int	sink_retry_limit(struct sink *, int *attempts, long long *since,
 	    long long now, const char *what);
+/* "index/id" of op, for messages */
+void	op_name(const struct batch *, const struct op *, char *buf,
+	    size_t len);
+
+/* quarantine.c - refused documents kept in the target's rejects store
+ * instead of halting; pure, sink.c makes them steps */
+/* the sink's quarantine from its configuration (sink_init): 0, or -1
+ * with err (78: a target that keeps no refused documents) */
+int	quarantine_init(struct sink *, struct p2o_err *);
+/* the next start-up request (the store made ready, then counted) into
+ * call, buf its buffer: 1, or 0 when there is none (Q_READY) */
+int	quarantine_start_call(struct sink *, struct sbuf *buf,
+	    struct http_call *);
+/* its answer in s->probe_resp: TA_NEXT (ask the next), TA_OK (ready),
+ * else the failure with why */
+enum target_answer quarantine_start_answer(struct sink *, long status,
+	    char *why, size_t whylen);
+/* op was refused as it */
+void	quarantine_note(struct op *, const struct item_result *it);
+/* the refused ops of fl that fit under engine.max_rejects, counted: how
+ * many (the others are to be sent again: halting) */
+int	quarantine_take(struct sink *, struct flush *);
+/* the request recording them */
+void	quarantine_call(struct sink *, struct flush *, struct http_call *);
+/* its answer: TA_OK and they count as written, else the failure */
+enum target_answer quarantine_answer(struct sink *, struct flush *,
+	    long status, char *why, size_t whylen);
+/* 1 if an index/delete of fl is not written yet */
+int	quarantine_unwritten(const struct flush *);
 
 /* order.c - the in-order rule, pure: flushes finish in any order and are
  * reported in the order they were opened */

@@ -256,9 +256,10 @@ encode(struct sbuf *out, const struct target_write *w,
 		add_raw(out, w->routing, &e->routing);
 	}
 	/* an ingest pipeline runs on index actions only */
+	e->pipeline.off = e->pipeline.len = 0;
 	if (w->pipeline.p && !w->del) {
 		sbuf_adds(out, ",\"pipeline\":");
-		sbuf_add(out, w->pipeline.p, w->pipeline.n);
+		add_raw(out, w->pipeline, &e->pipeline);
 	}
 	sbuf_adds(out, "}}\n");
 	e->head.len = out->len - start;
@@ -541,4 +542,7 @@ const struct target_module target_opensearch = {
 	    TCAP_ROUTING | TCAP_JOIN | TCAP_PIPELINES | TCAP_MAPPINGS |
 	    TCAP_STATE_DOCS | TCAP_ALIASES,
 	.ops = &ops,
+	.rejects = &os_rejects_ops,
+	.rejects_place = "index '" OS_REJECTS_INDEX "'",
+	.scan = &os_scan_ops,
 };

@@ -10,6 +10,8 @@
 
 /* the hidden index of our own documents */
 #define OS_STATE_INDEX	".pg2osync_meta"
+/* and of the refused documents kept aside (opensearch_rejects.c) */
+#define OS_REJECTS_INDEX	".pg2osync_rejects"
 
 /* opensearch.c */
 /* the answer class of a status: TA_OK (2xx), TA_AUTH, TA_RETRY, TA_REFUSED */
@@ -68,6 +70,12 @@ int	os_get_object(struct target_conn *, const char *path, struct sbuf *resp,
 	    struct jspan *obj, struct p2o_err *);
 /* the state index made ready ahead of the first write */
 int	os_state_prepare(struct target_conn *, int *created, struct p2o_err *);
+
+/* opensearch_rejects.c */
+extern const struct target_rejects_ops os_rejects_ops;
+
+/* opensearch_scan.c */
+extern const struct target_scan_ops os_scan_ops;
 
 /* opensearch_admin.c */
 int	os_pipeline_exists(struct target_conn *, const char *name,

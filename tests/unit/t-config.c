@@ -121,6 +121,8 @@ test_full(void)
 	    "  batch_max_bytes: 512KiB\n"
 	    "  write_concurrency: 64\n"
 	    "  checkpoint_interval_ms: 10\n"
+	    "  on_permanent_rejection: quarantine\n"
+	    "  max_rejects: 7\n"
 	    "metrics:\n"
 	    "  bind: '[::1]:9187'\n";
 	struct config cfg;
@@ -173,6 +175,8 @@ test_full(void)
 	is_int(cfg.write_concurrency, 64, "write_concurrency");
 	ok(cfg.server_id == 0, "no server_id for a postgresql source");
 	is_int(cfg.checkpoint_interval_ms, 10, "checkpoint_interval_ms");
+	ok(config_quarantine(&cfg), "on_permanent_rejection: quarantine");
+	is_int(cfg.max_rejects, 7, "max_rejects");
 	is_str(cfg.metrics_bind, "[::1]:9187", "metrics bind");
 
 	s = config_find_rel(&cfg, "public.users");
@@ -209,6 +213,8 @@ test_defaults(void)
 	    "default batch_max_bytes");
 	is_int(cfg.checkpoint_interval_ms, 1000, "default checkpoint");
 	is_int(cfg.write_concurrency, 1, "default write_concurrency");
+	ok(!config_quarantine(&cfg), "default on_permanent_rejection: halt");
+	is_int(cfg.max_rejects, 100, "default max_rejects");
 	ok(cfg.metrics_bind == NULL, "no metrics section: no endpoint");
 	is_str(cfg.syncs[0].index, "items", "default index");
 	is_int(cfg.syncs[0].line, 6, "section line");
@@ -617,6 +623,11 @@ test_errors(void)
 	expect_err("write_concurrency 0",
 	    MIN "engine:\n  write_concurrency: 0\n", 9,
 	    "'engine.write_concurrency' must be an integer between 1 and 64");
+	expect_err("on_permanent_rejection unknown",
+	    MIN "engine:\n  on_permanent_rejection: skip\n", 9,
+	    "'engine.on_permanent_rejection' must be one of halt, quarantine");
+	expect_err("max_rejects 0", MIN "engine:\n  max_rejects: 0\n", 9,
+	    "'engine.max_rejects' must be an integer >= 1");
 	expect_err("write_concurrency 65",
 	    MIN "engine:\n  write_concurrency: 65\n", 9,
 	    "'engine.write_concurrency' must be an integer between 1 and 64");
