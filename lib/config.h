@@ -161,6 +161,8 @@ struct config {
 	char	*target_password;	/* inline, or resolved from password_env
 					 * (NULL when that was not resolved) */
 	char	*target_password_env;
+	char	*target_flavor;		/* the engine's name, default
+					 * "opensearch" */
 	const struct target_module *target_module;	/* the engine */
 	struct target_need *target_needs;	/* what the rest asks of it */
 	int	 ntarget_needs;

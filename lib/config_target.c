@@ -36,8 +36,13 @@ static const struct {
 	    "the mapping" },
 };
 
+/* the names of the modules (lib/target.c), the default first */
+static const char *const flavors[] = { "opensearch", "elasticsearch", NULL };
+
 const struct cs_node config_target_keys[] = {
 	{ "url", CS_STR, CFG(target_url), .required = 1 },
+	{ "flavor", CS_ENUM, CFG(target_flavor), .choices = flavors,
+	    .def = "opensearch" },
 	{ "username", CS_STR, CFG(target_username) },
 	{ "password", CS_STR, CFG(target_password) },
 	{ "password_env", CS_STR, CFG(target_password_env),
@@ -98,8 +103,10 @@ config_target_finish(struct cs_walk *w, void *base, const char *path,
 	struct config *cfg = base;
 	char why[256];
 
-	/* one engine today; target.flavor will choose among several */
-	cfg->target_module = target_module_find(NULL);
+	cfg->target_module = target_module_find(cfg->target_flavor);
+	if (cfg->target_module == NULL)
+		return cs_err(w, cs_line(w, "target.flavor"), "'target.flavor' "
+		    "names no target module");
 	int lurl = cs_line(w, "target.url");
 	int lpw = cs_line(w, "target.password");
 	int lenv = cs_line(w, "target.password_env");

@@ -14,10 +14,12 @@
 #include "target.h"
 
 extern const struct target_module target_opensearch;
+extern const struct target_module target_elasticsearch;
 
 /* the first is the default */
 static const struct target_module *const modules[] = {
 	&target_opensearch,
+	&target_elasticsearch,
 };
 
 static const struct {

@@ -125,7 +125,8 @@ enum target_answer {
 	TA_EXISTS,	/* a creation found it there already: done too */
 	TA_NEXT,	/* a procedure's request done: ask for its next */
 	TA_RETRY,	/* transient: busy, failing, garbled; ask again */
-	TA_REFUSED,	/* not as it is asked (a mapping, a bad request) */
+	TA_REFUSED,	/* not as it is asked (a mapping, a bad request;
+			 * a probe: a node of another engine or version) */
 	TA_AUTH		/* our credentials were refused: permanent */
 };
 
@@ -230,7 +231,8 @@ struct target_ops {
 		    struct sbuf *out);
 
 	/* the node: is it there, and what is it (into node, for the
-	 * log); TA_OK, TA_RETRY or TA_AUTH with why */
+	 * log); TA_OK, TA_RETRY or TA_AUTH with why, TA_REFUSED when it
+	 * is not the engine or a major version the module serves */
 	void	(*probe_call)(struct http_call *);
 	enum target_answer (*probe_answer)(long status, const struct sbuf *resp,
 		    char *node, size_t nodelen, char *why, size_t whylen);
