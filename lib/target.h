@@ -341,13 +341,16 @@ const struct target_module *target_module_find(const char *name);
 int	target_can(const struct target_module *, unsigned caps);
 /* a capability's name for messages ("routing"), "" for none */
 const char *target_cap_name(unsigned cap);
+/* the credentials and TLS settings of cfg's target, for an http client */
+void	target_http_opts(const struct config *, struct http_opts *);
 /* a connection for cfg's target: 0, or -1 with err (78 for a url or
  * credentials that cannot be used) */
 int	target_conn_open(struct target_conn *, const struct config *,
 	    struct p2o_err *);
 void	target_conn_release(struct target_conn *);
 /* one blocking request: 0 with the status and the body in resp, or -1
- * with err (75: the target could not be reached) */
+ * with err (75: the target could not be reached, 69: its certificate
+ * failed the check) */
 int	target_request(struct target_conn *, const struct http_call *,
 	    struct sbuf *resp, long *status, struct p2o_err *);
 void	target_proc_init(struct target_proc *);
