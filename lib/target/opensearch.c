@@ -188,6 +188,14 @@ probe_answer(long status, const struct sbuf *resp, char *node,
 
 	if (nodelen)
 		node[0] = '\0';
+	if (status == 405) {
+		/* every OpenSearch node serves GET /; an Elasticsearch node
+		 * without its rest-root module does not */
+		snprintf(why, whylen, "target.flavor is opensearch but the node "
+		    "does not serve GET / (HTTP 405), as an Elasticsearch node "
+		    "without its rest-root module does");
+		return TA_REFUSED;
+	}
 	if (a != TA_OK) {
 		os_error_text(resp->buf, resp->len, why, whylen);
 		return a == TA_AUTH ? TA_AUTH : TA_RETRY;

@@ -63,6 +63,11 @@ test_probe(void)
 	    "the OpenSearch module refuses an Elasticsearch node");
 	ok(strstr(why, "target.flavor is opensearch") && strstr(why,
 	    "8.19.3") && strstr(why, "elasticsearch"), "naming both: %s", why);
+	is_int(probe(os, 405, "{\"error\":\"Incorrect HTTP method for uri [/] "
+	    "and method [GET], allowed: [DELETE]\",\"status\":405}", node, why),
+	    TA_REFUSED, "a node that does not serve GET /: Elasticsearch");
+	ok(strstr(why, "target.flavor is opensearch") != NULL, "saying so: %s",
+	    why);
 	is_int(probe(os, 200, "{\"version\":{\"distribution\":\"opensearch\","
 	    "\"number\":\"4.0.0\"}}", node, why), TA_REFUSED,
 	    "and an OpenSearch major it was not written for");
