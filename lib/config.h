@@ -125,7 +125,8 @@ struct sync_section {
  */
 #define CONFIG_SECRETS_NONE	0u
 #define CONFIG_SECRET_SOURCE	1u	/* source.url_env */
-#define CONFIG_SECRET_TARGET	2u	/* target.password_env */
+#define CONFIG_SECRET_TARGET	2u	/* target.password_env, url_env,
+					 * api_key_env */
 #define CONFIG_SECRETS_ALL	(CONFIG_SECRET_SOURCE | CONFIG_SECRET_TARGET)
 /* metrics.token_env and api.token_env: only the supervisor, which serves
  * the listeners, reads them (not part of CONFIG_SECRETS_ALL: no stage
@@ -156,11 +157,20 @@ struct config {
 	int	 load_workers;		/* ranges read at once in a load, 1 */
 
 	/* target */
-	char	*target_url;		/* http(s)://host:port, no trailing / */
+	char	*target_url;		/* http(s)://host:port, no trailing /;
+					 * inline, or resolved from url_env
+					 * (NULL when that was not resolved) */
+	char	*target_url_env;
+	char	*target_api_key;	/* resolved from api_key_env */
+	char	*target_api_key_env;
+	char	*target_ca_file;	/* a CA bundle for https, or NULL */
+	int	 target_tls_verify;	/* 0: no certificate check (warned) */
 	char	*target_username;
 	char	*target_password;	/* inline, or resolved from password_env
 					 * (NULL when that was not resolved) */
 	char	*target_password_env;
+	char	*target_flavor;		/* the engine's name, default
+					 * "opensearch" */
 	const struct target_module *target_module;	/* the engine */
 	struct target_need *target_needs;	/* what the rest asks of it */
 	int	 ntarget_needs;

@@ -11,10 +11,12 @@
  *
  * It never quotes the url or a password.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "config_sections.h"
 #include "sbuf.h"
@@ -36,8 +38,19 @@ static const struct {
 	    "the mapping" },
 };
 
+/* the names of the modules (lib/target.c), the default first */
+static const char *const flavors[] = { "opensearch", "elasticsearch", NULL };
+
 const struct cs_node config_target_keys[] = {
-	{ "url", CS_STR, CFG(target_url), .required = 1 },
+	{ "url", CS_STR, CFG(target_url) },
+	{ "url_env", CS_STR, CFG(target_url_env),
+	    .check = config_check_envname },
+	{ "api_key_env", CS_STR, CFG(target_api_key_env),
+	    .check = config_check_envname },
+	{ "ca_file", CS_STR, CFG(target_ca_file) },
+	{ "tls_verify", CS_BOOL, CFG(target_tls_verify), .def = "true" },
+	{ "flavor", CS_ENUM, CFG(target_flavor), .choices = flavors,
+	    .def = "opensearch" },
 	{ "username", CS_STR, CFG(target_username) },
 	{ "password", CS_STR, CFG(target_password) },
 	{ "password_env", CS_STR, CFG(target_password_env),
@@ -98,14 +111,45 @@ config_target_finish(struct cs_walk *w, void *base, const char *path,
 	struct config *cfg = base;
 	char why[256];
 
-	/* one engine today; target.flavor will choose among several */
-	cfg->target_module = target_module_find(NULL);
+	cfg->target_module = target_module_find(cfg->target_flavor);
+	if (cfg->target_module == NULL)
+		return cs_err(w, cs_line(w, "target.flavor"), "'target.flavor' "
+		    "names no target module");
 	int lurl = cs_line(w, "target.url");
 	int lpw = cs_line(w, "target.password");
 	int lenv = cs_line(w, "target.password_env");
 
-	if (check_target_url(cfg->target_url, why, sizeof(why)) == -1)
-		return cs_err(w, lurl, "'target.url' %s", why);
+	int lurlenv = cs_line(w, "target.url_env");
+	int lkey = cs_line(w, "target.api_key_env");
+	int lca = cs_line(w, "target.ca_file");
+
+	if (lurl && lurlenv)
+		return cs_err(w, lurl > lurlenv ? lurl : lurlenv, "'target.url' "
+		    "and 'target.url_env' cannot both be set");
+	if (!lurl && !lurlenv)
+		return cs_err(w, line, "missing required key 'target.url' (or "
+		    "'target.url_env')");
+	if (lurlenv && config_resolve_env(w, "target.url_env", lurlenv,
+	    cfg->target_url_env, &cfg->target_url) == -1)
+		return -1;
+	/* the url from the environment is never quoted: it is checked the
+	 * same, and named by its variable */
+	if (cfg->target_url != NULL && check_target_url(cfg->target_url, why,
+	    sizeof(why)) == -1)
+		return lurl ? cs_err(w, lurl, "'target.url' %s", why) :
+		    cs_err(w, lurlenv, "'target.url_env': the value of '%s' %s",
+		    cfg->target_url_env, why);
+	if (lkey && (cfg->target_username || lpw || lenv))
+		return cs_err(w, lkey, "'target.api_key_env' and "
+		    "'target.username' cannot both be set: an API key is the "
+		    "whole credential");
+	if (lkey && config_resolve_env(w, "target.api_key_env", lkey,
+	    cfg->target_api_key_env, &cfg->target_api_key) == -1)
+		return -1;
+	if (lca && config_resolves(w, "target.ca_file") &&
+	    access(cfg->target_ca_file, R_OK) == -1)
+		return cs_err(w, lca, "'target.ca_file' '%s': %s",
+		    cfg->target_ca_file, strerror(errno));
 	if (lpw && lenv)
 		return cs_err(w, lpw > lenv ? lpw : lenv, "'target.password' "
 		    "and 'target.password_env' cannot both be set");

@@ -81,14 +81,17 @@ url_has_userinfo(const char *url)
 }
 
 int
-http_init(struct http_client *c, const char *base_url, const char *username,
-    const char *password)
+http_init(struct http_client *c, const char *base_url,
+    const struct http_opts *o)
 {
+	static const struct http_opts none;
 	size_t n;
 	CURL *h;
 
 	memset(c, 0, sizeof(*c));
 	c->timeout_ms = HTTP_TIMEOUT_MS_DEFAULT;
+	if (o == NULL)
+		o = &none;
 	if (url_has_userinfo(base_url)) {
 		/* curl would send them, and every error would print them */
 		snprintf(c->err, sizeof(c->err), "credentials in the target "
@@ -111,11 +114,24 @@ http_init(struct http_client *c, const char *base_url, const char *username,
 	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	if (username != NULL) {
+	if (o->username != NULL) {
 		curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-		curl_easy_setopt(h, CURLOPT_USERNAME, username);
-		if (password != NULL)
-			curl_easy_setopt(h, CURLOPT_PASSWORD, password);
+		curl_easy_setopt(h, CURLOPT_USERNAME, o->username);
+		if (o->password != NULL)
+			curl_easy_setopt(h, CURLOPT_PASSWORD, o->password);
+	}
+	if (o->api_key != NULL) {
+		/* a header of every request (set_headers), never logged */
+		size_t hn = strlen(o->api_key) + sizeof("Authorization: ApiKey ");
+
+		c->auth = xmalloc(hn);
+		snprintf(c->auth, hn, "Authorization: ApiKey %s", o->api_key);
+	}
+	if (o->ca_file != NULL)
+		curl_easy_setopt(h, CURLOPT_CAINFO, o->ca_file);
+	if (o->no_verify) {
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
 	return 0;
 }
@@ -127,6 +143,11 @@ http_release(struct http_client *c)
 		curl_easy_cleanup(c->curl);
 	curl_slist_free_all(c->headers);
 	free(c->base);
+	if (c->auth != NULL) {
+		explicit_bzero(c->auth, strlen(c->auth));
+		free(c->auth);
+	}
+	c->auth = NULL;
 	c->curl = NULL;
 	c->headers = NULL;
 	c->base = NULL;
@@ -152,6 +173,13 @@ set_headers(struct http_client *c, const char *ctype)
 		return -1;
 	}
 	l = t;
+	if (c->auth != NULL) {
+		if ((t = curl_slist_append(l, c->auth)) == NULL) {
+			curl_slist_free_all(l);
+			return -1;
+		}
+		l = t;
+	}
 	curl_slist_free_all(c->headers);
 	c->headers = l;
 	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, l);
@@ -217,7 +245,12 @@ finish(struct http_client *c, CURLcode rc, long *status)
 	char *detail = c->curlerr;
 
 	*status = 0;
+	c->tls_failed = 0;
 	if (rc != CURLE_OK) {
+		/* the server's certificate: no retry changes it */
+		c->tls_failed = rc == CURLE_PEER_FAILED_VERIFICATION ||
+		    rc == CURLE_SSL_CACERT_BADFILE ||
+		    rc == CURLE_SSL_ISSUER_ERROR;
 		detail[strcspn(detail, "\r\n")] = '\0';
 		if (detail[0] && strcmp(detail, curl_easy_strerror(rc)) != 0)
 			snprintf(c->err, sizeof(c->err), "%s: %.200s",
@@ -244,7 +277,7 @@ http_request(struct http_client *c, const char *method, const char *path,
 
 int
 http_pool_init(struct http_pool *p, int nslots, const char *base_url,
-    const char *username, const char *password, struct p2o_err *err)
+    const struct http_opts *opts, struct p2o_err *err)
 {
 	int i;
 
@@ -254,8 +287,7 @@ http_pool_init(struct http_pool *p, int nslots, const char *base_url,
 	p->slot = xcalloc(nslots, sizeof(*p->slot));
 	p->open = xcalloc(nslots, sizeof(*p->open));
 	for (i = 0; i < nslots; i++) {
-		if (http_init(&p->slot[i], base_url, username, password)
-		    == -1) {
+		if (http_init(&p->slot[i], base_url, opts) == -1) {
 			p2o_fail(err, P2O_EXIT_CONFIG, "%s", p->slot[i].err);
 			goto fail;
 		}
@@ -359,6 +391,7 @@ http_pool_done(struct http_pool *p, struct http_done *d)
 		d->slot = (int)(c - p->slot);
 		d->err = finish(c, m->data.result, &d->status) == -1 ?
 		    c->err : NULL;
+		d->tls = d->err != NULL && c->tls_failed;
 		curl_multi_remove_handle(p->multi, c->curl);
 		p->open[d->slot] = 0;
 		p->nopen--;

@@ -32,8 +32,22 @@ void	http_call_set(struct http_call *, const char *method, const char *path,
 #define HTTP_KEEP_ID	":"
 void	http_escape(struct sbuf *out, const char *s, const char *keep);
 
+/* how a client authenticates and checks the server, all optional: basic
+ * credentials (username, password), an Elasticsearch API key (sent as
+ * "Authorization: ApiKey <key>"), a CA bundle file, and no_verify to skip
+ * the certificate check (the caller warns) */
+struct http_opts {
+	const char *username, *password;
+	const char *api_key;
+	const char *ca_file;
+	int	 no_verify;
+};
+
 struct http_client {
 	void	*curl;		/* CURL * */
+	char	*auth;		/* the API key's header line, or NULL */
+	int	 tls_failed;	/* the last transport error was the TLS check
+				 * of the server (permanent: a CA, a name) */
 	void	*headers;	/* struct curl_slist * */
 	char	*base;		/* "http://127.0.0.1:9200", no trailing slash */
 	long	 timeout_ms;	/* whole-request timeout, default 60000 */
@@ -42,11 +56,10 @@ struct http_client {
 };
 
 int	http_global_init(void);		/* once per process, before threads */
-/* username/password may be NULL; tls options come from the URL scheme.
- * Every credential and TLS setting of a target is handed to curl here and
- * nowhere else: an API key header or a private CA belongs beside them */
+/* opts may be NULL (no credentials, the system's CAs). Every credential
+ * and TLS setting of a target is handed to curl here and nowhere else */
 int	http_init(struct http_client *, const char *base_url,
-	    const char *username, const char *password);
+	    const struct http_opts *opts);
 void	http_release(struct http_client *);
 /* method "GET"/"PUT"/"POST"/"DELETE"/"HEAD"; path starts with '/'; body may
  * be NULL. ctype defaults to application/json. Returns 0 when a response
@@ -75,11 +88,12 @@ struct http_done {
 	int	 slot;
 	long	 status;	/* HTTP status; 0 after a transport error */
 	const char *err;	/* NULL, or why no response arrived */
+	int	 tls;		/* err is the server's certificate check */
 };
 
 /* 0, or -1 with err: 78 for a url or credentials curl cannot use */
 int	http_pool_init(struct http_pool *, int nslots, const char *base_url,
-	    const char *username, const char *password, struct p2o_err *err);
+	    const struct http_opts *opts, struct p2o_err *err);
 void	http_pool_release(struct http_pool *);
 /* the same arguments as http_request, plus a timeout (0: the default).
  * body and resp must stay valid until the request is done. -1 if the slot

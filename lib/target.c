@@ -14,10 +14,12 @@
 #include "target.h"
 
 extern const struct target_module target_opensearch;
+extern const struct target_module target_elasticsearch;
 
 /* the first is the default */
 static const struct target_module *const modules[] = {
 	&target_opensearch,
+	&target_elasticsearch,
 };
 
 static const struct {
@@ -65,18 +67,31 @@ target_cap_name(unsigned cap)
 	return "";
 }
 
+void
+target_http_opts(const struct config *cf, struct http_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->username = cf->target_username;
+	o->password = cf->target_password;
+	o->api_key = cf->target_api_key;
+	o->ca_file = cf->target_ca_file;
+	o->no_verify = !cf->target_tls_verify;
+}
+
 int
 target_conn_open(struct target_conn *c, const struct config *cf,
     struct p2o_err *err)
 {
+	struct http_opts o;
+
 	memset(c, 0, sizeof(*c));
 	c->mod = cf->target_module ? cf->target_module :
 	    target_module_find(NULL);
 	if (cf->target_url == NULL)
 		return p2o_fail(err, P2O_EXIT_CONFIG, "%s: target.url: missing",
 		    cf->path);
-	if (http_init(&c->http, cf->target_url, cf->target_username,
-	    cf->target_password) == -1)
+	target_http_opts(cf, &o);
+	if (http_init(&c->http, cf->target_url, &o) == -1)
 		return p2o_fail(err, P2O_EXIT_CONFIG, "target: %s",
 		    c->http.err);
 	return 0;
@@ -96,7 +111,8 @@ target_request(struct target_conn *c, const struct http_call *call,
 	sbuf_reset(resp);
 	if (http_request(&c->http, call->method, call->path, call->ctype,
 	    call->body, call->len, resp, status) == -1)
-		return p2o_fail(err, P2O_EXIT_TEMPFAIL, "%s", c->http.err);
+		return p2o_fail(err, c->http.tls_failed ? P2O_EXIT_REFUSED :
+		    P2O_EXIT_TEMPFAIL, "%s", c->http.err);
 	return 0;
 }
 

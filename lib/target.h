@@ -163,7 +163,8 @@ enum target_answer {
 	TA_EXISTS,	/* a creation found it there already: done too */
 	TA_NEXT,	/* a procedure's request done: ask for its next */
 	TA_RETRY,	/* transient: busy, failing, garbled; ask again */
-	TA_REFUSED,	/* not as it is asked (a mapping, a bad request) */
+	TA_REFUSED,	/* not as it is asked (a mapping, a bad request;
+			 * a probe: a node of another engine or version) */
 	TA_AUTH		/* our credentials were refused: permanent */
 };
 
@@ -268,7 +269,8 @@ struct target_ops {
 		    struct sbuf *out);
 
 	/* the node: is it there, and what is it (into node, for the
-	 * log); TA_OK, TA_RETRY or TA_AUTH with why */
+	 * log); TA_OK, TA_RETRY or TA_AUTH with why, TA_REFUSED when it
+	 * is not the engine or a major version the module serves */
 	void	(*probe_call)(struct http_call *);
 	enum target_answer (*probe_answer)(long status, const struct sbuf *resp,
 		    char *node, size_t nodelen, char *why, size_t whylen);
@@ -431,13 +433,16 @@ const struct target_module *target_module_find(const char *name);
 int	target_can(const struct target_module *, unsigned caps);
 /* a capability's name for messages ("routing"), "" for none */
 const char *target_cap_name(unsigned cap);
+/* the credentials and TLS settings of cfg's target, for an http client */
+void	target_http_opts(const struct config *, struct http_opts *);
 /* a connection for cfg's target: 0, or -1 with err (78 for a url or
  * credentials that cannot be used) */
 int	target_conn_open(struct target_conn *, const struct config *,
 	    struct p2o_err *);
 void	target_conn_release(struct target_conn *);
 /* one blocking request: 0 with the status and the body in resp, or -1
- * with err (75: the target could not be reached) */
+ * with err (75: the target could not be reached, 69: its certificate
+ * failed the check) */
 int	target_request(struct target_conn *, const struct http_call *,
 	    struct sbuf *resp, long *status, struct p2o_err *);
 void	target_proc_init(struct target_proc *);

@@ -48,6 +48,24 @@ NAME=$(basename "$0" .t | tr -c 'a-z0-9\n' '_' | tr -d '\n')
 export PGOPTIONS="-c client_min_messages=warning"
 psql_q() { psql -X -q -v ON_ERROR_STOP=1 -At "$@"; }
 
+# The engine the tests write to: OpenSearch, or the one P2O_TARGET names
+# (tests/servers/run-with.sh --es sets it), so that the same test files run
+# against each. target_keys prints the target keys beside url that it needs;
+# needs_module skips a whole test file on an engine whose test node lacks
+# a module it uses.
+P2O_TARGET=${P2O_TARGET:-opensearch}
+target_keys() {
+	if [ "$P2O_TARGET" != opensearch ]; then echo "  flavor: $P2O_TARGET"; fi
+}
+# needs_module NAME... : the Elasticsearch integ-test node has none of
+# parent-join, ingest-common, reindex, lang-painless (not published for 8.x)
+needs_module() {
+	if [ "$P2O_TARGET" = elasticsearch ]; then
+		echo "1..0 # skip needs $* (not in the Elasticsearch test node)"
+		exit 0
+	fi
+}
+
 # mkconfig FILE SLOT INDEXPREFIX TABLE... : one sync section per table,
 # index = INDEXPREFIX_table; the source URL comes from $P2O_TEST_URL (with
 # the password) through url_env, the way a user should do it.
@@ -63,6 +81,7 @@ mkconfig() {
 		echo "  reconnect_max: ${RECONNECT_MAX:-20}"
 		echo "target:"
 		echo "  url: $OS_URL"
+		target_keys
 		echo "sync:"
 		for t in "$@"; do
 			echo "  $t:"
@@ -88,6 +107,7 @@ mkhead() {
 		echo "  reconnect_max: ${RECONNECT_MAX:-20}"
 		echo "target:"
 		echo "  url: $OS_URL"
+		target_keys
 		echo "engine:"
 		echo "  checkpoint_interval_ms: ${CKPT_MS:-200}"
 		if [ "$port" != 0 ]; then echo "metrics:"; echo "  bind: 127.0.0.1:$port"; fi

@@ -237,6 +237,11 @@ collect(struct writer *wr)
 
 	while (http_pool_done(&wr->pool, &d)) {
 		n++;
+		/* a certificate no retry makes valid: before any write, as
+		 * the probe is the first request */
+		if (d.tls)
+			fatalx(P2O_EXIT_REFUSED, "target '%s': TLS: %s",
+			    wr->sink.target, d.err);
 		if (wr->st == W_PROBE) {
 			wr->probe_open = 0;
 			if (!wr->probed) {
@@ -492,6 +497,7 @@ static void
 setup(struct writer *wr, const char *cfgpath)
 {
 	char redacted[512];
+	struct http_opts hopts;
 	struct p2o_err perr;
 
 	/* the target's secret only: an ops file replays at a desk without
@@ -502,8 +508,13 @@ setup(struct writer *wr, const char *cfgpath)
 		fatalx(P2O_EXIT_CONFIG, "%s: target.url is required", cfgpath);
 	if (http_global_init() == -1)
 		fatalx(P2O_EXIT_INTERNAL, "could not initialise libcurl");
+	target_http_opts(&cfg, &hopts);
+	if (!cfg.target_tls_verify)
+		log_warnx("target.tls_verify is false: the target's "
+		    "certificate is not checked, anyone on the path can read "
+		    "and change what is written");
 	if (http_pool_init(&wr->pool, cfg.write_concurrency, cfg.target_url,
-	    cfg.target_username, cfg.target_password, &perr) == -1)
+	    &hopts, &perr) == -1)
 		fatalx(perr.code, "target '%s': %s",
 		    log_redact_url(cfg.target_url, redacted, sizeof(redacted)),
 		    perr.msg);

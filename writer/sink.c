@@ -280,6 +280,11 @@ sink_probe_answer(struct sink *s, const char *terr, long status)
 		return STEP_DONE;
 	case TA_AUTH:
 		return sink_auth(s, status, why);
+	case TA_REFUSED:
+		/* another engine than configured: no retry makes it one */
+		p2o_fail(&s->err, P2O_EXIT_CONFIG, "target '%s': %s",
+		    s->target, why);
+		return STEP_END;
 	default:
 		sink_why(s, "HTTP %ld: %s", status, why);
 		return probe_failed(s);

@@ -228,7 +228,8 @@ enum step_result {
 	STEP_NEXT,	/* progress: ask for its next request */
 	STEP_WAIT,	/* failed: ask again after a backoff */
 	STEP_END	/* the writer must end, with the sink err's code: the
-			 * target refused our credentials (77), or a retry
+			 * target refused our credentials (77), the node is
+			 * another engine than configured (78), or a retry
 			 * limit of the configuration was reached (75) */
 };
 

@@ -66,9 +66,8 @@ os_body_object(const char *body, size_t len, struct jspan *obj)
 	return jspan_type(*obj) == J_OBJECT ? 0 : -1;
 }
 
-/* a string span into buf, unescaped and cut to fit */
-static void
-copy_cut(struct jspan s, char *buf, size_t cap)
+void
+os_copy_cut(struct jspan s, char *buf, size_t cap)
 {
 	char *plain;
 	size_t n;
@@ -101,15 +100,15 @@ error_fields(struct jspan e, char *type, size_t tcap, char *reason,
 		reason[0] = '\0';
 	if (jspan_type(e) == J_STRING) {
 		snprintf(type, tcap, "error");
-		copy_cut(e, reason, rcap);
+		os_copy_cut(e, reason, rcap);
 		return;
 	}
 	if (jspan_type(e) != J_OBJECT)
 		return;
 	if (jobj_get(e, "type", &v))
-		copy_cut(v, type, tcap);
+		os_copy_cut(v, type, tcap);
 	if (jobj_get(e, "reason", &v))
-		copy_cut(v, reason, rcap);
+		os_copy_cut(v, reason, rcap);
 }
 
 int
@@ -160,17 +159,43 @@ probe_call(struct http_call *call)
 	http_call_set(call, "GET", "/", NULL, NULL, 0);
 }
 
-/* {"version":{"distribution":"opensearch","number":"2.19.6"},...} */
+int
+os_major(const char *number)
+{
+	long v;
+	char *end;
+
+	if (number[0] < '0' || number[0] > '9')
+		return -1;
+	v = strtol(number, &end, 10);
+	return (*end == '.' || *end == '\0') && v < 1000 ? (int)v : -1;
+}
+
+/*
+ * {"version":{"distribution":"opensearch","number":"2.19.6"},...}. An
+ * Elasticsearch node says no distribution: it is refused, as is a major
+ * version this module was not written for. An answer without a version
+ * (a proxy's own page) is taken as it was before nodes were asked.
+ */
 static enum target_answer
 probe_answer(long status, const struct sbuf *resp, char *node,
     size_t nodelen, char *why, size_t whylen)
 {
 	enum target_answer a = os_status_class(status);
 	struct jspan obj, ver, v;
-	char dist[32] = "opensearch", num[32] = "";
+	char dist[32] = "", num[32] = "";
+	int major;
 
 	if (nodelen)
 		node[0] = '\0';
+	if (status == 405) {
+		/* every OpenSearch node serves GET /; an Elasticsearch node
+		 * without its rest-root module does not */
+		snprintf(why, whylen, "target.flavor is opensearch but the node "
+		    "does not serve GET / (HTTP 405), as an Elasticsearch node "
+		    "without its rest-root module does");
+		return TA_REFUSED;
+	}
 	if (a != TA_OK) {
 		os_error_text(resp->buf, resp->len, why, whylen);
 		return a == TA_AUTH ? TA_AUTH : TA_RETRY;
@@ -178,11 +203,25 @@ probe_answer(long status, const struct sbuf *resp, char *node,
 	if (os_body_object(resp->buf, resp->len, &obj) == 0 &&
 	    jobj_get(obj, "version", &ver) && jspan_type(ver) == J_OBJECT) {
 		if (jobj_get(ver, "distribution", &v))
-			copy_cut(v, dist, sizeof(dist));
+			os_copy_cut(v, dist, sizeof(dist));
 		if (jobj_get(ver, "number", &v))
-			copy_cut(v, num, sizeof(num));
+			os_copy_cut(v, num, sizeof(num));
+		major = os_major(num);
+		if (strcmp(dist, "opensearch") != 0) {
+			snprintf(why, whylen, "target.flavor is opensearch but "
+			    "the node is %s %s; set target.flavor: "
+			    "elasticsearch for an Elasticsearch node",
+			    dist[0] ? dist : "Elasticsearch", num);
+			return TA_REFUSED;
+		}
+		if (major < OS_MAJOR_MIN || major > OS_MAJOR_MAX) {
+			snprintf(why, whylen, "target.flavor is opensearch but "
+			    "the node runs OpenSearch %s; supported: %d.x to "
+			    "%d.x", num, OS_MAJOR_MIN, OS_MAJOR_MAX);
+			return TA_REFUSED;
+		}
 	}
-	snprintf(node, nodelen, "%s%s%s", dist, num[0] ? " " : "", num);
+	snprintf(node, nodelen, "opensearch%s%s", num[0] ? " " : "", num);
 	return TA_OK;
 }
 
@@ -230,8 +269,8 @@ add_raw(struct sbuf *out, struct jspan s, struct aspan *where)
 	sbuf_add(out, s.p, s.n);
 }
 
-static int
-encode(struct sbuf *out, const struct target_write *w,
+int
+os_encode(struct sbuf *out, const struct target_write *w,
     struct target_entry *e, struct p2o_err *err)
 {
 	size_t start = out->len;
@@ -425,8 +464,8 @@ os_bulk_answer(long status, const char *body, size_t len, int nsent,
 	return read_items(body, len, nsent, items, why, whylen);
 }
 
-static void
-read_call(const struct docref *refs, int n, struct sbuf *body,
+void
+os_read_call(const struct docref *refs, int n, struct sbuf *body,
     struct http_call *call)
 {
 	int i;
@@ -488,8 +527,8 @@ read_docs(const char *body, size_t len, int n, struct jspan *found)
 	return i == n ? 0 : -1;
 }
 
-static enum target_answer
-read_answer(long status, const struct sbuf *resp, int n, struct jspan *found,
+enum target_answer
+os_read_answer(long status, const struct sbuf *resp, int n, struct jspan *found,
     char *why, size_t whylen)
 {
 	enum target_answer a = os_status_class(status);
@@ -505,34 +544,25 @@ read_answer(long status, const struct sbuf *resp, int n, struct jspan *found,
 	return TA_OK;
 }
 
+static void
+proc_call(struct target_proc *p, struct http_call *call)
+{
+	os_proc_call(p, call, OS_CLEAR_BY_QUERY);
+}
+
+static enum target_answer
+proc_answer(struct target_proc *p, long status, const struct sbuf *resp,
+    char *why, size_t whylen)
+{
+	return os_proc_answer(p, status, resp, why, whylen, OS_CLEAR_BY_QUERY);
+}
+
 static const struct target_ops ops = {
-	.index_name = os_index_name,
-	.index_body = os_index_body,
-	.mapping_file = os_mapping_file,
+	OS_SHARED_OPS,
 	.probe_call = probe_call,
 	.probe_answer = probe_answer,
-	.error_text = os_error_text,
-	.create_call = os_create_call,
-	.create_answer = os_create_answer,
-	.encode = encode,
-	.bulk_call = os_bulk_call,
-	.bulk_answer = os_bulk_answer,
-	.read_call = read_call,
-	.read_answer = read_answer,
-	.proc_call = os_proc_call,
-	.proc_answer = os_proc_answer,
-	.state_get = os_state_get,
-	.state_put = os_state_put,
-	.index_exists = os_index_exists,
-	.index_create = os_index_create,
-	.load_settings = os_load_settings,
-	.load_suspend = os_load_suspend,
-	.load_restore = os_load_restore,
-	.state_prepare = os_state_prepare,
-	.pipeline_exists = os_pipeline_exists,
-	.index_state = os_index_state,
-	.mapping_conflicts = os_mapping_conflicts,
-	.refresh = os_refresh,
+	.proc_call = proc_call,
+	.proc_answer = proc_answer,
 };
 
 const struct target_module target_opensearch = {

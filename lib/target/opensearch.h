@@ -13,6 +13,48 @@
 /* and of the refused documents kept aside (opensearch_rejects.c) */
 #define OS_REJECTS_INDEX	".pg2osync_rejects"
 
+/* the OpenSearch major versions the module was written for */
+#define OS_MAJOR_MIN	1
+#define OS_MAJOR_MAX	3
+
+/*
+ * The operations Elasticsearch 8 answers as OpenSearch does (the same
+ * bulk action lines, external_gte versions, _mget, settings, state
+ * documents): both modules' tables start with these, and differ in the
+ * probe and in how a clear deletes.
+ */
+#define OS_SHARED_OPS \
+	.index_name = os_index_name, \
+	.index_body = os_index_body, \
+	.mapping_file = os_mapping_file, \
+	.error_text = os_error_text, \
+	.create_call = os_create_call, \
+	.create_answer = os_create_answer, \
+	.encode = os_encode, \
+	.bulk_call = os_bulk_call, \
+	.bulk_answer = os_bulk_answer, \
+	.read_call = os_read_call, \
+	.read_answer = os_read_answer, \
+	.state_get = os_state_get, \
+	.state_put = os_state_put, \
+	.index_exists = os_index_exists, \
+	.index_create = os_index_create, \
+	.load_settings = os_load_settings, \
+	.load_suspend = os_load_suspend, \
+	.load_restore = os_load_restore, \
+	.state_prepare = os_state_prepare, \
+	.pipeline_exists = os_pipeline_exists, \
+	.index_state = os_index_state, \
+	.mapping_conflicts = os_mapping_conflicts, \
+	.refresh = os_refresh
+
+/* how a clear deletes (opensearch_proc.c) */
+enum os_clear {
+	OS_CLEAR_BY_QUERY,	/* one _delete_by_query (the reindex module) */
+	OS_CLEAR_BY_SCROLL	/* a scroll of the documents, a bulk delete
+				 * of each page: needs nothing but the core */
+};
+
 /* opensearch.c */
 /* the answer class of a status: TA_OK (2xx), TA_AUTH, TA_RETRY, TA_REFUSED */
 enum target_answer os_status_class(long status);
@@ -25,6 +67,16 @@ int	os_body_object(const char *body, size_t len, struct jspan *obj);
 int	os_error(const char *body, size_t len, char *type, size_t tcap,
 	    char *reason, size_t rcap);
 void	os_error_text(const char *body, size_t len, char *out, size_t outlen);
+/* a string span into buf, unescaped and cut to fit */
+void	os_copy_cut(struct jspan s, char *buf, size_t cap);
+/* the major of a version number ("8.19.3": 8), -1 if it is none */
+int	os_major(const char *number);
+int	os_encode(struct sbuf *arena, const struct target_write *,
+	    struct target_entry *, struct p2o_err *);
+void	os_read_call(const struct docref *refs, int n, struct sbuf *body,
+	    struct http_call *);
+enum target_answer os_read_answer(long status, const struct sbuf *resp,
+	    int n, struct jspan *found, char *why, size_t whylen);
 void	os_create_call(const char *index, const char *body, struct sbuf *path,
 	    struct http_call *);
 enum target_answer os_create_answer(long status, const struct sbuf *resp,
@@ -44,9 +96,9 @@ int	os_index_body(const struct sync_section *, const char *mapping,
 	    size_t len, char **body, char *why, size_t whylen);
 
 /* opensearch_proc.c */
-void	os_proc_call(struct target_proc *, struct http_call *);
+void	os_proc_call(struct target_proc *, struct http_call *, enum os_clear);
 enum target_answer os_proc_answer(struct target_proc *, long status,
-	    const struct sbuf *resp, char *why, size_t whylen);
+	    const struct sbuf *resp, char *why, size_t whylen, enum os_clear);
 
 /* opensearch_state.c */
 int	os_state_get(struct target_conn *, const char *key, struct sbuf *doc,

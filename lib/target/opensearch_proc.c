@@ -14,6 +14,11 @@
  *    version. The writer cannot know which children the target holds, so
  *    it asks.
  *
+ * A node without the reindex module (Elasticsearch's integ-test
+ * distribution) has no _delete_by_query: its module clears the way a
+ * cascade deletes, a scroll and a bulk delete of each page, without a
+ * version (a clear deletes whatever the index holds at the barrier).
+ *
  * Pure: builds requests and reads answers; never logs, never exits.
  */
 #include <stdio.h>
@@ -31,15 +36,20 @@
 enum step { S_REFRESH, S_DELETE, S_SEARCH, S_PAGE, S_SCROLL, S_END, S_DONE };
 
 static void
-clear_query(struct target_proc *p)
+clear_query(struct target_proc *p, enum os_clear how)
 {
 	struct sbuf *q = &p->query;
 
+	/* a scroll's page is one bulk request of deletes */
+	if (how == OS_CLEAR_BY_SCROLL)
+		sbuf_addf(q, "{\"size\":%d,\"_source\":false,", CASCADE_PAGE);
+	else
+		sbuf_addc(q, '{');
 	if (p->field.p == NULL) {
-		sbuf_adds(q, "{\"query\":{\"match_all\":{}}}");
+		sbuf_adds(q, "\"query\":{\"match_all\":{}}}");
 		return;
 	}
-	sbuf_adds(q, "{\"query\":{\"term\":{");
+	sbuf_adds(q, "\"query\":{\"term\":{");
 	sbuf_add(q, p->field.p, p->field.n);
 	sbuf_addc(q, ':');
 	sbuf_add(q, p->value.p, p->value.n);
@@ -71,11 +81,11 @@ cascade_query(struct target_proc *p)
 }
 
 void
-os_proc_call(struct target_proc *p, struct http_call *call)
+os_proc_call(struct target_proc *p, struct http_call *call, enum os_clear how)
 {
 	if (p->query.len == 0) {
 		if (p->kind == PROC_CLEAR)
-			clear_query(p);
+			clear_query(p, how);
 		else
 			cascade_query(p);
 	}
@@ -93,8 +103,12 @@ os_proc_call(struct target_proc *p, struct http_call *call)
 		break;
 	case S_SEARCH:
 		os_index_path(&p->path, p->index, "/_search?scroll="
-		    SCROLL_KEEP "&routing=");
-		http_escape(&p->path, p->parent, "");
+		    SCROLL_KEEP);
+		/* every child lives on its parent's shard */
+		if (p->kind == PROC_CASCADE) {
+			sbuf_adds(&p->path, "&routing=");
+			http_escape(&p->path, p->parent, "");
+		}
 		http_call_set(call, "POST", p->path.buf, NULL, p->query.buf,
 		    p->query.len);
 		break;
@@ -161,7 +175,7 @@ failed(long status, const struct sbuf *resp, char *text, size_t tlen)
 /* a refresh or the delete of a clear, or a cascade's refresh */
 static enum target_answer
 answer_clear(struct target_proc *p, long status, const struct sbuf *resp,
-    char *why, size_t whylen)
+    char *why, size_t whylen, enum os_clear how)
 {
 	enum target_answer a;
 	char text[400];
@@ -180,7 +194,8 @@ answer_clear(struct target_proc *p, long status, const struct sbuf *resp,
 	if (a != TA_OK)
 		return a;
 	if (p->step == S_REFRESH) {
-		p->step = p->kind == PROC_CASCADE ? S_SEARCH : S_DELETE;
+		p->step = p->kind == PROC_CASCADE || how == OS_CLEAR_BY_SCROLL ?
+		    S_SEARCH : S_DELETE;
 		return TA_NEXT;
 	}
 	if (!dbq_complete(resp)) {
@@ -199,7 +214,7 @@ read_page(struct target_proc *p, const struct sbuf *resp)
 {
 	struct jspan root, sid, hits, list, h, index, id, routing;
 	struct jiter it;
-	int n = 0;
+	int n = 0, has_routing;
 
 	sbuf_reset(&p->body);
 	if (os_body_object(resp->buf, resp->len, &root) == -1 ||
@@ -224,13 +239,25 @@ read_page(struct target_proc *p, const struct sbuf *resp)
 		sbuf_add(&p->body, index.p, index.n);
 		sbuf_adds(&p->body, ",\"_id\":");
 		sbuf_add(&p->body, id.p, id.n);
+		has_routing = jobj_get(h, "_routing", &routing) &&
+		    jspan_type(routing) == J_STRING;
+		if (p->kind == PROC_CLEAR) {
+			/* where its routing put it; no version: a clear
+			 * deletes whatever the index holds at the barrier */
+			if (has_routing) {
+				sbuf_adds(&p->body, ",\"routing\":");
+				sbuf_add(&p->body, routing.p, routing.n);
+			}
+			sbuf_adds(&p->body, "}}\n");
+			n++;
+			continue;
+		}
 		sbuf_adds(&p->body, ",\"version\":");
 		sbuf_add_u64(&p->body, p->version);
 		sbuf_adds(&p->body, ",\"version_type\":\"external_gte\"");
 		/* a child is where its routing put it: the parent's id */
 		sbuf_adds(&p->body, ",\"routing\":");
-		if (jobj_get(h, "_routing", &routing) &&
-		    jspan_type(routing) == J_STRING)
+		if (has_routing)
 			sbuf_add(&p->body, routing.p, routing.n);
 		else
 			sbuf_add_jstr(&p->body, p->parent, strlen(p->parent));
@@ -263,6 +290,10 @@ answer_search(struct target_proc *p, long status, const struct sbuf *resp,
 	}
 	if ((a = failed(status, resp, text, sizeof(text))) == TA_AUTH)
 		snprintf(why, whylen, "%s", text);
+	else if (a != TA_OK && p->kind == PROC_CLEAR)
+		snprintf(why, whylen, "clearing '%s' %s (HTTP %ld): %s",
+		    p->index, a == TA_RETRY ? "failed" : "refused", status,
+		    text);
 	else if (a == TA_REFUSED)
 		snprintf(why, whylen, "searching the children of '%s' in '%s' "
 		    "refused (HTTP %ld): %s", p->parent, p->index, status, text);
@@ -298,8 +329,9 @@ answer_page(struct target_proc *p, long status, const struct sbuf *resp,
 		return TA_AUTH;
 	}
 	if (a != TA_OK) {
-		snprintf(why, whylen, "deleting a join parent's children "
-		    "failed (HTTP %ld): %.400s", status, text);
+		snprintf(why, whylen, "deleting %s failed (HTTP %ld): %.400s",
+		    p->kind == PROC_CLEAR ? "the documents of a clear" :
+		    "a join parent's children", status, text);
 		return TA_RETRY;
 	}
 	p->page_done = p->npage;
@@ -310,8 +342,9 @@ answer_page(struct target_proc *p, long status, const struct sbuf *resp,
 			failed++;
 	if (failed) {
 		/* the deletes are idempotent: the page goes again whole */
-		snprintf(why, whylen, "%d of %d children of a deleted join "
-		    "parent not deleted yet", failed, p->npage);
+		snprintf(why, whylen, "%d of %d %s not deleted yet", failed,
+		    p->npage, p->kind == PROC_CLEAR ? "documents of a clear" :
+		    "children of a deleted join parent");
 		return TA_RETRY;
 	}
 	p->step = S_SCROLL;
@@ -320,14 +353,14 @@ answer_page(struct target_proc *p, long status, const struct sbuf *resp,
 
 enum target_answer
 os_proc_answer(struct target_proc *p, long status, const struct sbuf *resp,
-    char *why, size_t whylen)
+    char *why, size_t whylen, enum os_clear how)
 {
 	if (whylen)
 		why[0] = '\0';
 	switch ((enum step)p->step) {
 	case S_REFRESH:
 	case S_DELETE:
-		return answer_clear(p, status, resp, why, whylen);
+		return answer_clear(p, status, resp, why, whylen, how);
 	case S_PAGE:
 		return answer_page(p, status, resp, why, whylen);
 	default:

@@ -150,6 +150,11 @@ validate_target(struct check_report *r, const struct config *cfg)
 		    "%s)", cfg->target_url, status, why);
 		goto out;
 	}
+	if (a == TA_REFUSED) {
+		/* another engine or version than target.flavor names */
+		check_fail(r, "target: %s", why);
+		goto out;
+	}
 	if (a != TA_OK) {
 		check_fail(r, "target: %s answered HTTP %ld: %s",
 		    cfg->target_url, status, why);

@@ -63,7 +63,11 @@ CONCS = (1, 4)
 PEER_ROWS = int(os.environ.get("BENCH_PEER_ROWS", ROWS))
 PEER_WIDE = int(os.environ.get("BENCH_PEER_WIDE_ROWS", WIDE))
 PEER_STREAM = int(os.environ.get("BENCH_PEER_STREAM_ROWS", STREAM))
-TOOLS = os.environ.get("BENCH_TOOLS", "pg2osync,pgsync,debezium").split(",")
+# run.sh --es (BENCH_TARGET=elasticsearch): the node is Elasticsearch; the
+# peers' setups here are OpenSearch's, so by default only pg2osync runs
+TARGET = os.environ.get("P2O_TARGET", "opensearch")
+TOOLS = os.environ.get("BENCH_TOOLS", "pg2osync,pgsync,debezium" if TARGET == "opensearch"
+                       else "pg2osync").split(",")
 DBZ_VERSION = "3.6.1.Final"
 SAMPLE = 200
 CLK = os.sysconf("SC_CLK_TCK")
@@ -83,6 +87,11 @@ MAPPINGS = {
         "price": {"type": "scaled_float", "scaling_factor": 100},
         "body1": {"type": "text"}, "body2": {"type": "text"}}},
 }
+if TARGET == "elasticsearch":
+    # scaled_float is the mapper-extras module's, which the Elasticsearch
+    # test node lacks: both the ceiling and pg2osync get double instead
+    for m in MAPPINGS.values():
+        m["properties"]["price"] = {"type": "double"}
 COLUMNS = {
     "narrow": ["id", "name", "qty", "price", "flag", "note"],
     "wide": ["id", "title", "price", "body1", "body2"],
@@ -293,6 +302,7 @@ def p2o_config(path, slot, table, index, engine):
   publication: {slot}
 target:
   url: {os.environ['OS_URL']}
+  flavor: {TARGET}
 sync:
   {table}:
     table: public.{table}
@@ -796,9 +806,14 @@ def main():
     res = {"rows": ROWS, "wide_rows": WIDE, "stream_rows": STREAM, "batch": BATCH,
            "updates": UPDATES, "machine": f"{os.cpu_count()} cores ({model})", "tools": {},
            "ceiling": {}, "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-    st, data = NODE.req("GET", "/")
-    res["servers"] = (f"PostgreSQL {psql('show server_version')}, OpenSearch "
-                      f"{json.loads(data)['version']['number']} "
+    if TARGET == "elasticsearch":
+        # GET / is the rest-root module's, which the integ-test node lacks
+        st, data = NODE.req("GET", "/_nodes/_local?filter_path=nodes.*.version")
+        version = "Elasticsearch " + next(iter(json.loads(data)["nodes"].values()))["version"]
+    else:
+        st, data = NODE.req("GET", "/")
+        version = "OpenSearch " + json.loads(data)["version"]["number"]
+    res["servers"] = (f"PostgreSQL {psql('show server_version')}, {version} "
                       f"({os.environ.get('P2O_OS_JAVA_OPTS', 'default heap')})")
     log(f"tables: {ROWS} narrow rows, {WIDE} wide rows")
     make_table("narrow", "narrow", ROWS)

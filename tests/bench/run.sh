@@ -9,6 +9,8 @@
 #                                100,000)
 # The peers are installed by tests/bench/install.sh into ~/.cache/pg2osync;
 # one that cannot be installed keeps its column, which says why.
+# BENCH_TARGET=elasticsearch: the same against an Elasticsearch 8 node
+# (pg2osync and the ceiling; the peers only with BENCH_TOOLS).
 set -eu
 cd "$(dirname "$0")/../.."
 ROWS=${1:-1000000}
@@ -17,9 +19,18 @@ case $ROWS in
 esac
 tests/install-deps.sh
 make -s all
-tests/bench/install.sh || echo "run.sh: a peer could not be installed; its column says so" >&2
+# against Elasticsearch only pg2osync runs unless BENCH_TOOLS names peers
+if [ "${BENCH_TARGET:-opensearch}" = opensearch ] || [ -n "${BENCH_TOOLS:-}" ]; then
+	tests/bench/install.sh || echo "run.sh: a peer could not be installed; its column says so" >&2
+fi
 export PGOPTIONS="-c client_min_messages=warning"
 # the node gets more heap than the tests give it: wide documents, four
 # requests open at once, and no garbage collector in the numbers
 export P2O_OS_JAVA_OPTS=${P2O_OS_JAVA_OPTS:--Xms1g -Xmx1g}
-exec tests/servers/run-with.sh --pg --os -- python3 tests/bench/bench.py "$ROWS"
+node=--os
+case ${BENCH_TARGET:-opensearch} in
+opensearch) ;;
+elasticsearch) node=--es ;;
+*) echo "run.sh: BENCH_TARGET must be opensearch or elasticsearch" >&2; exit 64 ;;
+esac
+exec tests/servers/run-with.sh --pg $node -- python3 tests/bench/bench.py "$ROWS"

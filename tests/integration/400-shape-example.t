@@ -5,6 +5,7 @@
 # constants, fan-out, a join with its cascade, a pipeline, a templated
 # append-only index).
 . "$(dirname "$0")/../lib.sh"
+needs_module ingest-common parent-join
 
 S=pg2osync_shop
 TABLES="tenants customers staff products orders order_lines audit_log"

@@ -6,6 +6,7 @@
 # leaving a copy; an ingest pipeline runs on every index action; a table
 # whose template needs a before-image it does not have is refused (69).
 . "$(dirname "$0")/../lib.sh"
+needs_module ingest-common
 
 S=p2o_shape_id
 drop_slot $S; drop_loads $S shp_accounts shp_events

@@ -5,6 +5,7 @@
 # child lands on its parent's shard (routed by the parent's id), moves
 # with its parent column, and a parent's delete takes its children along.
 . "$(dirname "$0")/../lib.sh"
+needs_module parent-join
 
 S=p2o_shape_fj
 drop_slot $S; drop_loads $S shp_products shp_questions shp_answers

@@ -1,38 +1,44 @@
 #!/usr/bin/env bash
 # Install what the test servers need. Idempotent, quiet unless failing.
-#   tests/servers/install.sh [pg] [mariadb] [opensearch]    (no args = all)
+#   tests/servers/install.sh [pg] [mariadb] [opensearch] [elasticsearch]
+#   (no args = pg mariadb opensearch)
 # OpenSearch: the integ-test zip from Maven Central plus the modules the
 # project uses (lang-painless, reindex, parent-join, ingest-common,
 # analysis-common, lang-mustache, mapper-extras), built once into
 # ${P2O_CACHE:-$HOME/.cache/pg2osync}/opensearch-<version>/.
+# Elasticsearch: its integ-test zip from Maven Central as it is (it ships
+# x-pack-security; the other modules are not published for 8.x), into
+# .../elasticsearch-<version>/.
 set -eu
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 p2o_need_root
 
-want_pg='' want_mariadb='' want_os=''
+want_pg='' want_mariadb='' want_os='' want_es=''
 [ $# = 0 ] && set -- pg mariadb opensearch
 for a in "$@"; do
     case $a in
         pg | postgres | postgresql) want_pg=1 ;;
         mariadb | mysql) want_mariadb=1 ;;
         opensearch | os) want_os=1 ;;
-        *) p2o_die "unknown component '$a' (expected pg, mariadb, opensearch)" ;;
+        elasticsearch | es) want_es=1 ;;
+        *) p2o_die "unknown component '$a' (expected pg, mariadb, opensearch, elasticsearch)" ;;
     esac
 done
 
 pkgs=()
 [ -n "$want_pg" ] && pkgs+=(postgresql-15 postgresql-client-15)
 [ -n "$want_mariadb" ] && pkgs+=(mariadb-server mariadb-client)
-[ -n "$want_os" ] && pkgs+=(openjdk-17-jre-headless maven unzip curl ca-certificates)
+[ -n "$want_os$want_es" ] && pkgs+=(openjdk-17-jre-headless maven unzip curl ca-certificates)
+[ -n "$want_es" ] && pkgs+=(openssl)
 pkgs+=(procps)
 p2o_apt_ensure "${pkgs[@]}"
 
 [ -x "$P2O_PG_BIN/initdb" ] || [ -z "$want_pg" ] || p2o_die "$P2O_PG_BIN/initdb missing after install"
-[ -z "$want_os" ] && exit 0
+[ -z "$want_os$want_es" ] && exit 0
 
-# --- OpenSearch -----------------------------------------------------------
+# --- OpenSearch and Elasticsearch ------------------------------------------
 
 if ! id -u "$P2O_OS_USER" >/dev/null 2>&1; then
     useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
@@ -40,6 +46,36 @@ if ! id -u "$P2O_OS_USER" >/dev/null 2>&1; then
         || p2o_die "could not create user $P2O_OS_USER"
 fi
 
+DEP_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.6.1
+
+# Elasticsearch: the zip unpacked, nothing added (built under the lock
+# below, by a subshell so that OpenSearch's part still runs after it)
+if [ -n "$want_es" ] && ! p2o_es_dist >/dev/null; then
+    (
+        JAVA_HOME=$(p2o_java17_home) || p2o_die "no Java 17 under /usr/lib/jvm"
+        export JAVA_HOME
+        mkdir -p "$P2O_CACHE"
+        exec 9>"$P2O_CACHE/.install.lock"
+        flock 9
+        p2o_es_dist >/dev/null && exit 0
+        work=$(mktemp -d "$P2O_CACHE/.build.XXXXXX")
+        trap 'rm -rf "$work"' EXIT
+        v=$P2O_ES_VERSION
+        mvn -B -q "$DEP_PLUGIN:copy" \
+            -Dartifact="org.elasticsearch.distribution.integ-test-zip:elasticsearch:$v:zip" \
+            -DoutputDirectory="$work" -Dmdep.stripVersion=true >"$work/mvn.log" 2>&1 </dev/null \
+            || { p2o_log_tail "$work/mvn.log"; p2o_die "mvn could not copy the Elasticsearch $v zip"; }
+        unzip -q "$work/elasticsearch.zip" -d "$work/unpacked" || p2o_die "unzip failed"
+        dist=$work/unpacked/elasticsearch-$v
+        [ -d "$dist/lib" ] && [ -d "$dist/modules/x-pack-security" ] || p2o_die "unexpected zip layout"
+        echo "$v" >"$dist/.p2o-version"
+        chmod -R a+rX "$dist"
+        touch "$dist/.p2o-ready"
+        rm -rf "${P2O_CACHE:?}/elasticsearch-$v"
+        mv "$dist" "$P2O_CACHE/elasticsearch-$v"
+    ) || exit 1
+fi
+[ -z "$want_os" ] && exit 0
 p2o_os_dist >/dev/null && exit 0
 
 JAVA_HOME=$(p2o_java17_home) || p2o_die "no Java 17 under /usr/lib/jvm"
@@ -52,7 +88,6 @@ p2o_os_dist >/dev/null && exit 0 # built by a concurrent run meanwhile
 work=$(mktemp -d "$P2O_CACHE/.build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mvnlog=$work/mvn.log
-DEP_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.6.1
 
 mvn_run() {
     if ! mvn -B -q "$@" >>"$mvnlog" 2>&1 </dev/null; then

@@ -10,6 +10,9 @@ P2O_OS_USER=p2o-os
 # OpenSearch versions tried, newest first, when nothing is cached yet.
 P2O_OS_VERSIONS=${P2O_OS_VERSION:-2.19.6 2.19.5 2.19.4 2.19.3 2.19.2 2.19.1 2.19.0}
 
+# The Elasticsearch integ-test distribution (Maven Central)
+P2O_ES_VERSION=${P2O_ES_VERSION:-8.19.3}
+
 p2o_prog=$(basename "$0")
 
 p2o_die() {
@@ -201,4 +204,12 @@ p2o_os_dist() {
     done
     [ -n "$best" ] || return 1
     echo "$P2O_CACHE/opensearch-$best"
+}
+
+# Echo the ready Elasticsearch distribution dir in the cache; fail when
+# there is none.
+p2o_es_dist() {
+    local d=$P2O_CACHE/elasticsearch-$P2O_ES_VERSION
+    [ -f "$d/.p2o-ready" ] || return 1
+    echo "$d"
 }

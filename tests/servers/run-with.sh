@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC1091,SC2329 # env files exist only at run time; trap handlers
 # Run a command with throw-away servers, always stopping them afterwards.
-#   tests/servers/run-with.sh [--pg] [--mariadb] [--os] -- CMD ARGS...
+#   tests/servers/run-with.sh [--pg] [--mariadb] [--os] [--es] -- CMD ARGS...
 # CMD sees the variables of each server's env file (see pg.sh, mariadb.sh,
-# opensearch.sh) and P2O_SERVERS_DIR; the servers' DIRs are
-# $P2O_SERVERS_DIR/pg, $P2O_SERVERS_DIR/mariadb and $P2O_SERVERS_DIR/os.
+# opensearch.sh, elasticsearch.sh) and P2O_SERVERS_DIR; the servers' DIRs
+# are $P2O_SERVERS_DIR/pg, $P2O_SERVERS_DIR/mariadb, $P2O_SERVERS_DIR/os and
+# $P2O_SERVERS_DIR/es. With --es and without --os, the tests' target is the
+# Elasticsearch node: OS_URL names it and P2O_TARGET=elasticsearch.
 # Exits with CMD's status (or non-zero when a server could not start).
 set -eu
 # A closed stdin would be taken over by the first file opened here: use /dev/null.
@@ -12,13 +14,14 @@ set -eu
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-usage() { p2o_die "usage: $p2o_prog [--pg] [--mariadb] [--os] -- CMD [ARGS...]"; }
-want_pg='' want_mariadb='' want_os=''
+usage() { p2o_die "usage: $p2o_prog [--pg] [--mariadb] [--os] [--es] -- CMD [ARGS...]"; }
+want_pg='' want_mariadb='' want_os='' want_es=''
 while [ $# -gt 0 ]; do
     case $1 in
         --pg) want_pg=1 ;;
         --mariadb) want_mariadb=1 ;;
         --os | --opensearch) want_os=1 ;;
+        --es | --elasticsearch) want_es=1 ;;
         --) shift; break ;;
         *) usage ;;
     esac
@@ -31,6 +34,7 @@ comps=()
 [ -n "$want_pg" ] && comps+=(pg)
 [ -n "$want_mariadb" ] && comps+=(mariadb)
 [ -n "$want_os" ] && comps+=(opensearch)
+[ -n "$want_es" ] && comps+=(elasticsearch)
 if [ ${#comps[@]} -gt 0 ]; then
     "$P2O_SERVERS_HOME/install.sh" "${comps[@]}"
 fi
@@ -38,7 +42,7 @@ fi
 P2O_SERVERS_DIR=$(mktemp -d /tmp/p2o-servers.XXXXXX)
 chmod 755 "$P2O_SERVERS_DIR"
 export P2O_SERVERS_DIR
-cmd_pid='' os_start_pid=''
+cmd_pid='' os_start_pid='' es_start_pid=''
 
 kill_tree() { # TERM a process and its descendants
     local c
@@ -53,13 +57,17 @@ cleanup() {
         kill_tree "$cmd_pid"
         wait "$cmd_pid" 2>/dev/null || true
     fi
-    if [ -n "$os_start_pid" ]; then # interrupted while OpenSearch was starting
-        kill -TERM "$os_start_pid" 2>/dev/null || true
-        wait "$os_start_pid" 2>/dev/null || true
-    fi
+    local p
+    for p in $os_start_pid $es_start_pid; do # interrupted while a node was starting
+        kill -TERM "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
     p2o_vlog "stopping servers"
     if [ -d "$P2O_SERVERS_DIR/os" ]; then
         "$P2O_SERVERS_HOME/opensearch.sh" stop "$P2O_SERVERS_DIR/os" || src=1
+    fi
+    if [ -d "$P2O_SERVERS_DIR/es" ]; then
+        "$P2O_SERVERS_HOME/elasticsearch.sh" stop "$P2O_SERVERS_DIR/es" || src=1
     fi
     if [ -d "$P2O_SERVERS_DIR/pg" ]; then
         "$P2O_SERVERS_HOME/pg.sh" stop "$P2O_SERVERS_DIR/pg" || src=1
@@ -87,6 +95,11 @@ if [ -n "$want_os" ]; then
     "$P2O_SERVERS_HOME/opensearch.sh" start "$P2O_SERVERS_DIR/os" &
     os_start_pid=$!
 fi
+if [ -n "$want_es" ]; then
+    mkdir -p "$P2O_SERVERS_DIR/es"
+    "$P2O_SERVERS_HOME/elasticsearch.sh" start "$P2O_SERVERS_DIR/es" &
+    es_start_pid=$!
+fi
 if [ -n "$want_pg" ]; then
     mkdir -p "$P2O_SERVERS_DIR/pg"
     "$P2O_SERVERS_HOME/pg.sh" start "$P2O_SERVERS_DIR/pg"
@@ -103,6 +116,18 @@ if [ -n "$want_os" ]; then
     os_start_pid=
     [ "$rc" = 0 ] || exit "$rc"
     . "$P2O_SERVERS_DIR/os/env"
+fi
+if [ -n "$want_es" ]; then
+    rc=0
+    wait "$es_start_pid" || rc=$?
+    es_start_pid=
+    [ "$rc" = 0 ] || exit "$rc"
+    . "$P2O_SERVERS_DIR/es/env"
+    if [ -z "$want_os" ]; then
+        # the tests write to OS_URL: the same files run against this node
+        export OS_URL=$ES_URL OS_PORT=$ES_PORT OS_PID=$ES_PID
+        export P2O_TARGET=elasticsearch
+    fi
 fi
 
 # CMD runs in the background (stdin passed on) so that a TERM or INT sent to

@@ -645,7 +645,8 @@ test_errors(void)
 	    "1073741824, as an integer or a string such as \"5MiB\"");
 	expect_err("missing target.url",
 	    SRC "target:\n  username: admin\n" SYNC, 3,
-	    "missing required key 'target.url'");
+	    "missing required key 'target.url' (or "
+	    "'target.url_env')");
 	expect_err("missing target", SRC SYNC, 1,
 	    "missing required key 'target'");
 	expect_err("missing sync", SRC TGT, 1, "missing required key 'sync'");
