@@ -52,7 +52,7 @@ psql_q -c "update t14 set v = 'changed' where id < 50; insert into t14_log value
 wait_equal public.t14 t14 30 > /dev/null
 ok $? "... and streams"
 ok $(! grep -iE "created (publication|replication slot|index)" "$T/sup.log"; echo $?) "the pipeline created nothing: no slot, publication or index"
-m=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk '$1 == "pg2osync_indices_created_total" {print $2}')
+m=$(metrics_text | awk '$1 == "pg2osync_indices_created_total" {print $2}')
 ok $([ "$m" = 0 ]; echo $?) "... pg2osync_indices_created_total is 0 (got '$m')"
 
 pg2osync drop-slot -c "$T/cfg.yaml" > "$T/out" 2>&1

@@ -65,7 +65,7 @@ ok $? "... and a streamed one"
 os_get "/t15_my/_doc/$MAX" | grep -q "\"id\":$MAX[,}]"
 ok $? "the document of the maximum holds $MAX"
 ok $([ "$(os_get /t15_my/_mapping | jq -r '.t15_my.mappings.properties.id.type')" = unsigned_long ]; echo $?) "... in an index created with the generated mapping"
-errs=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk '$1 == "pg2osync_sink_errors_total" {print $2}')
+errs=$(metrics_text | awk '$1 == "pg2osync_sink_errors_total" {print $2}')
 ok $([ "$errs" = 0 ] && ! grep -qiE 'refus|mapper_parsing|reject' "$T/my.log"; echo $?) "no refusal (sink errors $errs)"
 kill -TERM $SUP; wait $SUP
 

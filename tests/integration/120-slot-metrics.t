@@ -31,7 +31,7 @@ cleanup_add $SUP
 healthy() { curl -sf "http://127.0.0.1:$METRICS_PORT/healthz" > /dev/null; }
 wait_for 60 healthy
 ok $? "the pipeline is up"
-series() { curl -s "http://127.0.0.1:$METRICS_PORT/metrics" | awk -v s="$1" '$1 == s { print $2 }'; }
+series() { metrics_text | awk -v s="$1" '$1 == s { print $2 }'; }
 listed() { [ -n "$(series "pg2osync_slot_retained_bytes{slot=\"t16_idle\"}")" ]; }
 wait_for 20 listed
 ok $? "pg2osync_slot_retained_bytes has the idle slot"
