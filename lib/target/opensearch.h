@@ -14,8 +14,13 @@
 #define OS_REJECTS_INDEX	".pg2osync_rejects"
 
 /* opensearch.c */
-/* the answer class of a status: TA_OK (2xx), TA_AUTH, TA_RETRY, TA_REFUSED */
-enum target_answer os_status_class(long status);
+/* the class of an answer by its status and error body: TA_OK (2xx),
+ * TA_AUTH (401, a 403 that is not a block), TA_RETRY (429, 5xx, a block),
+ * TA_REFUSED (another 4xx) */
+enum target_answer os_answer_class(long status, const char *body,
+	    size_t len);
+/* 1 if an error of this type and reason is a cluster or index block */
+int	os_blocked(const char *type, const char *reason);
 /* the body as a validated JSON object, surrounding white space trimmed:
  * 0, or -1 when it is not one */
 int	os_body_object(const char *body, size_t len, struct jspan *obj);

@@ -151,7 +151,7 @@ dbq_complete(const struct sbuf *resp)
 static enum target_answer
 failed(long status, const struct sbuf *resp, char *text, size_t tlen)
 {
-	enum target_answer a = os_status_class(status);
+	enum target_answer a = os_answer_class(status, resp->buf, resp->len);
 
 	if (a != TA_OK)
 		os_error_text(resp->buf, resp->len, text, tlen);

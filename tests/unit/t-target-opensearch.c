@@ -3,8 +3,8 @@
  * _bulk answer says about each item (written, version conflict, delete of
  * a missing document, retryable, refused) and about the request, the
  * error bodies, the action line of a write, index creation, the _mget
- * behind TOAST completion, the node at GET /, and the steps of a clear
- * and of a join cascade.
+ * behind TOAST completion, the node at GET /, a block told apart from
+ * refused credentials, and the steps of a clear and of a join cascade.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +140,21 @@ static const struct rcase cases[] = {
 	  "\"reason\":\"no permissions for [indices:data/write/bulk]\"},"
 	  "\"status\":403}",
 	  TA_AUTH, NULL },
+	{ "403 a block", 403, 1,
+	  "{\"error\":{\"root_cause\":[{\"type\":\"cluster_block_exception\","
+	  "\"reason\":\"index [items] blocked by: [FORBIDDEN/8/index write "
+	  "(api)];\"}],\"type\":\"cluster_block_exception\",\"reason\":"
+	  "\"index [items] blocked by: [FORBIDDEN/8/index write (api)];\"},"
+	  "\"status\":403}",
+	  TA_RETRY, NULL },
+	{ "403 no body", 403, 1, "", TA_AUTH, NULL },
+	{ "items blocked", 200, 2,
+	  "{\"errors\":true,\"items\":[{\"index\":{\"status\":403,"
+	  "\"error\":{\"type\":\"cluster_block_exception\",\"reason\":"
+	  "\"index [items] blocked by: [FORBIDDEN/12/index read-only / allow "
+	  "delete (api)];\"}}},{\"index\":{\"status\":403,\"error\":"
+	  "{\"type\":\"security_exception\",\"reason\":\"no permissions\"}}}]}",
+	  TA_OK, "rx" },
 	{ "whole 400", 400, 1,
 	  "{\"error\":{\"root_cause\":[{\"type\":"
 	  "\"illegal_argument_exception\",\"reason\":\"Malformed action/"
@@ -364,6 +379,15 @@ test_create(void)
 	    "a bad mapping refused");
 	is_str(why, "mapper_parsing_exception: bad mapping", "and why");
 	is_int(ops->create_answer(403, &r, why, sizeof(why)), TA_AUTH, "403");
+	sbuf_release(&r);
+	r = sb("{\"error\":{\"root_cause\":[{\"type\":"
+	    "\"index_create_block_exception\",\"reason\":\"blocked by: "
+	    "[FORBIDDEN/10/cluster create-index blocked (api)];\"}],\"type\":"
+	    "\"index_create_block_exception\",\"reason\":\"blocked by: "
+	    "[FORBIDDEN/10/cluster create-index blocked (api)];\"},"
+	    "\"status\":403}");
+	is_int(ops->create_answer(403, &r, why, sizeof(why)), TA_RETRY,
+	    "403 create-index blocked (a full disk): waited out");
 	is_int(ops->create_answer(503, &r, why, sizeof(why)), TA_RETRY, "503");
 	sbuf_release(&r);
 	sbuf_release(&path);
