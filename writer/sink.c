@@ -636,7 +636,7 @@ answer_barrier(struct sink *s, struct flush *fl, long status)
 
 	a = s->tm->ops->proc_answer(p, status, &fl->resp, why, sizeof(why));
 	if (p->page_done) {
-		/* a page of a cascade's deletes was written */
+		/* a page of a barrier's deletes was written */
 		s->stats->batches++;
 		s->stats->bulk_bytes += p->page_bytes;
 		for (i = 0; i < p->page_done; i++)
@@ -649,8 +649,14 @@ answer_barrier(struct sink *s, struct flush *fl, long status)
 		if (p->kind == PROC_CASCADE)
 			s->stats->cascades++;
 		else {
-			if (!p->gone)
-				log_info("cleared index '%s'", p->index);
+			if (!p->gone && p->newer)
+				log_info("cleared index '%s': %llu deleted, %llu "
+				    "written after the truncate kept", p->index,
+				    (unsigned long long)p->deleted,
+				    (unsigned long long)p->newer);
+			else if (!p->gone)
+				log_info("cleared index '%s': %llu deleted",
+				    p->index, (unsigned long long)p->deleted);
 			s->stats->clears++;
 		}
 		fl->phase = PH_DONE;

@@ -369,12 +369,32 @@ test_barriers(void)
 	sbuf_adds(&w.fl[1].resp, "{\"_shards\":{}}");
 	is_int(window_answer(&w, 1, NULL, 200, 1000), STEP_NEXT, "refreshed");
 	is_int(next(&w, 1000, &path), 1, "then");
-	ok(strncmp(path, "/t/_delete_by_query?", 20) == 0,
-	    "delete by query");
+	ok(strncmp(path, "/t/_search?scroll=", 18) == 0,
+	    "a search for its documents");
 	sbuf_reset(&w.fl[1].resp);
-	sbuf_adds(&w.fl[1].resp, "{\"deleted\":3,\"failures\":[],"
-	    "\"timed_out\":false}");
-	is_int(window_answer(&w, 1, NULL, 200, 1000), STEP_DONE, "cleared");
+	sbuf_adds(&w.fl[1].resp, "{\"_scroll_id\":\"S\",\"hits\":{\"hits\":["
+	    "{\"_index\":\"t\",\"_id\":\"1\"},{\"_index\":\"t\",\"_id\":"
+	    "\"9\"}]}}");
+	is_int(window_answer(&w, 1, NULL, 200, 1000), STEP_NEXT, "two found");
+	is_int(next(&w, 1000, &path), 1, "then");
+	ok(strncmp(path, "/_bulk", 6) == 0, "deleted at the truncate's "
+	    "version");
+	sbuf_reset(&w.fl[1].resp);
+	sbuf_adds(&w.fl[1].resp, "{\"errors\":true,\"items\":["
+	    "{\"delete\":{\"status\":200}},{\"delete\":{\"status\":409}}]}");
+	is_int(window_answer(&w, 1, NULL, 200, 1000), STEP_NEXT,
+	    "one deleted, one newer kept");
+	ok(stats.version_conflicts == 1, "the newer one counted as a "
+	    "conflict");
+	is_int(next(&w, 1000, &path), 1, "then");
+	is_str(path, "/_search/scroll", "the next page");
+	sbuf_reset(&w.fl[1].resp);
+	sbuf_adds(&w.fl[1].resp, "{\"hits\":{\"hits\":[]}}");
+	is_int(window_answer(&w, 1, NULL, 200, 1000), STEP_NEXT, "none");
+	is_int(next(&w, 1000, &path), 1, "then");
+	sbuf_reset(&w.fl[1].resp);
+	is_int(window_answer(&w, 1, NULL, 200, 1000), STEP_DONE,
+	    "the scroll released: cleared");
 	is_int(stats.clears, 1, "a clear counted");
 	is_str(reported(&w), "", "a clear carries no position");
 	ok(cut(&w, &b, CUT_IDLE), "behind it, the rest may go");
