@@ -389,6 +389,48 @@ op_name(const struct batch *b, const struct op *op, char *buf, size_t len)
 	snprintf(buf, len, "%s/%s", index, id);
 }
 
+/*
+ * A fill: source is the head's last write (completed, or stored), and the
+ * fields it lacks are taken from the late copy the fill carries. The
+ * result is written at the fill's version, the head's last write's, so
+ * it replaces that write and loses to any newer one. With nothing to
+ * fill (the head has every field, or is gone) it is not written, and as
+ * a source it is the head as it was.
+ */
+static int
+fill_one(struct sink *s, const struct batch *b, struct op *op,
+    struct jspan source)
+{
+	struct sbuf out = SBUF_INIT;
+	struct jspan fields = { op->toast, strlen(op->toast) };
+	char name[800];
+	int n;
+
+	if (!source.p) {
+		op->completed = xstrdup("");
+		op->completed_len = 0;
+		op->written = 1;
+		return 0;
+	}
+	if ((n = toast_complete(&out, source, fields, batch_span(b, op->doc)))
+	    == -1) {
+		sink_why(s, "stored document is not an object");
+		sbuf_release(&out);
+		return -1;
+	}
+	if (n == 0)
+		op->written = 1;
+	else {
+		name_of(b, op, name, sizeof(name));
+		log_info("document '%s' lacked unchanged TOAST fields %s: "
+		    "filled from a late copy", name, op->toast);
+		s->stats->toast_completions++;
+	}
+	op->completed = out.buf ? out.buf : xstrdup("");
+	op->completed_len = out.len;
+	return 0;
+}
+
 /* op's document with its unchanged fields copied from source */
 static int
 complete_one(struct sink *s, const struct batch *b, struct op *op,
@@ -398,6 +440,8 @@ complete_one(struct sink *s, const struct batch *b, struct op *op,
 	struct jspan fields;
 	char name[800];
 
+	if (op->fill)
+		return fill_one(s, b, op, source);
 	fields.p = op->toast;
 	fields.n = strlen(op->toast);
 	if (toast_complete(&out, batch_span(b, op->doc), fields, source)

@@ -7,6 +7,10 @@
  * are stored as, so a completion never changes a number's precision.
  * Performs no I/O: it says which documents to read; the target module
  * builds the request and reads its answer, the writer's loop sends it.
+ *
+ * A fill (framing.md §5) runs the other way round: its source is the
+ * document's last write, found the same way, and the fields come from the
+ * late copy the fill carries (sink.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +40,9 @@ toast_source(const struct batch *b, const struct op *op)
 	struct jspan s = { NULL, 0 };
 
 	if (op->kind != OP_INDEX)
+		return s;
+	/* a fill of a head that was gone: still gone */
+	if (op->fill && op->completed && op->completed_len == 0)
 		return s;
 	if (op->completed) {
 		s.p = op->completed;

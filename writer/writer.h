@@ -66,6 +66,8 @@ struct op {
 	size_t	 completed_len;
 	uint64_t v;		/* index/delete, cascade: its version */
 	int	 written;	/* accepted by the target */
+	int	 fill;		/* index: a fill (framing.md §5): the stored
+				 * document completed from doc, not doc */
 	/* commit/pos */
 	uint64_t pos;
 	long long ts;		/* commit time in µs, 0 when absent */
