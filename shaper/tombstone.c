@@ -14,7 +14,7 @@
  * At a mark, a removal at or below the version of the wave before it is
  * older than any copy still to come and is forgotten; a newer one is kept
  * for the next wave, which may be read while the mark is stored. Memory is
- * about two waves' removals.
+ * about two waves' removals and writes.
  *
  * A stream write is remembered too: a copy older than it would only lose
  * to it by version, but the writer completes a later update's unchanged
