@@ -330,8 +330,9 @@ flush_begin(struct flush *fl, uint64_t seq)
 	if (fl->room < n) {
 		fl->room = n;
 		fl->from = xrealloc(fl->from, n * sizeof(*fl->from));
-		fl->refs = xrealloc(fl->refs, n * sizeof(*fl->refs));
-		fl->asked = xrealloc(fl->asked, n * sizeof(*fl->asked));
+		/* a move may read two documents */
+		fl->refs = xrealloc(fl->refs, 2 * n * sizeof(*fl->refs));
+		fl->asked = xrealloc(fl->asked, 2 * n * sizeof(*fl->asked));
 		fl->sent = xrealloc(fl->sent, n * sizeof(*fl->sent));
 		fl->items = xrealloc(fl->items, n * sizeof(*fl->items));
 	}
@@ -501,10 +502,14 @@ complete_pass(struct sink *s, struct flush *fl, int earlier,
 		src = &fl->from[i];
 		if (earlier && (src->b == NULL || src->b == b))
 			continue;
-		if (src->b == NULL)
-			source = found && k < fl->nasked &&
-			    fl->asked[k] == i ? found[k++] : none;
-		else
+		if (src->b == NULL) {
+			/* where it was, then (a move) its own document */
+			source = none;
+			for (; found && k < fl->nasked && fl->asked[k] == i;
+			    k++)
+				if (!source.p)
+					source = found[k];
+		} else
 			source = toast_source(src->b, &src->b->ops[src->i]);
 		if (complete_one(s, b, op, source) == -1)
 			return -1;
