@@ -422,7 +422,7 @@ fill_one(struct sink *s, const struct batch *b, struct op *op,
 	if (n == 0)
 		op->written = 1;
 	else {
-		name_of(b, op, name, sizeof(name));
+		op_name(b, op, name, sizeof(name));
 		log_info("document '%s' lacked unchanged TOAST fields %s: "
 		    "filled from a late copy", name, op->toast);
 		s->stats->toast_completions++;
