@@ -11,9 +11,7 @@
 #   make chaos           kill -9, SIGTERM and database restarts at random
 #                        moments under a continuous writer, the index compared
 #                        with the table after each trial
-#                        (TRIALS=n, SEED=s, DB=pg|mariadb|both,
-#                        TRUNCATE_IN_LOAD=1: truncates during the load too,
-#                        TOAST_IN_LOAD=1: large values in the loaded rows)
+#                        (TRIALS=n, SEED=s, DB=pg|mariadb|both)
 #   make fuzz-long       every fuzz target for FUZZ_LONG_SECONDS (default
 #                        3600), new inputs merged into tests/fuzz/corpus
 #   make install PREFIX=/usr/local DESTDIR=   the programs and the man pages
@@ -145,8 +143,7 @@ chaos:
 	tests/install-deps.sh
 	$(MAKE) all
 	tests/servers/run-with.sh --pg --mariadb --os -- python3 tests/chaos/chaos.py \
-		--trials $(TRIALS) --db $(DB) $(if $(SEED),--seed $(SEED)) \
-		$(if $(TRUNCATE_IN_LOAD),--truncate-in-load) $(if $(TOAST_IN_LOAD),--toast-in-load)
+		--trials $(TRIALS) --db $(DB) $(if $(SEED),--seed $(SEED))
 
 unit: all
 	prove -e '' $(UNIT_BIN)

@@ -20,7 +20,7 @@ static const char *const kind_names[MSG_NKINDS] = {
 	[MSG_TRUNCATE] = "truncate", [MSG_POS] = "pos",
 	[MSG_DRIFT] = "drift", [MSG_MARK] = "mark",
 	[MSG_INDEX] = "index", [MSG_DELETE] = "delete",
-	[MSG_CLEAR] = "clear", [MSG_CASCADE] = "cascade",
+	[MSG_CLEAR] = "clear", [MSG_CASCADE] = "cascade", [MSG_FILL] = "fill",
 	[MSG_HELLO] = "hello", [MSG_DURABLE] = "durable",
 	[MSG_MARKED] = "marked", [MSG_ACK] = "ack",
 	[MSG_MARK_CONFIRM] = "confirm", [MSG_STATS] = "stats",
@@ -835,7 +835,8 @@ msg_read_op(const struct frame *f, struct msg_op *op, char *err,
 	op->kind = msg_kind(f);
 	what = msg_kind_name(op->kind);
 	if (op->kind != MSG_INDEX && op->kind != MSG_DELETE &&
-	    op->kind != MSG_CLEAR && op->kind != MSG_CASCADE)
+	    op->kind != MSG_CLEAR && op->kind != MSG_CASCADE &&
+	    op->kind != MSG_FILL)
 		return bad(err, errlen, "a '%s' frame is not an operation",
 		    what);
 	jtop_pick(&f->top, f->obj, names, I_N, m);
@@ -873,16 +874,21 @@ msg_read_op(const struct frame *f, struct msg_op *op, char *err,
 			    "non-empty array of strings");
 		op->children = m[I_CHILDREN];
 		return 0;
+	case MSG_FILL:
+		/* the fields it fills, from the document it carries */
+		if (m[I_TOAST].p == NULL || m[I_TOAST].n <= 2)
+			return bad(err, errlen, "fill has no \"toast\" fields");
+		break;
 	case MSG_INDEX:
 		break;
 	default:
 		return 0;
 	}
 	if (m[I_TOAST].p != NULL && !string_array(m[I_TOAST]))
-		return bad(err, errlen, "index \"toast\" is not an array of "
-		    "strings");
+		return bad(err, errlen, "%s \"toast\" is not an array of "
+		    "strings", what);
 	if (m[I_DOC].p == NULL || jspan_type(m[I_DOC]) != J_OBJECT)
-		return bad(err, errlen, "index has no \"doc\" object");
+		return bad(err, errlen, "%s has no \"doc\" object", what);
 	op->toast = m[I_TOAST], op->toast_id = m[I_TOAST_ID];
 	op->toast_index = m[I_TOAST_INDEX];
 	op->toast_routing = m[I_TOAST_ROUTING];

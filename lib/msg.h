@@ -8,7 +8,8 @@
  *     checkpoint requests) are small: each has a typed encoder msg_put_*
  *     that appends a complete frame and a typed decoder msg_read_*;
  *   - event frames (row, commit, truncate, pos, drift, mark) and operation
- *     frames (index, delete, clear) are built by streaming builders, so a
+ *     frames (index, delete, clear, cascade, fill) are built by streaming
+ *     builders, so a
  *     capture writes values straight into the frame and the shaper copies
  *     documents without parsing them into a tree;
  *   - counters: enum msg_counter and msg_counters[], read by every stage
@@ -36,7 +37,7 @@ enum msg_kind {
 	/* events: capture-* and loader -> shaper (§4) */
 	MSG_ROW, MSG_COMMIT, MSG_TRUNCATE, MSG_POS, MSG_DRIFT, MSG_MARK,
 	/* operations: shaper -> writer (§5); commit, pos, mark pass through */
-	MSG_INDEX, MSG_DELETE, MSG_CLEAR, MSG_CASCADE,
+	MSG_INDEX, MSG_DELETE, MSG_CLEAR, MSG_CASCADE, MSG_FILL,
 	/* control channel, fd 3 (§6) */
 	MSG_HELLO, MSG_DURABLE, MSG_MARKED, MSG_ACK, MSG_MARK_CONFIRM, MSG_STATS,
 	MSG_LOAD,
@@ -215,8 +216,9 @@ int	msg_read_truncate(struct jspan obj, struct jspan *rels, uint64_t *v,
 
 /* ---- operation frames (shaper -> writer) ---- */
 
-/* index, delete, clear or cascade on index; id is absent (NULL) for
- * clear; a cascade's id is the deleted parent's */
+/* index, delete, clear, cascade or fill on index; id is absent (NULL) for
+ * clear; a cascade's id is the deleted parent's, a fill's the document it
+ * fills */
 void	msg_op_begin(struct sbuf *j, enum msg_kind kind, const char *index,
 	    size_t ilen, const char *id, size_t idlen, uint64_t v);
 void	msg_op_routing(struct sbuf *j, const char *s, size_t n);
@@ -238,13 +240,14 @@ void	msg_op_doc(struct sbuf *j);
 
 struct msg_op {
 	enum msg_kind kind;	/* MSG_INDEX, MSG_DELETE, MSG_CLEAR,
-				 * MSG_CASCADE */
+				 * MSG_CASCADE, MSG_FILL */
 	struct jspan index, id, routing, pipeline, rel;	/* JSON strings */
 	uint64_t v;
-	struct jspan toast, toast_id, toast_index, toast_routing; /* index */
+	struct jspan toast, toast_id, toast_index, toast_routing; /* index;
+				 * fill: toast only, never empty */
 	struct jspan field, value;	/* clear: p NULL when it clears all */
 	struct jspan children;	/* cascade: an array of strings */
-	struct jspan doc;	/* index only: an object */
+	struct jspan doc;	/* index, fill: an object */
 };
 int	msg_read_op(const struct frame *, struct msg_op *, char *err,
 	    size_t errlen);

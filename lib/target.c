@@ -139,6 +139,7 @@ target_proc_reset(struct target_proc *p)
 	p->npage = 0;
 	p->page_done = 0;
 	p->page_bytes = 0;
+	p->deleted = p->newer = 0;
 	sbuf_reset(&p->path);
 	sbuf_reset(&p->body);
 	sbuf_reset(&p->query);

@@ -171,7 +171,8 @@ enum target_answer {
 /* a barrier of several requests, stepped through by the module */
 enum proc_kind {
 	PROC_CLEAR = 1,	/* every document of an index (or a glob of
-			 * them), or those whose field has a value */
+			 * them), or those whose field has a value, at
+			 * or below a truncate's version */
 	PROC_CASCADE	/* the children of a join parent, deleted at the
 			 * parent delete's version */
 };
@@ -184,7 +185,8 @@ struct target_proc {
 				 * a raw JSON array of strings */
 	const char *parent;	/* cascade: the parent's id, plain */
 	struct jspan parent_id;	/* and as a raw JSON string */
-	uint64_t version;	/* cascade: the deletes' version */
+	uint64_t version;	/* the deletes' version: the truncate's, the
+				 * parent delete's */
 	int	 gone;		/* the index was not there: nothing done */
 	/* the module's */
 	int	 step;
@@ -195,6 +197,9 @@ struct target_proc {
 	int	 page_done;
 	size_t	 page_bytes;
 	struct item_result *items;
+	/* the documents its deletes removed, and those they left because
+	 * they are newer than its version, for the log */
+	uint64_t deleted, newer;
 };
 
 /* which part of an index name a text is (index_name) */

@@ -211,6 +211,7 @@ main(int argc, char **argv)
 	sbuf_init(&d.out);
 	frame_reader_init(&in, P2O_FD_IN, "stdin");
 	load_open = d.load_fd != -1;
+	shaper_load(&d.sh, load_open);
 	if (load_open) {
 		snprintf(loadname, sizeof(loadname), "load fd %d", d.load_fd);
 		frame_reader_init(&ld, d.load_fd, loadname);
@@ -262,6 +263,7 @@ main(int argc, char **argv)
 		if (!load_pending && ld.eof) {
 			frame_reader_release(&ld);
 			load_open = 0;
+			shaper_load(&d.sh, 0);
 		}
 	}
 

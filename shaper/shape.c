@@ -5,7 +5,8 @@
  * (one, or one per fan-out element, each where its identity puts it),
  * whether it passes the filter, and so which to write and which to delete,
  * new before old; a truncate's clears; the copy rows the tombstone window
- * drops. What an identity is belongs to id.c, what a document holds to
+ * drops, and the fills of documents the stream wrote without unchanged
+ * values a late copy holds (the TOAST window). What an identity is belongs to id.c, what a document holds to
  * doc.c. This file never reads or writes a file descriptor; it logs only
  * schema drift and skipped truncates.
  */
@@ -100,6 +101,10 @@ shaper_init(struct shaper *sh, const struct config *cfg)
 	memset(sh, 0, sizeof(*sh));
 	sh->cfg = cfg;
 	tomb_init(&sh->tombs);
+	tw_init(&sh->toasts);
+	/* until told otherwise, copies may come */
+	sh->loading = 1;
+	sbuf_init(&sh->fields);
 	ident_init(&sh->now);
 	ident_init(&sh->was);
 	sbuf_init(&sh->parent);
@@ -119,6 +124,8 @@ shaper_release(struct shaper *sh)
 	kcount_release(&sh->truncates_skipped);
 	kcount_release(&sh->unconverted);
 	tomb_release(&sh->tombs);
+	tw_release(&sh->toasts);
+	sbuf_release(&sh->fields);
 	ident_release(&sh->now);
 	ident_release(&sh->was);
 	idl_release(&sh->now_ids);
@@ -128,6 +135,17 @@ shaper_release(struct shaper *sh)
 	for (i = 0; sh->cfg && i < sh->cfg->nsyncs; i++)
 		free(sh->key_json[i]);
 	free(sh->key_json);
+}
+
+void
+shaper_load(struct shaper *sh, int open)
+{
+	sh->loading = open;
+	/* no copy will come: what the windows hold is of no use */
+	if (!open) {
+		tomb_forget(&sh->tombs);
+		tw_release(&sh->toasts);
+	}
 }
 
 /* the section for a rel string span; a name too long for any configured
@@ -234,14 +252,37 @@ doc_ids(struct shaper *sh, struct row *r, const struct view *v,
 	return 0;
 }
 
+/* a document of identity d (its id one of d's documents') for the TOAST
+ * window */
+static struct twdoc
+twdoc_of(const struct ident *d, const struct sbuf *id)
+{
+	struct twdoc t;
+
+	t.index = buf_of(&d->index);
+	t.ilen = d->index.len;
+	t.id = buf_of(id);
+	t.idlen = id->len;
+	t.routing = d->routed ? buf_of(&d->routing) : NULL;
+	t.rlen = d->routed ? d->routing.len : 0;
+	return t;
+}
+
 /* a stream delete: the window remembers it until a load mark after a
- * wave newer than it */
+ * wave newer than it (only while copies may still come); a chain of
+ * unchanged values ending in the document ends */
 static void
 remember_delete(struct shaper *sh, const struct ident *d,
-    const struct sbuf *id, uint64_t v)
+    const struct sbuf *id, uint64_t v, int ends_chain)
 {
+	struct twdoc t = twdoc_of(d, id);
+
+	if (!sh->loading)
+		return;
 	tomb_delete(&sh->tombs, buf_of(&d->index), d->index.len, buf_of(id),
 	    id->len, v);
+	if (ends_chain)
+		tw_gone(&sh->toasts, &t);
 }
 
 /* a join parent's children go with it: a barrier the writer runs as a
@@ -280,27 +321,40 @@ same_buf(const struct sbuf *a, const struct sbuf *b)
  */
 enum del_when { DEL_ALL, DEL_BEFORE, DEL_AFTER };
 
+/* does when select document i of ids (of identity d)? */
+static int
+selected(const struct shaper *sh, const struct ident *d,
+    const struct idlist *ids, int i, enum del_when when)
+{
+	const struct ident *now = &sh->now;
+	int stays, rerouted;
+
+	stays = when != DEL_ALL && same_buf(&d->index, &now->index) &&
+	    idl_has(&sh->now_ids, &ids->id[i]);
+	rerouted = stays && !(d->routed == now->routed &&
+	    same_buf(&d->routing, &now->routing));
+	return !((when == DEL_BEFORE && !rerouted) ||
+	    (when == DEL_AFTER && stays));
+}
+
 /* delete the documents ids of identity d that when selects */
 static void
 delete_docs(struct shaper *sh, const struct row *r, const struct ident *d,
     const struct idlist *ids, enum del_when when, struct sbuf *out)
 {
 	const struct sync_section *sec = r->sec;
-	const struct ident *now = &sh->now;
-	int i, stays, rerouted;
+	int i;
 
 	for (i = 0; i < ids->n; i++) {
-		stays = when != DEL_ALL && same_buf(&d->index, &now->index) &&
-		    idl_has(&sh->now_ids, &ids->id[i]);
-		rerouted = stays && !(d->routed == now->routed &&
-		    same_buf(&d->routing, &now->routing));
-		if ((when == DEL_BEFORE && !rerouted) ||
-		    (when == DEL_AFTER && stays))
+		if (!selected(sh, d, ids, i, when))
 			continue;
 		/* a copy that fails the filter costs a not-found delete,
-		 * but it is no removal the stream made */
-		if (r->src == SHAPE_STREAM)
-			remember_delete(sh, d, &ids->id[i], r->m.v);
+		 * but it is no removal the stream made. A document only
+		 * routed elsewhere is remembered after its index op
+		 * (rerouted()): that op completes its unchanged values
+		 * from the document this delete removes */
+		if (r->src == SHAPE_STREAM && when != DEL_BEFORE)
+			remember_delete(sh, d, &ids->id[i], r->m.v, 1);
 		op_begin(&sh->op, MSG_DELETE, d, &ids->id[i], r->m.v);
 		op_end(sh, out);
 		if (sec->has_join && sec->join.parent == NULL)
@@ -308,18 +362,42 @@ delete_docs(struct shaper *sh, const struct row *r, const struct ident *d,
 	}
 }
 
-/* the toast members of an index op whose document may have moved */
+/* the stream's removals of the documents a row only routed elsewhere:
+ * the tombstone window drops a copy under the old routing, older than
+ * this; the document (its index and id) is still the row's, so a chain
+ * of unchanged values through it goes on */
 static void
-toast_members(struct shaper *sh, const struct row *r, struct sbuf *op)
+rerouted(struct shaper *sh, const struct row *r)
+{
+	int i;
+
+	if (r->src != SHAPE_STREAM || !r->have_was)
+		return;
+	for (i = 0; i < sh->was_ids.n; i++)
+		if (selected(sh, &sh->was, &sh->was_ids, i, DEL_BEFORE))
+			remember_delete(sh, &sh->was, &sh->was_ids.id[i],
+			    r->m.v, 0);
+}
+
+/* the toast members of an index op whose document may have moved; 1
+ * with the list (the raw array) copied into fields when it has one */
+static int
+toast_members(struct shaper *sh, const struct row *r, struct sbuf *op,
+    struct sbuf *fields)
 {
 	const struct ident *now = &sh->now, *was = &sh->was;
+	size_t start = op->len;
 
 	if (r->m.toast.p == NULL || !doc_toast(r->sec, r->m.toast, op))
-		return;
+		return 0;
+	/* the member's name holds no '[': the list is the rest */
+	sbuf_reset(fields);
+	sbuf_add(fields, strchr(op->buf + start, '['),
+	    op->len - (size_t)(strchr(op->buf + start, '[') - op->buf));
 	/* the count of documents left incomplete is per table */
 	msg_op_rel(op, r->relname, strlen(r->relname));
 	if (!r->have_was || r->sec->has_fan_out)
-		return;
+		return 1;
 	/* the unchanged values live in the document where it was */
 	if (!(was->id.len == now->id.len && memcmp(buf_of(&was->id),
 	    buf_of(&now->id), now->id.len) == 0))
@@ -332,6 +410,84 @@ toast_members(struct shaper *sh, const struct row *r, struct sbuf *op)
 	    buf_of(&now->routing), now->routing.len) == 0))
 		msg_op_toast_routing(op, buf_of(&was->routing),
 		    was->routing.len);
+	return 1;
+}
+
+/*
+ * The stream wrote a row's document: with markers for unchanged values
+ * (listed in fields) a chain starts or goes on in the TOAST window, from
+ * the document they are completed from to this one; with every value, a
+ * chain ending here ends.
+ */
+static void
+note_write(struct shaper *sh, const struct row *r, int i, int marked)
+{
+	struct twdoc dst = twdoc_of(&sh->now, &sh->now_ids.id[i]), src;
+	struct jspan f;
+	uint64_t before;
+
+	if (!sh->loading || r->src != SHAPE_STREAM)
+		return;
+	if (!marked) {
+		tw_gone(&sh->toasts, &dst);
+		return;
+	}
+	/* where toast_members says the values live */
+	src = r->have_was && !r->sec->has_fan_out ?
+	    twdoc_of(&sh->was, &sh->was_ids.id[0]) : dst;
+	before = tomb_removed(&sh->tombs, r->relname, strlen(r->relname),
+	    src.index, src.ilen, src.id, src.idlen);
+	f.p = sh->fields.buf;
+	f.n = sh->fields.len;
+	tw_update(&sh->toasts, &src, before, &dst, f, r->m.v);
+}
+
+/*
+ * A copy of document i holds the unchanged values of the chains whose
+ * heads the stream wrote without them: a fill of each head from it, at
+ * the version of the head's last write, which the writer applies only to
+ * a head still lacking a field (framing.md §5). Sent before the copy's
+ * own index op, so that the writer completes the fill from the head's
+ * last write and not from the copy. The chain ends: a later update is
+ * completed from the filled head.
+ */
+static void
+fill_heads(struct shaper *sh, struct row *r, int i, const struct view *m,
+    const char *parent, struct sbuf *out)
+{
+	struct twdoc d = twdoc_of(&sh->now, &sh->now_ids.id[i]);
+	const struct tw_chain *c;
+	struct jspan list, name;
+	struct jiter it;
+	char *plain;
+	int chains[8], n, k;
+
+	n = tw_match(&sh->toasts, &d, r->m.v, chains, 8);
+	for (k = 0; k < n; k++) {
+		c = &sh->toasts.chain[chains[k]];
+		msg_op_begin(&sh->op, MSG_FILL, c->index, strlen(c->index),
+		    c->id, strlen(c->id), c->last_v);
+		if (c->routing)
+			msg_op_routing(&sh->op, c->routing, strlen(c->routing));
+		if (r->sec->pipeline)
+			msg_op_pipeline(&sh->op, r->sec->pipeline,
+			    strlen(r->sec->pipeline));
+		msg_list_begin(&sh->op, ML_TOAST);
+		list.p = c->fields;
+		list.n = strlen(c->fields);
+		jiter_init(&it, list);
+		while (jiter_elem(&it, &name) == 1) {
+			plain = jstr_dup(name);
+			msg_list_item(&sh->op, plain, strlen(plain));
+			free(plain);
+		}
+		msg_list_end(&sh->op);
+		msg_op_rel(&sh->op, r->relname, strlen(r->relname));
+		msg_op_doc(&sh->op);
+		doc_build(sh, r->sec, m, parent, &sh->op, r->relname);
+		op_end(sh, out);
+		tw_end(&sh->toasts, chains[k]);
+	}
 }
 
 /* the index ops of the row's documents now; copies the stream removed
@@ -344,7 +500,7 @@ index_docs(struct shaper *sh, struct row *r, struct sbuf *out)
 	struct view m = r->now;
 	struct jspan arr, el = { NULL, 0 };
 	struct jiter it;
-	int i, many;
+	int i, many, marked;
 
 	if (sec->has_join && sec->join.parent != NULL) {
 		/* the routing is the parent's id (id_ident) */
@@ -368,22 +524,31 @@ index_docs(struct shaper *sh, struct row *r, struct sbuf *out)
 		if (many)
 			jiter_elem(&it, &el);
 		m.elem = el;
-		if (r->src == SHAPE_LOAD && tomb_drops(&sh->tombs, r->relname,
-		    strlen(r->relname), buf_of(&sh->now.index),
-		    sh->now.index.len, buf_of(&sh->now_ids.id[i]),
-		    sh->now_ids.id[i].len, r->m.v)) {
-			sh->n.copies_dropped++;
-			continue;
+		if (r->src == SHAPE_LOAD) {
+			fill_heads(sh, r, i, &m, parent, out);
+			if (tomb_drops(&sh->tombs, r->relname,
+			    strlen(r->relname), buf_of(&sh->now.index),
+			    sh->now.index.len, buf_of(&sh->now_ids.id[i]),
+			    sh->now_ids.id[i].len, r->m.v)) {
+				sh->n.copies_dropped++;
+				continue;
+			}
 		}
 		op_begin(&sh->op, MSG_INDEX, &sh->now, &sh->now_ids.id[i],
 		    r->m.v);
 		if (sec->pipeline)
 			msg_op_pipeline(&sh->op, sec->pipeline,
 			    strlen(sec->pipeline));
-		toast_members(sh, r, &sh->op);
+		marked = toast_members(sh, r, &sh->op, &sh->fields);
 		msg_op_doc(&sh->op);
 		doc_build(sh, sec, &m, parent, &sh->op, r->relname);
 		op_end(sh, out);
+		if (r->src == SHAPE_STREAM && sh->loading) {
+			tomb_write(&sh->tombs, buf_of(&sh->now.index),
+			    sh->now.index.len, buf_of(&sh->now_ids.id[i]),
+			    sh->now_ids.id[i].len, r->m.v);
+			note_write(sh, r, i, marked);
+		}
 	}
 }
 
@@ -506,6 +671,7 @@ shape_row(struct shaper *sh, enum shape_source src, struct jspan obj,
 	if (r.have_was)
 		delete_docs(sh, &r, &sh->was, &sh->was_ids, DEL_BEFORE, out);
 	index_docs(sh, &r, out);
+	rerouted(sh, &r);
 	if (r.have_was)
 		delete_docs(sh, &r, &sh->was, &sh->was_ids, DEL_AFTER, out);
 	return 0;
@@ -546,7 +712,8 @@ shape_truncate(struct shaper *sh, struct jspan obj, struct sbuf *out,
 			    1);
 			continue;
 		}
-		tomb_clear(&sh->tombs, name, strlen(name), v);
+		if (sh->loading)
+			tomb_clear(&sh->tombs, name, strlen(name), v);
 		index = sec->index_templated ? sec->index_glob : sec->index;
 		msg_op_begin(&sh->op, MSG_CLEAR, index, strlen(index), NULL, 0,
 		    v);
@@ -666,8 +833,10 @@ shape_event(struct shaper *sh, enum shape_source src, struct jspan obj,
 		 * cannot outdate them. Newer ones stay, for the next wave may
 		 * already be read while this mark is being stored. A wave
 		 * without rows says nothing about versions: nothing goes. */
-		if (sh->wave_v > 0)
+		if (sh->wave_v > 0) {
 			tomb_forget_upto(&sh->tombs, sh->wave_v);
+			tw_forget_upto(&sh->toasts, sh->wave_v);
+		}
 		sh->wave_v = 0;
 		forward(sh, obj, out);
 		break;

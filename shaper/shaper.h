@@ -13,7 +13,7 @@
  *   doc.c        a document's body: projection, transforms, renames,
  *                constants, a fan-out element, a join field
  *   transform.c  the six transform operations on one value
- *   tombstone.c  the tombstone window
+ *   tombstone.c  the tombstone window and the TOAST window
  *   main.c       the loop: stdin, the load fd, stdout, stats
  */
 #ifndef SHAPER_H
@@ -33,16 +33,19 @@ struct shape_counters {
 	uint64_t rows_in;
 	uint64_t ops_out;	/* every frame written, commits included */
 	uint64_t rows_unmapped;	/* rows of a rel that has no sync section */
-	uint64_t copies_dropped;	/* copy rows the stream had removed */
+	uint64_t copies_dropped;	/* copy rows the stream had removed or
+					 * written since */
 };
 
-/* tombstone.c: documents the stream removed since the load's last mark */
+/* tombstone.c: documents the stream removed or wrote since the load's
+ * last mark */
 struct tombstones {
 	struct tomb_slot {
 		char	*key;	/* index NUL id */
 		size_t	 klen;
 		uint64_t hash;
-		uint64_t v;	/* the newest removal's version */
+		uint64_t v;	/* the newest removal's or write's version */
+		uint64_t gone;	/* the newest removal's, 0 when none */
 	} *slot;
 	size_t	 cap, n;
 	struct tomb_clear {
@@ -50,6 +53,36 @@ struct tombstones {
 		uint64_t v;
 	} *clears;
 	int	 nclears;
+};
+
+/* tombstone.c: the TOAST window, unchanged out-of-line values the stream
+ * could not complete yet because the copy that holds them is still to
+ * come (a chain per row, ended by a write with every value or a delete) */
+struct toastwin {
+	struct tw_chain {
+		char	*fields;	/* raw JSON array: the fields that have
+					 * been markers all along */
+		char	*index, *id, *routing;	/* the head, plain; routing
+						 * NULL: none */
+		uint64_t last_v;	/* the head's last write */
+		int	 dead;
+	} *chain;
+	int	 nchain, capchain;
+	struct tw_seg {
+		char	*key;	/* index NUL id: an identity the row had */
+		size_t	 klen;
+		uint64_t hash;
+		uint64_t from, to;	/* the versions it had it: [from, to) */
+		int	 chain;
+	} *seg;
+	size_t	 cap, n;
+};
+
+/* a document for the TOAST window: plain index, id and routing (NULL:
+ * none) */
+struct twdoc {
+	const char *index, *id, *routing;
+	size_t	 ilen, idlen, rlen;
 };
 
 /*
@@ -80,6 +113,8 @@ struct shaper {
 	struct kcount truncates_skipped;	/* per table */
 	struct kcount unconverted;	/* per "table<US>column" */
 	struct tombstones tombs;	/* the tombstone window */
+	struct toastwin toasts;		/* the TOAST window */
+	int	 loading;	/* copies may still come: the windows are kept */
 	uint64_t wave_v;		/* the newest copy's version since the
 					 * load's last mark; 0 when none came */
 	char	**key_json;	/* per section: its primary_key as the JSON
@@ -92,11 +127,15 @@ struct shaper {
 		int	 n, cap;
 	} now_ids, was_ids;	/* the ids of a row's documents */
 	struct sbuf parent, op;
+	struct sbuf fields;	/* an index op's toast list, raw */
 };
 
 /* shape.c */
 void	shaper_init(struct shaper *, const struct config *);
 void	shaper_release(struct shaper *);
+/* whether copy rows may still come (a load descriptor open); without,
+ * neither window is kept */
+void	shaper_load(struct shaper *, int open);
 /* append the operation frames for one validated event object (kind is its
  * "k" string span; top its members as the frame reader noted them, or
  * NULL) to out. 0 on success; -1 on a bad event, with a message in err and
@@ -111,19 +150,45 @@ void	tomb_release(struct tombstones *);
 /* the stream deleted a document / truncated a table at version v */
 void	tomb_delete(struct tombstones *, const char *index, size_t ilen,
 	    const char *id, size_t idlen, uint64_t v);
+/* the stream wrote a document at version v */
+void	tomb_write(struct tombstones *, const char *index, size_t ilen,
+	    const char *id, size_t idlen, uint64_t v);
 void	tomb_clear(struct tombstones *, const char *rel, size_t rlen,
 	    uint64_t v);
 /* 1 if a copy of table rel's document at version v is older than a
- * removal */
+ * removal or a stream write */
 int	tomb_drops(const struct tombstones *, const char *rel, size_t rlen,
 	    const char *index, size_t ilen, const char *id, size_t idlen,
 	    uint64_t v);
 /* forget everything (on release) */
 void	tomb_forget(struct tombstones *);
-/* a load mark after copies versioned v: a removal at or below v is older
- * than every copy still to come (the next wave reads a later position),
- * so only removals above v are kept */
+/* a load mark after copies versioned v: a removal or write at or below v
+ * is older than every copy still to come (the next wave reads a later
+ * position), so only those above v are kept */
 void	tomb_forget_upto(struct tombstones *, uint64_t v);
+/* the newest removal of table rel's document the window knows of (its
+ * delete, or the table's truncate), 0 when none */
+uint64_t tomb_removed(const struct tombstones *, const char *rel,
+	    size_t rlen, const char *index, size_t ilen, const char *id,
+	    size_t idlen);
+void	tw_init(struct toastwin *);
+void	tw_release(struct toastwin *);
+/* a stream write of dst at v with the unchanged fields (a raw JSON array)
+ * to be completed from src's last write; before: src's newest removal */
+void	tw_update(struct toastwin *, const struct twdoc *src, uint64_t before,
+	    const struct twdoc *dst, struct jspan fields, uint64_t v);
+/* a stream write of d with every value, or its delete: a chain ending in
+ * d ends */
+void	tw_gone(struct toastwin *, const struct twdoc *d);
+/* chain k (a number tw_match gave) ends: its head was filled */
+void	tw_end(struct toastwin *, int k);
+/* the chains (up to max, into chains[]) a copy of d at version v holds
+ * the values of: their heads are to be filled from it */
+int	tw_match(const struct toastwin *, const struct twdoc *d, uint64_t v,
+	    int *chains, int max);
+/* a load mark after copies versioned v: chains whose head was written at
+ * or below v are forgotten */
+void	tw_forget_upto(struct toastwin *, uint64_t v);
 
 /* id.c */
 /* 1 and the value of name in the view, 0 when it has none */

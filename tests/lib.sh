@@ -203,16 +203,6 @@ wait_for() {
 # rss_kb PID -> resident set in kB
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
-# todo_check DESCRIPTION -- COMMAND...: like check, but a TAP TODO for a
-# known, open bug ($BUG says which): reported, counted as neither a pass
-# nor a failure. TODO_OFF=1 makes it a plain check.
-todo_check() {
-	local d=$1; shift; [ "$1" = "--" ] && shift
-	[ -n "${TODO_OFF:-}" ] && { check "$d" -- "$@"; return; }
-	_tap_n=$((_tap_n + 1))
-	if "$@" > "$T/check.out" 2>&1; then echo "ok $_tap_n - $d # TODO ${BUG:-known bug}"
-	else echo "not ok $_tap_n - $d # TODO ${BUG:-known bug}"; tail -n 3 "$T/check.out" | sed 's/^/#   /'; fi
-}
 # pem_bodies FILE...: one line of each certificate's or key's body, the
 # text to look for where none may appear
 pem_bodies() { local f; for f; do sed -n 2p "$f"; done; }

@@ -105,6 +105,7 @@ batch_add(struct batch *b, const struct frame *f, struct p2o_err *err)
 	switch (k) {
 	case MSG_INDEX:
 	case MSG_DELETE:
+	case MSG_FILL:
 		if (msg_read_op(f, &m, why, sizeof(why)) == -1) {
 			b->arena.len = arena_len;
 			return p2o_fail(err, P2O_EXIT_DATA, "%s", why);
@@ -113,6 +114,7 @@ batch_add(struct batch *b, const struct frame *f, struct p2o_err *err)
 			b->arena.len = arena_len;
 			return -1;
 		}
+		op->fill = k == MSG_FILL;
 		b->ndocs++;
 		break;
 	case MSG_COMMIT:

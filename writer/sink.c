@@ -335,8 +335,9 @@ flush_begin(struct flush *fl, uint64_t seq)
 	if (fl->room < n) {
 		fl->room = n;
 		fl->from = xrealloc(fl->from, n * sizeof(*fl->from));
-		fl->refs = xrealloc(fl->refs, n * sizeof(*fl->refs));
-		fl->asked = xrealloc(fl->asked, n * sizeof(*fl->asked));
+		/* a move may read two documents */
+		fl->refs = xrealloc(fl->refs, 2 * n * sizeof(*fl->refs));
+		fl->asked = xrealloc(fl->asked, 2 * n * sizeof(*fl->asked));
 		fl->sent = xrealloc(fl->sent, n * sizeof(*fl->sent));
 		fl->items = xrealloc(fl->items, n * sizeof(*fl->items));
 	}
@@ -394,6 +395,48 @@ op_name(const struct batch *b, const struct op *op, char *buf, size_t len)
 	snprintf(buf, len, "%s/%s", index, id);
 }
 
+/*
+ * A fill: source is the head's last write (completed, or stored), and the
+ * fields it lacks are taken from the late copy the fill carries. The
+ * result is written at the fill's version, the head's last write's, so
+ * it replaces that write and loses to any newer one. With nothing to
+ * fill (the head has every field, or is gone) it is not written, and as
+ * a source it is the head as it was.
+ */
+static int
+fill_one(struct sink *s, const struct batch *b, struct op *op,
+    struct jspan source)
+{
+	struct sbuf out = SBUF_INIT;
+	struct jspan fields = { op->toast, strlen(op->toast) };
+	char name[800];
+	int n;
+
+	if (!source.p) {
+		op->completed = xstrdup("");
+		op->completed_len = 0;
+		op->written = 1;
+		return 0;
+	}
+	if ((n = toast_complete(&out, source, fields, batch_span(b, op->doc)))
+	    == -1) {
+		sink_why(s, "stored document is not an object");
+		sbuf_release(&out);
+		return -1;
+	}
+	if (n == 0)
+		op->written = 1;
+	else {
+		op_name(b, op, name, sizeof(name));
+		log_info("document '%s' lacked unchanged TOAST fields %s: "
+		    "filled from a late copy", name, op->toast);
+		s->stats->toast_completions++;
+	}
+	op->completed = out.buf ? out.buf : xstrdup("");
+	op->completed_len = out.len;
+	return 0;
+}
+
 /* op's document with its unchanged fields copied from source */
 static int
 complete_one(struct sink *s, const struct batch *b, struct op *op,
@@ -403,6 +446,8 @@ complete_one(struct sink *s, const struct batch *b, struct op *op,
 	struct jspan fields;
 	char name[800];
 
+	if (op->fill)
+		return fill_one(s, b, op, source);
 	fields.p = op->toast;
 	fields.n = strlen(op->toast);
 	if (toast_complete(&out, batch_span(b, op->doc), fields, source)
@@ -462,10 +507,14 @@ complete_pass(struct sink *s, struct flush *fl, int earlier,
 		src = &fl->from[i];
 		if (earlier && (src->b == NULL || src->b == b))
 			continue;
-		if (src->b == NULL)
-			source = found && k < fl->nasked &&
-			    fl->asked[k] == i ? found[k++] : none;
-		else
+		if (src->b == NULL) {
+			/* where it was, then (a move) its own document */
+			source = none;
+			for (; found && k < fl->nasked && fl->asked[k] == i;
+			    k++)
+				if (!source.p)
+					source = found[k];
+		} else
 			source = toast_source(src->b, &src->b->ops[src->i]);
 		if (complete_one(s, b, op, source) == -1)
 			return -1;
@@ -641,7 +690,7 @@ answer_barrier(struct sink *s, struct flush *fl, long status)
 
 	a = s->tm->ops->proc_answer(p, status, &fl->resp, why, sizeof(why));
 	if (p->page_done) {
-		/* a page of a cascade's deletes was written */
+		/* a page of a barrier's deletes was written */
 		s->stats->batches++;
 		s->stats->bulk_bytes += p->page_bytes;
 		for (i = 0; i < p->page_done; i++)
@@ -654,8 +703,14 @@ answer_barrier(struct sink *s, struct flush *fl, long status)
 		if (p->kind == PROC_CASCADE)
 			s->stats->cascades++;
 		else {
-			if (!p->gone)
-				log_info("cleared index '%s'", p->index);
+			if (!p->gone && p->newer)
+				log_info("cleared index '%s': %llu deleted, %llu "
+				    "written after the truncate kept", p->index,
+				    (unsigned long long)p->deleted,
+				    (unsigned long long)p->newer);
+			else if (!p->gone)
+				log_info("cleared index '%s': %llu deleted",
+				    p->index, (unsigned long long)p->deleted);
 			s->stats->clears++;
 		}
 		fl->phase = PH_DONE;

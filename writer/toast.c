@@ -7,6 +7,10 @@
  * are stored as, so a completion never changes a number's precision.
  * Performs no I/O: it says which documents to read; the target module
  * builds the request and reads its answer, the writer's loop sends it.
+ *
+ * A fill (framing.md §5) runs the other way round: its source is the
+ * document's last write, found the same way, and the fields come from the
+ * late copy the fill carries (sink.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -37,12 +41,45 @@ toast_source(const struct batch *b, const struct op *op)
 
 	if (op->kind != OP_INDEX)
 		return s;
+	/* a fill of a head that was gone: still gone */
+	if (op->fill && op->completed && op->completed_len == 0)
+		return s;
 	if (op->completed) {
 		s.p = op->completed;
 		s.n = op->completed_len;
 		return s;
 	}
 	return batch_span(b, op->doc);
+}
+
+/*
+ * A move (a key, an index or a routing the update changed) whose old
+ * document must be read may find it gone: replayed after a restart, the
+ * move already ran, deleted the old document and stored the new one,
+ * complete, at this very version, and writing it again without the
+ * values would take them away. So the op's own stored document is read
+ * too, and is the source when the old one is missing. It can only be
+ * that same write or a newer one (which this write loses to): no other
+ * row held the new key at this version. Not when an op before it in
+ * memory writes or deletes its document: the stored one is older then.
+ */
+static int
+own_fallback(const struct batch *b, const struct op *op,
+    const struct doctab *seen, struct batch *const *earlier, int nearlier)
+{
+	struct docref own;
+	int k;
+
+	if (op->fill || (op->toast_id == NULL && op->toast_index == NULL &&
+	    op->toast_routing == NULL))
+		return 0;
+	own = docref_of(b, op, 0);
+	if (*doctab_find(seen, b, &own) >= 0)
+		return 0;
+	for (k = 0; k < nearlier; k++)
+		if (batch_last_write(earlier[k], &own) >= 0)
+			return 0;
+	return 1;
 }
 
 int
@@ -61,6 +98,7 @@ toast_plan(const struct batch *b, int n, struct batch *const *earlier,
 		op = &b->ops[i];
 		from[i].b = NULL;
 		from[i].i = -1;
+		from[i].own = 0;
 		if (op->kind != OP_INDEX && op->kind != OP_DELETE)
 			continue;
 		if (!toast_settled(op)) {
@@ -70,9 +108,11 @@ toast_plan(const struct batch *b, int n, struct batch *const *earlier,
 			 * routings may be one shard): the stored document is
 			 * still there when this flush reads it */
 			if (j >= 0 && b->ops[j].kind == OP_DELETE &&
-			    op->toast_routing != NULL)
+			    op->toast_routing != NULL) {
 				nread++;
-			else if (j >= 0) {
+				from[i].own = own_fallback(b, op, &seen,
+				    earlier, nearlier);
+			} else if (j >= 0) {
 				from[i].b = b;
 				from[i].i = j;
 			} else {
@@ -80,9 +120,11 @@ toast_plan(const struct batch *b, int n, struct batch *const *earlier,
 					if ((j = batch_last_write(earlier[k],
 					    &want)) >= 0)
 						break;
-				if (k < 0)
+				if (k < 0) {
 					nread++;
-				else {
+					from[i].own = own_fallback(b, op,
+					    &seen, earlier, nearlier);
+				} else {
 					from[i].b = earlier[k];
 					from[i].i = j;
 					if (!toast_settled(&earlier[k]->ops[j]))
@@ -111,6 +153,10 @@ toast_refs(const struct batch *b, int n, const struct toast_from *from,
 		/* where the document was before this update */
 		refs[nasked] = docref_of(b, op, 1);
 		asked[nasked++] = i;
+		if (from[i].own) {
+			refs[nasked] = docref_of(b, op, 0);
+			asked[nasked++] = i;
+		}
 	}
 	return nasked;
 }

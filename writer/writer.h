@@ -66,6 +66,8 @@ struct op {
 	size_t	 completed_len;
 	uint64_t v;		/* index/delete, cascade: its version */
 	int	 written;	/* accepted by the target */
+	int	 fill;		/* index: a fill (framing.md §5): the stored
+				 * document completed from doc, not doc */
 	/* commit/pos */
 	uint64_t pos;
 	long long ts;		/* commit time in µs, 0 when absent */
@@ -194,6 +196,9 @@ struct toast_from {
 	const struct batch *b;	/* the batch holding the source write, or
 				 * NULL: read the stored document */
 	int	 i;		/* the source op in b */
+	int	 own;		/* b NULL, a move: the op's own stored
+				 * document is read too, the source when the
+				 * one it moved from is gone (a replay) */
 };
 
 /* 1 if any index op among [0, n) needs TOAST completion */
@@ -212,8 +217,9 @@ int	toast_settled(const struct op *);
  * a delete: what a later completion copies from */
 struct jspan toast_source(const struct batch *, const struct op *);
 /* the documents to read for the ops with from[i].b == NULL still to
- * complete: where each was before its update into refs[], the op indexes
- * into asked[], in request order. Returns the number asked. */
+ * complete: where each was before its update into refs[] (then, with
+ * from[i].own, the op's own document), the op indexes into asked[] (room
+ * for 2 n), in request order. Returns the number asked. */
 int	toast_refs(const struct batch *, int n, const struct toast_from *from,
 	    struct docref *refs, int *asked);
 /* doc with each listed field present in source but absent from doc copied

@@ -2,14 +2,15 @@
  * elasticsearch.c - the Elasticsearch 8 target. Its data path, state
  * documents and index settings are the OpenSearch module's (the two speak
  * the same _bulk, external_gte versions, _mget, _settings and scroll):
- * this file holds what differs, the probe and how a clear deletes.
+ * this file holds what differs, the probe. A clear is the OpenSearch
+ * module's too: a scroll and a bulk delete of each page at the truncate's
+ * version, which needs nothing but the core (a node without the reindex
+ * module has no _delete_by_query).
  *
  *  - The probe asks the node's own information, not GET /: that answer is
  *    the rest-root module's, which a node may lack (the integ-test
  *    distribution does), while node info says the version and the build
  *    flavour on every Elasticsearch node. OpenSearch has no build flavour.
- *  - A clear scrolls and bulk-deletes (OS_CLEAR_BY_SCROLL): a node without
- *    the reindex module has no _delete_by_query.
  *
  * Pure, as the OpenSearch module: never makes a request, logs or exits.
  */
@@ -34,7 +35,7 @@ static enum target_answer
 probe_answer(long status, const struct sbuf *resp, char *node,
     size_t nodelen, char *why, size_t whylen)
 {
-	enum target_answer a = os_status_class(status);
+	enum target_answer a = os_answer_class(status, resp->buf, resp->len);
 	struct jspan obj, nodes, k, one, v;
 	struct jiter it;
 	char num[32] = "", flavor[32] = "";
@@ -75,25 +76,12 @@ probe_answer(long status, const struct sbuf *resp, char *node,
 	return TA_OK;
 }
 
-static void
-proc_call(struct target_proc *p, struct http_call *call)
-{
-	os_proc_call(p, call, OS_CLEAR_BY_SCROLL);
-}
-
-static enum target_answer
-proc_answer(struct target_proc *p, long status, const struct sbuf *resp,
-    char *why, size_t whylen)
-{
-	return os_proc_answer(p, status, resp, why, whylen, OS_CLEAR_BY_SCROLL);
-}
-
 static const struct target_ops ops = {
 	OS_SHARED_OPS,
 	.probe_call = probe_call,
 	.probe_answer = probe_answer,
-	.proc_call = proc_call,
-	.proc_answer = proc_answer,
+	.proc_call = os_proc_call,
+	.proc_answer = os_proc_answer,
 };
 
 /* join and ingest pipelines are Elasticsearch's own (the parent-join and

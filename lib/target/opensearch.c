@@ -28,12 +28,41 @@
 			"items.*.error.type,items.*.error.reason," \
 			"error.type,error.reason"
 
-enum target_answer
-os_status_class(long status)
+/*
+ * A block is the cluster refusing writes for a while, not us: past the
+ * disk's flood-stage watermark the node puts read-only-allow-delete on
+ * every index and a create-index block on the cluster, and an operator may
+ * set those or a write block by hand. It comes as a cluster_block_exception
+ * or an index_create_block_exception, "blocked by: [FORBIDDEN/10/cluster
+ * create-index blocked (api)];", with 403 or 429, and goes when the disk
+ * has room again or the operator lifts it: waited out, never taken for
+ * refused credentials.
+ */
+int
+os_blocked(const char *type, const char *reason)
 {
+	static const char suffix[] = "_block_exception";
+	size_t n = strlen(type), k = sizeof(suffix) - 1;
+
+	return (n >= k && strcmp(type + n - k, suffix) == 0) ||
+	    strstr(reason, "blocked by: [") != NULL;
+}
+
+enum target_answer
+os_answer_class(long status, const char *body, size_t len)
+{
+	char type[96], reason[320];
+
 	if (status >= 200 && status < 300)
 		return TA_OK;
-	if (status == 401 || status == 403)
+	if (status == 403) {
+		/* a security refusal (the security plugin's
+		 * security_exception, a proxy's page) is permanent */
+		os_error(body, len, type, sizeof(type), reason,
+		    sizeof(reason));
+		return os_blocked(type, reason) ? TA_RETRY : TA_AUTH;
+	}
+	if (status == 401)
 		return TA_AUTH;
 	if (status == 429 || status >= 500 || status < 200)
 		return TA_RETRY;
@@ -181,7 +210,7 @@ static enum target_answer
 probe_answer(long status, const struct sbuf *resp, char *node,
     size_t nodelen, char *why, size_t whylen)
 {
-	enum target_answer a = os_status_class(status);
+	enum target_answer a = os_answer_class(status, resp->buf, resp->len);
 	struct jspan obj, ver, v;
 	char dist[32] = "", num[32] = "";
 	int major;
@@ -258,7 +287,7 @@ os_create_answer(long status, const struct sbuf *resp, char *why,
 	if (status == 400 &&
 	    strcmp(type, "resource_already_exists_exception") == 0)
 		return TA_EXISTS;
-	return os_status_class(status);
+	return os_answer_class(status, resp->buf, resp->len);
 }
 
 static void
@@ -319,12 +348,15 @@ os_bulk_call(const char *body, size_t len, struct http_call *call)
 }
 
 static enum item_verdict
-item_verdict(int del, int status, const char *type)
+item_verdict(int del, int status, const char *type, const char *reason)
 {
 	if (status >= 200 && status < 300)
 		return ITEM_OK;
 	if (status == 409)
 		return ITEM_CONFLICT;
+	/* an index blocked for a while (a full disk): it will take it */
+	if (os_blocked(type, reason))
+		return ITEM_RETRY;
 	/* a versioned delete of a document (or an index) that is not there */
 	if (status == 404 && del)
 		return ITEM_NOTFOUND;
@@ -440,7 +472,7 @@ read_items(const char *body, size_t len, int nsent,
 			error_fields(e, items[i].type, sizeof(items[i].type),
 			    items[i].reason, sizeof(items[i].reason));
 		items[i].verdict = item_verdict(items[i].del, items[i].status,
-		    items[i].type);
+		    items[i].type, items[i].reason);
 		i++;
 	}
 	return TA_OK;
@@ -454,7 +486,7 @@ os_bulk_answer(long status, const char *body, size_t len, int nsent,
 
 	if (whylen)
 		why[0] = '\0';
-	a = os_status_class(status);
+	a = os_answer_class(status, body, len);
 	if (a != TA_OK) {
 		os_error_text(body, len, why, whylen);
 		return a;
@@ -531,7 +563,7 @@ enum target_answer
 os_read_answer(long status, const struct sbuf *resp, int n, struct jspan *found,
     char *why, size_t whylen)
 {
-	enum target_answer a = os_status_class(status);
+	enum target_answer a = os_answer_class(status, resp->buf, resp->len);
 
 	if (a != TA_OK) {
 		os_error_text(resp->buf, resp->len, why, whylen);
@@ -544,25 +576,12 @@ os_read_answer(long status, const struct sbuf *resp, int n, struct jspan *found,
 	return TA_OK;
 }
 
-static void
-proc_call(struct target_proc *p, struct http_call *call)
-{
-	os_proc_call(p, call, OS_CLEAR_BY_QUERY);
-}
-
-static enum target_answer
-proc_answer(struct target_proc *p, long status, const struct sbuf *resp,
-    char *why, size_t whylen)
-{
-	return os_proc_answer(p, status, resp, why, whylen, OS_CLEAR_BY_QUERY);
-}
-
 static const struct target_ops ops = {
 	OS_SHARED_OPS,
 	.probe_call = probe_call,
 	.probe_answer = probe_answer,
-	.proc_call = proc_call,
-	.proc_answer = proc_answer,
+	.proc_call = os_proc_call,
+	.proc_answer = os_proc_answer,
 };
 
 const struct target_module target_opensearch = {

@@ -48,16 +48,14 @@
 	.mapping_conflicts = os_mapping_conflicts, \
 	.refresh = os_refresh
 
-/* how a clear deletes (opensearch_proc.c) */
-enum os_clear {
-	OS_CLEAR_BY_QUERY,	/* one _delete_by_query (the reindex module) */
-	OS_CLEAR_BY_SCROLL	/* a scroll of the documents, a bulk delete
-				 * of each page: needs nothing but the core */
-};
-
 /* opensearch.c */
-/* the answer class of a status: TA_OK (2xx), TA_AUTH, TA_RETRY, TA_REFUSED */
-enum target_answer os_status_class(long status);
+/* the class of an answer by its status and error body: TA_OK (2xx),
+ * TA_AUTH (401, a 403 that is not a block), TA_RETRY (429, 5xx, a block),
+ * TA_REFUSED (another 4xx) */
+enum target_answer os_answer_class(long status, const char *body,
+	    size_t len);
+/* 1 if an error of this type and reason is a cluster or index block */
+int	os_blocked(const char *type, const char *reason);
 /* the body as a validated JSON object, surrounding white space trimmed:
  * 0, or -1 when it is not one */
 int	os_body_object(const char *body, size_t len, struct jspan *obj);
@@ -96,9 +94,9 @@ int	os_index_body(const struct sync_section *, const char *mapping,
 	    size_t len, char **body, char *why, size_t whylen);
 
 /* opensearch_proc.c */
-void	os_proc_call(struct target_proc *, struct http_call *, enum os_clear);
+void	os_proc_call(struct target_proc *, struct http_call *);
 enum target_answer os_proc_answer(struct target_proc *, long status,
-	    const struct sbuf *resp, char *why, size_t whylen, enum os_clear);
+	    const struct sbuf *resp, char *why, size_t whylen);
 
 /* opensearch_state.c */
 int	os_state_get(struct target_conn *, const char *key, struct sbuf *doc,

@@ -122,7 +122,7 @@ static enum target_answer
 rejects_count_answer(long status, const struct sbuf *resp, uint64_t *n,
     char *why, size_t whylen)
 {
-	enum target_answer a = os_status_class(status);
+	enum target_answer a = os_answer_class(status, resp->buf, resp->len);
 	struct jspan obj, v;
 	char type[64], reason[8];
 
@@ -326,9 +326,10 @@ read_page(struct target_conn *c, const char *stream,
 		rc = 0;
 		goto out;
 	}
-	if (os_status_class(status) != TA_OK) {
+	if (os_answer_class(status, resp->buf, resp->len) != TA_OK) {
 		os_error_text(resp->buf, resp->len, why, sizeof(why));
-		fail_answer(os_status_class(status), status, why, err);
+		fail_answer(os_answer_class(status, resp->buf, resp->len), status,
+		    why, err);
 		goto out;
 	}
 	if (os_body_object(resp->buf, resp->len, &root) == -1 ||

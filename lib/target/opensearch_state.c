@@ -39,8 +39,10 @@ status_error(long status, const struct sbuf *resp, struct p2o_err *err)
 
 	os_error(resp->buf, resp->len, type, sizeof(type), reason,
 	    sizeof(reason));
-	return p2o_fail(err, status == 401 || status == 403 ?
-	    P2O_EXIT_AUTH : P2O_EXIT_TEMPFAIL, "HTTP %ld%s%s%s%s", status,
+	/* a block (a full disk) is waited out like any outage */
+	return p2o_fail(err, os_answer_class(status, resp->buf, resp->len) ==
+	    TA_AUTH ? P2O_EXIT_AUTH : P2O_EXIT_TEMPFAIL, "HTTP %ld%s%s%s%s",
+	    status,
 	    type[0] ? " " : "", type, reason[0] ? ": " : "", reason);
 }
 

@@ -27,14 +27,10 @@ A trial, all of it decided by its seed:
     of the database (a clean stop or a crash);
   - then the writer stops, and the index must come to equal the table.
 
-A truncate drawn while the initial load runs waits until the load is done,
-unless --truncate-in-load (TRUNCATE_IN_LOAD=1): a truncate the stream
-delivers after the load copied past it loses rows, an open bug that
-tests/integration/504-truncate-during-load.t reproduces. Likewise the rows
-the load copies hold no large (TOASTed) value unless --toast-in-load
-(TOAST_IN_LOAD=1): an update during the load of a row whose copy is late
-loses its unchanged TOAST value (301-toast-replay.t); the writer's own
-rows still carry large values, updated around and moved.
+Truncates land at any moment, during the initial load too
+(504-truncate-during-load.t), and every 97th row of the fill, loaded or
+written by a truncate's refill, holds a large (TOASTed) value the load
+copies and the stream updates around (301-toast-replay.t).
 
 Trial i of a run with seed S has seed S + i and runs on database
 DBS[i % len(DBS)]; `--trials 1 --seed S+i --db THAT` repeats it: the same
@@ -135,12 +131,11 @@ class ChaosTable:
                     f"{r % 150 + 80}) g)")
         return f"REPEAT(MD5('{r}'), {r % 150 + 80})"
 
-    def fill(self, n, large=True):
-        """n rows; with large, every 97th holds a large value (out of
-        line on PostgreSQL), which the load copies"""
+    def fill(self, n):
+        """n rows; every 97th holds a large value (out of line on
+        PostgreSQL), which the load copies"""
         if self.db.kind == "pg":
-            big = ("(select string_agg(md5(g::text || x), '') from generate_series(1, 90) x)"
-                   if large else "'short ' || g")
+            big = "(select string_agg(md5(g::text || x), '') from generate_series(1, 90) x)"
             return (f"insert into chaos select g, 0, 'fill ' || g, case when g % 97 = 0 then "
                     f"{big} when g % 3 = 0 then 'short ' || g end from generate_series(1, {n}) g")
         return (f"INSERT INTO chaos SELECT seq, 0, "
@@ -299,13 +294,9 @@ class Writer(threading.Thread):
     died (its server restarted) is started again; statements meant for a
     moment without a client are dropped, the sequence goes on"""
 
-    def __init__(self, db, tables, rng, rate, log, load_done=None):
+    def __init__(self, db, tables, rng, rate, log):
         super().__init__(daemon=True)
         self.db, self.tables, self.rng, self.rate, self.log = db, tables, rng, rate, log
-        # a callable: whether the initial load has finished; a truncate
-        # drawn before then waits for it (504-truncate-during-load.t)
-        self.load_done = load_done
-        self.held = None
         self.stop_ev = threading.Event()
         self.proc = None
         self.spawned = 0.0
@@ -338,11 +329,7 @@ class Writer(threading.Thread):
         w = rng.random()
         if w < 0.004:
             self.tally["truncate"] = self.tally.get("truncate", 0) + 1
-            s = f"{self.db.truncate(t.name)}; {t.fill(rng.randint(10, 3000))};"
-            if self.load_done is not None and not self.load_done():
-                self.held = (self.held or []) + [s]
-                return "select 1;"
-            return s
+            return f"{self.db.truncate(t.name)}; {t.fill(rng.randint(10, 3000))};"
         n = rng.choice([1, 1, 1, 2, 3, 5, 8])
         parts = []
         for _ in range(n):
@@ -360,8 +347,6 @@ class Writer(threading.Thread):
     def run(self):
         gap = 1.0 / self.rate
         while not self.stop_ev.is_set():
-            if self.held and self.load_done():
-                self.send(self.held.pop(0))
             self.send(self.txn())
             self.txns += 1
             self.stop_ev.wait(gap)
@@ -446,7 +431,7 @@ def pick(rng, weighted):
     return weighted[-1][0]
 
 
-def trial(db, seed, dbname, workdir, short, truncate_in_load=False, toast_in_load=False):
+def trial(db, seed, dbname, workdir, short):
     rng = random.Random(seed)
     tables = [ChaosTable(db)]
     t = tables[0]
@@ -472,9 +457,7 @@ def trial(db, seed, dbname, workdir, short, truncate_in_load=False, toast_in_loa
     r = db.sql(t.ddl())
     if r.returncode != 0:
         raise RuntimeError(f"ddl: {r.stdout[-300:]}")
-    # a large value the load copies and the stream then updates around
-    # loses it (301-toast-replay.t): the fill has none unless asked
-    r = db.sql(t.fill(rows, toast_in_load or db.kind != "pg"))
+    r = db.sql(t.fill(rows))
     if r.returncode != 0:
         raise RuntimeError(f"fill: {r.stdout[-300:]}")
     http("DELETE", f"/{db.index}")
@@ -497,12 +480,7 @@ def trial(db, seed, dbname, workdir, short, truncate_in_load=False, toast_in_loa
     problems = []
     done = []
     pl.start()
-    suppath = os.path.join(workdir, "sup.log")
-
-    def load_done():
-        with open(suppath, "rb") as f:
-            return b"finished: every table is loaded" in f.read()
-    w = Writer(db, tables, rng, rate, wlog, None if truncate_in_load else load_done)
+    w = Writer(db, tables, rng, rate, wlog)
     t0 = time.monotonic()
     w.start()
     for at, f, arg in plan:
@@ -593,14 +571,6 @@ def main():
     ap.add_argument("--tap", action="store_true", help="TAP output, for prove")
     ap.add_argument("--short", action="store_true", help="short trials (the test suite's)")
     ap.add_argument("--keep", default=None, help="where the logs of failed trials go")
-    ap.add_argument("--truncate-in-load", action="store_true",
-                    default=bool(os.environ.get("TRUNCATE_IN_LOAD")),
-                    help="let truncates land during the initial load (the open bug of "
-                         "504-truncate-during-load.t); by default they wait for its end")
-    ap.add_argument("--toast-in-load", action="store_true",
-                    default=bool(os.environ.get("TOAST_IN_LOAD")),
-                    help="fill the table with large (TOASTed) values the load copies (the "
-                         "open bug of 301-toast-replay.t); by default only the writer writes them")
     a = ap.parse_args()
     seed = a.seed if a.seed is not None else int(time.time()) % 1000000
     if not OS_URL or not SERVERS:
@@ -632,8 +602,7 @@ def main():
         t0 = time.monotonic()
         try:
             ran_total += 1
-            desc, done, problems, conv, nrows, w = trial(dbs[n], s, n, wd, a.short,
-                                                         a.truncate_in_load, a.toast_in_load)
+            desc, done, problems, conv, nrows, w = trial(dbs[n], s, n, wd, a.short)
             for d in done:
                 mix[d] = mix.get(d, 0) + 1
             for k, v in w.tally.items():

@@ -14,8 +14,9 @@
  * item written, every _mget document found with "(stored NAME)" as each
  * field asked for - except a document whose id begins with "gone", which
  * is not stored; a new index is created; a cascade's first search finds
- * two children ("<parent>-child-1" and "-2", routed to the parent) and its
- * scroll nothing more. A malformed operation ends it with exit 65 and the
+ * two children ("<parent>-child-1" and "-2", routed to the parent), a
+ * clear's two documents ("doc-1" and "doc-2", the second written after the
+ * truncate, so its delete conflicts), and their scrolls nothing more. A malformed operation ends it with exit 65 and the
  * writer's message, after what the writer would still have written.
  */
 #include <stdio.h>
@@ -88,16 +89,26 @@ answer(const struct flush *fl, const struct http_call *call,
 	*status = 200;
 	sbuf_reset(resp);
 	if (fl->phase == PH_BARRIER && strncmp(call->path, "/_bulk", 6) == 0) {
-		/* a cascade's page of deletes, one line each */
+		/* a barrier's page of deletes, one line each; the second
+		 * document of a clear's page is newer than the truncate */
 		sbuf_adds(resp, "{\"errors\":false,\"items\":[");
 		for (i = 0; i < lines(call); i++)
-			sbuf_addf(resp, "%s{\"delete\":{\"status\":200}}",
-			    i ? "," : "");
+			sbuf_addf(resp, "%s{\"delete\":{\"status\":%d}}",
+			    i ? "," : "", p->kind == PROC_CLEAR && i == 1 ?
+			    409 : 200);
 		sbuf_adds(resp, "]}");
 	} else if (strstr(call->path, "/_search?scroll=")) {
 		sbuf_adds(resp, "{\"_scroll_id\":\"s1\",\"hits\":{\"hits\":[");
 		for (i = 1; i <= 2; i++) {
 			sbuf_addf(resp, "%s{\"_index\":", i > 1 ? "," : "");
+			if (p->kind == PROC_CLEAR) {
+				/* in an index the name (or glob) claims */
+				sbuf_addc(resp, '"');
+				sbuf_add(resp, p->index, strcspn(p->index, "*"));
+				sbuf_addf(resp, "%s\",\"_id\":\"doc-%d\"}",
+				    strchr(p->index, '*') ? "2024" : "", i);
+				continue;
+			}
 			sbuf_add_jstr(resp, p->index, strlen(p->index));
 			sbuf_addf(resp, ",\"_id\":\"%s-child-%d\",\"_routing\":",
 			    p->parent, i);
@@ -135,10 +146,7 @@ answer(const struct flush *fl, const struct http_call *call,
 			sbuf_addc(resp, '}');
 		}
 		sbuf_adds(resp, "]}");
-	} else if (strstr(call->path, "/_delete_by_query"))
-		sbuf_adds(resp, "{\"deleted\":0,\"failures\":[],"
-		    "\"timed_out\":false}");
-	else
+	} else
 		sbuf_adds(resp, "{\"_shards\":{\"failed\":0}}");
 }
 

@@ -413,6 +413,92 @@ test_window(void)
 	    "after a wave newer than it");
 }
 
+/* a stream row of public.items: op, version, new and optional old/toast */
+static const char *
+srow(const char *op, int v, const char *rest)
+{
+	static char json[512];
+
+	snprintf(json, sizeof(json), "{\"k\":\"row\",\"op\":\"%s\","
+	    "\"rel\":\"public.items\",\"v\":%d,\"key\":[\"id\"],%s}", op, v,
+	    rest);
+	return shape(json);
+}
+
+/* a copy of public.items' row id at v with a large body */
+static const char *
+bigcopy(int id, int v)
+{
+	static char json[256];
+
+	snprintf(json, sizeof(json), "{\"k\":\"row\",\"op\":\"c\","
+	    "\"rel\":\"public.items\",\"v\":%d,\"key\":[\"id\"],"
+	    "\"new\":{\"id\":%d,\"title\":\"old\",\"body\":\"big\"}}", v, id);
+	return shape_src(SHAPE_LOAD, json);
+}
+
+/*
+ * The TOAST window: a copy that reaches the shaper after updates that
+ * left its large value unchanged fills the document the last of them
+ * wrote, at that write's version, and is dropped itself (the stream wrote
+ * the document after it); through a key move the copy of the old key
+ * fills the new one; a write with every value, a delete, an older
+ * removal, a newer copy, or a mark after the head's wave: no fill.
+ */
+static void
+test_fill(void)
+{
+	shaper_release(&sh);
+	shaper_init(&sh, &cfg);
+	ok(starts(srow("u", 100, "\"new\":{\"id\":20,\"title\":\"a\"},"
+	    "\"toast\":[\"body\"]"), "{\"k\":\"index\""), "an update with a "
+	    "marker");
+	srow("u", 110, "\"new\":{\"id\":20,\"title\":\"b\"},\"toast\":[\"body\"]");
+	is_str(bigcopy(20, 50), "{\"k\":\"fill\",\"index\":\"items\",\"id\":"
+	    "\"20\",\"v\":110,\"toast\":[\"body\"],\"rel\":\"public.items\","
+	    "\"doc\":{\"id\":20,\"title\":\"old\",\"body\":\"big\"}}",
+	    "the late copy fills the last update's document, and is dropped");
+	is_str(bigcopy(20, 60), "", "once: the chain ended at the fill");
+
+	/* a key move: the old key's copy fills the new document */
+	srow("u", 200, "\"new\":{\"id\":31,\"title\":\"m\"},\"old\":{\"id\":30},"
+	    "\"toast\":[\"body\"]");
+	is_str(bigcopy(30, 150), "{\"k\":\"fill\",\"index\":\"items\",\"id\":"
+	    "\"31\",\"v\":200,\"toast\":[\"body\"],\"rel\":\"public.items\","
+	    "\"doc\":{\"id\":30,\"title\":\"old\",\"body\":\"big\"}}",
+	    "a key move: the copy of the old key fills the new one");
+
+	/* the chain ends at a write with every value */
+	srow("u", 300, "\"new\":{\"id\":40,\"title\":\"a\"},\"toast\":[\"body\"]");
+	srow("u", 310, "\"new\":{\"id\":40,\"title\":\"a\",\"body\":\"new\"}");
+	is_str(bigcopy(40, 250), "", "a full write ends the chain: no fill, "
+	    "the copy dropped");
+	/* and at a delete */
+	srow("u", 400, "\"new\":{\"id\":41,\"title\":\"a\"},\"toast\":[\"body\"]");
+	srow("d", 410, "\"old\":{\"id\":41}");
+	is_str(bigcopy(41, 350), "", "a delete ends it");
+	/* a copy from before the row's last removal is no source */
+	srow("d", 500, "\"old\":{\"id\":42}");
+	srow("i", 510, "\"new\":{\"id\":42,\"title\":\"a\",\"body\":\"x\"}");
+	srow("u", 520, "\"new\":{\"id\":42,\"title\":\"b\"},\"toast\":[\"body\"]");
+	is_str(bigcopy(42, 450), "", "a copy older than the delete: none");
+	/* a copy newer than the head wins by itself */
+	srow("u", 600, "\"new\":{\"id\":43,\"title\":\"a\"},\"toast\":[\"body\"]");
+	ok(starts(bigcopy(43, 650), "{\"k\":\"index\""), "a newer copy: "
+	    "written, no fill");
+	/* a mark after a wave newer than the head forgets the chain */
+	srow("u", 700, "\"new\":{\"id\":44,\"title\":\"a\"},\"toast\":[\"body\"]");
+	bigcopy(45, 750);
+	mark_after_wave("9");
+	ok(starts(bigcopy(44, 650), "{\"k\":\"index\""), "forgotten at the "
+	    "mark, with the stream's write (no copy to come is older)");
+	/* no load: nothing is kept */
+	shaper_load(&sh, 0);
+	srow("u", 800, "\"new\":{\"id\":46,\"title\":\"a\"},\"toast\":[\"body\"]");
+	ok(sh.toasts.nchain == 0 && sh.tombs.n == 0,
+	    "without a load neither window keeps anything");
+}
+
 /* the window's table grows and finds every key again */
 static void
 test_window_many(void)
@@ -455,6 +541,7 @@ main(void)
 	test_toast();
 	test_truncate_and_passthrough();
 	test_unmapped_and_errors();
+	test_fill();
 	shaper_release(&sh);
 	sbuf_release(&out);
 	return done_testing();

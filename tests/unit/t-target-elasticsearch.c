@@ -101,18 +101,23 @@ test_clear(void)
 	target_proc_init(&p);
 	p.kind = PROC_CLEAR;
 	p.index = "items";
+	p.version = 42;
 	ops->proc_call(&p, &call);
 	is_str(call.path, "/items/_refresh", "clear: a refresh first");
 	is_int(step(&p, &call, 200, "{}"), TA_NEXT, "then a search");
 	is_str(call.path, "/items/_search?scroll=1m", "scrolled, not routed");
-	is_str(call.body, "{\"size\":1000,\"_source\":false,\"query\":"
-	    "{\"match_all\":{}}}", "of everything, a page at a time");
+	is_str(call.body, "{\"size\":5000,\"_source\":false,\"sort\":"
+	    "[\"_doc\"],\"query\":{\"match_all\":{}}}",
+	    "of everything, a page at a time, in index order");
 	is_int(step(&p, &call, 200, "{\"_scroll_id\":\"s1\",\"hits\":{\"hits\":"
 	    "[{\"_index\":\"items\",\"_id\":\"1\"},{\"_index\":\"items\","
 	    "\"_id\":\"2\",\"_routing\":\"r\"}]}}"), TA_NEXT, "a page");
-	is_str(call.body, "{\"delete\":{\"_index\":\"items\",\"_id\":\"1\"}}\n"
-	    "{\"delete\":{\"_index\":\"items\",\"_id\":\"2\",\"routing\":"
-	    "\"r\"}}\n", "deleted in bulk, without a version, where routed");
+	is_str(call.body, "{\"delete\":{\"_index\":\"items\",\"_id\":\"1\","
+	    "\"version\":42,\"version_type\":\"external_gte\"}}\n"
+	    "{\"delete\":{\"_index\":\"items\",\"_id\":\"2\",\"version\":42,"
+	    "\"version_type\":\"external_gte\",\"routing\":\"r\"}}\n",
+	    "deleted in bulk at the truncate's version (a newer copy stays), "
+	    "where routed");
 	is_int(step(&p, &call, 200, "{\"errors\":true,\"items\":[{\"delete\":"
 	    "{\"status\":404}},{\"delete\":{\"status\":429}}]}"), TA_RETRY,
 	    "a delete not done: the page again");

@@ -3,8 +3,8 @@
  * _bulk answer says about each item (written, version conflict, delete of
  * a missing document, retryable, refused) and about the request, the
  * error bodies, the action line of a write, index creation, the _mget
- * behind TOAST completion, the node at GET /, and the steps of a clear
- * and of a join cascade.
+ * behind TOAST completion, the node at GET /, a block told apart from
+ * refused credentials, and the steps of a clear and of a join cascade.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +140,21 @@ static const struct rcase cases[] = {
 	  "\"reason\":\"no permissions for [indices:data/write/bulk]\"},"
 	  "\"status\":403}",
 	  TA_AUTH, NULL },
+	{ "403 a block", 403, 1,
+	  "{\"error\":{\"root_cause\":[{\"type\":\"cluster_block_exception\","
+	  "\"reason\":\"index [items] blocked by: [FORBIDDEN/8/index write "
+	  "(api)];\"}],\"type\":\"cluster_block_exception\",\"reason\":"
+	  "\"index [items] blocked by: [FORBIDDEN/8/index write (api)];\"},"
+	  "\"status\":403}",
+	  TA_RETRY, NULL },
+	{ "403 no body", 403, 1, "", TA_AUTH, NULL },
+	{ "items blocked", 200, 2,
+	  "{\"errors\":true,\"items\":[{\"index\":{\"status\":403,"
+	  "\"error\":{\"type\":\"cluster_block_exception\",\"reason\":"
+	  "\"index [items] blocked by: [FORBIDDEN/12/index read-only / allow "
+	  "delete (api)];\"}}},{\"index\":{\"status\":403,\"error\":"
+	  "{\"type\":\"security_exception\",\"reason\":\"no permissions\"}}}]}",
+	  TA_OK, "rx" },
 	{ "whole 400", 400, 1,
 	  "{\"error\":{\"root_cause\":[{\"type\":"
 	  "\"illegal_argument_exception\",\"reason\":\"Malformed action/"
@@ -364,6 +379,15 @@ test_create(void)
 	    "a bad mapping refused");
 	is_str(why, "mapper_parsing_exception: bad mapping", "and why");
 	is_int(ops->create_answer(403, &r, why, sizeof(why)), TA_AUTH, "403");
+	sbuf_release(&r);
+	r = sb("{\"error\":{\"root_cause\":[{\"type\":"
+	    "\"index_create_block_exception\",\"reason\":\"blocked by: "
+	    "[FORBIDDEN/10/cluster create-index blocked (api)];\"}],\"type\":"
+	    "\"index_create_block_exception\",\"reason\":\"blocked by: "
+	    "[FORBIDDEN/10/cluster create-index blocked (api)];\"},"
+	    "\"status\":403}");
+	is_int(ops->create_answer(403, &r, why, sizeof(why)), TA_RETRY,
+	    "403 create-index blocked (a full disk): waited out");
 	is_int(ops->create_answer(503, &r, why, sizeof(why)), TA_RETRY, "503");
 	sbuf_release(&r);
 	sbuf_release(&path);
@@ -443,43 +467,61 @@ step(struct target_proc *p, struct http_call *call, long status,
 static void
 test_clear(void)
 {
-	static const char *dbq[] = {
-		"{\"took\":147,\"timed_out\":false,\"total\":3,"
-		"\"deleted\":3,\"batches\":1,\"version_conflicts\":0,"
-		"\"noops\":0,\"retries\":{\"bulk\":0,\"search\":0},"
-		"\"throttled_millis\":0,\"requests_per_second\":-1.0,"
-		"\"throttled_until_millis\":0,\"failures\":[]}",
-		"{\"timed_out\":true,\"failures\":[]}",
-		"{\"timed_out\":false,\"failures\":[{\"index\":\"items\","
-		"\"id\":\"1\",\"cause\":{\"type\":\"x\"},\"status\":500}]}",
-		"garbage",
-	};
-	static const enum target_answer want[] = { TA_OK, TA_RETRY, TA_RETRY,
-	    TA_RETRY };
 	struct target_proc p;
 	struct http_call call;
-	size_t i;
+	struct sbuf big = SBUF_INIT;
+	int i;
 
 	target_proc_init(&p);
-	for (i = 0; i < sizeof(dbq) / sizeof(dbq[0]); i++) {
-		target_proc_reset(&p);
-		p.kind = PROC_CLEAR;
-		p.index = "events-*";
-		p.field = span("\"rel\"");
-		p.value = span("\"answer\"");
-		ops->proc_call(&p, &call);
-		ok(strcmp(call.path, "/events-*/_refresh") == 0 &&
-		    call.body == NULL, "clear: a refresh first");
-		is_int(step(&p, &call, 200, "{\"_shards\":{}}"), TA_NEXT,
-		    "refreshed: on to the delete");
-		is_str(call.path, "/events-*/_delete_by_query?conflicts=proceed"
-		    "&refresh=true", "delete_by_query of the glob");
-		ok(call.body && strcmp(call.body, "{\"query\":{\"term\":"
-		    "{\"rel\":\"answer\"}}}") == 0 && call.timeout_ms > 60000,
-		    "of the join's half, given time");
-		is_int(step(&p, &call, 200, dbq[i]), want[i],
-		    "delete_by_query answer %zu", i);
-	}
+	p.kind = PROC_CLEAR;
+	p.index = "events-*";
+	p.field = span("\"rel\"");
+	p.value = span("\"answer\"");
+	p.version = 6200;
+	ops->proc_call(&p, &call);
+	ok(strcmp(call.path, "/events-*/_refresh") == 0 &&
+	    call.body == NULL, "clear: a refresh first");
+	is_int(step(&p, &call, 200, "{\"_shards\":{}}"), TA_NEXT,
+	    "refreshed: on to the search");
+	is_str(call.path, "/events-*/_search?scroll=1m",
+	    "a scroll over the glob, unrouted");
+	is_str(call.body, "{\"size\":5000,\"_source\":false,\"sort\":"
+	    "[\"_doc\"],\"query\":{\"term\":{\"rel\":\"answer\"}}}",
+	    "of the join's half, in index order");
+	is_int(step(&p, &call, 200, "{\"_scroll_id\":\"S1\",\"hits\":"
+	    "{\"hits\":[{\"_index\":\"events-1\",\"_id\":\"a\"},"
+	    "{\"_index\":\"events-2\",\"_id\":\"b\",\"_routing\":\"t7\"}]}}"),
+	    TA_NEXT, "two documents found");
+	ok(strncmp(call.path, "/_bulk", 6) == 0 && call.body &&
+	    strcmp(call.body, "{\"delete\":{\"_index\":\"events-1\",\"_id\":"
+	    "\"a\",\"version\":6200,\"version_type\":\"external_gte\"}}\n"
+	    "{\"delete\":{\"_index\":\"events-2\",\"_id\":\"b\",\"version\":"
+	    "6200,\"version_type\":\"external_gte\",\"routing\":\"t7\"}}\n")
+	    == 0, "deleted at the truncate's version, each where it is routed");
+	is_int(step(&p, &call, 200, "{\"errors\":true,\"items\":["
+	    "{\"delete\":{\"status\":200}},{\"delete\":{\"status\":429,"
+	    "\"error\":{\"type\":\"cluster_block_exception\",\"reason\":"
+	    "\"index [events-2] blocked by: [TOO_MANY_REQUESTS/12/disk usage "
+	    "exceeded flood-stage watermark, index has read-only-allow-delete "
+	    "block];\"}}}]}"), TA_RETRY, "one blocked: the page again");
+	ok(p.page_done == 2 && p.deleted == 0, "its items counted, the page "
+	    "not yet");
+	p.page_done = 0;
+	ok(strncmp(call.path, "/_bulk", 6) == 0, "the same page");
+	is_int(step(&p, &call, 200, "{\"errors\":true,\"items\":["
+	    "{\"delete\":{\"status\":404}},{\"delete\":{\"status\":409,"
+	    "\"error\":{\"type\":\"version_conflict_engine_exception\","
+	    "\"reason\":\"[b]: version conflict, current version [6300] is "
+	    "higher than the one provided [6200]\"}}}]}"), TA_NEXT,
+	    "one deleted (again), one newer than the truncate: it stays");
+	ok(p.deleted == 1 && p.newer == 1, "counted apart");
+	is_str(call.path, "/_search/scroll", "the next page");
+	is_int(step(&p, &call, 200, "{\"_scroll_id\":\"S1\",\"hits\":"
+	    "{\"hits\":[]}}"), TA_NEXT, "no more");
+	ok(strcmp(call.method, "DELETE") == 0, "the scroll released");
+	is_int(step(&p, &call, 200, "{}"), TA_OK, "cleared");
+	ok(!p.gone, "the index was there");
+
 	target_proc_reset(&p);
 	p.kind = PROC_CLEAR;
 	p.index = "gone";
@@ -491,12 +533,37 @@ test_clear(void)
 	p.index = "x";
 	ops->proc_call(&p, &call);
 	step(&p, &call, 200, "{}");
-	ok(call.body && strcmp(call.body, "{\"query\":{\"match_all\":{}}}")
-	    == 0, "no field: everything");
+	ok(call.body && strcmp(call.body, "{\"size\":5000,\"_source\":false,"
+	    "\"sort\":[\"_doc\"],\"query\":{\"match_all\":{}}}") == 0,
+	    "no field: everything");
+	is_int(step(&p, &call, 404, "{}"), TA_OK, "the index went meanwhile");
+	target_proc_reset(&p);
+	p.kind = PROC_CLEAR;
+	p.index = "x";
+	p.version = 9;
+	ops->proc_call(&p, &call);
 	is_int(step(&p, &call, 400, "{\"error\":{\"type\":\"x\","
 	    "\"reason\":\"y\"}}"), TA_REFUSED, "a refusal");
 	is_int(step(&p, &call, 503, "{}"), TA_RETRY, "a failure");
-	is_int(step(&p, &call, 403, "{}"), TA_AUTH, "credentials");
+	is_int(step(&p, &call, 403, "{\"error\":{\"type\":"
+	    "\"security_exception\",\"reason\":\"no permissions for "
+	    "[indices:admin/refresh]\"},\"status\":403}"), TA_AUTH,
+	    "credentials");
+	is_int(step(&p, &call, 403, "{\"error\":{\"type\":"
+	    "\"cluster_block_exception\",\"reason\":\"index [x] blocked by: "
+	    "[FORBIDDEN/8/index write (api)];\"},\"status\":403}"), TA_RETRY,
+	    "a block is waited out");
+	is_int(step(&p, &call, 200, "{}"), TA_NEXT, "refreshed");
+	sbuf_adds(&big, "{\"_scroll_id\":\"S\",\"hits\":{\"hits\":[");
+	for (i = 0; i <= 5000; i++)
+		sbuf_addf(&big, "%s{\"_index\":\"x\",\"_id\":\"%d\"}",
+		    i ? "," : "", i);
+	sbuf_adds(&big, "]}}");
+	is_int(step(&p, &call, 200, big.buf), TA_RETRY,
+	    "more hits than the page asked for");
+	is_int(step(&p, &call, 200, "{\"hits\":[]}"), TA_RETRY,
+	    "an unusable search answer");
+	sbuf_release(&big);
 	target_proc_release(&p);
 }
 
@@ -518,8 +585,8 @@ test_cascade(void)
 	is_int(step(&p, &call, 200, "{}"), TA_NEXT, "then the search");
 	is_str(call.path, "/qa/_search?scroll=1m&routing=q%201",
 	    "routed to the parent's shard, scrolled");
-	is_str(call.body, "{\"size\":1000,\"_source\":false,\"query\":"
-	    "{\"bool\":{\"should\":[{\"parent_id\":{\"type\":\"answer\","
+	is_str(call.body, "{\"size\":1000,\"_source\":false,\"sort\":"
+	    "[\"_doc\"],\"query\":{\"bool\":{\"should\":[{\"parent_id\":{\"type\":\"answer\","
 	    "\"id\":\"q 1\"}},{\"parent_id\":{\"type\":\"comment\",\"id\":"
 	    "\"q 1\"}}]}}}", "for each child relation");
 	is_int(step(&p, &call, 200, "{\"_scroll_id\":\"S1\",\"hits\":"
@@ -561,9 +628,9 @@ test_cascade(void)
 	p.index = "qa";
 	p.parent = "1";
 	p.parent_id = span("\"1\"");
-	p.step = 2;
+	p.step = 1;
 	is_int(step(&p, &call, 404, "{}"), TA_OK, "no index: no children");
-	is_int((p.step = 2, step(&p, &call, 200, "{\"hits\":{}}")), TA_RETRY,
+	is_int((p.step = 1, step(&p, &call, 200, "{\"hits\":{}}")), TA_RETRY,
 	    "an unusable search answer");
 	{
 		struct sbuf big = SBUF_INIT;
@@ -574,7 +641,7 @@ test_cascade(void)
 			sbuf_addf(&big, "%s{\"_index\":\"qa\",\"_id\":\"%d\"}",
 			    i ? "," : "", i);
 		sbuf_adds(&big, "]}}");
-		p.step = 2;
+		p.step = 1;
 		is_int(step(&p, &call, 200, big.buf), TA_RETRY,
 		    "more hits than the page asked for");
 		sbuf_release(&big);

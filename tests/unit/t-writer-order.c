@@ -4,8 +4,8 @@
  * order, nothing behind a failed or retried one), the barriers (a clear
  * waits for everything before it and holds back everything after it; a
  * split transaction goes one piece at a time), TOAST completion from a
- * flush still open, and the per-table count of documents written without
- * their unchanged fields.
+ * flush still open, the per-table count of documents written without
+ * their unchanged fields, and fills from a late copy.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -369,12 +369,32 @@ test_barriers(void)
 	sbuf_adds(&w.fl[1].resp, "{\"_shards\":{}}");
 	is_int(window_answer(&w, 1, NULL, 200, 1000), STEP_NEXT, "refreshed");
 	is_int(next(&w, 1000, &path), 1, "then");
-	ok(strncmp(path, "/t/_delete_by_query?", 20) == 0,
-	    "delete by query");
+	ok(strncmp(path, "/t/_search?scroll=", 18) == 0,
+	    "a search for its documents");
 	sbuf_reset(&w.fl[1].resp);
-	sbuf_adds(&w.fl[1].resp, "{\"deleted\":3,\"failures\":[],"
-	    "\"timed_out\":false}");
-	is_int(window_answer(&w, 1, NULL, 200, 1000), STEP_DONE, "cleared");
+	sbuf_adds(&w.fl[1].resp, "{\"_scroll_id\":\"S\",\"hits\":{\"hits\":["
+	    "{\"_index\":\"t\",\"_id\":\"1\"},{\"_index\":\"t\",\"_id\":"
+	    "\"9\"}]}}");
+	is_int(window_answer(&w, 1, NULL, 200, 1000), STEP_NEXT, "two found");
+	is_int(next(&w, 1000, &path), 1, "then");
+	ok(strncmp(path, "/_bulk", 6) == 0, "deleted at the truncate's "
+	    "version");
+	sbuf_reset(&w.fl[1].resp);
+	sbuf_adds(&w.fl[1].resp, "{\"errors\":true,\"items\":["
+	    "{\"delete\":{\"status\":200}},{\"delete\":{\"status\":409}}]}");
+	is_int(window_answer(&w, 1, NULL, 200, 1000), STEP_NEXT,
+	    "one deleted, one newer kept");
+	ok(stats.version_conflicts == 1, "the newer one counted as a "
+	    "conflict");
+	is_int(next(&w, 1000, &path), 1, "then");
+	is_str(path, "/_search/scroll", "the next page");
+	sbuf_reset(&w.fl[1].resp);
+	sbuf_adds(&w.fl[1].resp, "{\"hits\":{\"hits\":[]}}");
+	is_int(window_answer(&w, 1, NULL, 200, 1000), STEP_NEXT, "none");
+	is_int(next(&w, 1000, &path), 1, "then");
+	sbuf_reset(&w.fl[1].resp);
+	is_int(window_answer(&w, 1, NULL, 200, 1000), STEP_DONE,
+	    "the scroll released: cleared");
 	is_int(stats.clears, 1, "a clear counted");
 	is_str(reported(&w), "", "a clear carries no position");
 	ok(cut(&w, &b, CUT_IDLE), "behind it, the rest may go");
@@ -552,6 +572,102 @@ test_toast(void)
 	window_answer(&w, a, NULL, 200, 1000);
 	is_int(kcount_get(&stats.toast_missing, "public.t"), 2,
 	    "counted once");
+	batch_release(&b);
+	window_release(&w);
+}
+
+static void
+fill_op(struct batch *b, int id, unsigned v, const char *body)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "{\"k\":\"fill\",\"index\":\"t\","
+	    "\"id\":\"%d\",\"v\":%u,\"toast\":[\"body\"],\"rel\":"
+	    "\"public.t\",\"doc\":{\"id\":%d,\"v\":1,\"body\":\"%s\"}}",
+	    id, v, id, body);
+	add(b, buf);
+}
+
+/*
+ * A fill (framing.md §5) completes the head's last write from the late
+ * copy it carries, where the head lacks a field, and writes it at the
+ * head's version; with nothing to fill or no head, it writes nothing.
+ */
+static void
+test_fill(void)
+{
+	struct window w;
+	struct batch b;
+	struct flush *fl;
+	uint64_t before;
+	int a;
+
+	window_init(&w, 4, &sink);
+	batch_init(&b, tmod(), 100, 1 << 20);
+
+	/* the update found nothing stored; the fill completes it from the
+	 * update's own op in the flush, not from the copy's other fields */
+	toast_op(&b, 7, 700, "public.t");
+	fill_op(&b, 7, 700, "late");
+	commit(&b, 750);
+	cut(&w, &b, CUT_IDLE);
+	a = next(&w, 1000, NULL);
+	fl = &w.fl[a];
+	sbuf_reset(&fl->resp);
+	sbuf_adds(&fl->resp, "{\"docs\":[{\"found\":false}]}");
+	before = stats.toast_completions;
+	is_int(window_answer(&w, a, NULL, 200, 1000), STEP_NEXT,
+	    "the update's stored copy is read: none");
+	is_int(next(&w, 1000, NULL), a, "the bulk goes");
+	is_int(fl->nsent, 2, "the update and the fill");
+	ok(strstr(fl->body.buf, "{\"id\":7,\"v\":700}\n") != NULL,
+	    "the update without the field");
+	ok(strstr(fl->body.buf, "\"version\":700") != NULL &&
+	    strstr(fl->body.buf, "{\"id\":7,\"v\":700,\"body\":\"late\"}\n")
+	    != NULL, "the fill: the update's document with the copy's field, "
+	    "at the update's version");
+	is_int(stats.toast_completions - before, 1, "one fill counted");
+	answer_ok(&w, a);
+	is_str(reported(&w), "750", "reported");
+
+	/* the head has the field (its update was completed): nothing
+	 * written, and a later update completes from the head as it was */
+	add(&b, "{\"k\":\"index\",\"index\":\"t\",\"id\":\"8\",\"v\":800,"
+	    "\"doc\":{\"id\":8,\"body\":\"new\"}}");
+	fill_op(&b, 8, 800, "old");
+	toast_op(&b, 8, 900, "public.t");
+	commit(&b, 950);
+	cut(&w, &b, CUT_IDLE);
+	a = next(&w, 1000, NULL);
+	fl = &w.fl[a];
+	is_int(fl->nsent, 2, "no read, and the fill is not sent");
+	ok(strstr(fl->body.buf, "old") == NULL, "the copy's value is not");
+	ok(strstr(fl->body.buf, "{\"id\":8,\"v\":900,\"body\":\"new\"}")
+	    != NULL, "the later update completed from the head");
+	answer_ok(&w, a);
+	is_str(reported(&w), "950", "reported");
+
+	/* the stored head lacks the field: filled; a head that is gone is
+	 * not filled */
+	fill_op(&b, 10, 1000, "late");
+	fill_op(&b, 11, 1000, "late");
+	commit(&b, 1050);
+	cut(&w, &b, CUT_IDLE);
+	a = next(&w, 1000, NULL);
+	fl = &w.fl[a];
+	is_str(fl->body.buf, "{\"docs\":[{\"_index\":\"t\",\"_id\":\"10\"},"
+	    "{\"_index\":\"t\",\"_id\":\"11\"}]}", "both heads are read");
+	sbuf_reset(&fl->resp);
+	sbuf_adds(&fl->resp, "{\"docs\":[{\"_index\":\"t\",\"_id\":\"10\","
+	    "\"found\":true,\"_source\":{\"id\":10,\"v\":3}},"
+	    "{\"found\":false}]}");
+	window_answer(&w, a, NULL, 200, 1000);
+	is_int(next(&w, 1000, NULL), a, "the bulk goes");
+	is_int(fl->nsent, 1, "one fill sent");
+	ok(strstr(fl->body.buf, "{\"id\":10,\"v\":3,\"body\":\"late\"}\n")
+	    != NULL, "the stored head with the copy's field");
+	answer_ok(&w, a);
+	is_str(reported(&w), "1050", "reported");
 	batch_release(&b);
 	window_release(&w);
 }
@@ -772,6 +888,7 @@ main(void)
 	test_cascade();
 	test_toast();
 	test_retry_limits();
+	test_fill();
 	sink_release(&sink);
 	kcount_release(&stats.toast_missing);
 	return done_testing();

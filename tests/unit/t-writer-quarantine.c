@@ -215,9 +215,16 @@ test_module(void)
 	sbuf_adds(&resp, "{\"errors\":true,\"items\":[{\"index\":{\"status\":"
 	    "201}},{\"index\":{\"status\":403,\"error\":{\"type\":"
 	    "\"cluster_block_exception\",\"reason\":\"blocked\"}}}]}");
-	is_int(q->answer(200, &resp, 2, why, sizeof(why)), TA_REFUSED,
-	    "a record the store refused is not stored");
+	is_int(q->answer(200, &resp, 2, why, sizeof(why)), TA_RETRY,
+	    "a record a blocked store did not take: retried (a block is "
+	    "lifted, not fixed by the writer)");
 	ok(strstr(why, "cluster_block_exception") != NULL, "why: %s", why);
+	sbuf_reset(&resp);
+	sbuf_adds(&resp, "{\"errors\":true,\"items\":[{\"index\":{\"status\":"
+	    "400,\"error\":{\"type\":\"mapper_parsing_exception\","
+	    "\"reason\":\"bad\"}}}]}");
+	is_int(q->answer(200, &resp, 1, why, sizeof(why)), TA_REFUSED,
+	    "a record the store refused is not stored");
 	sbuf_release(&resp);
 	sbuf_release(&body);
 }

@@ -133,8 +133,31 @@ test_toast(void)
 	is_int(src_op(src, &b, 0), -1, "t/9 reads the stored t/8");
 	is_int(src_op(src, &b, 2), 1, "t/6 completes from the pending t/5");
 	nasked = toast_refs(&b, b.nops, src, refs, asked);
-	is_int(nasked, 1, "one doc asked");
+	is_int(nasked, 2, "two docs asked");
 	ref_is(&refs[0], "\"t\"", "\"8\"", "", "under the old id");
+	ref_is(&refs[1], "\"t\"", "\"9\"", "", "then its own (a replay: "
+	    "the old is gone, the move stored)");
+	ok(asked[0] == 0 && asked[1] == 0, "both for the move");
+	batch_release(&b);
+
+	/* a write of the new id before the move in memory: only the old */
+	batch_init(&b, tmod(), 100, 1 << 20);
+	{
+		const char *moved[] = {
+			"{\"k\":\"delete\",\"index\":\"t\",\"id\":\"9\",\"v\":1}",
+			"{\"k\":\"index\",\"index\":\"t\",\"id\":\"9\",\"v\":2,"
+			    "\"toast\":[\"body\"],\"toast_id\":\"8\",\"doc\":{\"id\":9}}",
+		};
+		for (i = 0; i < 2; i++) {
+			f = mkframe(moved[i]);
+			if (batch_add(&b, &f, &err) == -1)
+				printf("# %s\n", err.msg);
+		}
+	}
+	toast_plan(&b, b.nops, NULL, 0, src);
+	is_int(toast_refs(&b, b.nops, src, refs, asked), 1,
+	    "the new id deleted before the move in memory: its stored copy "
+	    "is not asked");
 
 	complete_is("{\"id\":2}", "[\"body\",\"tags\"]",
 	    "{\"id\":2,\"body\":\"stored \\u00e9\",\"tags\":[1, 2]}",
