@@ -191,16 +191,20 @@ server_check_resume(struct server *s, const struct mypos *p)
 	long long idx = binlog_file_index(p->file, strlen(p->file));
 	uint64_t want = mypos_coord((uint64_t)idx, p->offset), have;
 	int found = 0;
+	long long first = -1;
 	unsigned long long size = 0;
 
 	if ((r = myconn_query(s->sql, "SHOW BINARY LOGS", "listing the binlogs",
 	    &s->err)) == NULL)
 		return -1;
-	while ((row = mysql_fetch_row(r)) != NULL)
+	while ((row = mysql_fetch_row(r)) != NULL) {
+		if (row[0] != NULL && first == -1)
+			first = binlog_file_index(row[0], strlen(row[0]));
 		if (row[0] != NULL && strcmp(row[0], p->file) == 0) {
 			found = 1;
 			size = row[1] ? strtoull(row[1], NULL, 10) : 0;
 		}
+	}
 	mysql_free_result(r);
 	if (server_now(s) == -1)
 		return -1;
@@ -214,7 +218,14 @@ server_check_resume(struct server *s, const struct mypos *p)
 		    "exists; sync into a fresh index (a new index name) "
 		    "without the checkpoint", p->file, p->offset, s->file,
 		    s->offset);
-	/* a purged file: the dump reports it, in the server's words */
+	/* a file older than the oldest one listed: purged, with the changes
+	 * the stream needed; the supervisor reloads or stops on 67 */
+	if (!found && first != -1 && idx < first)
+		return p2o_fail(&s->err, P2O_EXIT_LOST, "binlog file '%s' the "
+		    "checkpoint %s:%u needs was purged (the oldest on the "
+		    "server is number %lld): the changes since are gone, the "
+		    "tables must be loaded again", p->file, p->file, p->offset,
+		    first);
 	return 0;
 }
 
