@@ -154,7 +154,7 @@ main(int argc, char **argv)
 		log_info("starting at the server's position %s:%u", src.file,
 		    src.offset);
 	} else {
-		if (!start.has_gtid && server_check_resume(&src, &start) == -1)
+		if (server_check_resume(&src, &start) == -1)
 			exit(stage_report(&src.err));
 		if (start.has_gtid && !src.gtid_mode_on)
 			fatalx(P2O_EXIT_REFUSED, "--start-pos resumes by GTID, "

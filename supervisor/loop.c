@@ -411,9 +411,11 @@ incarnation_over(struct sv *sv, long long now)
 
 	ends_of(sv, ends);
 	k = sv_cause_permanent(ends);
+	/* a new stream that loses its position before it stored one would
+	 * reload for ever: that one stops */
 	if (k == SV_CAPTURE && ends[k].code == P2O_EXIT_LOST &&
-	    config_reload_on_lost(&sv->cf) && !sv->stopping &&
-	    sv->fatal_code == 0) {
+	    config_reload_on_lost(&sv->cf) && !sv->new_stream &&
+	    !sv->stopping && sv->fatal_code == 0) {
 		release_all(sv);
 		/* one loud line: what was lost is in the capture's message
 		 * just above; what happens now is here */
