@@ -28,6 +28,9 @@ start_sup() {
 	wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"
 }
 stop_sup() { kill -TERM "$SUP" 2>/dev/null; wait "$SUP" 2>/dev/null; }
+# the walsender of a stopped capture can outlive it a moment
+slot_idle() { ! slot_active $S; }
+drop_our_slot() { wait_for 30 slot_idle; psql_q -c "select pg_drop_replication_slot('$S')" > /dev/null; }
 metric() { metrics_text | awk -v n="$1" '$1 == n {print $2}'; }
 
 start_sup; ok $? "pipeline up"
@@ -62,6 +65,8 @@ wait_equal lp ${S}_lp 120 > /dev/null
 ok $? "the index equals the table by content: the rows deleted while down are gone"
 wait_for 60 grep -q "sweep: the documents of rows deleted while the position was gone are removed" "$T/sup.log"
 ok $? "the sweep ran and was recorded"
+pending=$(curl -sS "$OS_URL/.pg2osync_meta/_doc/postgres:$S%2Fsweep" | jq -r '._source.pending')
+ok $([ "$pending" = false ]; echo $?) "the marker of the sweep owed is cleared (pending: $pending)"
 n=$(curl -sS "$OS_URL/${S}_lp/_search?q=id:120" | jq '.hits.total.value')
 ok $([ "$n" = 0 ]; echo $?) "a row deleted while down has no document ($n)"
 [ "$(metric pg2osync_full_reloads_total)" = 1 ]
@@ -80,7 +85,7 @@ stop_sup
 # a slot dropped while down: the new slot is ahead of the checkpoint; and
 # every process killed -9 as soon as the reload began, before its load and
 # sweep could end: the restart reloads and sweeps all the same
-psql_q -c "select pg_drop_replication_slot('$S')" > /dev/null
+drop_our_slot
 psql_q -c "delete from lp where id between 60 and 69; update lp set v = 7 where id between 70 and 79"
 reloads() { grep -c "the stream's position is gone (capture-pg exited with 67" "$T/sup.log"; }
 sweeps() { grep -c "sweep: the documents of rows deleted" "$T/sup.log"; }
@@ -101,7 +106,7 @@ stop_sup
 
 # halt: stop with 67 instead
 sed -i 's/^  reconnect_max:.*/&\n  on_lost_position: halt/' "$T/cfg.yaml"
-psql_q -c "select pg_drop_replication_slot('$S')" > /dev/null
+drop_our_slot
 timeout 60 pg2osync-supervise -c "$T/cfg.yaml" > "$T/halt.log" 2>&1
 st=$?
 ok $([ $st = 67 ]; echo $?) "on_lost_position: halt stops with 67 (exit $st)"
