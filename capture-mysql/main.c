@@ -23,6 +23,7 @@
 
 static const char usage_text[] =
 "usage: capture-mysql -c config.yaml [--start-pos TEXT --start-token N]\n"
+"                     [--new-stream]\n"
 "\n"
 "Streams the changes to the tables of the config's sync sections from a\n"
 "MySQL or MariaDB binary log and writes event frames to stdout. Without\n"
@@ -36,6 +37,9 @@ static const char usage_text[] =
 "      --start-token N    the number stored with that text: positions and\n"
 "                         versions continue from it (default: the text's\n"
 "                         own coordinate)\n"
+"      --new-stream       the tables are being loaded again because the\n"
+"                         position was lost (accepted; without --start-pos\n"
+"                         the stream starts at the current position anyway)\n"
 "  -h, --help             this text\n"
 "  -V, --version          the version\n"
 "\n"
@@ -58,8 +62,8 @@ static const char usage_text[] =
 "  69  refused: log_bin off, binlog_format or binlog_row_image not\n"
 "      ROW/FULL, binlog_row_value_options=PARTIAL_JSON, a missing\n"
 "      privilege, a table missing or without a key (and not\n"
-"      append_only), a purged\n"
-"      binlog, a proxy in front of the server\n"
+"      append_only), a proxy in front of the server\n"
+"  67  the binlog file the checkpoint needs was purged\n"
 "  75  connection refused or lost, the server restarted (temporary)\n"
 "  77  authentication failed\n"
 "  78  invalid configuration\n";
@@ -150,7 +154,7 @@ main(int argc, char **argv)
 		log_info("starting at the server's position %s:%u", src.file,
 		    src.offset);
 	} else {
-		if (!start.has_gtid && server_check_resume(&src, &start) == -1)
+		if (server_check_resume(&src, &start) == -1)
 			exit(stage_report(&src.err));
 		if (start.has_gtid && !src.gtid_mode_on)
 			fatalx(P2O_EXIT_REFUSED, "--start-pos resumes by GTID, "

@@ -183,6 +183,17 @@ server_now(struct server *s)
 	    &s->err);
 }
 
+/* two binlog file names of one series: the same name before the number
+ * (a GTID start whose files are another server's has its own) */
+static int
+same_series(const char *a, const char *b)
+{
+	const char *da = strrchr(a, '.'), *db = strrchr(b, '.');
+
+	return da != NULL && db != NULL && da - a == db - b &&
+	    strncmp(a, b, (size_t)(da - a)) == 0;
+}
+
 int
 server_check_resume(struct server *s, const struct mypos *p)
 {
@@ -190,23 +201,33 @@ server_check_resume(struct server *s, const struct mypos *p)
 	MYSQL_ROW row;
 	long long idx = binlog_file_index(p->file, strlen(p->file));
 	uint64_t want = mypos_coord((uint64_t)idx, p->offset), have;
+	char first_name[MYPOS_FILE_MAX + 1] = "";
 	int found = 0;
+	long long first = -1;
 	unsigned long long size = 0;
 
 	if ((r = myconn_query(s->sql, "SHOW BINARY LOGS", "listing the binlogs",
 	    &s->err)) == NULL)
 		return -1;
-	while ((row = mysql_fetch_row(r)) != NULL)
+	while ((row = mysql_fetch_row(r)) != NULL) {
+		if (row[0] != NULL && first == -1) {
+			first = binlog_file_index(row[0], strlen(row[0]));
+			snprintf(first_name, sizeof(first_name), "%s", row[0]);
+		}
 		if (row[0] != NULL && strcmp(row[0], p->file) == 0) {
 			found = 1;
 			size = row[1] ? strtoull(row[1], NULL, 10) : 0;
 		}
+	}
 	mysql_free_result(r);
 	if (server_now(s) == -1)
 		return -1;
 	have = mypos_coord((uint64_t)binlog_file_index(s->file,
 	    strlen(s->file)), s->offset);
-	if ((found && size < p->offset) || (!found && have < want))
+	/* by GTID the server finds the place itself, in files a promoted
+	 * replica numbers its own way: their numbering proves nothing */
+	if (!p->has_gtid && ((found && size < p->offset) ||
+	    (!found && have < want)))
 		return p2o_fail(&s->err, P2O_EXIT_CHECKPOINT, "the checkpoint "
 		    "%s:%u is past the end of the server's binlog (%s:%u): its "
 		    "history restarted, or this is another server, and the "
@@ -214,7 +235,15 @@ server_check_resume(struct server *s, const struct mypos *p)
 		    "exists; sync into a fresh index (a new index name) "
 		    "without the checkpoint", p->file, p->offset, s->file,
 		    s->offset);
-	/* a purged file: the dump reports it, in the server's words */
+	/* a file older than the oldest one listed: purged, with the changes
+	 * the stream needed; the supervisor reloads or stops on 67 */
+	if (!found && first != -1 && idx != -1 && idx < first &&
+	    (!p->has_gtid || same_series(p->file, first_name)))
+		return p2o_fail(&s->err, P2O_EXIT_LOST, "binlog file '%s' the "
+		    "checkpoint %s:%u needs was purged (the oldest on the "
+		    "server is number %lld): the changes since are gone, the "
+		    "tables must be loaded again", p->file, p->file, p->offset,
+		    first);
 	return 0;
 }
 
@@ -244,6 +273,14 @@ dump_refused(struct server *s, const char *how)
 		return p2o_fail(&s->err, P2O_EXIT_REFUSED, "the binlog dump "
 		    "needs the REPLICATION SLAVE privilege: %s",
 		    mysql_error(s->dump));
+	/* by GTID the server looks for the place itself (the file names
+	 * are a promoted replica's own, so they prove nothing here): it
+	 * says in its words that the files it would need were purged */
+	if (e == ER_MASTER_FATAL_ERROR_READING_BINLOG &&
+	    strstr(mysql_error(s->dump), "purged") != NULL)
+		return p2o_fail(&s->err, P2O_EXIT_LOST, "the binlog %s is "
+		    "gone: %s: the changes since are gone, the tables must be "
+		    "loaded again", how, mysql_error(s->dump));
 	if (e == ER_MASTER_FATAL_ERROR_READING_BINLOG)
 		return p2o_fail(&s->err, P2O_EXIT_REFUSED, "the server cannot "
 		    "send the binlog %s: %s", how, mysql_error(s->dump));

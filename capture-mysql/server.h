@@ -68,7 +68,8 @@ int	server_reload(void *ctx, const char *db, const char *table,
 /* the server's binlog position now into s->file / s->offset */
 int	server_now(struct server *);
 /* a checkpoint without a GTID set must still be in the server's numbering
- * (66 when the server's binlog is behind it) */
+ * (66 when the server's binlog is behind it); a checkpoint whose file (of
+ * the server's own series, with or without a GTID set) was purged is 67 */
 int	server_check_resume(struct server *, const struct mypos *);
 /*
  * The dump connection and the dump itself: by GTID set when p has one,

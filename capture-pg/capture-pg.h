@@ -175,7 +175,8 @@ int	slot_check_tables(struct pg_source *, const struct config *,
 int	slot_ensure_publication(struct pg_source *, const struct config *);
 /* the walsender connection (lib/pg/pgconn.c) */
 int	slot_connect_repl(struct pg_source *, const struct config *);
-int	slot_ensure_slot(struct pg_source *, const struct config *);
+int	slot_ensure_slot(struct pg_source *, const struct config *,
+	    int new_stream);
 /* refuses a checkpoint behind the slot (66); START_REPLICATION at
  * start_lsn (0 = the slot's own position); closes the SQL connection */
 int	slot_start(struct pg_source *, const struct config *,

@@ -25,6 +25,7 @@
 
 static const char usage_text[] =
 "usage: capture-pg -c config.yaml [--start-pos X/Y [--start-token N]]\n"
+"                  [--new-stream]\n"
 "\n"
 "Streams the changes to the tables of the config's sync sections from a\n"
 "PostgreSQL logical replication slot and writes event frames to stdout.\n"
@@ -32,8 +33,11 @@ static const char usage_text[] =
 "\n"
 "  -c, --config FILE      the pg2osync configuration\n"
 "      --start-pos X/Y    resume from this checkpoint position (an LSN);\n"
-"                         refused (exit 66) when the slot has confirmed\n"
+"                         refused (exit 67) when the slot has confirmed\n"
 "                         past it\n"
+"      --new-stream       the tables are being loaded again because the\n"
+"                         position was lost: a slot that lost its WAL is\n"
+"                         dropped and created anew instead of refused\n"
 "      --start-token N    the checkpoint's position as a number: must be\n"
 "                         the LSN's (a checkpoint that disagrees with\n"
 "                         itself is refused, exit 66)\n"
@@ -55,7 +59,9 @@ static const char usage_text[] =
 "  1   internal error (temporary)\n"
 "  64  bad command line\n"
 "  65  malformed data (a control frame, a pgoutput message)\n"
-"  66  the checkpoint is behind the slot\n"
+"  66  a checkpoint that disagrees with itself\n"
+"  67  the position is gone: the slot lost its WAL (wal_status lost), or\n"
+"      the checkpoint is behind the slot\n"
 "  69  refused: wal_level, missing REPLICATION, a table missing or without\n"
 "      a key, a publication or slot that does not match the config\n"
 "  75  connection refused or lost (temporary: restart)\n"
@@ -126,7 +132,7 @@ main(int argc, char **argv)
 	    slot_check_tables(&src, &cfg, &dec) == -1 ||
 	    slot_ensure_publication(&src, &cfg) == -1 ||
 	    slot_connect_repl(&src, &cfg) == -1 ||
-	    slot_ensure_slot(&src, &cfg) == -1)
+	    slot_ensure_slot(&src, &cfg, a.new_stream) == -1)
 		exit(stage_report(&src.err));
 	/* the catalogue connection stays, for the slot watch */
 	slotwatch_init(&sw, src.sql);

@@ -471,8 +471,25 @@ out:
 	return rc;
 }
 
+/* a slot that can never stream again, dropped on the SQL connection */
+static int
+drop_slot(struct pg_source *s, const struct config *cfg)
+{
+	const char *params[1] = { cfg->slot_name };
+	PGresult *res;
+
+	res = pgconn_run(s->sql, PGRES_TUPLES_OK, "dropping the lost "
+	    "replication slot", "SELECT pg_catalog.pg_drop_replication_slot("
+	    "$1)", 1, params, &s->err);
+	if (res == NULL)
+		return -1;
+	PQclear(res);
+	return 0;
+}
+
 int
-slot_ensure_slot(struct pg_source *s, const struct config *cfg)
+slot_ensure_slot(struct pg_source *s, const struct config *cfg,
+    int new_stream)
 {
 	const char *params[1] = { cfg->slot_name };
 	const char *type, *plugin, *db, *status;
@@ -505,10 +522,21 @@ slot_ensure_slot(struct pg_source *s, const struct config *cfg)
 		p2o_fail(&s->err, P2O_EXIT_REFUSED, "replication slot '%s' "
 		    "belongs to database '%s', not '%s'", cfg->slot_name, db,
 		    s->dbname);
-	else if (strcmp(status, "lost") == 0)
-		p2o_fail(&s->err, P2O_EXIT_REFUSED, "replication slot '%s' has "
-		    "lost WAL it needs (wal_status 'lost'); drop it and load "
-		    "the tables again", cfg->slot_name);
+	else if (strcmp(status, "lost") == 0 && new_stream) {
+		/* the supervisor reloads every table: nothing is resumed
+		 * from this slot, and it can never stream again */
+		PQclear(res);
+		log_warnx("replication slot '%s' lost WAL it needed: dropping "
+		    "it for a new stream (the tables are loaded again)",
+		    cfg->slot_name);
+		if (drop_slot(s, cfg) == -1)
+			return -1;
+		return create_slot(s, cfg);
+	} else if (strcmp(status, "lost") == 0)
+		p2o_fail(&s->err, P2O_EXIT_LOST, "replication slot '%s' has "
+		    "lost WAL it needs (wal_status 'lost', max_slot_wal_keep_"
+		    "size): the changes since its position are gone, the "
+		    "tables must be loaded again", cfg->slot_name);
 	else if (lsn_parse(PQgetvalue(res, 0, 3), &s->confirmed) == -1)
 		p2o_fail(&s->err, P2O_EXIT_REFUSED, "replication slot '%s' has "
 		    "no confirmed position", cfg->slot_name);
@@ -537,11 +565,11 @@ slot_start(struct pg_source *s, const struct config *cfg, uint64_t start_lsn)
 	lsn_format(s->confirmed, slotpos);
 	if (start_lsn != 0 && s->confirmed > start_lsn) {
 		lsn_format(start_lsn, at);
-		return p2o_fail(&s->err, P2O_EXIT_CHECKPOINT, "checkpoint %s "
+		return p2o_fail(&s->err, P2O_EXIT_LOST, "checkpoint %s "
 		    "is behind slot '%s' (confirmed %s): refusing to skip "
 		    "changes; the changes in between are no longer in the "
-		    "slot, so the index must be loaded again (or the slot "
-		    "recreated)", at, cfg->slot_name, slotpos);
+		    "slot, so the tables must be loaded again", at,
+		    cfg->slot_name, slotpos);
 	}
 	/* 0/0 asks the server for the slot's own position */
 	s->start = start_lsn != 0 ? start_lsn : s->confirmed;

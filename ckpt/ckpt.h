@@ -85,6 +85,21 @@ void	ckpt_iso_now(char *buf, size_t len);
  * restores them for a table whose load ended without its restore.
  * *ntables: how many tables need loading.
  */
+/*
+ * The position is gone (a lost slot, a purged binlog): every table's
+ * progress is forgotten, so the next plan loads each one again from the
+ * start. The suspended originals are kept.
+ */
+int	ckpt_load_forget(struct ckpt_store *, const struct config *);
+/*
+ * A full load never deletes: the documents of rows deleted while the
+ * position was gone are removed by a sweep once every table is loaded
+ * again. Its marker is a state document, set by ckpt_load_forget and
+ * cleared when the supervisor says the sweep is done (a crash before that
+ * sweeps again).
+ */
+int	ckpt_sweep_pending(struct ckpt_store *, int *pending);
+int	ckpt_sweep_mark(struct ckpt_store *, int pending);
 int	ckpt_load_plan(struct ckpt_store *, const struct config *,
 	    const struct msg_pos *cp, struct sbuf *j, int *ntables);
 /* a mark the writer reported durable: its progress is stored; on the

@@ -329,6 +329,71 @@ out:
 	return rc;
 }
 
+/* the marker of a sweep still owed: <stream id>/sweep */
+#define SWEEP_SUFFIX	"/sweep"
+
+int
+ckpt_sweep_pending(struct ckpt_store *st, int *pending)
+{
+	struct sbuf doc = SBUF_INIT;
+	struct jspan src;
+	int found, rc;
+
+	*pending = 0;
+	rc = ckpt_doc_get(st, SWEEP_SUFFIX, "reading the sweep marker", &doc,
+	    &found);
+	if (rc == 0 && found) {
+		src.p = doc.buf;
+		src.n = doc.len;
+		*pending = bool_member(src, "pending");
+	}
+	sbuf_release(&doc);
+	return rc;
+}
+
+int
+ckpt_sweep_mark(struct ckpt_store *st, int pending)
+{
+	struct sbuf body = SBUF_INIT;
+	char when[40];
+	int rc;
+
+	ckpt_iso_now(when, sizeof(when));
+	sbuf_addc(&body, '{');
+	ckpt_bindings(st, &body);
+	sbuf_addf(&body, ",\"kind\":\"sweep\",\"pending\":%s,"
+	    "\"updated_at\":\"%s\"}", pending ? "true" : "false", when);
+	rc = ckpt_doc_put(st, SWEEP_SUFFIX, "storing the sweep marker", &body);
+	sbuf_release(&body);
+	return rc;
+}
+
+int
+ckpt_load_forget(struct ckpt_store *st, const struct config *cf)
+{
+	struct ldoc d;
+	struct jspan none = { NULL, 0 };
+	int i, rc;
+
+	/* the sweep is owed before any progress is forgotten: a crash in
+	 * between leaves a sweep that finds nothing, never the reverse */
+	if ((rc = ckpt_sweep_mark(st, 1)) != 0)
+		return rc;
+
+	for (i = 0; i < cf->nsyncs && rc == 0; i++) {
+		if ((rc = get_doc(st, cf->syncs[i].rel, &d)) != 0 || !d.found) {
+			ldoc_release(&d);
+			continue;
+		}
+		/* originals still suspended are kept (they are the real
+		 * ones); ones put back are read again by the next plan */
+		rc = put_doc(st, cf->syncs[i].rel, cf->syncs[i].index, none,
+		    d.done && d.restored ? none : d.settings, 0, 0);
+		ldoc_release(&d);
+	}
+	return rc;
+}
+
 int
 ckpt_load_mark(struct ckpt_store *st, const struct config *cf,
     const struct msg_mark *m)

@@ -50,7 +50,11 @@ static const char usage_text[] =
 "          and restored when a load ends), put with stored once the\n"
 "          target acknowledged the write, and marked (a load mark the\n"
 "          writer made durable) with confirm once its progress is stored\n"
-"          (framing.md section 6); ends at EOF on stdin. An unreachable or\n"
+"          (framing.md section 6); a get with \"forget\":true (the\n"
+"          stream's position is gone) records a sweep as owed, forgets\n"
+"          every table's progress and answers no checkpoint; the load\n"
+"          frame says \"sweep\":true while one is owed, swept clears it;\n"
+"          ends at EOF on stdin. An unreachable or\n"
 "          failing target is retried (1 s doubling to 30 s) instead of\n"
 "          ending serve: acknowledgements wait for it\n"
 "\n"
@@ -182,7 +186,7 @@ serve(struct ckpt_store *st, const struct config *cf)
 	struct msg_pos put;
 	struct msg_mark mk;
 	char why[256];
-	int r, rc, newer, attempt, ntables;
+	int r, rc, newer, attempt, ntables, forget, sweep;
 
 	frame_reader_init(&rd, P2O_FD_IN, "stdin");
 	while ((r = frame_read(&rd, &f)) == 1) {
@@ -194,8 +198,24 @@ serve(struct ckpt_store *st, const struct config *cf)
 			if (rc != 0)
 				fatalx(st->err.code, "%s", st->err.msg);
 			recovered("reading the checkpoint", attempt);
+			/* the position is gone: a new stream, every table
+			 * loaded again; the stored checkpoint stays until the
+			 * new stream's first one (a higher version) replaces
+			 * it, so the bindings to this stream stay checked */
+			forget = msg_get_forget(&f);
+			attempt = 0;
+			while (forget && retry(st, rc = ckpt_load_forget(st,
+			    cf)))
+				backoff(st, "forgetting the load progress",
+				    &attempt);
+			if (forget && rc != 0)
+				fatalx(st->err.code, "%s", st->err.msg);
+			if (forget)
+				log_warnx("the stream's position is gone: every "
+				    "table is loaded again, the stream starts "
+				    "anew");
 			memset(&put, 0, sizeof(put));
-			put.present = val.present;
+			put.present = val.present && !forget;
 			put.pos = val.pos;
 			put.text = val.text;
 			msg_put_checkpoint(&out, &put);
@@ -207,8 +227,13 @@ serve(struct ckpt_store *st, const struct config *cf)
 			if (rc != 0)
 				fatalx(st->err.code, "%s", st->err.msg);
 			recovered("reading the load progress", attempt);
+			attempt = 0;
+			while (retry(st, rc = ckpt_sweep_pending(st, &sweep)))
+				backoff(st, "reading the sweep marker", &attempt);
+			if (rc != 0)
+				fatalx(st->err.code, "%s", st->err.msg);
 			ckpt_value_release(&val);
-			msg_load_end(&out, &load);
+			msg_load_end(&out, &load, sweep);
 			reply(&out);
 			break;
 		case MSG_MARKED:
@@ -246,6 +271,15 @@ serve(struct ckpt_store *st, const struct config *cf)
 			msg_put_stored(&out, put.pos);
 			msg_pos_release(&put);
 			reply(&out);
+			break;
+		case MSG_SWEPT:
+			attempt = 0;
+			while (retry(st, rc = ckpt_sweep_mark(st, 0)))
+				backoff(st, "clearing the sweep marker",
+				    &attempt);
+			if (rc != 0)
+				fatalx(st->err.code, "%s", st->err.msg);
+			log_info("the sweep after the reload is done");
 			break;
 		default:
 			log_warnx("stdin: offset %" PRIu64 ": ignoring a "

@@ -38,6 +38,7 @@ static const enum msg_counter stat_ids[CAPTURE_NSTATS] = {
 const struct option capture_longopts[] = {
 	{ "start-pos", required_argument, NULL, 'L' },
 	{ "start-token", required_argument, NULL, 'T' },
+	{ "new-stream", no_argument, NULL, 'N' },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -49,6 +50,8 @@ capture_option(void *args, int ch, const char *val, struct p2o_err *e)
 	/* read by the source's main.c, which knows what they mean */
 	if (ch == 'L')
 		a->pos = val;
+	else if (ch == 'N')
+		a->new_stream = 1;
 	else
 		a->token = val;
 	return 0;

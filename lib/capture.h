@@ -99,7 +99,8 @@ struct capture {
  * The command line every capture takes beside the skeleton's, the one the
  * supervisor builds from the checkpoint (supervisor/stages.c): where to
  * resume, --start-pos TEXT, and the number stored with it, --start-token
- * N; what they mean is the source's. A capture's stage spec is
+ * N; --new-stream once the old position is gone (a reload, the tables
+ * loaded again); what they mean is the source's. A capture's stage spec is
  * CAPTURE_STAGE_SPEC: capture_option fills a struct capture_args, SIGTERM
  * is the drain capture_run does, fd 3 its channel. It has no stats timer
  * of the skeleton's: the loop paces its stats with its other deadlines.
@@ -107,6 +108,9 @@ struct capture {
 struct capture_args {
 	const char *pos;	/* --start-pos, NULL: none */
 	const char *token;	/* --start-token, NULL: none */
+	int	 new_stream;	/* --new-stream: the supervisor is reloading
+				 * because the position was lost, so a slot
+				 * that lost its WAL is dropped, not refused */
 };
 extern const struct option capture_longopts[];
 int	capture_option(void *args, int ch, const char *val,

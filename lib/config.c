@@ -561,6 +561,13 @@ config_find_rel(const struct config *cfg, const char *rel)
 }
 
 int
+config_reload_on_lost(const struct config *cfg)
+{
+	return cfg->on_lost_position == NULL ||
+	    strcmp(cfg->on_lost_position, "reload") == 0;
+}
+
+int
 config_quarantine(const struct config *cfg)
 {
 	return cfg->on_permanent_rejection != NULL &&

@@ -154,6 +154,7 @@ struct config {
 	char	*sslmode;		/* NULL = libpq default */
 	char	*sslrootcert, *sslcert, *sslkey;
 	int	 reconnect_max;		/* default 10 */
+	char	*on_lost_position;	/* reload (default) | halt */
 	int	 load_workers;		/* ranges read at once in a load, 1 */
 
 	/* target */
@@ -239,6 +240,9 @@ const char *config_index_body(const struct config *, const char *index);
 /* 1 when a refused document is quarantined (engine.on_permanent_rejection:
  * quarantine) rather than halting progress */
 int	config_quarantine(const struct config *);
+/* 1 when a lost position (exit 67) reloads every table instead of stopping
+ * (source.on_lost_position: reload, the default) */
+int	config_reload_on_lost(const struct config *);
 
 /* config_sync.c */
 

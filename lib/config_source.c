@@ -54,6 +54,9 @@ check_source_name(const char *s, char *why, size_t len)
 	return 0;
 }
 
+/* what the supervisor does when the position a checkpoint names is gone */
+static const char *const on_lost[] = { "reload", "halt", NULL };
+
 static const char *const sslmodes[] = {
 	"disable", "allow", "prefer", "require", "verify-ca", "verify-full",
 	NULL
@@ -76,6 +79,8 @@ const struct cs_node config_source_keys[] = {
 	{ "sslkey", CS_STR, CFG(sslkey) },
 	{ "load_workers", CS_INT, CFG(load_workers), .def = "1",
 	    .min = 1, .max = 16 },
+	{ "on_lost_position", CS_ENUM, CFG(on_lost_position), .def = "reload",
+	    .choices = on_lost },
 	{ "reconnect_max", CS_INT, CFG(reconnect_max), .def = "10",
 	    .min = 0, .max = INT_MAX },
 	{ "reconnect_backoff_ms", CS_INT, CFG(reconnect_backoff_ms),

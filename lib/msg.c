@@ -26,7 +26,7 @@ static const char *const kind_names[MSG_NKINDS] = {
 	[MSG_MARK_CONFIRM] = "confirm", [MSG_STATS] = "stats",
 	[MSG_LOAD] = "load",
 	[MSG_GET] = "get", [MSG_CHECKPOINT] = "checkpoint",
-	[MSG_PUT] = "put", [MSG_STORED] = "stored",
+	[MSG_PUT] = "put", [MSG_STORED] = "stored", [MSG_SWEPT] = "swept",
 	[MSG_GAP] = "gap",
 };
 
@@ -270,12 +270,23 @@ msg_put_ack(struct sbuf *out, uint64_t pos)
 }
 
 void
-msg_put_get(struct sbuf *out)
+msg_put_get(struct sbuf *out, int forget)
 {
 	struct sbuf j = SBUF_INIT;
 
 	open_kind(&j, MSG_GET);
+	if (forget)
+		sbuf_adds(&j, ",\"forget\":true");
 	end_small(out, &j);
+}
+
+int
+msg_get_forget(const struct frame *f)
+{
+	struct jspan v;
+
+	return msg_kind(f) == MSG_GET && jobj_get(f->obj, "forget", &v) &&
+	    jspan_type(v) == J_TRUE;
 }
 
 void
@@ -539,10 +550,30 @@ msg_load_table(struct sbuf *j, const char *table, struct jspan progress)
 }
 
 void
-msg_load_end(struct sbuf *out, struct sbuf *j)
+msg_load_end(struct sbuf *out, struct sbuf *j, int sweep)
 {
 	sbuf_addc(j, ']');
+	if (sweep)
+		sbuf_adds(j, ",\"sweep\":true");
 	msg_end(out, j);
+}
+
+int
+msg_load_sweep(const struct frame *f)
+{
+	struct jspan v;
+
+	return msg_kind(f) == MSG_LOAD && jobj_get(f->obj, "sweep", &v) &&
+	    jspan_type(v) == J_TRUE;
+}
+
+void
+msg_put_swept(struct sbuf *out)
+{
+	struct sbuf j = SBUF_INIT;
+
+	open_kind(&j, MSG_SWEPT);
+	end_small(out, &j);
 }
 
 int

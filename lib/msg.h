@@ -42,7 +42,7 @@ enum msg_kind {
 	MSG_HELLO, MSG_DURABLE, MSG_MARKED, MSG_ACK, MSG_MARK_CONFIRM, MSG_STATS,
 	MSG_LOAD,
 	/* supervisor <-> ckpt serve (§6) */
-	MSG_GET, MSG_CHECKPOINT, MSG_PUT, MSG_STORED,
+	MSG_GET, MSG_CHECKPOINT, MSG_PUT, MSG_STORED, MSG_SWEPT,
 	/* in a tap's file only (§9): frames the copy dropped here */
 	MSG_GAP,
 	MSG_NKINDS
@@ -86,7 +86,10 @@ void	msg_pos_release(struct msg_pos *);
 
 void	msg_put_durable(struct sbuf *out, const struct msg_pos *);
 void	msg_put_ack(struct sbuf *out, uint64_t pos);
-void	msg_put_get(struct sbuf *out);
+/* forget: the position is gone, every table is loaded again and the
+ * checkpoint answered as absent (a new stream) */
+void	msg_put_get(struct sbuf *out, int forget);
+int	msg_get_forget(const struct frame *);
 /* p->present == 0: "no checkpoint stored" */
 void	msg_put_checkpoint(struct sbuf *out, const struct msg_pos *);
 void	msg_put_put(struct sbuf *out, uint64_t pos, const char *text);
@@ -149,7 +152,12 @@ void	msg_put_marked_from(struct sbuf *out, struct jspan mark_obj);
  */
 void	msg_load_begin(struct sbuf *j, const struct msg_pos *checkpoint);
 void	msg_load_table(struct sbuf *j, const char *table, struct jspan progress);
-void	msg_load_end(struct sbuf *out, struct sbuf *j);
+/* sweep: the stream was started anew and the documents no row renders
+ * any more are still to be deleted once every table is loaded */
+void	msg_load_end(struct sbuf *out, struct sbuf *j, int sweep);
+int	msg_load_sweep(const struct frame *);
+/* the supervisor to ckpt: the sweep after a reload is done */
+void	msg_put_swept(struct sbuf *out);
 /* the frame's "tables" array (iterate it with msg_load_next) and its
  * checkpoint (cp->present 0 when none; release it) */
 int	msg_read_load(const struct frame *, struct jspan *tables,

@@ -12,6 +12,7 @@ p2o_exit_permanent(int code)
 	case P2O_EXIT_USAGE:
 	case P2O_EXIT_DATA:
 	case P2O_EXIT_CHECKPOINT:
+	case P2O_EXIT_LOST:
 	case P2O_EXIT_REFUSED:
 	case P2O_EXIT_AUTH:
 	case P2O_EXIT_CONFIG:
@@ -32,6 +33,7 @@ p2o_exit_name(int code)
 	case P2O_EXIT_USAGE:		return "usage";
 	case P2O_EXIT_DATA:		return "data";
 	case P2O_EXIT_CHECKPOINT:	return "checkpoint";
+	case P2O_EXIT_LOST:		return "lost";
 	case P2O_EXIT_REFUSED:		return "refused";
 	case P2O_EXIT_TEMPFAIL:		return "tempfail";
 	case P2O_EXIT_AUTH:		return "auth";

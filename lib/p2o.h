@@ -19,6 +19,7 @@
 #define P2O_EXIT_USAGE		64	/* permanent */
 #define P2O_EXIT_DATA		65	/* permanent: malformed input frame/event */
 #define P2O_EXIT_CHECKPOINT	66	/* permanent: foreign or stale checkpoint */
+#define P2O_EXIT_LOST		67	/* permanent: the position is gone */
 #define P2O_EXIT_REFUSED	69	/* permanent: server setting/privilege/table */
 #define P2O_EXIT_TEMPFAIL	75	/* temporary: connection lost, target down */
 #define P2O_EXIT_AUTH		77	/* permanent: authentication failed */

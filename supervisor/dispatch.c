@@ -85,6 +85,10 @@ on_stored(struct sv *sv, const struct frame *f, long long now)
 	}
 	sv->m.checkpoint_position = sv->bc.stored;
 	log_debug("checkpoint stored at %" PRIu64, st.pos);
+	/* the new stream has a checkpoint of its own: a restart resumes
+	 * from it, and the forgotten load progress is being rebuilt */
+	sv->new_stream = 0;
+	sv_sweep_maybe(sv);
 	/* /synced compares a MySQL position by its text (synced.c) */
 	if (r == 1 && st.text != NULL) {
 		free(sv->confirmed_text);
@@ -159,6 +163,7 @@ on_load(struct sv *sv, const struct frame *f, long long now)
 		sv_teardown(sv, now, P2O_EXIT_DATA, "ckpt: %s", why);
 		return;
 	}
+	sv->sweep_pending = msg_load_sweep(f);
 	sv->load_frame = xstrndup(f->obj.p, f->obj.n);
 	sv_start_stages(sv, now);
 }

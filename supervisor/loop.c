@@ -124,6 +124,7 @@ reap(struct sv *sv, long long now)
 			log_status("%s", "");
 			log_info("'%s' finished: every table is loaded",
 			    sv_kname(sv, k));
+			sv_sweep_maybe(sv);
 			continue;
 		}
 		/* the tap of a stage whose clean end is done (the loads tap)
@@ -409,7 +410,28 @@ incarnation_over(struct sv *sv, long long now)
 	int k, delay, max;
 
 	ends_of(sv, ends);
-	if ((k = sv_cause_permanent(ends)) != -1) {
+	k = sv_cause_permanent(ends);
+	/* a new stream that loses its position before it stored one would
+	 * reload for ever: that one stops */
+	if (k == SV_CAPTURE && ends[k].code == P2O_EXIT_LOST &&
+	    config_reload_on_lost(&sv->cf) && !sv->new_stream &&
+	    !sv->stopping && sv->fatal_code == 0) {
+		release_all(sv);
+		/* one loud line: what was lost is in the capture's message
+		 * just above; what happens now is here */
+		log_error("the stream's position is gone (%s exited with 67, "
+		    "see its message above): starting a new stream and "
+		    "loading every table again beside it "
+		    "(source.on_lost_position: reload)", sv_kname(sv, k));
+		sv->m.full_reloads++;
+		sv->new_stream = 1;
+		sv->kill_at_ms = 0;
+		sv->state = PL_WAIT;
+		sv->in_backoff = 0;
+		sv->restart_at_ms = now;
+		return;
+	}
+	if (k != -1) {
 		sv_child_describe(&sv->kid[k], what, sizeof(what));
 		release_all(sv);
 		log_error("stopping: %s %s: see its message above",

@@ -69,8 +69,11 @@ static const char usage_text[] =
 "exit codes: 0 stopped by a signal after draining; 1 internal error or a\n"
 "tool's executable not found; 64 usage; 75 gave up after reconnect_max\n"
 "failures, or a drain that could not store its checkpoint; 78 invalid\n"
-"configuration; a stage's permanent exit code (65, 66, 69, 77, 78) when\n"
-"it stopped the pipeline.\n";
+"configuration; a stage's permanent exit code (65, 66, 67, 69, 77, 78) when\n"
+"it stopped the pipeline. A capture's 67 (the position is gone: a lost\n"
+"slot, a checkpoint behind the slot, a purged binlog) stops it only with\n"
+"source.on_lost_position: halt; with reload (the default) a new stream\n"
+"starts and every table is loaded again, then swept.\n";
 
 /* stdin, stdout and stderr open, everything else closed on exec */
 static void

@@ -373,6 +373,9 @@ sv_metrics_render(const struct sv_metrics *m, struct sbuf *out)
 	    m->checkpoint_position);
 	one(out, m, "pg2osync_reconnects_total", "counter",
 	    "Pipeline restarts after a failure.", m->reconnects);
+	one(out, m, "pg2osync_full_reloads_total", "counter",
+	    "Full loads of every table because the stream's position was "
+	    "gone (a lost slot, a purged binlog).", m->full_reloads);
 	hist(out, m, "pg2osync_commit_to_indexed_seconds",
 	    "Time from a source commit to the target accepting its last "
 	    "write.", &m->indexed);

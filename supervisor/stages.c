@@ -110,7 +110,8 @@ sv_stage_program(enum sv_stage s, enum source_kind kind)
 
 char **
 sv_stage_argv(enum sv_stage s, const char *path, const char *cfgpath,
-    const char *start_text, const char *start_token, int load_fd)
+    const char *start_text, const char *start_token, int new_stream,
+    int load_fd)
 {
 	char **argv = xcalloc(10, sizeof(*argv));
 	int n = 0;
@@ -127,6 +128,8 @@ sv_stage_argv(enum sv_stage s, const char *path, const char *cfgpath,
 		argv[n++] = xstrdup("--start-token");
 		argv[n++] = xstrdup(start_token);
 	}
+	if (s == SV_CAPTURE && new_stream)
+		argv[n++] = xstrdup("--new-stream");
 	if (load_fd) {
 		argv[n++] = xstrdup("--load-fd");
 		argv[n++] = xstrdup("4");

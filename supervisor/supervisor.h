@@ -175,7 +175,8 @@ const char *sv_stage_program(enum sv_stage, enum source_kind);
  * start_text/start_token: the checkpoint the capture resumes from, or
  * NULL; load_fd: the shaper reads copy rows on fd 4 */
 char	**sv_stage_argv(enum sv_stage, const char *path, const char *cfgpath,
-	    const char *start_text, const char *start_token, int load_fd);
+	    const char *start_text, const char *start_token, int new_stream,
+    int load_fd);
 void	sv_argv_free(char **);
 
 /* tap.c */
@@ -297,6 +298,7 @@ struct sv_metrics {
 	struct sv_keyed *keyed;
 	int	 nkeyed, capkeyed;
 	uint64_t reconnects;
+	uint64_t full_reloads;	/* position lost: every table loaded again */
 	uint64_t position_confirmed;
 	uint64_t checkpoint_position;
 	int	 up;
@@ -463,7 +465,7 @@ int	sv_cause_first(const struct sv_end ends[SV_NKIDS]);
 
 /* aux.c: the supervisor's own helper processes */
 
-enum sv_aux_kind { SV_AUX_HELPER, SV_AUX_RELOAD, SV_NAUX };
+enum sv_aux_kind { SV_AUX_HELPER, SV_AUX_RELOAD, SV_AUX_SWEEP, SV_NAUX };
 
 struct sv;
 struct sv_aux_ops {
@@ -623,6 +625,10 @@ struct sv {
 	int		 reload_cycle;	/* 1 due once the stages are up, 2
 					 * draining for it */
 	int		 reload_start;	/* the next start is a reload's */
+	int		 sweep_pending;	/* ckpt says a reload's sweep is owed */
+	int		 new_stream;	/* the position is gone: the next start
+					 * forgets the load progress and the
+					 * checkpoint, until one is stored */
 	int		 drain_final_put;	/* the writer is done */
 	int		 drain_closed;	/* capture fd 3 and ckpt stdin closed */
 	int		 drain_failed;	/* the last checkpoint may be missing */
@@ -670,6 +676,10 @@ void	sv_start_incarnation(struct sv *, long long now);
 void	sv_start_stages(struct sv *, long long now);
 /* the stages waiting for child k's hello, now that it came */
 void	sv_start_after(struct sv *, int k, long long now);
+
+/* sweep.c: once a reload's loads are done and the new stream has a
+ * checkpoint, the documents of rows deleted meanwhile are removed */
+void	sv_sweep_maybe(struct sv *);
 
 /* dispatch.c */
 

@@ -41,7 +41,7 @@ sv_start_incarnation(struct sv *sv, long long now)
 {
 	struct sv_child *ck = &sv->kid[SV_CKPT];
 	char **argv = sv_stage_argv(SV_CKPT, ck->path, sv->cfgpath, NULL,
-	    NULL, 0);
+	    NULL, 0, 0);
 	char err[512];
 	int r;
 
@@ -74,7 +74,7 @@ sv_start_incarnation(struct sv *sv, long long now)
 		spawn_failed(sv, now, err);
 		return;
 	}
-	msg_put_get(sv_child_out(ck));
+	msg_put_get(sv_child_out(ck), sv->new_stream);
 }
 
 static void
@@ -102,7 +102,7 @@ spawn_stage(struct sv *sv, int s, int in, int out, int fd4, int null,
 	}
 	snprintf(token, sizeof(token), "%" PRIu64, sv->cp_pos);
 	argv = sv_stage_argv(s, sv->kid[s].path, sv->cfgpath,
-	    sv->cp_have ? sv->cp_text : NULL, token, fd4 != -1);
+	    sv->cp_have ? sv->cp_text : NULL, token, sv->new_stream, fd4 != -1);
 	rc = sv_child_spawn(&sv->kid[s], argv, sv_stages[s].ctl,
 	    in != -1 ? in : null, out != -1 ? out : null, fd4, P2O_FD_LOG, err,
 	    errlen);

@@ -201,7 +201,7 @@ grep -q "table 'public.cpg_nokey' has no primary key" "$T/log3"
 ok $? "table without a primary key: named in the message"
 
 env -u PGPASSWORD "$CAP" -c "$T/ok.yaml" --start-pos 0/1 >/dev/null 2>"$T/log4"
-is "$?" 66 "a checkpoint behind the slot: exit 66"
+is "$?" 67 "a checkpoint behind the slot: exit 67 (the position is gone)"
 grep -q "checkpoint 0/1 is behind slot 'cpg_t'" "$T/log4"
 ok $? "a checkpoint behind the slot: says so"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # capture-mysql refuses what it cannot stream, each time with one message
 # and its exit code: a wrong password (77), server settings, tables without
-# a key, a checkpoint past the server's binlog (66), a purged binlog and
+# a key, a checkpoint past the server's binlog (66), a purged binlog (67) and
 # TLS the server does not offer (69), bad command lines (64) and
 # configurations (78). Run under tests/servers/run-with.sh --mariadb.
 . "$(dirname "$0")/../mysql-lib.sh"
@@ -75,7 +75,7 @@ my_root "FLUSH BINARY LOGS"
 cur=$(my_sql "SHOW MASTER STATUS" | cut -f1)
 first=$(my_sql "SHOW BINARY LOGS" | head -1 | cut -f1)
 my_root "PURGE BINARY LOGS TO '$cur'"
-expect 69 "cannot send the binlog" "a purged binlog: the server's own message" "$T/ok.yaml" --start-pos "$first:4"
+expect 67 "binlog file '$first' the checkpoint $first:4 needs was purged" "a purged binlog: exit 67, the position is gone" "$T/ok.yaml" --start-pos "$first:4"
 
 # the command line
 expect 64 "is not a position this tool wrote" "--start-pos that is not ours" "$T/ok.yaml" --start-pos 0/16B3748

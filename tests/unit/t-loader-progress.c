@@ -54,7 +54,7 @@ through_load_frame(const struct sbuf *prog, struct sbuf *frame,
 	msg_load_begin(&j, &cp);
 	msg_load_table(&j, "public.items", (struct jspan){ prog->buf,
 	    prog->len });
-	msg_load_end(frame, &j);
+	msg_load_end(frame, &j, 0);
 	sbuf_release(&j);
 	f.obj.p = strchr(frame->buf, ' ') + 1;
 	f.obj.n = frame->len - (f.obj.p - frame->buf) - 1;
