@@ -13,8 +13,9 @@
  * Meilisearch keeps no versions of ours: only one write request is open
  * at a time (no TCAP_CONCURRENT_WRITES, so engine.write_concurrency above
  * 1 is refused at load) and the index's one task queue orders them. Our
- * document id is the index's primary key (MS_PRIMARY_KEY), set when the
- * index is created and named on every write, which would create it.
+ * document id is the index's primary key (MS_PRIMARY_KEY), named on every
+ * write (the first creates the index with it; ckpt's load creates it
+ * ahead, meilisearch_admin.c).
  *
  * Pure: never makes a request, logs or exits (meilisearch_admin.c and
  * meilisearch_state.c hold the blocking operations).
@@ -204,20 +205,16 @@ probe_answer(long status, const struct sbuf *resp, char *node,
 	return TA_OK;
 }
 
-/* the index made with our id as its primary key; its creation is a task
- * like any write, ordered before the documents in the same queue, so it
- * is not waited for here (a write names the primary key too) */
+/* whether the index is there: a missing one is created by the first
+ * write, which names our id as its primary key (a creation task here
+ * would fail, index_already_exists, at every start of the writer) */
 static void
 create_call(const char *index, const char *body, struct sbuf *path,
     struct http_call *call)
 {
 	(void)body;
-	sbuf_reset(path);
-	sbuf_adds(path, "{\"uid\":");
-	sbuf_add_jstr(path, index, strlen(index));
-	sbuf_adds(path, ",\"primaryKey\":\"" MS_PRIMARY_KEY "\"}");
-	http_call_set(call, "POST", "/indexes", "application/json",
-	    path->buf, path->len);
+	ms_index_path(path, index, "");
+	http_call_set(call, "GET", path->buf, NULL, NULL, 0);
 }
 
 static enum target_answer
@@ -226,8 +223,11 @@ create_answer(long status, const struct sbuf *resp, char *why,
 {
 	enum target_answer a = ms_status_class(status);
 
-	if (a != TA_OK)
-		ms_error_text(resp->buf, resp->len, why, whylen);
+	if (status == 404)
+		return TA_OK;
+	if (a == TA_OK)
+		return TA_EXISTS;
+	ms_error_text(resp->buf, resp->len, why, whylen);
 	return a;
 }
 

@@ -99,6 +99,10 @@ ms_index_create(struct target_conn *c, const char *index, const char *body,
 
 	(void)body;
 	*created = 0;
+	/* asked first: a creation task for an index that is there would
+	 * only fail (index_already_exists), in the task list for all to see */
+	if ((rc = ms_index_exists(c, index, err)) != 0)
+		return rc == 1 ? 0 : -1;
 	sbuf_adds(&b, "{\"uid\":");
 	sbuf_add_jstr(&b, index, strlen(index));
 	sbuf_adds(&b, ",\"primaryKey\":\"" MS_PRIMARY_KEY "\"}");

@@ -14,6 +14,7 @@ What the documentation says, and this server does:
     "succeeded" or "failed", a failed task carrying "error": {"message",
     "code", "type", "link"}. A task is processed DELAY_MS (default 30) after
     it is started.
+  - GET /tasks?statuses= lists tasks, newest first.
   - GET /health {"status": "available"}; GET /version {"pkgVersion", ...}.
   - POST /indexes {"uid", "primaryKey"} (task indexCreation; fails with
     index_already_exists); GET /indexes/{uid} (404 index_not_found).
@@ -249,6 +250,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.send(200, {"commitSha": "contract-server",
                                    "commitDate": "2024-01-01T00:00:00Z",
                                    "pkgVersion": VERSION})
+        if method == "GET" and parts == ["tasks"]:
+            want = set(filter(None, q.get("statuses", "").split(",")))
+            with lock:
+                res = [public(t) for t in reversed(tasks)
+                       if not want or t["status"] in want]
+            return self.send(200, {"results": res, "total": len(res),
+                                   "limit": len(res), "from": None,
+                                   "next": None})
         if method == "GET" and len(parts) == 2 and parts[0] == "tasks":
             with lock:
                 i = int(parts[1]) if parts[1].isdigit() else -1
