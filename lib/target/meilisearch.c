@@ -606,7 +606,7 @@ static const struct target_ops ops = {
  * state (target.state_dir holds it: meilisearch_state.c) */
 const struct target_module target_meilisearch = {
 	.name = "meilisearch",
-	.state_place = "target.state_dir",
+	.state_place = "files under target.state_dir",
 	.caps = TCAP_ASYNC_TASKS,
 	.ops = &ops,
 };

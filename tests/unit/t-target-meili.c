@@ -73,7 +73,7 @@ static void
 test_config(void)
 {
 	struct config cfg;
-	char meili[256], err[512] = "";
+	char meili[256], err[512] = "", mapping[128], rest[256];
 
 	snprintf(meili, sizeof(meili), "  flavor: meilisearch\n"
 	    "  state_dir: %s\n", statedir);
@@ -104,16 +104,12 @@ test_config(void)
 	    "ingest pipelines", "pipeline");
 	refused(meili, "    join: {field: rel, name: item}\n",
 	    "'sync.items.join' needs join", "join");
-	snprintf(err, sizeof(err), "%s/m.json", dir);
-	write_file(err, "{\"mappings\":{\"properties\":{}}}");
-	{
-		char rest[256];
-
-		snprintf(rest, sizeof(rest), "    mapping_file: %s\n", err);
-		refused(meili, rest, "'sync.items.mapping_file' needs mappings",
-		    "mapping_file");
-	}
-	unlink(err);
+	snprintf(mapping, sizeof(mapping), "%s/m.json", dir);
+	write_file(mapping, "{\"mappings\":{\"properties\":{}}}");
+	snprintf(rest, sizeof(rest), "    mapping_file: %s\n", mapping);
+	refused(meili, rest, "'sync.items.mapping_file' needs mappings",
+	    "mapping_file");
+	unlink(mapping);
 	refused(meili, "    index: \"has space\"\n", "a Meilisearch index uid",
 	    "an index uid with a space");
 }
