@@ -7,7 +7,10 @@
  * and the barrier a flush ends in (a clear, a join cascade), in that order. The
  * target module (lib/target.h) builds each request and reads each answer;
  * the sink keeps the order, the retries, the counters, and logs what an
- * operator must see. It performs no I/O (the writer's loop makes the
+ * operator must see. A target whose writes are tasks (TCAP_ASYNC_TASKS)
+ * writes a flush's entries through the module's write procedure instead
+ * of one bulk request: several requests, the polls of each task among
+ * them, and the flush is done only when every task succeeded. It performs no I/O (the writer's loop makes the
  * requests it asks for), never sleeps (the loop waits out the backoff) and
  * never exits.
  */
