@@ -40,7 +40,8 @@ ckpt_store_init(struct ckpt_store *st, const struct config *cf)
 		source_ident_release(&st->ident);
 		return -1;
 	}
-	if (!target_can(st->conn.mod, TCAP_STATE_DOCS)) {
+	if (!target_can(st->conn.mod, TCAP_STATE_DOCS) &&
+	    st->conn.state_dir == NULL) {
 		p2o_fail(&st->err, P2O_EXIT_CONFIG, "target '%s' has no place "
 		    "for the checkpoint", st->conn.mod->name);
 		target_conn_release(&st->conn);

@@ -172,6 +172,9 @@ struct config {
 	char	*target_password_env;
 	char	*target_flavor;		/* the engine's name, default
 					 * "opensearch" */
+	char	*target_state_dir;	/* the checkpoint and load progress as
+					 * files, for a target that keeps no
+					 * documents of ours (meilisearch) */
 	const struct target_module *target_module;	/* the engine */
 	struct target_need *target_needs;	/* what the rest asks of it */
 	int	 ntarget_needs;

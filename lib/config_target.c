@@ -39,7 +39,8 @@ static const struct {
 };
 
 /* the names of the modules (lib/target.c), the default first */
-static const char *const flavors[] = { "opensearch", "elasticsearch", NULL };
+static const char *const flavors[] = { "opensearch", "elasticsearch",
+    "meilisearch", NULL };
 
 const struct cs_node config_target_keys[] = {
 	{ "url", CS_STR, CFG(target_url) },
@@ -51,6 +52,7 @@ const struct cs_node config_target_keys[] = {
 	{ "tls_verify", CS_BOOL, CFG(target_tls_verify), .def = "true" },
 	{ "flavor", CS_ENUM, CFG(target_flavor), .choices = flavors,
 	    .def = "opensearch" },
+	{ "state_dir", CS_STR, CFG(target_state_dir) },
 	{ "username", CS_STR, CFG(target_username) },
 	{ "password", CS_STR, CFG(target_password) },
 	{ "password_env", CS_STR, CFG(target_password_env),
@@ -115,6 +117,21 @@ config_target_finish(struct cs_walk *w, void *base, const char *path,
 	if (cfg->target_module == NULL)
 		return cs_err(w, cs_line(w, "target.flavor"), "'target.flavor' "
 		    "names no target module");
+	int lstate = cs_line(w, "target.state_dir");
+
+	/* the checkpoint lives in the target when it can keep documents of
+	 * ours, else in files: exactly one place, never two */
+	if (target_can(cfg->target_module, TCAP_STATE_DOCS) && lstate)
+		return cs_err(w, lstate, "'target.state_dir' is for a target "
+		    "that keeps no state documents; target '%s' keeps them in "
+		    "%s", cfg->target_module->name,
+		    cfg->target_module->state_place);
+	if (!target_can(cfg->target_module, TCAP_STATE_DOCS) && !lstate)
+		return cs_err(w, cs_line(w, "target.flavor"), "target '%s' "
+		    "keeps no checkpoint itself: set 'target.state_dir' to a "
+		    "directory for it", cfg->target_module->name);
+	if (lstate && cfg->target_state_dir[0] == '\0')
+		return cs_err(w, lstate, "'target.state_dir' is empty");
 	int lurl = cs_line(w, "target.url");
 	int lpw = cs_line(w, "target.password");
 	int lenv = cs_line(w, "target.password_env");

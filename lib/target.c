@@ -15,11 +15,13 @@
 
 extern const struct target_module target_opensearch;
 extern const struct target_module target_elasticsearch;
+extern const struct target_module target_meilisearch;
 
 /* the first is the default */
 static const struct target_module *const modules[] = {
 	&target_opensearch,
 	&target_elasticsearch,
+	&target_meilisearch,
 };
 
 static const struct {
@@ -90,6 +92,7 @@ target_conn_open(struct target_conn *c, const struct config *cf,
 	if (cf->target_url == NULL)
 		return p2o_fail(err, P2O_EXIT_CONFIG, "%s: target.url: missing",
 		    cf->path);
+	c->state_dir = cf->target_state_dir;
 	target_http_opts(cf, &o);
 	if (http_init(&c->http, cf->target_url, &o) == -1)
 		return p2o_fail(err, P2O_EXIT_CONFIG, "target: %s",
@@ -137,6 +140,11 @@ target_proc_reset(struct target_proc *p)
 	p->version = 0;
 	p->step = 0;
 	p->npage = 0;
+	p->task = 0;
+	p->task_open = 0;
+	p->at = p->next_at = 0;
+	p->done = 0;
+	p->poll_ms = 0;
 	p->page_done = 0;
 	p->page_bytes = 0;
 	p->deleted = p->newer = 0;

@@ -22,12 +22,11 @@
  * records, pg2osync rejects lists and replays) and the read-back of every
  * stored document (struct target_scan_ops: pg2osync verify).
  *
- * What comes next fits here as a module and a few operations: a target
- * whose writes are asynchronous tasks (TCAP_ASYNC_TASKS) adds the request
- * that polls a task and the answer that says it succeeded; one whose bulk
- * body is not its entries one after another adds the operation that
- * frames them; one whose state lives outside the engine implements
- * state_get / state_put on its own storage.
+ * A target whose writes are asynchronous tasks (TCAP_ASYNC_TASKS,
+ * Meilisearch) writes through a procedure (write_call / write_answer) that
+ * sends its tasks and polls each to its end; one whose state lives
+ * outside the engine (no TCAP_STATE_DOCS) implements state_get /
+ * state_put on its own storage (target.state_dir).
  */
 #ifndef TARGET_H
 #define TARGET_H
@@ -191,7 +190,17 @@ struct target_proc {
 	/* the module's */
 	int	 step;
 	struct sbuf path, body, query, scroll;
-	int	 npage;		/* deletes in the page being sent */
+	int	 npage;		/* deletes in the page being sent; a
+				 * write procedure: entries of its task */
+	/* a target whose writes are tasks (TCAP_ASYNC_TASKS): the task
+	 * waited for, where the entries of the next run begin, how many
+	 * are done; and a delay the caller waits before the next request
+	 * (0: none), set by an answer that found a task still running */
+	uint64_t task;
+	int	 task_open;
+	size_t	 at, next_at;
+	int	 done;
+	long	 poll_ms;
 	/* after an answer that wrote a page of deletes: its items and
 	 * bytes, for the caller's counters (it zeroes page_done) */
 	int	 page_done;
@@ -242,6 +251,8 @@ struct target_conn {
 	const struct target_module *mod;
 	struct http_client http;
 	int	 state_ready;	/* the module's: its state store exists */
+	const char *state_dir;	/* target.state_dir, for a target that
+				 * keeps its state in files (NULL: none) */
 };
 
 /* what a write to an index name would meet (index_state) */
@@ -302,6 +313,20 @@ struct target_ops {
 	enum target_answer (*bulk_answer)(long status, const char *body,
 		    size_t len, int nsent, struct item_result *items,
 		    char *why, size_t whylen);
+
+	/* a target whose writes are tasks (TCAP_ASYNC_TASKS, bulk_call and
+	 * bulk_answer NULL): the writes of a body of entries as a procedure
+	 * (the caller resets proc before the first call and keeps body
+	 * unchanged until the end), its next request, and what its answer
+	 * means: TA_NEXT go on (after proc->poll_ms), TA_OK done with
+	 * items[] of the nsent entries filled, else TA_RETRY, TA_REFUSED or
+	 * TA_AUTH with why. A task is done only when it succeeded. */
+	void	(*write_call)(struct target_proc *, const char *body,
+		    size_t len, struct http_call *);
+	enum target_answer (*write_answer)(struct target_proc *, long status,
+		    const struct sbuf *resp, const char *body, size_t len,
+		    int nsent, struct item_result *items, char *why,
+		    size_t whylen);
 
 	/* stored documents read back (TOAST completion): the request for n
 	 * documents into body, and its answer: found[i] the stored

@@ -168,6 +168,33 @@ ckpt_lsn() {	# ckpt_lsn CONFIG -> stored checkpoint LSN text or empty
 # would rightly refuse as behind a new slot)
 # slot_active SLOT: a replication connection streams from it now (a query
 # that returns no row still exits 0: compare what it printed)
+# slot_not_past_ckpt SLOT CONFIG CREATED: the crash tests' invariant, checked
+# while nothing can acknowledge: the slot's confirmed position is not past
+# the stored checkpoint (before any checkpoint exists, not past CREATED,
+# where the slot was made)
+slot_not_past_ckpt() {
+	local sl ck
+	sl=$(slot_confirmed "$1"); ck=$(ckpt_lsn "$2")
+	[ -z "$ck" ] && ck=$3
+	[ "$(lsn_num "$sl")" -le "$(lsn_num "$ck")" ] || { echo "slot $sl > checkpoint $ck"; return 1; }
+}
+# sup_start: the supervisor on $T/cfg.yaml in the background (its log
+# appended to $T/sup.log, SUP its pid), until /ready on $METRICS_PORT
+sup_start() {
+	pg2osync-supervise -c "$T/cfg.yaml" >> "$T/sup.log" 2>&1 &
+	SUP=$!; cleanup_add $SUP
+	wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"
+}
+# crash_load_sql FILE TABLE IDS: a pgbench script for a table (id, v, note)
+# that upserts a random row of IDS and deletes one now and then
+crash_load_sql() {
+	cat > "$1" <<SQL
+\set id random(1, $3)
+insert into $2 values (:id, 1, md5(random()::text)) on conflict (id) do update set v = $2.v + 1, note = md5(random()::text);
+\set d random(1, $3)
+delete from $2 where id = :d and v % 5 = 0;
+SQL
+}
 slot_active() {
 	[ "$(psql_q -c "select 1 from pg_replication_slots where slot_name = '$1' and active")" = 1 ]
 }

@@ -459,6 +459,8 @@ wait_for_work(struct writer *wr, int busy)
 	/* stopping, a backoff is not waited out but ends the writer */
 	if (!wr->stopping && (t = window_retry_at(&wr->w)) != 0 && t < until)
 		until = t;
+	if ((t = window_poll_at(&wr->w)) != 0 && t < until)
+		until = t;
 	if (wr->st == W_PROBE && !wr->probe_open && wr->probe_at < until)
 		until = wr->probe_at;
 	if (may_read(wr) && !wr->in_more && !wr->in_eof) {

@@ -7,7 +7,10 @@
  * and the barrier a flush ends in (a clear, a join cascade), in that order. The
  * target module (lib/target.h) builds each request and reads each answer;
  * the sink keeps the order, the retries, the counters, and logs what an
- * operator must see. It performs no I/O (the writer's loop makes the
+ * operator must see. A target whose writes are tasks (TCAP_ASYNC_TASKS)
+ * writes a flush's entries through the module's write procedure instead
+ * of one bulk request: several requests, the polls of each task among
+ * them, and the flush is done only when every task succeeded. It performs no I/O (the writer's loop makes the
  * requests it asks for), never sleeps (the loop waits out the backoff) and
  * never exits.
  */
@@ -50,11 +53,13 @@ sink_init(struct sink *s, const struct target_module *tm, const char *target,
 {
 	memset(s, 0, sizeof(*s));
 	/* acknowledging a queued task as durable would break the one
-	 * invariant: such a target needs the wait for its tasks first */
-	if (target_can(tm, TCAP_ASYNC_TASKS))
+	 * invariant: such a target writes through its procedure, which
+	 * answers only when its tasks have succeeded */
+	if (target_can(tm, TCAP_ASYNC_TASKS) && (tm->ops->write_call == NULL ||
+	    tm->ops->write_answer == NULL))
 		return p2o_fail(err, P2O_EXIT_CONFIG, "target '%s' accepts "
-		    "writes as tasks to be waited for, which this writer "
-		    "does not do", tm->name);
+		    "writes as tasks but has no procedure that waits for "
+		    "them", tm->name);
 	s->tm = tm;
 	s->target = target;
 	s->stats = st;
@@ -345,6 +350,8 @@ flush_begin(struct flush *fl, uint64_t seq)
 	fl->phase = PH_CREATE;
 	fl->inflight = 0;
 	fl->retry_at = 0;
+	fl->poll_at = 0;
+	fl->tasking = 0;
 	fl->backoff_ms = 0;
 	fl->started_us = 0;
 	fl->nasked = fl->nsent = 0;
@@ -359,6 +366,8 @@ flush_reset(struct flush *fl)
 	fl->phase = PH_DONE;
 	fl->inflight = 0;
 	fl->retry_at = 0;
+	fl->poll_at = 0;
+	fl->tasking = 0;
 	/* a rebuilt body (a retry, completed documents) is the exception:
 	 * the memory of the next flush in this slot is its arena */
 	sbuf_release(&fl->body);
@@ -616,6 +625,11 @@ flush_next(struct sink *s, struct flush *fl, struct batch *const *earlier,
 			ops->read_call(fl->refs, fl->nasked, &fl->body, call);
 			return NEXT_SEND;
 		case PH_BULK:
+			if (fl->tasking) {
+				ops->write_call(&fl->proc, fl->task_body,
+				    fl->task_len, call);
+				return NEXT_SEND;
+			}
 			if ((fl->nsent = bulk_prefix(&fl->b, fl->b.nops, &body,
 			    &len, fl->sent)) == -1) {
 				fl->nsent = bulk_body(&fl->b, fl->b.nops,
@@ -628,6 +642,17 @@ flush_next(struct sink *s, struct flush *fl, struct batch *const *earlier,
 				continue;
 			}
 			fl->sent_len = len;
+			if (ops->write_call != NULL) {
+				/* writes that are tasks: a procedure over
+				 * this body, which stays as it is until
+				 * the procedure ends */
+				target_proc_reset(&fl->proc);
+				fl->tasking = 1;
+				fl->task_body = body;
+				fl->task_len = len;
+				ops->write_call(&fl->proc, body, len, call);
+				return NEXT_SEND;
+			}
 			ops->bulk_call(body, len, call);
 			return NEXT_SEND;
 		case PH_REJECTS:
@@ -814,9 +839,26 @@ answer_bulk(struct sink *s, struct flush *fl, long status)
 	char name[800], why[512];
 	int i, first = 0, nretry = 0, nreject = 0;
 
-	s->stats->bulk_bytes += fl->sent_len;
-	switch (s->tm->ops->bulk_answer(status, fl->resp.buf, fl->resp.len,
-	    fl->nsent, fl->items, why, sizeof(why))) {
+	enum target_answer a;
+
+	if (fl->tasking) {
+		a = s->tm->ops->write_answer(&fl->proc, status, &fl->resp,
+		    fl->task_body, fl->task_len, fl->nsent, fl->items, why,
+		    sizeof(why));
+		if (a == TA_NEXT) {
+			sink_up(s);
+			return STEP_NEXT;
+		}
+		/* a failed request is asked again where the procedure is;
+		 * an ended one is started afresh for what is left */
+		if (a == TA_OK)
+			fl->tasking = 0;
+	} else
+		a = s->tm->ops->bulk_answer(status, fl->resp.buf, fl->resp.len,
+		    fl->nsent, fl->items, why, sizeof(why));
+	if (a == TA_OK || !fl->tasking)
+		s->stats->bulk_bytes += fl->sent_len;
+	switch (a) {
 	case TA_AUTH:
 		return sink_auth(s, status, why);
 	case TA_REFUSED:

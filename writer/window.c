@@ -208,6 +208,11 @@ window_next(struct window *w, long long now, int retry, int *slot,
 				continue;
 			fl->retry_at = 0;
 		}
+		if (fl->poll_at) {
+			if (now < fl->poll_at)
+				continue;
+			fl->poll_at = 0;
+		}
 		nearlier = 0;
 		for (e = w->ord.head; e < seq; e++)
 			w->earlier[nearlier++] = &slot_of(w, e)->b;
@@ -251,6 +256,11 @@ window_answer(struct window *w, int slot, const char *terr, long status,
 	case STEP_NEXT:
 		fl->backoff_ms = 0;
 		fl->attempts = 0;
+		/* a task still running is asked about again a little later */
+		if (fl->proc.poll_ms > 0) {
+			fl->poll_at = now + fl->proc.poll_ms;
+			fl->proc.poll_ms = 0;
+		}
 		break;
 	case STEP_WAIT:
 		/* nothing after this flush is reported while it fails, so
@@ -318,6 +328,21 @@ window_retry_at(const struct window *w)
 		fl = slot_of(w, seq);
 		if (fl->retry_at && (at == 0 || fl->retry_at < at))
 			at = fl->retry_at;
+	}
+	return at;
+}
+
+long long
+window_poll_at(const struct window *w)
+{
+	const struct flush *fl;
+	long long at = 0;
+	uint64_t seq;
+
+	for (seq = w->ord.head; seq < w->ord.next; seq++) {
+		fl = slot_of(w, seq);
+		if (fl->poll_at && (at == 0 || fl->poll_at < at))
+			at = fl->poll_at;
 	}
 	return at;
 }

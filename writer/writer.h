@@ -259,6 +259,13 @@ struct flush {
 	enum flush_phase phase;
 	int	 inflight;	/* one of its requests is open */
 	long long retry_at;	/* monotonic ms: backing off until then */
+	long long poll_at;	/* monotonic ms: a task it waits for is
+				 * asked about again then (not a backoff:
+				 * a stop waits for it) */
+	int	 tasking;	/* its writes are a task procedure under
+				 * way (a target with TCAP_ASYNC_TASKS) */
+	const char *task_body;	/* the entries that procedure writes */
+	size_t	 task_len;
 	long long backoff_ms;	/* its last backoff delay */
 	int	 attempts;	/* failed attempts since it last progressed */
 	long long failing_since;	/* monotonic ms of the first of them */
@@ -437,6 +444,8 @@ int	window_report(struct window *, struct msg_pos *d,
 void	window_retire(struct window *);
 /* the earliest end of a backoff (monotonic ms), or 0 */
 long long window_retry_at(const struct window *);
+/* the earliest poll of a task, 0: none */
+long long window_poll_at(const struct window *);
 int	window_backing_off(const struct window *);
 int	window_inflight(const struct window *);
 /* index/delete operations open and not written yet */

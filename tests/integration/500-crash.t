@@ -15,28 +15,9 @@ SQL
 METRICS_PORT=$(free_port)
 RECONNECT_MAX=50 mkconfig "$T/cfg.yaml" $S $S crash
 
-cat > "$T/load.sql" <<'SQL'
-\set id random(1, 3000)
-insert into crash values (:id, 1, md5(random()::text)) on conflict (id) do update set v = crash.v + 1, note = md5(random()::text);
-\set d random(1, 3000)
-delete from crash where id = :d and v % 5 = 0;
-SQL
+crash_load_sql "$T/load.sql" crash 3000
 
-start_sup() {
-	pg2osync-supervise -c "$T/cfg.yaml" >> "$T/sup.log" 2>&1 &
-	SUP=$!; cleanup_add $SUP
-	wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"
-}
-# the invariant, checked while nothing can ack: slot <= stored checkpoint
-# (before any checkpoint exists the slot must still be where it was created)
-slot_not_past_ckpt() {
-	local sl ck
-	sl=$(slot_confirmed $S); ck=$(ckpt_lsn "$T/cfg.yaml")
-	[ -z "$ck" ] && ck=$CREATED
-	[ "$(lsn_num "$sl")" -le "$(lsn_num "$ck")" ] || { echo "slot $sl > checkpoint $ck"; return 1; }
-}
-
-start_sup; ok $? "pipeline up under load"
+sup_start; ok $? "pipeline up under load"
 wait_for 30 slot_active $S
 CREATED=$(slot_confirmed $S)
 # no initial load yet: the client starts once the slot exists
@@ -50,8 +31,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	sleep $((RANDOM % 3 + 1)).$((RANDOM % 10))
 	pkill -KILL -f "$T/cfg.yaml"
 	wait $SUP 2>/dev/null
-	slot_not_past_ckpt || viol=$((viol + 1))
-	start_sup || { diag "restart $r did not come up"; }
+	slot_not_past_ckpt $S "$T/cfg.yaml" "$CREATED" || viol=$((viol + 1))
+	sup_start || { diag "restart $r did not come up"; }
 done
 ok $viol "after $ROUNDS kill -9 of every process the slot never passed the checkpoint"
 
@@ -77,7 +58,7 @@ check "index equals the table by content after all the kills" -- \
 	wait_equal crash ${S}_crash 120 "json_build_object('id',id,'v',v,'note',note)"
 
 pkill -KILL -f "$T/cfg.yaml"; wait $SUP 2>/dev/null
-check "slot not past the checkpoint at the end" -- slot_not_past_ckpt
+check "slot not past the checkpoint at the end" -- slot_not_past_ckpt $S "$T/cfg.yaml" "$CREATED"
 [ $_tap_fail -gt 0 ] && { diag "supervisor log:"; grep -v ' info: ' "$T/sup.log" | tail -n 40 | sed 's/^/#   /'; }
 drop_slot $S
 done_testing

@@ -1,0 +1,612 @@
+/*
+ * meilisearch.c - the Meilisearch 1.x target: its probe, index names,
+ * errors, and the data path. A write is an asynchronous task: the
+ * request that adds or deletes documents only enqueues one (202 and a
+ * taskUid), and the documents count as written when GET /tasks/<uid>
+ * says it succeeded. So the writes of a flush are a procedure
+ * (write_call / write_answer): each run of entries of one index and one
+ * kind is one task, sent and then polled to its end before the next run
+ * is sent, and the flush is answered only when every task before its
+ * position has succeeded. A failed task refuses the documents it held,
+ * with the task's code and message.
+ *
+ * Meilisearch keeps no versions of ours: only one write request is open
+ * at a time (no TCAP_CONCURRENT_WRITES, so engine.write_concurrency above
+ * 1 is refused at load) and the index's one task queue orders them. Our
+ * document id is the index's primary key (MS_PRIMARY_KEY), named on every
+ * write (the first creates the index with it; ckpt's load creates it
+ * ahead, meilisearch_admin.c).
+ *
+ * Pure: never makes a request, logs or exits (meilisearch_admin.c and
+ * meilisearch_state.c hold the blocking operations).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "meilisearch.h"
+#include "p2o.h"
+
+enum target_answer
+ms_status_class(long status)
+{
+	if (status >= 200 && status < 300)
+		return TA_OK;
+	if (status == 401 || status == 403)
+		return TA_AUTH;
+	if (status == 429 || status >= 500 || status < 100 || status == 408)
+		return TA_RETRY;
+	return TA_REFUSED;
+}
+
+static int
+body_object(const char *body, size_t len, struct jspan *obj)
+{
+	size_t off;
+
+	while (len && (body[len - 1] == ' ' || body[len - 1] == '\n' ||
+	    body[len - 1] == '\r' || body[len - 1] == '\t'))
+		len--;
+	while (len && (*body == ' ' || *body == '\n' || *body == '\r' ||
+	    *body == '\t'))
+		body++, len--;
+	if (len == 0 || jscan_validate(body, len, &off, NULL) == -1)
+		return -1;
+	obj->p = body;
+	obj->n = len;
+	return jspan_type(*obj) == J_OBJECT ? 0 : -1;
+}
+
+static void
+copy_cut(struct jspan s, char *buf, size_t cap)
+{
+	if (jspan_type(s) == J_STRING && jstr_copy(s, buf, cap) == 0)
+		return;
+	snprintf(buf, cap, "%.*s", (int)(s.n < cap ? s.n : cap - 1), s.p);
+}
+
+/* {"message":"..","code":"..","type":"..","link":".."} */
+void
+ms_error_text(const char *body, size_t len, char *out, size_t outlen)
+{
+	struct jspan obj, v;
+	char code[96] = "", msg[320] = "";
+
+	if (body != NULL && body_object(body, len, &obj) == 0) {
+		if (jobj_get(obj, "code", &v))
+			copy_cut(v, code, sizeof(code));
+		if (jobj_get(obj, "message", &v))
+			copy_cut(v, msg, sizeof(msg));
+	}
+	if (code[0] || msg[0])
+		snprintf(out, outlen, "%s%s%s", code, code[0] ? ": " : "",
+		    msg);
+	else
+		snprintf(out, outlen, "%.*s", (int)(len > 200 ? 200 : len),
+		    body ? body : "");
+}
+
+void
+ms_index_path(struct sbuf *path, const char *index, const char *rest)
+{
+	sbuf_reset(path);
+	sbuf_adds(path, "/indexes/");
+	http_escape(path, index, "");
+	sbuf_adds(path, rest);
+}
+
+int
+ms_task_uid(const struct sbuf *resp, uint64_t *uid)
+{
+	struct jspan obj, v;
+
+	return body_object(resp->buf, resp->len, &obj) == 0 &&
+	    jobj_get(obj, "taskUid", &v) && jnum_u64(v, uid) == 0;
+}
+
+int
+ms_task_state(const struct sbuf *resp, char *code, size_t ccap,
+    char *message, size_t mcap)
+{
+	struct jspan obj, v, e;
+
+	code[0] = message[0] = '\0';
+	if (body_object(resp->buf, resp->len, &obj) == -1 ||
+	    !jobj_get(obj, "status", &v) || jspan_type(v) != J_STRING)
+		return -1;
+	if (jstr_eq(v, "enqueued") || jstr_eq(v, "processing"))
+		return 0;
+	if (jstr_eq(v, "succeeded"))
+		return 1;
+	if (jstr_eq(v, "canceled"))
+		return 3;
+	if (!jstr_eq(v, "failed"))
+		return -1;
+	if (jobj_get(obj, "error", &e) && jspan_type(e) == J_OBJECT) {
+		if (jobj_get(e, "code", &v))
+			copy_cut(v, code, ccap);
+		if (jobj_get(e, "message", &v))
+			copy_cut(v, message, mcap);
+	}
+	return 2;
+}
+
+/* index uids: letters, digits, '-' and '_', at most 400 bytes */
+static int
+index_name(const char *text, enum target_name_part part, char *why,
+    size_t whylen)
+{
+	size_t n = strlen(text);
+
+	if (part == TNAME_WHOLE && n == 0) {
+		snprintf(why, whylen, "must not be empty");
+		return -1;
+	}
+	if (n > 400) {
+		snprintf(why, whylen, "must be at most 400 bytes");
+		return -1;
+	}
+	if (strspn(text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789-_") != n) {
+		snprintf(why, whylen, "must hold only letters, digits, '-' and "
+		    "'_' (a Meilisearch index uid)");
+		return -1;
+	}
+	return 0;
+}
+
+/* no mapping file (no TCAP_MAPPINGS) and no join: the defaults */
+static int
+index_body(const struct sync_section *s, const char *mapping, size_t len,
+    char **body, char *why, size_t whylen)
+{
+	(void)s, (void)mapping, (void)len, (void)why, (void)whylen;
+	*body = NULL;
+	return 0;
+}
+
+static void
+probe_call(struct http_call *call)
+{
+	http_call_set(call, "GET", "/version", NULL, NULL, 0);
+}
+
+/* {"commitSha":"..","commitDate":"..","pkgVersion":"1.11.3"} */
+static enum target_answer
+probe_answer(long status, const struct sbuf *resp, char *node,
+    size_t nodelen, char *why, size_t whylen)
+{
+	enum target_answer a = ms_status_class(status);
+	struct jspan obj, v;
+	char num[32] = "";
+	int major = -1;
+
+	if (nodelen)
+		node[0] = '\0';
+	if (a != TA_OK) {
+		ms_error_text(resp->buf, resp->len, why, whylen);
+		return a == TA_AUTH ? TA_AUTH : TA_RETRY;
+	}
+	if (body_object(resp->buf, resp->len, &obj) == -1 ||
+	    !jobj_get(obj, "pkgVersion", &v)) {
+		snprintf(why, whylen, "target.flavor is meilisearch but GET "
+		    "/version is not a Meilisearch node's answer (no "
+		    "pkgVersion)");
+		return TA_REFUSED;
+	}
+	copy_cut(v, num, sizeof(num));
+	if (num[0] >= '0' && num[0] <= '9')
+		sscanf(num, "%d", &major);
+	if (major != MS_MAJOR) {
+		snprintf(why, whylen, "target.flavor is meilisearch but the "
+		    "node runs Meilisearch %s; supported: %d.x", num, MS_MAJOR);
+		return TA_REFUSED;
+	}
+	snprintf(node, nodelen, "meilisearch %s", num);
+	return TA_OK;
+}
+
+/* whether the index is there: a missing one is created by the first
+ * write, which names our id as its primary key (a creation task here
+ * would fail, index_already_exists, at every start of the writer) */
+static void
+create_call(const char *index, const char *body, struct sbuf *path,
+    struct http_call *call)
+{
+	(void)body;
+	ms_index_path(path, index, "");
+	http_call_set(call, "GET", path->buf, NULL, NULL, 0);
+}
+
+static enum target_answer
+create_answer(long status, const struct sbuf *resp, char *why,
+    size_t whylen)
+{
+	enum target_answer a = ms_status_class(status);
+
+	if (status == 404)
+		return TA_OK;
+	if (a == TA_OK)
+		return TA_EXISTS;
+	ms_error_text(resp->buf, resp->len, why, whylen);
+	return a;
+}
+
+static void
+add_raw(struct sbuf *out, struct jspan s, struct aspan *at)
+{
+	at->off = out->len;
+	at->len = s.n;
+	sbuf_add(out, s.p, s.n);
+}
+
+/* an entry is one line of our own, read back by write_call:
+ * {"index":<uid>,"id":<id>,"doc":<document>}  or  ..,"delete":true} */
+static int
+encode(struct sbuf *out, const struct target_write *w,
+    struct target_entry *e, struct p2o_err *err)
+{
+	size_t start = out->len;
+
+	if (w->routing.p || (w->pipeline.p && !w->del))
+		return p2o_fail(err, P2O_EXIT_CONFIG, "meilisearch takes no "
+		    "routing and no pipeline");
+	e->entry.off = e->head.off = start;
+	sbuf_adds(out, "{\"index\":");
+	add_raw(out, w->index, &e->index);
+	sbuf_adds(out, ",\"id\":");
+	add_raw(out, w->id, &e->id);
+	e->routing.off = e->routing.len = 0;
+	e->pipeline.off = e->pipeline.len = 0;
+	e->doc.off = e->doc.len = 0;
+	if (w->del) {
+		sbuf_adds(out, ",\"delete\":true}\n");
+		e->head.len = out->len - start;
+	} else {
+		sbuf_adds(out, ",\"doc\":");
+		e->head.len = out->len - start;
+		add_raw(out, w->doc, &e->doc);
+		sbuf_adds(out, "}\n");
+	}
+	e->entry.len = out->len - start;
+	return 0;
+}
+
+/* the entry at body[at..]: its index, id, document (p NULL: a delete) and
+ * where the next begins; -1 at the end or on a line that is not ours */
+static int
+entry_at(const char *body, size_t len, size_t at, struct jspan *index,
+    struct jspan *id, struct jspan *doc, size_t *next)
+{
+	const char *nl;
+	struct jspan obj;
+	size_t off;
+
+	if (at >= len)
+		return -1;
+	nl = memchr(body + at, '\n', len - at);
+	*next = nl ? (size_t)(nl - body) + 1 : len;
+	obj.p = body + at;
+	obj.n = (nl ? (size_t)(nl - body) : len) - at;
+	if (jscan_validate(obj.p, obj.n, &off, NULL) == -1 ||
+	    !jobj_get(obj, "index", index) || !jobj_get(obj, "id", id))
+		return -1;
+	if (!jobj_get(obj, "doc", doc))
+		doc->p = NULL, doc->n = 0;
+	return 0;
+}
+
+/* a document with our id as its primary key, ahead of its own members
+ * (a column of that name would be a second member: the task fails) */
+static void
+add_doc(struct sbuf *out, struct jspan id, struct jspan doc)
+{
+	size_t i = 1;
+
+	sbuf_adds(out, "{\"" MS_PRIMARY_KEY "\":");
+	sbuf_add(out, id.p, id.n);
+	while (i < doc.n && (doc.p[i] == ' ' || doc.p[i] == '\n' ||
+	    doc.p[i] == '\t' || doc.p[i] == '\r'))
+		i++;
+	if (i < doc.n && doc.p[i] != '}')
+		sbuf_addc(out, ',');
+	sbuf_add(out, doc.p + 1, doc.n - 1);
+}
+
+/*
+ * The next request of the writes of body: the poll of the open task, or
+ * the task of the next run of entries of one index and one kind (adds
+ * replace whole documents; deletes are one delete-batch of ids).
+ */
+static void
+write_call(struct target_proc *p, const char *body, size_t len,
+    struct http_call *call)
+{
+	struct jspan index, id, doc, i2, id2, doc2;
+	size_t next, at;
+	char uid[512];
+	int del, n = 0;
+
+	if (p->task_open) {
+		sbuf_reset(&p->path);
+		sbuf_addf(&p->path, "/tasks/%llu",
+		    (unsigned long long)p->task);
+		http_call_set(call, "GET", p->path.buf, NULL, NULL, 0);
+		return;
+	}
+	sbuf_reset(&p->body);
+	if (entry_at(body, len, p->at, &index, &id, &doc, &next) == -1) {
+		/* not ours: answered as refused by write_answer */
+		p->npage = 0;
+		http_call_set(call, "GET", "/health", NULL, NULL, 0);
+		return;
+	}
+	del = doc.p == NULL;
+	sbuf_addc(&p->body, '[');
+	for (at = p->at; entry_at(body, len, at, &i2, &id2, &doc2,
+	    &next) == 0; at = next) {
+		if (i2.n != index.n || memcmp(i2.p, index.p, index.n) != 0 ||
+		    (doc2.p == NULL) != del)
+			break;
+		if (n++)
+			sbuf_addc(&p->body, ',');
+		if (del)
+			sbuf_add(&p->body, id2.p, id2.n);
+		else
+			add_doc(&p->body, id2, doc2);
+	}
+	sbuf_addc(&p->body, ']');
+	p->npage = n;
+	p->next_at = at;
+	if (jstr_copy(index, uid, sizeof(uid)) == -1)
+		uid[0] = '\0';
+	ms_index_path(&p->path, uid, del ? "/documents/delete-batch" :
+	    "/documents?primaryKey=" MS_PRIMARY_KEY);
+	http_call_set(call, "POST", p->path.buf, "application/json",
+	    p->body.buf, p->body.len);
+}
+
+static void
+set_items(struct item_result *items, int from, int n, int del,
+    enum item_verdict v, const char *type, const char *reason)
+{
+	int i;
+
+	for (i = from; i < from + n; i++) {
+		items[i].verdict = v;
+		items[i].del = del;
+		items[i].status = v == ITEM_OK ? 200 : v == ITEM_RETRY ? 503 :
+		    400;
+		snprintf(items[i].type, sizeof(items[i].type), "%s", type);
+		snprintf(items[i].reason, sizeof(items[i].reason), "%s",
+		    reason);
+	}
+}
+
+/* the kind of the entries from p->at (1 deletes) */
+static int
+run_is_delete(const char *body, size_t len, size_t at)
+{
+	struct jspan index, id, doc;
+	size_t next;
+
+	return entry_at(body, len, at, &index, &id, &doc, &next) == 0 &&
+	    doc.p == NULL;
+}
+
+static enum target_answer
+write_answer(struct target_proc *p, long status, const struct sbuf *resp,
+    const char *body, size_t len, int nsent, struct item_result *items,
+    char *why, size_t whylen)
+{
+	enum target_answer a = ms_status_class(status);
+	char code[96], msg[320];
+	int del = run_is_delete(body, len, p->at);
+
+	p->poll_ms = 0;
+	if (!p->task_open) {
+		if (p->npage == 0) {
+			snprintf(why, whylen, "a write the module did not "
+			    "encode");
+			return TA_REFUSED;
+		}
+		if (a != TA_OK) {
+			ms_error_text(resp->buf, resp->len, why, whylen);
+			return a;
+		}
+		if (!ms_task_uid(resp, &p->task)) {
+			snprintf(why, whylen, "the write was answered without "
+			    "a taskUid");
+			return TA_RETRY;
+		}
+		p->task_open = 1;
+		p->poll_ms = MS_POLL_MS;
+		return TA_NEXT;
+	}
+	if (a != TA_OK) {
+		ms_error_text(resp->buf, resp->len, why, whylen);
+		if (status == 404)
+			/* the task is gone: its run is sent again, which
+			 * adds or deletes the same documents */
+			p->task_open = 0;
+		return a == TA_AUTH ? TA_AUTH : TA_RETRY;
+	}
+	switch (ms_task_state(resp, code, sizeof(code), msg, sizeof(msg))) {
+	case 0:
+		p->poll_ms = MS_POLL_MS;
+		return TA_NEXT;
+	case 1:
+		set_items(items, p->done, p->npage, del, ITEM_OK, "", "");
+		p->done += p->npage;
+		p->at = p->next_at;
+		p->task_open = 0;
+		if (p->at < len && p->done < nsent)
+			return TA_NEXT;
+		return TA_OK;
+	case 2:
+		/* the run is refused; what follows it is not sent: it waits
+		 * behind the refusal as a retry */
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+		    " (task %llu)", (unsigned long long)p->task);
+		set_items(items, p->done, p->npage, del, ITEM_REJECT,
+		    code[0] ? code : "task_failed", msg);
+		set_items(items, p->done + p->npage,
+		    nsent - p->done - p->npage, 0, ITEM_RETRY,
+		    "not_sent", "after a refused task");
+		p->task_open = 0;
+		return TA_OK;
+	case 3:
+		snprintf(why, whylen, "task %llu was canceled",
+		    (unsigned long long)p->task);
+		p->task_open = 0;
+		return TA_RETRY;
+	default:
+		snprintf(why, whylen, "GET /tasks/%llu is not a task",
+		    (unsigned long long)p->task);
+		return TA_RETRY;
+	}
+}
+
+/* TOAST completion would read the stored documents back: not written
+ * for this module, so an unchanged TOAST value is a refusal the operator
+ * sees (REPLICA IDENTITY FULL sends every value) */
+static void
+read_call(const struct docref *refs, int n, struct sbuf *body,
+    struct http_call *call)
+{
+	(void)refs, (void)n, (void)body;
+	http_call_set(call, "GET", "/health", NULL, NULL, 0);
+}
+
+static enum target_answer
+read_answer(long status, const struct sbuf *resp, int n, struct jspan *found,
+    char *why, size_t whylen)
+{
+	(void)status, (void)resp, (void)n, (void)found;
+	snprintf(why, whylen, "target meilisearch does not read documents "
+	    "back for an unchanged TOAST value; set REPLICA IDENTITY FULL on "
+	    "the table");
+	return TA_REFUSED;
+}
+
+/*
+ * A clear of an index is one task deleting all its documents, polled to
+ * its end; a clear by a field's value would need that field filterable,
+ * and a cascade a join, neither of which this module declares.
+ */
+static void
+proc_call(struct target_proc *p, struct http_call *call)
+{
+	if (p->task_open) {
+		sbuf_reset(&p->path);
+		sbuf_addf(&p->path, "/tasks/%llu",
+		    (unsigned long long)p->task);
+		http_call_set(call, "GET", p->path.buf, NULL, NULL, 0);
+		return;
+	}
+	ms_index_path(&p->path, p->index, "/documents");
+	http_call_set(call, "DELETE", p->path.buf, NULL, NULL, 0);
+}
+
+static enum target_answer
+proc_answer(struct target_proc *p, long status, const struct sbuf *resp,
+    char *why, size_t whylen)
+{
+	enum target_answer a = ms_status_class(status);
+	char code[96], msg[320];
+
+	p->poll_ms = 0;
+	if (p->kind != PROC_CLEAR || p->field.p != NULL ||
+	    strpbrk(p->index, "*,") != NULL) {
+		snprintf(why, whylen, "target meilisearch clears a whole index "
+		    "only, not '%s'%s", p->index, p->field.p ? " by a field" :
+		    "");
+		return TA_REFUSED;
+	}
+	if (!p->task_open) {
+		if (status == 404) {
+			p->gone = 1;
+			return TA_OK;
+		}
+		if (a != TA_OK) {
+			ms_error_text(resp->buf, resp->len, why, whylen);
+			return a;
+		}
+		if (!ms_task_uid(resp, &p->task)) {
+			snprintf(why, whylen, "the clear was answered without "
+			    "a taskUid");
+			return TA_RETRY;
+		}
+		p->task_open = 1;
+		p->poll_ms = MS_POLL_MS;
+		return TA_NEXT;
+	}
+	if (a != TA_OK) {
+		ms_error_text(resp->buf, resp->len, why, whylen);
+		if (status == 404)
+			p->task_open = 0;
+		return a == TA_AUTH ? TA_AUTH : TA_RETRY;
+	}
+	switch (ms_task_state(resp, code, sizeof(code), msg, sizeof(msg))) {
+	case 0:
+		p->poll_ms = MS_POLL_MS;
+		return TA_NEXT;
+	case 1:
+		p->task_open = 0;
+		return TA_OK;
+	case 2:
+		p->task_open = 0;
+		/* an index that is not there has no documents to clear */
+		if (strcmp(code, "index_not_found") == 0) {
+			p->gone = 1;
+			return TA_OK;
+		}
+		snprintf(why, whylen, "clearing '%s': task %llu failed: %s: %s",
+		    p->index, (unsigned long long)p->task, code, msg);
+		return TA_REFUSED;
+	default:
+		p->task_open = 0;
+		snprintf(why, whylen, "the clear's task %llu did not end",
+		    (unsigned long long)p->task);
+		return TA_RETRY;
+	}
+}
+
+static const struct target_ops ops = {
+	.index_name = index_name,
+	.index_body = index_body,
+	.mapping_file = NULL,
+	.probe_call = probe_call,
+	.probe_answer = probe_answer,
+	.error_text = ms_error_text,
+	.create_call = create_call,
+	.create_answer = create_answer,
+	.encode = encode,
+	.write_call = write_call,
+	.write_answer = write_answer,
+	.read_call = read_call,
+	.read_answer = read_answer,
+	.proc_call = proc_call,
+	.proc_answer = proc_answer,
+	.state_get = ms_state_get,
+	.state_put = ms_state_put,
+	.index_exists = ms_index_exists,
+	.index_create = ms_index_create,
+	.load_settings = ms_load_settings,
+	.load_suspend = ms_load_suspend,
+	.load_restore = ms_load_restore,
+	.state_prepare = ms_state_prepare,
+	.pipeline_exists = ms_pipeline_exists,
+	.index_state = ms_index_state,
+	.mapping_conflicts = ms_mapping_conflicts,
+	.refresh = ms_refresh,
+};
+
+/* writes are tasks, one queue orders them; no versions, routing, join,
+ * pipelines, mapping files, aliases, and no place of its own for our
+ * state (target.state_dir holds it: meilisearch_state.c) */
+const struct target_module target_meilisearch = {
+	.name = "meilisearch",
+	.state_place = "files under target.state_dir",
+	.caps = TCAP_ASYNC_TASKS,
+	.ops = &ops,
+};

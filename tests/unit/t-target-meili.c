@@ -1,0 +1,321 @@
+/*
+ * t-target-meili.c - the Meilisearch target without a server: what config
+ * load refuses for it (each option it cannot honour, named; a state
+ * directory required, and refused for a target with state documents), its
+ * probe, the write procedure (a run of entries per task, each task polled
+ * through enqueued and processing to succeeded before anything counts as
+ * written; a failed task refuses its documents with its code and message
+ * and holds what follows), and the state files (written whole, never
+ * replacing a higher version, keys kept inside the directory).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "p2o.h"
+#include "tap.h"
+#include "target.h"
+
+static char dir[] = "/tmp/t-target-meili.XXXXXX";
+static char path[96], statedir[96];
+
+static void
+write_file(const char *p, const char *s)
+{
+	FILE *fp = fopen(p, "w");
+
+	if (fp == NULL || fputs(s, fp) == EOF || fclose(fp) == EOF)
+		BAIL_OUT("cannot write a test file");
+}
+
+/* a configuration: head, then extra target keys, then engine and sync
+ * lines; 0 or -1 with the message in err */
+static int
+load(const char *target_extra, const char *rest, struct config *cfg,
+    char *err, size_t errlen)
+{
+	struct p2o_err e;
+	char text[2048];
+
+	snprintf(text, sizeof(text),
+	    "source:\n"
+	    "  url: postgres://u@127.0.0.1/db\n"
+	    "target:\n"
+	    "  url: http://127.0.0.1:7700\n"
+	    "%s"
+	    "sync:\n"
+	    "  items:\n"
+	    "    table: items\n"
+	    "%s", target_extra, rest);
+	write_file(path, text);
+	if (config_load_with(path, CONFIG_SECRETS_ALL, cfg, &e) == -1) {
+		snprintf(err, errlen, "%.400s", e.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+refused(const char *extra, const char *rest, const char *want,
+    const char *name)
+{
+	struct config cfg;
+	char err[512] = "";
+
+	ok(load(extra, rest, &cfg, err, sizeof(err)) == -1 &&
+	    strstr(err, want) != NULL, "%s is refused at load (%s)", name, err);
+}
+
+static void
+test_config(void)
+{
+	struct config cfg;
+	char meili[256], err[512] = "", mapping[128], rest[256];
+
+	snprintf(meili, sizeof(meili), "  flavor: meilisearch\n"
+	    "  state_dir: %s\n", statedir);
+	ok(load(meili, "", &cfg, err, sizeof(err)) == 0, "flavor meilisearch "
+	    "with a state_dir loads (%s)", err);
+	if (err[0] == '\0') {
+		is_str(cfg.target_module->name, "meilisearch", "and picks the "
+		    "module");
+		ok(!target_can(cfg.target_module, TCAP_EXTERNAL_VERSIONS) &&
+		    !target_can(cfg.target_module, TCAP_CONCURRENT_WRITES) &&
+		    !target_can(cfg.target_module, TCAP_STATE_DOCS) &&
+		    target_can(cfg.target_module, TCAP_ASYNC_TASKS),
+		    "which declares tasks, and no versions, concurrent "
+		    "writes or state documents");
+		config_release(&cfg);
+	}
+	refused("  flavor: meilisearch\n", "", "set 'target.state_dir'",
+	    "meilisearch without a state_dir");
+	snprintf(err, sizeof(err), "  state_dir: %s\n", statedir);
+	refused(err, "", "'target.state_dir' is for a target that keeps no "
+	    "state documents", "a state_dir for opensearch");
+	refused(meili, "engine:\n  write_concurrency: 2\n",
+	    "'engine.write_concurrency' needs concurrent writes, which target "
+	    "'meilisearch' does not offer", "write_concurrency 2");
+	refused(meili, "    routing: tenant\n", "'sync.items.routing' needs "
+	    "routing", "routing");
+	refused(meili, "    pipeline: embed\n", "'sync.items.pipeline' needs "
+	    "ingest pipelines", "pipeline");
+	refused(meili, "    join: {field: rel, name: item}\n",
+	    "'sync.items.join' needs join", "join");
+	snprintf(mapping, sizeof(mapping), "%s/m.json", dir);
+	write_file(mapping, "{\"mappings\":{\"properties\":{}}}");
+	snprintf(rest, sizeof(rest), "    mapping_file: %s\n", mapping);
+	refused(meili, rest, "'sync.items.mapping_file' needs mappings",
+	    "mapping_file");
+	unlink(mapping);
+	refused(meili, "    index: \"has space\"\n", "a Meilisearch index uid",
+	    "an index uid with a space");
+}
+
+static void
+test_probe(const struct target_ops *ops)
+{
+	struct sbuf r = SBUF_INIT;
+	char node[64], why[256];
+
+	sbuf_adds(&r, "{\"commitSha\":\"x\",\"pkgVersion\":\"1.11.3\"}");
+	ok(ops->probe_answer(200, &r, node, sizeof(node), why, sizeof(why)) ==
+	    TA_OK, "a 1.x node is taken");
+	is_str(node, "meilisearch 1.11.3", "and named");
+	sbuf_reset(&r);
+	sbuf_adds(&r, "{\"pkgVersion\":\"2.0.0\"}");
+	ok(ops->probe_answer(200, &r, node, sizeof(node), why, sizeof(why)) ==
+	    TA_REFUSED && strstr(why, "supported: 1.x"), "a 2.x node is "
+	    "refused (%s)", why);
+	sbuf_reset(&r);
+	sbuf_adds(&r, "{\"error\":\"no handler found for uri [/version]\"}");
+	ok(ops->probe_answer(400, &r, node, sizeof(node), why, sizeof(why)) ==
+	    TA_RETRY, "an error answer is retried");
+	sbuf_reset(&r);
+	sbuf_adds(&r, "{\"name\":\"n\",\"version\":{\"number\":\"2.19.0\"}}");
+	ok(ops->probe_answer(200, &r, node, sizeof(node), why, sizeof(why)) ==
+	    TA_REFUSED && strstr(why, "not a Meilisearch"), "another engine "
+	    "is refused (%s)", why);
+	sbuf_release(&r);
+}
+
+static struct jspan
+js(const char *s)
+{
+	struct jspan j = { s, strlen(s) };
+
+	return j;
+}
+
+static void
+add(struct sbuf *a, const struct target_ops *ops, const char *index,
+    const char *id, const char *doc)
+{
+	struct target_write w;
+	struct target_entry e;
+	struct p2o_err err;
+
+	memset(&w, 0, sizeof(w));
+	w.del = doc == NULL;
+	w.index = js(index);
+	w.id = js(id);
+	if (doc)
+		w.doc = js(doc);
+	w.version = 5;
+	if (ops->encode(a, &w, &e, &err) == -1)
+		BAIL_OUT("encode");
+}
+
+/* one answer to the procedure's last request */
+static enum target_answer
+answer(const struct target_ops *ops, struct target_proc *p, long status,
+    const char *body, const struct sbuf *a, int n,
+    struct item_result *items)
+{
+	struct sbuf r = SBUF_INIT;
+	enum target_answer ta;
+	char why[256];
+
+	sbuf_adds(&r, body);
+	ta = ops->write_answer(p, status, &r, a->buf, a->len, n, items, why,
+	    sizeof(why));
+	sbuf_release(&r);
+	return ta;
+}
+
+static void
+test_writes(const struct target_ops *ops)
+{
+	struct sbuf a = SBUF_INIT;
+	struct target_proc p;
+	struct http_call c;
+	struct item_result items[3];
+
+	add(&a, ops, "\"ix\"", "\"1\"", "{\"x\":1}");
+	add(&a, ops, "\"ix\"", "\"2\"", "{}");
+	add(&a, ops, "\"ix\"", "\"3\"", NULL);
+	target_proc_init(&p);
+	memset(items, 0, sizeof(items));
+
+	ops->write_call(&p, a.buf, a.len, &c);
+	is_str(c.method, "POST", "a run of adds is one POST");
+	is_str(c.path, "/indexes/ix/documents?primaryKey=pg2osync_id",
+	    "to the index's documents, naming the primary key");
+	is_str(c.body, "[{\"pg2osync_id\":\"1\",\"x\":1},{\"pg2osync_id\":"
+	    "\"2\"}]", "our id as the primary key of each document");
+	ok(answer(ops, &p, 202, "{\"taskUid\":7,\"status\":\"enqueued\"}", &a,
+	    3, items) == TA_NEXT && p.poll_ms > 0, "enqueued: go on, after a "
+	    "delay");
+	ops->write_call(&p, a.buf, a.len, &c);
+	is_str(c.path, "/tasks/7", "the task is polled");
+	ok(answer(ops, &p, 200, "{\"uid\":7,\"status\":\"enqueued\"}", &a, 3,
+	    items) == TA_NEXT, "still enqueued: not written");
+	ok(answer(ops, &p, 200, "{\"uid\":7,\"status\":\"processing\"}", &a, 3,
+	    items) == TA_NEXT, "processing: not written");
+	ok(answer(ops, &p, 200, "{\"uid\":7,\"status\":\"succeeded\"}", &a, 3,
+	    items) == TA_NEXT, "succeeded: the next run");
+	ok(items[0].verdict == ITEM_OK && items[1].verdict == ITEM_OK,
+	    "its documents are written");
+	ops->write_call(&p, a.buf, a.len, &c);
+	is_str(c.path, "/indexes/ix/documents/delete-batch", "a delete is a "
+	    "delete-batch");
+	is_str(c.body, "[\"3\"]", "of ids");
+	answer(ops, &p, 202, "{\"taskUid\":8}", &a, 3, items);
+	ok(answer(ops, &p, 200, "{\"uid\":8,\"status\":\"succeeded\"}", &a, 3,
+	    items) == TA_OK, "the last task succeeded: done");
+	ok(items[2].verdict == ITEM_OK && items[2].del, "the delete too");
+
+	target_proc_reset(&p);
+	memset(items, 0, sizeof(items));
+	ops->write_call(&p, a.buf, a.len, &c);
+	answer(ops, &p, 202, "{\"taskUid\":9}", &a, 3, items);
+	ok(answer(ops, &p, 200, "{\"uid\":9,\"status\":\"failed\",\"error\":"
+	    "{\"message\":\"Document identifier `\\\"a b\\\"` is invalid.\","
+	    "\"code\":\"invalid_document_id\"}}", &a, 3, items) == TA_OK,
+	    "a failed task ends the procedure");
+	ok(items[0].verdict == ITEM_REJECT && items[1].verdict == ITEM_REJECT,
+	    "its documents are refused");
+	is_str(items[0].type, "invalid_document_id", "with the task's code");
+	ok(strstr(items[0].reason, "Document identifier `\"a b\"` is "
+	    "invalid.") != NULL, "and its message (%s)", items[0].reason);
+	ok(items[2].verdict == ITEM_RETRY, "what follows is not sent: it "
+	    "waits behind the refusal");
+
+	target_proc_reset(&p);
+	ops->write_call(&p, a.buf, a.len, &c);
+	ok(answer(ops, &p, 503, "{}", &a, 3, items) == TA_RETRY,
+	    "a failing node: retried");
+	ops->write_call(&p, a.buf, a.len, &c);
+	is_str(c.method, "POST", "the same run is sent again");
+	ok(answer(ops, &p, 401, "{\"code\":\"invalid_api_key\"}", &a, 3,
+	    items) == TA_AUTH, "refused credentials are permanent");
+	target_proc_release(&p);
+	sbuf_release(&a);
+}
+
+static void
+test_state(const struct target_module *m)
+{
+	struct target_conn c;
+	struct sbuf doc = SBUF_INIT;
+	struct p2o_err err;
+	struct stat sb;
+	char f[256];
+	int found, conflict, created;
+
+	memset(&c, 0, sizeof(c));
+	c.mod = m;
+	c.state_dir = statedir;
+	ok(m->ops->state_get(&c, "postgres:s", &doc, &found, &err) == 0 &&
+	    !found, "no state yet: none");
+	ok(m->ops->state_prepare(&c, &created, &err) == 0, "the directory "
+	    "is made ready");
+	ok(m->ops->state_put(&c, "postgres:s/load/a", "{\"pos\":10}", 10, 10,
+	    &conflict, &err) == 0 && !conflict, "a put");
+	snprintf(f, sizeof(f), "%s/postgres%%3As%%2Fload%%2Fa", statedir);
+	ok(stat(f, &sb) == 0, "kept in one file inside the directory");
+	snprintf(f, sizeof(f), "%s/postgres%%3As%%2Fload%%2Fa.tmp", statedir);
+	ok(stat(f, &sb) == -1, "no temporary file left");
+	ok(m->ops->state_get(&c, "postgres:s/load/a", &doc, &found, &err) ==
+	    0 && found, "read back");
+	is_str(doc.buf, "{\"pos\":10}", "as written");
+	ok(m->ops->state_put(&c, "postgres:s/load/a", "{\"pos\":9}", 9, 9,
+	    &conflict, &err) == 0 && conflict, "a lower version conflicts");
+	m->ops->state_get(&c, "postgres:s/load/a", &doc, &found, &err);
+	is_str(doc.buf, "{\"pos\":10}", "and replaces nothing");
+	ok(m->ops->state_put(&c, "../x", "{}", 2, 0, &conflict, &err) == 0,
+	    "a key with a path in it");
+	snprintf(f, sizeof(f), "%s/%%2E.%%2Fx", statedir);
+	ok(stat(f, &sb) == 0, "stays inside the directory");
+	unlink(f);
+	snprintf(f, sizeof(f), "%s/postgres%%3As%%2Fload%%2Fa", statedir);
+	write_file(f, "{\"version\":1,\"doc\":");
+	ok(m->ops->state_get(&c, "postgres:s/load/a", &doc, &found, &err) ==
+	    -1 && err.code == P2O_EXIT_CHECKPOINT, "a file not ours is "
+	    "refused, not taken as none (%s)", err.msg);
+	unlink(f);
+	sbuf_release(&doc);
+}
+
+int
+main(void)
+{
+	const struct target_module *m = target_module_find("meilisearch");
+
+	if (mkdtemp(dir) == NULL)
+		BAIL_OUT("mkdtemp");
+	snprintf(path, sizeof(path), "%s/c.yaml", dir);
+	snprintf(statedir, sizeof(statedir), "%s/state", dir);
+	if (m == NULL)
+		BAIL_OUT("no meilisearch module");
+	test_config();
+	test_probe(m->ops);
+	test_writes(m->ops);
+	test_state(m);
+	rmdir(statedir);
+	unlink(path);
+	rmdir(dir);
+	return done_testing();
+}
