@@ -74,9 +74,12 @@ sv_cause_first(const struct sv_end ends[SV_NKIDS])
 			continue;
 		/* a death by a signal no one here sent (a kill -9 from
 		 * outside, a crash) ranks before an exit code: the stages
-		 * around it exit because of it (a broken pipe, a cut frame) */
-		fail = ends[k].code == 0 ? 0 :
-		    ends[k].code < 0 && ends[k].code != -SIGPIPE ? 2 : 1;
+		 * around it exit because of it (a broken pipe, a cut frame).
+		 * A SIGPIPE ranks below an exit code: it is what writing to
+		 * a reader that ended does, so the reader's end is the cause
+		 * whichever of the two was reaped first */
+		fail = ends[k].code == 0 ? 0 : ends[k].code == -SIGPIPE ? 1 :
+		    ends[k].code < 0 ? 3 : 2;
 		/* a loader that finished is not what stopped the pipeline */
 		if (!fail && !SV_IS_TAP(k) && sv_stages[k].exit0_done)
 			continue;

@@ -154,6 +154,8 @@ reap(struct sv *sv, long long now)
 	}
 }
 
+static void flush_logs(struct sv *);
+
 void
 sv_teardown(struct sv *sv, long long now, int code, const char *fmt, ...)
 {
@@ -168,6 +170,10 @@ sv_teardown(struct sv *sv, long long now, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(sv->reason, sizeof(sv->reason), fmt, ap);
 	va_end(ap);
+	/* what the stages already wrote comes first: a stage that exited
+	 * said why on its stderr before it ended, and the operator reads
+	 * that before the supervisor's summary of it */
+	flush_logs(sv);
 	log_status("%s", "");
 	log_info("stopping the pipeline: %s", sv->reason);
 	sv->state = PL_TEARDOWN;

@@ -83,6 +83,11 @@ test_order(void)
 	ended(SV_CAPTURE, 75, 1);
 	is_int(sv_cause_first(e), SV_CAPTURE, "but a SIGPIPE is a consequence: "
 	    "the capture");
+	reset();
+	ended(SV_SHAPER, -SIGPIPE, 1);
+	ended(SV_WRITER, 75, 2);
+	is_int(sv_cause_first(e), SV_WRITER, "writer 75, the shaper writing to "
+	    "it dead of SIGPIPE and reaped first: the writer, downstream");
 
 	/* two failures: the one nearest the source */
 	reset();

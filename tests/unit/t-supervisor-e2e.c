@@ -67,14 +67,20 @@ sh(const char *fmt, const char *arg)
 	return system(cmd);
 }
 
+/* source.reconnect_backoff_ms for the next setup (0: the default) */
+static int backoff_ms;
+
 static void
 setup(int reconnect_max)
 {
 	static const char *const tools[] = { "ckpt", "capture-pg", "shaper",
 	    "writer", "loader" };
-	char p[256], text[2 * PATH_MAX + 256];
+	char p[256], text[2 * PATH_MAX + 256], backoff[64] = "";
 	size_t i;
 
+	if (backoff_ms > 0)
+		snprintf(backoff, sizeof(backoff),
+		    "  reconnect_backoff_ms: %d\n", backoff_ms);
 	if (tmp[0])
 		sh("rm -rf '%s'", tmp);
 	snprintf(tmp, sizeof(tmp), "/tmp/t-supervisor-e2e.XXXXXX");
@@ -96,11 +102,11 @@ setup(int reconnect_max)
 	}
 	snprintf(text, sizeof(text),
 	    "source:\n  url: postgres://u@127.0.0.1:1/db\n"
-	    "  reconnect_max: %d\n"
+	    "  reconnect_max: %d\n%s"
 	    "target:\n  url: http://127.0.0.1:1\n"
 	    "sync:\n  items:\n    table: public.items\n"
 	    "engine:\n  checkpoint_interval_ms: 50\n"
-	    "metrics:\n  bind: 127.0.0.1:%d\n", reconnect_max, port);
+	    "metrics:\n  bind: 127.0.0.1:%d\n", reconnect_max, backoff, port);
 	spit(cfg, text);
 }
 
@@ -285,13 +291,17 @@ test_restart_from_checkpoint(void)
 	pid_t pid;
 	char *s;
 
+	/* a backoff long enough that /ready is asked inside it on a loaded
+	 * machine */
+	backoff_ms = 3000;
 	setup(5);
+	backoff_ms = 0;
 	spit(statefile("ckpt.pos"), "4096\n");
 	/* first start: the writer fails after its hello */
 	spit(statefile("behaviour.writer"), "exit:75\n");
 	pid = start();
-	ok(wait_log("restarting the pipeline in 1.0 s (failure 1 of 5)",
-	    5000), "a temporary failure restarts after 1 s");
+	ok(wait_log("restarting the pipeline in 3.0 s (failure 1 of 5)",
+	    5000), "a temporary failure restarts after the backoff");
 	s = http_get("/healthz");
 	ok(strncmp(s, "HTTP/1.1 200", 12) == 0 &&
 	    strstr(s, "\r\n\r\nalive: backoff\n"),
@@ -300,7 +310,9 @@ test_restart_from_checkpoint(void)
 	s = http_get("/ready");
 	ok(strncmp(s, "HTTP/1.1 503", 12) == 0 &&
 	    strstr(s, "not ready: backoff: starting again in ") &&
-	    strstr(s, "writer exited with 75"), "and /ready says why not");
+	    strstr(s, "writer exited with 75"), "and /ready says why not: %.*s",
+	    (int)strcspn(strstr(s, "\r\n\r\n") ? strstr(s, "\r\n\r\n") + 4 : s,
+	    "\n"), strstr(s, "\r\n\r\n") ? strstr(s, "\r\n\r\n") + 4 : s);
 	ok(wait_log("pipeline up", 5000), "the second start comes up");
 	ok(wait_log("checkpoint stored at 4396", 5000),
 	    "and stores past the checkpoint it started from");
