@@ -80,8 +80,6 @@ static const struct target_ops ops = {
 	OS_SHARED_OPS,
 	.probe_call = probe_call,
 	.probe_answer = probe_answer,
-	.proc_call = os_proc_call,
-	.proc_answer = os_proc_answer,
 };
 
 /* join and ingest pipelines are Elasticsearch's own (the parent-join and

@@ -580,8 +580,6 @@ static const struct target_ops ops = {
 	OS_SHARED_OPS,
 	.probe_call = probe_call,
 	.probe_answer = probe_answer,
-	.proc_call = os_proc_call,
-	.proc_answer = os_proc_answer,
 };
 
 const struct target_module target_opensearch = {

@@ -46,7 +46,9 @@
 	.pipeline_exists = os_pipeline_exists, \
 	.index_state = os_index_state, \
 	.mapping_conflicts = os_mapping_conflicts, \
-	.refresh = os_refresh
+	.refresh = os_refresh, \
+	.proc_call = os_proc_call, \
+	.proc_answer = os_proc_answer
 
 /* opensearch.c */
 /* the class of an answer by its status and error body: TA_OK (2xx),
