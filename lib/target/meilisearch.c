@@ -393,6 +393,39 @@ run_is_delete(const char *body, size_t len, size_t at)
 	    doc.p == NULL;
 }
 
+/* the answer to a request that enqueues a task (a write, a clear):
+ * TA_NEXT with the task open, polled next; else the failure */
+static enum target_answer
+task_opened(struct target_proc *p, enum target_answer a,
+    const struct sbuf *resp, const char *what, char *why, size_t whylen)
+{
+	if (a != TA_OK) {
+		ms_error_text(resp->buf, resp->len, why, whylen);
+		return a;
+	}
+	if (!ms_task_uid(resp, &p->task)) {
+		snprintf(why, whylen, "the %s was answered without a taskUid",
+		    what);
+		return TA_RETRY;
+	}
+	p->task_open = 1;
+	p->poll_ms = MS_POLL_MS;
+	return TA_NEXT;
+}
+
+/* a poll of the open task that failed: retried. A 404 says the task is
+ * gone, so its request is sent again (it adds or deletes the same
+ * documents) */
+static enum target_answer
+poll_failed(struct target_proc *p, long status, enum target_answer a,
+    const struct sbuf *resp, char *why, size_t whylen)
+{
+	ms_error_text(resp->buf, resp->len, why, whylen);
+	if (status == 404)
+		p->task_open = 0;
+	return a == TA_AUTH ? TA_AUTH : TA_RETRY;
+}
+
 static enum target_answer
 write_answer(struct target_proc *p, long status, const struct sbuf *resp,
     const char *body, size_t len, int nsent, struct item_result *items,
@@ -409,27 +442,10 @@ write_answer(struct target_proc *p, long status, const struct sbuf *resp,
 			    "encode");
 			return TA_REFUSED;
 		}
-		if (a != TA_OK) {
-			ms_error_text(resp->buf, resp->len, why, whylen);
-			return a;
-		}
-		if (!ms_task_uid(resp, &p->task)) {
-			snprintf(why, whylen, "the write was answered without "
-			    "a taskUid");
-			return TA_RETRY;
-		}
-		p->task_open = 1;
-		p->poll_ms = MS_POLL_MS;
-		return TA_NEXT;
+		return task_opened(p, a, resp, "write", why, whylen);
 	}
-	if (a != TA_OK) {
-		ms_error_text(resp->buf, resp->len, why, whylen);
-		if (status == 404)
-			/* the task is gone: its run is sent again, which
-			 * adds or deletes the same documents */
-			p->task_open = 0;
-		return a == TA_AUTH ? TA_AUTH : TA_RETRY;
-	}
+	if (a != TA_OK)
+		return poll_failed(p, status, a, resp, why, whylen);
 	switch (ms_task_state(resp, code, sizeof(code), msg, sizeof(msg))) {
 	case 0:
 		p->poll_ms = MS_POLL_MS;
@@ -527,25 +543,10 @@ proc_answer(struct target_proc *p, long status, const struct sbuf *resp,
 			p->gone = 1;
 			return TA_OK;
 		}
-		if (a != TA_OK) {
-			ms_error_text(resp->buf, resp->len, why, whylen);
-			return a;
-		}
-		if (!ms_task_uid(resp, &p->task)) {
-			snprintf(why, whylen, "the clear was answered without "
-			    "a taskUid");
-			return TA_RETRY;
-		}
-		p->task_open = 1;
-		p->poll_ms = MS_POLL_MS;
-		return TA_NEXT;
+		return task_opened(p, a, resp, "clear", why, whylen);
 	}
-	if (a != TA_OK) {
-		ms_error_text(resp->buf, resp->len, why, whylen);
-		if (status == 404)
-			p->task_open = 0;
-		return a == TA_AUTH ? TA_AUTH : TA_RETRY;
-	}
+	if (a != TA_OK)
+		return poll_failed(p, status, a, resp, why, whylen);
 	switch (ms_task_state(resp, code, sizeof(code), msg, sizeof(msg))) {
 	case 0:
 		p->poll_ms = MS_POLL_MS;
