@@ -912,10 +912,12 @@ rotate_event(struct txn *t, const struct bl_header *h,
 		    "malformed or names a file without a number");
 	set_file(t, r.name, r.namelen, (uint64_t)idx);
 	t->cur = mypos_coord((uint64_t)idx, (uint32_t)r.pos);
-	/* the format of the next file comes with its own FDE */
+	/* the format of the next file comes with its own FDE; before it
+	 * the server sends an artificial ROTATE naming the new file, and
+	 * checksums that one as it did the file just finished */
 	if (!(h->flags & BL_FLAG_ARTIFICIAL)) {
+		t->crc_before_fde = t->fmt.have ? t->fmt.crc : t->crc_before_fde;
 		t->fmt.have = 0;
-		t->crc_before_fde = 0;
 		if (t->state == TS_NONE && t->have_base) {
 			t->last_boundary = t->cur;
 			if (txn_pos_owed(t))
