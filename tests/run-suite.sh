@@ -8,8 +8,12 @@ st=0
 phase() {	# phase NAME BUILD-DIR TESTS...
 	local name=$1 b=$2; shift 2
 	echo "== $name"
-	P2O_BIN=$PWD/$b/bin prove -v "$@" > "$log.$name" 2>&1 || st=1
+	P2O_BIN=$PWD/$b/bin prove -v --timer "$@" > "$log.$name" 2>&1 || st=1
 	grep -vE '^ok [0-9]' "$log.$name" | tail -n 300
+	# where the phase's time went: the ten slowest files
+	awk '/^\[[0-9:]+\] [^ ]+ \.+ *$/ { f = $2 }
+		f && /^(not )?ok +[0-9]+ ms/ { ms = ($1 == "not") ? $3 : $2; print ms, f; f = "" }' \
+		"$log.$name" | sort -rn | head -10 | awk '{ printf "  slowest: %6.1f s  %s\n", $1 / 1000, $2 }'
 }
 unit=(build/tests/t-*)
 san_unit=(build-san/tests/t-*)
