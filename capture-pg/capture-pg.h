@@ -90,6 +90,8 @@ struct pgo_decoder {
 	uint64_t	 txn_n;		/* rows and truncates so far */
 
 	uint64_t	 last_commit;	/* end LSN of the last Commit, 0 before */
+	long long	 rx_us;		/* when the message being decoded arrived,
+					 * µs; 0 unknown (a commit's "rx") */
 	struct pgo_counters n;
 	struct p2o_err	 err;		/* with -1: why, and the exit code */
 	struct sbuf	 json;		/* scratch for one frame's JSON */

@@ -80,6 +80,10 @@ struct msg_pos {
 	long long ts;		/* commit, durable: source commit time, µs
 				 * since the epoch; 0 when absent */
 	long long sent, at;	/* durable: µs since the epoch; 0 absent */
+	long long rx;		/* commit, durable: when the capture read the
+				 * commit from the source, µs; 0 absent */
+	long long in;		/* durable: when the writer read the commit
+				 * frame, µs; 0 absent */
 	uint64_t n;		/* commit: rows and truncates in it */
 };
 void	msg_pos_release(struct msg_pos *);
@@ -202,8 +206,9 @@ void	msg_image_end(struct sbuf *j);
 void	msg_end(struct sbuf *out, struct sbuf *j);
 
 /* commit and pos are complete frames: no builder needed */
+/* rx_us: when the capture read the commit (latency breakdown), 0: none */
 void	msg_put_commit(struct sbuf *out, uint64_t pos, const char *text,
-	    long long ts_us, uint64_t n);
+	    long long ts_us, uint64_t n, long long rx_us);
 void	msg_put_pos(struct sbuf *out, uint64_t pos, const char *text);
 
 /* a row event, its members as spans into the frame: from the members the

@@ -71,6 +71,8 @@ struct op {
 	/* commit/pos */
 	uint64_t pos;
 	long long ts;		/* commit time in µs, 0 when absent */
+	long long rx, in;	/* commit: when the capture read it and when
+				 * the writer did, µs (0: absent) */
 	char	*text;		/* commit/pos: the position's text; clear,
 				 * cascade: the index name (or glob); mark:
 				 * the raw JSON object */
