@@ -891,7 +891,9 @@ def latency_only():
     ROWS narrow rows, for working on the latency without the whole run"""
     make_table("narrow", "narrow", max(ROWS, UPDATES))
     tool = Pg2osync()
-    r, meter = load(tool, "narrow", "narrow", max(ROWS, UPDATES), 1, keep=True)
+    # the streaming rows of the whole run use the tool the last load left
+    # running: CONCS[-1] requests open
+    r, meter = load(tool, "narrow", "narrow", max(ROWS, UPDATES), CONCS[-1], keep=True)
     if meter is None:
         raise RuntimeError(f"load: {r}")
     try:
