@@ -377,6 +377,10 @@ sv_metrics_render(const struct sv_metrics *m, struct sbuf *out)
 	one(out, m, "pg2osync_full_reloads_total", "counter",
 	    "Full loads of every table because the stream's position was "
 	    "gone (a lost slot, a purged binlog).", m->full_reloads);
+	hist(out, m, "pg2osync_commit_to_streamed_seconds",
+	    "Time from a source commit to the source sending it to the "
+	    "capture (PostgreSQL: the walsender's send time, after the "
+	    "commit's WAL flush).", &m->streamed);
 	hist(out, m, "pg2osync_commit_to_received_seconds",
 	    "Time from a source commit to the capture reading it from the "
 	    "source.", &m->received);

@@ -305,6 +305,7 @@ struct sv_metrics {
 	struct sv_hist indexed;	/* source commit -> target accepted it */
 	struct sv_hist sent;	/* source commit -> its bulk request left the
 				 * writer: the pipeline's own share */
+	struct sv_hist streamed;	/* source commit -> the source sent it */
 	struct sv_hist received;	/* source commit -> the capture read it */
 	struct sv_hist writer;	/* source commit -> the writer read it */
 	/* the supervisor's own view, set before each render */

@@ -883,7 +883,7 @@ def latency_row(tool, table, index, tag):
 
 
 # the pipeline's histograms (metrics.c), commit -> each stage
-OWN_HISTS = ("commit_to_received", "commit_to_writer", "commit_to_sent", "commit_to_indexed")
+OWN_HISTS = ("commit_to_streamed", "commit_to_received", "commit_to_writer", "commit_to_sent", "commit_to_indexed")
 
 
 def latency_only():

@@ -181,6 +181,7 @@ rows = [
      lambda n: variants(n, client)),
     ("update->GET p50/p99", "", lambda n: variants(n, lat)),
     ("  node's floor, just before", "", lambda n: variants(n, lambda v: lat(v, True))),
+    ("  own: commit->source sent", "", lambda n: variants(n, own("commit_to_streamed"))),
     ("  own: commit->received", "", lambda n: variants(n, own("commit_to_received"))),
     ("  own: commit->writer", "", lambda n: variants(n, own("commit_to_writer"))),
     ("  own: commit->sent", "", lambda n: variants(n, own("commit_to_sent"))),
