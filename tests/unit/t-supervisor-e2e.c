@@ -200,7 +200,7 @@ wait_log(const char *text, int limit_ms)
 static char *
 http_get(const char *path)
 {
-	static char buf[16384];
+	static char buf[1 << 17];	/* the whole /metrics page */
 	struct sockaddr_in sin;
 	char req[256];
 	ssize_t n;
