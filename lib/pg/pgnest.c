@@ -25,7 +25,8 @@
 
 static const char cols_sql[] =
     "SELECT a.attname, a.atttypid, "
-    "  pg_catalog.array_position(i.indkey::pg_catalog.int2[], a.attnum) "
+    "  (SELECT k.o FROM pg_catalog.unnest(i.indkey) WITH ORDINALITY "
+    "   k(n, o) WHERE k.n = a.attnum) "
     "FROM pg_catalog.pg_attribute a "
     "LEFT JOIN pg_catalog.pg_index i ON i.indrelid = a.attrelid "
     "  AND i.indisprimary "
