@@ -163,9 +163,6 @@ struct refetch_counts {
 struct refetch *refetch_open(const struct config *,
 	    const struct pgcat_table *tables, struct p2o_err *);
 void	refetch_close(struct refetch *);
-/* the tables collections read, into a heap array of names the config
- * owns; their number */
-int	refetch_tables(const struct config *, const char ***rels);
 /* a decoded row of rel (type I, U or D; oldv NULL without a
  * before-image): noted; 1 when its frame goes out as usual, 0 when its
  * parents' rewrite at the commit stands for it */

@@ -422,29 +422,6 @@ refetch_close(struct refetch *rf)
 	free(rf);
 }
 
-/* the tables whose rows a collection reads (for the publication) */
-int
-refetch_tables(const struct config *cfg, const char ***rels)
-{
-	const struct sync_section *s;
-	int i, k, n = 0;
-
-	*rels = NULL;
-	for (i = 0; i < cfg->nsyncs; i++) {
-		s = &cfg->syncs[i];
-		*rels = xrealloc(*rels, (size_t)(n + 2 * s->nchildren +
-		    s->naggregates + 1) * sizeof(char *));
-		for (k = 0; k < s->nchildren; k++) {
-			(*rels)[n++] = s->children[k].rel;
-			if (s->children[k].through)
-				(*rels)[n++] = s->children[k].through_rel;
-		}
-		for (k = 0; k < s->naggregates; k++)
-			(*rels)[n++] = s->aggregates[k].rel;
-	}
-	return n;
-}
-
 static int
 col_of(const struct pgo_rel *rel, const char *name)
 {

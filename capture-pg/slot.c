@@ -210,26 +210,6 @@ add_qualified(struct pg_source *s, struct sbuf *b,
 	return 0;
 }
 
-/* the tables only collections read: in the publication with the
- * sections' (each once; a section's own table is there already) */
-static int
-nest_tables(const struct config *cfg, const char ***rels)
-{
-	int i, j, n, k = 0;
-
-	n = refetch_tables(cfg, rels);
-	for (i = 0; i < n; i++) {
-		if (config_find_rel(cfg, (*rels)[i]) != NULL)
-			continue;
-		for (j = 0; j < k; j++)
-			if (strcmp((*rels)[j], (*rels)[i]) == 0)
-				break;
-		if (j == k)
-			(*rels)[k++] = (*rels)[i];
-	}
-	return k;
-}
-
 /* "schema"."table" of a "schema.table" name */
 static int
 add_rel(struct pg_source *s, struct sbuf *b, const char *rel)
@@ -262,7 +242,7 @@ create_publication(struct pg_source *s, const struct config *cfg,
 	PGresult *res;
 	const char **nest;
 	char *q;
-	int i, n = 0, rc = -1, nnest = nest_tables(cfg, &nest);
+	int i, n = 0, rc = -1, nnest = config_nest_tables(cfg, &nest);
 
 	if ((q = PQescapeIdentifier(s->sql, name, strlen(name))) == NULL) {
 		free(nest);
@@ -374,7 +354,7 @@ publishes_nest(struct pg_source *s, const struct config *cfg)
 	const char *dot;
 	PGresult *res;
 	char *schema;
-	int i, n = nest_tables(cfg, &nest), found, rc = 0;
+	int i, n = config_nest_tables(cfg, &nest), found, rc = 0;
 
 	for (i = 0; i < n && rc == 0; i++) {
 		dot = strchr(nest[i], '.');

@@ -302,6 +302,10 @@ int	config_reload_on_lost(const struct config *);
  * its documents (a field, its _truncated and _total, a flattened
  * column's name) */
 int	config_nest_member(const struct sync_section *, const char *name);
+/* the tables collections read that no section syncs, each once ("schema.
+ * table", the config's strings), into a heap array; their number. Their
+ * changes rewrite parents, so they are published with the sections' */
+int	config_nest_tables(const struct config *, const char ***rels);
 
 /* config_sync.c */
 

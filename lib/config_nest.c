@@ -390,3 +390,32 @@ config_nest_release(struct sync_section *s)
 		a->where_expr = NULL;
 	}
 }
+
+/* the tables a collection reads that no section syncs, each once */
+int
+config_nest_tables(const struct config *cfg, const char ***rels)
+{
+	const struct sync_section *s;
+	const char *r;
+	int i, k, j, m, n = 0;
+
+	*rels = NULL;
+	for (i = 0; i < cfg->nsyncs; i++) {
+		s = &cfg->syncs[i];
+		*rels = xrealloc(*rels, (size_t)(n + 2 * s->nchildren +
+		    s->naggregates + 1) * sizeof(char *));
+		for (k = 0; k < 2 * s->nchildren + s->naggregates; k++) {
+			r = k < 2 * s->nchildren ? (k % 2 ?
+			    s->children[k / 2].through_rel :
+			    s->children[k / 2].rel) :
+			    s->aggregates[k - 2 * s->nchildren].rel;
+			if (r == NULL || config_find_rel(cfg, r) != NULL)
+				continue;
+			for (j = 0, m = 0; j < n && !m; j++)
+				m = strcmp((*rels)[j], r) == 0;
+			if (!m)
+				(*rels)[n++] = r;
+		}
+	}
+	return n;
+}

@@ -1642,6 +1642,17 @@ test_nest(void)
 		ok(config_nest_member(s, "orders_total") &&
 		    config_nest_member(s, "open_tickets") &&
 		    !config_nest_member(s, "name"), "the members it adds");
+		{
+			const char **rels;
+			int n = config_nest_tables(&cfg, &rels);
+
+			ok(n == 5 && strcmp(rels[0], "shop.orders") == 0 &&
+			    strcmp(rels[3], "public.customer_tags") == 0 &&
+			    strcmp(rels[4], "public.tickets") == 0,
+			    "the tables collections read, junction included "
+			    "(%d)", n);
+			free(rels);
+		}
 		config_release(&cfg);
 	}
 	for (i = 0; i < sizeof(nest_errors) / sizeof(nest_errors[0]); i++) {
