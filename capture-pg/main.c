@@ -155,6 +155,15 @@ main(int argc, char **argv)
 	if (capture_run(&cap) != 0)
 		exit(stage_report(&cap.err));
 
+	if (dec.refetch != NULL) {
+		const struct refetch_counts *n = refetch_counts(dec.refetch);
+
+		log_info("collections: %llu child images named parents; "
+		    "%llu parent documents read again in %llu queries",
+		    (unsigned long long)n->child_rows,
+		    (unsigned long long)n->documents,
+		    (unsigned long long)n->queries);
+	}
 	capture_release(&cap);
 	slotwatch_release(&sw);
 	slot_release(&src);

@@ -277,7 +277,7 @@ through_link(struct refetch *rf, const struct config *cfg, int parent,
 	struct sbuf b = SBUF_INIT;
 
 	if (jk == NULL || pgcat_column(jt, c->foreign_key) == NULL)
-		return p2o_fail(e, P2O_EXIT_DATA, "junction '%s' has no "
+		return p2o_fail(e, P2O_EXIT_REFUSED, "junction '%s' has no "
 		    "column '%s'", c->through_rel, jk ? c->foreign_key :
 		    c->through_key);
 	l = add_link(rf, cfg, c->rel, parent, ck->name);

@@ -135,7 +135,7 @@ static int
 missing(const struct sync_section *sec, const char *rel, const char *col,
     const char *what, struct p2o_err *e)
 {
-	return p2o_fail(e, P2O_EXIT_DATA, "sync section '%s': table '%s' has "
+	return p2o_fail(e, P2O_EXIT_REFUSED, "sync section '%s': table '%s' has "
 	    "no column '%s' (%s)", sec->name, rel, col, what);
 }
 
@@ -168,12 +168,12 @@ build_child(struct pgnest *n, struct pgnest_coll *k, struct sbuf *b,
 	int i, nkeys;
 
 	if (k->ncols == 0)
-		return p2o_fail(e, P2O_EXIT_DATA, "sync section '%s': child "
+		return p2o_fail(e, P2O_EXIT_REFUSED, "sync section '%s': child "
 		    "table '%s' does not exist or has no columns",
 		    n->sec->name, c->rel);
 	if ((nkeys = put_order(&order, k)) == 0) {
 		sbuf_release(&order);
-		return p2o_fail(e, P2O_EXIT_DATA, "sync section '%s': child "
+		return p2o_fail(e, P2O_EXIT_REFUSED, "sync section '%s': child "
 		    "table '%s' has no primary key: its rows are embedded in "
 		    "key order, and a single child's lowest key wins",
 		    n->sec->name, c->rel);
@@ -185,7 +185,7 @@ build_child(struct pgnest *n, struct pgnest_coll *k, struct sbuf *b,
 	}
 	if (c->through != NULL && nkeys != 1) {
 		sbuf_release(&order);
-		return p2o_fail(e, P2O_EXIT_DATA, "sync section '%s': child "
+		return p2o_fail(e, P2O_EXIT_REFUSED, "sync section '%s': child "
 		    "table '%s' is read through '%s', which names one key "
 		    "column; its primary key has %d", n->sec->name, c->rel,
 		    c->through_rel, nkeys);
@@ -202,7 +202,7 @@ build_child(struct pgnest *n, struct pgnest_coll *k, struct sbuf *b,
 			k->emb[k->nemb++] = i;
 	if (k->nemb == 0) {
 		sbuf_release(&order);
-		return p2o_fail(e, P2O_EXIT_DATA, "sync section '%s': child "
+		return p2o_fail(e, P2O_EXIT_REFUSED, "sync section '%s': child "
 		    "table '%s' keeps no column", n->sec->name, c->rel);
 	}
 	/* [rows naming the parent, their rows in key order (capped)] */
@@ -257,7 +257,7 @@ build_agg(struct pgnest *n, struct pgnest_coll *k, struct sbuf *b,
 	const struct sync_aggregate *a = k->agg;
 
 	if (k->ncols == 0)
-		return p2o_fail(e, P2O_EXIT_DATA, "sync section '%s': table "
+		return p2o_fail(e, P2O_EXIT_REFUSED, "sync section '%s': table "
 		    "'%s' (an aggregate) does not exist or has no columns",
 		    n->sec->name, a->rel);
 	if (find_col(k, a->foreign_key) == NULL)

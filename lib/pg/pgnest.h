@@ -50,7 +50,7 @@ struct pgnest {
 };
 
 /* the collections of sec, their tables described from the catalogue;
- * key is the parent's one key column. 0, or -1 with err (65 a child
+ * key is the parent's one key column. 0, or -1 with err (69 a child
  * without a primary key, or a named column it lacks) */
 int	pgnest_describe(struct pg_conn *, const struct sync_section *,
 	    const char *key, struct pgnest *, struct p2o_err *);
