@@ -566,6 +566,31 @@ json_tuple(struct sbuf *j, enum msg_image which, const struct pgo_rel *rel,
 	msg_image_end(j);
 }
 
+/* a row refetch.c takes: 1 when its frame goes out too */
+static int
+nested(struct pgo_decoder *d, const struct pgo_rel *rel, char type,
+    const struct tupcol *newt, const struct tupcol *oldt)
+{
+	struct refetch_val *nv, *ov = NULL;
+	int i, rc;
+
+	nv = xcalloc((size_t)rel->ncols + 1, sizeof(*nv));
+	if (oldt)
+		ov = xcalloc((size_t)rel->ncols + 1, sizeof(*ov));
+	for (i = 0; i < rel->ncols; i++) {
+		if (type != 'D' && newt[i].kind == 't')
+			nv[i] = (struct refetch_val){ newt[i].val,
+			    newt[i].len };
+		if (oldt && oldt[i].kind == 't')
+			ov[i] = (struct refetch_val){ oldt[i].val,
+			    oldt[i].len };
+	}
+	rc = refetch_row(d->refetch, rel, type, type == 'D' ? NULL : nv, ov);
+	free(nv);
+	free(ov);
+	return rc;
+}
+
 /* I, U, D: one row frame */
 static int
 decode_row(struct pgo_decoder *d, struct rd *r, char type, struct sbuf *out)
@@ -637,6 +662,12 @@ decode_row(struct pgo_decoder *d, struct rd *r, char type, struct sbuf *out)
 			ntoast++;
 	}
 
+	if (d->refetch != NULL && !nested(d, rel, type, newt,
+	    oldkind ? oldt : NULL)) {
+		d->txn_n++;
+		rc = 0;
+		goto done;
+	}
 	msg_row_begin(&d->json, type == 'I' ? 'i' : type == 'U' ? 'u' : 'd',
 	    rel->qname, strlen(rel->qname), d->txn_lsn);
 	msg_list_begin(&d->json, ML_KEY);
@@ -760,6 +791,8 @@ decode_truncate(struct pgo_decoder *d, struct rd *r, struct sbuf *out)
 			goto done;
 		}
 	}
+	for (i = 0; d->refetch != NULL && i < nrels; i++)
+		refetch_truncate(d->refetch, rels[i]->qname);
 	msg_truncate_begin(&d->json, d->txn_lsn);
 	msg_list_begin(&d->json, ML_RELS);
 	for (i = 0; i < nrels; i++)
@@ -820,6 +853,11 @@ pgo_decode(struct pgo_decoder *d, const unsigned char *msg, size_t len,
 		if (!d->in_txn)
 			return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput "
 			    "Commit outside a transaction");
+		/* the parents its rows named, ahead of the commit: the
+		 * position is acknowledged only once they are written */
+		if (d->refetch != NULL && refetch_commit(d->refetch,
+		    d->txn_xid, d->txn_lsn, out, &d->txn_n, &d->err) == -1)
+			return -1;
 		lsn_format(end, lsnbuf);
 		msg_put_commit(out, end, lsnbuf, unix_us(ts), d->txn_n,
 		    d->tx_us, d->rx_us);

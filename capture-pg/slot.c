@@ -210,6 +210,21 @@ add_qualified(struct pg_source *s, struct sbuf *b,
 	return 0;
 }
 
+/* "schema"."table" of a "schema.table" name */
+static int
+add_rel(struct pg_source *s, struct sbuf *b, const char *rel)
+{
+	struct sync_section sec = { 0 };
+	const char *dot = strchr(rel, '.');
+	int rc;
+
+	sec.schema = xstrndup(rel, (size_t)(dot - rel));
+	sec.table = (char *)dot + 1;
+	rc = add_qualified(s, b, &sec);
+	free(sec.schema);
+	return rc;
+}
+
 /* "<publication>_append" (the configuration keeps it within 63 bytes) */
 static void
 append_name(const struct config *cfg, char *buf, size_t len)
@@ -225,12 +240,15 @@ create_publication(struct pg_source *s, const struct config *cfg,
 {
 	struct sbuf sql = SBUF_INIT;
 	PGresult *res;
+	const char **nest;
 	char *q;
-	int i, n = 0, rc = -1;
+	int i, n = 0, rc = -1, nnest = config_nest_tables(cfg, &nest);
 
-	if ((q = PQescapeIdentifier(s->sql, name, strlen(name))) == NULL)
+	if ((q = PQescapeIdentifier(s->sql, name, strlen(name))) == NULL) {
+		free(nest);
 		return pgconn_failed(s->sql, NULL, "quoting the publication",
 		    &s->err);
+	}
 	sbuf_adds(&sql, "CREATE PUBLICATION ");
 	sbuf_adds(&sql, q);
 	PQfreemem(q);
@@ -239,6 +257,12 @@ create_publication(struct pg_source *s, const struct config *cfg,
 			continue;
 		sbuf_adds(&sql, n++ == 0 ? " FOR TABLE " : ", ");
 		if (add_qualified(s, &sql, &cfg->syncs[i]) == -1)
+			goto out;
+	}
+	/* a collection's tables: their changes rewrite the parents */
+	for (i = 0; !append && i < nnest; i++) {
+		sbuf_adds(&sql, n++ == 0 ? " FOR TABLE " : ", ");
+		if (add_rel(s, &sql, nest[i]) == -1)
 			goto out;
 	}
 	/* a partitioned table's rows then arrive under its own name; the
@@ -255,6 +279,7 @@ create_publication(struct pg_source *s, const struct config *cfg,
 	log_info("created publication '%s' for %d table(s)", name, n);
 	rc = 0;
 out:
+	free(nest);
 	sbuf_release(&sql);
 	return rc;
 }
@@ -317,6 +342,47 @@ publishes_children(struct pg_source *s, const char *pub, int i)
 		    "publication '%s', each logged above", missing,
 		    t->sec->rel, pub);
 	return missing ? -1 : 0;
+}
+
+/* a publication the operator made holds every table a collection
+ * reads, or their changes would never rewrite a parent */
+static int
+publishes_nest(struct pg_source *s, const struct config *cfg)
+{
+	const char **nest;
+	const char *params[3];
+	const char *dot;
+	PGresult *res;
+	char *schema;
+	int i, n = config_nest_tables(cfg, &nest), found, rc = 0;
+
+	for (i = 0; i < n && rc == 0; i++) {
+		dot = strchr(nest[i], '.');
+		schema = xstrndup(nest[i], (size_t)(dot - nest[i]));
+		params[0] = cfg->publication;
+		params[1] = schema;
+		params[2] = dot + 1;
+		res = pgconn_query(s->sql, "reading the publication's tables",
+		    "SELECT 1 FROM pg_catalog.pg_publication_tables WHERE "
+		    "pubname = $1 AND schemaname = $2 AND tablename = $3", 3,
+		    params, &s->err);
+		free(schema);
+		if (res == NULL) {
+			rc = -1;
+			break;
+		}
+		found = PQntuples(res) > 0;
+		PQclear(res);
+		if (!found)
+			rc = p2o_fail(&s->err, P2O_EXIT_REFUSED, "publication "
+			    "'%s' does not include table '%s', which a "
+			    "collection reads: its changes would never rewrite "
+			    "the parents (ALTER PUBLICATION %s ADD TABLE %s)",
+			    cfg->publication, nest[i], cfg->publication,
+			    nest[i]);
+	}
+	free(nest);
+	return rc;
 }
 
 /* the publication's actions (insert, update, delete, truncate), or
@@ -431,6 +497,8 @@ slot_ensure_publication(struct pg_source *s, const struct config *cfg)
 		    publishes_children(s, cfg->publication, i) == -1)
 			return -1;
 	}
+	if (publishes_nest(s, cfg) == -1)
+		return -1;
 	log_info("publication '%s' covers the %d configured table(s)",
 	    cfg->publication, cfg->nsyncs - s->nappend);
 	return s->nappend ? ensure_append(s, cfg) : 0;

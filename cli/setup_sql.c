@@ -168,7 +168,8 @@ static void
 pg_publication(struct sbuf *b, const struct config *cfg)
 {
 	struct sbuf rel = SBUF_INIT, oid = SBUF_INIT;
-	int i, append = 0;
+	const char **nest;
+	int i, append = 0, nnest = config_nest_tables(cfg, &nest);
 
 	sbuf_adds(b, "\n-- 4. The publication of the tables (adding a table "
 	    "to one takes its owner,\n--    which pg2osync's role is not). "
@@ -198,6 +199,21 @@ pg_publication(struct sbuf *b, const struct config *cfg)
 			sbuf_adds(b, ";\n");
 		}
 	}
+	/* the tables collections read: their changes rewrite the parents */
+	for (i = 0; i < nnest; i++) {
+		const char *dot = strchr(nest[i], '.');
+
+		sbuf_reset(&rel);
+		sbuf_add(&rel, nest[i], (size_t)(dot - nest[i]));
+		sbuf_reset(&oid);
+		pgconn_put_ident(&oid, rel.buf);
+		sbuf_addc(&oid, '.');
+		pgconn_put_ident(&oid, dot + 1);
+		sbuf_adds(b, "  main := main || ', ' || ");
+		pgconn_put_literal(b, oid.buf);
+		sbuf_adds(b, ";\n");
+	}
+	free(nest);
 	sbuf_adds(b, "  IF NOT EXISTS (SELECT FROM pg_catalog.pg_publication "
 	    "WHERE pubname = ");
 	pgconn_put_literal(b, cfg->publication);

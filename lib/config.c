@@ -379,6 +379,11 @@ finish_syncs(struct cs_walk *w, struct config *cfg)
 		free(s->rel);
 		s->rel = rel;
 		render_constants(s);
+		if (config_nest_resolve(w, cfg, s, config_sec_path(s,
+		    &path)) == -1) {
+			sbuf_release(&path);
+			return -1;
+		}
 		append |= s->append_only;
 		for (j = 0; j < i; j++) {
 			o = &cfg->syncs[j];

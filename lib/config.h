@@ -72,6 +72,51 @@ struct sync_join {
 	int	 nchildren;
 };
 
+/*
+ * A collection embedded in a parent's documents (docs/config.md
+ * "children"): the rows of a child table naming the parent, read by the
+ * source programs at the parent's load and at each commit that touches
+ * them (lib/pg/pgnest.c). One level deep: a child has no children.
+ */
+struct sync_child {
+	char	*rel;		/* table as written, then "schema.table" */
+	char	*schema, *table;
+	char	*field;		/* the parent document's member */
+	char	*foreign_key;	/* the column naming the parent's key: the
+				 * child's own, or with through the
+				 * junction's */
+	char	*through;	/* the junction table (many-to-many), or NULL */
+	char	*through_schema, *through_table, *through_rel;
+	char	*through_key;	/* the junction's column naming the child's
+				 * key */
+	int	 max_rows;	/* 0: every row */
+	char	**columns;	/* NULL = all columns */
+	int	 ncolumns;
+	char	**exclude_columns;
+	int	 nexclude_columns;
+	struct sync_pair *fields;	/* renames inside the embedded rows */
+	int	 nfields;
+	int	 single;	/* an object (or null), not an array */
+	int	 flatten;	/* with single: its columns on the parent */
+	/* only so that a second level is refused by name, not as an
+	 * unknown key */
+	struct sync_child *nested;
+	int	 nnested;
+	int	 line;
+};
+
+/* a number on the parent: the rows of a table naming it (op count) */
+struct sync_aggregate {
+	char	*field;
+	char	*rel;		/* table as written, then "schema.table" */
+	char	*schema, *table;
+	char	*foreign_key;	/* its column naming the parent's key */
+	char	*op;		/* "count" */
+	char	*where;		/* which rows count, or NULL */
+	struct where *where_expr;
+	int	 line;
+};
+
 struct sync_section {
 	char	*name;		/* the key under sync: */
 	char	*schema;	/* "public" when table has no schema part */
@@ -113,6 +158,10 @@ struct sync_section {
 	char	*index_body;	/* the creation body the target makes of it
 				 * (or of a join), NULL: the defaults */
 	int	 has_fan_out, has_join;
+	struct sync_child *children;	/* embedded collections */
+	int	 nchildren;
+	struct sync_aggregate *aggregates;	/* counted ones */
+	int	 naggregates;
 	struct sync_fan_out fan_out;
 	struct sync_join join;
 };
@@ -256,6 +305,17 @@ int	config_quarantine(const struct config *);
 /* 1 when a lost position (exit 67) reloads every table instead of stopping
  * (source.on_lost_position: reload, the default) */
 int	config_reload_on_lost(const struct config *);
+
+/* config_nest.c */
+
+/* 1 when name is a member the section's children or aggregates put on
+ * its documents (a field, its _truncated and _total, a flattened
+ * column's name) */
+int	config_nest_member(const struct sync_section *, const char *name);
+/* the tables collections read that no section syncs, each once ("schema.
+ * table", the config's strings), into a heap array; their number. Their
+ * changes rewrite parents, so they are published with the sections' */
+int	config_nest_tables(const struct config *, const char ***rels);
 
 /* config_sync.c */
 

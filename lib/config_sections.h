@@ -51,6 +51,19 @@ extern const struct cs_node config_log_keys[];
  * sync: */
 extern const struct cs_node config_sync_section;
 
+/* config_nest.c: the elements of sync.<name>.children and .aggregates */
+extern const struct cs_node config_nest_child, config_nest_aggregate;
+/* the rules of a section's collections, from its finish */
+int	config_nest_finish(struct cs_walk *, struct sync_section *,
+	    const char *path);
+/* the child tables' schemas, once the source kind is known */
+int	config_nest_resolve(struct cs_walk *, const struct config *,
+	    struct sync_section *, const char *path);
+void	config_nest_release(struct sync_section *);
+
+/* config_sync.c: 'schema.table' or 'table' (a CS_STR check) */
+int	config_check_table(const char *, char *why, size_t);
+
 /* config.c */
 
 /* *_env keys: the name's form, and its value (never quoted in messages).

@@ -29,8 +29,8 @@
 #define MAPPING_MAX	(16 * 1024 * 1024)
 #define DEFAULT_REDACT	"[redacted]"
 
-static int
-check_table(const char *s, char *why, size_t len)
+int
+config_check_table(const char *s, char *why, size_t len)
 {
 	const char *dot = strchr(s, '.');
 
@@ -212,7 +212,7 @@ static const struct cs_node join_keys[] = {
 
 static const struct cs_node section_keys[] = {
 	/* table lands in rel as written; finish_section() splits it */
-	{ "table", CS_STR, SYN(rel), .required = 1, .check = check_table },
+	{ "table", CS_STR, SYN(rel), .required = 1, .check = config_check_table },
 	{ "index", CS_STR, SYN(index), .check = check_index },
 	{ "columns", CS_LIST, SYN(columns), .elem = &column,
 	    .elem_size = sizeof(char *), .count_off = SYN(ncolumns),
@@ -245,6 +245,15 @@ static const struct cs_node section_keys[] = {
 	{ "mapping_file", CS_STR, SYN(mapping_file) },
 	{ "fan_out", CS_STRUCT, .keys = fan_out_keys },
 	{ "join", CS_STRUCT, .keys = join_keys },
+	{ "children", CS_LIST, SYN(children), .elem = &config_nest_child,
+	    .elem_size = sizeof(struct sync_child),
+	    .count_off = SYN(nchildren), .has_line = 1,
+	    .line_off = offsetof(struct sync_child, line) },
+	{ "aggregates", CS_LIST, SYN(aggregates),
+	    .elem = &config_nest_aggregate,
+	    .elem_size = sizeof(struct sync_aggregate),
+	    .count_off = SYN(naggregates), .has_line = 1,
+	    .line_off = offsetof(struct sync_aggregate, line) },
 	{ NULL }
 };
 
@@ -598,7 +607,8 @@ finish_section(struct cs_walk *w, void *base, const char *path, int line)
 		    path, why);
 	if (finish_transforms(w, s, path) == -1 ||
 	    finish_fields(w, s, path) == -1 ||
-	    finish_constants(w, s, path) == -1)
+	    finish_constants(w, s, path) == -1 ||
+	    config_nest_finish(w, s, path) == -1)
 		return -1;
 	if (s->mapping_file && finish_mapping(w, s, path) == -1)
 		return -1;
@@ -611,6 +621,7 @@ release_section(void *base)
 	struct sync_section *s = base;
 	int i;
 
+	config_nest_release(s);
 	free(s->schema);
 	free(s->table);
 	free(s->index_glob);

@@ -50,6 +50,7 @@
 #include "err.h"
 #include "jscan.h"
 #include "sbuf.h"
+#include "pg/pgnest.h"
 
 struct config;
 struct sync_section;
@@ -111,6 +112,8 @@ int	copy_split(char *row, size_t len, struct copy_field *f, int nf,
 struct ld_column {
 	char	*name;
 	uint32_t typoid;	/* pg_attribute.atttypid: what pgoutput sends */
+	int	 hidden;	/* a collection's member has its name and
+				 * wins: the column is not sent */
 };
 
 struct ld_key {
@@ -132,6 +135,10 @@ struct ld_table {
 	uint64_t estimate;	/* rows */
 	uint64_t pages;		/* heap pages now, for the sample */
 	const struct where *where;	/* the section's filter, or NULL */
+	/* the section's embedded collections: n fields after the
+	 * columns, and the key column naming the parent in warnings */
+	struct pgnest nest;
+	int	 nest_key;
 };
 void	table_release(struct ld_table *);
 
@@ -361,9 +368,11 @@ int	table_copy_sql(struct sbuf *sql, struct pg_conn *,
 	    struct p2o_err *);
 
 /* wave.c */
-/* the copy row for one COPY row's fields, appended to out */
-void	wave_row_frame(struct sbuf *out, struct sbuf *j,
-	    const struct ld_table *, uint64_t v, const struct copy_field *);
+/* the copy row for one COPY row's fields, appended to out: 0, or -1
+ * with err when its collections are not what was asked for */
+int	wave_row_frame(struct sbuf *out, struct sbuf *j,
+	    const struct ld_table *, uint64_t v, const struct copy_field *,
+	    struct p2o_err *);
 /* ranges first .. first+n-1, read at once, each on its own connection;
  * rows[i] gets the rows of range first+i */
 int	wave_run(struct loader *, const struct ld_table *,

@@ -167,6 +167,8 @@ pg_read(struct loader *ld, struct load_view *v)
 	if (wave_run(ld, &tab->t, &tab->p, tab->p.done, n, version,
 	    tab->rows) == -1)
 		return -1;
+	/* a wave is the batch a single child's second rows are said for */
+	pgnest_flush(&tab->t.nest);
 	for (i = 0; i < n; i++)
 		tab->p.rows += tab->rows[i];
 	tab->p.done += n;

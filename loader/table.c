@@ -50,7 +50,28 @@ table_release(struct ld_table *t)
 	free(t->rel);
 	free(t->from);
 	free(t->select);
+	pgnest_release(&t->nest);
 	memset(t, 0, sizeof(*t));
+}
+
+/* the section's collections, read after the columns: a child names its
+ * parent by one key column */
+static int
+describe_nest(struct pg_conn *c, const struct sync_section *sec,
+    struct ld_table *t, struct p2o_err *e)
+{
+	int i;
+
+	if (t->nkeys != 1)
+		return p2o_fail(e, P2O_EXIT_REFUSED, "table '%s' embeds "
+		    "children or aggregates, which name their parent by one "
+		    "key column; its key has %d", sec->rel, t->nkeys);
+	for (i = 0; i < t->ncols; i++) {
+		if (strcmp(t->cols[i].name, t->keys[0].name) == 0)
+			t->nest_key = i;
+		t->cols[i].hidden = config_nest_member(sec, t->cols[i].name);
+	}
+	return pgnest_describe(c, sec, t->keys[0].name, &t->nest, e);
 }
 
 /* what a copy row carries, as pgcat_describe found it: the columns
@@ -113,6 +134,9 @@ from_catalogue(struct pg_conn *c, const struct pgcat_table *pt,
 		if ((t->keys[i].ident = pgconn_ident(c, k->name, e)) == NULL)
 			goto out;
 	}
+	if (sec->nchildren + sec->naggregates > 0 &&
+	    describe_nest(c, sec, t, e) == -1)
+		goto out;
 	rc = 0;
 out:
 	sbuf_release(&sel);
@@ -372,7 +396,9 @@ table_copy_sql(struct sbuf *sql, struct pg_conn *c, const struct ld_table *t,
 	size_t before;
 
 	sbuf_reset(sql);
-	sbuf_addf(sql, "COPY (SELECT %s FROM %s", t->select, t->from);
+	/* the collections' subqueries name the parent by its alias */
+	sbuf_addf(sql, "COPY (SELECT %s%s FROM %s " PGNEST_PARENT, t->select,
+	    t->nest.select ? t->nest.select : "", t->from);
 	before = sql->len;
 	if (range_where(sql, t->keys, t->nkeys,
 	    r > 0 ? progress_bound(p, r - 1) : NULL,

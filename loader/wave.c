@@ -36,11 +36,14 @@ struct reader {
 	long long t0;
 };
 
-void
+int
 wave_row_frame(struct sbuf *out, struct sbuf *j, const struct ld_table *t,
-    uint64_t v, const struct copy_field *f)
+    uint64_t v, const struct copy_field *f, struct p2o_err *e)
 {
-	int i;
+	const char *vals[t->nest.n + 1];
+	size_t lens[t->nest.n + 1];
+	char *key;
+	int i, rc;
 
 	/* the same builders, names and value mapping as the stream's row,
 	 * so the two documents are the same bytes */
@@ -51,14 +54,33 @@ wave_row_frame(struct sbuf *out, struct sbuf *j, const struct ld_table *t,
 	msg_list_end(j);
 	msg_image_begin(j, MI_NEW);
 	for (i = 0; i < t->ncols; i++) {
+		if (t->cols[i].hidden)
+			continue;
 		msg_column(j, t->cols[i].name, strlen(t->cols[i].name));
 		if (f[i].p == NULL)
 			sbuf_adds(j, "null");
 		else
 			pgtype_to_json(t->cols[i].typoid, f[i].p, f[i].n, j);
 	}
+	if (t->nest.n > 0) {
+		/* the collections' fields follow the columns */
+		for (i = 0; i < t->nest.n; i++) {
+			vals[i] = f[t->ncols + i].p;
+			lens[i] = f[t->ncols + i].n;
+		}
+		key = f[t->nest_key].p ? xstrndup(f[t->nest_key].p,
+		    f[t->nest_key].n) : xstrdup("NULL");
+		rc = pgnest_put((struct pgnest *)&t->nest, j, vals, lens, key,
+		    t->rel, e);
+		free(key);
+		if (rc == -1) {
+			sbuf_reset(j);
+			return -1;
+		}
+	}
 	msg_image_end(j);
 	msg_end(out, j);
+	return 0;
 }
 
 /* every row libpq holds for r; 0, or -1 with err */
@@ -87,13 +109,18 @@ drain(struct loader *ld, const struct ld_table *t, uint64_t v,
 		r->state = W_COPY;
 	}
 	while ((len = PQgetCopyData(pg, &row, 1)) > 0) {
-		if (copy_split(row, len, f, t->ncols, err, sizeof(err)) == -1) {
+		if (copy_split(row, len, f, t->ncols + t->nest.n, err,
+		    sizeof(err)) == -1) {
 			p2o_fail(&ld->err, P2O_EXIT_TEMPFAIL, "%s: %s", what,
 			    err);
 			PQfreemem(row);
 			return -1;
 		}
-		wave_row_frame(&ld->out, &ld->json, t, v, f);
+		if (wave_row_frame(&ld->out, &ld->json, t, v, f, &ld->err) ==
+		    -1) {
+			PQfreemem(row);
+			return -1;
+		}
 		PQfreemem(row);
 		r->rows++;
 		if (ld->out.len >= LOAD_OUT_CAP && load_flush(ld) == -1)
@@ -127,7 +154,8 @@ wave_run(struct loader *ld, const struct ld_table *t,
 	struct pgload *pg = ld->src;
 	struct reader *r = xcalloc(n, sizeof(*r));
 	struct pollfd *pfd = xcalloc(n, sizeof(*pfd));
-	struct copy_field *f = xcalloc(t->ncols, sizeof(*f));
+	struct copy_field *f = xcalloc((size_t)(t->ncols + t->nest.n),
+	    sizeof(*f));
 	struct sbuf sql = SBUF_INIT;
 	int i, active = 0, rc = -1;
 

@@ -35,10 +35,14 @@ in_list(const char *name, char *const *list, int n)
 	return 0;
 }
 
-/* does column name survive the projection? */
+/* does column name survive the projection? A collection's member (the
+ * source read it, lib/nest.c) is not a column: no projection drops it */
 static int
 keep(const struct sync_section *sec, const char *name)
 {
+	if ((sec->nchildren > 0 || sec->naggregates > 0) &&
+	    config_nest_member(sec, name))
+		return 1;
 	if (sec->columns != NULL)
 		return in_list(name, sec->columns, sec->ncolumns);
 	return !in_list(name, sec->exclude_columns, sec->nexclude_columns);

@@ -37,7 +37,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const names[] = { "a", "b", "c", "d", "e", "f",
 	    "g", "h" };
-	struct ld_column cols[8];
+	struct ld_column cols[8] = { 0 };
 	struct ld_key key = { "a", "\"a\"", "integer" };
 	struct ld_table t = { .rel = "public.t", .cols = cols, .nkeys = 1,
 	    .keys = &key };
@@ -73,7 +73,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(f[i].p >= row && f[i].p + f[i].n <= row + len - 1);
 		check(memchr(f[i].p, '\0', f[i].n) == NULL);
 	}
-	wave_row_frame(&out, &j, &t, 42, f);
+	wave_row_frame(&out, &j, &t, 42, f, NULL);
 	check(out.len > 0 && out.buf[out.len - 1] == '\n');
 	json = memchr(out.buf, ' ', out.len);
 	check(json != NULL);

@@ -88,7 +88,7 @@ int
 main(int argc, char **argv)
 {
 	struct ld_table pt;
-	struct ld_column pcols[MAX_COLS];
+	struct ld_column pcols[MAX_COLS] = { 0 };
 	struct ld_key pkeys[MAX_COLS];
 	struct my_table mt;
 	struct my_col mcols[MAX_COLS];
@@ -169,7 +169,7 @@ main(int argc, char **argv)
 			break;
 		}
 		if (!mysql) {
-			wave_row_frame(&out, &j, &pt, v, f);
+			wave_row_frame(&out, &j, &pt, v, f, NULL);
 			continue;
 		}
 		for (i = 0; i < ncols; i++) {

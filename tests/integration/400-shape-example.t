@@ -2,20 +2,20 @@
 # examples/shop.yaml on examples/shop.sql, as a user would run them: the
 # rows already there are loaded and later changes streamed, through every
 # shaping key the example uses (shared index, routing, transforms, renames,
-# constants, fan-out, a join with its cascade, a pipeline, a templated
+# constants, fan-out, nested children and a count, a join with its cascade, a pipeline, a templated
 # append-only index).
 . "$(dirname "$0")/../lib.sh"
 needs_module ingest-common parent-join
 
 S=pg2osync_shop
-TABLES="tenants customers staff products orders order_lines audit_log"
+TABLES="tenants customers staff promotions products orders order_lines audit_log"
 clean() {
 	drop_slot $S
 	psql_q -c "drop schema if exists shop cascade" >/dev/null
 	for t in $TABLES; do
 		curl -sS --max-time 30 -XDELETE "$OS_URL/.pg2osync_meta/_doc/postgres:$S%2Fload%2Fshop.$t?refresh=true" >/dev/null 2>&1 || true
 	done
-	os_drop tenants; os_drop people; os_drop product-tags; os_drop orders
+	os_drop tenants; os_drop people; os_drop product-tags; os_drop products; os_drop orders
 	os_drop 'audit-*'
 }
 clean
@@ -57,6 +57,11 @@ ok $? "one document per product tag (4, got $(os_count product-tags))"
 ok $(has product-tags 2-sale acme '.tag == "sale" and .until == "2025-01-31" and .price == 310 and (has("tags") | not)'; echo $?) \
 	"an object element merged, the price a number: $(doc product-tags 2-sale acme)"
 
+wait_for 30 has products 2 acme '.variants == [{"sku":"DESK-OAK","color":"oak"},{"sku":"DESK-ASH","color":"ash"}] and .tags == [{"name":"home"},{"name":"office"},{"name":"sale"}] and .reviews == 2 and .price == 310'
+ok $? "a product with its variants, its tags through the junction and its review count: $(doc products 2 acme)"
+ok $(has products 1 acme '.variants == [{"sku":"LAMP","color":null}] and .tags == [{"name":"home"}] and .reviews == 1'; echo $?) \
+	"and another: $(doc products 1 acme)"
+
 wait_for 30 has orders o100 '' '.channel == "web" and .total == 55.8'
 ok $? "an order through the pipeline: $(doc orders o100)"
 line() { curl -sS "$OS_URL/orders/_doc/l1000?routing=o100" | jq -e '._routing == "o100" and ._source.order_join.parent == "o100"' >/dev/null; }
@@ -68,9 +73,15 @@ ok $(curl -sS "$OS_URL/audit-acme/_search" | jq -e '.hits.hits[0]._source.at == 
 	"its date converted and renamed"
 
 # the stream
-psql_q -c "update shop.products set tags = '[\"home\"]' where id = 2"
+psql_q -c "update shop.promotions set tags = '[\"home\"]' where id = 2"
 wait_for 30 eval '[ "$(os_count product-tags)" = 3 ]'
-ok $? "a tag removed from a product removes its document"
+ok $? "a tag removed from a promotion removes its document"
+psql_q -c "insert into shop.reviews values (4, 2, 1); delete from shop.product_tags where product_id = 2 and tag_id = 3;
+	update shop.variants set product_id = 1 where id = 11"
+wait_for 30 has products 2 acme '.reviews == 3 and .tags == [{"name":"home"},{"name":"office"}] and .variants == [{"sku":"DESK-OAK","color":"oak"}]'
+ok $? "a review, a junction row and a variant moving to another product rewrite the product: $(doc products 2 acme)"
+wait_for 30 has products 1 acme '.variants == [{"sku":"DESK-ASH","color":"ash"},{"sku":"LAMP","color":null}]'
+ok $? "and the product the variant moved to: $(doc products 1 acme)"
 psql_q -c "insert into shop.audit_log values ('acme', 'ann', 'heartbeat', '01/06/2024 10:30:00'), ('acme', 'ann', 'logout', '01/06/2024 10:31:00')"
 wait_for 30 eval '[ "$(os_count audit-acme)" = 2 ]'
 ok $? "an audit row streamed; the one the filter drops is not"

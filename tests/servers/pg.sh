@@ -42,6 +42,8 @@ shared_buffers = 128MB
 logging_collector = off
 log_min_messages = warning
 log_line_prefix = '%m [%p] %q%u@%d '
+# counted statements: a test asks how many queries a change cost
+shared_preload_libraries = 'pg_stat_statements'
 EOF
     cat >"$DATA/pg_hba.conf" <<'EOF'
 # written by tests/servers/pg.sh

@@ -1481,6 +1481,200 @@ test_secrets(void)
 	    strstr(e.msg, "No such file"), "a missing file: %s", e.msg);
 }
 
+/* sync.<name>.children and .aggregates: what loads, and every refusal */
+#define CUST	SRC TGT "sync:\n  customers:\n    table: customers\n"
+/* lines: sync 5, customers 6, table 7: a key appended is on line 8 */
+
+static const struct {
+	const char *what, *text;
+	int line;
+	const char *msg;
+} nest_errors[] = {
+	{ "a child without foreign_key", CUST "    children:\n"
+	    "      - {table: orders, field: orders}\n", 9,
+	    "missing required key "
+	    "'sync.customers.children[0].foreign_key'" },
+	{ "flatten without single", CUST "    children:\n"
+	    "      - {table: profiles, field: p, foreign_key: cid, "
+	    "flatten: true, columns: [bio]}\n", 9,
+	    "'sync.customers.children[0].flatten' needs 'single': only one "
+	    "row's columns can be lifted onto the parent" },
+	{ "flatten without columns", CUST "    children:\n"
+	    "      - {table: profiles, field: p, foreign_key: cid, "
+	    "single: true, flatten: true}\n", 9,
+	    "'sync.customers.children[0].flatten' needs 'columns': the "
+	    "names it lifts onto the parent must be known here, to be "
+	    "checked against the parent's" },
+	{ "single through a junction", CUST "    children:\n"
+	    "      - {table: tags, field: tag, foreign_key: cid, single: true, "
+	    "through: ct, through_key: tid}\n", 9,
+	    "'sync.customers.children[0].single' needs a child key naming "
+	    "the parent: through a junction a child has many parents" },
+	{ "through without through_key", CUST "    children:\n"
+	    "      - {table: tags, field: tags, foreign_key: cid, "
+	    "through: ct}\n", 9,
+	    "'sync.customers.children[0]': 'through' and 'through_key' go "
+	    "together (the junction table and its column naming the "
+	    "child's key)" },
+	{ "single with max_rows", CUST "    children:\n"
+	    "      - {table: p, field: p, foreign_key: cid, single: true, "
+	    "max_rows: 3}\n", 9,
+	    "'sync.customers.children[0]': 'single' cannot be combined "
+	    "with 'max_rows'" },
+	{ "max_rows 0", CUST "    children:\n"
+	    "      - {table: p, field: p, foreign_key: cid, max_rows: 0}\n", 9,
+	    "'sync.customers.children[0].max_rows' must be an integer "
+	    "between 1 and 1000000" },
+	{ "a second level", CUST "    children:\n"
+	    "      - table: orders\n        field: orders\n"
+	    "        foreign_key: cid\n        children:\n"
+	    "          - {table: lines, field: lines, foreign_key: oid}\n", 12,
+	    "'sync.customers.children[0].children': nested children stay "
+	    "one level deep; shape anything deeper in the database" },
+	{ "children on append_only", CUST "    append_only: true\n"
+	    "    children:\n"
+	    "      - {table: orders, field: orders, foreign_key: cid}\n", 10,
+	    "'sync.customers': an append_only section cannot embed children "
+	    "or aggregates: its documents have no key a child could name" },
+	{ "children on fan_out", CUST
+	    "    fan_out: {column: t, id: \"{t}\"}\n"
+	    "    aggregates:\n"
+	    "      - {field: n, table: t, foreign_key: cid, op: count}\n", 10,
+	    "'sync.customers': a fan_out section cannot embed children or "
+	    "aggregates: one row is many documents, and a child change "
+	    "would have to rewrite each" },
+	{ "a child field on a kept column", CUST "    columns: [id, orders]\n"
+	    "    children:\n"
+	    "      - {table: orders, field: orders, foreign_key: cid}\n", 10,
+	    "'sync.customers' puts 'orders' on the documents, which is the "
+	    "name of a column the documents keep" },
+	{ "a child field on a rename", CUST "    fields: {name: orders}\n"
+	    "    children:\n"
+	    "      - {table: orders, field: orders, foreign_key: cid}\n", 10,
+	    "'sync.customers' puts 'orders' on the documents, which is the "
+	    "name of a rename (fields)" },
+	{ "an aggregate on a constant", CUST "    constants: {n: x}\n"
+	    "    aggregates:\n"
+	    "      - {field: n, table: t, foreign_key: cid, op: count}\n", 10,
+	    "'sync.customers' puts 'n' on the documents, which is the name "
+	    "of a constant" },
+	{ "a child and an aggregate on one name", CUST "    children:\n"
+	    "      - {table: orders, field: orders, foreign_key: cid}\n"
+	    "    aggregates:\n"
+	    "      - {field: orders, table: t, foreign_key: cid, op: count}\n",
+	    11, "'sync.customers' puts 'orders' on the documents twice (two "
+	    "children or aggregates name it)" },
+	{ "max_rows' _total on another child", CUST "    children:\n"
+	    "      - {table: o, field: o, foreign_key: cid, max_rows: 5}\n"
+	    "      - {table: p, field: o_total, foreign_key: cid}\n", 10,
+	    "'sync.customers' puts 'o_total' on the documents twice (two "
+	    "children or aggregates name it)" },
+	{ "a flattened column on a constant", CUST "    constants: {bio: x}\n"
+	    "    children:\n"
+	    "      - {table: p, field: p, foreign_key: cid, single: true, "
+	    "flatten: true, columns: [bio]}\n", 10,
+	    "'sync.customers' puts 'bio' on the documents, which is the name "
+	    "of a constant" },
+	{ "an unknown op", CUST "    aggregates:\n"
+	    "      - {field: n, table: t, foreign_key: cid, op: sum}\n", 9,
+	    "'sync.customers.aggregates[0].op' must be one of count" },
+	{ "a bad aggregate where", CUST "    aggregates:\n"
+	    "      - {field: n, table: t, foreign_key: cid, op: count, "
+	    "where: \"status =\"}\n", 9,
+	    NULL },
+	{ "a child rename of a dropped column", CUST "    children:\n"
+	    "      - {table: o, field: o, foreign_key: cid, columns: [id], "
+	    "fields: {total: amount}}\n", 9,
+	    "'sync.customers.children[0].fields.total': column 'total' is "
+	    "not in the embedded rows (columns drops it)" },
+	{ "children on a mysql source", "source:\n  url: mysql://u@db/app\n"
+	    "  server_id: 7\n" TGT "sync:\n  customers:\n"
+	    "    table: app.customers\n    children:\n"
+	    "      - {table: app.orders, field: o, foreign_key: cid}\n", 10,
+	    "'sync.customers': children and aggregates are read from a "
+	    "postgres source only, for now" },
+	{ "the section's own table", CUST "    children:\n"
+	    "      - {table: public.customers, field: o, foreign_key: cid}\n",
+	    9, "'sync.customers.children[0].table' is the section's own "
+	    "table: a table cannot be its own child" },
+};
+
+static void
+test_nest(void)
+{
+	const char *text = CUST
+	    "    columns: [id, name]\n"
+	    "    children:\n"
+	    "      - table: shop.orders\n"
+	    "        field: orders\n"
+	    "        foreign_key: customer_id\n"
+	    "        columns: [id, total]\n"
+	    "        fields: {total: amount}\n"
+	    "        max_rows: 50\n"
+	    "      - table: profiles\n"
+	    "        field: profile\n"
+	    "        foreign_key: customer_id\n"
+	    "        single: true\n"
+	    "      - table: tags\n"
+	    "        field: tags\n"
+	    "        through: customer_tags\n"
+	    "        foreign_key: customer_id\n"
+	    "        through_key: tag_id\n"
+	    "    aggregates:\n"
+	    "      - {field: open_tickets, table: tickets, foreign_key: "
+	    "customer_id, op: count, where: \"status = 'open'\"}\n";
+	const struct sync_section *s;
+	struct config cfg;
+	char err[512];
+	size_t i;
+
+	if (!ok(load(text, &cfg, err, sizeof(err)) == 0, "children load"))
+		printf("# %s\n", err);
+	else {
+		s = &cfg.syncs[0];
+		is_int(s->nchildren, 3, "three children");
+		is_str(s->children[0].rel, "shop.orders", "a schema kept");
+		is_str(s->children[1].rel, "public.profiles",
+		    "a child's schema defaults as a section's");
+		is_int(s->children[0].max_rows, 50, "max_rows");
+		is_int(s->children[0].line, 10, "a child's line");
+		ok(s->children[1].single && !s->children[1].flatten,
+		    "single");
+		is_str(s->children[2].through_rel, "public.customer_tags",
+		    "a junction's schema");
+		is_str(s->children[2].through_key, "tag_id", "through_key");
+		is_int(s->naggregates, 1, "one aggregate");
+		ok(s->aggregates[0].where_expr != NULL, "its filter parsed");
+		is_str(s->aggregates[0].rel, "public.tickets",
+		    "an aggregate's table");
+		ok(config_nest_member(s, "orders_total") &&
+		    config_nest_member(s, "open_tickets") &&
+		    !config_nest_member(s, "name"), "the members it adds");
+		{
+			const char **rels;
+			int n = config_nest_tables(&cfg, &rels);
+
+			ok(n == 5 && strcmp(rels[0], "shop.orders") == 0 &&
+			    strcmp(rels[3], "public.customer_tags") == 0 &&
+			    strcmp(rels[4], "public.tickets") == 0,
+			    "the tables collections read, junction included "
+			    "(%d)", n);
+			free(rels);
+		}
+		config_release(&cfg);
+	}
+	for (i = 0; i < sizeof(nest_errors) / sizeof(nest_errors[0]); i++) {
+		if (nest_errors[i].msg != NULL) {
+			expect_err(nest_errors[i].what, nest_errors[i].text,
+			    nest_errors[i].line, nest_errors[i].msg);
+			continue;
+		}
+		ok(load(nest_errors[i].text, &cfg, err, sizeof(err)) == -1 &&
+		    strstr(err, ".aggregates[0].where' ") != NULL,
+		    "%s: refused (%s)", nest_errors[i].what, err);
+	}
+}
+
 int
 main(void)
 {
@@ -1498,6 +1692,7 @@ main(void)
 	test_errors();
 	test_shaping();
 	test_shaping_errors();
+	test_nest();
 	test_warnings();
 	test_paths();
 	test_mem();

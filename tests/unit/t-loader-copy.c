@@ -131,7 +131,7 @@ frame_test(void)
 
 	ok(copy_split(row, strlen(row), f, 8, err, sizeof(err)) == 0,
 	    "a row of every kind of value splits");
-	wave_row_frame(&out, &j, &t, 22817392, f);
+	wave_row_frame(&out, &j, &t, 22817392, f, NULL);
 	ok(out.len > 0 && out.buf[out.len - 1] == '\n', "one frame");
 	out.buf[--out.len] = '\0';
 	sp = strchr(out.buf, ' ');

@@ -190,7 +190,7 @@ test_paths(void)
 	size_t n = 0, i, k;
 	struct pgo_decoder d;
 	struct sbuf stream = SBUF_INIT, load = SBUF_INIT, j = SBUF_INIT;
-	struct ld_column lc[NC];
+	struct ld_column lc[NC] = { 0 };
 	struct ld_table t;
 	struct copy_field f[NC];
 	char sid[80], lid[80], *frame;
@@ -231,7 +231,7 @@ test_paths(void)
 		f[i].p = cols[i].text;
 		f[i].n = strlen(cols[i].text);
 	}
-	wave_row_frame(&load, &j, &t, 900, f);
+	wave_row_frame(&load, &j, &t, 900, f, NULL);
 
 	/* the frames without their length prefixes */
 	for (k = 0; k < 2; k++) {
