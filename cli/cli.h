@@ -11,7 +11,7 @@
  *   mapping.c     a column's type -> an index field mapping (init)
  *   init.c, validate.c, setup_sql.c, bootstrap.c, status.c (+
  *   status_pg.c, status_my.c), drop_slot.c, run.c, rejects.c,
- *   verify.c (+ verify_doc.c, verify_rows.c): the verbs
+ *   verify.c (+ verify_doc.c, verify_rows.c), resnapshot.c: the verbs
  *
  * validate's report and checks are lib/validate's (validate/check.h),
  * which the supervisor's reload runs too.
@@ -26,6 +26,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "config.h"
 #include "err.h"
@@ -213,5 +214,17 @@ int	vtab_write(const struct vtab *, const struct ventry *,
 int	verify_rows(const struct config *,
 	    int (*fn)(void *arg, const struct msg_op *), void *arg,
 	    uint64_t *rows, struct p2o_err *);
+/* the same with the loader's own arguments after its -c (lextra, NULL
+ * ended, at most 12: a table, a scope), every index and delete operation
+ * to fn with its frame; *rows counts the index operations */
+struct frame;
+int	shape_rows(const struct config *, char *const *lextra,
+	    int (*fn)(void *arg, const struct frame *, const struct msg_op *),
+	    void *arg, uint64_t *rows, struct p2o_err *);
+/* argv with stdin from in (-1: /dev/null), stdout to out, fd 4 from load
+ * (-1: none), every other descriptor closed: its pid, or -1 */
+pid_t	rows_spawn(char *const argv[], int in, int out, int load);
+/* its end: 0 when it exited 0, else -1 with err carrying its exit code */
+int	rows_reap(pid_t pid, const char *name, struct p2o_err *);
 
 #endif

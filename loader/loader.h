@@ -132,6 +132,7 @@ struct ld_table {
 	uint64_t estimate;	/* rows */
 	uint64_t pages;		/* heap pages now, for the sample */
 	const struct where *where;	/* the section's filter, or NULL */
+	const struct where *scope;	/* --where: the rows to read, or NULL */
 };
 void	table_release(struct ld_table *);
 
@@ -262,6 +263,12 @@ struct loader {
 	const struct config *cfg;
 	struct ctl *ctl;
 	int	 supervised;
+	/* stand-alone scope (pg2osync resnapshot): one table, and a filter
+	 * that only narrows what is read - it is not the section's where,
+	 * which the shaper would turn into deletes of the rows it leaves */
+	const char *only;	/* --table, or NULL: every table */
+	struct where *scope;	/* --where, or NULL */
+	char	*scope_text;
 	uint64_t range_rows;	/* rows a unit */
 	const struct load_ops *ops;
 	void	*src;		/* the source's state (pgload.c, myload.c) */

@@ -21,10 +21,13 @@
 #include "log.h"
 #include "p2o.h"
 #include "stage.h"
+#include "where.h"
+#include "xio.h"
 #include "loader.h"
 
 static const char usage_text[] =
 "usage: loader -c config.yaml [--range-rows N]\n"
+"       loader -c config.yaml --table T [--where P] [--checkpoint POS:TEXT]\n"
 "\n"
 "Reads the rows the configured tables hold now and writes them as copy\n"
 "rows, with load marks, for the shaper's --load-fd. PostgreSQL tables\n"
@@ -42,6 +45,18 @@ static const char usage_text[] =
 "                       as one range. Only a table without stored\n"
 "                       progress is cut. MySQL: N rows a chunk (default\n"
 "                       50000).\n"
+"      --table T        stand-alone: only sync section T (its name or its\n"
+"                       table), for pg2osync resnapshot\n"
+"      --where P        stand-alone, with --table: only the rows matching\n"
+"                       P (the syntax of a section's where) are read; it\n"
+"                       is added to the read's SQL, never given to the\n"
+"                       shaper (MySQL: refused when the server cannot run\n"
+"                       it exactly as the shaper would)\n"
+"      --checkpoint POS:TEXT\n"
+"                       stand-alone, MySQL: the stored checkpoint (its\n"
+"                       position and text), whose generation base the\n"
+"                       copies' versions are counted from, as a\n"
+"                       supervised load's are\n"
 "  -h, --help           this text\n"
 "  -V, --version        the version\n"
 "\n"
@@ -78,9 +93,31 @@ static int
 option(void *arg, int ch, const char *val, struct p2o_err *e)
 {
 	struct loader *ld = arg;
-	char *end;
+	char *end, why[512];
 
-	/* the only option of its own: --range-rows */
+	switch (ch) {
+	case 'T':
+		ld->only = val;
+		return 0;
+	case 'W':
+		free(ld->scope_text);
+		where_free(ld->scope);
+		ld->scope_text = xstrdup(val);
+		if ((ld->scope = where_parse(val, why, sizeof(why))) == NULL)
+			return p2o_fail(e, P2O_EXIT_USAGE, "--where: %s", why);
+		return 0;
+	case 'K':
+		/* POS:TEXT - the position is digits, the text is the rest */
+		errno = 0;
+		ld->cp_pos = strtoull(val, &end, 10);
+		if (errno || end == val || *end != ':' || *val == '-')
+			return p2o_fail(e, P2O_EXIT_USAGE, "--checkpoint '%s' "
+			    "is not POS:TEXT", val);
+		free(ld->cp_text);
+		ld->cp_text = xstrdup(end + 1);
+		ld->cp_present = 1;
+		return 0;
+	}
 	errno = 0;
 	ld->range_rows = strtoull(val, &end, 10);
 	if (errno || *end || end == val || *val == '-' ||
@@ -92,6 +129,9 @@ option(void *arg, int ch, const char *val, struct p2o_err *e)
 
 static const struct option longopts[] = {
 	{ "range-rows", required_argument, NULL, 'R' },
+	{ "table", required_argument, NULL, 'T' },
+	{ "where", required_argument, NULL, 'W' },
+	{ "checkpoint", required_argument, NULL, 'K' },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -107,6 +147,20 @@ static const struct stage_spec spec = {
 	 * between its own waits (control.c) */
 	.stats_ms = 0,
 };
+
+/* a section by its name, its table or schema.table */
+static const struct sync_section *
+section_named(const struct config *cfg, const char *name)
+{
+	int i;
+
+	for (i = 0; i < cfg->nsyncs; i++)
+		if (strcmp(cfg->syncs[i].name, name) == 0 ||
+		    strcmp(cfg->syncs[i].table, name) == 0 ||
+		    strcmp(cfg->syncs[i].rel, name) == 0)
+			return &cfg->syncs[i];
+	return NULL;
+}
 
 static void
 jobs_release(struct ld_job *jobs, int n)
@@ -150,6 +204,16 @@ main(int argc, char **argv)
 	ld.meter.tty = !ld.supervised && isatty(P2O_FD_LOG);
 	ld.meter.unit = ld.ops->unit;
 
+	if (ld.supervised && (ld.only || ld.scope || ld.cp_present))
+		fatalx(P2O_EXIT_USAGE, "--table, --where and --checkpoint are "
+		    "for a stand-alone load: the load frame on fd 3 says what "
+		    "to load");
+	if ((ld.scope || ld.cp_present) && ld.only == NULL)
+		fatalx(P2O_EXIT_USAGE, "--where and --checkpoint narrow the "
+		    "load of one table: give it with --table");
+	if (ld.cp_present && cfg.source_kind != SOURCE_MYSQL)
+		fatalx(P2O_EXIT_USAGE, "--checkpoint: a PostgreSQL copy is "
+		    "versioned by the WAL position alone");
 	if (ld.supervised) {
 		if (control_read_load(&ld, &jobs, &njobs) == -1)
 			exit(stage_report(&ld.err));
@@ -158,6 +222,12 @@ main(int argc, char **argv)
 				fatalx(P2O_EXIT_DATA, "control fd 3: the load "
 				    "names table '%s', which no sync section "
 				    "configures", jobs[i].table);
+	} else if (ld.only != NULL) {
+		if ((sec = section_named(&cfg, ld.only)) == NULL)
+			fatalx(P2O_EXIT_USAGE, "--table '%s': no sync section "
+			    "is named so or reads that table", ld.only);
+		jobs = xcalloc(1, sizeof(*jobs));
+		jobs[njobs++].table = xstrdup(sec->rel);
 	} else {
 		jobs = xcalloc(cfg.nsyncs, sizeof(*jobs));
 		for (njobs = 0; njobs < cfg.nsyncs; njobs++)
@@ -178,6 +248,8 @@ main(int argc, char **argv)
 
 	ld.ops->close(&ld);
 	free(ld.cp_text);
+	free(ld.scope_text);
+	where_free(ld.scope);
 	for (i = 0; i < ld.nstats; i++)
 		free(ld.stats[i].rel);
 	free(ld.stats);

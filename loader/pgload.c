@@ -102,6 +102,7 @@ pg_describe(struct loader *ld, const struct sync_section *sec,
 	    ld->cfg->publication : "", ld->cfg, sec, &tab->t, &ld->err) == -1)
 		return -1;
 	tab->v.rel = tab->t.rel;
+	tab->t.scope = ld->scope;
 	tab->rows = xcalloc((size_t)pg->nconns, sizeof(*tab->rows));
 	return 0;
 }

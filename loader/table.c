@@ -385,6 +385,12 @@ table_copy_sql(struct sbuf *sql, struct pg_conn *c, const struct ld_table *t,
 		if (where_sql(t->where, sql, where_quote, &wa) == -1)
 			return pgconn_failed(c, NULL, "quoting the filter", e);
 	}
+	/* a resnapshot's scope narrows the read the same way */
+	if (t->scope != NULL) {
+		sbuf_adds(sql, sql->len > before ? " AND " : " WHERE ");
+		if (where_sql(t->scope, sql, where_quote, &wa) == -1)
+			return pgconn_failed(c, NULL, "quoting --where", e);
+	}
 	sbuf_adds(sql, ") TO STDOUT");
 	return 0;
 }
