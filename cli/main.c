@@ -14,7 +14,7 @@
 
 extern const struct verb verb_init, verb_validate, verb_setup_sql,
     verb_bootstrap, verb_status, verb_drop_slot, verb_run, verb_rejects,
-    verb_verify, verb_resnapshot;
+    verb_verify, verb_resnapshot, verb_reconcile;
 
 /* in the order pg2osync --help lists them: the order of first use */
 const struct verb *const cli_verbs[] = {
@@ -28,6 +28,7 @@ const struct verb *const cli_verbs[] = {
 	&verb_rejects,
 	&verb_verify,
 	&verb_resnapshot,
+	&verb_reconcile,
 	NULL,
 };
 

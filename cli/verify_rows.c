@@ -172,3 +172,34 @@ verify_rows(const struct config *cfg,
 
 	return shape_rows(cfg, NULL, index_only, &o, rows, err);
 }
+
+unsigned char *
+rows_choose(const struct config *cfg, const char *table)
+{
+	const struct sync_section *s;
+	unsigned char *want;
+	int i, j, n = 0;
+
+	want = xcalloc((size_t)cfg->nsyncs + 1, 1);
+	for (i = 0; i < cfg->nsyncs; i++) {
+		s = &cfg->syncs[i];
+		if (table == NULL || strcmp(s->name, table) == 0 ||
+		    strcmp(s->table, table) == 0 ||
+		    strcmp(s->rel, table) == 0) {
+			want[i] = 1;
+			n++;
+		}
+	}
+	if (n == 0) {
+		free(want);
+		return NULL;
+	}
+	/* the documents of an index are compared with all its rows */
+	for (i = 0; i < cfg->nsyncs; i++)
+		for (j = 0; j < cfg->nsyncs; j++)
+			if (want[j] && !want[i] &&
+			    strcmp(cfg->syncs[i].index,
+			    cfg->syncs[j].index) == 0)
+				want[i] = 1;
+	return want;
+}
