@@ -12,7 +12,9 @@
  *   init.c, validate.c, setup_sql.c, bootstrap.c, status.c (+
  *   status_pg.c, status_my.c), drop_slot.c, run.c, rejects.c,
  *   verify.c (+ verify_doc.c, verify_rows.c), resnapshot.c,
- *   reconcile.c: the verbs
+ *   reconcile.c, reindex.c, switch_alias.c: the verbs
+ *   relay.c       rows written as a load writes them (resnapshot,
+ *                 reindex)
  *   writes.c      the versioned writes and deletes verify --repair and
  *                 reconcile --delete send
  *
@@ -232,6 +234,19 @@ void	olist_delete(const struct olist *, int i, struct target_write *);
 int	docs_scan(const struct config *, const unsigned char *want,
 	    struct target_conn *, int (*fn)(void *, const struct target_doc *),
 	    void *arg, uint64_t *requests, struct p2o_err *);
+
+/* relay.c: rows written as a load writes them */
+
+/* section s's table (with where: only the rows matching it) through the
+ * loader, the shaper and the writer; into: the index to write to instead
+ * of the section's (NULL: its own). Deletes are left out. *written counts
+ * the documents sent, *dropped the deletes left out. 0, or -1 with err */
+int	relay_rows(const struct config *, const struct sync_section *s,
+	    const char *where, const char *into, uint64_t *written,
+	    uint64_t *dropped, struct p2o_err *);
+/* a section by its name, its table or schema.table, or NULL */
+const struct sync_section *cli_section(const struct config *,
+	    const char *name);
 
 /* writes.c: verify's repairs and reconcile's deletes */
 

@@ -237,6 +237,9 @@ struct load_ops {
 	int	(*read)(struct loader *, struct load_view *);
 	/* the progress a mark carries */
 	void	(*progress)(const struct load_view *, struct sbuf *out);
+	/* the rows a read of the whole table would copy now (its filters
+	 * applied), counted by the server: --count, for pg2osync reindex */
+	int	(*exact)(struct loader *, struct load_view *, uint64_t *n);
 	void	(*release)(struct load_view *);
 };
 
@@ -267,6 +270,7 @@ struct loader {
 	 * that only narrows what is read - it is not the section's where,
 	 * which the shaper would turn into deletes of the rows it leaves */
 	const char *only;	/* --table, or NULL: every table */
+	int	 count_only;	/* --count: print the rows, read none */
 	struct where *scope;	/* --where, or NULL */
 	char	*scope_text;
 	uint64_t range_rows;	/* rows a unit */
@@ -360,6 +364,9 @@ int	table_size(struct pg_conn *, struct ld_table *, struct p2o_err *);
 /* a fresh progress: the table cut into ranges of about range_rows rows */
 int	table_cut(struct pg_conn *, const struct ld_table *,
 	    uint64_t range_rows, struct progress *, struct p2o_err *);
+/* the rows the filters keep, counted now */
+int	table_count(struct pg_conn *, const struct ld_table *, uint64_t *n,
+	    struct p2o_err *);
 /* 1 if progress was written for this key (same names and types) */
 int	table_key_matches(const struct ld_table *, const struct progress *);
 /* COPY (SELECT ... WHERE range r AND (filter)) TO STDOUT into sql */

@@ -28,6 +28,7 @@
 static const char usage_text[] =
 "usage: loader -c config.yaml [--range-rows N]\n"
 "       loader -c config.yaml --table T [--where P] [--checkpoint POS:TEXT]\n"
+"       loader -c config.yaml --table T --count\n"
 "\n"
 "Reads the rows the configured tables hold now and writes them as copy\n"
 "rows, with load marks, for the shaper's --load-fd. PostgreSQL tables\n"
@@ -57,6 +58,9 @@ static const char usage_text[] =
 "                       position and text), whose generation base the\n"
 "                       copies' versions are counted from, as a\n"
 "                       supervised load's are\n"
+"      --count          with --table: print the number of rows a load of\n"
+"                       it would copy now (its filters applied, counted\n"
+"                       by the server) and read none\n"
 "  -h, --help           this text\n"
 "  -V, --version        the version\n"
 "\n"
@@ -106,6 +110,9 @@ option(void *arg, int ch, const char *val, struct p2o_err *e)
 		if ((ld->scope = where_parse(val, why, sizeof(why))) == NULL)
 			return p2o_fail(e, P2O_EXIT_USAGE, "--where: %s", why);
 		return 0;
+	case 'N':
+		ld->count_only = 1;
+		return 0;
 	case 'K':
 		/* POS:TEXT - the position is digits, the text is the rest */
 		errno = 0;
@@ -132,6 +139,7 @@ static const struct option longopts[] = {
 	{ "table", required_argument, NULL, 'T' },
 	{ "where", required_argument, NULL, 'W' },
 	{ "checkpoint", required_argument, NULL, 'K' },
+	{ "count", no_argument, NULL, 'N' },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -160,6 +168,24 @@ section_named(const struct config *cfg, const char *name)
 		    strcmp(cfg->syncs[i].rel, name) == 0)
 			return &cfg->syncs[i];
 	return NULL;
+}
+
+/* --count: the rows a load of the table would copy, on stdout */
+static int
+count_table(struct loader *ld, const struct sync_section *sec)
+{
+	struct load_view *v = NULL;
+	uint64_t n;
+	int rc = -1;
+
+	if (ld->ops->describe(ld, sec, &v) == 0 &&
+	    ld->ops->exact(ld, v, &n) == 0) {
+		printf("%llu\n", (unsigned long long)n);
+		rc = fflush(stdout) == 0 ? 0 : p2o_fail(&ld->err,
+		    P2O_EXIT_TEMPFAIL, "stdout: %s", strerror(errno));
+	}
+	ld->ops->release(v);
+	return rc;
 }
 
 static void
@@ -204,13 +230,14 @@ main(int argc, char **argv)
 	ld.meter.tty = !ld.supervised && isatty(P2O_FD_LOG);
 	ld.meter.unit = ld.ops->unit;
 
-	if (ld.supervised && (ld.only || ld.scope || ld.cp_present))
+	if (ld.supervised && (ld.only || ld.scope || ld.cp_present ||
+	    ld.count_only))
 		fatalx(P2O_EXIT_USAGE, "--table, --where and --checkpoint are "
 		    "for a stand-alone load: the load frame on fd 3 says what "
 		    "to load");
-	if ((ld.scope || ld.cp_present) && ld.only == NULL)
-		fatalx(P2O_EXIT_USAGE, "--where and --checkpoint narrow the "
-		    "load of one table: give it with --table");
+	if ((ld.scope || ld.cp_present || ld.count_only) && ld.only == NULL)
+		fatalx(P2O_EXIT_USAGE, "--where, --checkpoint and --count are "
+		    "about one table: give it with --table");
 	if (ld.cp_present && cfg.source_kind != SOURCE_MYSQL)
 		fatalx(P2O_EXIT_USAGE, "--checkpoint: a PostgreSQL copy is "
 		    "versioned by the WAL position alone");
@@ -236,7 +263,12 @@ main(int argc, char **argv)
 
 	if (njobs > 0 && ld.ops->open(&ld) == -1)
 		exit(stage_report(&ld.err));
-	for (i = 0; i < njobs; i++) {
+	if (ld.count_only) {
+		if (count_table(&ld, config_find_rel(&cfg, jobs[0].table)) ==
+		    -1)
+			exit(stage_report(&ld.err));
+	}
+	for (i = 0; i < njobs && !ld.count_only; i++) {
 		sec = config_find_rel(&cfg, jobs[i].table);
 		if (load_table(&ld, sec, jobs[i].progress) == -1) {
 			meter_break(&ld.meter);

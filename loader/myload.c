@@ -181,6 +181,34 @@ quoting:
 }
 
 static int
+my_exact(struct loader *ld, struct load_view *v, uint64_t *n)
+{
+	struct myload *my = ld->src;
+	struct mytab *tab = (struct mytab *)v;
+	struct sbuf q = SBUF_INIT;
+	struct st_mysql_res *r;
+	MYSQL_ROW row;
+
+	sbuf_adds(&q, "SELECT COUNT(*) FROM ");
+	myconn_ident(&q, tab->t.db);
+	sbuf_addc(&q, '.');
+	myconn_ident(&q, tab->t.name);
+	if (tab->filter != NULL) {
+		sbuf_adds(&q, " WHERE ");
+		sbuf_adds(&q, tab->filter);
+	}
+	r = myconn_query(my->conn, q.buf, "counting the rows", &ld->err);
+	sbuf_release(&q);
+	if (r == NULL)
+		return -1;
+	*n = 0;
+	if ((row = mysql_fetch_row(r)) != NULL && row[0] != NULL)
+		*n = strtoull(row[0], NULL, 10);
+	mysql_free_result(r);
+	return 0;
+}
+
+static int
 my_describe(struct loader *ld, const struct sync_section *sec,
     struct load_view **vp)
 {
@@ -382,5 +410,6 @@ const struct load_ops myload_ops = {
 	.count = my_count,
 	.read = my_read,
 	.progress = my_progress,
+	.exact = my_exact,
 	.release = my_release,
 };

@@ -175,6 +175,14 @@ pg_read(struct loader *ld, struct load_view *v)
 	return 0;
 }
 
+static int
+pg_exact(struct loader *ld, struct load_view *v, uint64_t *n)
+{
+	struct pgload *pg = ld->src;
+
+	return table_count(pg->conns[0], &((struct pgtab *)v)->t, n, &ld->err);
+}
+
 static void
 pg_progress(const struct load_view *v, struct sbuf *out)
 {
@@ -205,5 +213,6 @@ const struct load_ops pgload_ops = {
 	.count = pg_count,
 	.read = pg_read,
 	.progress = pg_progress,
+	.exact = pg_exact,
 	.release = pg_release,
 };
