@@ -299,6 +299,8 @@ struct txn {
 	int	 emitting;	/* the group is past emit_from */
 	uint64_t nrows;		/* rows and truncates in it */
 	long long ts_us;
+	long long rx_us;	/* when the event being decoded arrived, µs;
+				 * 0 unknown (a commit frame's "rx") */
 	int	 have_gtid;
 	unsigned char g_uuid[16];
 	uint64_t g_gno;

@@ -110,6 +110,7 @@ ds_read(void *src, struct outq *out, long long now, struct p2o_err *e)
 			return -1;
 		}
 		ds->last_event_ms = now;
+		ds->txn->rx_us = now_us_wall();
 		if (txn_event(ds->txn, ev, len, &out->buf) == -1) {
 			*e = ds->txn->err;
 			return -1;

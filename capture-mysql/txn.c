@@ -228,7 +228,7 @@ group_end(struct txn *t, uint64_t ev_end, struct sbuf *out)
 		sbuf_reset(&t->scratch);
 		txn_pos_text(t, ev_end, &t->scratch);
 		msg_put_commit(out, t->base + ev_end, t->scratch.buf,
-		    t->ts_us, t->nrows);
+		    t->ts_us, t->nrows, 0, t->rx_us);
 		t->n.commits++;
 		t->last_commit = t->last_emitted = t->base + ev_end;
 	}

@@ -90,6 +90,10 @@ struct pgo_decoder {
 	uint64_t	 txn_n;		/* rows and truncates so far */
 
 	uint64_t	 last_commit;	/* end LSN of the last Commit, 0 before */
+	long long	 rx_us;		/* when the message being decoded arrived,
+					 * µs; 0 unknown (a commit's "rx") */
+	long long	 tx_us;		/* when the server sent it (XLogData's
+					 * sendTime), µs; 0 unknown ("tx") */
 	struct pgo_counters n;
 	struct p2o_err	 err;		/* with -1: why, and the exit code */
 	struct sbuf	 json;		/* scratch for one frame's JSON */

@@ -821,7 +821,8 @@ pgo_decode(struct pgo_decoder *d, const unsigned char *msg, size_t len,
 			return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput "
 			    "Commit outside a transaction");
 		lsn_format(end, lsnbuf);
-		msg_put_commit(out, end, lsnbuf, unix_us(ts), d->txn_n);
+		msg_put_commit(out, end, lsnbuf, unix_us(ts), d->txn_n,
+		    d->tx_us, d->rx_us);
 		d->in_txn = 0;
 		d->last_commit = end;
 		d->n.commits++;

@@ -147,6 +147,9 @@ handle_message(struct walstream *ws, const unsigned char *buf, size_t len,
 		/* 0 for every message but a callback's last: harmless */
 		if ((lsn = get_be64(buf + 1)) > ws->received)
 			ws->received = lsn;
+		ws->dec->rx_us = now_us_wall();
+		ws->dec->tx_us = (long long)get_be64(buf + 17) +
+		    PG_EPOCH_OFFSET_US;
 		if (pgo_decode(ws->dec, buf + XLOGDATA_HDR,
 		    len - XLOGDATA_HDR, out) == -1) {
 			*e = ws->dec->err;

@@ -427,6 +427,9 @@ finish_config(struct cs_walk *w, void *base, const char *path, int line)
 {
 	struct config *cfg = base;
 
+	if (cfg->batch_max_bytes == 0)
+		cfg->batch_max_bytes = CONFIG_BODIES_BYTES /
+		    (size_t)(cfg->write_concurrency + 1);
 	/* what the target must offer first, then what it makes of each
 	 * section's index, then the rules between sections (which compare
 	 * those bodies) */

@@ -15,7 +15,8 @@ static const char *const on_rejection[] = { "halt", "quarantine", NULL };
 const struct cs_node config_engine_keys[] = {
 	{ "batch_size", CS_INT, CFG(batch_size), .def = "1000",
 	    .min = 1, .max = INT_MAX },
-	{ "batch_max_bytes", CS_SIZE, CFG(batch_max_bytes), .def = "5MiB",
+	/* no default here: it depends on write_concurrency (config.c) */
+	{ "batch_max_bytes", CS_SIZE, CFG(batch_max_bytes),
 	    .min = 1, .max = SIZE_LIMIT },
 	{ "write_concurrency", CS_INT, CFG(write_concurrency), .def = "1",
 	    .min = 1, .max = 64 },

@@ -122,10 +122,14 @@ http_init(struct http_client *c, const char *base_url,
 	}
 	if (o->api_key != NULL) {
 		/* a header of every request (set_headers), never logged */
-		size_t hn = strlen(o->api_key) + sizeof("Authorization: ApiKey ");
+		const char *scheme = o->api_key_scheme ? o->api_key_scheme :
+		    "ApiKey";
+		size_t hn = strlen(o->api_key) + strlen(scheme) +
+		    sizeof("Authorization:  ");
 
 		c->auth = xmalloc(hn);
-		snprintf(c->auth, hn, "Authorization: ApiKey %s", o->api_key);
+		snprintf(c->auth, hn, "Authorization: %s %s", scheme,
+		    o->api_key);
 	}
 	if (o->ca_file != NULL)
 		curl_easy_setopt(h, CURLOPT_CAINFO, o->ca_file);

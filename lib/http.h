@@ -33,12 +33,14 @@ void	http_call_set(struct http_call *, const char *method, const char *path,
 void	http_escape(struct sbuf *out, const char *s, const char *keep);
 
 /* how a client authenticates and checks the server, all optional: basic
- * credentials (username, password), an Elasticsearch API key (sent as
- * "Authorization: ApiKey <key>"), a CA bundle file, and no_verify to skip
- * the certificate check (the caller warns) */
+ * credentials (username, password), an API key (sent as "Authorization:
+ * <api_key_scheme> <key>", "ApiKey" when the scheme is NULL, as
+ * OpenSearch and Elasticsearch read it), a CA bundle file, and no_verify to
+ * skip the certificate check (the caller warns) */
 struct http_opts {
 	const char *username, *password;
 	const char *api_key;
+	const char *api_key_scheme;
 	const char *ca_file;
 	int	 no_verify;
 };

@@ -253,6 +253,12 @@ msg_put_durable(struct sbuf *out, const struct msg_pos *p)
 	/* a bare pos frame has no commit time */
 	if (p->ts > 0)
 		member_i64(&j, "ts", p->ts);
+	if (p->tx > 0)
+		member_i64(&j, "tx", p->tx);
+	if (p->rx > 0)
+		member_i64(&j, "rx", p->rx);
+	if (p->in > 0)
+		member_i64(&j, "in", p->in);
 	if (p->sent > 0)
 		member_i64(&j, "sent", p->sent);
 	member_i64(&j, "at", p->at);
@@ -356,7 +362,7 @@ msg_gap_describe(const struct msg_gap *g, char *buf, size_t len)
 
 void
 msg_put_commit(struct sbuf *out, uint64_t pos, const char *text,
-    long long ts_us, uint64_t n)
+    long long ts_us, uint64_t n, long long tx_us, long long rx_us)
 {
 	struct sbuf j = SBUF_INIT;
 
@@ -364,6 +370,10 @@ msg_put_commit(struct sbuf *out, uint64_t pos, const char *text,
 	pos_members(&j, pos, text);
 	member_i64(&j, "ts", ts_us);
 	member_u64(&j, "n", n);
+	if (tx_us > 0)
+		member_i64(&j, "tx", tx_us);
+	if (rx_us > 0)
+		member_i64(&j, "rx", rx_us);
 	end_small(out, &j);
 }
 
@@ -406,10 +416,13 @@ msg_read_pos(const struct frame *f, struct msg_pos *p, char *err,
 		goto fail;
 	}
 	if ((k == MSG_COMMIT || k == MSG_DURABLE) &&
-	    get_i64(f->obj, "ts", &p->ts, what, err, errlen) == -1)
+	    (get_i64(f->obj, "ts", &p->ts, what, err, errlen) == -1 ||
+	    get_i64(f->obj, "tx", &p->tx, what, err, errlen) == -1 ||
+	    get_i64(f->obj, "rx", &p->rx, what, err, errlen) == -1))
 		goto fail;
 	if (k == MSG_DURABLE &&
-	    (get_i64(f->obj, "sent", &p->sent, what, err, errlen) == -1 ||
+	    (get_i64(f->obj, "in", &p->in, what, err, errlen) == -1 ||
+	    get_i64(f->obj, "sent", &p->sent, what, err, errlen) == -1 ||
 	    get_i64(f->obj, "at", &p->at, what, err, errlen) == -1))
 		goto fail;
 	if (k == MSG_COMMIT &&

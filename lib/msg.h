@@ -80,6 +80,12 @@ struct msg_pos {
 	long long ts;		/* commit, durable: source commit time, µs
 				 * since the epoch; 0 when absent */
 	long long sent, at;	/* durable: µs since the epoch; 0 absent */
+	long long rx;		/* commit, durable: when the capture read the
+				 * commit from the source, µs; 0 absent */
+	long long tx;		/* commit, durable: when the source sent it
+				 * (a walsender's send time), µs; 0 absent */
+	long long in;		/* durable: when the writer read the commit
+				 * frame, µs; 0 absent */
 	uint64_t n;		/* commit: rows and truncates in it */
 };
 void	msg_pos_release(struct msg_pos *);
@@ -202,8 +208,10 @@ void	msg_image_end(struct sbuf *j);
 void	msg_end(struct sbuf *out, struct sbuf *j);
 
 /* commit and pos are complete frames: no builder needed */
+/* the latency breakdown: tx_us when the source sent the commit, rx_us when
+ * the capture read it (0: unknown, left out) */
 void	msg_put_commit(struct sbuf *out, uint64_t pos, const char *text,
-	    long long ts_us, uint64_t n);
+	    long long ts_us, uint64_t n, long long tx_us, long long rx_us);
 void	msg_put_pos(struct sbuf *out, uint64_t pos, const char *text);
 
 /* a row event, its members as spans into the frame: from the members the

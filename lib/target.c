@@ -76,6 +76,8 @@ target_http_opts(const struct config *cf, struct http_opts *o)
 	o->username = cf->target_username;
 	o->password = cf->target_password;
 	o->api_key = cf->target_api_key;
+	o->api_key_scheme = cf->target_module ?
+	    cf->target_module->api_key_scheme : NULL;
 	o->ca_file = cf->target_ca_file;
 	o->no_verify = !cf->target_tls_verify;
 }

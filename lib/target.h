@@ -472,6 +472,9 @@ struct target_module {
 	const struct target_rejects_ops *rejects;	/* NULL: none */
 	const char *rejects_place;	/* where they are kept, for messages */
 	const struct target_scan_ops *scan;	/* NULL: none */
+	/* how target.api_key_env's key is presented: "Authorization:
+	 * <scheme> <key>"; NULL: "ApiKey" */
+	const char *api_key_scheme;
 };
 
 /* target.c */

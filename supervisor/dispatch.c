@@ -65,6 +65,12 @@ on_durable(struct sv *sv, const struct frame *f, long long now)
 		sv_hist_observe(&sv->m.indexed, d.at - d.ts);
 	if (d.ts > 0 && d.sent > 0)
 		sv_hist_observe(&sv->m.sent, d.sent - d.ts);
+	if (d.ts > 0 && d.tx > 0)
+		sv_hist_observe(&sv->m.streamed, d.tx - d.ts);
+	if (d.ts > 0 && d.rx > 0)
+		sv_hist_observe(&sv->m.received, d.rx - d.ts);
+	if (d.ts > 0 && d.in > 0)
+		sv_hist_observe(&sv->m.writer, d.in - d.ts);
 	msg_pos_release(&d);
 }
 

@@ -13,10 +13,11 @@
 #include "jscan.h"
 #include "supervisor.h"
 
-/* upper bounds in seconds, 0.1 ms to 10 s */
+/* upper bounds in seconds, 0.1 ms to 10 s; fine from 1 to 50 ms, where
+ * a streamed change lands and where a p99 is told from a p50 */
 static const double lat_bounds[SV_LAT_BUCKETS] = {
-	0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-	0.1, 0.25, 0.5, 1, 2.5, 5, 10
+	0.0001, 0.00025, 0.0005, 0.001, 0.0015, 0.002, 0.003, 0.005, 0.0075,
+	0.01, 0.015, 0.025, 0.035, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 };
 
 void
@@ -376,6 +377,16 @@ sv_metrics_render(const struct sv_metrics *m, struct sbuf *out)
 	one(out, m, "pg2osync_full_reloads_total", "counter",
 	    "Full loads of every table because the stream's position was "
 	    "gone (a lost slot, a purged binlog).", m->full_reloads);
+	hist(out, m, "pg2osync_commit_to_streamed_seconds",
+	    "Time from a source commit to the source sending it to the "
+	    "capture (PostgreSQL: the walsender's send time, after the "
+	    "commit's WAL flush).", &m->streamed);
+	hist(out, m, "pg2osync_commit_to_received_seconds",
+	    "Time from a source commit to the capture reading it from the "
+	    "source.", &m->received);
+	hist(out, m, "pg2osync_commit_to_writer_seconds",
+	    "Time from a source commit to the writer reading it (the capture, "
+	    "the shaper and the pipes between).", &m->writer);
 	hist(out, m, "pg2osync_commit_to_indexed_seconds",
 	    "Time from a source commit to the target accepting its last "
 	    "write.", &m->indexed);

@@ -275,7 +275,7 @@ extern const char *const sv_reload_results[RL_N];
 
 /* metrics.c */
 
-#define SV_LAT_BUCKETS	16
+#define SV_LAT_BUCKETS	21
 
 /* a latency histogram (Prometheus buckets, seconds) */
 struct sv_hist {
@@ -305,6 +305,9 @@ struct sv_metrics {
 	struct sv_hist indexed;	/* source commit -> target accepted it */
 	struct sv_hist sent;	/* source commit -> its bulk request left the
 				 * writer: the pipeline's own share */
+	struct sv_hist streamed;	/* source commit -> the source sent it */
+	struct sv_hist received;	/* source commit -> the capture read it */
+	struct sv_hist writer;	/* source commit -> the writer read it */
 	/* the supervisor's own view, set before each render */
 	const char *source;	/* every series' source label; NULL: none */
 	int	 state;		/* enum sv_source_state */

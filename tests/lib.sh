@@ -57,6 +57,9 @@ P2O_TARGET=${P2O_TARGET:-opensearch}
 target_keys() {
 	if [ "$P2O_TARGET" != opensearch ]; then echo "  flavor: $P2O_TARGET"; fi
 }
+# has_module NAME: whether the target node has that module (a test that
+# can run its other parts without it)
+has_module() { [ "$P2O_TARGET" != elasticsearch ]; }
 # needs_module NAME... : the Elasticsearch integ-test node has none of
 # parent-join, ingest-common, reindex, lang-painless (not published for 8.x)
 needs_module() {

@@ -16,8 +16,18 @@ meili_start() {
 	cleanup_add $!
 	wait_for 10 curl -sf "$MEILI_URL/health"
 }
-meili_get() { curl -sS --max-time 30 "$MEILI_URL$1"; }
-meili_post() { curl -sS --max-time 30 -XPOST "$MEILI_URL$1"; }
+# with MEILI_MASTER_KEY set the server wants it: the tests' own requests
+# carry it from a curl config file, never an argv
+meili_curl() {
+	if [ -n "${MEILI_MASTER_KEY:-}" ]; then
+		printf 'header = "Authorization: Bearer %s"\n' "$MEILI_MASTER_KEY" > "$T/meili.curl"
+		curl -sS --max-time 30 -K "$T/meili.curl" "$@"
+	else
+		curl -sS --max-time 30 "$@"
+	fi
+}
+meili_get() { meili_curl "$MEILI_URL$1"; }
+meili_post() { meili_curl -XPOST "$MEILI_URL$1"; }
 # meili_tasks STATUS : how many tasks are in that status
 meili_tasks() { meili_get /_contract/state | jq -r ".$1"; }
 

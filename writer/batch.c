@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xio.h"
 #include "p2o.h"
 #include "writer.h"
 
@@ -124,6 +125,10 @@ batch_add(struct batch *b, const struct frame *f, struct p2o_err *err)
 		op->kind = k == MSG_COMMIT ? OP_COMMIT : OP_POS;
 		op->pos = pos.pos;
 		op->ts = pos.ts;
+		op->tx = pos.tx;
+		op->rx = pos.rx;
+		/* the latency breakdown: the pipes and the shaper end here */
+		op->in = now_us_wall();
 		/* the source's own text travels to the checkpoint untouched */
 		op->text = pos.text;
 		b->last_boundary = b->nops;
@@ -240,6 +245,9 @@ batch_report(const struct batch *b, struct msg_pos *d, struct jspan *mark)
 	d->pos = bound->pos;
 	d->text = bound->text;
 	d->ts = bound->ts;
+	d->tx = bound->tx;
+	d->rx = bound->rx;
+	d->in = bound->in;
 	return 1;
 }
 

@@ -71,6 +71,9 @@ struct op {
 	/* commit/pos */
 	uint64_t pos;
 	long long ts;		/* commit time in µs, 0 when absent */
+	long long tx, rx, in;	/* commit: when the source sent it, the
+				 * capture read it and the writer did, µs
+				 * (0: absent) */
 	char	*text;		/* commit/pos: the position's text; clear,
 				 * cascade: the index name (or glob); mark:
 				 * the raw JSON object */

@@ -1,5 +1,5 @@
 /*
- * elasticsearch.c - the Elasticsearch 8 target. Its data path, state
+ * elasticsearch.c - the Elasticsearch 8 and 9 target. Its data path, state
  * documents and index settings are the OpenSearch module's (the two speak
  * the same _bulk, external_gte versions, _mget, _settings and scroll):
  * this file holds what differs, the probe. A clear is the OpenSearch
@@ -21,7 +21,7 @@
 
 /* the Elasticsearch major versions this module was written and tested for */
 #define ES_MAJOR_MIN	8
-#define ES_MAJOR_MAX	8
+#define ES_MAJOR_MAX	9
 
 static void
 probe_call(struct http_call *call)
@@ -68,8 +68,8 @@ probe_answer(long status, const struct sbuf *resp, char *node,
 	}
 	if (major < ES_MAJOR_MIN || major > ES_MAJOR_MAX) {
 		snprintf(why, whylen, "target.flavor is elasticsearch but the "
-		    "node runs Elasticsearch %s; supported: %d.x", num,
-		    ES_MAJOR_MIN);
+		    "node runs Elasticsearch %s; supported: %d.x to %d.x", num,
+		    ES_MAJOR_MIN, ES_MAJOR_MAX);
 		return TA_REFUSED;
 	}
 	snprintf(node, nodelen, "elasticsearch %s", num);

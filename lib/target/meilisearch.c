@@ -610,4 +610,6 @@ const struct target_module target_meilisearch = {
 	.state_place = "files under target.state_dir",
 	.caps = TCAP_ASYNC_TASKS,
 	.ops = &ops,
+	/* a Meilisearch key, master or API, is a bearer token */
+	.api_key_scheme = "Bearer",
 };

@@ -18,7 +18,7 @@
 #define OS_MAJOR_MAX	3
 
 /*
- * The operations Elasticsearch 8 answers as OpenSearch does (the same
+ * The operations Elasticsearch 8 and 9 answer as OpenSearch does (the same
  * bulk action lines, external_gte versions, _mget, settings, state
  * documents): both modules' tables start with these, and differ in the
  * probe and in how a clear deletes.

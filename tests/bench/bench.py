@@ -14,10 +14,16 @@ the same explicit mapping, on the same tables:
   3. big txn     STREAM rows in one transaction: seconds from its COMMIT
                  returning until _count (after _refresh) holds them all
   4. many txns   STREAM rows as transactions of 100 from one client: seconds
-                 from the first COMMIT until all are counted
-  5. latency     single-row updates every 50 ms; commit -> the new value seen
-                 by a realtime GET by id, p50/p99, beside the pipeline's own
-                 histogram
+                 from the first COMMIT until all are counted, and from the
+                 last (the client's end) until all are: the tool's own lag
+  5. latency     single-row updates every 50 ms from one psql session;
+                 commit -> the new value seen by a realtime GET by id,
+                 p50/p99; beside it the node's floor, measured just before:
+                 the same updates as single-document _bulk requests from a
+                 minimal client, timed from the send, seen by the same
+                 poller; and the pipeline's own histograms, commit ->
+                 received by the capture -> read by the writer -> sent ->
+                 answered
   6. cost        peak RSS summed over the tool's process tree (helpers apart),
                  CPU seconds per 100k rows from /proc/<pid>/stat
   7. content     the count, and a sample of documents compared with the table
@@ -30,7 +36,8 @@ Environment: BENCH_TOOLS (pg2osync,pgsync,debezium), BENCH_PEER_ROWS,
 BENCH_PEER_WIDE_ROWS, BENCH_PEER_STREAM_ROWS (smaller counts for the peers'
 slow rows, to shorten a run; by default every tool gets the same rows),
 BENCH_STREAM_ROWS, BENCH_UPDATES, BENCH_BATCH, BENCH_OUT,
-P2O_BIN, P2O_CACHE."""
+P2O_BIN, P2O_CACHE; BENCH_ONLY=latency runs the latency row alone, for
+pg2osync, and prints it."""
 import http.client
 import json
 import os
@@ -730,14 +737,39 @@ def stream_many(tool, table, index, base, s):
     if t1 is None:
         r["error"] = f"{got - base} of {s} rows after 300 s"
     else:
-        r["seconds"] = time.time() - (time.monotonic() - t1) - first
+        done = time.time() - (time.monotonic() - t1)
+        r["seconds"] = done - first
+        # the pipeline's own lag: the client is done at its last commit
+        r["after_last_s"] = done - c1
     return r
 
 
-def latency(tool, table, index, tag):
-    """UPDATES single-row updates, one every EVERY seconds, each to a row of
-    its own; a poller GETs (realtime) every pending id until the new name is
-    there"""
+class Session:
+    """one psql session for the whole latency row: a psql per update would
+    put a process start on the machine at the moment each change travels,
+    in every tool's numbers alike"""
+
+    def __init__(self):
+        self.p = subprocess.Popen(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                  bufsize=1)
+
+    def run(self, sql):
+        """sql committed when this returns (autocommit)"""
+        self.p.stdin.write(f"{sql};\n\\echo .\n")
+        if self.p.stdout.readline().strip() != ".":
+            raise RuntimeError(f"psql session ended: {sql[:80]}")
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
+
+
+def visible(index, write):
+    """UPDATES single-row changes, one every EVERY seconds, each to a document
+    of its own, made by write(i, want, watch); a poller GETs (realtime)
+    every watched id until the new name is there. The clock of each starts
+    at watch() and stops at the GET that sees it."""
     pending, lat, lock = {}, [], threading.Lock()
     done = threading.Event()
 
@@ -761,23 +793,116 @@ def latency(tool, table, index, tag):
     th = threading.Thread(target=poll)
     th.start()
     start = time.monotonic()
-    for k in range(UPDATES):
-        i = k + 1
-        want = f"upd {tag} {i}"
-        nxt = start + k * EVERY
-        time.sleep(max(0, nxt - time.monotonic()))
-        psql(f"update {table} set name = '{want}' where id = {i}")
-        with lock:
-            pending[i] = (want, time.monotonic())
-    done.set()
-    th.join()
-    lat.sort()
-    r = {"updates": UPDATES, "seen": len(lat)}
+    try:
+        for k in range(UPDATES):
+            i = k + 1
+            want = f"upd {i} {random.random()}"
+            nxt = start + k * EVERY
+            time.sleep(max(0, nxt - time.monotonic()))
+
+            def watch():
+                with lock:
+                    pending[i] = (want, time.monotonic())
+            write(i, want, watch)
+    finally:
+        done.set()
+        th.join()
+    return quantiles(lat, UPDATES)
+
+
+def quantiles(lat, n):
+    lat = sorted(lat)
+    r = {"updates": n, "seen": len(lat)}
     if lat:
         r.update(p50_ms=lat[len(lat) // 2] * 1000,
                  p99_ms=lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000,
                  max_ms=lat[-1] * 1000)
     return r
+
+
+def latency(tool, table, index, tag):
+    """the tool: an UPDATE committed -> its document seen"""
+    s = Session()
+
+    def write(i, want, watch):
+        s.run(f"update {table} set name = '{want}' where id = {i}")
+        watch()
+
+    try:
+        return visible(index, write)
+    finally:
+        s.close()
+
+
+FLOOR_INDEX = "bench_floor"
+
+
+def floor():
+    """the node's own latency, what a minimal client gets for the work the
+    pipeline does per change: one single-document _bulk (the same entry
+    form: an external version) on a keep-alive connection, watched by the
+    same poller from the moment the _bulk is sent."""
+    NODE.fresh(FLOOR_INDEX, "narrow")
+    c = Node(os.environ["OS_URL"])
+    body = "".join(f'{{"index":{{"_index":"{FLOOR_INDEX}","_id":"{i}","version":1,'
+                   f'"version_type":"external_gte"}}}}\n{{"id":{i},"name":"row {i}"}}\n'
+                   for i in range(1, UPDATES + 1))
+    c.req("POST", "/_bulk?refresh=true", body, "application/x-ndjson")
+    version = [1]
+
+    def write(i, want, watch):
+        version[0] += 1
+        entry = (f'{{"index":{{"_index":"{FLOOR_INDEX}","_id":"{i}","version":{version[0]},'
+                 f'"version_type":"external_gte"}}}}\n{{"id":{i},"name":"{want}"}}\n')
+        # watched from before the request: the node may show the change
+        # before it answers (the answer waits for the translog's fsync)
+        watch()
+        st, data = c.req("POST", "/_bulk?filter_path=errors", entry, "application/x-ndjson")
+        if st != 200 or json.loads(data).get("errors"):
+            raise RuntimeError(f"floor _bulk: {st} {data[:200]}")
+
+    try:
+        return visible(FLOOR_INDEX, write)
+    finally:
+        NODE.req("DELETE", f"/{FLOOR_INDEX}")
+
+
+def latency_row(tool, table, index, tag):
+    """the tool's latency beside the node's floor, measured right before it,
+    and the pipeline's own breakdown of the same updates"""
+    f = floor()
+    m0 = tool.metrics() if hasattr(tool, "metrics") else ""
+    r = latency(tool, table, index, tag)
+    r["floor"] = f
+    if m0:
+        m1 = tool.metrics()
+        r["own_metric"] = {h: hist_quantiles(hist(m0, f"pg2osync_{h}_seconds"),
+                                             hist(m1, f"pg2osync_{h}_seconds"))
+                           for h in OWN_HISTS}
+    return r
+
+
+# the pipeline's histograms (metrics.c), commit -> each stage
+OWN_HISTS = ("commit_to_streamed", "commit_to_received", "commit_to_writer", "commit_to_sent", "commit_to_indexed")
+
+
+def latency_only():
+    """BENCH_ONLY=latency: the latency row alone, pg2osync on a table of
+    ROWS narrow rows, for working on the latency without the whole run"""
+    make_table("narrow", "narrow", max(ROWS, UPDATES))
+    tool = Pg2osync()
+    # the streaming rows of the whole run use the tool the last load left
+    # running: CONCS[-1] requests open
+    r, meter = load(tool, "narrow", "narrow", max(ROWS, UPDATES), CONCS[-1], keep=True)
+    if meter is None:
+        raise RuntimeError(f"load: {r}")
+    try:
+        out = latency_row(tool, "narrow", r["index"], "p2o")
+    finally:
+        meter.stop()
+        tool.stop()
+        NODE.req("DELETE", f"/{r['index']}")
+    print(json.dumps(out, indent=1))
 
 
 def streaming(tool, meter, table, index, base, s, variant):
@@ -787,11 +912,7 @@ def streaming(tool, meter, table, index, base, s, variant):
     out["many"] = stream_many(tool, table, index, base + s, s)
     c1 = meter.sample()
     out["cpu_per_100k"] = {k: (c1[k] - c0[k]) * 100000 / (2 * s) for k in c1}
-    m0 = tool.metrics() if hasattr(tool, "metrics") else ""
-    out["latency"] = latency(tool, table, index, variant or "p2o")
-    if m0:
-        h = "pg2osync_commit_to_indexed_seconds"
-        out["latency"]["own_metric"] = hist_quantiles(hist(m0, h), hist(tool.metrics(), h))
+    out["latency"] = latency_row(tool, table, index, variant or "p2o")
     time.sleep(1)
     out["content"] = content(table, "narrow", index, base + 2 * s)
     return out
@@ -889,6 +1010,9 @@ def main():
 
 if __name__ == "__main__":
     try:
-        main()
+        if os.environ.get("BENCH_ONLY") == "latency":
+            latency_only()
+        else:
+            main()
     finally:
         kill_started()

@@ -76,6 +76,14 @@ def secs(part):
     return f
 
 
+def lag(v):
+    """the many row from the client's last commit: the pipeline's own lag"""
+    m = v.get("many", {})
+    if "after_last_s" not in m:
+        return "-"
+    return f"{m['after_last_s']:.2f} s"
+
+
 def client(v):
     """what the tool costs the application: triggers make inserts slower"""
     b, m = v.get("big", {}), v.get("many", {})
@@ -84,8 +92,10 @@ def client(v):
     return f"{b['commit_s']:.1f}/{m['commit_s']:.1f} s"
 
 
-def lat(v):
+def lat(v, floor=False):
     r = v.get("latency")
+    if r and floor:
+        r = r.get("floor")
     if not r or "p50_ms" not in r:
         return "FAILED*"
     s = f"{r['p50_ms']:.0f}/{r['p99_ms']:.0f} ms"
@@ -94,11 +104,14 @@ def lat(v):
     return s
 
 
-def own(v):
-    m = (v.get("latency") or {}).get("own_metric")
-    if not m:
-        return "-"
-    return f"<={m['p50_le_ms']:g}/<={m['p99_le_ms']:g} ms"
+def own(seg):
+    """one segment of the pipeline's breakdown: bucket bounds, not values"""
+    def cell(v):
+        m = ((v.get("latency") or {}).get("own_metric") or {}).get(seg)
+        if not m:
+            return "-"
+        return f"<={m['p50_le_ms']:g}/<={m['p99_le_ms']:g} ms"
+    return cell
 
 
 def rss(name, key="peak_rss_mb"):
@@ -163,10 +176,16 @@ rows = [
     ("%s in 1 txn, COMMIT->all" % S, "", lambda n: variants(n, secs("big"))),
     ("%s as %d txns, 1st->all" % (S, res["stream_rows"] // 100), "",
      lambda n: variants(n, secs("many"))),
+    ("  last COMMIT->all", "", lambda n: variants(n, lag)),
     ("  client's insert, 1/%d txns" % (res["stream_rows"] // 100), "",
      lambda n: variants(n, client)),
     ("update->GET p50/p99", "", lambda n: variants(n, lat)),
-    ("  own histogram p50/p99", "", lambda n: variants(n, own)),
+    ("  node's floor, just before", "", lambda n: variants(n, lambda v: lat(v, True))),
+    ("  own: commit->source sent", "", lambda n: variants(n, own("commit_to_streamed"))),
+    ("  own: commit->received", "", lambda n: variants(n, own("commit_to_received"))),
+    ("  own: commit->writer", "", lambda n: variants(n, own("commit_to_writer"))),
+    ("  own: commit->sent", "", lambda n: variants(n, own("commit_to_sent"))),
+    ("  own: commit->answered", "", lambda n: variants(n, own("commit_to_indexed"))),
     ("peak RSS", "", rss),
     ("  peak PSS (shared pages once)", "", lambda n: rss(n, "peak_pss_mb")),
     ("CPU/100k load narrow 4", "", cpu_load("narrow_4")),
@@ -188,8 +207,12 @@ notes = [f"{res['machine']}; {res.get('servers', '')}; batch {res['batch']} docu
          "load: rows/s from the tool's start until the index's indexing stats (read without a refresh) count every row, "
          "confirmed by _count; "
          "(%) = of raw _bulk of our documents at the same batch and requests open at once.",
-         "streaming: _count after _refresh, polled every 0.1 s. latency: "
-         f"{res['updates']} single-row updates 50 ms apart, realtime GET by id polled every ms.",
+         "streaming: _count after _refresh, polled every 0.1 s (last COMMIT->all: from the client's "
+         "end, so within 0.1 s). latency: "
+         f"{res['updates']} single-row updates 50 ms apart from one psql session, realtime GET by id polled every ms; "
+         "the floor: the same documents as single-document _bulk requests from a minimal client, "
+         "timed from the send; own: the pipeline's histograms from the source's commit time "
+         "(which precedes the commit's WAL flush), bucket bounds.",
          "CPU: utime+stime of the tool's process tree (children included) per 100k rows; "
          "RSS: peak of the tree's sum; helpers (Redis) after '+'."]
 for n in tools:

@@ -31,6 +31,10 @@ What the documentation says, and this server does:
     /indexes/{uid}/documents?offset=&limit= {"results", "offset", "limit",
     "total"}.
   - A body that is not JSON is answered 400 malformed_payload at once.
+  - With a master key (the environment's MEILI_MASTER_KEY, so it is on no
+    argv), every route but /health needs "Authorization: Bearer <key>":
+    without the header 401 missing_authorization_header, with another key
+    403 invalid_api_key (type auth).
 
 For the tests only, under /_contract (no Meilisearch route starts so):
   POST /_contract/hold     no task is started until released: tasks stay
@@ -43,6 +47,7 @@ For the tests only, under /_contract (no Meilisearch route starts so):
                            "failed"} counts
 """
 import datetime
+import os
 import http.server
 import json
 import re
@@ -55,6 +60,7 @@ import urllib.parse
 PORT = int(sys.argv[1])
 DELAY = (int(sys.argv[2]) if len(sys.argv) > 2 else 30) / 1000.0
 VERSION = "1.11.3"
+MASTER_KEY = os.environ.get("MEILI_MASTER_KEY") or None
 ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,511}$")
 LINK = "https://docs.meilisearch.com/errors#"
 
@@ -233,6 +239,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
         body, bad = self.body() if method in ("POST", "PUT") else (None, None)
         if bad:
             return self.send(400, bad)
+        if MASTER_KEY and parts[:1] != ["_contract"] and parts != ["health"]:
+            auth = self.headers.get("Authorization")
+            if auth is None:
+                return self.send(401, error(
+                    "missing_authorization_header", "The Authorization "
+                    "header is missing. It must use the bearer "
+                    "authorization method.", "auth"))
+            if auth != "Bearer " + MASTER_KEY:
+                return self.send(403, error(
+                    "invalid_api_key", "The provided API key is invalid.",
+                    "auth"))
         if parts[:1] == ["_contract"]:
             with lock:
                 if parts[1:] == ["hold"]:

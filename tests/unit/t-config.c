@@ -209,8 +209,8 @@ test_defaults(void)
 	ok(cfg.target_username == NULL && cfg.target_password == NULL,
 	    "no target credentials");
 	is_int(cfg.batch_size, 1000, "default batch_size");
-	is_int(cfg.batch_max_bytes, 5 * 1024 * 1024,
-	    "default batch_max_bytes");
+	is_int(cfg.batch_max_bytes, 4 * 1024 * 1024,
+	    "default batch_max_bytes: half the bodies' budget at one request");
 	is_int(cfg.checkpoint_interval_ms, 1000, "default checkpoint");
 	is_int(cfg.write_concurrency, 1, "default write_concurrency");
 	ok(!config_quarantine(&cfg), "default on_permanent_rejection: halt");
@@ -246,6 +246,14 @@ test_defaults(void)
 	    cfg.source_kind == SOURCE_POSTGRES, "conninfo is postgres");
 	config_release(&cfg);
 
+	ok(load(MIN "engine:\n  write_concurrency: 4\n", &cfg, err,
+	    sizeof(err)) == 0 && cfg.batch_max_bytes == (8 << 20) / 5,
+	    "four requests open: five bodies share the budget");
+	config_release(&cfg);
+	ok(load(MIN "engine:\n  write_concurrency: 4\n  batch_max_bytes: 5MiB\n",
+	    &cfg, err, sizeof(err)) == 0 && cfg.batch_max_bytes == 5 << 20,
+	    "a batch_max_bytes set is kept whatever the concurrency");
+	config_release(&cfg);
 	ok(load(MIN "engine:\n  batch_max_bytes: \"5MB\"\n", &cfg, err,
 	    sizeof(err)) == 0 && cfg.batch_max_bytes == 5000000,
 	    "\"5MB\" is 5000000 bytes");

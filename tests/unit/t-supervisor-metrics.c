@@ -360,6 +360,9 @@ main(void)
 	sv_hist_observe(&m.indexed, 20000000);	/* 20 s: only +Inf */
 	sv_hist_observe(&m.indexed, -5);		/* skew: 0 */
 	sv_hist_observe(&m.sent, 200);		/* the pipeline's share */
+	sv_hist_observe(&m.streamed, 900);	/* the breakdown: 0.9 ms */
+	sv_hist_observe(&m.received, 1200);	/* 1.2 ms */
+	sv_hist_observe(&m.writer, 2500);
 	m.reconnects = 2;
 	m.checkpoint_position = 22817480;
 	m.position_confirmed = 22817400;
@@ -368,10 +371,22 @@ main(void)
 
 	is_int(check_format(out.buf, &families), 0,
 	    "every line is HELP, TYPE or a sample of the typed family");
-	is_int(families, MC_N - 4 + 11, "the families of the counter table (events_total and documents_total hold several), and eleven of the supervisor's own");
+	is_int(families, MC_N - 4 + 14, "the families of the counter table (events_total and documents_total hold several), and fourteen of the supervisor's own");
 	is_str(sample(out.buf,
 	    "pg2osync_commit_to_sent_seconds_bucket{le=\"0.00025\"}", v,
 	    sizeof(v)), "1", "commit to sent: its own histogram");
+	is_str(sample(out.buf,
+	    "pg2osync_commit_to_streamed_seconds_bucket{le=\"0.001\"}", v,
+	    sizeof(v)), "1", "commit to streamed: the source's own share");
+	is_str(sample(out.buf,
+	    "pg2osync_commit_to_received_seconds_bucket{le=\"0.0015\"}", v,
+	    sizeof(v)), "1", "commit to received: its own, with a 1.5 ms bound");
+	is_str(sample(out.buf,
+	    "pg2osync_commit_to_writer_seconds_bucket{le=\"0.002\"}", v,
+	    sizeof(v)), "0", "commit to writer: 2.5 ms is above the 2 ms bound");
+	is_str(sample(out.buf,
+	    "pg2osync_commit_to_writer_seconds_bucket{le=\"0.003\"}", v,
+	    sizeof(v)), "1", "commit to writer: and below 3 ms");
 	is_str(sample(out.buf, "pg2osync_events_total{type=\"insert\"}", v,
 	    sizeof(v)), "19", "events insert");
 	is_str(sample(out.buf, "pg2osync_events_total{type=\"truncate\"}", v,
@@ -431,7 +446,7 @@ main(void)
 			p++;
 		}
 	}
-	is_int(i, 17, "16 buckets from 0.1 ms to 10 s, and +Inf");
+	is_int(i, 22, "21 buckets from 0.1 ms to 10 s, and +Inf");
 
 	/* every state always has a series, the current one at 1 */
 	m.state = SS_BACKOFF;
