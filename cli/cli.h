@@ -244,9 +244,6 @@ int	docs_scan(const struct config *, const unsigned char *want,
 int	relay_rows(const struct config *, const struct sync_section *s,
 	    const char *where, const char *into, uint64_t *written,
 	    uint64_t *dropped, struct p2o_err *);
-/* a section by its name, its table or schema.table, or NULL */
-const struct sync_section *cli_section(const struct config *,
-	    const char *name);
 
 /* writes.c: verify's repairs and reconcile's deletes */
 

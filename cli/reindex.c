@@ -265,7 +265,7 @@ run(const struct verb *v, int argc, char **argv)
 		return rc;
 	p2o_err_clear(&e);
 	rc = P2O_EXIT_CONFIG;
-	if ((s = cli_section(&cfg, table)) == NULL) {
+	if ((s = config_find_named(&cfg, table)) == NULL) {
 		rc = cli_usage(v, "no sync section is '%s'", table);
 		goto out;
 	}

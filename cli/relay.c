@@ -133,16 +133,3 @@ relay_rows(const struct config *cfg, const struct sync_section *s,
 	sbuf_release(&r.obj);
 	return rc;
 }
-
-const struct sync_section *
-cli_section(const struct config *cfg, const char *name)
-{
-	int i;
-
-	for (i = 0; i < cfg->nsyncs; i++)
-		if (strcmp(cfg->syncs[i].name, name) == 0 ||
-		    strcmp(cfg->syncs[i].table, name) == 0 ||
-		    strcmp(cfg->syncs[i].rel, name) == 0)
-			return &cfg->syncs[i];
-	return NULL;
-}

@@ -61,7 +61,7 @@ run(const struct verb *v, int argc, char **argv)
 		return cli_usage(v, "--table is required");
 	if ((rc = cli_config(path, CONFIG_SECRET_TARGET, &cfg)) != 0)
 		return rc;
-	if ((s = cli_section(&cfg, table)) == NULL) {
+	if ((s = config_find_named(&cfg, table)) == NULL) {
 		rc = cli_usage(v, "no sync section is '%s'", table);
 		goto out;
 	}

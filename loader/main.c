@@ -156,20 +156,6 @@ static const struct stage_spec spec = {
 	.stats_ms = 0,
 };
 
-/* a section by its name, its table or schema.table */
-static const struct sync_section *
-section_named(const struct config *cfg, const char *name)
-{
-	int i;
-
-	for (i = 0; i < cfg->nsyncs; i++)
-		if (strcmp(cfg->syncs[i].name, name) == 0 ||
-		    strcmp(cfg->syncs[i].table, name) == 0 ||
-		    strcmp(cfg->syncs[i].rel, name) == 0)
-			return &cfg->syncs[i];
-	return NULL;
-}
-
 /* --count: the rows a load of the table would copy, on stdout */
 static int
 count_table(struct loader *ld, const struct sync_section *sec)
@@ -250,7 +236,7 @@ main(int argc, char **argv)
 				    "names table '%s', which no sync section "
 				    "configures", jobs[i].table);
 	} else if (ld.only != NULL) {
-		if ((sec = section_named(&cfg, ld.only)) == NULL)
+		if ((sec = config_find_named(&cfg, ld.only)) == NULL)
 			fatalx(P2O_EXIT_USAGE, "--table '%s': no sync section "
 			    "is named so or reads that table", ld.only);
 		jobs = xcalloc(1, sizeof(*jobs));
