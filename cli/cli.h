@@ -11,7 +11,12 @@
  *   mapping.c     a column's type -> an index field mapping (init)
  *   init.c, validate.c, setup_sql.c, bootstrap.c, status.c (+
  *   status_pg.c, status_my.c), drop_slot.c, run.c, rejects.c,
- *   verify.c (+ verify_doc.c, verify_rows.c): the verbs
+ *   verify.c (+ verify_doc.c, verify_rows.c), resnapshot.c,
+ *   reconcile.c, reindex.c, switch_alias.c: the verbs
+ *   relay.c       rows written as a load writes them (resnapshot,
+ *                 reindex)
+ *   writes.c      the versioned writes and deletes verify --repair and
+ *                 reconcile --delete send
  *
  * validate's report and checks are lib/validate's (validate/check.h),
  * which the supervisor's reload runs too.
@@ -26,6 +31,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "config.h"
 #include "err.h"
@@ -204,6 +210,54 @@ void	vtab_name(const struct vtab *, const struct ventry *, char *buf,
 int	vtab_write(const struct vtab *, const struct ventry *,
 	    struct target_write *);
 
+/* a stored document no row renders (verify's and reconcile's orphans):
+ * its index, id and routing kept raw */
+struct orphan {
+	size_t	 off;		/* index, id, routing raw in the buffer */
+	size_t	 ilen, idlen, rlen;
+};
+struct olist {
+	struct orphan *o;
+	int	 n, cap;
+	struct sbuf buf;
+};
+struct target_doc;
+void	olist_init(struct olist *);
+void	olist_release(struct olist *);
+void	olist_add(struct olist *, const struct target_doc *);
+/* the delete of orphan i, its routing kept (spans into the list, version
+ * unset) */
+void	olist_delete(const struct olist *, int i, struct target_write *);
+
+/* every stored document of the indices (or globs) of the sections want
+ * flags, each index once, to fn through the target's scan: 0, or -1 */
+int	docs_scan(const struct config *, const unsigned char *want,
+	    struct target_conn *, int (*fn)(void *, const struct target_doc *),
+	    void *arg, uint64_t *requests, struct p2o_err *);
+
+/* relay.c: rows written as a load writes them */
+
+/* section s's table (with where: only the rows matching it) through the
+ * loader, the shaper and the writer; into: the index to write to instead
+ * of the section's (NULL: its own). Deletes are left out. *written counts
+ * the documents sent, *dropped the deletes left out. 0, or -1 with err */
+int	relay_rows(const struct config *, const struct sync_section *s,
+	    const char *where, const char *into, uint64_t *written,
+	    uint64_t *dropped, struct p2o_err *);
+
+/* writes.c: verify's repairs and reconcile's deletes */
+
+/* "index/id" of raw JSON strings, for messages */
+void	cli_doc_name(struct jspan index, struct jspan id, char *buf,
+	    size_t len);
+/* the n writes (each with its version), in bulk requests counted in
+ * *requests; a line per key: "<done>: index/id", or "not <done>: ..."
+ * with the target's reason (a newer version held, a refusal); *fixed
+ * counts those done. 0, or -1 with err when a request failed */
+int	cli_send_writes(struct target_conn *, const struct target_write *w,
+	    int n, const char *done, int *fixed, uint64_t *requests,
+	    struct p2o_err *);
+
 /* verify_rows.c: the rows as the pipeline renders them */
 
 /* every row of cfg's tables read by the loader and shaped by the shaper
@@ -213,5 +267,20 @@ int	vtab_write(const struct vtab *, const struct ventry *,
 int	verify_rows(const struct config *,
 	    int (*fn)(void *arg, const struct msg_op *), void *arg,
 	    uint64_t *rows, struct p2o_err *);
+/* the same with the loader's own arguments after its -c (lextra, NULL
+ * ended, at most 12: a table, a scope), every index and delete operation
+ * to fn with its frame; *rows counts the index operations */
+struct frame;
+int	shape_rows(const struct config *, char *const *lextra,
+	    int (*fn)(void *arg, const struct frame *, const struct msg_op *),
+	    void *arg, uint64_t *rows, struct p2o_err *);
+/* which sections --table T names (all for NULL), and every one sharing
+ * their index: a heap flag per section, or NULL when none is T */
+unsigned char *rows_choose(const struct config *, const char *table);
+/* argv with stdin from in (-1: /dev/null), stdout to out, fd 4 from load
+ * (-1: none), every other descriptor closed: its pid, or -1 */
+pid_t	rows_spawn(char *const argv[], int in, int out, int load);
+/* its end: 0 when it exited 0, else -1 with err carrying its exit code */
+int	rows_reap(pid_t pid, const char *name, struct p2o_err *);
 
 #endif

@@ -14,7 +14,8 @@
 
 extern const struct verb verb_init, verb_validate, verb_setup_sql,
     verb_bootstrap, verb_status, verb_drop_slot, verb_run, verb_rejects,
-    verb_verify;
+    verb_verify, verb_resnapshot, verb_reconcile, verb_reindex,
+    verb_switch_alias;
 
 /* in the order pg2osync --help lists them: the order of first use */
 const struct verb *const cli_verbs[] = {
@@ -27,6 +28,10 @@ const struct verb *const cli_verbs[] = {
 	&verb_drop_slot,
 	&verb_rejects,
 	&verb_verify,
+	&verb_resnapshot,
+	&verb_reconcile,
+	&verb_reindex,
+	&verb_switch_alias,
 	NULL,
 };
 
@@ -40,7 +45,7 @@ usage(FILE *f)
 	    "Keeps OpenSearch indices in sync with PostgreSQL, MySQL and "
 	    "MariaDB tables.\nThe verbs:\n\n", f);
 	for (i = 0; cli_verbs[i] != NULL; i++)
-		fprintf(f, "  %-11s %s\n", cli_verbs[i]->name,
+		fprintf(f, "  %-12s %s\n", cli_verbs[i]->name,
 		    cli_verbs[i]->summary);
 	fputs("\nEvery verb takes -c FILE (default " CLI_DEFAULT_CONFIG
 	    ") and --help; man pg2osync-VERB\ndescribes each. "

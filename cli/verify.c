@@ -23,9 +23,6 @@
 
 enum { O_TABLE = 0x100, O_REPAIR };
 
-/* writes in one bulk request of a repair */
-#define CHUNK	500
-
 static const struct cli_opt opts[] = {
 	CLI_OPT_CONFIG,
 	{ "table", O_TABLE, "T", "only the sync section T (its name, its "
@@ -34,12 +31,6 @@ static const struct cli_opt opts[] = {
 	    "documents again and delete the orphans" },
 	CLI_OPT_HELP,
 	{ NULL, 0, NULL, NULL }
-};
-
-/* a stored document no row renders */
-struct orphan {
-	size_t	 off;		/* index, id, routing raw in the buffer */
-	size_t	 ilen, idlen, rlen;
 };
 
 struct verify {
@@ -51,9 +42,7 @@ struct verify {
 	uint64_t rows, docs, requests;
 	int	*differ;	/* entries that differ */
 	int	 ndiffer, capdiffer;
-	struct orphan *orph;
-	int	 norph, caporph;
-	struct sbuf obuf;
+	struct olist orph;
 	int	 nmissing;
 };
 
@@ -97,44 +86,18 @@ on_row_keep(void *arg, const struct msg_op *m)
 	return 0;
 }
 
-static void
-name_of(struct jspan index, struct jspan id, char *buf, size_t len)
-{
-	char a[256], b[512];
-
-	if (jstr_copy(index, a, sizeof(a)) == -1)
-		snprintf(a, sizeof(a), "(long name)");
-	if (jstr_copy(id, b, sizeof(b)) == -1)
-		snprintf(b, sizeof(b), "(long id)");
-	snprintf(buf, len, "%s/%s", a, b);
-}
-
 static int
 on_doc(void *arg, const struct target_doc *d)
 {
 	struct verify *vf = arg;
 	struct ventry *e;
-	struct orphan *o;
 	char name[800];
 
 	vf->docs++;
 	if ((e = vtab_get(&vf->tab, d->index, d->id)) == NULL) {
-		name_of(d->index, d->id, name, sizeof(name));
+		cli_doc_name(d->index, d->id, name, sizeof(name));
 		printf("orphan: %s\n", name);
-		if (vf->norph == vf->caporph) {
-			vf->caporph = vf->caporph ? vf->caporph * 2 : 64;
-			vf->orph = xrealloc(vf->orph, (size_t)vf->caporph *
-			    sizeof(*vf->orph));
-		}
-		o = &vf->orph[vf->norph++];
-		o->off = vf->obuf.len;
-		o->ilen = d->index.n;
-		o->idlen = d->id.n;
-		o->rlen = d->routing.p ? d->routing.n : 0;
-		sbuf_add(&vf->obuf, d->index.p, d->index.n);
-		sbuf_add(&vf->obuf, d->id.p, d->id.n);
-		if (d->routing.p)
-			sbuf_add(&vf->obuf, d->routing.p, d->routing.n);
+		olist_add(&vf->orph, d);
 		return 0;
 	}
 	e->seen = 1;
@@ -151,93 +114,6 @@ on_doc(void *arg, const struct target_doc *d)
 	return 0;
 }
 
-/* the indices (or globs) of the compared sections, each once */
-static int
-scan_all(struct verify *vf, struct target_conn *tc, struct p2o_err *e)
-{
-	const struct sync_section *s, *t;
-	const char *name;
-	int i, j, dup;
-
-	for (i = 0; i < vf->cfg->nsyncs; i++) {
-		s = &vf->cfg->syncs[i];
-		if (!vf->want[i])
-			continue;
-		name = s->index_templated ? s->index_glob : s->index;
-		for (dup = 0, j = 0; j < i && !dup; j++) {
-			t = &vf->cfg->syncs[j];
-			dup = vf->want[j] && strcmp(name, t->index_templated ?
-			    t->index_glob : t->index) == 0;
-		}
-		if (!dup && vf->tm->scan->scan(tc, name, on_doc, vf,
-		    &vf->requests, e) == -1)
-			return -1;
-	}
-	return 0;
-}
-
-/* the writes of a repair, CHUNK at a time: how many the target took */
-static int
-send_writes(struct verify *vf, struct target_conn *tc,
-    const struct target_write *w, int n, int *fixed, struct p2o_err *e)
-{
-	const struct target_ops *ops = tc->mod->ops;
-	struct sbuf arena = SBUF_INIT, resp = SBUF_INIT;
-	struct item_result *items;
-	struct target_entry te;
-	struct http_call call;
-	char why[512], name[800];
-	long status;
-	int i, k, m, rc = -1;
-
-	items = xcalloc(CHUNK, sizeof(*items));
-	for (i = 0; i < n; i += m) {
-		m = n - i < CHUNK ? n - i : CHUNK;
-		sbuf_reset(&arena);
-		for (k = 0; k < m; k++)
-			if (ops->encode(&arena, &w[i + k], &te, e) == -1)
-				goto out;
-		ops->bulk_call(arena.buf, arena.len, &call);
-		vf->requests++;
-		if (target_request(tc, &call, &resp, &status, e) == -1)
-			goto out;
-		if (ops->bulk_answer(status, resp.buf, resp.len, m, items, why,
-		    sizeof(why)) != TA_OK) {
-			p2o_fail(e, status == 401 || status == 403 ?
-			    P2O_EXIT_AUTH : P2O_EXIT_TEMPFAIL, "repair: bulk "
-			    "request failed (HTTP %ld): %s", status, why);
-			goto out;
-		}
-		for (k = 0; k < m; k++) {
-			name_of(w[i + k].index, w[i + k].id, name,
-			    sizeof(name));
-			switch (items[k].verdict) {
-			case ITEM_OK:
-			case ITEM_NOTFOUND:
-				printf("repaired: %s\n", name);
-				(*fixed)++;
-				break;
-			case ITEM_CONFLICT:
-				printf("not repaired: %s: the index holds a "
-				    "version newer than the checkpoint\n",
-				    name);
-				break;
-			default:
-				printf("not repaired: %s: %s: %s\n", name,
-				    items[k].type[0] ? items[k].type : "error",
-				    items[k].reason);
-				break;
-			}
-		}
-	}
-	rc = 0;
-out:
-	free(items);
-	sbuf_release(&arena);
-	sbuf_release(&resp);
-	return rc;
-}
-
 /*
  * The rows are read a second time for the documents to write, which are
  * kept this time and only those: a repair's memory goes with what is
@@ -250,7 +126,6 @@ repair(struct verify *vf, struct target_conn *tc, uint64_t version,
     int *fixed, struct p2o_err *e)
 {
 	struct target_write *w;
-	struct orphan *o;
 	uint64_t rows = 0;
 	char name[800];
 	int i, n = 0, rc;
@@ -263,7 +138,7 @@ repair(struct verify *vf, struct target_conn *tc, uint64_t version,
 	if ((vf->ndiffer || vf->nmissing) &&
 	    verify_rows(vf->cfg, on_row_keep, vf, &rows, e) == -1)
 		return -1;
-	w = xcalloc((size_t)(vf->ndiffer + vf->nmissing + vf->norph) + 1,
+	w = xcalloc((size_t)(vf->ndiffer + vf->nmissing + vf->orph.n) + 1,
 	    sizeof(*w));
 	for (i = 0; i < vf->tab.n; i++) {
 		if (!vf->tab.e[i].repair)
@@ -275,49 +150,13 @@ repair(struct verify *vf, struct target_conn *tc, uint64_t version,
 			printf("not repaired: %s: its row is gone\n", name);
 		}
 	}
-	for (i = 0; i < vf->norph; i++) {
-		o = &vf->orph[i];
-		w[n].del = 1;
-		w[n].index.p = vf->obuf.buf + o->off;
-		w[n].index.n = o->ilen;
-		w[n].id.p = w[n].index.p + o->ilen;
-		w[n].id.n = o->idlen;
-		if (o->rlen) {
-			w[n].routing.p = w[n].id.p + o->idlen;
-			w[n].routing.n = o->rlen;
-		}
+	for (i = 0; i < vf->orph.n; i++) {
+		olist_delete(&vf->orph, i, &w[n]);
 		w[n++].version = version;
 	}
-	rc = send_writes(vf, tc, w, n, fixed, e);
+	rc = cli_send_writes(tc, w, n, "repaired", fixed, &vf->requests, e);
 	free(w);
 	return rc;
-}
-
-/* which sections --table names, and every one sharing their index */
-static int
-choose(struct verify *vf, const char *table)
-{
-	const struct sync_section *s;
-	int i, j, n = 0;
-
-	vf->want = xcalloc((size_t)vf->cfg->nsyncs + 1, 1);
-	for (i = 0; i < vf->cfg->nsyncs; i++) {
-		s = &vf->cfg->syncs[i];
-		if (table == NULL || strcmp(s->name, table) == 0 ||
-		    strcmp(s->table, table) == 0 ||
-		    strcmp(s->rel, table) == 0) {
-			vf->want[i] = 1;
-			n++;
-		}
-	}
-	/* the documents of an index are compared with all its rows */
-	for (i = 0; i < vf->cfg->nsyncs; i++)
-		for (j = 0; j < vf->cfg->nsyncs; j++)
-			if (vf->want[j] && !vf->want[i] &&
-			    strcmp(vf->cfg->syncs[i].index,
-			    vf->cfg->syncs[j].index) == 0)
-				vf->want[i] = 1;
-	return n;
 }
 
 static int
@@ -348,14 +187,14 @@ run(const struct verb *v, int argc, char **argv)
 	vf.cfg = &cfg;
 	vf.tm = cfg.target_module;
 	vtab_init(&vf.tab);
-	sbuf_init(&vf.obuf);
+	olist_init(&vf.orph);
 	if (vf.tm->scan == NULL) {
 		fprintf(stderr, "pg2osync verify: target '%s' cannot read its "
 		    "documents back\n", vf.tm->name);
 		rc = P2O_EXIT_CONFIG;
 		goto out;
 	}
-	if (choose(&vf, table) == 0) {
+	if ((vf.want = rows_choose(&cfg, table)) == NULL) {
 		rc = cli_usage(v, "no sync section is '%s'", table);
 		goto out;
 	}
@@ -375,7 +214,7 @@ run(const struct verb *v, int argc, char **argv)
 	}
 	t0 = now_ms();
 	if (verify_rows(&cfg, on_row, &vf, &vf.rows, &e) == -1 ||
-	    scan_all(&vf, &tc, &e) == -1) {
+	    docs_scan(&cfg, vf.want, &tc, on_doc, &vf, &vf.requests, &e) == -1) {
 		rc = cli_fail(&e);
 		goto conn;
 	}
@@ -388,11 +227,11 @@ run(const struct verb *v, int argc, char **argv)
 			vf.nmissing++;
 		}
 	ms = now_ms() - t0;
-	bad = vf.ndiffer + vf.nmissing + vf.norph;
+	bad = vf.ndiffer + vf.nmissing + vf.orph.n;
 	printf("%llu rows, %llu documents: %d differ, %d missing, %d "
 	    "orphan%s (%.1f s, %.0f rows/s, %llu requests to the target)\n",
 	    (unsigned long long)vf.tab.n, (unsigned long long)vf.docs,
-	    vf.ndiffer, vf.nmissing, vf.norph, vf.norph == 1 ? "" : "s",
+	    vf.ndiffer, vf.nmissing, vf.orph.n, vf.orph.n == 1 ? "" : "s",
 	    ms / 1000.0, ms > 0 ? vf.tab.n * 1000.0 / ms : 0.0,
 	    (unsigned long long)vf.requests);
 	rc = bad ? CLI_EXIT_FAILED : P2O_EXIT_OK;
@@ -409,10 +248,9 @@ conn:
 	target_conn_release(&tc);
 out:
 	vtab_release(&vf.tab);
-	sbuf_release(&vf.obuf);
+	olist_release(&vf.orph);
 	free(vf.want);
 	free(vf.differ);
-	free(vf.orph);
 	config_release(&cfg);
 	return rc;
 }

@@ -293,3 +293,80 @@ vtab_write(const struct vtab *t, const struct ventry *e,
 	w->doc.n = n[4];
 	return 0;
 }
+
+void
+olist_init(struct olist *l)
+{
+	memset(l, 0, sizeof(*l));
+	sbuf_init(&l->buf);
+}
+
+void
+olist_release(struct olist *l)
+{
+	free(l->o);
+	sbuf_release(&l->buf);
+}
+
+void
+olist_add(struct olist *l, const struct target_doc *d)
+{
+	struct orphan *o;
+
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 64;
+		l->o = xrealloc(l->o, (size_t)l->cap * sizeof(*l->o));
+	}
+	o = &l->o[l->n++];
+	o->off = l->buf.len;
+	o->ilen = d->index.n;
+	o->idlen = d->id.n;
+	o->rlen = d->routing.p ? d->routing.n : 0;
+	sbuf_add(&l->buf, d->index.p, d->index.n);
+	sbuf_add(&l->buf, d->id.p, d->id.n);
+	if (d->routing.p)
+		sbuf_add(&l->buf, d->routing.p, d->routing.n);
+}
+
+void
+olist_delete(const struct olist *l, int i, struct target_write *w)
+{
+	const struct orphan *o = &l->o[i];
+
+	memset(w, 0, sizeof(*w));
+	w->del = 1;
+	w->index.p = l->buf.buf + o->off;
+	w->index.n = o->ilen;
+	w->id.p = w->index.p + o->ilen;
+	w->id.n = o->idlen;
+	if (o->rlen) {
+		w->routing.p = w->id.p + o->idlen;
+		w->routing.n = o->rlen;
+	}
+}
+
+int
+docs_scan(const struct config *cfg, const unsigned char *want,
+    struct target_conn *tc, int (*fn)(void *, const struct target_doc *),
+    void *arg, uint64_t *requests, struct p2o_err *e)
+{
+	const struct sync_section *s, *t;
+	const char *name;
+	int i, j, dup;
+
+	for (i = 0; i < cfg->nsyncs; i++) {
+		s = &cfg->syncs[i];
+		if (!want[i])
+			continue;
+		name = s->index_templated ? s->index_glob : s->index;
+		for (dup = 0, j = 0; j < i && !dup; j++) {
+			t = &cfg->syncs[j];
+			dup = want[j] && strcmp(name, t->index_templated ?
+			    t->index_glob : t->index) == 0;
+		}
+		if (!dup && tc->mod->scan->scan(tc, name, fn, arg, requests,
+		    e) == -1)
+			return -1;
+	}
+	return 0;
+}

@@ -568,6 +568,19 @@ config_find_rel(const struct config *cfg, const char *rel)
 	return NULL;
 }
 
+const struct sync_section *
+config_find_named(const struct config *cfg, const char *name)
+{
+	int i;
+
+	for (i = 0; i < cfg->nsyncs; i++)
+		if (strcmp(cfg->syncs[i].name, name) == 0 ||
+		    strcmp(cfg->syncs[i].table, name) == 0 ||
+		    strcmp(cfg->syncs[i].rel, name) == 0)
+			return &cfg->syncs[i];
+	return NULL;
+}
+
 int
 config_reload_on_lost(const struct config *cfg)
 {

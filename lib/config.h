@@ -290,6 +290,10 @@ void	config_release(struct config *);
 /* the sync section whose rel is "schema.table", or NULL */
 const struct sync_section *config_find_rel(const struct config *,
 	    const char *rel);
+/* the section an operator names: by its name, its table or schema.table
+ * (the verbs' and the loader's --table), or NULL */
+const struct sync_section *config_find_named(const struct config *,
+	    const char *name);
 
 /* the section owning an index name: a literal index, or the templated
  * index whose glob it matches; NULL when none */

@@ -393,6 +393,23 @@ struct target_ops {
 	 * made after it sees every write accepted before it. 0 or -1 */
 	int	(*refresh)(struct target_conn *, const char *indices,
 		    struct p2o_err *);
+
+	/*
+	 * A rebuild (pg2osync reindex, switch-alias), blocking; NULL for a
+	 * target that offers none (TCAP_ALIASES says whether it has one).
+	 * The documents an index holds, refreshed first. The name readers
+	 * use (alias) made to resolve to index alone, atomically - it never
+	 * resolves to nothing or to both in between - with what it resolved
+	 * to before into was (a comma list, "" when it did not exist). An
+	 * index deleted (one name, never a pattern; a missing one is no
+	 * error). 0 or -1 with err.
+	 */
+	int	(*doc_count)(struct target_conn *, const char *index,
+		    uint64_t *n, struct p2o_err *);
+	int	(*alias_switch)(struct target_conn *, const char *alias,
+		    const char *index, struct sbuf *was, struct p2o_err *);
+	int	(*index_delete)(struct target_conn *, const char *index,
+		    struct p2o_err *);
 };
 
 /*

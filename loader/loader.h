@@ -135,6 +135,7 @@ struct ld_table {
 	uint64_t estimate;	/* rows */
 	uint64_t pages;		/* heap pages now, for the sample */
 	const struct where *where;	/* the section's filter, or NULL */
+	const struct where *scope;	/* --where: the rows to read, or NULL */
 	/* the section's embedded collections: n fields after the
 	 * columns, and the key column naming the parent in warnings */
 	struct pgnest nest;
@@ -243,6 +244,9 @@ struct load_ops {
 	int	(*read)(struct loader *, struct load_view *);
 	/* the progress a mark carries */
 	void	(*progress)(const struct load_view *, struct sbuf *out);
+	/* the rows a read of the whole table would copy now (its filters
+	 * applied), counted by the server: --count, for pg2osync reindex */
+	int	(*exact)(struct loader *, struct load_view *, uint64_t *n);
 	void	(*release)(struct load_view *);
 };
 
@@ -269,6 +273,13 @@ struct loader {
 	const struct config *cfg;
 	struct ctl *ctl;
 	int	 supervised;
+	/* stand-alone scope (pg2osync resnapshot): one table, and a filter
+	 * that only narrows what is read - it is not the section's where,
+	 * which the shaper would turn into deletes of the rows it leaves */
+	const char *only;	/* --table, or NULL: every table */
+	int	 count_only;	/* --count: print the rows, read none */
+	struct where *scope;	/* --where, or NULL */
+	char	*scope_text;
 	uint64_t range_rows;	/* rows a unit */
 	const struct load_ops *ops;
 	void	*src;		/* the source's state (pgload.c, myload.c) */
@@ -360,6 +371,9 @@ int	table_size(struct pg_conn *, struct ld_table *, struct p2o_err *);
 /* a fresh progress: the table cut into ranges of about range_rows rows */
 int	table_cut(struct pg_conn *, const struct ld_table *,
 	    uint64_t range_rows, struct progress *, struct p2o_err *);
+/* the rows the filters keep, counted now */
+int	table_count(struct pg_conn *, const struct ld_table *, uint64_t *n,
+	    struct p2o_err *);
 /* 1 if progress was written for this key (same names and types) */
 int	table_key_matches(const struct ld_table *, const struct progress *);
 /* COPY (SELECT ... WHERE range r AND (filter)) TO STDOUT into sql */

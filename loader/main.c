@@ -21,10 +21,14 @@
 #include "log.h"
 #include "p2o.h"
 #include "stage.h"
+#include "where.h"
+#include "xio.h"
 #include "loader.h"
 
 static const char usage_text[] =
 "usage: loader -c config.yaml [--range-rows N]\n"
+"       loader -c config.yaml --table T [--where P] [--checkpoint POS:TEXT]\n"
+"       loader -c config.yaml --table T --count\n"
 "\n"
 "Reads the rows the configured tables hold now and writes them as copy\n"
 "rows, with load marks, for the shaper's --load-fd. PostgreSQL tables\n"
@@ -42,6 +46,21 @@ static const char usage_text[] =
 "                       as one range. Only a table without stored\n"
 "                       progress is cut. MySQL: N rows a chunk (default\n"
 "                       50000).\n"
+"      --table T        stand-alone: only sync section T (its name or its\n"
+"                       table), for pg2osync resnapshot\n"
+"      --where P        stand-alone, with --table: only the rows matching\n"
+"                       P (the syntax of a section's where) are read; it\n"
+"                       is added to the read's SQL, never given to the\n"
+"                       shaper (MySQL: refused when the server cannot run\n"
+"                       it exactly as the shaper would)\n"
+"      --checkpoint POS:TEXT\n"
+"                       stand-alone, MySQL: the stored checkpoint (its\n"
+"                       position and text), whose generation base the\n"
+"                       copies' versions are counted from, as a\n"
+"                       supervised load's are\n"
+"      --count          with --table: print the number of rows a load of\n"
+"                       it would copy now (its filters applied, counted\n"
+"                       by the server) and read none\n"
 "  -h, --help           this text\n"
 "  -V, --version        the version\n"
 "\n"
@@ -78,9 +97,34 @@ static int
 option(void *arg, int ch, const char *val, struct p2o_err *e)
 {
 	struct loader *ld = arg;
-	char *end;
+	char *end, why[512];
 
-	/* the only option of its own: --range-rows */
+	switch (ch) {
+	case 'T':
+		ld->only = val;
+		return 0;
+	case 'W':
+		free(ld->scope_text);
+		where_free(ld->scope);
+		ld->scope_text = xstrdup(val);
+		if ((ld->scope = where_parse(val, why, sizeof(why))) == NULL)
+			return p2o_fail(e, P2O_EXIT_USAGE, "--where: %s", why);
+		return 0;
+	case 'N':
+		ld->count_only = 1;
+		return 0;
+	case 'K':
+		/* POS:TEXT - the position is digits, the text is the rest */
+		errno = 0;
+		ld->cp_pos = strtoull(val, &end, 10);
+		if (errno || end == val || *end != ':' || *val == '-')
+			return p2o_fail(e, P2O_EXIT_USAGE, "--checkpoint '%s' "
+			    "is not POS:TEXT", val);
+		free(ld->cp_text);
+		ld->cp_text = xstrdup(end + 1);
+		ld->cp_present = 1;
+		return 0;
+	}
 	errno = 0;
 	ld->range_rows = strtoull(val, &end, 10);
 	if (errno || *end || end == val || *val == '-' ||
@@ -92,6 +136,10 @@ option(void *arg, int ch, const char *val, struct p2o_err *e)
 
 static const struct option longopts[] = {
 	{ "range-rows", required_argument, NULL, 'R' },
+	{ "table", required_argument, NULL, 'T' },
+	{ "where", required_argument, NULL, 'W' },
+	{ "checkpoint", required_argument, NULL, 'K' },
+	{ "count", no_argument, NULL, 'N' },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -107,6 +155,24 @@ static const struct stage_spec spec = {
 	 * between its own waits (control.c) */
 	.stats_ms = 0,
 };
+
+/* --count: the rows a load of the table would copy, on stdout */
+static int
+count_table(struct loader *ld, const struct sync_section *sec)
+{
+	struct load_view *v = NULL;
+	uint64_t n;
+	int rc = -1;
+
+	if (ld->ops->describe(ld, sec, &v) == 0 &&
+	    ld->ops->exact(ld, v, &n) == 0) {
+		printf("%llu\n", (unsigned long long)n);
+		rc = fflush(stdout) == 0 ? 0 : p2o_fail(&ld->err,
+		    P2O_EXIT_TEMPFAIL, "stdout: %s", strerror(errno));
+	}
+	ld->ops->release(v);
+	return rc;
+}
 
 static void
 jobs_release(struct ld_job *jobs, int n)
@@ -150,6 +216,17 @@ main(int argc, char **argv)
 	ld.meter.tty = !ld.supervised && isatty(P2O_FD_LOG);
 	ld.meter.unit = ld.ops->unit;
 
+	if (ld.supervised && (ld.only || ld.scope || ld.cp_present ||
+	    ld.count_only))
+		fatalx(P2O_EXIT_USAGE, "--table, --where and --checkpoint are "
+		    "for a stand-alone load: the load frame on fd 3 says what "
+		    "to load");
+	if ((ld.scope || ld.cp_present || ld.count_only) && ld.only == NULL)
+		fatalx(P2O_EXIT_USAGE, "--where, --checkpoint and --count are "
+		    "about one table: give it with --table");
+	if (ld.cp_present && cfg.source_kind != SOURCE_MYSQL)
+		fatalx(P2O_EXIT_USAGE, "--checkpoint: a PostgreSQL copy is "
+		    "versioned by the WAL position alone");
 	if (ld.supervised) {
 		if (control_read_load(&ld, &jobs, &njobs) == -1)
 			exit(stage_report(&ld.err));
@@ -158,6 +235,12 @@ main(int argc, char **argv)
 				fatalx(P2O_EXIT_DATA, "control fd 3: the load "
 				    "names table '%s', which no sync section "
 				    "configures", jobs[i].table);
+	} else if (ld.only != NULL) {
+		if ((sec = config_find_named(&cfg, ld.only)) == NULL)
+			fatalx(P2O_EXIT_USAGE, "--table '%s': no sync section "
+			    "is named so or reads that table", ld.only);
+		jobs = xcalloc(1, sizeof(*jobs));
+		jobs[njobs++].table = xstrdup(sec->rel);
 	} else {
 		jobs = xcalloc(cfg.nsyncs, sizeof(*jobs));
 		for (njobs = 0; njobs < cfg.nsyncs; njobs++)
@@ -166,7 +249,12 @@ main(int argc, char **argv)
 
 	if (njobs > 0 && ld.ops->open(&ld) == -1)
 		exit(stage_report(&ld.err));
-	for (i = 0; i < njobs; i++) {
+	if (ld.count_only) {
+		if (count_table(&ld, config_find_rel(&cfg, jobs[0].table)) ==
+		    -1)
+			exit(stage_report(&ld.err));
+	}
+	for (i = 0; i < njobs && !ld.count_only; i++) {
 		sec = config_find_rel(&cfg, jobs[i].table);
 		if (load_table(&ld, sec, jobs[i].progress) == -1) {
 			meter_break(&ld.meter);
@@ -178,6 +266,8 @@ main(int argc, char **argv)
 
 	ld.ops->close(&ld);
 	free(ld.cp_text);
+	free(ld.scope_text);
+	where_free(ld.scope);
 	for (i = 0; i < ld.nstats; i++)
 		free(ld.stats[i].rel);
 	free(ld.stats);

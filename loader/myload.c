@@ -135,25 +135,76 @@ static int
 filter(struct loader *ld, const struct sync_section *sec, struct mytab *tab)
 {
 	struct myload *my = ld->src;
-	struct sbuf sql = SBUF_INIT;
+	struct sbuf sql = SBUF_INIT, scope = SBUF_INIT;
 	char why[512];
-	int rc;
+	int rc = 0;
 
-	if (sec->where_expr == NULL)
-		return 0;
-	rc = mychunk_filter(&sql, &tab->t, sec->where_expr, mysrc_quote, my,
-	    why, sizeof(why));
-	if (rc == -1) {
-		sbuf_release(&sql);
-		return p2o_fail(&ld->err, P2O_EXIT_INTERNAL, "table '%s': "
-		    "writing its filter as SQL failed", sec->rel);
-	}
-	if (rc == 1)
+	if (sec->where_expr != NULL)
+		rc = mychunk_filter(&sql, &tab->t, sec->where_expr,
+		    mysrc_quote, my, why, sizeof(why));
+	if (rc == -1)
+		goto quoting;
+	if (rc == 1) {
 		log_info("table '%s': its 'where' is evaluated on every row "
 		    "read, not by the server: %s", sec->rel, why);
-	else
+		sbuf_reset(&sql);
+	}
+	/* a resnapshot's scope has no second filter behind it (the shaper
+	 * knows only the section's where): the server must run it */
+	if (ld->scope != NULL) {
+		rc = mychunk_filter(&scope, &tab->t, ld->scope, mysrc_quote,
+		    my, why, sizeof(why));
+		if (rc == -1)
+			goto quoting;
+		if (rc == 1) {
+			sbuf_release(&sql);
+			sbuf_release(&scope);
+			return p2o_fail(&ld->err, P2O_EXIT_USAGE, "table '%s': "
+			    "--where '%s' cannot be run by the server as the "
+			    "shaper would run it: %s", sec->rel,
+			    ld->scope_text, why);
+		}
+		if (sql.len > 0)
+			sbuf_adds(&sql, " AND ");
+		sbuf_add(&sql, scope.buf, scope.len);
+	}
+	if (sql.len > 0)
 		tab->filter = xstrdup(sql.buf);
 	sbuf_release(&sql);
+	sbuf_release(&scope);
+	return 0;
+quoting:
+	sbuf_release(&sql);
+	sbuf_release(&scope);
+	return p2o_fail(&ld->err, P2O_EXIT_INTERNAL, "table '%s': writing its "
+	    "filter as SQL failed", sec->rel);
+}
+
+static int
+my_exact(struct loader *ld, struct load_view *v, uint64_t *n)
+{
+	struct myload *my = ld->src;
+	struct mytab *tab = (struct mytab *)v;
+	struct sbuf q = SBUF_INIT;
+	struct st_mysql_res *r;
+	MYSQL_ROW row;
+
+	sbuf_adds(&q, "SELECT COUNT(*) FROM ");
+	myconn_ident(&q, tab->t.db);
+	sbuf_addc(&q, '.');
+	myconn_ident(&q, tab->t.name);
+	if (tab->filter != NULL) {
+		sbuf_adds(&q, " WHERE ");
+		sbuf_adds(&q, tab->filter);
+	}
+	r = myconn_query(my->conn, q.buf, "counting the rows", &ld->err);
+	sbuf_release(&q);
+	if (r == NULL)
+		return -1;
+	*n = 0;
+	if ((row = mysql_fetch_row(r)) != NULL && row[0] != NULL)
+		*n = strtoull(row[0], NULL, 10);
+	mysql_free_result(r);
 	return 0;
 }
 
@@ -359,5 +410,6 @@ const struct load_ops myload_ops = {
 	.count = my_count,
 	.read = my_read,
 	.progress = my_progress,
+	.exact = my_exact,
 	.release = my_release,
 };

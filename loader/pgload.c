@@ -102,6 +102,7 @@ pg_describe(struct loader *ld, const struct sync_section *sec,
 	    ld->cfg->publication : "", ld->cfg, sec, &tab->t, &ld->err) == -1)
 		return -1;
 	tab->v.rel = tab->t.rel;
+	tab->t.scope = ld->scope;
 	tab->rows = xcalloc((size_t)pg->nconns, sizeof(*tab->rows));
 	return 0;
 }
@@ -176,6 +177,14 @@ pg_read(struct loader *ld, struct load_view *v)
 	return 0;
 }
 
+static int
+pg_exact(struct loader *ld, struct load_view *v, uint64_t *n)
+{
+	struct pgload *pg = ld->src;
+
+	return table_count(pg->conns[0], &((struct pgtab *)v)->t, n, &ld->err);
+}
+
 static void
 pg_progress(const struct load_view *v, struct sbuf *out)
 {
@@ -206,5 +215,6 @@ const struct load_ops pgload_ops = {
 	.count = pg_count,
 	.read = pg_read,
 	.progress = pg_progress,
+	.exact = pg_exact,
 	.release = pg_release,
 };

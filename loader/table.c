@@ -388,11 +388,56 @@ quote(void *arg, const char *s)
 	return pgconn_literal(arg, s, &e);
 }
 
+/*
+ * The section's filter, as the shaper evaluates it on each row (rows it
+ * would delete are not read at all), and a resnapshot's scope, which
+ * narrows the read the same way: appended after a WHERE (more: one is
+ * there already).
+ */
+static int
+add_filters(struct sbuf *sql, struct pg_conn *c, const struct ld_table *t,
+    int more, struct p2o_err *e)
+{
+	struct where_arg wa = { c, t };
+
+	if (t->where != NULL) {
+		sbuf_adds(sql, more ? " AND " : " WHERE ");
+		more = 1;
+		if (where_sql(t->where, sql, where_quote, &wa) == -1)
+			return pgconn_failed(c, NULL, "quoting the filter", e);
+	}
+	if (t->scope != NULL) {
+		sbuf_adds(sql, more ? " AND " : " WHERE ");
+		if (where_sql(t->scope, sql, where_quote, &wa) == -1)
+			return pgconn_failed(c, NULL, "quoting --where", e);
+	}
+	return 0;
+}
+
+int
+table_count(struct pg_conn *c, const struct ld_table *t, uint64_t *n,
+    struct p2o_err *e)
+{
+	struct sbuf sql = SBUF_INIT;
+	struct pg_result *res;
+	int rc = -1;
+
+	sbuf_addf(&sql, "SELECT pg_catalog.count(*) FROM %s", t->from);
+	if (add_filters(&sql, c, t, 0, e) == 0 &&
+	    (res = pgconn_query(c, "counting the rows", sql.buf, 0, NULL,
+	    e)) != NULL) {
+		*n = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
+		PQclear(res);
+		rc = 0;
+	}
+	sbuf_release(&sql);
+	return rc;
+}
+
 int
 table_copy_sql(struct sbuf *sql, struct pg_conn *c, const struct ld_table *t,
     const struct progress *p, int r, struct p2o_err *e)
 {
-	struct where_arg wa = { c, t };
 	size_t before;
 
 	sbuf_reset(sql);
@@ -404,13 +449,8 @@ table_copy_sql(struct sbuf *sql, struct pg_conn *c, const struct ld_table *t,
 	    r > 0 ? progress_bound(p, r - 1) : NULL,
 	    r < p->of - 1 ? progress_bound(p, r) : NULL, quote, c) == -1)
 		return pgconn_failed(c, NULL, "quoting a range boundary", e);
-	/* the section's filter, as the shaper evaluates it on each row:
-	 * rows it would delete are not read at all */
-	if (t->where != NULL) {
-		sbuf_adds(sql, sql->len > before ? " AND " : " WHERE ");
-		if (where_sql(t->where, sql, where_quote, &wa) == -1)
-			return pgconn_failed(c, NULL, "quoting the filter", e);
-	}
+	if (add_filters(sql, c, t, sql->len > before, e) == -1)
+		return -1;
 	sbuf_adds(sql, ") TO STDOUT");
 	return 0;
 }

@@ -48,7 +48,10 @@
 	.mapping_conflicts = os_mapping_conflicts, \
 	.refresh = os_refresh, \
 	.proc_call = os_proc_call, \
-	.proc_answer = os_proc_answer
+	.proc_answer = os_proc_answer, \
+	.doc_count = os_doc_count, \
+	.alias_switch = os_alias_switch, \
+	.index_delete = os_index_delete
 
 /* opensearch.c */
 /* the class of an answer by its status and error body: TA_OK (2xx),
@@ -122,6 +125,14 @@ int	os_get_object(struct target_conn *, const char *path, struct sbuf *resp,
 	    struct jspan *obj, struct p2o_err *);
 /* the state index made ready ahead of the first write */
 int	os_state_prepare(struct target_conn *, int *created, struct p2o_err *);
+
+/* opensearch_alias.c: a rebuild's count, alias move and index delete */
+int	os_doc_count(struct target_conn *, const char *index, uint64_t *n,
+	    struct p2o_err *);
+int	os_alias_switch(struct target_conn *, const char *alias,
+	    const char *index, struct sbuf *was, struct p2o_err *);
+int	os_index_delete(struct target_conn *, const char *index,
+	    struct p2o_err *);
 
 /* opensearch_rejects.c */
 extern const struct target_rejects_ops os_rejects_ops;

@@ -23,7 +23,7 @@ make -C "$TOP" -s install DESTDIR="$root" PREFIX=/usr/local > "$T/make.log" 2>&1
 ok $? "make install DESTDIR=… PREFIX=/usr/local"
 
 progs="capture-mysql capture-pg ckpt loader pg2osync pg2osync-supervise shaper writer"
-verbs="init validate setup-sql bootstrap run status drop-slot rejects verify"
+verbs="init validate setup-sql bootstrap run status drop-slot rejects verify resnapshot reconcile reindex switch-alias"
 pages1="pg2osync capture-pg capture-mysql loader shaper writer ckpt pg2osync-supervise"
 for v in $verbs; do pages1="$pages1 pg2osync-$v"; done
 {
