@@ -51,10 +51,16 @@ start_db() {
     if pid=$(db_pid); then p2o_die "MariaDB already running in $DIR (pid $pid)"; fi
     chown mysql: "$DIR"
     p2o_check_reachable mysql "$DIR"
+    # temporary tables in a directory of this instance's own: in the shared
+    # /tmp another instance's start-up was seen to remove one under a
+    # bootstrap ("Error on delete of '/tmp/#sql-temptable-...'")
+    mkdir -p "$DIR/tmp"
+    chown mysql: "$DIR/tmp"
     if [ ! -d "$DATA/mysql" ]; then
         rm -rf "$DATA"
         mariadb-install-db --no-defaults --user=mysql --datadir="$DATA" \
             --auth-root-authentication-method=socket --skip-test-db \
+            --tmpdir="$DIR/tmp" \
             >"$DIR/install-db.log" 2>&1 </dev/null \
             || { p2o_log_tail "$DIR/install-db.log"; p2o_die "mariadb-install-db failed"; }
         fresh=1
@@ -76,6 +82,7 @@ start_db() {
         # setsid: own session, so a Ctrl-C in the caller's terminal does not reach it.
         setsid /usr/sbin/mariadbd --no-defaults --user=mysql --datadir="$DATA" \
             --bind-address=127.0.0.1 --port="$port" --socket="$SOCK" --pid-file="$PIDF" \
+            --tmpdir="$DIR/tmp" \
             --log-error="$LOG" --skip-name-resolve \
             --log-bin="$DATA/binlog" --binlog-format=ROW --binlog-row-image=FULL \
             --server-id=1 --gtid-strict-mode=0 \
