@@ -58,8 +58,11 @@ cleanup() {
         wait "$cmd_pid" 2>/dev/null || true
     fi
     local p
-    for p in $os_start_pid $es_start_pid; do # interrupted while a node was starting
-        kill -TERM "$p" 2>/dev/null || true
+    # a node still starting (a database failed meanwhile, or a signal) is
+    # let finish and then stopped: killing its start script mid-way left the
+    # node's launcher, in a session of its own, to start the JVM after the
+    # stop below had found nothing to stop
+    for p in $os_start_pid $es_start_pid; do
         wait "$p" 2>/dev/null || true
     done
     p2o_vlog "stopping servers"
