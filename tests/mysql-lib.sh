@@ -143,6 +143,18 @@ my_equal() {
 	done
 	my_compare "$1" "$2" "$4"
 }
+# purged_to FILE: the server's binlog files before FILE are gone. A dump
+# thread the server has not yet seen end holds its file open and PURGE
+# skips a file in use, so the dump threads are ended first; call it under
+# wait_for until it holds
+purged_to() {
+	local id
+	for id in $(my_root "SELECT id FROM information_schema.processlist WHERE command LIKE 'Binlog Dump%'"); do
+		my_root "KILL $id" 2>/dev/null
+	done
+	my_root "PURGE BINARY LOGS TO '$1'" 2>/dev/null
+	[ "$(my_sql "SHOW BINARY LOGS" | head -1 | cut -f1)" = "$1" ]
+}
 # my_writer TABLE IDS: a client writing continuously in the background
 # (upserts of random ids up to IDS, deletes of some), one connection;
 # WRITER is its pid, ended by cleanup or my_writer_stop. TABLE has

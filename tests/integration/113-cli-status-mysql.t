@@ -44,7 +44,7 @@ ok $([ $? = 64 ] && grep -q 'no slot' "$T/err"; echo $?) "--max-retained-mb on M
 # the file the checkpoint needs, purged
 my_root "FLUSH BINARY LOGS"
 cur=$(my_sql "SHOW MASTER STATUS" | cut -f1)
-my_root "PURGE BINARY LOGS TO '$cur'"
+wait_for 20 purged_to "$cur"
 pg2osync status -c "$T/cfg.yaml" > "$T/out" 2>&1
 st=$?
 sed 's/^/#   /' "$T/out"

@@ -33,19 +33,9 @@ ok $([ -n "$ck0" ]; echo $?) "a checkpoint is stored ($ck0)"
 my_sql "INSERT INTO lp SELECT seq, 2, CONCAT('new', seq) FROM seq_301_to_350;
 UPDATE lp SET v = 3, note = 'upd' WHERE id BETWEEN 20 AND 49;
 DELETE FROM lp WHERE id BETWEEN 100 AND 139"
-# a dump thread the server has not yet seen end holds its file open, and
-# PURGE refuses a file in use: end them, and try until it is gone
 my_root "FLUSH BINARY LOGS"
 cur=$(my_sql "SHOW MASTER STATUS" | cut -f1)
-purged() {
-	local id
-	for id in $(my_root "SELECT id FROM information_schema.processlist WHERE command LIKE 'Binlog Dump%'"); do
-		my_root "KILL $id" 2>/dev/null
-	done
-	my_root "PURGE BINARY LOGS TO '$cur'" 2>/dev/null
-	[ "$(my_sql "SHOW BINARY LOGS" | head -1 | cut -f1)" = "$cur" ]
-}
-wait_for 20 purged
+wait_for 20 purged_to "$cur"
 ok $([ "$(my_sql "SHOW BINARY LOGS" | head -1 | cut -f1)" = "$cur" ]; echo $?) "purged up to $cur"
 
 sv_start "$T/sup.log"

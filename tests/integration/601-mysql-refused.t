@@ -74,17 +74,7 @@ expect 66 "past the end of the server's binlog" "a checkpoint in a later file th
 my_root "FLUSH BINARY LOGS"
 cur=$(my_sql "SHOW MASTER STATUS" | cut -f1)
 first=$(my_sql "SHOW BINARY LOGS" | head -1 | cut -f1)
-# a dump thread the server has not yet seen end holds its file open, and
-# PURGE skips a file in use: end them, and try until it is gone
-purged() {
-	local id
-	for id in $(my_root "SELECT id FROM information_schema.processlist WHERE command LIKE 'Binlog Dump%'"); do
-		my_root "KILL $id" 2>/dev/null
-	done
-	my_root "PURGE BINARY LOGS TO '$cur'" 2>/dev/null
-	[ "$(my_sql "SHOW BINARY LOGS" | head -1 | cut -f1)" = "$cur" ]
-}
-wait_for 20 purged
+wait_for 20 purged_to "$cur"
 expect 67 "binlog file '$first' the checkpoint $first:4 needs was purged" "a purged binlog: exit 67, the position is gone" "$T/ok.yaml" --start-pos "$first:4"
 
 # the command line
