@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "config_sections.h"
+#include "nest.h"
 #include "sbuf.h"
 #include "where.h"
 
@@ -98,19 +99,6 @@ in_list(char *const *list, int n, const char *s)
 	return 0;
 }
 
-/* the name child column c has inside the embedded rows (or, flattened,
- * on the parent) */
-static const char *
-child_name(const struct sync_child *c, const char *col)
-{
-	int i;
-
-	for (i = 0; i < c->nfields; i++)
-		if (strcmp(c->fields[i].name, col) == 0)
-			return c->fields[i].value;
-	return col;
-}
-
 /* calls fn for every member the section's collections add to its
  * documents; stops at the first nonzero return and returns it */
 static int
@@ -125,7 +113,7 @@ each_member(const struct sync_section *s,
 		c = &s->children[i];
 		if (c->flatten) {
 			for (k = 0; k < c->ncolumns && rc == 0; k++)
-				rc = fn(arg, child_name(c, c->columns[k]),
+				rc = fn(arg, nest_name(c, c->columns[k]),
 				    c->line);
 			continue;
 		}
