@@ -3,7 +3,8 @@
 #   make                 build every tool into build/bin
 #   make SAN=1           the same with AddressSanitizer + UBSan, into build-san/
 #   make check           every test (unit, golden, integration on real servers),
-#                        then again under ASan+UBSan (tests/check.sh)
+#                        plain and under ASan+UBSan, in two lanes at once,
+#                        each with servers of its own (tests/check.sh)
 #   make unit            unit tests only (no servers)
 #   make bench           pg2osync beside raw _bulk, PGSync and Debezium
 #                        (BENCH_ROWS=n: n narrow rows instead of 1,000,000)

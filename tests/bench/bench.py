@@ -37,7 +37,10 @@ BENCH_PEER_WIDE_ROWS, BENCH_PEER_STREAM_ROWS (smaller counts for the peers'
 slow rows, to shorten a run; by default every tool gets the same rows),
 BENCH_STREAM_ROWS, BENCH_UPDATES, BENCH_BATCH, BENCH_OUT,
 P2O_BIN, P2O_CACHE; BENCH_ONLY=latency runs the latency row alone, for
-pg2osync, and prints it."""
+pg2osync, and prints it; BENCH_ONLY=nested the nested rows alone (nested.py,
+BENCH_NESTED_PARENTS parents, default 100,000), for every tool; BENCH_ONLY=many
+the many-tables row alone (many.py: BENCH_MANY_TABLES, BENCH_MANY_ROWS);
+BENCH_SKIP=nested,many leaves either out of a full run."""
 import http.client
 import json
 import os
@@ -51,6 +54,10 @@ import tempfile
 import threading
 import time
 import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import many  # noqa: E402  (the many-tables row, and
+import nested  # noqa: E402   the nested rows: they use this module's parts)
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.environ.get("P2O_BIN", os.path.join(TOP, "build", "bin"))
@@ -301,7 +308,12 @@ def p2o_env():
     return env
 
 
-def p2o_config(path, slot, table, index, engine):
+def p2o_config(path, slot, table, index, engine, section=None):
+    """section: the sync section's text for index, when not one plain table"""
+    sync = section(index) if section else f"""  {table}:
+    table: public.{table}
+    index: {index}
+"""
     with open(path, "w") as f:
         f.write(f"""source:
   url_env: P2O_BENCH_URL
@@ -311,10 +323,7 @@ target:
   url: {os.environ['OS_URL']}
   flavor: {TARGET}
 sync:
-  {table}:
-    table: public.{table}
-    index: {index}
-engine:
+{sync}engine:
   batch_size: {BATCH}
 {engine}""")
 
@@ -373,7 +382,8 @@ class Pg2osync(Tool):
         self.mport = free_port()
         cfg = os.path.join(T, f"p2o-{table}-{conc}.yaml")
         p2o_config(cfg, self.slot, table, index,
-                   f"  write_concurrency: {conc}\nmetrics:\n  bind: 127.0.0.1:{self.mport}\n")
+                   f"  write_concurrency: {conc}\nmetrics:\n  bind: 127.0.0.1:{self.mport}\n",
+                   getattr(self, "section", None))
         self.logpath = os.path.join(T, f"p2o-{table}-{conc}.log")
         self.p = spawn([os.path.join(BIN, "pg2osync-supervise"), "-c", cfg],
                        stdout=open(self.logpath, "w"), stderr=subprocess.STDOUT, env=p2o_env())
@@ -447,8 +457,10 @@ class PGSync(Tool):
             except OSError:
                 time.sleep(0.1)
         self.schema = os.path.join(self.dir, "schema.json")
+        doc = getattr(self, "schema_doc", None)
         with open(self.schema, "w") as f:
-            json.dump([{"database": os.environ["PGDATABASE"], "index": index,
+            json.dump(doc(index) if doc else
+                      [{"database": os.environ["PGDATABASE"], "index": index,
                         "nodes": {"table": table, "schema": "public"}}], f)
         self.conc, self.logpath = conc, os.path.join(self.dir, "pgsync.log")
         # bootstrap (triggers, slot) is part of its start, as our slot is
@@ -1000,6 +1012,14 @@ def main():
         NODE.req("DELETE", f"/{index}")
         psql(f"delete from {table} where id > {n}")
         psql(f"vacuum {table}")
+    skip = os.environ.get("BENCH_SKIP", "").split(",")
+    for part in (nested, many):
+        if part.__name__ not in skip:
+            part.run(sys.modules[__name__], res)
+    finish(res)
+
+
+def finish(res):
     res["finished"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     with open(os.path.join(OUT, "bench.json"), "w") as f:
         json.dump(res, f, indent=1)
@@ -1012,6 +1032,13 @@ if __name__ == "__main__":
     try:
         if os.environ.get("BENCH_ONLY") == "latency":
             latency_only()
+        elif os.environ.get("BENCH_ONLY") in ("nested", "many"):
+            os.makedirs(OUT, exist_ok=True)
+            only = {"tools": {}, "ceiling": {}, "servers": "", "machine": "",
+                    "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+            {"nested": nested, "many": many}[os.environ["BENCH_ONLY"]].run(
+                sys.modules[__name__], only)
+            finish(only)
         else:
             main()
     finally:

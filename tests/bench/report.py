@@ -167,6 +167,130 @@ def content(name):
     return f"WRONG* in {len(bad)} of {len(runs)}"
 
 
+def nested_text():
+    """the nested rows (nested.py): a table of their own, one column a tool"""
+    nt = res.get("nested")
+    if not nt:
+        return ""
+    names = [n for n in ("pg2osync", "pgsync", "debezium") if n in nt["tools"]]
+    label = {"pg2osync": "pg2osync", "pgsync": "PGSync", "debezium": "Debezium"}
+    for n in names:
+        if n in res.get("tools", {}):
+            label[n] = head(n)
+        elif n == "pgsync" and nt["tools"][n].get("version"):
+            label[n] = "PGSync " + nt["tools"][n]["version"]
+
+    def cell(n, f):
+        t = nt["tools"][n]
+        if "unavailable" in t:
+            return "n/a*"
+        if "error" in t:
+            return "FAILED*"
+        try:
+            return f(t)
+        except (KeyError, TypeError, ZeroDivisionError):
+            return "-"
+
+    def bad(t, part):
+        c = t.get(part) or {}
+        return " WRONG*" if c.get("differ") else ""
+
+    def cpu_of(d, per=None):
+        main = d.get("tool", 0)
+        helpers = sum(v for k2, v in d.items() if k2 != "tool")
+        return f"{main:.1f} s" + (f" +redis {helpers:.1f}" if helpers else "")
+
+    def mem(t, key):
+        d = t[key]
+        helpers = sum(v for k2, v in d.items() if k2 != "tool")
+        return f"{d['tool']:.0f} MB" + (f" +redis {helpers:.0f}" if helpers else "")
+    P = k(nt["parents"])
+    rows = [
+        (f"load {P} parents x {nt['kids']}, parents/s",
+         lambda t: ("FAILED*" if "load_error" in t else
+                    f"{t['load_rate']:,.0f} ({t['load_s']:.1f} s)" + bad(t, "load_content"))),
+        (f"{nt['txns']} child txns, 1st->all current",
+         lambda t: "FAILED*" if "txn_error" in t else f"{t['txn_first_s']:.2f} s"),
+        ("  last COMMIT->all current",
+         lambda t: "FAILED*" if "txn_error" in t else f"{t['txn_last_s']:.2f} s"),
+        ("  client's updates", lambda t: f"{t['txn_client_s']:.1f} s"),
+        ("CPU/100k parents load", lambda t: cpu_of(t["load_cpu_per_100k"])),
+        (f"CPU, {nt['txns']} child txns", lambda t: cpu_of(t["txn_cpu"])),
+        ("peak RSS", lambda t: mem(t, "peak_rss_mb")),
+        ("  peak PSS", lambda t: mem(t, "peak_pss_mb")),
+        ("content check", lambda t: "ok" if t["content"]["ok"] else "WRONG*"),
+    ]
+    tab = [["nested documents"] + [label[n] for n in names]]
+    tab += [[r[0]] + [cell(n, r[1]) for n in names] for r in rows]
+    wd = [max(len(r[i]) for r in tab) for i in range(len(tab[0]))]
+    out_lines = []
+    for i, r in enumerate(tab):
+        out_lines.append("  ".join(c.ljust(wd[j]) if j == 0 else c.rjust(wd[j])
+                                   for j, c in enumerate(r)).rstrip())
+        if i == 0:
+            out_lines.append("  ".join("-" * x for x in wd))
+    out_lines.append("")
+    out_lines.append(f"nested: {nt['parents']:,} parents with {nt['kids']} children each, "
+                     "every document carrying its children as an array in the child's key "
+                     "order; each tool in its best streaming configuration (PGSync: poll "
+                     f"lowered); {nt['txns']} transactions each change one child of a random "
+                     "parent; 'current' = every touched parent's document equals the SQL query "
+                     "of its children by value (numbers as numbers, the array sorted by key; "
+                     "realtime _mget, polled every 50 ms); content: those "
+                     "parents and 200 more compared by content, array order and numerics as "
+                     "written.")
+    for n in names:
+        t = nt["tools"][n]
+        why = t.get("unavailable") or t.get("error")
+        if why:
+            out_lines.append(f"{label[n]}: n/a* - {why}")
+        for part in ("load_error", "txn_error"):
+            if part in t:
+                out_lines.append(f"{label[n]}: FAILED* {t[part]}")
+        for part in ("load_content", "content"):
+            c = t.get(part) or {}
+            if c.get("differ"):
+                out_lines.append(f"{label[n]}: WRONG* {c['differ']} of {c['sampled']} "
+                                 f"differ ({part.replace('_', ' ')}): {c['example']}")
+    return "\n".join(out_lines) + "\n"
+
+
+def many_text():
+    """the many-tables row (many.py)"""
+    m = res.get("many")
+    if not m:
+        return ""
+    head_ = f"many tables: {m['tables']:,} tables of {m['rows_per_table']} rows, pg2osync"
+    if "unavailable" in m:
+        return f"{head_}: n/a* - {m['unavailable']}\n"
+    lines_ = [head_]
+    if "ready_s" in m:
+        lines_.append(f"  start-up: /ready after {m['ready_s']:.1f} s, every table loaded "
+                      f"after {m.get('loaded_s', float('nan')):.1f} s")
+    if "stream_first_s" in m:
+        lines_.append(f"  {1000} txns x 10 rows over random tables: 1st->all "
+                      f"{m['stream_first_s']:.2f} s ({m['stream_rate']:,.0f} rows/s), last "
+                      f"COMMIT->all {m['stream_last_s']:.2f} s (client {m['stream_client_s']:.1f} s)")
+    pk = m.get("peak_pss_mb", {}).get("tool")
+    if pk is not None:
+        lines_.append(f"  peak RSS {m['peak_rss_mb']['tool']:.0f} MB, PSS {pk:.0f} MB, "
+                      f"{m['processes'].get('tool', 0)} processes; CPU start-up "
+                      f"{m.get('startup_cpu', {}).get('tool', 0):.1f} s, stream "
+                      f"{m.get('stream_cpu', {}).get('tool', 0):.1f} s")
+    if "error" in m:
+        lines_.append(f"  FAILED* {m['error']}")
+    return "\n".join(lines_) + "\n"
+
+
+if not ceil:
+    # BENCH_ONLY=nested or many: its table alone
+    text = nested_text() + many_text()
+    print(text, end="")
+    with open(os.path.join(out, "bench.txt"), "w") as f:
+        f.write(text)
+    sys.exit(0)
+
+
 N, W, S = k(res["rows"]), k(res["wide_rows"]), k(res["stream_rows"])
 rows = [
     ("load narrow %s, 1 req" % N, f"{ceil['narrow']['1']:,}", lambda n: load_cell(n, "narrow_1")),
@@ -242,6 +366,9 @@ for n in tools:
     if extra:
         notes.append(f"  fields beyond the table's columns (not compared): {', '.join(extra)}")
 text = "\n".join(lines) + "\n\n" + "\n".join(notes) + "\n"
+for part in (nested_text(), many_text()):
+    if part:
+        text += "\n" + part
 print(text, end="")
 with open(os.path.join(out, "bench.txt"), "w") as f:
     f.write(text)
