@@ -92,6 +92,20 @@ struct pgo_decoder {
 	uint32_t	 txn_xid;
 	uint64_t	 txn_n;		/* rows and truncates so far */
 
+	/*
+	 * Commits held back (pgo_flush): a transaction whose rows named
+	 * parents is closed, with the ones decoded after it in the same
+	 * read, by one commit frame after one re-read of all their parents
+	 * - a burst of a thousand child changes is one query, not a
+	 * thousand. Only the last one's position is sent, and only once its
+	 * rewrites precede it, so nothing is acknowledged before them.
+	 */
+	int		 held;
+	uint64_t	 held_v;	/* the last held one's version */
+	uint64_t	 held_end;	/* its Commit's end LSN, time, tx, rx */
+	int64_t		 held_ts;
+	long long	 held_tx, held_rx;
+
 	uint64_t	 last_commit;	/* end LSN of the last Commit, 0 before */
 	long long	 rx_us;		/* when the message being decoded arrived,
 					 * µs; 0 unknown (a commit's "rx") */
@@ -116,6 +130,13 @@ void	pgo_release(struct pgo_decoder *);
  */
 int	pgo_decode(struct pgo_decoder *, const unsigned char *msg, size_t len,
 	    struct sbuf *out);
+/*
+ * The commit frame of the commits held back (d->held), after the rewrite
+ * of their parents: called once everything the server had sent is
+ * decoded, before the caller waits for more. 0 (nothing held, or
+ * appended to out), or -1 with d->err.
+ */
+int	pgo_flush(struct pgo_decoder *, struct sbuf *out);
 /*
  * With REPLICA IDENTITY FULL pgoutput flags every column as key; if the
  * caller knows the table's primary key (from pg_index), it registers it
@@ -172,10 +193,16 @@ void	refetch_close(struct refetch *);
  * parents' rewrite at the commit stands for it */
 int	refetch_row(struct refetch *, const struct pgo_rel *rel, char type,
 	    const struct refetch_val *newv, const struct refetch_val *oldv);
-/* at the Commit of xid: every noted parent read and appended to out as
- * row frames at version v (*nrows counts them); 0, or -1 with err */
-int	refetch_commit(struct refetch *, uint32_t xid, uint64_t v,
-	    struct sbuf *out, uint64_t *nrows, struct p2o_err *);
+/* 1 when some noted parent waits for a commit */
+int	refetch_pending(const struct refetch *);
+/* the Commit of xid, whose noted parents wait for refetch_commit; 1 when
+ * so many commits or parents wait that it should run now */
+int	refetch_hold(struct refetch *, uint32_t xid);
+/* once every held transaction is visible to a new snapshot, every noted
+ * parent read and appended to out as row frames at version v (*nrows
+ * counts them); 0, or -1 with err */
+int	refetch_commit(struct refetch *, uint64_t v, struct sbuf *out,
+	    uint64_t *nrows, struct p2o_err *);
 /* a truncate of rel: said, when a collection reads it */
 void	refetch_truncate(struct refetch *, const char *rel);
 const struct refetch_counts *refetch_counts(const struct refetch *);

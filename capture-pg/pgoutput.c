@@ -809,6 +809,29 @@ done:
 }
 
 int
+pgo_flush(struct pgo_decoder *d, struct sbuf *out)
+{
+	char lsnbuf[32];
+	size_t mark = out->len;
+
+	if (!d->held)
+		return 0;
+	p2o_err_clear(&d->err);
+	if (refetch_commit(d->refetch, d->held_v, out, &d->txn_n,
+	    &d->err) == -1) {
+		out->len = mark;
+		return -1;
+	}
+	lsn_format(d->held_end, lsnbuf);
+	msg_put_commit(out, d->held_end, lsnbuf, d->held_ts, d->txn_n,
+	    d->held_tx, d->held_rx);
+	d->last_commit = d->held_end;
+	d->held = 0;
+	d->txn_n = 0;
+	return 0;
+}
+
+int
 pgo_decode(struct pgo_decoder *d, const unsigned char *msg, size_t len,
     struct sbuf *out)
 {
@@ -841,7 +864,10 @@ pgo_decode(struct pgo_decoder *d, const unsigned char *msg, size_t len,
 		d->txn_lsn = lsn;
 		d->txn_ts = unix_us(ts);
 		d->txn_xid = xid;
-		d->txn_n = 0;
+		/* a held commit's rows are counted by the frame that
+		 * will close them with this one */
+		if (!d->held)
+			d->txn_n = 0;
 		return 0;
 
 	case 'C':
@@ -853,17 +879,31 @@ pgo_decode(struct pgo_decoder *d, const unsigned char *msg, size_t len,
 		if (!d->in_txn)
 			return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "pgoutput "
 			    "Commit outside a transaction");
-		/* the parents its rows named, ahead of the commit: the
-		 * position is acknowledged only once they are written */
-		if (d->refetch != NULL && refetch_commit(d->refetch,
-		    d->txn_xid, d->txn_lsn, out, &d->txn_n, &d->err) == -1)
-			return -1;
+		d->in_txn = 0;
+		d->n.commits++;
+		/*
+		 * The parents its rows named go ahead of the commit: the
+		 * position is acknowledged only once they are written. They
+		 * are read once for every commit decoded until pgo_flush (a
+		 * burst the server had already sent), so the commit is held;
+		 * while one is, every later commit is held with it (the
+		 * parents wait until refetch_commit).
+		 */
+		if (d->refetch != NULL && refetch_pending(d->refetch)) {
+			d->held = 1;
+			d->held_v = d->txn_lsn;
+			d->held_end = end;
+			d->held_ts = unix_us(ts);
+			d->held_tx = d->tx_us;
+			d->held_rx = d->rx_us;
+			if (refetch_hold(d->refetch, d->txn_xid))
+				return pgo_flush(d, out);
+			return 0;
+		}
 		lsn_format(end, lsnbuf);
 		msg_put_commit(out, end, lsnbuf, unix_us(ts), d->txn_n,
 		    d->tx_us, d->rx_us);
-		d->in_txn = 0;
 		d->last_commit = end;
-		d->n.commits++;
 		return 0;
 
 	case 'O':	/* Origin: where a replicated txn came from; not ours */

@@ -12,7 +12,10 @@
  * of the commit frame, so the commit is acknowledged only once they are
  * written. A thousand children of one parent are one key and one
  * document. A parent the query no longer finds was deleted later; that
- * delete is in the stream after it.
+ * delete is in the stream after it. The commits of a burst already
+ * received are held (pgoutput.c, pgo_flush) and read at once: one wait
+ * for all of them to be visible, one query per parent table, at the last
+ * one's version, closed by one commit frame.
  *
  * Owns those statements, the key sets, and the warnings about child
  * tables (an identity that cannot name the parent on delete, a truncate
@@ -162,6 +165,8 @@ struct refetch {
 	int	 nlinks;
 	struct rf_link *links;
 	int	 pending;	/* some key waits for the commit */
+	uint32_t *xids;		/* the held commits' transactions */
+	size_t	 nxids, capxids;
 	struct sbuf frame;	/* one row frame's JSON */
 	struct refetch_counts n;
 };
@@ -417,6 +422,7 @@ refetch_close(struct refetch *rf)
 	}
 	free(rf->parents);
 	free(rf->links);
+	free(rf->xids);
 	sbuf_release(&rf->frame);
 	pgconn_close(rf->sql);
 	free(rf);
@@ -483,39 +489,83 @@ refetch_row(struct refetch *rf, const struct pgo_rel *rel, char type,
 	return swallowed ? 0 : forward;
 }
 
-/* wait until xid has left the running transactions: a snapshot taken
- * before that would not see the rows its commit record announced */
+/*
+ * A held burst is read at once, but not unbounded: a backlog of a million
+ * child changes would hold every acknowledgement until it is all read,
+ * and name its parents in one statement.
+ */
+#define HOLD_MAX_TXNS	1000
+#define HOLD_MAX_KEYS	10000
+
+/* wait until every held transaction has left the running ones: a
+ * snapshot taken before that would not see the rows their commit
+ * records announced. One statement for the burst: the xids widened to
+ * xid8 against the current epoch, those still in progress counted */
 static int
-await_visible(struct refetch *rf, uint32_t xid, struct p2o_err *e)
+await_visible(struct refetch *rf, struct p2o_err *e)
 {
 	static const char sql[] =
-	    "SELECT pg_catalog.pg_xact_status((((CASE WHEN $1::bigint <= "
-	    "(m & 4294967295) THEN m >> 32 ELSE (m >> 32) - 1 END) << 32) | "
-	    "$1::bigint)::text::pg_catalog.xid8) = 'in progress' FROM "
+	    "SELECT count(*) FROM pg_catalog.unnest($1::bigint[]) AS x(id), "
 	    "(SELECT pg_catalog.pg_snapshot_xmax(pg_catalog."
-	    "pg_current_snapshot())::text::bigint AS m) s";
-	char buf[16];
-	const char *params[1] = { buf };
+	    "pg_current_snapshot())::text::bigint AS m) s WHERE "
+	    "pg_catalog.pg_xact_status((((CASE WHEN x.id <= "
+	    "(m & 4294967295) THEN m >> 32 ELSE (m >> 32) - 1 END) << 32) | "
+	    "x.id)::text::pg_catalog.xid8) = 'in progress'";
+	struct sbuf lit = SBUF_INIT;
+	const char *params[1];
 	struct timespec ms = { 0, 1000000 };
 	PGresult *res;
+	size_t i;
 	int running, tries = 0;
 
-	snprintf(buf, sizeof(buf), "%" PRIu32, xid);
+	sbuf_addc(&lit, '{');
+	for (i = 0; i < rf->nxids; i++)
+		sbuf_addf(&lit, "%s%" PRIu32, i ? "," : "", rf->xids[i]);
+	sbuf_addc(&lit, '}');
+	params[0] = lit.buf;
 	do {
 		if ((res = (PGresult *)pgconn_query(rf->sql, "waiting for a "
-		    "transaction to be visible", sql, 1, params, e)) == NULL)
+		    "transaction to be visible", sql, 1, params, e)) == NULL) {
+			sbuf_release(&lit);
 			return -1;
+		}
 		running = PQntuples(res) == 1 &&
-		    strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+		    strcmp(PQgetvalue(res, 0, 0), "0") != 0;
 		PQclear(res);
 		if (running && ++tries % 10000 == 0)
-			log_warnx("transaction %" PRIu32 " is committed in the "
-			    "WAL and still not visible after %d s", xid,
-			    tries / 1000);
+			log_warnx("%zu transaction(s) from %" PRIu32 " on are "
+			    "committed in the WAL and still not visible after "
+			    "%d s", rf->nxids, rf->xids[0], tries / 1000);
 		if (running)
 			nanosleep(&ms, NULL);
 	} while (running);
+	sbuf_release(&lit);
+	rf->nxids = 0;
 	return 0;
+}
+
+int
+refetch_pending(const struct refetch *rf)
+{
+	return rf->pending;
+}
+
+int
+refetch_hold(struct refetch *rf, uint32_t xid)
+{
+	size_t keys = 0;
+	int i;
+
+	if (rf->nxids == rf->capxids) {
+		rf->capxids = rf->capxids ? rf->capxids * 2 : 64;
+		rf->xids = xrealloc(rf->xids, rf->capxids * sizeof(*rf->xids));
+	}
+	rf->xids[rf->nxids++] = xid;
+	for (i = 0; i < rf->nparents; i++)
+		keys += rf->parents[i].pending.n;
+	for (i = 0; i < rf->nlinks; i++)
+		keys += rf->links[i].via.n;
+	return rf->nxids >= HOLD_MAX_TXNS || keys >= HOLD_MAX_KEYS;
 }
 
 /* a junction's parents of the child keys a transaction changed */
@@ -603,15 +653,15 @@ read_parents(struct refetch *rf, struct rf_parent *p, uint64_t v,
 }
 
 int
-refetch_commit(struct refetch *rf, uint32_t xid, uint64_t v,
-    struct sbuf *out, uint64_t *nrows, struct p2o_err *e)
+refetch_commit(struct refetch *rf, uint64_t v, struct sbuf *out,
+    uint64_t *nrows, struct p2o_err *e)
 {
 	int i;
 
 	if (!rf->pending)
 		return 0;
 	rf->pending = 0;
-	if (await_visible(rf, xid, e) == -1)
+	if (await_visible(rf, e) == -1)
 		return -1;
 	for (i = 0; i < rf->nlinks; i++)
 		if (rf->links[i].via.n > 0 &&

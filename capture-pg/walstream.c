@@ -250,10 +250,16 @@ ws_read(void *src, struct outq *out, long long now, struct p2o_err *e)
 			return lost(ws, e);
 		/* nothing complete buffered: one look at the socket */
 		if (consumed)
-			return 0;
+			break;
 		if (!PQconsumeInput(ws->conn))
 			return lost(ws, e);
 		consumed = 1;
+	}
+	/* the loop waits next: what was decoded is closed now, its
+	 * parents read once for the whole burst */
+	if (pgo_flush(ws->dec, &out->buf) == -1) {
+		*e = ws->dec->err;
+		return -1;
 	}
 	return 0;
 }
@@ -319,7 +325,9 @@ ws_pos_owed(void *src)
 {
 	const struct walstream *ws = src;
 
-	return !ws->dec->in_txn && ws->walend > last_emitted(ws);
+	/* a held commit (pgo_flush) is a transaction still open */
+	return !ws->dec->in_txn && !ws->dec->held &&
+	    ws->walend > last_emitted(ws);
 }
 
 static void
