@@ -212,6 +212,21 @@ kill_at_line() {
 	kill_pipeline
 	return $rc
 }
+# sweep_again SECS MARKER_URL WHAT: after a restart that owes the sweep of
+# a reload killed in it ($T/sup.log the supervisor's log, MARKER_URL the
+# stream's sweep state document): three TAP lines - it runs again and ends
+# within SECS (WHAT says when), the reload is not made again, the marker
+# is cleared
+sweep_again() {
+	local m done="sweep: the documents of rows deleted while the position was gone are removed"
+	_swept() { [ "$(log_count "$T/sup.log" "$done")" -ge 1 ]; }
+	wait_for "$1" _swept
+	ok $? "$3, the sweep runs again and ends ($(log_count "$T/sup.log" "sweep: every table is loaded again") started)"
+	ok $([ "$(log_count "$T/sup.log" "the stream.s position is gone \(capture-")" = 1 ]; echo $?) "no second reload"
+	diag "sweeps: $(grep -oE "^[^ ]+ .*sweep: (every|the documents)" "$T/sup.log" | cut -c12-23,50-80 | tr '\n' ' ')"
+	m=$(curl -sS "$2" | jq -r '._source.pending')
+	ok $([ "$m" = false ]; echo $?) "the marker is cleared (pending: $m)"
+}
 # crash_load_sql FILE TABLE IDS: a pgbench script for a table (id, v, note)
 # that upserts a random row of IDS and deletes one now and then
 crash_load_sql() {

@@ -21,12 +21,7 @@ psql_q -c "drop table if exists mrx; create table mrx (id int primary key, name 
 meili_start 10; ok $? "contract server up"
 METRICS_PORT=$(free_port)
 mkmeili "$T/cfg.yaml" $S $S mrx
-run_pipeline() {
-	pg2osync-supervise -c "$T/cfg.yaml" >> "$T/sup.log" 2>&1 &
-	SUP=$!; cleanup_add $SUP
-	wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/healthz"
-}
-run_pipeline; ok $? "pipeline up"
+sup_start; ok $? "pipeline up"
 check "the load lands" -- meili_wait_equal mrx $IX 60
 
 pg2osync reindex -c "$T/cfg.yaml" --table mrx > "$T/r1" 2>&1; rc=$?
@@ -89,7 +84,7 @@ ok $([ $rc = 1 ] && grep -q "there is no index '${IX}_none' to swap the rebuilt 
 sed -i "s#^    index: ${IX}_none\$#    index: $IX#" "$T/cfg.yaml"
 
 psql_q -c "insert into mrx values ($((N + 1)), 'while stopped', 0); delete from mrx where id = 1"
-run_pipeline; ok $? "pipeline up again"
+sup_start; ok $? "pipeline up again"
 check "what changed while stopped replays into the rebuilt index" -- meili_wait_equal mrx $IX 30
 kill -TERM $SUP; wait $SUP
 drop_slot $S
