@@ -21,6 +21,12 @@
  *   build) leaves the alias where it was and exits 1.
  * - the index the alias named before is the rollback (pg2osync
  *   switch-alias) and is kept, unless --drop-old.
+ *
+ * A target without aliases that can swap two indexes (TCAP_INDEX_SWAP,
+ * Meilisearch) keeps the name readers search as the section's index:
+ * the counts agreeing, the fresh index is swapped with it in one atomic
+ * task, after which the timestamped one holds the old documents - the
+ * rollback is the same swap again - and is deleted with --drop-old.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,9 +50,12 @@ static const struct cli_opt opts[] = {
 	{ "table", O_TABLE, "T", "the sync section to rebuild (its name, its "
 	    "table or schema.table); required" },
 	{ "alias", O_ALIAS, "A", "the name readers use, moved onto the new "
-	    "index; required" },
+	    "index; required (Meilisearch, which swaps instead: optional, "
+	    "the section's index)" },
 	{ "drop-old", O_DROP_OLD, NULL, "delete the indices the alias named "
-	    "before (without it they are kept: the rollback)" },
+	    "before (Meilisearch: the timestamped index, which holds the old "
+	    "documents after the swap); without it they are kept: the "
+	    "rollback" },
 	CLI_OPT_HELP,
 	{ NULL, 0, NULL, NULL }
 };
@@ -231,6 +240,30 @@ drop_old(struct target_conn *tc, const struct config *cfg, const char *was,
 	return 0;
 }
 
+/* a target that swaps instead of aliasing: the built index exchanged
+ * with the live one, which keeps its name; the old documents are then
+ * in fresh, the rollback unless --drop-old */
+static int
+swap_in(struct target_conn *tc, const struct sync_section *s,
+    const char *fresh, int dropold, struct p2o_err *e)
+{
+	if (tc->mod->ops->index_swap(tc, s->index, fresh, e) == -1)
+		return -1;
+	printf("swapped '%s' and '%s': '%s' holds the rebuilt documents, "
+	    "'%s' the ones it held before\n", s->index, fresh, s->index,
+	    fresh);
+	if (dropold) {
+		if (tc->mod->ops->index_delete(tc, fresh, e) == -1)
+			return -1;
+		printf("deleted the old documents' index '%s'\n", fresh);
+	} else
+		printf("rollback (swaps them back): pg2osync switch-alias "
+		    "--alias %s --index %s\n", s->index, fresh);
+	printf("next:\n  - start the pipeline: it replays every change "
+	    "committed since the checkpoint into '%s'\n", s->index);
+	return 0;
+}
+
 static int
 run(const struct verb *v, int argc, char **argv)
 {
@@ -244,7 +277,7 @@ run(const struct verb *v, int argc, char **argv)
 	struct sbuf was = SBUF_INIT;
 	uint64_t before, after, docs, written = 0;
 	char fresh[600], why[600];
-	int ch, rc, dropold = 0, open = 0;
+	int ch, rc, dropold = 0, open = 0, swap;
 
 	while ((ch = cli_getopt(v, argc, argv, &arg)) > 0) {
 		if (ch == 'c')
@@ -258,23 +291,38 @@ run(const struct verb *v, int argc, char **argv)
 	}
 	if (ch < 0)
 		return cli_opt_exit(ch);
-	if (table == NULL || alias == NULL)
-		return cli_usage(v, "--table and --alias are required");
+	if (table == NULL)
+		return cli_usage(v, "--table is required");
 	if ((rc = cli_config(path, CONFIG_SECRET_SOURCE | CONFIG_SECRET_TARGET,
 	    &cfg)) != 0)
 		return rc;
 	p2o_err_clear(&e);
 	rc = P2O_EXIT_CONFIG;
+	swap = !target_can(cfg.target_module, TCAP_ALIASES);
 	if ((s = config_find_named(&cfg, table)) == NULL) {
 		rc = cli_usage(v, "no sync section is '%s'", table);
 		goto out;
 	}
-	if (cfg.target_module->ops->alias_switch == NULL) {
-		fprintf(stderr, "pg2osync reindex: target '%s' has no rebuild "
-		    "in this version (Meilisearch's swap-indexes is not "
-		    "implemented yet)\n", cfg.target_module->name);
+	if (swap && !target_can(cfg.target_module, TCAP_INDEX_SWAP)) {
+		fprintf(stderr, "pg2osync reindex: target '%s' has neither "
+		    "aliases nor index swaps: no rebuild\n",
+		    cfg.target_module->name);
 		goto out;
 	}
+	if (alias == NULL && !swap) {
+		rc = cli_usage(v, "--alias is required");
+		goto out;
+	}
+	/* no alias to move: readers search the index the pipeline writes */
+	if (swap && alias != NULL && strcmp(alias, s->index) != 0) {
+		fprintf(stderr, "pg2osync reindex: target '%s' has no aliases: "
+		    "the rebuilt index is swapped into the section's index "
+		    "'%s', which readers search; --alias can only name it\n",
+		    cfg.target_module->name, s->index);
+		goto out;
+	}
+	if (swap)
+		alias = s->index;
 	if (s->index_templated || s->has_fan_out) {
 		fprintf(stderr, "pg2osync reindex: section '%s' %s: its "
 		    "documents cannot be counted against its rows in one "
@@ -292,7 +340,14 @@ run(const struct verb *v, int argc, char **argv)
 		rc = cli_fail(&e);
 		goto out;
 	}
-	if (ist.exists && !ist.alias) {
+	if (swap && !ist.exists) {
+		fprintf(stderr, "pg2osync reindex: there is no index '%s' to "
+		    "swap the rebuilt one with (the pipeline's load creates "
+		    "it)\n", alias);
+		rc = CLI_EXIT_FAILED;
+		goto out;
+	}
+	if (!swap && ist.exists && !ist.alias) {
 		fprintf(stderr, "pg2osync reindex: '%s' is an index, not an "
 		    "alias: an alias cannot take its name (rebuild under "
 		    "another alias, point readers at it, and write the "
@@ -325,10 +380,16 @@ run(const struct verb *v, int argc, char **argv)
 	    (unsigned long long)written, s->rel, (unsigned long long)before,
 	    (unsigned long long)after, (unsigned long long)docs);
 	if (before != after || docs != before) {
-		printf("the counts differ: alias '%s' left as it was; '%s' "
+		printf("the counts differ: %s '%s' left as it was; '%s' "
 		    "kept for a look (delete it, or run reindex again once "
-		    "nothing writes to the table)\n", alias, fresh);
+		    "nothing writes to the table)\n", swap ? "index" : "alias",
+		    alias, fresh);
 		rc = CLI_EXIT_FAILED;
+		goto out;
+	}
+	if (swap) {
+		rc = swap_in(&tc, s, fresh, dropold, &e) == -1 ? cli_fail(&e) :
+		    P2O_EXIT_OK;
 		goto out;
 	}
 	if (tc.mod->ops->alias_switch(&tc, alias, fresh, &was, &e) == -1) {
@@ -378,18 +439,25 @@ const struct verb verb_reindex = {
 	    "before is kept as the rollback (pg2osync switch-alias) unless "
 	    "--drop-old. Prints what follows: the configuration edit that "
 	    "makes the pipeline write through the alias, and the restart "
-	    "that replays what changed since the checkpoint.",
+	    "that replays what changed since the checkpoint. On a target "
+	    "without aliases that swaps indexes (Meilisearch), --alias may "
+	    "be left out (it can only name the section's index): the "
+	    "rebuilt index is swapped with the section's index in one "
+	    "atomic task, readers keep searching the same name, and the "
+	    "timestamped index then holds the old documents - the rollback "
+	    "is swapping them back (switch-alias), --drop-old deletes it.",
 	.opts = opts,
-	.exits = "  0   built and the alias moved\n"
+	.exits = "  0   built and the alias moved (or the indexes swapped)\n"
 	    "  1   the pipeline is streaming, or the counts differ (the "
-	    "alias left alone)\n"
+	    "alias left alone); no index to swap with\n"
 	    "  64  bad command line, or no such section\n"
 	    "  65  the loader or the shaper failed on a row\n"
-	    "  69  a server refused (a table, the index, the alias request)\n"
+	    "  69  a server refused (a table, the index, the alias request, "
+	    "the swap task)\n"
 	    "  75  a server is unreachable or failing (temporary)\n"
 	    "  77  authentication failed\n"
 	    "  78  invalid configuration; the alias is an index's name; a "
-	    "templated or fan-out section; a target without a rebuild "
-	    "(Meilisearch)\n",
+	    "templated or fan-out section; --alias other than the section's "
+	    "index on a target without aliases\n",
 	.run = run,
 };

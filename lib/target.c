@@ -37,6 +37,7 @@ static const struct {
 	{ TCAP_ASYNC_TASKS, "asynchronous tasks" },
 	{ TCAP_STATE_DOCS, "state documents" },
 	{ TCAP_ALIASES, "aliases" },
+	{ TCAP_INDEX_SWAP, "index swaps" },
 };
 
 const struct target_module *

@@ -72,8 +72,11 @@ enum target_cap {
 	TCAP_STATE_DOCS		= 1 << 7,
 	/* a name readers use can be moved to another index atomically */
 	TCAP_ALIASES		= 1 << 8,
+	/* two indexes can exchange their contents (and names) atomically:
+	 * a rebuild without aliases swaps a fresh index with the live one */
+	TCAP_INDEX_SWAP		= 1 << 9,
 };
-#define TCAP_ALL	((1u << 9) - 1)
+#define TCAP_ALL	((1u << 10) - 1)
 
 /* a span of an arena (offsets stay valid when the arena grows) */
 struct aspan {
@@ -396,11 +399,13 @@ struct target_ops {
 
 	/*
 	 * A rebuild (pg2osync reindex, switch-alias), blocking; NULL for a
-	 * target that offers none (TCAP_ALIASES says whether it has one).
-	 * The documents an index holds, refreshed first. The name readers
-	 * use (alias) made to resolve to index alone, atomically - it never
-	 * resolves to nothing or to both in between - with what it resolved
-	 * to before into was (a comma list, "" when it did not exist). An
+	 * target that offers none. The documents an index holds, refreshed
+	 * first. With TCAP_ALIASES: the name readers use (alias) made to
+	 * resolve to index alone, atomically - it never resolves to nothing
+	 * or to both in between - with what it resolved to before into was
+	 * (a comma list, "" when it did not exist). With TCAP_INDEX_SWAP:
+	 * two existing indexes exchange their documents and settings
+	 * atomically, waited for to its end (a missing one fails, 69). An
 	 * index deleted (one name, never a pattern; a missing one is no
 	 * error). 0 or -1 with err.
 	 */
@@ -408,6 +413,8 @@ struct target_ops {
 		    uint64_t *n, struct p2o_err *);
 	int	(*alias_switch)(struct target_conn *, const char *alias,
 		    const char *index, struct sbuf *was, struct p2o_err *);
+	int	(*index_swap)(struct target_conn *, const char *a,
+		    const char *b, struct p2o_err *);
 	int	(*index_delete)(struct target_conn *, const char *index,
 		    struct p2o_err *);
 };

@@ -217,6 +217,10 @@ sv_check_up(struct sv *sv, long long now)
 	sv->m.up = 1;
 	sv_health_reset(&sv->health, now);
 	log_info("pipeline up");
+	/* a sweep still owed from an incarnation that died in it: with
+	 * nothing left to load and an idle source, no loader's end and no
+	 * stored checkpoint would ever come to start it */
+	sv_sweep_maybe(sv);
 }
 
 /* a load runs now */

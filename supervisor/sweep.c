@@ -12,6 +12,9 @@
  * The sweep is owed from the moment the load progress is forgotten until
  * it ends: ckpt keeps the marker among the stream's state documents and
  * says so in its load frame, so a crash anywhere in between sweeps again.
+ * It is tried whenever its conditions may have become true: the pipeline
+ * up (a restart with nothing left to load), the loader's end, and each
+ * stored checkpoint (the new stream's first).
  * Never exits; blocks on nothing (the helper does).
  */
 #include <signal.h>

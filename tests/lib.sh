@@ -188,6 +188,45 @@ sup_start() {
 	SUP=$!; cleanup_add $SUP
 	wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"
 }
+# kill_pipeline [FILE]: every process of the pipeline run on FILE
+# (default $T/cfg.yaml) killed -9, as a power cut would: the supervisor,
+# its stages and its helpers (a sweep's pg2osync verify, and what that
+# spawns) all carry "-c FILE" on their command line, and nothing else
+# does; waits for $SUP
+kill_pipeline() {
+	local p f=${1:-$T/cfg.yaml}
+	for p in $(pgrep -f -- "-c $f"); do kill -KILL "$p" 2>/dev/null; done
+	wait ${SUP:-} 2>/dev/null
+}
+# log_count FILE TEXT: how many lines of FILE hold TEXT (grep -E)
+log_count() { grep -cE -- "$2" "$1" 2>/dev/null; }
+# kill_at_line FILE TEXT N [SECS]: kill_pipeline as soon as FILE holds N
+# lines with TEXT (polled every 20 ms, for at most SECS, default 120);
+# 1 when it never did (the pipeline is killed all the same)
+kill_at_line() {
+	local i rc=1
+	for ((i = 0; i < ${4:-120} * 50; i++)); do
+		if [ "$(log_count "$1" "$2")" -ge "$3" ]; then rc=0; break; fi
+		sleep 0.02
+	done
+	kill_pipeline
+	return $rc
+}
+# sweep_again SECS MARKER_URL WHAT: after a restart that owes the sweep of
+# a reload killed in it ($T/sup.log the supervisor's log, MARKER_URL the
+# stream's sweep state document): three TAP lines - it runs again and ends
+# within SECS (WHAT says when), the reload is not made again, the marker
+# is cleared
+sweep_again() {
+	local m done="sweep: the documents of rows deleted while the position was gone are removed"
+	_swept() { [ "$(log_count "$T/sup.log" "$done")" -ge 1 ]; }
+	wait_for "$1" _swept
+	ok $? "$3, the sweep runs again and ends ($(log_count "$T/sup.log" "sweep: every table is loaded again") started)"
+	ok $([ "$(log_count "$T/sup.log" "the stream.s position is gone \(capture-")" = 1 ]; echo $?) "no second reload"
+	diag "sweeps: $(grep -oE "^[^ ]+ .*sweep: (every|the documents)" "$T/sup.log" | cut -c12-23,50-80 | tr '\n' ' ')"
+	m=$(curl -sS "$2" | jq -r '._source.pending')
+	ok $([ "$m" = false ]; echo $?) "the marker is cleared (pending: $m)"
+}
 # crash_load_sql FILE TABLE IDS: a pgbench script for a table (id, v, note)
 # that upserts a random row of IDS and deletes one now and then
 crash_load_sql() {

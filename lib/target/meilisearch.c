@@ -38,8 +38,8 @@ ms_status_class(long status)
 	return TA_REFUSED;
 }
 
-static int
-body_object(const char *body, size_t len, struct jspan *obj)
+int
+ms_body_object(const char *body, size_t len, struct jspan *obj)
 {
 	size_t off;
 
@@ -71,7 +71,7 @@ ms_error_text(const char *body, size_t len, char *out, size_t outlen)
 	struct jspan obj, v;
 	char code[96] = "", msg[320] = "";
 
-	if (body != NULL && body_object(body, len, &obj) == 0) {
+	if (body != NULL && ms_body_object(body, len, &obj) == 0) {
 		if (jobj_get(obj, "code", &v))
 			copy_cut(v, code, sizeof(code));
 		if (jobj_get(obj, "message", &v))
@@ -99,7 +99,7 @@ ms_task_uid(const struct sbuf *resp, uint64_t *uid)
 {
 	struct jspan obj, v;
 
-	return body_object(resp->buf, resp->len, &obj) == 0 &&
+	return ms_body_object(resp->buf, resp->len, &obj) == 0 &&
 	    jobj_get(obj, "taskUid", &v) && jnum_u64(v, uid) == 0;
 }
 
@@ -110,7 +110,7 @@ ms_task_state(const struct sbuf *resp, char *code, size_t ccap,
 	struct jspan obj, v, e;
 
 	code[0] = message[0] = '\0';
-	if (body_object(resp->buf, resp->len, &obj) == -1 ||
+	if (ms_body_object(resp->buf, resp->len, &obj) == -1 ||
 	    !jobj_get(obj, "status", &v) || jspan_type(v) != J_STRING)
 		return -1;
 	if (jstr_eq(v, "enqueued") || jstr_eq(v, "processing"))
@@ -186,7 +186,7 @@ probe_answer(long status, const struct sbuf *resp, char *node,
 		ms_error_text(resp->buf, resp->len, why, whylen);
 		return a == TA_AUTH ? TA_AUTH : TA_RETRY;
 	}
-	if (body_object(resp->buf, resp->len, &obj) == -1 ||
+	if (ms_body_object(resp->buf, resp->len, &obj) == -1 ||
 	    !jobj_get(obj, "pkgVersion", &v)) {
 		snprintf(why, whylen, "target.flavor is meilisearch but GET "
 		    "/version is not a Meilisearch node's answer (no "
@@ -600,15 +600,19 @@ static const struct target_ops ops = {
 	.index_state = ms_index_state,
 	.mapping_conflicts = ms_mapping_conflicts,
 	.refresh = ms_refresh,
+	.doc_count = ms_doc_count,
+	.index_swap = ms_index_swap,
+	.index_delete = ms_index_delete,
 };
 
 /* writes are tasks, one queue orders them; no versions, routing, join,
- * pipelines, mapping files, aliases, and no place of its own for our
+ * pipelines, mapping files, aliases (a rebuild swaps two indexes
+ * instead: meilisearch_rebuild.c), and no place of its own for our
  * state (target.state_dir holds it: meilisearch_state.c) */
 const struct target_module target_meilisearch = {
 	.name = "meilisearch",
 	.state_place = "files under target.state_dir",
-	.caps = TCAP_ASYNC_TASKS,
+	.caps = TCAP_ASYNC_TASKS | TCAP_INDEX_SWAP,
 	.ops = &ops,
 	/* a Meilisearch key, master or API, is a bearer token */
 	.api_key_scheme = "Bearer",

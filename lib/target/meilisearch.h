@@ -18,10 +18,15 @@
  * processing: short, since the position it covers waits for it */
 #define MS_POLL_MS	20
 
+/* a blocking wait for a task gives up after this long: ckpt retries */
+#define MS_TASK_WAIT_MS	60000
+
 /* meilisearch.c */
 /* the answer class of a status: TA_OK (2xx), TA_AUTH, TA_RETRY, TA_REFUSED */
 enum target_answer ms_status_class(long status);
 void	ms_error_text(const char *body, size_t len, char *out, size_t outlen);
+/* a body that is one JSON object, blanks around it cut: 0, or -1 */
+int	ms_body_object(const char *body, size_t len, struct jspan *obj);
 /* "/indexes/<uid><rest>" with the uid escaped */
 void	ms_index_path(struct sbuf *path, const char *index, const char *rest);
 /* the answer to an enqueueing request: 1 with its task's uid, 0 none */
@@ -39,6 +44,12 @@ int	ms_state_put(struct target_conn *, const char *key, const char *body,
 int	ms_state_prepare(struct target_conn *, int *created, struct p2o_err *);
 
 /* meilisearch_admin.c */
+/* a non-2xx answer as err: 77 for refused credentials, else 75 */
+int	ms_status_error(long status, const struct sbuf *resp, struct p2o_err *);
+/* a task polled to its end: 1 succeeded, 0 failed (its error's code and
+ * message into code and msg), -1 (err) */
+int	ms_wait_task(struct target_conn *, uint64_t task, char *code,
+	    size_t ccap, char *msg, size_t mcap, struct p2o_err *);
 int	ms_index_exists(struct target_conn *, const char *index,
 	    struct p2o_err *);
 int	ms_index_create(struct target_conn *, const char *index,
@@ -56,5 +67,13 @@ int	ms_index_state(struct target_conn *, const char *name,
 int	ms_mapping_conflicts(struct target_conn *, const char *index,
 	    const char *body, struct sbuf *report, int *n, struct p2o_err *);
 int	ms_refresh(struct target_conn *, const char *indices, struct p2o_err *);
+
+/* meilisearch_rebuild.c */
+int	ms_doc_count(struct target_conn *, const char *index, uint64_t *n,
+	    struct p2o_err *);
+int	ms_index_swap(struct target_conn *, const char *a, const char *b,
+	    struct p2o_err *);
+int	ms_index_delete(struct target_conn *, const char *index,
+	    struct p2o_err *);
 
 #endif

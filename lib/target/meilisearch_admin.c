@@ -12,11 +12,8 @@
 #include "meilisearch.h"
 #include "p2o.h"
 
-/* a blocking wait for a task gives up after this long: ckpt retries */
-#define MS_TASK_WAIT_MS	60000
-
-static int
-status_error(long status, const struct sbuf *resp, struct p2o_err *err)
+int
+ms_status_error(long status, const struct sbuf *resp, struct p2o_err *err)
 {
 	char why[400];
 
@@ -39,21 +36,19 @@ ms_index_exists(struct target_conn *c, const char *index,
 	rc = target_request(c, &call, &resp, &status, err);
 	if (rc == 0)
 		rc = status == 200 ? 1 : status == 404 ? 0 :
-		    status_error(status, &resp, err);
+		    ms_status_error(status, &resp, err);
 	sbuf_release(&path);
 	sbuf_release(&resp);
 	return rc;
 }
 
-/* the task's end: 1 succeeded, 0 failed (its code into code), -1 */
-static int
-wait_task(struct target_conn *c, uint64_t task, char *code, size_t ccap,
-    struct p2o_err *err)
+int
+ms_wait_task(struct target_conn *c, uint64_t task, char *code, size_t ccap,
+    char *msg, size_t mcap, struct p2o_err *err)
 {
 	struct timespec ts = { 0, MS_POLL_MS * 1000000L };
 	struct sbuf path = SBUF_INIT, resp = SBUF_INIT;
 	struct http_call call;
-	char msg[320];
 	long status, waited;
 	int rc = -1, st;
 
@@ -63,10 +58,10 @@ wait_task(struct target_conn *c, uint64_t task, char *code, size_t ccap,
 		if (target_request(c, &call, &resp, &status, err) == -1)
 			break;
 		if (status != 200) {
-			status_error(status, &resp, err);
+			ms_status_error(status, &resp, err);
 			break;
 		}
-		st = ms_task_state(&resp, code, ccap, msg, sizeof(msg));
+		st = ms_task_state(&resp, code, ccap, msg, mcap);
 		if (st == 1 || st == 2) {
 			rc = st == 1;
 			break;
@@ -93,7 +88,7 @@ ms_index_create(struct target_conn *c, const char *index, const char *body,
 	struct sbuf b = SBUF_INIT, resp = SBUF_INIT;
 	struct http_call call;
 	uint64_t task;
-	char code[96];
+	char code[96], msg[320];
 	long status;
 	int rc;
 
@@ -110,12 +105,13 @@ ms_index_create(struct target_conn *c, const char *index, const char *body,
 	    b.len);
 	rc = target_request(c, &call, &resp, &status, err);
 	if (rc == 0 && status != 202)
-		rc = status_error(status, &resp, err);
+		rc = ms_status_error(status, &resp, err);
 	else if (rc == 0 && !ms_task_uid(&resp, &task))
 		rc = p2o_fail(err, P2O_EXIT_TEMPFAIL, "creating index '%s': "
 		    "no taskUid in the answer", index);
 	else if (rc == 0) {
-		rc = wait_task(c, task, code, sizeof(code), err);
+		rc = ms_wait_task(c, task, code, sizeof(code), msg,
+		    sizeof(msg), err);
 		if (rc == 1)
 			*created = 1;
 		else if (rc == 0 && strcmp(code, "index_already_exists") != 0)

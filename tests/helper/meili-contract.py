@@ -30,6 +30,16 @@ What the documentation says, and this server does:
   - GET /indexes/{uid}/documents/{id} (404 document_not_found) and GET
     /indexes/{uid}/documents?offset=&limit= {"results", "offset", "limit",
     "total"}.
+  - POST /swap-indexes [{"indexes": [a, b]}, ...] (task indexSwap,
+    indexUid null, details {"swaps": [...]}): every pair exchanges its
+    documents and settings, atomically - all or none; in the task history
+    every mention of one uid becomes the other. A missing index fails the
+    task with index_not_found ("Indexes `x` not found."); an index named
+    twice is answered 400 invalid_swap_duplicate_index_found at once.
+  - DELETE /indexes/{uid} (task indexDeletion; index_not_found when there
+    is none).
+  - GET /indexes/{uid}/stats {"numberOfDocuments", "isIndexing",
+    "fieldDistribution"} (404 index_not_found).
   - A body that is not JSON is answered 400 malformed_payload at once.
   - With a master key (the environment's MEILI_MASTER_KEY, so it is on no
     argv), every route but /health needs "Authorization: Bearer <key>":
@@ -207,6 +217,33 @@ def create_work(uid, pk):
     return work
 
 
+def swap_work(pairs):
+    def work(t):
+        missing = sorted({u for p in pairs for u in p if u not in indexes})
+        if missing:
+            return error("index_not_found", "Indexes %s not found."
+                         % ", ".join("`%s`" % u for u in missing))
+        for a, b in pairs:
+            indexes[a], indexes[b] = indexes[b], indexes[a]
+            for o in tasks:
+                if o["indexUid"] == a:
+                    o["indexUid"] = b
+                elif o["indexUid"] == b:
+                    o["indexUid"] = a
+        return None
+    return work
+
+
+def drop_work(uid):
+    def work(t):
+        ix = indexes.pop(uid, None)
+        if ix is None:
+            return error("index_not_found", "Index `%s` not found." % uid)
+        t["details"]["deletedDocuments"] = len(ix["docs"])
+        return None
+    return work
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -291,9 +328,47 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                                       body.get("primaryKey")),
                                           {"primaryKey":
                                            body.get("primaryKey")}))
+        if parts == ["swap-indexes"] and method == "POST":
+            if not isinstance(body, list) or not all(
+                    isinstance(p, dict) and isinstance(p.get("indexes"), list)
+                    and len(p["indexes"]) == 2 for p in body):
+                return self.send(400, error(
+                    "invalid_swap_indexes", "Two indexes must be given "
+                    "in each `indexes` array."))
+            pairs = [tuple(p["indexes"]) for p in body]
+            names = [u for p in pairs for u in p]
+            dup = sorted({u for u in names if names.count(u) > 1})
+            if dup:
+                return self.send(400, error(
+                    "invalid_swap_duplicate_index_found", "Indexes must "
+                    "be declared only once during a swap. %s was specified "
+                    "several times." % ", ".join("`%s`" % u for u in dup)))
+            return self.send(202, enqueue(
+                None, "indexSwap", swap_work(pairs),
+                {"swaps": [{"indexes": list(p)} for p in pairs]}))
         if len(parts) >= 2 and parts[0] == "indexes":
             uid = parts[1]
             rest = parts[2:]
+            if method == "DELETE" and rest == []:
+                return self.send(202, enqueue(uid, "indexDeletion",
+                                              drop_work(uid),
+                                              {"deletedDocuments": None}))
+            if method == "GET" and rest == ["stats"]:
+                with lock:
+                    ix = indexes.get(uid)
+                    if ix:
+                        fields = {}
+                        for d in ix["docs"].values():
+                            for k in d:
+                                fields[k] = fields.get(k, 0) + 1
+                        busy = any(t["indexUid"] == uid and t["status"] in
+                                   ("enqueued", "processing") for t in tasks)
+                        return self.send(200, {
+                            "numberOfDocuments": len(ix["docs"]),
+                            "isIndexing": busy,
+                            "fieldDistribution": fields})
+                return self.send(404, error("index_not_found",
+                                            "Index `%s` not found." % uid))
             if method == "GET" and rest == []:
                 with lock:
                     ix = indexes.get(uid)

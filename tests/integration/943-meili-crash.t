@@ -18,13 +18,6 @@ meili_start 20; ok $? "contract server up"
 METRICS_PORT=$(free_port)
 RECONNECT_MAX=50 mkmeili "$T/cfg.yaml" $S $S mcrash
 crash_load_sql "$T/load.sql" mcrash 1000
-# the pipeline's own processes, by id: those whose command line names
-# this test's configuration
-kill_pipeline() {
-	local p
-	for p in $(pgrep -f -- "-c $T/cfg.yaml"); do kill -KILL "$p" 2>/dev/null; done
-	wait $SUP 2>/dev/null
-}
 sup_start; ok $? "pipeline up"
 wait_for 30 slot_active $S
 CREATED=$(slot_confirmed $S)
