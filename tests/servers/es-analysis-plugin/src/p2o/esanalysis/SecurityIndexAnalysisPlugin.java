@@ -25,8 +25,8 @@ import org.elasticsearch.plugins.Plugin;
  * names (its "email" analyzer: the uax_url_email tokenizer, then the
  * pattern_capture, lowercase and unique filters). The integ-test distribution
  * lacks the module that normally provides them, so without this the node
- * cannot create the index that holds API keys. Each is a thin wrapper of
- * the Lucene class shipped in the distribution's lib/.
+ * cannot create the index that holds API keys. Each but unique is a thin
+ * wrapper of a Lucene class shipped in the distribution's lib/.
  *
  * Only the interfaces TokenFilterFactory and TokenizerFactory are used,
  * not the abstract base classes, whose constructors differ between 8.x and
