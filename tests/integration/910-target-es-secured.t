@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Credentials and TLS, live, on an Elasticsearch 8 node with x-pack
-# security: HTTPS with a CA this test makes (tests/servers/tls.sh) and a
-# user it creates. Basic auth (the url from url_env) with the CA, and
-# tls_verify false (warned), each stream a table. A wrong password or API
-# key stops the pipeline with exit 77 and one message; a CA that did not
-# sign the node's certificate with exit 69, before anything is written. No
-# secret is on any argv or in any log line.
-# The user is in the file realm and no valid API key is made: the native
-# realm and API keys live in the .security index, whose mapping needs the
-# analysis-common module, which is not published for 8.x (the node answers
-# "Unknown filter type [pattern_capture]"). A wrong key is refused live.
+# Credentials and TLS, live, on an Elasticsearch 8 or 9 node with x-pack
+# security: HTTPS with a CA this test makes (tests/servers/tls.sh), a user
+# it creates and API keys it makes. Basic auth (the url from url_env) with
+# the CA, and tls_verify false (warned), each stream a table. An API key
+# limited to the writer's indices (target.api_key_env): validate passes
+# with it and creates nothing, and the pipeline streams inserts, updates
+# and deletes and stores its checkpoint. A wrong password, a wrong API key
+# or an invalidated one stops the pipeline with exit 77 and one message,
+# and validate says so in one line; a CA that did not sign the node's
+# certificate stops it with exit 69: each before anything is written or
+# acknowledged. No secret is on any argv or in any log line.
+# The user is in the file realm; the API keys live in the .security index,
+# whose analysis the test node gets from tests/servers/es-analysis-plugin.
 # Runs in the Elasticsearch pass (P2O_TARGET=elasticsearch), with its own
 # node beside the one the other tests use.
 . "$(dirname "$0")/../lib.sh"
@@ -22,8 +24,9 @@ mkdir -p "$D/certs"
 cp "$TLS/ca.crt" "$D/certs/ca.crt"
 cp "$TLS/server.crt" "$D/certs/node.crt"
 cp "$TLS/server.key" "$D/certs/node.key"
-"$TOP/tests/servers/elasticsearch.sh" start "$D"
-ok $? "a secured Elasticsearch node starts"
+# without the node every later check would only wait for its timeout
+"$TOP/tests/servers/elasticsearch.sh" start "$D" || { ok 1 "a secured Elasticsearch node starts"; done_testing; exit; }
+ok 0 "a secured Elasticsearch node starts"
 _stop_node() { "$TOP/tests/servers/elasticsearch.sh" stop "$D"; }
 trap '_stop_node; _cleanup' EXIT
 . "$D/env"
@@ -97,6 +100,93 @@ streams noverify "tls_verify false"
 grep -q "target.tls_verify is false" "$T/noverify.log"
 ok $? "tls_verify false is warned about at start"
 
+# mkkey NAME: an API key, made by the admin, with what the writer needs:
+# everything on its indices and the state index (.pg2osync_meta, where the
+# checkpoint is), and the node's description (its probe); the answer is
+# left in $T/NAME.key (the encoded key, its id and its secret part)
+mkkey() {
+	es -XPOST "$ES_URL/_security/api_key" -d '{"name": "'"$1"'", "role_descriptors": {"p2o-writer": {
+		"cluster": ["monitor"],
+		"indices": [{"names": ["'"$S"'_*", ".pg2osync_*"], "privileges": ["all"]}]}}}' > "$T/$1.key"
+	jq -e '.encoded and .id and .api_key' "$T/$1.key" > /dev/null
+}
+key_of() { jq -r ".$2" "$T/$1.key"; }
+mkkey p2o-writer-key
+ok $? "an API key for the writer ($(jq -c '{id, name, error}' "$T/p2o-writer-key.key"))"
+export P2O_T_ES_KEY=$(key_of p2o-writer-key encoded)
+# every secret the logs and argvs are searched for
+SECRETS=("$PW" "$(cat "$D/admin-password")" "$P2O_T_ES_KEY" "$(key_of p2o-writer-key api_key)")
+
+# what validate could create: slots, publications, and this test's and
+# the state's indices on the node (hidden ones included)
+snapshot() {
+	{
+		psql_q -c "select 'slot ' || slot_name from pg_replication_slots where slot_name like '${S}%' order by 1"
+		psql_q -c "select 'pub ' || pubname from pg_publication where pubname like '${S}%' order by 1"
+		es "$ES_URL/_cat/indices?h=index&expand_wildcards=all" | grep -E "^(${S}_|\.pg2osync)" | sort
+	} > "$1"
+}
+# validates NAME WANT DESC PATTERN: pg2osync validate on NAME's
+# configuration exits WANT, with PATTERN on one line, and creates nothing
+validates() {
+	local name=$1 want=$2 desc=$3 pat=$4 st=0
+	snapshot "$T/before"
+	pg2osync validate -c "$T/$name.yaml" > "$T/$name.validate" 2>&1 || st=$?
+	snapshot "$T/after"
+	ok $([ $st = "$want" ] && [ "$(grep -cE -- "$pat" "$T/$name.validate")" = 1 ]; echo $?) \
+		"validate, $desc: exit $want, one line '$pat' (exit $st)"
+	[ $st = "$want" ] || sed 's/^/#   /' "$T/$name.validate"
+	diff "$T/before" "$T/after" > "$T/diff"
+	ok $? "validate, $desc: nothing created"
+	sed 's/^/#   /' "$T/diff"
+	! has_secret "$T/$name.validate" "${SECRETS[@]}"
+	ok $? "validate, $desc: no secret in its output"
+}
+
+cfg apikey "url: $ES_URL" "api_key_env: P2O_T_ES_KEY" "ca_file: $TLS/ca.crt"
+validates apikey 0 "an API key" "^ok .*accepts the credentials"
+tail -n1 "$T/apikey.validate" | grep -qx 'all checks passed'
+ok $? "validate, an API key: all checks passed"
+
+# streaming with the key: the table as it is, then an insert, an update
+# and a delete, and a checkpoint stored on SIGTERM's drain
+psql_q -c "insert into sec_items values ($((n += 1)), 'row $n')"
+pg2osync-supervise -c "$T/apikey.yaml" > "$T/apikey.log" 2>&1 &
+sup=$!
+cleanup_add $sup
+wait_for 90 count_is ${S}_apikey "$n"
+ok $? "an API key: the table is loaded ($(es_count ${S}_apikey) of $n)"
+psql_q -c "insert into sec_items values (1000, 'new'); update sec_items set v = 'changed' where id = 1;
+	delete from sec_items where id = 2"
+doc() { es "$ES_URL/${S}_apikey/_doc/$1" | jq -r "$2"; }
+changes_seen() {
+	[ "$(doc 1000 ._source.v)" = new ] && [ "$(doc 1 ._source.v)" = changed ] && [ "$(doc 2 .found)" = false ]
+}
+wait_for 90 changes_seen
+ok $? "an API key: an insert, an update and a delete are streamed (1000: $(doc 1000 ._source.v), 1: $(doc 1 ._source.v), 2 found: $(doc 2 .found))"
+ok "$(argv_secrets "$T/apikey.yaml" "${SECRETS[@]}")" "an API key: no secret on any stage's argv"
+kill -TERM $sup
+st=0; wait $sup || st=$?
+ok $st "an API key: SIGTERM drains, exit 0 (got $st)"
+ck=$(ckpt_lsn "$T/apikey.yaml"); sl=$(slot_confirmed ${S}_apikey)
+ok $([ -n "$ck" ] && [ "$(lsn_num "$sl")" -eq "$(lsn_num "$ck")" ]; echo $?) \
+	"an API key: the checkpoint is stored ($ck, read back with the key) and the slot confirmed to it ($sl)"
+! has_secret "$T/apikey.log" "${SECRETS[@]}"
+ok $? "an API key: no secret in the log"
+[ $_tap_fail -gt 0 ] && sed 's/^/#   /' "$T/apikey.log"
+drop_slot ${S}_apikey
+
+# a key the admin made and then invalidated
+mkkey p2o-revoked-key
+ok $? "a second API key"
+export P2O_T_REVOKED_KEY=$(key_of p2o-revoked-key encoded)
+SECRETS+=("$P2O_T_REVOKED_KEY" "$(key_of p2o-revoked-key api_key)")
+[ "$(es -XDELETE "$ES_URL/_security/api_key" -d '{"ids": ["'"$(key_of p2o-revoked-key id)"'"]}' |
+	jq -r '.invalidated_api_keys | length')" = 1 ]
+ok $? "... invalidated"
+cfg revoked "url: $ES_URL" "api_key_env: P2O_T_REVOKED_KEY" "ca_file: $TLS/ca.crt"
+validates revoked 1 "an invalidated API key" "^FAIL  target: .* refused the credentials \(HTTP 401"
+
 # fails NAME CODE DESC PATTERN: the pipeline stops with CODE, saying PATTERN
 # once, without restarts, and writes nothing
 fails() {
@@ -110,7 +200,10 @@ fails() {
 	[ $good = 0 ] || sed 's/^/#   /' "$T/$name.log"
 	[ "$(es -o /dev/null -w '%{http_code}' "$ES_URL/${S}_$name")" = 404 ]
 	ok $? "$desc: nothing written"
-	! has_secret "$T/$name.log" "$PW" "wrong-password" "$KEY"
+	# the position is acknowledged in the checkpoint, which is not there
+	[ "$(es "$ES_URL/.pg2osync_meta/_doc/postgres:${S}_$name" | jq -r '.found // .status')" != true ]
+	ok $? "$desc: nothing acknowledged"
+	! has_secret "$T/$name.log" "${SECRETS[@]}" "wrong-password" "$KEY"
 	ok $? "$desc: no secret in the log"
 	drop_slot ${S}_$name
 }
@@ -119,6 +212,8 @@ cfg badpw "url: $ES_URL" "username: p2o-writer" "password_env: P2O_T_BAD_PW" "ca
 fails badpw 77 "a wrong password" "HTTP 401"
 cfg badkey "url: $ES_URL" "api_key_env: P2O_T_BAD_KEY" "ca_file: $TLS/ca.crt"
 fails badkey 77 "a wrong API key" "HTTP 401"
+validates badkey 1 "a wrong API key" "^FAIL  target: .* refused the credentials \(HTTP 401"
+fails revoked 77 "an invalidated API key" "HTTP 401"
 cfg badca "url: $ES_URL" "username: p2o-writer" "password_env: P2O_T_ES_PW" "ca_file: $TLS/other-ca.crt"
 fails badca 69 "a CA that did not sign the node's certificate" "certificate problem"
 

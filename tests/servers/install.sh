@@ -6,8 +6,9 @@
 # project uses (lang-painless, reindex, parent-join, ingest-common,
 # analysis-common, lang-mustache, mapper-extras), built once into
 # ${P2O_CACHE:-$HOME/.cache/pg2osync}/opensearch-<version>/.
-# Elasticsearch: its integ-test zip from Maven Central as it is (it ships
-# x-pack-security; the other modules are not published for 8.x), into
+# Elasticsearch: its integ-test zip from Maven Central (it ships
+# x-pack-security; the other modules are not published for 8.x) plus a
+# test-only analysis plugin built here from es-analysis-plugin/, into
 # .../elasticsearch-<version>/.
 set -eu
 # shellcheck source=lib.sh
@@ -31,7 +32,8 @@ pkgs=()
 [ -n "$want_pg" ] && pkgs+=(postgresql-15 postgresql-client-15)
 [ -n "$want_mariadb" ] && pkgs+=(mariadb-server mariadb-client)
 [ -n "$want_os$want_es" ] && pkgs+=(openjdk-17-jre-headless maven unzip curl ca-certificates)
-[ -n "$want_es" ] && pkgs+=(openssl)
+# javac and jar for the analysis plugin
+[ -n "$want_es" ] && pkgs+=(openssl openjdk-17-jdk-headless)
 pkgs+=(procps)
 p2o_apt_ensure "${pkgs[@]}"
 
@@ -48,16 +50,17 @@ fi
 
 DEP_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.6.1
 
-# Elasticsearch: the zip unpacked, nothing added (built under the lock
-# below, by a subshell so that OpenSearch's part still runs after it)
-if [ -n "$want_es" ] && ! p2o_es_dist >/dev/null; then
+# Elasticsearch: the zip unpacked (built under the lock below, by a
+# subshell so that OpenSearch's part still runs after it)
+es_dist=$P2O_CACHE/elasticsearch-$P2O_ES_VERSION
+if [ -n "$want_es" ] && [ ! -f "$es_dist/.p2o-ready" ]; then
     (
         JAVA_HOME=$(p2o_java17_home) || p2o_die "no Java 17 under /usr/lib/jvm"
         export JAVA_HOME
         mkdir -p "$P2O_CACHE"
         exec 9>"$P2O_CACHE/.install.lock"
         flock 9
-        p2o_es_dist >/dev/null && exit 0
+        [ -f "$es_dist/.p2o-ready" ] && exit 0
         work=$(mktemp -d "$P2O_CACHE/.build.XXXXXX")
         trap 'rm -rf "$work"' EXIT
         v=$P2O_ES_VERSION
@@ -89,6 +92,58 @@ if [ -n "$want_es" ] && ! p2o_es_dist >/dev/null; then
         touch "$dist/.p2o-ready"
         rm -rf "${P2O_CACHE:?}/elasticsearch-$v"
         mv "$dist" "$P2O_CACHE/elasticsearch-$v"
+    ) || exit 1
+fi
+# ... and the analysis plugin the .security index needs, the index that
+# holds API keys (es-analysis-plugin/README.md); rebuilt into a cached
+# distribution when its sources change. A node started earlier keeps the
+# copy it made of the distribution.
+if [ -n "$want_es" ] && ! p2o_es_dist >/dev/null; then
+    (
+        JAVA_HOME=$(p2o_java17_home) || p2o_die "no Java 17 under /usr/lib/jvm"
+        [ -x "$JAVA_HOME/bin/javac" ] || p2o_die "no javac in $JAVA_HOME (openjdk-17-jdk-headless)"
+        exec 9>"$P2O_CACHE/.install.lock"
+        flock 9
+        p2o_es_dist >/dev/null && exit 0
+        work=$(mktemp -d "$P2O_CACHE/.build.XXXXXX")
+        trap 'rm -rf "$work"' EXIT
+        v=$P2O_ES_VERSION
+        if [ "${v%%.*}" -le 8 ]; then
+            classpath="$es_dist/lib/*"
+        else
+            # 9.x's jars are Java 21 class files, which javac 17 cannot read
+            # (and bookworm has no later JDK): compile against the 8.19.3
+            # server and its Lucene, whose classes and methods the plugin
+            # uses are the same in 9.x (910 runs it on 9.2.0)
+            for a in org.elasticsearch:elasticsearch{,-core,-x-content}:8.19.3 \
+                org.apache.lucene:lucene-{core,analysis-common}:9.12.2; do
+                mvn -B -q "$DEP_PLUGIN:copy" -Dartifact="$a:jar" -DoutputDirectory="$work/api" \
+                    >>"$work/mvn.log" 2>&1 </dev/null \
+                    || { p2o_log_tail "$work/mvn.log"; p2o_die "mvn could not copy $a"; }
+            done
+            classpath="$work/api/*"
+        fi
+        find "$P2O_SERVERS_HOME/es-analysis-plugin/src" -name '*.java' >"$work/sources"
+        # --release 17: a 9.x node on a later JDK loads it as well
+        "$JAVA_HOME/bin/javac" --release 17 -Xlint:all -Werror -d "$work/classes" -cp "$classpath" \
+            "@$work/sources" >"$work/javac.log" 2>&1 \
+            || { p2o_log_tail "$work/javac.log"; p2o_die "javac failed on the analysis plugin"; }
+        p=$work/$P2O_ES_PLUGIN
+        mkdir -p "$p"
+        "$JAVA_HOME/bin/jar" --create --file "$p/$P2O_ES_PLUGIN.jar" -C "$work/classes" . \
+            || p2o_die "jar failed on the analysis plugin"
+        cat >"$p/plugin-descriptor.properties" <<EOF
+name=$P2O_ES_PLUGIN
+description=Test-only: the analysis components the .security index needs
+version=$v
+classname=p2o.esanalysis.SecurityIndexAnalysisPlugin
+java.version=17
+elasticsearch.version=$v
+EOF
+        chmod -R a+rX "$p"
+        rm -rf "${es_dist:?}/plugins/$P2O_ES_PLUGIN"
+        mv "$p" "$es_dist/plugins/"
+        p2o_es_plugin_digest >"$es_dist/.p2o-plugin-digest"
     ) || exit 1
 fi
 [ -z "$want_os" ] && exit 0

