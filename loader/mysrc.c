@@ -185,12 +185,12 @@ chunk_nested(struct loader *ld, const struct my_table *t, MYSQL_RES *r,
 	mysql_data_seek(r, 0);
 	row = mysql_fetch_row(r);
 	lens = mysql_fetch_lengths(r);
-	rc |= mynest_literal(nest, my->conn, &cond, row[kc], lens[kc]);
+	rc |= mynest_literal(nest->key_kind, my->conn, &cond, row[kc], lens[kc]);
 	sbuf_adds(&cond, " AND ");
 	mysql_data_seek(r, nr - 1);
 	row = mysql_fetch_row(r);
 	lens = mysql_fetch_lengths(r);
-	rc |= mynest_literal(nest, my->conn, &cond, row[kc], lens[kc]);
+	rc |= mynest_literal(nest->key_kind, my->conn, &cond, row[kc], lens[kc]);
 	if (rc != 0) {
 		sbuf_release(&cond);
 		return p2o_fail(&ld->err, P2O_EXIT_DATA, "table '%s': a key "

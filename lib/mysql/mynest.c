@@ -268,8 +268,7 @@ mynest_describe(struct st_mysql *m, int mariadb,
 		    "children or aggregates, which name their parent by one "
 		    "key column; its key has %d", sec->rel, parent->nkeys);
 	key = &parent->cols[parent->keys[0]];
-	if (key->kind != MK_INT && key->kind != MK_UINT &&
-	    key->kind != MK_TEXT)
+	if (!mynest_keyable(key->kind))
 		return p2o_fail(e, P2O_EXIT_REFUSED, "table '%s' embeds "
 		    "children or aggregates, whose rows are matched to the "
 		    "parent by its key's text: its key column '%s' is %s, "
@@ -292,17 +291,25 @@ mynest_describe(struct st_mysql *m, int mariadb,
 }
 
 int
-mynest_literal(const struct mynest *n, struct st_mysql *m, struct sbuf *out,
+mynest_keyable(enum my_kind k)
+{
+	return k == MK_INT || k == MK_UINT || k == MK_TEXT;
+}
+
+int
+mynest_literal(enum my_kind k, struct st_mysql *m, struct sbuf *out,
     const char *s, size_t len)
 {
 	size_t i = 0;
 
-	if (n->key_kind == MK_TEXT) {
+	if (!mynest_keyable(k))
+		return -1;
+	if (k == MK_TEXT) {
 		myconn_quote(m, out, s, len);
 		return 0;
 	}
 	/* digits bare: a quoted number compares as a double */
-	if (len > 0 && s[0] == '-' && n->key_kind == MK_INT)
+	if (len > 0 && s[0] == '-' && k == MK_INT)
 		i++;
 	if (i == len)
 		return -1;

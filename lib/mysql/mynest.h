@@ -67,10 +67,13 @@ struct mynest {
 int	mynest_describe(struct st_mysql *, int mariadb,
 	    const struct sync_section *, const struct my_table *parent,
 	    struct mynest *, struct p2o_err *);
-/* the parent key value s[0..n) (as the text protocol prints it) as the
- * SQL literal that means it, appended: 0, or -1 (not of its form) */
-int	mynest_literal(const struct mynest *, struct st_mysql *,
-	    struct sbuf *out, const char *s, size_t n);
+/* 1 when a key column of this kind can name rows by its text */
+int	mynest_keyable(enum my_kind);
+/* a key value s[0..n) of a column of kind k (as the text protocol prints
+ * it) as the SQL literal that means it, appended: 0, or -1 (not of its
+ * form) */
+int	mynest_literal(enum my_kind k, struct st_mysql *, struct sbuf *out,
+	    const char *s, size_t n);
 /*
  * Every collection of the parents whose key satisfies cond (SQL after
  * the key's name: "IN (1,2)", ">= 1 AND ... <= 9"), lock appended to each
