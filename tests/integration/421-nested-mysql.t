@@ -163,7 +163,7 @@ ok $(curl -sS "$OS_URL/n_customers/_doc/2" | jq -e '._source.orders[0] | .big ==
 	and .amount == "1.25" and .placed == "2024-01-02T04:04:05.123456" and .doc.a[1] == 2.5' >/dev/null; echo $?) \
 	"a decimal, a datetime(6), a bigint unsigned near 2^64 and a JSON column inside the array"
 
-my_raw "INSERT INTO n_orders VALUES (1001, 3, 9.99, 'open', '2024-06-01 10:00:00.5', 18446744073709551615, '{\"x\": [1, \"y\"]}', 'new');
+my_raw "INSERT INTO n_orders VALUES (1001, 3, 9.99, 'open', '2024-06-01 10:00:00.5', 18446744073709551615, '{\"x\": \"y\", \"n\": [3, 4]}', 'new');
 UPDATE n_orders SET total = 77.70, status = 'open' WHERE id = 5;
 DELETE FROM n_orders WHERE id = 6;
 UPDATE n_orders SET customer_id = 26 WHERE id = 7;
