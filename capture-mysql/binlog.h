@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "jscan.h"
 #include "sbuf.h"
 #include "mysql/mybytes.h"
 #include "mysql/mycat.h"
@@ -246,6 +247,27 @@ struct my_catalog {
 	void	*ctx;
 };
 
+/*
+ * Embedded collections (docs/config.md "children"), which need the
+ * server: tables[nsections..] are tables only collections read, whose
+ * rows and truncates never become frames. row sees every row of a
+ * configured table as its images (JSON objects; p NULL when absent) and
+ * answers 1 to forward it, 0 to keep it back; commit, at the end of a
+ * group that is written, appends the row frames it owes (at version v)
+ * ahead of the commit frame and adds them to *nrows: 0 or -1 with err;
+ * truncate hears of every TRUNCATE of a configured table. All NULL: no
+ * collections.
+ */
+struct txn_nest {
+	int	 nsections;
+	int	(*row)(void *ctx, int ti, char op, struct jspan newi,
+		    struct jspan oldi);
+	int	(*commit)(void *ctx, uint64_t v, struct sbuf *out,
+		    uint64_t *nrows, struct p2o_err *err);
+	void	(*truncate)(void *ctx, int ti);
+	void	*ctx;
+};
+
 struct txn_counters {
 	uint64_t inserts, updates, deletes, truncates, commits, events,
 		 skipped_rows, drift;
@@ -270,6 +292,7 @@ struct txn {
 	uint64_t *bad_sig;	/* per table: a binlog shape already found
 				 * unmatched, not re-read again */
 	struct my_catalog cat;
+	struct txn_nest nest;	/* zero: no collections */
 	uint64_t emit_from;	/* coordinates up to here are only read */
 	int	 fresh;		/* started without a checkpoint, at the
 				 * server's position: no one keeps it */

@@ -17,6 +17,7 @@
 #include "capture.h"
 #include "config.h"
 #include "log.h"
+#include "nestread.h"
 #include "p2o.h"
 #include "server.h"
 #include "stage.h"
@@ -130,8 +131,9 @@ main(int argc, char **argv)
 	struct txn txn;
 	struct dumpstream ds;
 	struct capture cap;
+	struct nestread *nr;
 	uint64_t token;
-	int i;
+	int i, ntables;
 
 	if (stage_begin(&st, &spec, &a, argc, argv, &e) != STAGE_RUN ||
 	    check_start(&a, &start, &token, &e) == -1)
@@ -163,9 +165,23 @@ main(int argc, char **argv)
 		    token);
 	}
 
+	/* collections: their tables join the binlog's, and a connection of
+	 * their own re-reads parents at each commit */
+	ntables = cfg.nsyncs;
+	if ((nr = nestread_open(&cfg, &src, &tables, &ntables, &e)) == NULL &&
+	    e.code != 0)
+		exit(stage_report(&e));
+
 	cat.reload = server_reload;
 	cat.ctx = &src;
-	txn_init(&txn, tables, cfg.nsyncs, cat);
+	txn_init(&txn, tables, ntables, cat);
+	if (nr != NULL) {
+		txn.nest.nsections = cfg.nsyncs;
+		txn.nest.row = nestread_row;
+		txn.nest.commit = nestread_commit;
+		txn.nest.truncate = nestread_truncate;
+		txn.nest.ctx = nr;
+	}
 	txn.warn = on_warn;
 	txn.crc_before_fde = src.crc;
 	if (a.pos != NULL)
@@ -185,8 +201,9 @@ main(int argc, char **argv)
 		exit(stage_report(&cap.err));
 
 	capture_release(&cap);
+	nestread_close(nr);
 	txn_release(&txn);
-	for (i = 0; i < cfg.nsyncs; i++)
+	for (i = 0; i < ntables; i++)
 		my_table_release(&tables[i]);
 	free(tables);
 	server_release(&src);

@@ -209,7 +209,7 @@ group_begin(struct txn *t, uint64_t ev_begin, uint64_t ev_end,
 	t->g_anon = t->g_tagged = t->g_mdb = 0;
 }
 
-static void
+static int
 group_end(struct txn *t, uint64_t ev_end, struct sbuf *out)
 {
 	if (t->have_gtid) {
@@ -224,6 +224,13 @@ group_end(struct txn *t, uint64_t ev_end, struct sbuf *out)
 	else if (t->g_anon && t->gtid.flavor == GTID_MYSQL &&
 	    !gtid_set_empty(&t->gtid))
 		poison(t, "an anonymous transaction among GTID ones");
+	/* the parents its rows named, re-read: ahead of the commit, so the
+	 * commit is acknowledged only once they are durable */
+	if (t->emitting && t->nest.commit != NULL &&
+	    t->nest.commit(t->nest.ctx, t->v, out, &t->nrows, &t->err) == -1) {
+		t->state = TS_NONE;
+		return -1;
+	}
 	if (t->emitting && t->nrows > 0) {
 		sbuf_reset(&t->scratch);
 		txn_pos_text(t, ev_end, &t->scratch);
@@ -233,6 +240,7 @@ group_end(struct txn *t, uint64_t ev_end, struct sbuf *out)
 		t->last_commit = t->last_emitted = t->base + ev_end;
 	}
 	t->state = TS_NONE;
+	return 0;
 }
 
 /* ---- tables ---- */
@@ -418,14 +426,35 @@ check_map(struct txn *t, struct txn_map *m, struct sbuf *out)
 
 /* ---- rows ---- */
 
+/* an image's place in t->json, kept as an offset until the frame is
+ * whole (the buffer moves as it grows); 0 none: a frame starts with its
+ * own '{' */
+struct img_at {
+	size_t	 off, n;
+};
+
+static struct jspan
+span_of(const struct sbuf *j, struct img_at at)
+{
+	struct jspan s = { NULL, 0 };
+
+	if (at.off != 0) {
+		s.p = j->buf + at.off;
+		s.n = at.n;
+	}
+	return s;
+}
+
 static int
 put_image(struct txn *t, enum msg_image which, const struct my_table *tb,
-    const struct txn_map *m, const struct bl_cell *cells)
+    const struct txn_map *m, const struct bl_cell *cells, struct img_at *at)
 {
 	struct p2o_err e;
+	size_t start;
 	int i, rc;
 
 	msg_image_begin(&t->json, which);
+	start = t->json.len - 1;	/* its '{' */
 	for (i = 0; i < tb->ncols; i++) {
 		if (!cells[i].present)
 			continue;
@@ -448,6 +477,8 @@ put_image(struct txn *t, enum msg_image which, const struct my_table *tb,
 			    cells[i].n, e.msg);
 	}
 	msg_image_end(&t->json);
+	at->off = start;
+	at->n = t->json.len - start;
 	return 0;
 }
 
@@ -459,6 +490,7 @@ rows_event(struct txn *t, const struct bl_header *h,
 	struct txn_map *m;
 	struct my_table *tb;
 	struct bl_cell *before = NULL, *after = NULL;
+	struct img_at newi, oldi;
 	size_t off = 0;
 	int rc, i, ret = -1;
 
@@ -519,13 +551,24 @@ rows_event(struct txn *t, const struct bl_header *h,
 			msg_list_item(&t->json, tb->cols[tb->keys[i]].name,
 			    strlen(tb->cols[tb->keys[i]].name));
 		msg_list_end(&t->json);
-		if (r.op == 'i' && put_image(t, MI_NEW, tb, m, before) == -1)
+		newi.off = oldi.off = newi.n = oldi.n = 0;
+		if (r.op == 'i' && put_image(t, MI_NEW, tb, m, before,
+		    &newi) == -1)
 			goto done;
-		if (r.op == 'u' && (put_image(t, MI_NEW, tb, m, after) == -1 ||
-		    put_image(t, MI_OLD, tb, m, before) == -1))
+		if (r.op == 'u' && (put_image(t, MI_NEW, tb, m, after,
+		    &newi) == -1 || put_image(t, MI_OLD, tb, m, before,
+		    &oldi) == -1))
 			goto done;
-		if (r.op == 'd' && put_image(t, MI_OLD, tb, m, before) == -1)
+		if (r.op == 'd' && put_image(t, MI_OLD, tb, m, before,
+		    &oldi) == -1)
 			goto done;
+		if (t->nest.row != NULL && (t->nest.row(t->nest.ctx,
+		    m->table, r.op, span_of(&t->json, newi), span_of(&t->json,
+		    oldi)) == 0 || m->table >= t->nest.nsections)) {
+			/* its parents are re-read at the commit */
+			sbuf_reset(&t->json);
+			continue;
+		}
 		msg_end(out, &t->json);
 		t->n.inserts += r.op == 'i';
 		t->n.updates += r.op == 'u';
@@ -647,6 +690,10 @@ truncate_table(struct txn *t, int ti, struct sbuf *out)
 {
 	const char *rel = t->tables[ti].rel;
 
+	if (t->nest.truncate != NULL)
+		t->nest.truncate(t->nest.ctx, ti);
+	if (t->nest.row != NULL && ti >= t->nest.nsections)
+		return 0;
 	msg_truncate_begin(&t->json, t->v);
 	msg_list_begin(&t->json, ML_RELS);
 	msg_list_item(&t->json, rel, strlen(rel));
@@ -773,7 +820,7 @@ query_event(struct txn *t, const struct bl_header *h,
 	}
 	if (is_word(&q, "COMMIT") || is_word(&q, "ROLLBACK")) {
 		if (t->state != TS_NONE)
-			group_end(t, ev_end, out);
+			return group_end(t, ev_end, out);
 		return 0;
 	}
 	s.p = q.sql;
@@ -785,7 +832,7 @@ query_event(struct txn *t, const struct bl_header *h,
 		return -1;
 	/* a statement of its own (DDL) is its group; XA ends one too */
 	if (t->state == TS_GROUP || sql_word(&s, "XA"))
-		group_end(t, ev_end, out);
+		return group_end(t, ev_end, out);
 	return 0;
 }
 
@@ -1008,8 +1055,8 @@ event(struct txn *t, const unsigned char *ev, size_t len, int inner,
 			return -1;
 		break;
 	case BL_XID:
-		if (t->state != TS_NONE)
-			group_end(t, ev_end, out);
+		if (t->state != TS_NONE && group_end(t, ev_end, out) == -1)
+			return -1;
 		break;
 	case BL_GTID: case BL_ANON_GTID: case BL_GTID_TAGGED:
 	case BL_MDB_GTID:

@@ -32,106 +32,38 @@
 #include "config.h"
 #include "log.h"
 #include "msg.h"
+#include "keyset.h"
 #include "p2o.h"
 #include "pg/pgcat.h"
 #include "pg/pgconn.h"
 #include "pg/pgtypes.h"
 #include "capture-pg.h"
 
-/* a set of key texts: chained, grown when it is as full as it is wide */
-struct keyset {
-	struct key {
-		struct key *next;
-		size_t	 n;
-		char	 s[];
-	} **b;
-	size_t	 nb, n;
-};
-
-static unsigned long
-hash(const char *s, size_t n)
-{
-	unsigned long h = 5381;
-
-	while (n--)
-		h = h * 33 + (unsigned char)*s++;
-	return h;
-}
-
+/* the keys as an array literal ({"a","b"}) */
 static void
-keyset_add(struct keyset *k, const char *s, size_t n)
+put_elem(void *arg, const char *s, size_t n)
 {
-	struct key *e, **nb, *next;
-	size_t i, h;
+	struct sbuf *lit = arg;
+	size_t j;
 
-	if (k->nb == 0) {
-		k->nb = 64;
-		k->b = xcalloc(k->nb, sizeof(*k->b));
+	if (lit->buf[lit->len - 1] != '{')
+		sbuf_addc(lit, ',');
+	sbuf_addc(lit, '"');
+	for (j = 0; j < n; j++) {
+		if (s[j] == '"' || s[j] == '\\')
+			sbuf_addc(lit, '\\');
+		sbuf_addc(lit, s[j]);
 	}
-	h = hash(s, n) % k->nb;
-	for (e = k->b[h]; e; e = e->next)
-		if (e->n == n && memcmp(e->s, s, n) == 0)
-			return;
-	e = xmalloc(sizeof(*e) + n + 1);
-	e->n = n;
-	memcpy(e->s, s, n);
-	e->s[n] = '\0';
-	e->next = k->b[h];
-	k->b[h] = e;
-	if (++k->n < k->nb)
-		return;
-	nb = xcalloc(k->nb * 2, sizeof(*nb));
-	for (i = 0; i < k->nb; i++)
-		for (e = k->b[i]; e; e = next) {
-			next = e->next;
-			h = hash(e->s, e->n) % (k->nb * 2);
-			e->next = nb[h];
-			nb[h] = e;
-		}
-	free(k->b);
-	k->b = nb;
-	k->nb *= 2;
+	sbuf_addc(lit, '"');
 }
 
-/* the keys as an array literal ({"a","b"}), the set emptied */
+/* the set's keys as an array literal, the set emptied */
 static void
-keyset_take(struct keyset *k, struct sbuf *lit)
+keyset_literal(struct keyset *k, struct sbuf *lit)
 {
-	struct key *e, *next;
-	size_t i, j;
-	int first = 1;
-
 	sbuf_addc(lit, '{');
-	for (i = 0; i < k->nb; i++) {
-		for (e = k->b[i]; e; e = next) {
-			next = e->next;
-			if (!first)
-				sbuf_addc(lit, ',');
-			first = 0;
-			sbuf_addc(lit, '"');
-			for (j = 0; j < e->n; j++) {
-				if (e->s[j] == '"' || e->s[j] == '\\')
-					sbuf_addc(lit, '\\');
-				sbuf_addc(lit, e->s[j]);
-			}
-			sbuf_addc(lit, '"');
-			free(e);
-		}
-		k->b[i] = NULL;
-	}
+	keyset_take(k, put_elem, lit);
 	sbuf_addc(lit, '}');
-	k->n = 0;
-}
-
-static void
-keyset_release(struct keyset *k)
-{
-	struct sbuf b = SBUF_INIT;
-
-	keyset_take(k, &b);
-	sbuf_release(&b);
-	free(k->b);
-	memset(k, 0, sizeof(*k));
 }
 
 /* a section with collections */
@@ -578,7 +510,7 @@ resolve_via(struct refetch *rf, struct rf_link *l, struct p2o_err *e)
 	PGresult *res;
 	int i;
 
-	keyset_take(&l->via, &lit);
+	keyset_literal(&l->via, &lit);
 	params[0] = lit.buf;
 	res = (PGresult *)pgconn_query(rf->sql, "reading a junction's "
 	    "parents", l->via_sql, 1, params, e);
@@ -608,7 +540,7 @@ read_parents(struct refetch *rf, struct rf_parent *p, uint64_t v,
 	PGresult *res;
 	int r, c, rc = 0;
 
-	keyset_take(&p->pending, &lit);
+	keyset_literal(&p->pending, &lit);
 	params[0] = lit.buf;
 	res = (PGresult *)pgconn_query(rf->sql, "reading parents again",
 	    p->sql, 1, params, e);

@@ -272,7 +272,9 @@ pg_script(struct sbuf *b, const struct config *cfg, const char *role,
 static void
 my_script(struct sbuf *b, const struct config *cfg, const char *role)
 {
-	int i, k, seen;
+	const char **nest, *dot;
+	char *db;
+	int i, k, seen, nnest;
 
 	sbuf_addf(b, "-- pg2osync setup-sql for '%s' (MySQL, MariaDB)\n"
 	    "-- Run as an administrator: mysql < setup.sql\n\n"
@@ -309,6 +311,20 @@ my_script(struct sbuf *b, const struct config *cfg, const char *role)
 		myconn_ident(b, cfg->syncs[i].table);
 		sbuf_addf(b, " TO '%s'@'%%';\n", role);
 	}
+	/* what collections read: the load's statements and the capture's
+	 * re-reads */
+	nnest = config_nest_tables(cfg, &nest);
+	for (i = 0; i < nnest; i++) {
+		dot = strchr(nest[i], '.');
+		db = xstrndup(nest[i], (size_t)(dot - nest[i]));
+		sbuf_adds(b, "GRANT SELECT ON ");
+		myconn_ident(b, db);
+		sbuf_addc(b, '.');
+		myconn_ident(b, dot + 1);
+		sbuf_addf(b, " TO '%s'@'%%';\n", role);
+		free(db);
+	}
+	free(nest);
 	sbuf_addf(b, "-- REPLICATION CLIENT is called BINLOG MONITOR on MariaDB "
 	    "10.5 and later\nGRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* "
 	    "TO '%s'@'%%';\n", role);

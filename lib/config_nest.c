@@ -315,13 +315,6 @@ config_nest_resolve(struct cs_walk *w, const struct config *cfg,
 	struct sbuf p = SBUF_INIT;
 	int i, rc = 0;
 
-	/* capture-mysql and the MySQL loader do not read collections yet:
-	 * a key that would do nothing is refused */
-	if (cfg->source_kind == SOURCE_MYSQL && (s->nchildren > 0 ||
-	    s->naggregates > 0))
-		return cs_err(w, s->nchildren ? s->children[0].line :
-		    s->aggregates[0].line, "'%s': children and aggregates "
-		    "are read from a postgres source only, for now", path);
 	for (i = 0; i < s->nchildren && rc == 0; i++) {
 		struct sync_child *c = &s->children[i];
 

@@ -59,6 +59,7 @@ struct pg_conn;			/* libpq's PGconn */
 struct st_mysql;		/* libmariadb's MYSQL */
 struct my_table;
 struct my_col;
+struct mynest;
 
 /*
  * Rows per range, when the table is cut. Each range ends with a mark; the
@@ -482,10 +483,12 @@ void	mysrc_quote(void *arg, struct sbuf *out, const char *s, size_t n);
 /*
  * One chunk of sql's rows (at most limit), as copy rows versioned by the
  * coordinate they were read at. *rows gets how many; the last row's key
- * goes into *last (heap copies, nkeys of them, when *rows > 0).
+ * goes into *last (heap copies, nkeys of them, when *rows > 0). With
+ * nest (a parent's collections) the rows carry them, read for the chunk's
+ * key range at the same version.
  */
 int	mysrc_chunk(struct loader *, const struct my_table *, const char *sql,
-	    uint64_t *rows, struct copy_field *last);
+	    struct mynest *nest, uint64_t *rows, struct copy_field *last);
 /* the copy row for one row of a chunk, appended to out */
 void	mysrc_row_frame(struct sbuf *out, struct sbuf *j,
 	    const struct my_table *, uint64_t v, const char *const *vals,

@@ -26,6 +26,7 @@
 #include "mysql/mycat.h"
 #include "mysql/myconn.h"
 #include "mysql/mygtid.h"
+#include "mysql/mynest.h"
 #include "mysql/myval.h"
 #include "loader.h"
 
@@ -45,6 +46,7 @@ struct mytab {
 	struct myprogress p;
 	char	*filter;	/* the section's where, as the server runs it */
 	struct copy_field *last;	/* the last key read */
+	struct mynest *nest;	/* its collections, or NULL */
 };
 
 /*
@@ -233,6 +235,12 @@ my_describe(struct loader *ld, const struct sync_section *sec,
 			    k->column_type);
 	}
 	tab->last = xcalloc((size_t)tab->t.nkeys + 1, sizeof(*tab->last));
+	if (sec->nchildren > 0 || sec->naggregates > 0) {
+		tab->nest = xcalloc(1, sizeof(*tab->nest));
+		if (mynest_describe(my->conn, my->mariadb, sec, &tab->t,
+		    tab->nest, &ld->err) == -1)
+			return -1;
+	}
 	return filter(ld, sec, tab);
 }
 
@@ -360,7 +368,7 @@ my_read(struct loader *ld, struct load_view *v)
 		    "stored progress holds a key value that is not of its "
 		    "column's form", v->rel);
 	}
-	rc = mysrc_chunk(ld, &tab->t, sql.buf, &rows, tab->last);
+	rc = mysrc_chunk(ld, &tab->t, sql.buf, tab->nest, &rows, tab->last);
 	sbuf_release(&sql);
 	if (rc == -1)
 		return -1;
@@ -394,6 +402,9 @@ my_release(struct load_view *v)
 			free((char *)tab->last[i].p);
 	free(tab->last);
 	free(tab->filter);
+	if (tab->nest != NULL)
+		mynest_release(tab->nest);
+	free(tab->nest);
 	myprogress_release(&tab->p);
 	my_table_release(&tab->t);
 	free(tab);

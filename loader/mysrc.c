@@ -49,6 +49,7 @@
 #include "mysql/mycat.h"
 #include "mysql/myconn.h"
 #include "mysql/mygtid.h"
+#include "mysql/mynest.h"
 #include "mysql/myval.h"
 #include "loader.h"
 
@@ -82,26 +83,7 @@ void
 mysrc_row_frame(struct sbuf *out, struct sbuf *j, const struct my_table *t,
     uint64_t v, const char *const *vals, const unsigned long *lens)
 {
-	int i;
-
-	/* the stream's builders, names, order and value mapping: an
-	 * inserted row's new image and its copy are the same bytes */
-	msg_row_begin(j, 'c', t->rel, strlen(t->rel), v);
-	msg_list_begin(j, ML_KEY);
-	for (i = 0; i < t->nkeys; i++)
-		msg_list_item(j, t->cols[t->keys[i]].name,
-		    strlen(t->cols[t->keys[i]].name));
-	msg_list_end(j);
-	msg_image_begin(j, MI_NEW);
-	for (i = 0; i < t->ncols; i++) {
-		msg_column(j, t->cols[i].name, strlen(t->cols[i].name));
-		if (vals[i] == NULL)
-			sbuf_adds(j, "null");
-		else
-			myval_text(&t->cols[i], vals[i], lens[i], j);
-	}
-	msg_image_end(j);
-	msg_end(out, j);
+	mynest_row_frame(out, j, 'c', t, v, vals, lens, NULL);
 }
 
 /* MariaDB: a snapshot and the binlog position it corresponds to */
@@ -180,9 +162,64 @@ keep_key(const struct my_table *t, MYSQL_ROW row, const unsigned long *lens,
  * One attempt at a chunk: 1 done, 0 rows were locked (MySQL: try again),
  * -1 with err.
  */
+/*
+ * A parent's chunk (nest: its collections): the rows are stored, then
+ * each collection is read for the chunk's key range in the same snapshot
+ * (MariaDB) or with the same locking read (MySQL), so the children are
+ * no older than the chunk's version; then the rows go out whole.
+ */
+static int
+chunk_nested(struct loader *ld, const struct my_table *t, MYSQL_RES *r,
+    struct mynest *nest, uint64_t v, uint64_t *rows, struct copy_field *last)
+{
+	struct myload *my = ld->src;
+	struct sbuf cond = SBUF_INIT;
+	MYSQL_ROW row;
+	unsigned long *lens;
+	my_ulonglong nr = mysql_num_rows(r);
+	int kc = t->keys[0], rc = 0;
+
+	if (nr == 0)
+		return 0;
+	sbuf_adds(&cond, "BETWEEN ");
+	mysql_data_seek(r, 0);
+	row = mysql_fetch_row(r);
+	lens = mysql_fetch_lengths(r);
+	rc |= mynest_literal(nest->key_kind, my->conn, &cond, row[kc], lens[kc]);
+	sbuf_adds(&cond, " AND ");
+	mysql_data_seek(r, nr - 1);
+	row = mysql_fetch_row(r);
+	lens = mysql_fetch_lengths(r);
+	rc |= mynest_literal(nest->key_kind, my->conn, &cond, row[kc], lens[kc]);
+	if (rc != 0) {
+		sbuf_release(&cond);
+		return p2o_fail(&ld->err, P2O_EXIT_DATA, "table '%s': a key "
+		    "value the server returned is not of its column's form",
+		    t->rel);
+	}
+	rc = mynest_read(nest, my->conn, cond.buf, my->mariadb ? "" :
+	    "FOR SHARE NOWAIT", &ld->err);
+	sbuf_release(&cond);
+	if (rc == -1)
+		return -1;
+	mysql_data_seek(r, 0);
+	while ((row = mysql_fetch_row(r)) != NULL) {
+		lens = mysql_fetch_lengths(r);
+		mynest_row_frame(&ld->out, &ld->json, 'c', t, v,
+		    (const char *const *)row, lens, nest);
+		keep_key(t, row, lens, last);
+		if (ld->out.len >= LOAD_OUT_CAP && load_flush(ld) == -1)
+			return -1;
+	}
+	mynest_flush(nest);
+	control_rows(ld, t->rel, nr);
+	*rows = nr;
+	return 0;
+}
+
 static int
 chunk_once(struct loader *ld, const struct my_table *t, const char *sql,
-    uint64_t *rows, struct copy_field *last)
+    struct mynest *nest, uint64_t *rows, struct copy_field *last)
 {
 	struct myload *my = ld->src;
 	MYSQL *m = my->conn;
@@ -191,6 +228,7 @@ chunk_once(struct loader *ld, const struct my_table *t, const char *sql,
 	unsigned long *lens;
 	uint64_t coord = 0, v, n = 0;
 	unsigned e;
+	int rc;
 	char what[600];
 
 	snprintf(what, sizeof(what), "reading a chunk of '%s'", t->rel);
@@ -198,6 +236,21 @@ chunk_once(struct loader *ld, const struct my_table *t, const char *sql,
 	    coordinate_now(ld, &coord))
 		return -1;
 	v = my->base + coord;
+	if (nest != NULL) {
+		if (mysql_real_query(m, sql, strlen(sql)) != 0 ||
+		    (r = mysql_store_result(m)) == NULL)
+			goto failed;
+		rc = chunk_nested(ld, t, r, nest, v, rows, last);
+		mysql_free_result(r);
+		if (rc == -1) {
+			e = mysql_errno(m);
+			if (e == MY_ER_LOCK_NOWAIT || e ==
+			    ER_LOCK_WAIT_TIMEOUT || e == ER_LOCK_DEADLOCK)
+				return 0;
+			return -1;
+		}
+		goto done;
+	}
 	if (mysql_real_query(m, sql, strlen(sql)) != 0 ||
 	    (r = mysql_use_result(m)) == NULL)
 		goto failed;
@@ -226,7 +279,9 @@ chunk_once(struct loader *ld, const struct my_table *t, const char *sql,
 	*rows = n;
 	if (e != 0)
 		goto failed;
-	/* the snapshot ends with its one SELECT */
+done:
+	/* the snapshot ends with its one SELECT (and a parent's
+	 * collections) */
 	if (my->mariadb && myconn_exec(m, "COMMIT", "ending a snapshot",
 	    &ld->err) == -1)
 		return -1;
@@ -241,14 +296,14 @@ failed:
 
 int
 mysrc_chunk(struct loader *ld, const struct my_table *t, const char *sql,
-    uint64_t *rows, struct copy_field *last)
+    struct mynest *nest, uint64_t *rows, struct copy_field *last)
 {
 	long long t0 = now_ms(), logged = t0;
 	int rc, wait_ms = 10;
 
 	for (;;) {
 		*rows = 0;
-		if ((rc = chunk_once(ld, t, sql, rows, last)) != 0)
+		if ((rc = chunk_once(ld, t, sql, nest, rows, last)) != 0)
 			break;
 		if (now_ms() - logged >= LOCKED_LOG_MS) {
 			log_warnx("table '%s': rows locked by open "

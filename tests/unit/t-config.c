@@ -1587,12 +1587,12 @@ static const struct {
 	    "fields: {total: amount}}\n", 9,
 	    "'sync.customers.children[0].fields.total': column 'total' is "
 	    "not in the embedded rows (columns drops it)" },
-	{ "children on a mysql source", "source:\n  url: mysql://u@db/app\n"
-	    "  server_id: 7\n" TGT "sync:\n  customers:\n"
+	{ "a mysql child without its database", "source:\n  url: "
+	    "mysql://u@db/app\n  server_id: 7\n" TGT "sync:\n  customers:\n"
 	    "    table: app.customers\n    children:\n"
-	    "      - {table: app.orders, field: o, foreign_key: cid}\n", 10,
-	    "'sync.customers': children and aggregates are read from a "
-	    "postgres source only, for now" },
+	    "      - {table: orders, field: o, foreign_key: cid}\n", 10,
+	    "'sync.customers.children[0].table' must be 'database.table' for "
+	    "a mysql source" },
 	{ "the section's own table", CUST "    children:\n"
 	    "      - {table: public.customers, field: o, foreign_key: cid}\n",
 	    9, "'sync.customers.children[0].table' is the section's own "
