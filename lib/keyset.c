@@ -7,8 +7,8 @@
 #include "keyset.h"
 #include "sbuf.h"
 
-static unsigned long
-hash(const char *s, size_t n)
+unsigned long
+keyset_hash(const char *s, size_t n)
 {
 	unsigned long h = 5381;
 
@@ -27,7 +27,7 @@ keyset_add(struct keyset *k, const char *s, size_t n)
 		k->nb = 64;
 		k->b = xcalloc(k->nb, sizeof(*k->b));
 	}
-	h = hash(s, n) % k->nb;
+	h = keyset_hash(s, n) % k->nb;
 	for (e = k->b[h]; e; e = e->next)
 		if (e->n == n && memcmp(e->s, s, n) == 0)
 			return;
@@ -43,7 +43,7 @@ keyset_add(struct keyset *k, const char *s, size_t n)
 	for (i = 0; i < k->nb; i++)
 		for (e = k->b[i]; e; e = next) {
 			next = e->next;
-			h = hash(e->s, e->n) % (k->nb * 2);
+			h = keyset_hash(e->s, e->n) % (k->nb * 2);
 			e->next = nb[h];
 			nb[h] = e;
 		}

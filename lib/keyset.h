@@ -17,6 +17,9 @@ struct keyset {
 	size_t	 nb, n;		/* buckets, keys */
 };
 
+/* the hash the set files a key text under (djb2), for tables of key
+ * texts built beside a set */
+unsigned long keyset_hash(const char *s, size_t n);
 void	keyset_add(struct keyset *, const char *s, size_t n);
 /* each key to fn (in no order), the set emptied */
 void	keyset_take(struct keyset *, void (*fn)(void *arg, const char *s,

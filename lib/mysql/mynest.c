@@ -23,6 +23,7 @@
 
 #include <mysql.h>
 
+#include "keyset.h"
 #include "msg.h"
 #include "p2o.h"
 #include "where.h"
@@ -320,16 +321,6 @@ mynest_literal(enum my_kind k, struct st_mysql *m, struct sbuf *out,
 	return 0;
 }
 
-static unsigned long
-hash(const char *s, size_t n)
-{
-	unsigned long h = 5381;
-
-	while (n--)
-		h = h * 33 + (unsigned char)*s++;
-	return h;
-}
-
 static void
 got_clear(struct mynest_coll *k)
 {
@@ -358,7 +349,7 @@ got_find(struct mynest_coll *k, const char *key, size_t n, int add)
 		k->ngot = 4096;
 		k->got = xcalloc(k->ngot, sizeof(*k->got));
 	}
-	h = hash(key, n) % k->ngot;
+	h = keyset_hash(key, n) % k->ngot;
 	for (g = k->got[h]; g; g = g->next)
 		if (g->n == n && memcmp(g->key, key, n) == 0)
 			return g;
