@@ -202,6 +202,22 @@ ok $([ $((after - before)) = 4 ] && [ $((w1 - w0)) = 1001 ]; echo $?) \
 both_equal 30
 ok $? "and the parent equals its source rows"
 
+# 2,000 children across 20 parents in one transaction: timed, its
+# queries and documents counted
+sleep 2; w0=$(written); before=$(com_select)
+t0=$(date +%s.%N)
+my_raw "INSERT INTO n_orders SELECT seq, 1 + seq % 20, seq, 'done', '2024-06-01 10:00:00', seq, NULL, 'y' FROM seq_10001_to_12000"
+# waited for by the writer's count, so the compare's reads are not counted
+has_2020() { [ "$(written)" -ge $((w0 + 2020)) ]; }
+wait_for 60 has_2020
+t1=$(date +%s.%N)
+sleep 2; after=$(com_select); w1=$(written)
+ok $([ $((after - before)) = 4 ] && [ $((w1 - w0)) = 2020 ]; echo $?) \
+	"2,000 children across 20 parents in one transaction: $((after - before)) queries (parent + 3 collections), $((w1 - w0)) documents written (20 parents + 2000 top-level orders)"
+both_equal 60
+ok $? "and every parent equals its source rows"
+diag "2000 children / 20 parents: queries=$((after - before)) documents=$((w1 - w0)) seconds=$(printf '%.2f' "$(echo "$t1 - $t0" | bc)")"
+
 my_raw "TRUNCATE n_tickets"
 wait_for 30 grep -q "table 'p2o.n_tickets' was truncated; the documents of sync section 'customers' still embed its rows and are not rewritten: pg2osync resnapshot --table p2o.n_customers rebuilds them" "$T/sup.log"
 ok $? "a child's truncate is not applied to the parents, and says what rebuilds them"
