@@ -36,27 +36,34 @@ def fetch_all(url, index):
     return docs
 
 
-def main():
-    url, index, src = sys.argv[1:4]
-    rows = json.load(open(src))
-    want = {str(r["id"]): r for r in rows}
-    got = fetch_all(url, index)
+def differences(want, got, src="table", noun="rows", width=300,
+                extra=" (resurrected/stale)"):
+    """prints each id missing, extra or different (at most 20), then the
+    totals; returns how many differ"""
     bad = 0
     for k in sorted(set(want) | set(got)):
         if k not in got:
             print(f"missing from index: id {k}")
             bad += 1
         elif k not in want:
-            print(f"in index but not in table (resurrected/stale): id {k}")
+            print(f"in index but not in table{extra}: id {k}")
             bad += 1
         elif want[k] != got[k]:
-            print(f"differs: id {k}: table {json.dumps(want[k])[:300]} index {json.dumps(got[k])[:300]}")
+            print(f"differs: id {k}: {src} {json.dumps(want[k])[:width]} "
+                  f"index {json.dumps(got[k])[:width]}")
             bad += 1
         if bad >= 20:
             print("...")
             break
-    print(f"rows {len(want)} docs {len(got)} differences {bad}")
-    sys.exit(1 if bad else 0)
+    print(f"{noun} {len(want)} docs {len(got)} differences {bad}")
+    return bad
+
+
+def main():
+    url, index, src = sys.argv[1:4]
+    rows = json.load(open(src))
+    want = {str(r["id"]): r for r in rows}
+    sys.exit(1 if differences(want, fetch_all(url, index)) else 0)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from compare import fetch_all  # noqa: E402
+from compare import differences, fetch_all  # noqa: E402
 
 
 def lines(path):
@@ -38,23 +38,8 @@ def main():
                 p[c["field"]] = rows[0] if rows else None
             else:
                 p[c["field"]] = rows
-    got = fetch_all(url, index)
-    bad = 0
-    for k in sorted(set(want) | set(got)):
-        if k not in got:
-            print(f"missing from index: id {k}")
-            bad += 1
-        elif k not in want:
-            print(f"in index but not in table: id {k}")
-            bad += 1
-        elif want[k] != got[k]:
-            print(f"differs: id {k}: source {json.dumps(want[k])[:400]} "
-                  f"index {json.dumps(got[k])[:400]}")
-            bad += 1
-        if bad >= 20:
-            print("...")
-            break
-    print(f"parents {len(want)} docs {len(got)} differences {bad}")
+    bad = differences(want, fetch_all(url, index), src="source", noun="parents",
+                      width=400, extra="")
     sys.exit(1 if bad else 0)
 
 
