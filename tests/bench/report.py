@@ -282,6 +282,49 @@ def many_text():
     return "\n".join(lines_) + "\n"
 
 
+def cpu_split_text():
+    """where the machine's CPU went during each load row: the node, the
+    database, the tool (or raw _bulk's client) and everything else, over
+    the row's own wall time; busy is of every core (100 % = all of them),
+    so a row near 100 % was held by the machine, not by its tool"""
+    cc = res.get("ceiling_cpu")
+    if not cc:
+        return ""
+    cols = ["load row", "who", "wall s", "busy", "node s", "postgres s", "tool s", "others s",
+            "node s/100k docs"]
+    table = [cols]
+    for kind, full in (("narrow", res["rows"]), ("wide", res["wide_rows"])):
+        for c in ("1", "4"):
+            name = f"{kind} {k(full)}, {c} req"
+            x = cc.get(kind, {}).get(c)
+            if x:
+                table.append([name, "raw _bulk", f"{x['seconds']:.1f}", f"{x['busy_pct']:.0f} %",
+                              f"{x.get('node', 0):.1f}", "-", f"client {x.get('client', 0):.1f}",
+                              f"{x['others']:.1f}",
+                              f"{100000 * x.get('node', 0) / full:.2f}"])
+            for n in tools:
+                r = res["tools"][n].get("load", {}).get(f"{kind}_{c}", {})
+                y = r.get("cpu_split")
+                if not y:
+                    continue
+                tool_s = sum(v for g, v in y.items()
+                             if g not in ("seconds", "busy_pct", "cores", "node", "postgres",
+                                          "others"))
+                table.append([name, head(n), f"{y['seconds']:.1f}", f"{y['busy_pct']:.0f} %",
+                              f"{y.get('node', 0):.1f}", f"{y.get('postgres', 0):.1f}",
+                              f"{tool_s:.1f}", f"{y['others']:.1f}",
+                              f"{100000 * y.get('node', 0) / r['rows']:.2f}"])
+    w = [max(len(r[i]) for r in table) for i in range(len(cols))]
+    lines_ = ["CPU during the load rows (utime+stime over the row's wall time; busy = the whole "
+              f"machine, {res.get('machine', '')}):"]
+    for i, r in enumerate(table):
+        lines_.append("  " + "  ".join(c.ljust(w[j]) if j < 2 else c.rjust(w[j])
+                                      for j, c in enumerate(r)).rstrip())
+        if i == 0:
+            lines_.append("  " + "  ".join("-" * x for x in w))
+    return "\n".join(lines_) + "\n"
+
+
 if not ceil:
     # BENCH_ONLY=nested or many: its table alone
     text = nested_text() + many_text()
@@ -366,7 +409,7 @@ for n in tools:
     if extra:
         notes.append(f"  fields beyond the table's columns (not compared): {', '.join(extra)}")
 text = "\n".join(lines) + "\n\n" + "\n".join(notes) + "\n"
-for part in (nested_text(), many_text()):
+for part in (cpu_split_text(), nested_text(), many_text()):
     if part:
         text += "\n" + part
 print(text, end="")
