@@ -107,18 +107,40 @@ put_order(struct sbuf *b, const struct my_table *t, const char *alias)
 	}
 }
 
+/* the catalogue's side of a child: its table, and a junction's columns */
 static int
-build_child(struct st_mysql *m, int mariadb, const struct sync_section *sec,
-    struct mynest_coll *k, struct p2o_err *e)
+describe_child(struct st_mysql *m, int mariadb,
+    const struct sync_section *sec, struct mynest_coll *k, struct p2o_err *e)
 {
 	const struct sync_child *c = k->child;
 	struct my_table jt;
-	struct sbuf b = SBUF_INIT;
 	int i;
 
 	if (describe_table(m, mariadb, sec, c->schema, c->table, c->rel, &k->t,
 	    e) == -1)
 		return -1;
+	if (c->through == NULL)
+		return 0;
+	if (describe_table(m, mariadb, sec, c->through_schema,
+	    c->through_table, c->through_rel, &jt, e) == -1)
+		return -1;
+	i = mycat_column(&jt, c->foreign_key) < 0 ? 0 :
+	    mycat_column(&jt, c->through_key) < 0 ? 1 : 2;
+	my_table_release(&jt);
+	if (i < 2)
+		return missing(sec, c->through_rel, i == 0 ? c->foreign_key :
+		    c->through_key, i == 0 ? "foreign_key" : "through_key", e);
+	return 0;
+}
+
+static int
+plan_child(const struct sync_section *sec, struct mynest_coll *k,
+    struct p2o_err *e)
+{
+	const struct sync_child *c = k->child;
+	struct sbuf b = SBUF_INIT;
+	int i;
+
 	if (k->t.npk == 0)
 		return p2o_fail(e, P2O_EXIT_REFUSED, "sync section '%s': child "
 		    "table '%s' has no primary key: its rows are embedded in "
@@ -131,21 +153,11 @@ build_child(struct st_mysql *m, int mariadb, const struct sync_section *sec,
 		    "table '%s' is read through '%s', which names one key "
 		    "column; its primary key has %d", sec->name, c->rel,
 		    c->through_rel, k->t.npk);
-	if (c->through != NULL) {
-		if (describe_table(m, mariadb, sec, c->through_schema,
-		    c->through_table, c->through_rel, &jt, e) == -1)
-			return -1;
-		i = mycat_column(&jt, c->foreign_key) < 0 ? 0 :
-		    mycat_column(&jt, c->through_key) < 0 ? 1 : 2;
-		my_table_release(&jt);
-		if (i < 2)
-			return missing(sec, c->through_rel, i == 0 ?
-			    c->foreign_key : c->through_key, i == 0 ?
-			    "foreign_key" : "through_key", e);
-	}
 	for (i = 0; c->columns && i < c->ncolumns; i++)
 		if (mycat_column(&k->t, c->columns[i]) < 0)
 			return missing(sec, c->rel, c->columns[i], "columns", e);
+	free(k->emb);
+	k->nemb = 0;
 	k->emb = xcalloc((size_t)k->t.ncols + 1, sizeof(int));
 	for (i = 0; i < k->t.ncols; i++)
 		if (nest_keeps(c, k->t.cols[i].name))
@@ -182,12 +194,17 @@ build_child(struct st_mysql *m, int mariadb, const struct sync_section *sec,
 	sbuf_adds(&b, " WHERE ");
 	put_col(&b, c->through ? JUNC : CHILD, c->foreign_key);
 	sbuf_addc(&b, ' ');
+	free(k->head);
 	k->head = b.buf;
 	sbuf_init(&b);
+	/* the order the array keeps and the row single and max_rows keep:
+	 * the server's, by the child's key as the server compares it (a
+	 * string key by its collation), which C could not repeat */
 	sbuf_adds(&b, " ORDER BY ");
 	put_col(&b, c->through ? JUNC : CHILD, c->foreign_key);
 	sbuf_adds(&b, ", ");
 	put_order(&b, &k->t, CHILD);
+	free(k->tail);
 	k->tail = b.buf;
 	return 0;
 }
@@ -219,16 +236,13 @@ agg_quote(void *arg, const char *s, int ident)
 }
 
 static int
-build_agg(struct st_mysql *m, int mariadb, const struct sync_section *sec,
+plan_agg(struct st_mysql *m, const struct sync_section *sec,
     struct mynest_coll *k, struct p2o_err *e)
 {
 	const struct sync_aggregate *a = k->agg;
 	struct agg_quote aq = { m, &k->t };
 	struct sbuf b = SBUF_INIT;
 
-	if (describe_table(m, mariadb, sec, a->schema, a->table, a->rel, &k->t,
-	    e) == -1)
-		return -1;
 	if (mycat_column(&k->t, a->foreign_key) < 0)
 		return missing(sec, a->rel, a->foreign_key, "foreign_key", e);
 	sbuf_adds(&b, "SELECT ");
@@ -246,12 +260,21 @@ build_agg(struct st_mysql *m, int mariadb, const struct sync_section *sec,
 	}
 	myconn_ident(&b, a->foreign_key);
 	sbuf_addc(&b, ' ');
+	free(k->head);
 	k->head = b.buf;
 	sbuf_init(&b);
 	sbuf_adds(&b, " GROUP BY ");
 	myconn_ident(&b, a->foreign_key);
+	free(k->tail);
 	k->tail = b.buf;
 	return 0;
+}
+
+int
+mynest_plan(struct st_mysql *m, const struct sync_section *sec,
+    struct mynest_coll *k, struct p2o_err *e)
+{
+	return k->agg != NULL ? plan_agg(m, sec, k, e) : plan_child(sec, k, e);
 }
 
 int
@@ -279,14 +302,19 @@ mynest_describe(struct st_mysql *m, int mariadb,
 	n->key_kind = key->kind;
 	n->n = sec->nchildren + sec->naggregates;
 	n->coll = xcalloc((size_t)n->n + 1, sizeof(*n->coll));
-	for (i = 0; i < sec->nchildren && rc == 0; i++) {
-		n->coll[i].child = &sec->children[i];
-		rc = build_child(m, mariadb, sec, &n->coll[i], e);
-	}
-	for (i = 0; i < sec->naggregates && rc == 0; i++) {
-		n->coll[sec->nchildren + i].agg = &sec->aggregates[i];
-		rc = build_agg(m, mariadb, sec, &n->coll[sec->nchildren + i],
-		    e);
+	for (i = 0; i < n->n && rc == 0; i++) {
+		struct mynest_coll *k = &n->coll[i];
+
+		if (i < sec->nchildren) {
+			k->child = &sec->children[i];
+			rc = describe_child(m, mariadb, sec, k, e);
+		} else {
+			k->agg = &sec->aggregates[i - sec->nchildren];
+			rc = describe_table(m, mariadb, sec, k->agg->schema,
+			    k->agg->table, k->agg->rel, &k->t, e);
+		}
+		if (rc == 0)
+			rc = mynest_plan(m, sec, k, e);
 	}
 	return rc;
 }
@@ -364,10 +392,20 @@ got_find(struct mynest_coll *k, const char *key, size_t n, int add)
 	return g;
 }
 
-/* one child row (after its parent key) as an object onto g */
+void
+mynest_forget(struct mynest *n)
+{
+	int i;
+
+	for (i = 0; i < n->n; i++)
+		got_clear(&n->coll[i]);
+}
+
+/* one child row's embedded columns (vals[0] is its parent key) as an
+ * object onto g */
 static void
-keep_row(struct mynest_coll *k, struct mynest_got *g, MYSQL_ROW row,
-    const unsigned long *lens)
+keep_row(struct mynest_coll *k, struct mynest_got *g,
+    const char *const *vals, const unsigned long *lens)
 {
 	const struct sync_child *c = k->child;
 	const char *name;
@@ -388,14 +426,30 @@ keep_row(struct mynest_coll *k, struct mynest_got *g, MYSQL_ROW row,
 		name = nest_name(c, col->name);
 		sbuf_add_jstr(&g->rows, name, strlen(name));
 		sbuf_addc(&g->rows, ':');
-		if (row[i + 1] == NULL)
+		if (vals[i + 1] == NULL)
 			sbuf_adds(&g->rows, "null");
 		else
-			myval_text(col, row[i + 1], lens[i + 1], &g->rows);
+			myval_text(col, vals[i + 1], lens[i + 1], &g->rows);
 	}
 	sbuf_addc(&g->rows, '}');
 	if (g->nrows++ == 0)
 		g->first = g->rows.len;
+}
+
+void
+mynest_take(struct mynest_coll *k, const char *const *vals,
+    const unsigned long *lens)
+{
+	struct mynest_got *g;
+
+	/* a child naming no parent, or a count of such rows */
+	if (vals[0] == NULL)
+		return;
+	g = got_find(k, vals[0], lens[0], 1);
+	if (k->agg != NULL)
+		g->total = vals[1] ? strtoull(vals[1], NULL, 10) : 0;
+	else
+		keep_row(k, g, vals, lens);
 }
 
 static int
@@ -403,13 +457,10 @@ read_coll(struct mynest *n, struct mynest_coll *k, struct st_mysql *m,
     const char *cond, const char *lock, struct p2o_err *e)
 {
 	struct sbuf q = SBUF_INIT;
-	struct mynest_got *g;
 	MYSQL_RES *r;
 	MYSQL_ROW row;
-	unsigned long *lens;
 	unsigned err;
 
-	got_clear(k);
 	sbuf_adds(&q, k->head);
 	sbuf_adds(&q, cond);
 	sbuf_adds(&q, k->tail);
@@ -424,16 +475,9 @@ read_coll(struct mynest *n, struct mynest_coll *k, struct st_mysql *m,
 		return myconn_failed(m, "reading a collection", e);
 	}
 	sbuf_release(&q);
-	while ((row = mysql_fetch_row(r)) != NULL) {
-		lens = mysql_fetch_lengths(r);
-		if (row[0] == NULL)
-			continue;
-		g = got_find(k, row[0], lens[0], 1);
-		if (k->agg != NULL)
-			g->total = row[1] ? strtoull(row[1], NULL, 10) : 0;
-		else
-			keep_row(k, g, row, lens);
-	}
+	while ((row = mysql_fetch_row(r)) != NULL)
+		mynest_take(k, (const char *const *)row,
+		    mysql_fetch_lengths(r));
 	err = mysql_errno(m);
 	mysql_free_result(r);
 	if (err != 0)
@@ -447,6 +491,7 @@ mynest_read(struct mynest *n, struct st_mysql *m, const char *cond,
 {
 	int i;
 
+	mynest_forget(n);
 	for (i = 0; i < n->n; i++)
 		if (read_coll(n, &n->coll[i], m, cond, lock, e) == -1)
 			return -1;

@@ -67,6 +67,14 @@ struct mynest {
 int	mynest_describe(struct st_mysql *, int mariadb,
 	    const struct sync_section *, const struct my_table *parent,
 	    struct mynest *, struct p2o_err *);
+/*
+ * A collection whose table k->t is described (mynest_describe reads it
+ * from the catalogue): the columns it embeds and its statement. 0, or -1
+ * with err (69 a child without a primary key, a named column the table
+ * lacks). m only quotes the strings of an aggregate's filter.
+ */
+int	mynest_plan(struct st_mysql *, const struct sync_section *,
+	    struct mynest_coll *, struct p2o_err *);
 /* 1 when a key column of this kind can name rows by its text */
 int	mynest_keyable(enum my_kind);
 /* a key value s[0..n) of a column of kind k (as the text protocol prints
@@ -82,6 +90,18 @@ int	mynest_literal(enum my_kind k, struct st_mysql *, struct sbuf *out,
  */
 int	mynest_read(struct mynest *, struct st_mysql *, const char *cond,
 	    const char *lock, struct p2o_err *);
+/* what the last read held, forgotten (mynest_read does it first) */
+void	mynest_forget(struct mynest *);
+/*
+ * One row of collection k's statement as its result set gives it, the
+ * reader of every row mynest_read fetches: vals[0] the parent's key, then
+ * a child's embedded columns (as k->emb lists them, converted by the kind
+ * of each in k->t.cols) or an aggregate's count; vals[i] of lens[i]
+ * bytes, NULL for NULL. A parent's rows are kept in the order they come,
+ * which the statement makes the child's key order.
+ */
+void	mynest_take(struct mynest_coll *k, const char *const *vals,
+	    const unsigned long *lens);
 /* the parent with key text key[0..n)'s members, from the last read,
  * appended to an image being built with msg_column */
 void	mynest_put(struct mynest *, struct sbuf *img, const char *key,
