@@ -364,6 +364,28 @@ put_list(struct nestread *nr, struct keyset *k, enum my_kind kind,
 	return l.n;
 }
 
+/*
+ * A re-read that waited too long for a lock, or was chosen as a
+ * deadlock's victim: the statement alone is rolled back (autocommit,
+ * nothing else held), so it is run again here, up to NR_LOCK_RETRIES
+ * times, rather than end the capture and replay from the checkpoint to
+ * the same commit and the same lock. 1 to read again (logged, naming
+ * the parent table and the attempt), 0 for the failure to stand.
+ */
+#define NR_LOCK_RETRIES	3
+
+static int
+again(const struct nr_parent *p, unsigned err, int attempt,
+    const struct p2o_err *e)
+{
+	if ((err != ER_LOCK_WAIT_TIMEOUT && err != ER_LOCK_DEADLOCK) ||
+	    attempt > NR_LOCK_RETRIES)
+		return 0;
+	log_warnx("table '%s': %s (attempt %d of %d); trying again",
+	    p->sec->rel, e->msg, attempt, NR_LOCK_RETRIES + 1);
+	return 1;
+}
+
 /* a junction's parents of the child keys a transaction changed */
 static int
 resolve_via(struct nestread *nr, struct nr_link *l, struct p2o_err *e)
@@ -372,22 +394,54 @@ resolve_via(struct nestread *nr, struct nr_link *l, struct p2o_err *e)
 	MYSQL_RES *r;
 	MYSQL_ROW row;
 	unsigned long *lens;
+	int attempt = 1;
 
 	sbuf_reset(&nr->q);
 	sbuf_adds(&nr->q, l->via);
 	if (put_list(nr, &l->keys, l->kind, &nr->q) == 0)
 		return 0;
 	sbuf_adds(&nr->q, " " LOCK);
-	nr->queries++;
-	if ((r = myconn_query(nr->sql, nr->q.buf, "reading a junction's "
-	    "parents", e)) == NULL)
-		return -1;
+	for (;;) {
+		nr->queries++;
+		if ((r = myconn_query(nr->sql, nr->q.buf, "reading a "
+		    "junction's parents", e)) != NULL)
+			break;
+		if (!again(p, mysql_errno(nr->sql), attempt++, e))
+			return -1;
+	}
+	if (attempt > 1)
+		p2o_err_clear(e);
 	while ((row = mysql_fetch_row(r)) != NULL) {
 		lens = mysql_fetch_lengths(r);
 		if (row[0] != NULL)
 			keyset_add(&p->pending, row[0], lens[0]);
 	}
 	mysql_free_result(r);
+	return 0;
+}
+
+/* the parents nr->q selects (cond: their keys), with their collections:
+ * 0 with *res, or -1 with err and *why the server's error number */
+static int
+read_once(struct nestread *nr, struct nr_parent *p, const char *cond,
+    MYSQL_RES **res, unsigned *why, struct p2o_err *e)
+{
+	nr->queries++;
+	/* stored: the collections are read on the same connection */
+	if ((*res = myconn_query(nr->sql, nr->q.buf, "reading parents again",
+	    e)) == NULL) {
+		*why = mysql_errno(nr->sql);
+		return -1;
+	}
+	if (mysql_num_rows(*res) == 0)
+		return 0;
+	nr->queries += (uint64_t)p->nest.n;
+	if (mynest_read(&p->nest, nr->sql, cond, LOCK, e) == -1) {
+		*why = mysql_errno(nr->sql);
+		mysql_free_result(*res);
+		*res = NULL;
+		return -1;
+	}
 	return 0;
 }
 
@@ -400,7 +454,8 @@ read_parents(struct nestread *nr, struct nr_parent *p, uint64_t v,
 	struct sbuf cond = SBUF_INIT;
 	MYSQL_RES *r;
 	MYSQL_ROW row;
-	int rc = -1;
+	unsigned why = 0;
+	int attempt = 1, rc = -1;
 
 	sbuf_adds(&cond, "IN (");
 	if (put_list(nr, &p->pending, p->nest.key_kind, &cond) == 0) {
@@ -419,18 +474,13 @@ read_parents(struct nestread *nr, struct nr_parent *p, uint64_t v,
 	sbuf_addc(&nr->q, ' ');
 	sbuf_add(&nr->q, cond.buf, cond.len);
 	sbuf_adds(&nr->q, " " LOCK);
-	nr->queries++;
-	/* stored: the collections are read on the same connection */
-	if ((r = myconn_query(nr->sql, nr->q.buf, "reading parents again",
-	    e)) == NULL)
-		goto out;
-	if (mysql_num_rows(r) > 0) {
-		if (mynest_read(&p->nest, nr->sql, cond.buf, LOCK, e) == -1) {
-			mysql_free_result(r);
+	/* nothing is written before a read is whole: a second one starts
+	 * from the same keys and writes each parent once */
+	while (read_once(nr, p, cond.buf, &r, &why, e) == -1)
+		if (!again(p, why, attempt++, e))
 			goto out;
-		}
-		nr->queries += (uint64_t)p->nest.n;
-	}
+	if (attempt > 1)
+		p2o_err_clear(e);
 	while ((row = mysql_fetch_row(r)) != NULL) {
 		mynest_row_frame(out, &nr->json, 'u', t, v,
 		    (const char *const *)row, mysql_fetch_lengths(r), &p->nest);
