@@ -6,7 +6,8 @@
 # again in place, each attempt logged with the parent table, and once the
 # lock is gone the parent's document is written with the new child and
 # the capture goes on. A lock held past every attempt ends the capture
-# with 75 as before (the supervisor replays from the checkpoint).
+# with 75 as before (the supervisor replays from the checkpoint). A real
+# deadlock (1213) with another session is read again the same way.
 # Run under tests/servers/run-with.sh --mariadb.
 . "$(dirname "$0")/../mysql-lib.sh"
 
@@ -79,6 +80,43 @@ wait_for 30 parent_has 2 21
 ok $? "an unlocked parent after it: written at once"
 ok $(grep -c "trying again" "$T/cap.log" | { read c; [ "$c" -eq "$n" ]; }; echo $?) \
 	"without a retry"
+
+# a deadlock: session B holds parent 2's row; a transaction's children of
+# parents 1 and 2 have the capture lock 1 (shared) and wait for 2; B then
+# asks for 1. InnoDB rolls back the one that changed nothing - the
+# capture's read (1213) - and B goes on; the read is run again
+mkfifo "$T/b.in"
+mariadb --no-defaults -h"$MYSQL_HOST" -P"$MYSQL_TCP_PORT" -u"$MYSQL_USER" -N -B \
+	--unbuffered "$MYSQL_DB" < "$T/b.in" > "$T/b.out" 2>&1 &
+B=$!
+cleanup_add $B
+exec 3> "$T/b.in"
+echo "BEGIN; UPDATE nl_parents SET name = 'two b' WHERE id = 2; SELECT 'holds 2';" >&3
+wait_for 20 grep -q "holds 2" "$T/b.out"
+ok $? "session B holds parent 2's row"
+my_raw "BEGIN; INSERT INTO nl_items VALUES (13, 1, 8), (22, 2, 9); COMMIT"
+waiting() { [ "$(my_root "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'")" -ge 1 ]; }
+wait_for 20 waiting
+ok $? "the capture's re-read of parents 1 and 2 waits"
+echo "UPDATE nl_parents SET name = 'one b' WHERE id = 1; SELECT 'holds 1';" >&3
+wait_for 20 grep -q "holds 1" "$T/b.out"
+ok $? "B's update of parent 1 goes through: the capture's read was the victim"
+echo "COMMIT; SELECT 'committed';" >&3
+exec 3>&-
+wait "$B"
+ok $? "B commits"
+grep -q "table 'p2o.nl_parents': reading parents again: Deadlock found when trying to get lock.*(attempt [0-9] of 4); trying again" "$T/cap.log"
+ok $? "the deadlock is logged with the parent table and the attempt"
+both() {
+	frames "$T/f" | jq -se '[.[] | select(.k=="row" and .op=="u")] as $u |
+		any($u[]; .new.id == 1 and .new.name == "one b" and (.new.items | map(.id)) == [10, 11, 13]) and
+		any($u[]; .new.id == 2 and .new.name == "two b" and (.new.items | map(.id)) == [20, 21, 22])'
+}
+wait_for 30 both
+ok $? "both parents are written with their new children and B's names"
+kill -0 "$CAP" 2>/dev/null
+ok $? "the capture goes on"
+n=$(grep -c "trying again" "$T/cap.log")
 
 hold 30 1
 ok $? "parent 1's row held again, for longer than every attempt"
