@@ -76,8 +76,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(v >= TA_OK && v <= TA_AUTH && v != TA_NEXT);
 	v = ops->probe_answer(status, &resp, node, sizeof(node), why,
 	    sizeof(why));
-	check(v == TA_OK || v == TA_RETRY || v == TA_AUTH);
+	/* TA_REFUSED: a node of another engine or major version */
+	check(v == TA_OK || v == TA_RETRY || v == TA_AUTH || v == TA_REFUSED);
 	check(memchr(node, '\0', sizeof(node)) != NULL);
+	check(memchr(why, '\0', sizeof(why)) != NULL);
 
 	/* every step of both procedures answered with the body */
 	target_proc_init(&proc);
