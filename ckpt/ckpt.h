@@ -96,7 +96,10 @@ void	ckpt_iso_now(char *buf, size_t len);
  * suspends the index settings a load suspends on the index of each
  * (creating it when it does not exist yet, so the originals can be read),
  * after recording the originals in the table's progress document, and
- * restores them for a table whose load ended without its restore.
+ * restores them for a table whose load ended without its restore. An
+ * index several sections write is handled once for all of them: suspended
+ * while any of them loads, restored when none does. Every progress
+ * document is read in one request and those that change written in one.
  * *ntables: how many tables need loading.
  */
 /*

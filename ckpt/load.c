@@ -11,7 +11,9 @@
  * document before the first suspension, so an interrupted load that is
  * resumed suspends again without ever reading its own -1 as the original,
  * and the restore of a load that ended without one happens at the next
- * start.
+ * start. An index several sections write is one suspension for all of
+ * them: it is restored only when the last of them is done, or the sections
+ * still loading would write into an index refreshing on every second.
  *
  * The progress object is the loader's and the settings object the target
  * module's: both stored and handed back unread. Never exits.

@@ -4,8 +4,9 @@
  * the hidden index .pg2osync_meta (created on the first write with one
  * shard, auto-expanding replicas, hidden from `*` searches, and a mapping
  * that indexes nothing it was not told to), written with an external_gte
- * version when the caller gives one so a document never goes back; the
- * existence and creation of an index; a load's refresh_interval and
+ * version when the caller gives one so a document never goes back, and
+ * read and written many at a time (one _mget, one _bulk) for a load plan;
+ * the existence and creation of an index; a load's refresh_interval and
  * number_of_replicas, read, suspended and restored.
  *
  * Every failure returns -1 with the exit code it means (77 for refused
