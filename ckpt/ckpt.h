@@ -42,6 +42,13 @@ struct ckpt_store {
 	int	 ready;		/* initialised */
 	int	 bound;		/* the stored document was checked against us */
 	int	 conflicts;	/* puts a newer stored checkpoint outranked */
+	/* what the last load plan left to do (load.c), so that a mark is
+	 * stored without a read first: per sync section (nplan of them, 0
+	 * before a plan) whether its load is still running, and the
+	 * originals of its index (heap JSON, NULL: none recorded) */
+	int	 nplan;
+	int	*loading;
+	char	**originals;
 	struct p2o_err err;	/* why the last call returned -1 */
 };
 
@@ -70,6 +77,13 @@ int	ckpt_doc_get(struct ckpt_store *, const char *suffix, const char *what,
 /* the stream's document with key suffix, written plainly */
 int	ckpt_doc_put(struct ckpt_store *, const char *suffix, const char *what,
 	    const struct sbuf *body);
+/* the same for n documents at once (docs[i], found[i] for suffixes[i];
+ * bodies[i] written under suffixes[i]), in as few requests as the target
+ * takes */
+int	ckpt_docs_get(struct ckpt_store *, const char *const *suffixes, int n,
+	    const char *what, struct sbuf *docs, int *found);
+int	ckpt_docs_put(struct ckpt_store *, const char *const *suffixes,
+	    const struct sbuf *bodies, int n, const char *what);
 /* "source":…,"slot":… — the members that bind a document to the stream */
 void	ckpt_bindings(const struct ckpt_store *, struct sbuf *body);
 void	ckpt_iso_now(char *buf, size_t len);
@@ -82,7 +96,10 @@ void	ckpt_iso_now(char *buf, size_t len);
  * suspends the index settings a load suspends on the index of each
  * (creating it when it does not exist yet, so the originals can be read),
  * after recording the originals in the table's progress document, and
- * restores them for a table whose load ended without its restore.
+ * restores them for a table whose load ended without its restore. An
+ * index several sections write is handled once for all of them: suspended
+ * while any of them loads, restored when none does. Every progress
+ * document is read in one request and those that change written in one.
  * *ntables: how many tables need loading.
  */
 /*
@@ -103,8 +120,11 @@ int	ckpt_sweep_mark(struct ckpt_store *, int pending);
 int	ckpt_load_plan(struct ckpt_store *, const struct config *,
 	    const struct msg_pos *cp, struct sbuf *j, int *ntables);
 /* a mark the writer reported durable: its progress is stored; on the
- * table's last mark the index settings are restored first */
+ * table's last mark the index settings are restored first, when no other
+ * section writing the index is still loading */
 int	ckpt_load_mark(struct ckpt_store *, const struct config *,
 	    const struct msg_mark *);
+/* what the plan kept (ckpt_store_release calls it) */
+void	ckpt_load_release(struct ckpt_store *);
 
 #endif

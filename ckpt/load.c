@@ -11,7 +11,9 @@
  * document before the first suspension, so an interrupted load that is
  * resumed suspends again without ever reading its own -1 as the original,
  * and the restore of a load that ended without one happens at the next
- * start.
+ * start. An index several sections write is one suspension for all of
+ * them: it is restored only when the last of them is done, or the sections
+ * still loading would write into an index refreshing on every second.
  *
  * The progress object is the loader's and the settings object the target
  * module's: both stored and handed back unread. Never exits.
@@ -42,6 +44,13 @@ ldoc_release(struct ldoc *d)
 	memset(d, 0, sizeof(*d));
 }
 
+/* forgotten: what a table with no progress document is */
+static void
+ldoc_forget(struct ldoc *d)
+{
+	ldoc_release(d);
+}
+
 /* the key suffix of a table's progress document */
 static void
 doc_suffix(const char *table, struct sbuf *suffix)
@@ -58,22 +67,12 @@ bool_member(struct jspan obj, const char *name)
 	return jobj_get(obj, name, &v) && jspan_type(v) == J_TRUE;
 }
 
-static int
-get_doc(struct ckpt_store *st, const char *table, struct ldoc *d)
+/* d->doc, as read, into its members */
+static void
+ldoc_parse(struct ldoc *d)
 {
-	struct sbuf suffix = SBUF_INIT;
 	struct jspan src;
-	char what[400];
-	int rc;
 
-	memset(d, 0, sizeof(*d));
-	snprintf(what, sizeof(what), "reading the load progress of '%s'",
-	    table);
-	doc_suffix(table, &suffix);
-	rc = ckpt_doc_get(st, suffix.buf, what, &d->doc, &d->found);
-	sbuf_release(&suffix);
-	if (rc != 0 || !d->found)
-		return rc;
 	src.p = d->doc.buf;
 	src.n = d->doc.len;
 	d->done = bool_member(src, "done");
@@ -87,7 +86,50 @@ get_doc(struct ckpt_store *st, const char *table, struct ldoc *d)
 	if (jobj_get(src, "index", &d->index) &&
 	    jspan_type(d->index) != J_STRING)
 		d->index.p = NULL;
-	return 0;
+}
+
+/*
+ * The progress documents of the sections in pick (NULL: every one) into
+ * d[] (cf->nsyncs of them, zeroed first), in one read of them all.
+ */
+static int
+get_docs(struct ckpt_store *st, const struct config *cf, const char *what,
+    const int *pick, struct ldoc *d)
+{
+	struct sbuf *suffix, *docs;
+	const char **sfx;
+	int *found, *which, i, n = 0, rc;
+
+	suffix = xcalloc((size_t)cf->nsyncs + 1, sizeof(*suffix));
+	docs = xcalloc((size_t)cf->nsyncs + 1, sizeof(*docs));
+	sfx = xcalloc((size_t)cf->nsyncs + 1, sizeof(*sfx));
+	found = xcalloc((size_t)cf->nsyncs + 1, sizeof(*found));
+	which = xcalloc((size_t)cf->nsyncs + 1, sizeof(*which));
+	for (i = 0; i < cf->nsyncs; i++) {
+		memset(&d[i], 0, sizeof(d[i]));
+		if (pick != NULL && !pick[i])
+			continue;
+		sbuf_init(&suffix[n]);
+		doc_suffix(cf->syncs[i].rel, &suffix[n]);
+		sfx[n] = suffix[n].buf;
+		sbuf_init(&docs[n]);
+		which[n++] = i;
+	}
+	rc = ckpt_docs_get(st, sfx, n, what, docs, found);
+	for (i = 0; i < n; i++) {
+		/* the buffer moves to its document, which owns it */
+		d[which[i]].doc = docs[i];
+		d[which[i]].found = rc == 0 && found[i];
+		if (d[which[i]].found)
+			ldoc_parse(&d[which[i]]);
+		sbuf_release(&suffix[i]);
+	}
+	free(suffix);
+	free(docs);
+	free(sfx);
+	free(found);
+	free(which);
+	return rc;
 }
 
 static const struct target_ops *
@@ -107,37 +149,78 @@ index_exists(struct ckpt_store *st, const char *index)
 	return rc;
 }
 
-static int
-put_doc(struct ckpt_store *st, const char *table, const char *index,
-    struct jspan progress, struct jspan settings, int done, int restored)
-{
-	struct sbuf suffix = SBUF_INIT, body = SBUF_INIT;
-	char what[400], when[40];
-	int rc;
+/* a table's progress document, appended to the writes in w */
+struct writes {
+	struct sbuf *suffix, *body;
+	int	 n, cap;
+};
 
-	snprintf(what, sizeof(what), "storing the load progress of '%s'",
-	    table);
+static void
+writes_release(struct writes *w)
+{
+	int i;
+
+	for (i = 0; i < w->n; i++) {
+		sbuf_release(&w->suffix[i]);
+		sbuf_release(&w->body[i]);
+	}
+	free(w->suffix);
+	free(w->body);
+	memset(w, 0, sizeof(*w));
+}
+
+static void
+add_doc(struct ckpt_store *st, struct writes *w, const char *table,
+    const char *index, struct jspan progress, struct jspan settings,
+    int done, int restored)
+{
+	struct sbuf *body;
+	char when[40];
+
+	if (w->n == w->cap) {
+		w->cap = w->cap ? w->cap * 2 : 8;
+		w->suffix = xrealloc(w->suffix, (size_t)w->cap *
+		    sizeof(*w->suffix));
+		w->body = xrealloc(w->body, (size_t)w->cap * sizeof(*w->body));
+	}
+	sbuf_init(&w->suffix[w->n]);
+	doc_suffix(table, &w->suffix[w->n]);
+	body = &w->body[w->n];
+	sbuf_init(body);
+	w->n++;
 	ckpt_iso_now(when, sizeof(when));
-	sbuf_addc(&body, '{');
-	ckpt_bindings(st, &body);
-	sbuf_adds(&body, ",\"kind\":\"load\",\"table\":");
-	sbuf_add_jstr(&body, table, strlen(table));
-	sbuf_adds(&body, ",\"index\":");
-	sbuf_add_jstr(&body, index, strlen(index));
+	sbuf_addc(body, '{');
+	ckpt_bindings(st, body);
+	sbuf_adds(body, ",\"kind\":\"load\",\"table\":");
+	sbuf_add_jstr(body, table, strlen(table));
+	sbuf_adds(body, ",\"index\":");
+	sbuf_add_jstr(body, index, strlen(index));
 	if (progress.p != NULL) {
-		sbuf_adds(&body, ",\"progress\":");
-		sbuf_add(&body, progress.p, progress.n);
+		sbuf_adds(body, ",\"progress\":");
+		sbuf_add(body, progress.p, progress.n);
 	}
 	if (settings.p != NULL) {
-		sbuf_adds(&body, ",\"settings\":");
-		sbuf_add(&body, settings.p, settings.n);
+		sbuf_adds(body, ",\"settings\":");
+		sbuf_add(body, settings.p, settings.n);
 	}
-	sbuf_addf(&body, ",\"done\":%s,\"restored\":%s,\"updated_at\":\"%s\"}",
+	sbuf_addf(body, ",\"done\":%s,\"restored\":%s,\"updated_at\":\"%s\"}",
 	    done ? "true" : "false", restored ? "true" : "false", when);
-	doc_suffix(table, &suffix);
-	rc = ckpt_doc_put(st, suffix.buf, what, &body);
-	sbuf_release(&suffix);
-	sbuf_release(&body);
+}
+
+/* every write of w, in as few requests as the target takes */
+static int
+put_docs(struct ckpt_store *st, struct writes *w, const char *what)
+{
+	const char **sfx;
+	int i, rc;
+
+	if (w->n == 0)
+		return 0;
+	sfx = xcalloc((size_t)w->n, sizeof(*sfx));
+	for (i = 0; i < w->n; i++)
+		sfx[i] = w->suffix[i].buf;
+	rc = ckpt_docs_put(st, sfx, w->body, w->n, what);
+	free(sfx);
 	return rc;
 }
 
@@ -210,122 +293,211 @@ restore(struct ckpt_store *st, const char *index, struct jspan originals)
 	return 0;
 }
 
-/*
- * The originals another section writing the same index recorded first:
- * the index may be suspended by that section's load already, and reading
- * its settings now would record -1 as an original. 1 and the settings in
- * out, 0 when none has, or -1.
- */
+/* sections i and j write the one index a load suspends */
 static int
-shared_originals(struct ckpt_store *st, const struct config *cf,
-    const struct sync_section *sec, struct sbuf *out)
+same_index(const struct config *cf, int i, int j)
 {
-	const struct sync_section *o;
-	struct ldoc d;
-	int i;
+	const struct sync_section *a = &cf->syncs[i], *b = &cf->syncs[j];
 
-	for (i = 0; sec->shared && i < cf->nsyncs; i++) {
-		o = &cf->syncs[i];
-		if (o == sec || strcmp(o->index, sec->index) != 0)
-			continue;
-		if (get_doc(st, o->rel, &d) != 0) {
-			ldoc_release(&d);
-			return -1;
-		}
-		if (d.settings.p != NULL) {
-			sbuf_reset(out);
-			sbuf_add(out, d.settings.p, d.settings.n);
-			ldoc_release(&d);
-			return 1;
-		}
-		ldoc_release(&d);
-	}
-	return 0;
+	return !a->index_templated && !b->index_templated &&
+	    (a == b || (a->shared && strcmp(a->index, b->index) == 0));
 }
 
+/* the first section of i's index (the one a group is handled at) */
+static int
+group_first(const struct config *cf, int i)
+{
+	int j;
+
+	for (j = 0; j < i && cf->syncs[i].shared; j++)
+		if (same_index(cf, i, j))
+			return j;
+	return i;
+}
+
+void
+ckpt_load_release(struct ckpt_store *st)
+{
+	int i;
+
+	for (i = 0; i < st->nplan; i++)
+		free(st->originals[i]);
+	free(st->originals);
+	free(st->loading);
+	st->originals = NULL;
+	st->loading = NULL;
+	st->nplan = 0;
+}
+
+/* what the plan leaves to do, kept so that a mark needs no read: which
+ * sections are still loading, and the originals of each */
+static void
+remember(struct ckpt_store *st, const struct config *cf, const int *loading,
+    const struct jspan *orig)
+{
+	int i;
+
+	ckpt_load_release(st);
+	st->nplan = cf->nsyncs;
+	st->loading = xcalloc((size_t)cf->nsyncs + 1, sizeof(*st->loading));
+	st->originals = xcalloc((size_t)cf->nsyncs + 1,
+	    sizeof(*st->originals));
+	for (i = 0; i < cf->nsyncs; i++) {
+		st->loading[i] = loading[i];
+		if (orig[i].p != NULL)
+			st->originals[i] = xstrndup(orig[i].p, orig[i].n);
+	}
+}
+
+/*
+ * One read of every progress document and one write of those that change;
+ * then, once per index (however many sections write it), its originals
+ * read when none is recorded, and its suspension, or, when every section
+ * writing it is done, the restore a load that ended without one still
+ * owes. A shared index is suspended while any section writing it loads
+ * and restored only when the last of them is done.
+ */
 int
 ckpt_load_plan(struct ckpt_store *st, const struct config *cf,
     const struct msg_pos *cp, struct sbuf *j, int *ntables)
 {
 	const struct sync_section *sec;
-	struct sbuf orig = SBUF_INIT;
-	struct ldoc d = { .found = 0 };
-	struct jspan none = { NULL, 0 }, settings;
-	int i, rc = 0;
+	struct ldoc *d;
+	struct sbuf *orig;
+	struct jspan *use, none = { NULL, 0 };
+	struct writes w = { 0 };
+	int *gone, *loading, *first, i, k, g, n = cf->nsyncs, rc, any, owed;
 
 	*ntables = 0;
-	msg_load_begin(j, cp);
-	for (i = 0; i < cf->nsyncs; i++) {
+	d = xcalloc((size_t)n + 1, sizeof(*d));
+	orig = xcalloc((size_t)n + 1, sizeof(*orig));
+	use = xcalloc((size_t)n + 1, sizeof(*use));
+	gone = xcalloc((size_t)n + 1, sizeof(*gone));
+	loading = xcalloc((size_t)n + 1, sizeof(*loading));
+	first = xcalloc((size_t)n + 1, sizeof(*first));
+	if ((rc = get_docs(st, cf, "reading the load progress", NULL, d)) != 0)
+		goto out;
+	for (i = 0; i < n; i++) {
+		sbuf_init(&orig[i]);
+		first[i] = group_first(cf, i);
+		gone[i] = -1;
+	}
+
+	/*
+	 * The progress describes what one index holds. An index deleted
+	 * since (a rebuild by hand) or another index named now holds none
+	 * of it: the table is loaded again from the start, and the
+	 * originals are read from the index as it is now, not from the one
+	 * that is gone. A template names many indices, created as rows
+	 * arrive (a filter may leave none): only a changed template reloads
+	 * it. Whether an index exists is asked once for all its sections.
+	 */
+	for (i = 0; i < n; i++) {
 		sec = &cf->syncs[i];
-		if ((rc = get_doc(st, sec->rel, &d)) != 0)
-			goto out;
-		/*
-		 * The progress describes what one index holds. An index
-		 * deleted since (a rebuild by hand) or another index named
-		 * now holds none of it: the table is loaded again from the
-		 * start, and the originals are read from the index as it is
-		 * now, not from the one that is gone. A template names many
-		 * indices, created as rows arrive (a filter may leave none):
-		 * only a changed template reloads it.
-		 */
-		if (d.found && (d.index.p == NULL ||
-		    !jstr_eq(d.index, sec->index) ||
-		    (!sec->index_templated &&
-		    (rc = index_exists(st, sec->index)) == 0))) {
+		if (!d[i].found)
+			continue;
+		if (d[i].index.p != NULL && jstr_eq(d[i].index, sec->index) &&
+		    !sec->index_templated) {
+			g = first[i];
+			if (gone[g] == -1) {
+				if ((rc = index_exists(st, sec->index)) < 0)
+					goto out;
+				gone[g] = rc == 0;
+			}
+		}
+		if (d[i].index.p == NULL || !jstr_eq(d[i].index, sec->index) ||
+		    (!sec->index_templated && gone[first[i]] == 1)) {
 			log_warnx("the load of '%s' was recorded for an index "
 			    "that is gone or not '%s' any more: loading it "
 			    "again from the start", sec->rel, sec->index);
-			ldoc_release(&d);
-			memset(&d, 0, sizeof(d));
-		} else if (d.found && rc < 0)
-			goto out;
-		rc = 0;
-		if (d.done) {
-			/* a load that ended before its settings were put
-			 * back: put them back now */
-			if (!d.restored && d.settings.p != NULL &&
-			    ((rc = restore(st, sec->index, d.settings)) != 0 ||
-			    (rc = put_doc(st, sec->rel, sec->index, d.progress,
-			    d.settings, 1, 1)) != 0))
-				goto out;
-			ldoc_release(&d);
-			continue;
+			ldoc_forget(&d[i]);
 		}
-		/* a templated index is many, each created at its first
-		 * document: there is no one index to suspend */
-		if (sec->index_templated) {
-			msg_load_table(j, sec->rel, d.found ? d.progress : none);
-			(*ntables)++;
-			ldoc_release(&d);
-			continue;
-		}
-		settings = d.settings;
-		if (settings.p == NULL) {
-			sbuf_reset(&orig);
-			if ((rc = shared_originals(st, cf, sec, &orig)) < 0)
-				goto out;
-			if (rc == 0 && (rc = read_originals(st, cf, sec->index,
-			    &orig)) != 0)
-				goto out;
-			rc = 0;
-			settings.p = orig.buf;
-			settings.n = orig.len;
-			/* recorded before the first suspension: an
-			 * interruption can never make -1 the original */
-			if ((rc = put_doc(st, sec->rel, sec->index, d.progress,
-			    settings, 0, 0)) != 0)
-				goto out;
-		}
-		if ((rc = suspend(st, cf, sec->index)) != 0)
-			goto out;
-		msg_load_table(j, sec->rel, d.found ? d.progress : none);
-		(*ntables)++;
-		ldoc_release(&d);
 	}
+	rc = 0;
+	for (i = 0; i < n; i++)
+		loading[i] = !d[i].done;
+
+	for (g = 0; g < n; g++) {
+		if (first[g] != g || cf->syncs[g].index_templated)
+			continue;
+		/* the originals of the index: those a section recorded while
+		 * the index may be suspended (a section restored since
+		 * recorded ones that may be stale) */
+		any = owed = 0;
+		for (k = g; k < n; k++) {
+			if (first[k] != g)
+				continue;
+			any |= loading[k];
+			owed |= d[k].done && !d[k].restored &&
+			    d[k].settings.p != NULL;
+			if (orig[g].len == 0 && d[k].settings.p != NULL &&
+			    !(d[k].done && d[k].restored))
+				sbuf_add(&orig[g], d[k].settings.p,
+				    d[k].settings.n);
+		}
+		if (any) {
+			if (orig[g].len == 0 && (rc = read_originals(st, cf,
+			    cf->syncs[g].index, &orig[g])) != 0)
+				goto out;
+		} else if (owed) {
+			/* a load that ended before its settings were put
+			 * back: put them back now, once for the index */
+			if ((rc = restore(st, cf->syncs[g].index,
+			    (struct jspan){ orig[g].buf, orig[g].len })) != 0)
+				goto out;
+		}
+		for (k = g; k < n; k++) {
+			if (first[k] != g)
+				continue;
+			use[k] = d[k].settings;
+			if (any && loading[k] && use[k].p == NULL) {
+				/* recorded before the first suspension: an
+				 * interruption can never make -1 the
+				 * original */
+				use[k] = (struct jspan){ orig[g].buf,
+				    orig[g].len };
+				add_doc(st, &w, cf->syncs[k].rel,
+				    cf->syncs[k].index, d[k].progress, use[k],
+				    0, 0);
+			} else if (!any && d[k].done && !d[k].restored &&
+			    use[k].p != NULL)
+				add_doc(st, &w, cf->syncs[k].rel,
+				    cf->syncs[k].index, d[k].progress, use[k],
+				    1, 1);
+		}
+	}
+	if ((rc = put_docs(st, &w, "storing the load progress")) != 0)
+		goto out;
+	for (g = 0; g < n; g++) {
+		if (first[g] != g || cf->syncs[g].index_templated)
+			continue;
+		for (any = 0, k = g; k < n && !any; k++)
+			any = first[k] == g && loading[k];
+		if (any && (rc = suspend(st, cf, cf->syncs[g].index)) != 0)
+			goto out;
+	}
+
+	msg_load_begin(j, cp);
+	for (i = 0; i < n; i++) {
+		if (!loading[i])
+			continue;
+		msg_load_table(j, cf->syncs[i].rel,
+		    d[i].found ? d[i].progress : none);
+		(*ntables)++;
+	}
+	remember(st, cf, loading, use);
 out:
-	if (rc != 0)
-		ldoc_release(&d);
-	sbuf_release(&orig);
+	for (i = 0; i < n; i++) {
+		ldoc_release(&d[i]);
+		sbuf_release(&orig[i]);
+	}
+	writes_release(&w);
+	free(d);
+	free(orig);
+	free(use);
+	free(gone);
+	free(loading);
+	free(first);
 	return rc;
 }
 
@@ -371,7 +543,8 @@ ckpt_sweep_mark(struct ckpt_store *st, int pending)
 int
 ckpt_load_forget(struct ckpt_store *st, const struct config *cf)
 {
-	struct ldoc d;
+	struct ldoc *d;
+	struct writes w = { 0 };
 	struct jspan none = { NULL, 0 };
 	int i, rc;
 
@@ -380,17 +553,53 @@ ckpt_load_forget(struct ckpt_store *st, const struct config *cf)
 	if ((rc = ckpt_sweep_mark(st, 1)) != 0)
 		return rc;
 
+	d = xcalloc((size_t)cf->nsyncs + 1, sizeof(*d));
+	rc = get_docs(st, cf, "reading the load progress", NULL, d);
 	for (i = 0; i < cf->nsyncs && rc == 0; i++) {
-		if ((rc = get_doc(st, cf->syncs[i].rel, &d)) != 0 || !d.found) {
-			ldoc_release(&d);
+		if (!d[i].found)
 			continue;
-		}
 		/* originals still suspended are kept (they are the real
 		 * ones); ones put back are read again by the next plan */
-		rc = put_doc(st, cf->syncs[i].rel, cf->syncs[i].index, none,
-		    d.done && d.restored ? none : d.settings, 0, 0);
-		ldoc_release(&d);
+		add_doc(st, &w, cf->syncs[i].rel, cf->syncs[i].index, none,
+		    d[i].done && d[i].restored ? none : d[i].settings, 0, 0);
 	}
+	if (rc == 0)
+		rc = put_docs(st, &w, "storing the load progress");
+	for (i = 0; i < cf->nsyncs; i++)
+		ldoc_release(&d[i]);
+	free(d);
+	writes_release(&w);
+	/* a plan made before describes progress that is gone */
+	ckpt_load_release(st);
+	return rc;
+}
+
+/*
+ * Whether section i is the last of its index to finish loading, and, when
+ * it is, the documents of the others read into d (found where stored).
+ * From the plan when this process made one, else from what is stored: a
+ * section with no document, or one not done, is still to load.
+ */
+static int
+last_of_index(struct ckpt_store *st, const struct config *cf, int i,
+    struct ldoc *d, int *last)
+{
+	int *pick, k, rc;
+
+	*last = 1;
+	for (k = 0; k < st->nplan && *last; k++)
+		if (k != i && st->loading[k] && same_index(cf, i, k))
+			*last = 0;
+	if (!*last || !cf->syncs[i].shared)
+		return 0;
+	pick = xcalloc((size_t)cf->nsyncs + 1, sizeof(*pick));
+	for (k = 0; k < cf->nsyncs; k++)
+		pick[k] = k != i && same_index(cf, i, k);
+	rc = get_docs(st, cf, "reading the load progress", pick, d);
+	for (k = 0; k < cf->nsyncs && rc == 0 && st->nplan == 0; k++)
+		if (pick[k] && (!d[k].found || !d[k].done))
+			*last = 0;
+	free(pick);
 	return rc;
 }
 
@@ -399,8 +608,12 @@ ckpt_load_mark(struct ckpt_store *st, const struct config *cf,
     const struct msg_mark *m)
 {
 	const struct sync_section *sec;
-	struct ldoc d;
-	int rc;
+	struct ldoc own = { .found = 0 }, *d = NULL;
+	struct writes w = { 0 };
+	struct jspan settings = { NULL, 0 };
+	struct sbuf suffix = SBUF_INIT;
+	char what[400];
+	int i, k, last = 0, rc;
 
 	if (m->table == NULL ||
 	    (sec = config_find_rel(cf, m->table)) == NULL) {
@@ -408,18 +621,56 @@ ckpt_load_mark(struct ckpt_store *st, const struct config *cf,
 		    "a table no sync section names ('%s')", m->id,
 		    m->table ? m->table : "");
 	}
-	if ((rc = get_doc(st, sec->rel, &d)) != 0)
-		goto out;
+	i = (int)(sec - cf->syncs);
+	snprintf(what, sizeof(what), "reading the load progress of '%s'",
+	    sec->rel);
+	/* the originals: kept from the plan, else as stored */
+	if (st->nplan == cf->nsyncs) {
+		if (st->originals[i] != NULL)
+			settings = (struct jspan){ st->originals[i],
+			    strlen(st->originals[i]) };
+	} else {
+		doc_suffix(sec->rel, &suffix);
+		if ((rc = ckpt_doc_get(st, suffix.buf, what, &own.doc,
+		    &own.found)) != 0)
+			goto out;
+		if (own.found) {
+			ldoc_parse(&own);
+			settings = own.settings;
+		}
+	}
+	if (m->done && settings.p != NULL) {
+		d = xcalloc((size_t)cf->nsyncs + 1, sizeof(*d));
+		if ((rc = last_of_index(st, cf, i, d, &last)) != 0)
+			goto out;
+	}
 	/* the settings first: a crash between the two leaves a progress
-	 * document that is not done, and the range is simply read again */
-	if (m->done && d.settings.p != NULL &&
-	    (rc = restore(st, sec->index, d.settings)) != 0)
+	 * document that is not done, and the range is simply read again.
+	 * A shared index is restored by the last section writing it to be
+	 * done; the others done before it are then marked restored too */
+	if (last && (rc = restore(st, sec->index, settings)) != 0)
 		goto out;
-	rc = put_doc(st, sec->rel, sec->index, m->progress, d.settings,
-	    m->done, m->done);
-	if (rc == 0 && m->done)
+	add_doc(st, &w, sec->rel, sec->index, m->progress, settings, m->done,
+	    m->done && (last || settings.p == NULL));
+	for (k = 0; last && k < cf->nsyncs; k++)
+		if (d[k].found && d[k].done && !d[k].restored)
+			add_doc(st, &w, cf->syncs[k].rel, cf->syncs[k].index,
+			    d[k].progress, d[k].settings, 1, 1);
+	snprintf(what, sizeof(what), "storing the load progress of '%s'",
+	    sec->rel);
+	if ((rc = put_docs(st, &w, what)) != 0)
+		goto out;
+	if (m->done) {
 		log_info("initial load of '%s' finished", sec->rel);
+		if (st->nplan == cf->nsyncs)
+			st->loading[i] = 0;
+	}
 out:
-	ldoc_release(&d);
+	for (k = 0; d != NULL && k < cf->nsyncs; k++)
+		ldoc_release(&d[k]);
+	free(d);
+	ldoc_release(&own);
+	sbuf_release(&suffix);
+	writes_release(&w);
 	return rc;
 }

@@ -57,6 +57,7 @@ ckpt_store_release(struct ckpt_store *st)
 {
 	if (!st->ready)
 		return;
+	ckpt_load_release(st);
 	target_conn_release(&st->conn);
 	source_ident_release(&st->ident);
 	st->ready = 0;
@@ -147,6 +148,86 @@ ckpt_doc_get(struct ckpt_store *st, const char *suffix, const char *what,
 	src.p = doc->buf;
 	src.n = doc->len;
 	return check_bindings(st, src);
+}
+
+/* the keys of the stream's documents with suffixes, in keys[] (heap) */
+static char **
+doc_keys(const struct ckpt_store *st, const char *const *suffixes, int n)
+{
+	struct sbuf key = SBUF_INIT;
+	char **keys = xcalloc((size_t)n + 1, sizeof(*keys));
+	int i;
+
+	for (i = 0; i < n; i++) {
+		doc_key(st, suffixes[i], &key);
+		keys[i] = xstrdup(key.buf);
+	}
+	sbuf_release(&key);
+	return keys;
+}
+
+static void
+keys_free(char **keys, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		free(keys[i]);
+	free(keys);
+}
+
+int
+ckpt_docs_get(struct ckpt_store *st, const char *const *suffixes, int n,
+    const char *what, struct sbuf *docs, int *found)
+{
+	const struct target_ops *o = st->conn.mod->ops;
+	char **keys;
+	struct jspan src;
+	int i, rc = 0;
+
+	if (n == 0)
+		return 0;
+	keys = doc_keys(st, suffixes, n);
+	if (o->state_get_many != NULL)
+		rc = o->state_get_many(&st->conn, (const char *const *)keys, n,
+		    docs, found, &st->err);
+	else
+		for (i = 0; i < n && rc == 0; i++)
+			rc = o->state_get(&st->conn, keys[i], &docs[i],
+			    &found[i], &st->err);
+	keys_free(keys, n);
+	if (rc == -1)
+		return p2o_err_prefix(&st->err, "%s", what);
+	for (i = 0; i < n && rc == 0; i++) {
+		if (!found[i])
+			continue;
+		src.p = docs[i].buf;
+		src.n = docs[i].len;
+		rc = check_bindings(st, src);
+	}
+	return rc;
+}
+
+int
+ckpt_docs_put(struct ckpt_store *st, const char *const *suffixes,
+    const struct sbuf *bodies, int n, const char *what)
+{
+	const struct target_ops *o = st->conn.mod->ops;
+	char **keys;
+	int i, conflict, rc = 0;
+
+	if (n == 0)
+		return 0;
+	keys = doc_keys(st, suffixes, n);
+	if (o->state_put_many != NULL)
+		rc = o->state_put_many(&st->conn, (const char *const *)keys,
+		    bodies, n, &st->err);
+	else
+		for (i = 0; i < n && rc == 0; i++)
+			rc = o->state_put(&st->conn, keys[i], bodies[i].buf,
+			    bodies[i].len, 0, &conflict, &st->err);
+	keys_free(keys, n);
+	return rc == -1 ? p2o_err_prefix(&st->err, "%s", what) : 0;
 }
 
 /* a write of the stream's document: version 0 plain, else never over a

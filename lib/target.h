@@ -355,6 +355,15 @@ struct target_ops {
 	int	(*state_put)(struct target_conn *, const char *key,
 		    const char *body, size_t len, uint64_t version,
 		    int *conflict, struct p2o_err *);
+	/* the same for many documents at once, in as few requests as the
+	 * target allows (a load plan reads and writes one per section):
+	 * docs[i] and found[i] for keys[i]; plain writes of bodies[i] under
+	 * keys[i], done when 0 is returned. NULL: one state_get / state_put
+	 * per document */
+	int	(*state_get_many)(struct target_conn *, const char *const *keys,
+		    int n, struct sbuf *docs, int *found, struct p2o_err *);
+	int	(*state_put_many)(struct target_conn *, const char *const *keys,
+		    const struct sbuf *bodies, int n, struct p2o_err *);
 
 	/* an index, blocking: 1 exists / 0 not / -1; creation as
 	 * create_call (*created 0 when it was there) */

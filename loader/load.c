@@ -15,8 +15,9 @@
  * being stored, instead of draining the pipeline once per unit; a crash
  * then redoes what an unstored mark covered, as it redoes a unit cut
  * short. A source without it (MySQL's chunks, not measured) waits for
- * each mark before the next read. The driver writes no SQL and no row of
- * its own, and never exits.
+ * each mark before the next read. The same holds between tables: the next
+ * table is read while the last mark of the one before is stored. The
+ * driver writes no SQL and no row of its own, and never exits.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -128,8 +129,11 @@ load_table(struct loader *ld, const struct sync_section *sec,
 		if (control_stats(ld, 0) == -1)
 			goto out;
 	}
-	/* the table is done once its last mark is stored */
-	if (control_wait_confirm(ld) == -1)
+	/* the table is done once its last mark is stored; a source whose
+	 * reads may overlap the storing of a mark reads the next table
+	 * meanwhile (its first mark still waits for this one), main.c
+	 * waits for the last */
+	if (!o->overlap && control_wait_confirm(ld) == -1)
 		goto out;
 	meter_end(&ld->meter);
 	rc = 0;

@@ -261,7 +261,8 @@ main(int argc, char **argv)
 			exit(stage_report(&ld.err));
 		}
 	}
-	if (control_stats(&ld, 1) == -1)
+	/* every table is loaded once its last mark is stored */
+	if (control_wait_confirm(&ld) == -1 || control_stats(&ld, 1) == -1)
 		exit(stage_report(&ld.err));
 
 	ld.ops->close(&ld);

@@ -37,6 +37,8 @@
 	.read_answer = os_read_answer, \
 	.state_get = os_state_get, \
 	.state_put = os_state_put, \
+	.state_get_many = os_state_get_many, \
+	.state_put_many = os_state_put_many, \
 	.index_exists = os_index_exists, \
 	.index_create = os_index_create, \
 	.load_settings = os_load_settings, \
@@ -108,6 +110,10 @@ int	os_state_get(struct target_conn *, const char *key, struct sbuf *doc,
 	    int *found, struct p2o_err *);
 int	os_state_put(struct target_conn *, const char *key, const char *body,
 	    size_t len, uint64_t version, int *conflict, struct p2o_err *);
+int	os_state_get_many(struct target_conn *, const char *const *keys,
+	    int n, struct sbuf *docs, int *found, struct p2o_err *);
+int	os_state_put_many(struct target_conn *, const char *const *keys,
+	    const struct sbuf *bodies, int n, struct p2o_err *);
 int	os_index_exists(struct target_conn *, const char *index,
 	    struct p2o_err *);
 int	os_index_create(struct target_conn *, const char *index,

@@ -4,8 +4,9 @@
  * the hidden index .pg2osync_meta (created on the first write with one
  * shard, auto-expanding replicas, hidden from `*` searches, and a mapping
  * that indexes nothing it was not told to), written with an external_gte
- * version when the caller gives one so a document never goes back; the
- * existence and creation of an index; a load's refresh_interval and
+ * version when the caller gives one so a document never goes back, and
+ * read and written many at a time (one _mget, one _bulk) for a load plan;
+ * the existence and creation of an index; a load's refresh_interval and
  * number_of_replicas, read, suspended and restored.
  *
  * Every failure returns -1 with the exit code it means (77 for refused
@@ -15,6 +16,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
@@ -323,4 +325,163 @@ os_get_object(struct target_conn *c, const char *path, struct sbuf *resp,
     struct jspan *obj, struct p2o_err *err)
 {
 	return get_object(c, path, resp, obj, err);
+}
+
+/* keys per request of the batched reads and writes: a load plan of a
+ * thousand sections is two or four requests, none of them huge */
+#define STATE_BATCH	500
+/* and bytes of documents per _bulk (progress with many bounds is large) */
+#define STATE_BATCH_BYTES	(4u << 20)
+
+/* the JSON strings of keys [from, to) into ids, each a docref of the
+ * state index */
+static void
+state_refs(const char *const *keys, int from, int to, struct sbuf *ids,
+    struct docref *refs)
+{
+	static const char ix[] = "\"" OS_STATE_INDEX "\"";
+	size_t *off = xcalloc((size_t)(to - from), sizeof(*off));
+	int i;
+
+	sbuf_reset(ids);
+	for (i = from; i < to; i++) {
+		off[i - from] = ids->len;
+		sbuf_add_jstr(ids, keys[i], strlen(keys[i]));
+	}
+	for (i = from; i < to; i++) {
+		refs[i - from] = (struct docref){ .index = ix,
+		    .ilen = sizeof(ix) - 1, .id = ids->buf + off[i - from],
+		    .idlen = (i + 1 < to ? off[i + 1 - from] : ids->len) -
+		    off[i - from] };
+	}
+	free(off);
+}
+
+int
+os_state_get_many(struct target_conn *c, const char *const *keys, int n,
+    struct sbuf *docs, int *found, struct p2o_err *err)
+{
+	struct sbuf ids = SBUF_INIT, body = SBUF_INIT, resp = SBUF_INIT;
+	struct docref *refs = xcalloc(STATE_BATCH, sizeof(*refs));
+	struct jspan *got = xcalloc(STATE_BATCH, sizeof(*got));
+	struct http_call call;
+	char why[256];
+	long status;
+	int from, to, i, rc = 0;
+
+	for (from = 0; from < n && rc == 0; from = to) {
+		to = n - from > STATE_BATCH ? from + STATE_BATCH : n;
+		state_refs(keys, from, to, &ids, refs);
+		/* a realtime read, as GET is: a write just answered is seen */
+		os_read_call(refs, to - from, &body, &call);
+		if ((rc = target_request(c, &call, &resp, &status, err)) != 0)
+			break;
+		switch (os_read_answer(status, &resp, to - from, got, why,
+		    sizeof(why))) {
+		case TA_OK:
+			break;
+		case TA_AUTH:
+			rc = p2o_fail(err, P2O_EXIT_AUTH, "HTTP %ld %s", status,
+			    why);
+			continue;
+		default:
+			rc = p2o_fail(err, P2O_EXIT_TEMPFAIL, "HTTP %ld %s",
+			    status, why);
+			continue;
+		}
+		for (i = from; i < to; i++) {
+			sbuf_reset(&docs[i]);
+			found[i] = got[i - from].p != NULL;
+			if (found[i])
+				sbuf_add(&docs[i], got[i - from].p,
+				    got[i - from].n);
+		}
+	}
+	free(refs);
+	free(got);
+	sbuf_release(&ids);
+	sbuf_release(&body);
+	sbuf_release(&resp);
+	return rc;
+}
+
+/*
+ * The items of a _bulk answer for n writes: 0 when each was written, 1
+ * when one met a missing index (the state index deleted under us), -1
+ * with err for any other failure or an answer that is not one for n.
+ */
+static int
+bulk_items(long status, const struct sbuf *resp, int n, struct p2o_err *err)
+{
+	struct item_result *items = xcalloc((size_t)n, sizeof(*items));
+	char why[320];
+	int i, rc = 0;
+
+	switch (os_bulk_answer(status, resp->buf, resp->len, n, items, why,
+	    sizeof(why))) {
+	case TA_OK:
+		for (i = 0; i < n && rc == 0; i++) {
+			if (items[i].verdict == ITEM_OK)
+				continue;
+			if (items[i].status == 404)
+				rc = 1;
+			else
+				rc = p2o_fail(err, P2O_EXIT_TEMPFAIL, "HTTP %d "
+				    "%s: %s", items[i].status, items[i].type,
+				    items[i].reason);
+		}
+		break;
+	case TA_AUTH:
+		rc = p2o_fail(err, P2O_EXIT_AUTH, "HTTP %ld %s", status, why);
+		break;
+	default:
+		rc = p2o_fail(err, P2O_EXIT_TEMPFAIL, "HTTP %ld %s", status,
+		    why);
+		break;
+	}
+	free(items);
+	return rc;
+}
+
+int
+os_state_put_many(struct target_conn *c, const char *const *keys,
+    const struct sbuf *bodies, int n, struct p2o_err *err)
+{
+	struct sbuf body = SBUF_INIT, resp = SBUF_INIT;
+	struct http_call call;
+	long status;
+	int from, to, attempt, rc = 0;
+
+	for (from = 0; from < n && rc == 0; from = to) {
+		sbuf_reset(&body);
+		for (to = from; to < n && to - from < STATE_BATCH &&
+		    (to == from || body.len < STATE_BATCH_BYTES); to++) {
+			sbuf_adds(&body, "{\"index\":{\"_index\":\""
+			    OS_STATE_INDEX "\",\"_id\":");
+			sbuf_add_jstr(&body, keys[to], strlen(keys[to]));
+			sbuf_adds(&body, "}}\n");
+			sbuf_add(&body, bodies[to].buf, bodies[to].len);
+			sbuf_addc(&body, '\n');
+		}
+		for (attempt = 0; attempt < 2; attempt++) {
+			if ((rc = state_index(c, err)) != 0)
+				break;
+			os_bulk_call(body.buf, body.len, &call);
+			if ((rc = target_request(c, &call, &resp, &status,
+			    err)) != 0)
+				break;
+			/* the index vanished under us: created again, once,
+			 * as a single write does */
+			if ((rc = bulk_items(status, &resp, to - from,
+			    err)) != 1)
+				break;
+			c->state_ready = 0;
+		}
+		if (rc == 1)
+			rc = p2o_fail(err, P2O_EXIT_TEMPFAIL, "index '"
+			    OS_STATE_INDEX "' is gone after its creation");
+	}
+	sbuf_release(&body);
+	sbuf_release(&resp);
+	return rc;
 }

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# ckpt serve with 50 sync sections writing one index: the load plan reads
+# the 50 progress documents in one request and writes them in one, and
+# suspends the shared index once; a mark is stored without a read first;
+# the index is restored once, by the last section to finish, and not
+# before. Requests are counted by the node itself (_nodes/usage: the REST
+# actions it served), not by a stand-in.
+. "$(dirname "$0")/../lib.sh"
+
+S=p2o_ckshared
+N=50
+IX=${S}_all
+tabs=$(seq -f 's%02g' 1 $N)
+drop_slot $S
+os_drop $IX
+drop_loads $S $tabs
+psql_q -c "do \$\$ begin for i in 1..$N loop
+	execute format('drop table if exists s%s', lpad(i::text, 2, '0'));
+	execute format('create table s%s (id int primary key)', lpad(i::text, 2, '0'));
+	end loop; end \$\$"
+mkhead "$T/cfg.yaml" $S
+{
+	echo "sync:"
+	for t in $tabs; do
+		printf '  %s:\n    table: public.%s\n    index: %s\n    id: "%s-{id}"\n' $t $t $IX $t
+	done
+} >> "$T/cfg.yaml"
+# the index exists before the load with a refresh interval of its own
+curl -sS -XPUT "$OS_URL/$IX" -H 'Content-Type: application/json' \
+	-d '{"settings":{"index":{"refresh_interval":"7s","number_of_replicas":0}}}' >/dev/null
+
+frame() { printf '%d %s\n' $((${#1} + 1)) "$1"; }
+serve() {
+	local f
+	for f in "$@"; do frame "$f"; done | ckpt -c "$T/cfg.yaml" serve 2>>"$T/serve.err" | sed -E 's/^[0-9]+ //'
+}
+setting() {	# setting NAME -> the index's own value, or "null"
+	curl -s "$OS_URL/$IX/_settings?flat_settings=true" | jq -r --arg i "$IX" --arg n "index.$1" '.[$i].settings[$n] // "null"'
+}
+usage() {	# the REST actions the node has served, summed over its nodes
+	curl -s "$OS_URL/_nodes/usage" | jq -c '[.nodes[].rest_actions] | add // {}'
+}
+# used BEFORE AFTER ACTION -> how many more times the node served it
+used() { jq -n --argjson a "$1" --argjson b "$2" --arg k "$3" '($b[$k] // 0) - ($a[$k] // 0)'; }
+
+u0=$(usage)
+out=$(serve '{"k":"get"}')
+u1=$(usage)
+n=$(echo "$out" | jq -s '[.[] | select(.k == "load") | .tables[]] | length')
+ok $([ "$n" = $N ]; echo $?) "the plan lists the $N tables ($n)"
+diag "the plan's requests: $(jq -n -c --argjson a "$u0" --argjson b "$u1" '$b | with_entries(.value -= ($a[.key] // 0)) | with_entries(select(.value > 0))')"
+ok $([ "$(used "$u0" "$u1" document_mget_action)" = 1 ]; echo $?) \
+	"the $N progress documents are read in one _mget ($(used "$u0" "$u1" document_mget_action))"
+ok $([ "$(used "$u0" "$u1" bulk_action)" = 1 ]; echo $?) \
+	"and written in one _bulk ($(used "$u0" "$u1" bulk_action))"
+# the checkpoint and the sweep marker are the only documents read alone
+ok $([ "$(used "$u0" "$u1" document_get_action)" -le 2 ] && [ "$(used "$u0" "$u1" document_index_action)" = 0 ]; echo $?) \
+	"no progress document is read or written alone (GET $(used "$u0" "$u1" document_get_action), PUT $(used "$u0" "$u1" document_index_action))"
+ok $([ "$(used "$u0" "$u1" update_settings_action)" = 1 ] && [ "$(used "$u0" "$u1" get_settings_action)" = 1 ]; echo $?) \
+	"the shared index's settings are read once and suspended once ($(used "$u0" "$u1" get_settings_action), $(used "$u0" "$u1" update_settings_action))"
+ok $([ "$(setting refresh_interval)" = -1 ]; echo $?) "the index is suspended ($(setting refresh_interval))"
+n=$(curl -s "$OS_URL/.pg2osync_meta/_mget" -H 'Content-Type: application/json' \
+	-d "$(jq -n -c --arg s "$S" --arg t "$tabs" '{ids: [$t | split("\n")[] | "postgres:\($s)/load/public.\(.)"]}')" |
+	jq '[.docs[] | select(.found and ._source.settings.refresh_interval == "7s")] | length')
+ok $([ "$n" = $N ]; echo $?) "every section recorded the index's originals before the suspension ($n)"
+
+# one serve, as the supervisor runs it: the plan, then every table's last
+# mark but the last table's
+frames=('{"k":"get"}')
+for t in $(echo "$tabs" | head -n $((N - 1))); do
+	frames+=("{\"k\":\"marked\",\"id\":\"public.$t#1\",\"table\":\"public.$t\",\"progress\":{\"done\":1},\"done\":true}")
+done
+u2=$(usage)
+out=$(serve "${frames[@]}")
+u3=$(usage)
+ok $([ "$(echo "$out" | jq -s '[.[] | select(.k == "confirm")] | length')" = $((N - 1)) ]; echo $?) "every mark is confirmed"
+ok $([ "$(used "$u2" "$u3" document_mget_action)" = 1 ] && [ "$(used "$u2" "$u3" document_get_action)" -le 2 ]; echo $?) \
+	"a mark is stored without reading its document first (mget $(used "$u2" "$u3" document_mget_action), GET $(used "$u2" "$u3" document_get_action))"
+ok $([ "$(used "$u2" "$u3" update_settings_action)" = 1 ]; echo $?) \
+	"and no mark restores the index while a section writing it still loads (settings written $(used "$u2" "$u3" update_settings_action) time: the plan's suspension)"
+ok $([ "$(setting refresh_interval)" = -1 ]; echo $?) "still suspended ($(setting refresh_interval))"
+out=$(serve '{"k":"get"}')
+check "the plan names the one table left" -- \
+	test "$(echo "$out" | jq -c 'select(.k == "load") | [.tables[].table]')" = "[\"public.s$N\"]"
+
+# the last one, in a serve of its own that made no plan: what is stored
+# says it is the last
+u4=$(usage)
+out=$(serve "{\"k\":\"marked\",\"id\":\"public.s$N#1\",\"table\":\"public.s$N\",\"progress\":{\"done\":1},\"done\":true}")
+u5=$(usage)
+check "the last mark is confirmed" -- test "$out" = "{\"k\":\"confirm\",\"id\":\"public.s$N#1\"}"
+ok $([ "$(setting refresh_interval)" = 7s ] && [ "$(setting number_of_replicas)" = 0 ]; echo $?) \
+	"the last section to finish restores the index ($(setting refresh_interval), $(setting number_of_replicas))"
+ok $([ "$(used "$u4" "$u5" update_settings_action)" = 1 ]; echo $?) "once ($(used "$u4" "$u5" update_settings_action))"
+n=$(curl -s "$OS_URL/.pg2osync_meta/_mget" -H 'Content-Type: application/json' \
+	-d "$(jq -n -c --arg s "$S" --arg t "$tabs" '{ids: [$t | split("\n")[] | "postgres:\($s)/load/public.\(.)"]}')" |
+	jq '[.docs[] | select(.found and ._source.done and ._source.restored)] | length')
+ok $([ "$n" = $N ]; echo $?) "and every section's document says done and restored ($n)"
+# an operator's change after the load is not undone by the next start
+curl -sS -XPUT "$OS_URL/$IX/_settings" -H 'Content-Type: application/json' \
+	-d '{"index":{"refresh_interval":"9s"}}' >/dev/null
+out=$(serve '{"k":"get"}')
+check "nothing is left to load" -- test "$(echo "$out" | jq -c 'select(.k == "load")')" = '{"k":"load","tables":[]}'
+ok $([ "$(setting refresh_interval)" = 9s ]; echo $?) "a finished load leaves the index's settings alone ($(setting refresh_interval))"
+
+drop_loads $S $tabs
+os_drop $IX
+drop_slot $S
+done_testing
