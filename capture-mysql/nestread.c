@@ -457,6 +457,10 @@ read_parents(struct nestread *nr, struct nr_parent *p, uint64_t v,
 	unsigned why = 0;
 	int attempt = 1, rc = -1;
 
+	/* the keys as the rows spelled them ('A', 'a '): the IN list finds
+	 * the parent the server's comparison gives ('a'), its document is
+	 * built from its own row, and mynest_read files its collections by
+	 * that row's key, so no key is folded or compared here */
 	sbuf_adds(&cond, "IN (");
 	if (put_list(nr, &p->pending, p->nest.key_kind, &cond) == 0) {
 		sbuf_release(&cond);

@@ -7,15 +7,22 @@
  * embed the bytes they would write for the same column at the top level.
  *
  * The statements, for the parents whose key satisfies a condition:
- *   child:    SELECT c.fk, c.cols FROM child c WHERE c.fk <cond>
- *             ORDER BY c.fk, c.pk
- *   through:  SELECT j.fk, c.cols FROM junction j JOIN child c
- *             ON c.pk = j.through_key WHERE j.fk <cond> ORDER BY j.fk, c.pk
- *   count:    SELECT fk, COUNT(*) FROM t WHERE (where) AND fk <cond>
- *             GROUP BY fk
- * A parent's rows are matched by the bytes of its key as the text
- * protocol prints it, which is why a parent key must be an integer or a
- * string (mynest_describe refuses the others).
+ *   child:    SELECT p.key, c.cols FROM child c JOIN parent p
+ *             ON p.key = c.fk WHERE p.key <cond> ORDER BY p.key, c.pk
+ *   through:  SELECT p.key, c.cols FROM junction j JOIN child c
+ *             ON c.pk = j.through_key JOIN parent p ON p.key = j.fk
+ *             WHERE p.key <cond> ORDER BY p.key, c.pk
+ *   count:    SELECT p.key, COUNT(*) FROM t c JOIN parent p
+ *             ON p.key = c.fk WHERE (where) AND p.key <cond>
+ *             GROUP BY p.key
+ * A row belongs to the parent the server's own comparison gives it: under
+ * a case-insensitive, PAD SPACE collation a foreign key 'A' or 'a ' names
+ * parent 'a' (an InnoDB foreign key and WHERE fk = 'a' say so), which the
+ * bytes of the foreign key do not. So the row carries the parent's own
+ * key, selected through the join, and is filed by those bytes - the bytes
+ * the parent's row has, as the text protocol prints them; that is why a
+ * parent key must be an integer or a string (mynest_describe refuses the
+ * others). A child that names no parent is not read at all.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +39,7 @@
 
 #define CHILD	"`p2o_c`"
 #define JUNC	"`p2o_j`"
+#define PARENT	"`p2o_p`"
 
 static void
 put_qname(struct sbuf *b, const char *db, const char *table)
@@ -133,10 +141,24 @@ describe_child(struct st_mysql *m, int mariadb,
 	return 0;
 }
 
-static int
-plan_child(const struct sync_section *sec, struct mynest_coll *k,
-    struct p2o_err *e)
+/* " JOIN parent p ON p.key = alias.fk" */
+static void
+put_parent_join(struct sbuf *b, const struct my_table *parent,
+    const char *alias, const char *fk)
 {
+	sbuf_adds(b, " JOIN ");
+	put_qname(b, parent->db, parent->name);
+	sbuf_adds(b, " " PARENT " ON ");
+	put_col(b, PARENT, parent->cols[parent->keys[0]].name);
+	sbuf_adds(b, " = ");
+	put_col(b, alias, fk);
+}
+
+static int
+plan_child(const struct sync_section *sec, const struct my_table *parent,
+    struct mynest_coll *k, struct p2o_err *e)
+{
+	const char *pkey = parent->cols[parent->keys[0]].name;
 	const struct sync_child *c = k->child;
 	struct sbuf b = SBUF_INIT;
 	int i;
@@ -166,7 +188,7 @@ plan_child(const struct sync_section *sec, struct mynest_coll *k,
 		return p2o_fail(e, P2O_EXIT_REFUSED, "sync section '%s': child "
 		    "table '%s' keeps no column", sec->name, c->rel);
 	sbuf_adds(&b, "SELECT ");
-	put_col(&b, c->through ? JUNC : CHILD, c->foreign_key);
+	put_col(&b, PARENT, pkey);
 	for (i = 0; i < k->nemb; i++) {
 		const struct my_col *col = &k->t.cols[k->emb[i]];
 
@@ -191,8 +213,9 @@ plan_child(const struct sync_section *sec, struct mynest_coll *k,
 		put_qname(&b, c->schema, c->table);
 		sbuf_adds(&b, " " CHILD);
 	}
+	put_parent_join(&b, parent, c->through ? JUNC : CHILD, c->foreign_key);
 	sbuf_adds(&b, " WHERE ");
-	put_col(&b, c->through ? JUNC : CHILD, c->foreign_key);
+	put_col(&b, PARENT, pkey);
 	sbuf_addc(&b, ' ');
 	free(k->head);
 	k->head = b.buf;
@@ -201,7 +224,7 @@ plan_child(const struct sync_section *sec, struct mynest_coll *k,
 	 * the server's, by the child's key as the server compares it (a
 	 * string key by its collation), which C could not repeat */
 	sbuf_adds(&b, " ORDER BY ");
-	put_col(&b, c->through ? JUNC : CHILD, c->foreign_key);
+	put_col(&b, PARENT, pkey);
 	sbuf_adds(&b, ", ");
 	put_order(&b, &k->t, CHILD);
 	free(k->tail);
@@ -224,12 +247,13 @@ agg_quote(void *arg, const char *s, int ident)
 	struct sbuf b = SBUF_INIT;
 	int ix;
 
+	/* qualified: the parent joined may have a column of the name */
 	if (!ident)
 		myconn_quote(a->m, &b, s, strlen(s));
 	else if ((ix = mycat_column(a->t, s)) < 0 ||
-	    myval_filter_sql(&a->t->cols[ix], &b) == -1) {
+	    myval_filter_sql_as(&a->t->cols[ix], CHILD, &b) == -1) {
 		sbuf_reset(&b);
-		myconn_ident(&b, s);
+		put_col(&b, CHILD, s);
 	}
 	sbuf_add(&b, "", 0);
 	return b.buf;
@@ -237,8 +261,9 @@ agg_quote(void *arg, const char *s, int ident)
 
 static int
 plan_agg(struct st_mysql *m, const struct sync_section *sec,
-    struct mynest_coll *k, struct p2o_err *e)
+    const struct my_table *parent, struct mynest_coll *k, struct p2o_err *e)
 {
+	const char *pkey = parent->cols[parent->keys[0]].name;
 	const struct sync_aggregate *a = k->agg;
 	struct agg_quote aq = { m, &k->t };
 	struct sbuf b = SBUF_INIT;
@@ -246,9 +271,11 @@ plan_agg(struct st_mysql *m, const struct sync_section *sec,
 	if (mycat_column(&k->t, a->foreign_key) < 0)
 		return missing(sec, a->rel, a->foreign_key, "foreign_key", e);
 	sbuf_adds(&b, "SELECT ");
-	myconn_ident(&b, a->foreign_key);
+	put_col(&b, PARENT, pkey);
 	sbuf_adds(&b, ", COUNT(*) FROM ");
 	put_qname(&b, a->schema, a->table);
+	sbuf_adds(&b, " " CHILD);
+	put_parent_join(&b, parent, CHILD, a->foreign_key);
 	sbuf_adds(&b, " WHERE ");
 	if (a->where_expr != NULL) {
 		if (where_sql(a->where_expr, &b, agg_quote, &aq) == -1) {
@@ -258,13 +285,14 @@ plan_agg(struct st_mysql *m, const struct sync_section *sec,
 		}
 		sbuf_adds(&b, " AND ");
 	}
-	myconn_ident(&b, a->foreign_key);
+	put_col(&b, PARENT, pkey);
 	sbuf_addc(&b, ' ');
 	free(k->head);
 	k->head = b.buf;
 	sbuf_init(&b);
+	/* one group per parent row: its own key bytes */
 	sbuf_adds(&b, " GROUP BY ");
-	myconn_ident(&b, a->foreign_key);
+	put_col(&b, PARENT, pkey);
 	free(k->tail);
 	k->tail = b.buf;
 	return 0;
@@ -272,9 +300,10 @@ plan_agg(struct st_mysql *m, const struct sync_section *sec,
 
 int
 mynest_plan(struct st_mysql *m, const struct sync_section *sec,
-    struct mynest_coll *k, struct p2o_err *e)
+    const struct my_table *parent, struct mynest_coll *k, struct p2o_err *e)
 {
-	return k->agg != NULL ? plan_agg(m, sec, k, e) : plan_child(sec, k, e);
+	return k->agg != NULL ? plan_agg(m, sec, parent, k, e) :
+	    plan_child(sec, parent, k, e);
 }
 
 int
@@ -314,7 +343,7 @@ mynest_describe(struct st_mysql *m, int mariadb,
 			    k->agg->table, k->agg->rel, &k->t, e);
 		}
 		if (rc == 0)
-			rc = mynest_plan(m, sec, k, e);
+			rc = mynest_plan(m, sec, parent, k, e);
 	}
 	return rc;
 }

@@ -69,12 +69,16 @@ int	mynest_describe(struct st_mysql *, int mariadb,
 	    struct mynest *, struct p2o_err *);
 /*
  * A collection whose table k->t is described (mynest_describe reads it
- * from the catalogue): the columns it embeds and its statement. 0, or -1
- * with err (69 a child without a primary key, a named column the table
- * lacks). m only quotes the strings of an aggregate's filter.
+ * from the catalogue) of parents in table parent (its one key column
+ * keys[0]): the columns it embeds and its statement, which joins the
+ * parent so that each row carries the key of the parent the server
+ * matches it to. 0, or -1 with err (69 a child without a primary key, a
+ * named column the table lacks). m only quotes the strings of an
+ * aggregate's filter.
  */
 int	mynest_plan(struct st_mysql *, const struct sync_section *,
-	    struct mynest_coll *, struct p2o_err *);
+	    const struct my_table *parent, struct mynest_coll *,
+	    struct p2o_err *);
 /* 1 when a key column of this kind can name rows by its text */
 int	mynest_keyable(enum my_kind);
 /* a key value s[0..n) of a column of kind k (as the text protocol prints
@@ -94,7 +98,8 @@ int	mynest_read(struct mynest *, struct st_mysql *, const char *cond,
 void	mynest_forget(struct mynest *);
 /*
  * One row of collection k's statement as its result set gives it, the
- * reader of every row mynest_read fetches: vals[0] the parent's key, then
+ * reader of every row mynest_read fetches: vals[0] the parent's own key
+ * (the parent row's bytes, not the child's foreign key), then
  * a child's embedded columns (as k->emb lists them, converted by the kind
  * of each in k->t.cols) or an aggregate's count; vals[i] of lens[i]
  * bytes, NULL for NULL. A parent's rows are kept in the order they come,

@@ -921,9 +921,20 @@ myval_text(const struct my_col *c, const char *s, size_t n,
 int
 myval_filter_sql(const struct my_col *c, struct sbuf *out)
 {
+	return myval_filter_sql_as(c, NULL, out);
+}
+
+int
+myval_filter_sql_as(const struct my_col *c, const char *alias,
+    struct sbuf *out)
+{
 	struct sbuf id = SBUF_INIT, text = SBUF_INIT;
 	int rc = 0;
 
+	if (alias != NULL) {
+		sbuf_adds(&id, alias);
+		sbuf_addc(&id, '.');
+	}
 	myconn_ident(&id, c->name);
 	sbuf_addf(&text, "CONVERT(%s USING utf8mb4)", id.buf);
 	switch (c->kind) {

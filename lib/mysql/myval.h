@@ -98,6 +98,10 @@ void	myval_text(const struct my_col *, const char *s, size_t n,
  * produce that form exactly (myval.c says which and why).
  */
 int	myval_filter_sql(const struct my_col *, struct sbuf *out);
+/* the same, the column named alias.column (a statement that joins
+ * tables whose columns may share its name) */
+int	myval_filter_sql_as(const struct my_col *, const char *alias,
+	    struct sbuf *out);
 /* shortest text that reads back as the same float / double */
 void	my_put_float(struct sbuf *, float);
 void	my_put_double(struct sbuf *, double);

@@ -47,7 +47,14 @@ static const char cfg_text[] =
     "      - {field: open_tickets, table: shop.tickets, foreign_key: "
     "customer_id,\n         op: count, where: \"status = 'open'\"}\n"
     "      - {field: tickets, table: shop.tickets, foreign_key: "
-    "customer_id,\n         op: count}\n";
+    "customer_id,\n         op: count}\n"
+    "  accounts:\n    table: shop.accounts\n"
+    "    children:\n"
+    "      - {table: shop.notes, field: notes, foreign_key: acct,\n"
+    "         columns: [id, acct]}\n"
+    "    aggregates:\n"
+    "      - {field: notes_n, table: shop.notes, foreign_key: acct, "
+    "op: count}\n";
 
 /* a column as information_schema declares it */
 struct colspec {
@@ -246,45 +253,52 @@ count_lines(const char *s)
 		"\"visits_total\":0,\"profile\":null,\"city\":null," \
 		"\"land\":null,\"tags\":[],\"open_tickets\":0,\"tickets\":0}}"
 
+#define JOINP	" JOIN `shop`.`customers` `p2o_p` ON `p2o_p`.`id` = "
+
 static void
 test_sql(struct mynest *n)
 {
-	is_str(n->coll[ORDERS].head, "SELECT `p2o_c`.`customer_id`, "
+	is_str(n->coll[ORDERS].head, "SELECT `p2o_p`.`id`, "
 	    "`p2o_c`.`id`, `p2o_c`.`total`, `p2o_c`.`placed`, `p2o_c`.`big`, "
 	    "CAST(`p2o_c`.`weight` AS DOUBLE), `p2o_c`.`doc`, `p2o_c`.`mdoc`, "
-	    "`p2o_c`.`note` FROM `shop`.`orders` `p2o_c` WHERE "
-	    "`p2o_c`.`customer_id` ", "a child: the parent key, then the "
-	    "projected columns (a FLOAT as a DOUBLE)");
-	is_str(n->coll[ORDERS].tail, " ORDER BY `p2o_c`.`customer_id`, "
+	    "`p2o_c`.`note` FROM `shop`.`orders` `p2o_c`" JOINP
+	    "`p2o_c`.`customer_id` WHERE `p2o_p`.`id` ", "a child: the "
+	    "parent's own key through a join on its table, then the projected "
+	    "columns (a FLOAT as a DOUBLE)");
+	is_str(n->coll[ORDERS].tail, " ORDER BY `p2o_p`.`id`, "
 	    "`p2o_c`.`id`", "ordered by the parent, then the child's key");
-	is_str(n->coll[VISITS].tail, " ORDER BY `p2o_c`.`customer_id`, "
+	is_str(n->coll[VISITS].tail, " ORDER BY `p2o_p`.`id`, "
 	    "`p2o_c`.`customer_id`, `p2o_c`.`day`, `p2o_c`.`seq`",
 	    "a composite key orders in its key order, not column order");
-	is_str(n->coll[PROFILE].head, "SELECT `p2o_c`.`customer_id`, "
+	is_str(n->coll[PROFILE].head, "SELECT `p2o_p`.`id`, "
 	    "`p2o_c`.`id`, `p2o_c`.`bio`, `p2o_c`.`vip` FROM "
-	    "`shop`.`profiles` `p2o_c` WHERE `p2o_c`.`customer_id` ",
-	    "exclude_columns leaves the column out");
-	is_str(n->coll[ADDRESS].head, "SELECT `p2o_c`.`customer_id`, "
+	    "`shop`.`profiles` `p2o_c`" JOINP "`p2o_c`.`customer_id` WHERE "
+	    "`p2o_p`.`id` ", "exclude_columns leaves the column out");
+	is_str(n->coll[ADDRESS].head, "SELECT `p2o_p`.`id`, "
 	    "`p2o_c`.`city`, `p2o_c`.`country` FROM `shop`.`addresses` "
-	    "`p2o_c` WHERE `p2o_c`.`customer_id` ", "columns keeps only "
-	    "those (not the key)");
-	is_str(n->coll[ADDRESS].tail, " ORDER BY `p2o_c`.`customer_id`, "
+	    "`p2o_c`" JOINP "`p2o_c`.`customer_id` WHERE `p2o_p`.`id` ",
+	    "columns keeps only those (not the key)");
+	is_str(n->coll[ADDRESS].tail, " ORDER BY `p2o_p`.`id`, "
 	    "`p2o_c`.`id`", "but orders by it: the lowest key stands");
-	is_str(n->coll[TAGS].head, "SELECT `p2o_j`.`customer_id`, "
+	is_str(n->coll[TAGS].head, "SELECT `p2o_p`.`id`, "
 	    "`p2o_c`.`id`, `p2o_c`.`label` FROM `shop`.`customer_tags` "
 	    "`p2o_j` JOIN `shop`.`tags` `p2o_c` ON `p2o_c`.`id` = "
-	    "`p2o_j`.`tag_id` WHERE `p2o_j`.`customer_id` ",
-	    "a junction joins on the child's key and names the parent");
-	is_str(n->coll[TAGS].tail, " ORDER BY `p2o_j`.`customer_id`, "
+	    "`p2o_j`.`tag_id`" JOINP "`p2o_j`.`customer_id` WHERE "
+	    "`p2o_p`.`id` ", "a junction joins on the child's key, and the "
+	    "parent on the junction's foreign key");
+	is_str(n->coll[TAGS].tail, " ORDER BY `p2o_p`.`id`, "
 	    "`p2o_c`.`id`", "and orders by the child's key");
-	is_str(n->coll[OPEN].head, "SELECT `customer_id`, COUNT(*) FROM "
-	    "`shop`.`tickets` WHERE (CAST(CONVERT(`status` USING utf8mb4) AS "
-	    "BINARY) = 'open') AND `customer_id` ", "a count with its filter, "
-	    "a string column compared by its bytes");
-	is_str(n->coll[TICKETS].head, "SELECT `customer_id`, COUNT(*) FROM "
-	    "`shop`.`tickets` WHERE `customer_id` ", "a count without one");
-	is_str(n->coll[TICKETS].tail, " GROUP BY `customer_id`",
-	    "grouped by parent");
+	is_str(n->coll[OPEN].head, "SELECT `p2o_p`.`id`, COUNT(*) FROM "
+	    "`shop`.`tickets` `p2o_c`" JOINP "`p2o_c`.`customer_id` WHERE "
+	    "(CAST(CONVERT(`p2o_c`.`status` USING utf8mb4) AS BINARY) = "
+	    "'open') AND `p2o_p`.`id` ", "a count with its filter, a string "
+	    "column compared by its bytes, named by the counted table (the "
+	    "parent may have a column of its name)");
+	is_str(n->coll[TICKETS].head, "SELECT `p2o_p`.`id`, COUNT(*) FROM "
+	    "`shop`.`tickets` `p2o_c`" JOINP "`p2o_c`.`customer_id` WHERE "
+	    "`p2o_p`.`id` ", "a count without one");
+	is_str(n->coll[TICKETS].tail, " GROUP BY `p2o_p`.`id`",
+	    "grouped by the parent's own key");
 }
 
 /* the first read: three parents, their rows interleaved across
@@ -371,7 +385,7 @@ static const char want2_p2[] = HEAD "\"id\":2,\"name\":\"Bo\","
     "\"open_tickets\":0,\"tickets\":0}}";
 
 static void
-test_refusals(const struct sync_section *sec)
+test_refusals(const struct sync_section *sec, const struct my_table *parent)
 {
 	static const int one[] = { 0 };
 	static const struct colspec nofk[] = {
@@ -385,27 +399,132 @@ test_refusals(const struct sync_section *sec)
 	k.child = &sec->children[ORDERS];
 	table(&k.t, "shop", "orders", orders_c, 10, one, 1);
 	k.t.npk = 0;
-	ok(mynest_plan(NULL, sec, &k, &e) == -1 && e.code == 69 &&
+	ok(mynest_plan(NULL, sec, parent, &k, &e) == -1 && e.code == 69 &&
 	    strstr(e.msg, "has no primary key") != NULL,
 	    "a child without a primary key is refused (69)");
 	my_table_release(&k.t);
 	table(&k.t, "shop", "orders", nofk, 2, one, 1);
-	ok(mynest_plan(NULL, sec, &k, &e) == -1 && e.code == 69 &&
+	ok(mynest_plan(NULL, sec, parent, &k, &e) == -1 && e.code == 69 &&
 	    strstr(e.msg, "no column 'customer_id' (foreign_key)") != NULL,
 	    "a child without its foreign key is refused (69)");
 	my_table_release(&k.t);
 	table(&k.t, "shop", "orders", orders_c, 9, one, 1);
-	ok(mynest_plan(NULL, sec, &k, &e) == 0, "every listed column there");
+	ok(mynest_plan(NULL, sec, parent, &k, &e) == 0,
+	    "every listed column there");
 	ok(k.nemb == 8, "eight embedded");
 	my_table_release(&k.t);
 	table(&k.t, "shop", "orders", orders_c, 8, one, 1);
-	ok(mynest_plan(NULL, sec, &k, &e) == -1 && e.code == 69 &&
+	ok(mynest_plan(NULL, sec, parent, &k, &e) == -1 && e.code == 69 &&
 	    strstr(e.msg, "no column 'note' (columns)") != NULL,
 	    "a listed column the table lacks is refused (69)");
 	my_table_release(&k.t);
 	free(k.emb);
 	free(k.head);
 	free(k.tail);
+}
+
+/*
+ * A varchar parent key under a case-insensitive, PAD SPACE collation:
+ * the server matches notes whose acct is 'A', 'a ' or 'a' to parent 'a'.
+ * The statement selects the parent's own key through the join, so every
+ * such row comes with vals[0] "a" and is filed there, the child's own
+ * bytes kept in its object; the lookup by the parent row's key stays
+ * exact, and another spelling of it finds nothing of its own.
+ */
+static void
+test_collate(struct st_mysql *m, const struct sync_section *sec)
+{
+	static const int one[] = { 0 };
+	static const struct colspec accounts_c[] = {
+		{ "code", "varchar", "varchar(10)", "utf8mb4", 0 },
+		{ "name", "varchar", "varchar(20)", "utf8mb4", 0 },
+	};
+	static const struct colspec notes_c[] = {
+		{ "id", "int", "int(11)", NULL, 0 },
+		{ "acct", "varchar", "varchar(10)", "utf8mb4", 0 },
+	};
+	static const struct row rows[] = {
+		{ 0, { "a", "1", "A" } },
+		{ 0, { "a", "2", "a " } },
+		{ 0, { "Bb", "4", "bB" } },
+		{ 0, { "a", "3", "a" } },
+		{ 1, { "a", "3" } },
+		{ 1, { "Bb", "1" } },
+	};
+	struct my_table p;
+	struct mynest n;
+	struct sbuf out = SBUF_INIT;
+	struct p2o_err e;
+	const char *vals[2];
+	unsigned long lens[2];
+	char *sp;
+	int i, planned = 1;
+
+	table(&p, "shop", "accounts", accounts_c, 2, one, 1);
+	memset(&n, 0, sizeof(n));
+	n.sec = sec;
+	n.key = xstrdup("code");
+	n.key_kind = MK_TEXT;
+	n.n = 2;
+	n.coll = xcalloc(3, sizeof(*n.coll));
+	n.coll[0].child = &sec->children[0];
+	n.coll[1].agg = &sec->aggregates[0];
+	table(&n.coll[0].t, "shop", "notes", notes_c, 2, one, 1);
+	table(&n.coll[1].t, "shop", "notes", notes_c, 2, one, 1);
+	for (i = 0; i < 2; i++)
+		if (mynest_plan(m, sec, &p, &n.coll[i], &e) == -1) {
+			diag("%s", e.msg);
+			planned = 0;
+		}
+	ok(planned, "a string-keyed parent's collections plan");
+	is_str(n.coll[0].head, "SELECT `p2o_p`.`code`, `p2o_c`.`id`, "
+	    "`p2o_c`.`acct` FROM `shop`.`notes` `p2o_c` JOIN "
+	    "`shop`.`accounts` `p2o_p` ON `p2o_p`.`code` = `p2o_c`.`acct` "
+	    "WHERE `p2o_p`.`code` ", "a string key: the row names the parent "
+	    "the server's comparison matches, by the parent's own key");
+	is_str(n.coll[1].head, "SELECT `p2o_p`.`code`, COUNT(*) FROM "
+	    "`shop`.`notes` `p2o_c` JOIN `shop`.`accounts` `p2o_p` ON "
+	    "`p2o_p`.`code` = `p2o_c`.`acct` WHERE `p2o_p`.`code` ",
+	    "and a count of them, grouped by that key");
+	mynest_forget(&n);
+	take(&n, rows, sizeof(rows) / sizeof(rows[0]));
+	for (i = 0; i < 3; i++) {
+		static const char *const keys[] = { "a", "Bb", "A" };
+		static const char *const want[] = {
+		    "\"code\":\"a\",\"name\":\"x\",\"notes\":[{\"id\":1,"
+		    "\"acct\":\"A\"},{\"id\":2,\"acct\":\"a \"},{\"id\":3,"
+		    "\"acct\":\"a\"}],\"notes_n\":3}}",
+		    "\"code\":\"Bb\",\"name\":\"x\",\"notes\":[{\"id\":4,"
+		    "\"acct\":\"bB\"}],\"notes_n\":1}}",
+		    "\"code\":\"A\",\"name\":\"x\",\"notes\":[],"
+		    "\"notes_n\":0}}",
+		};
+		static const char *const what[] = {
+		    "parent 'a': the notes named 'A', 'a ' and 'a', in key "
+		    "order, each with its own foreign key bytes; counted 3",
+		    "parent 'Bb': the note named 'bB'",
+		    "a key text 'A' is not parent 'a''s: filed by the parent "
+		    "row's own bytes, matched by the server, not folded in C",
+		};
+		char head[512];
+
+		vals[0] = keys[i];
+		vals[1] = "x";
+		lens[0] = strlen(vals[0]);
+		lens[1] = 1;
+		sbuf_reset(&out);
+		mynest_row_frame(&out, &j, 'c', &p, 7, vals, lens, &n);
+		if (out.len > 0)
+			out.buf[--out.len] = '\0';
+		snprintf(head, sizeof(head), "%s%s", "{\"k\":\"row\","
+		    "\"op\":\"c\",\"rel\":\"shop.accounts\",\"v\":7,\"key\":"
+		    "[\"code\"],\"new\":{", want[i]);
+		sp = strchr(out.buf ? out.buf : "", ' ');
+		is_str(sp ? sp + 1 : "(not a frame)", head, what[i]);
+	}
+	sbuf_release(&out);
+	mynest_release(&n);
+	my_table_release(&p);
 }
 
 int
@@ -431,7 +550,7 @@ main(void)
 		BAIL_OUT("mysql_init");
 	setup(&n, &cfg.syncs[0], &parent);
 	for (i = 0; i < NCOLL; i++)
-		if (mynest_plan(m, n.sec, &n.coll[i], &e) == -1) {
+		if (mynest_plan(m, n.sec, &parent, &n.coll[i], &e) == -1) {
 			diag("%s", e.msg);
 			planned = 0;
 		}
@@ -476,7 +595,8 @@ main(void)
 	is_str(frame(&n, &parent, NULL, "nobody", &out), HEAD "\"id\":null,"
 	    "\"name\":\"nobody\"}}", "a parent without a key embeds nothing");
 
-	test_refusals(n.sec);
+	test_refusals(n.sec, &parent);
+	test_collate(m, &cfg.syncs[1]);
 	sbuf_release(&out);
 	sbuf_release(&j);
 	mynest_release(&n);
