@@ -33,11 +33,12 @@ written by a truncate's refill, holds a large (TOASTed) value the load
 copies and the stream updates around (301-toast-replay.t).
 
 Trial i of a run with seed S has seed S + i and runs on database
-DBS[i % len(DBS)]; `--trials 1 --seed S+i --db THAT` repeats it: the same
-table, configuration, statements and fault schedule (the interleaving of
-statements and faults is the clock's). Each failure is printed with that
-command. The summary gives the trials run, failures, and the mix of
-faults.
+DBS[i % len(DBS)]; `--trials 1 --seed S+i --db THAT` repeats it (with
+--short, a short run's trial): the same table, configuration, statements
+and fault schedule (the interleaving of statements and faults is the
+clock's). Each failure is printed with that command. The summary gives
+the trials run, failures, how many were nested, and the mix of faults
+and of statements.
 
 One trial in two (by its seed) has nested documents (NestTable): the
 table is the parent of an ordered array of items (projected, a column
@@ -813,7 +814,15 @@ def trial(db, seed, dbname, workdir, short):
         json.dump(w.tally, f)
     suplog.close()
     wlog.close()
-    return desc, done, problems, converged, len(want), w, nested
+    size = f"{len(want)} documents"
+    if nested and want:
+        # what the compare covered: the members it found embedded
+        ps = list(want.values())
+        size += (f" (embedding {sum(len(p.get('items') or []) for p in ps)} items, "
+                 f"{sum(p.get('profile') is not None for p in ps)} profiles, "
+                 f"{sum(len(p.get('tags') or []) for p in ps)} tags, "
+                 f"{sum(p.get('open_tickets') or 0 for p in ps)} open tickets)")
+    return desc, done, problems, converged, size, w, nested
 
 
 def main():
@@ -870,7 +879,7 @@ def main():
             desc, problems, conv, nrows = f"{n} seed={s}", [f"harness error: {e!r}"], 0, 0
         ran[n] += 1
         took = time.monotonic() - t0
-        cmd = f"make chaos DB={n} TRIALS=1 SEED={s}"
+        cmd = f"make chaos DB={n} TRIALS=1 SEED={s}" + (" SHORT=1" if a.short else "")
         if problems:
             fails.append((n, s, cmd, problems, wd))
             out(f"{'not ok' if a.tap else 'FAIL'} {i + 1} - {desc} ({took:.0f} s)")
@@ -878,7 +887,7 @@ def main():
                 note(f"  {p}")
             note(f"  reproduce: {cmd}   (logs in {wd})")
         else:
-            out(f"{'ok' if a.tap else 'ok  '} {i + 1} - {desc}; {nrows} documents equal after "
+            out(f"{'ok' if a.tap else 'ok  '} {i + 1} - {desc}; {nrows} equal after "
                 f"{conv:.0f} s ({took:.0f} s)")
             subprocess.run(["rm", "-rf", wd])
     total = time.monotonic() - start
