@@ -12,7 +12,8 @@
 #   make chaos           kill -9, SIGTERM and database restarts at random
 #                        moments under a continuous writer, the index compared
 #                        with the table after each trial
-#                        (TRIALS=n, SEED=s, DB=pg|mariadb|both)
+#                        (TRIALS=n, SEED=s, DB=pg|mariadb|both; SHORT=1 the
+#                        short trials of tests/chaos/chaos.t)
 #   make fuzz-long       every fuzz target for FUZZ_LONG_SECONDS (default
 #                        3600), new inputs merged into tests/fuzz/corpus
 #   make install PREFIX=/usr/local DESTDIR=   the programs and the man pages
@@ -144,7 +145,7 @@ chaos:
 	tests/install-deps.sh
 	$(MAKE) all
 	tests/servers/run-with.sh --pg --mariadb --os -- python3 tests/chaos/chaos.py \
-		--trials $(TRIALS) --db $(DB) $(if $(SEED),--seed $(SEED))
+		--trials $(TRIALS) --db $(DB) $(if $(SEED),--seed $(SEED)) $(if $(SHORT),--short)
 
 unit: all
 	prove -e '' $(UNIT_BIN)

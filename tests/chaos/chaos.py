@@ -33,16 +33,30 @@ written by a truncate's refill, holds a large (TOASTed) value the load
 copies and the stream updates around (301-toast-replay.t).
 
 Trial i of a run with seed S has seed S + i and runs on database
-DBS[i % len(DBS)]; `--trials 1 --seed S+i --db THAT` repeats it: the same
-table, configuration, statements and fault schedule (the interleaving of
-statements and faults is the clock's). Each failure is printed with that
-command. The summary gives the trials run, failures, and the mix of
-faults.
+DBS[i % len(DBS)]; `--trials 1 --seed S+i --db THAT` repeats it (with
+--short, a short run's trial): the same table, configuration, statements
+and fault schedule (the interleaving of statements and faults is the
+clock's). Each failure is printed with that command. The summary gives
+the trials run, failures, how many were nested, and the mix of faults
+and of statements.
 
-Tables are described by TableSpec (DDL, fill, statements, how a document
-renders): a child table (nested documents) is one more spec whose
-statements touch the parent's keys and whose expected documents nest
-its rows.
+One trial in two (by its seed) has nested documents (NestTable): the
+table is the parent of an ordered array of items (projected, a column
+renamed), a single profile (some parents have two: the lowest key
+stands), a count of open tickets (a `where`) and tags through a
+junction; its children are filled with it, a tenth naming no filled
+parent. The writer's statements are then about half the parent's (all of
+the above) and half the children's: items inserted, updated, moved to
+another parent, deleted, one at a time and all of a parent's; profiles
+upserted, updated, deleted; tickets inserted, updated in and out of the
+`where`, moved, deleted; junction rows inserted and deleted, a tag
+renamed; a parent deleted with its children; and transactions over many
+children of one parent. A child's truncate is left out (it is not
+applied to the parents, by design). Every parent document must equal
+its rows grouped as tests/helper/nest-expect.py groups them.
+
+Tables are described by a spec (ChaosTable: DDL, fill, statements, the
+expected documents); NestTable is ChaosTable with its children.
 """
 import argparse
 import json
@@ -147,6 +161,10 @@ class ChaosTable:
             return "json_build_object('id',id,'v',v,'note',note,'pad',pad)"
         return "JSON_OBJECT('id', id, 'v', v, 'note', note, 'pad', pad)"
 
+    def expected(self):
+        """the documents the index must hold, by id"""
+        return {str(r["id"]): r for r in self.db.query_json(self.render(), self.name)}
+
     def statement(self, rng):
         """one statement, and the kind it is (for the tally)"""
         pg = self.db.kind == "pg"
@@ -183,6 +201,222 @@ class ChaosTable:
         return "noop-update", f"update chaos set v = v where id = {x}"
 
 
+class NestTable(ChaosTable):
+    """the chaos table as the parent of nested documents: its rows embed
+    an ordered array of items (projected, one column renamed), a single
+    profile (the lowest key when a parent has two), a count of its open
+    tickets, and its tags through a junction. The parent's statements are
+    ChaosTable's; the children's name parents mostly among the filled
+    keys, some none (an orphan is embedded once its parent is inserted)"""
+    CHILDREN = ["chaos_item", "chaos_prof", "chaos_tick", "chaos_ptag", "chaos_tag"]
+    TAGS = 40
+
+    def __init__(self, db, rows):
+        super().__init__(db)
+        self.rows = rows
+        self.items = rows * 2 + rows // 5      # keys the statements pick among
+        self.profs = rows + 200
+        self.ticks = rows + rows // 5
+
+    def ddl(self):
+        drop = ", ".join(self.CHILDREN)
+        if self.db.kind == "pg":
+            return (super().ddl() + f"; drop table if exists {drop}; "
+                    "create table chaos_item (id int primary key, parent_id int, v int not null, note text); "
+                    "create index on chaos_item (parent_id); "
+                    "create table chaos_prof (id int primary key, parent_id int, bio text); "
+                    "create index on chaos_prof (parent_id); "
+                    "create table chaos_tick (id int primary key, parent_id int, status text); "
+                    "create index on chaos_tick (parent_id); "
+                    "create table chaos_tag (id int primary key, label text); "
+                    "create table chaos_ptag (parent_id int, tag_id int, primary key (parent_id, tag_id)); "
+                    "create index on chaos_ptag (tag_id); "
+                    # a delete or a move must name the parent it leaves
+                    "alter table chaos_item replica identity full; "
+                    "alter table chaos_prof replica identity full; "
+                    "alter table chaos_tick replica identity full")
+        return (super().ddl() + f"; DROP TABLE IF EXISTS {drop}; "
+                "CREATE TABLE chaos_item (id int PRIMARY KEY, parent_id int, v int NOT NULL, "
+                "note varchar(40), KEY (parent_id)); "
+                "CREATE TABLE chaos_prof (id int PRIMARY KEY, parent_id int, bio varchar(40), KEY (parent_id)); "
+                "CREATE TABLE chaos_tick (id int PRIMARY KEY, parent_id int, status varchar(10), KEY (parent_id)); "
+                "CREATE TABLE chaos_tag (id int PRIMARY KEY, label varchar(40)); "
+                "CREATE TABLE chaos_ptag (parent_id int, tag_id int, PRIMARY KEY (parent_id, tag_id), KEY (tag_id))")
+
+    def fill_children(self):
+        """two items a parent on average, a tenth of them naming no filled
+        parent; a profile on every second parent, a second (higher key)
+        one on 50; a ticket per parent, a third open; one or two tags"""
+        n, t = self.rows, self.TAGS
+        if self.db.kind == "pg":
+            gs = "generate_series"
+            return (f"insert into chaos_item select g, 1 + (g * 7919) % ({n} + {n} / 10), g % 100, 'i' || g "
+                    f"from {gs}(1, {2 * n}) g; "
+                    f"insert into chaos_prof select g, g, 'bio ' || g from {gs}(2, {n}, 2) g; "
+                    f"insert into chaos_prof select {n} + g, 3 * g, 'second ' || g from {gs}(1, 50) g; "
+                    f"insert into chaos_tick select g, 1 + (g * 31) % {n}, case when g % 3 = 0 then 'open' "
+                    f"else 'closed' end from {gs}(1, {n}) g; "
+                    f"insert into chaos_tag select g, 'tag' || g from {gs}(1, {t}) g; "
+                    f"insert into chaos_ptag select g, 1 + g % {t} from {gs}(1, {n}) g; "
+                    f"insert into chaos_ptag select g, 1 + (g * 7 + 3) % {t} from {gs}(2, {n}, 2) g "
+                    f"on conflict do nothing")
+        return (f"INSERT INTO chaos_item SELECT seq, 1 + (seq * 7919) % ({n} + {n} DIV 10), seq % 100, "
+                f"CONCAT('i', seq) FROM seq_1_to_{2 * n}; "
+                f"INSERT INTO chaos_prof SELECT seq, seq, CONCAT('bio ', seq) FROM seq_2_to_{n}_step_2; "
+                f"INSERT INTO chaos_prof SELECT {n} + seq, 3 * seq, CONCAT('second ', seq) FROM seq_1_to_50; "
+                f"INSERT INTO chaos_tick SELECT seq, 1 + (seq * 31) % {n}, IF(seq % 3 = 0, 'open', 'closed') "
+                f"FROM seq_1_to_{n}; "
+                f"INSERT INTO chaos_tag SELECT seq, CONCAT('tag', seq) FROM seq_1_to_{t}; "
+                f"INSERT INTO chaos_ptag SELECT seq, 1 + seq % {t} FROM seq_1_to_{n}; "
+                f"INSERT IGNORE INTO chaos_ptag SELECT seq, 1 + (seq * 7 + 3) % {t} FROM seq_2_to_{n}_step_2")
+
+    def config(self, schema):
+        q = (lambda t: f"{schema}.{t}")
+        return [
+            "    children:",
+            f"      - {{table: {q('chaos_item')}, field: items, foreign_key: parent_id,",
+            "         columns: [id, v, note], fields: {note: text}}",
+            f"      - {{table: {q('chaos_prof')}, field: profile, foreign_key: parent_id, single: true,",
+            "         exclude_columns: [parent_id]}",
+            f"      - {{table: {q('chaos_tag')}, field: tags, through: {q('chaos_ptag')},",
+            "         foreign_key: parent_id, through_key: tag_id}",
+            "    aggregates:",
+            f"      - {{field: open_tickets, table: {q('chaos_tick')}, foreign_key: parent_id, op: count,",
+            "         where: \"status = 'open'\"}",
+        ]
+
+    def expected(self):
+        """every parent as the pipeline documents it, from the rows: each
+        collection's rows grouped by the parent they name and ordered by
+        the child's key (tests/helper/nest-expect.py's rules)"""
+        pg = self.db.kind == "pg"
+        obj = (lambda *kv: ("json_build_object(" if pg else "JSON_OBJECT(") + ", ".join(kv) + ")")
+        q = self.db.query_json
+        want = super().expected()
+        cols = [("items", "array", q(obj("'_fk'", "parent_id", "'_k'", "id", "'id'", "id", "'v'", "v",
+                                         "'text'", "note"), "chaos_item")),
+                ("profile", "single", q(obj("'_fk'", "parent_id", "'_k'", "id", "'id'", "id", "'bio'", "bio"),
+                                        "chaos_prof")),
+                ("tags", "array", q(obj("'_fk'", "j.parent_id", "'_k'", "g.id", "'id'", "g.id",
+                                        "'label'", "g.label"),
+                                    "chaos_tag g join chaos_ptag j on j.tag_id = g.id")),
+                ("open_tickets", "count", q(obj("'_fk'", "parent_id"), "chaos_tick where status = 'open'"))]
+        for field, kind, rows in cols:
+            by = {}
+            for r in rows:
+                by.setdefault(str(r.pop("_fk")), []).append(r)
+            for k, p in want.items():
+                rs = sorted(by.get(k, []), key=lambda r: r.get("_k", 0))
+                for r in rs:
+                    r.pop("_k", None)
+                if kind == "count":
+                    p[field] = len(rs)
+                elif kind == "single":
+                    p[field] = rs[0] if rs else None
+                else:
+                    p[field] = rs
+        return want
+
+    def parent(self, rng):
+        """mostly a filled parent, sometimes any key (one that may not exist)"""
+        return rng.randint(1, self.rows) if rng.random() < 0.85 else rng.randint(1, ID_SPACE)
+
+    def upsert(self, table, values, update):
+        if self.db.kind == "pg":
+            return f"insert into {table} values ({values}) on conflict (id) do update set {update}"
+        return f"INSERT INTO {table} VALUES ({values}) ON DUPLICATE KEY UPDATE {update}"
+
+    def many(self, x, lo, hi):
+        if self.db.kind == "pg":
+            return (f"insert into chaos_item select g, {x}, g % 100, 'm' || g from generate_series({lo}, {hi}) g "
+                    f"on conflict do nothing")
+        return (f"INSERT IGNORE INTO chaos_item SELECT seq, {x}, seq % 100, CONCAT('m', seq) "
+                f"FROM seq_{lo}_to_{hi}")
+
+    def delete_parent(self, x):
+        return (f"delete from chaos_item where parent_id = {x}; delete from chaos_prof where parent_id = {x}; "
+                f"delete from chaos_tick where parent_id = {x}; delete from chaos_ptag where parent_id = {x}; "
+                f"delete from chaos where id = {x}")
+
+    CHILD = [("item-insert", 12), ("item-update", 10), ("item-update-of-parent", 4), ("item-move", 8),
+             ("item-delete", 7), ("item-insert-many", 3), ("item-delete-of-parent", 2),
+             ("single-upsert", 4), ("single-update", 3), ("single-delete", 3),
+             ("count-insert", 5), ("count-in", 4), ("count-out", 4), ("count-move", 3), ("count-delete", 3),
+             ("junction-insert", 6), ("junction-delete", 6), ("tag-rename", 1), ("parent-delete-cascade", 3)]
+
+    def statement(self, rng):
+        if rng.random() < 0.45:
+            return super().statement(rng)
+        return self.child_statement(rng, pick(rng, self.CHILD), self.parent(rng))
+
+    def child_statement(self, rng, kind, x):
+        pg = self.db.kind == "pg"
+        note = f"'c{rng.randrange(10**9)}'"
+        i = rng.randint(1, self.items)
+        y = self.parent(rng)
+        tag = rng.randint(1, self.TAGS)
+        if kind == "item-insert":
+            return kind, self.upsert("chaos_item", f"{self.items + rng.randint(1, 10**6)}, {x}, 0, {note}",
+                                     "v = 0, note = " + ("excluded.note" if pg else "VALUES(note)"))
+        if kind == "item-update":
+            return kind, f"update chaos_item set v = v + 1, note = {note} where id = {i}"
+        if kind == "item-update-of-parent":
+            return kind, f"update chaos_item set v = v + 1 where parent_id = {x}"
+        if kind == "item-move":
+            return kind, f"update chaos_item set parent_id = {y} where id = {i}"
+        if kind == "item-delete":
+            return kind, f"delete from chaos_item where id = {i}"
+        if kind == "item-insert-many":
+            lo = rng.randint(2 * 10**6, 3 * 10**6)
+            return kind, self.many(x, lo, lo + rng.randint(10, 200))
+        if kind == "item-delete-of-parent":
+            return kind, f"delete from chaos_item where parent_id = {x}"
+        if kind == "single-upsert":
+            # sometimes a second profile of a parent that has one
+            return kind, self.upsert("chaos_prof", f"{rng.randint(1, self.profs)}, {x}, {note}",
+                                     "bio = " + ("excluded.bio" if pg else "VALUES(bio)"))
+        if kind == "single-update":
+            return kind, f"update chaos_prof set bio = {note} where parent_id = {x}"
+        if kind == "single-delete":
+            return kind, f"delete from chaos_prof where id = {rng.randint(1, self.profs)}"
+        k = rng.randint(1, self.ticks)
+        if kind == "count-insert":
+            st = rng.choice(["'open'", "'closed'"])
+            return kind, self.upsert("chaos_tick", f"{self.ticks + rng.randint(1, 10**6)}, {x}, {st}",
+                                     "status = " + ("excluded.status" if pg else "VALUES(status)"))
+        if kind == "count-in":
+            return kind, f"update chaos_tick set status = 'open' where id = {k}"
+        if kind == "count-out":
+            return kind, f"update chaos_tick set status = 'closed' where id = {k}"
+        if kind == "count-move":
+            return kind, f"update chaos_tick set parent_id = {y} where id = {k}"
+        if kind == "count-delete":
+            return kind, f"delete from chaos_tick where id = {k}"
+        if kind == "junction-insert":
+            if pg:
+                return kind, f"insert into chaos_ptag values ({x}, {tag}) on conflict do nothing"
+            return kind, f"INSERT IGNORE INTO chaos_ptag VALUES ({x}, {tag})"
+        if kind == "junction-delete":
+            return kind, f"delete from chaos_ptag where parent_id = {x} and tag_id = {tag}"
+        if kind == "tag-rename":
+            return kind, f"update chaos_tag set label = {note} where id = {tag}"
+        return kind, self.delete_parent(x)
+
+    def transaction(self, rng):
+        """one transaction over many children of one parent: a batch of
+        new items, every item updated, some moved away and some deleted,
+        its profile, a ticket and a tag changed"""
+        x = self.parent(rng)
+        parts = [self.child_statement(rng, k, x) for k in
+                 ["item-insert-many", "item-update-of-parent", "count-insert", "single-update",
+                  "junction-insert", "junction-delete"]]
+        parts.append(("item-move", f"update chaos_item set parent_id = {self.parent(rng)} "
+                                   f"where parent_id = {x} and v % 7 = 0"))
+        parts.append(("item-delete", f"delete from chaos_item where parent_id = {x} and v % 11 = 0"))
+        rng.shuffle(parts)
+        return parts
+
+
 # ------------------------------------------------------------- databases
 
 class Postgres:
@@ -201,9 +435,9 @@ class Postgres:
     def sql(self, text, timeout=300):
         return sh("psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-c", text, timeout=timeout)
 
-    def query_json(self, render, table):
+    def query_json(self, render, source):
         r = sh("psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-c",
-               f"select coalesce(json_agg({render}), '[]') from {table} t", check=True)
+               f"select coalesce(json_agg({render}), '[]') from {source}", check=True)
         return json.loads(r.stdout)
 
     def begin(self):
@@ -259,10 +493,10 @@ class MariaDB:
     def sql(self, text, timeout=300):
         return sh(*self.base, "-N", "-B", self.dbname, "-e", text, timeout=timeout)
 
-    def query_json(self, render, table):
+    def query_json(self, render, source):
         r = sh(*self.base, "--default-character-set=utf8mb4", "-N", "-B", "-r", self.dbname, "-e",
                "SET SESSION group_concat_max_len = 1073741824; "
-               f"SELECT COALESCE(JSON_ARRAYAGG({render}), '[]') FROM {table}", check=True)
+               f"SELECT COALESCE(JSON_ARRAYAGG({render}), '[]') FROM {source}", check=True)
         return json.loads(r.stdout)
 
     def begin(self):
@@ -330,10 +564,16 @@ class Writer(threading.Thread):
         if w < 0.004:
             self.tally["truncate"] = self.tally.get("truncate", 0) + 1
             return f"{self.db.truncate(t.name)}; {t.fill(rng.randint(10, 3000))};"
-        n = rng.choice([1, 1, 1, 2, 3, 5, 8])
+        if isinstance(t, NestTable) and w < 0.06:
+            # many children of one parent in one transaction
+            self.tally["txn-one-parent"] = self.tally.get("txn-one-parent", 0) + 1
+            stmts = t.transaction(rng)
+            n = len(stmts)
+        else:
+            n = rng.choice([1, 1, 1, 2, 3, 5, 8])
+            stmts = [t.statement(rng) for _ in range(n)]
         parts = []
-        for _ in range(n):
-            kind, s = t.statement(rng)
+        for kind, s in stmts:
             self.tally[kind] = self.tally.get(kind, 0) + 1
             parts.append(s + ";")
         if n == 1 and rng.random() < 0.5:
@@ -433,9 +673,12 @@ def pick(rng, weighted):
 
 def trial(db, seed, dbname, workdir, short):
     rng = random.Random(seed)
-    tables = [ChaosTable(db)]
-    t = tables[0]
+    # one trial in two has nested documents, drawn apart from the trial's
+    # other draws so that a seed's plain trial stays what it was
+    nested = random.Random(f"nested {seed}").random() < 0.5
     rows = rng.randint(1000, 6000 if short else 20000)
+    tables = [NestTable(db, rows) if nested else ChaosTable(db)]
+    t = tables[0]
     length = rng.uniform(6, 10) if short else rng.uniform(10, 22)
     nfaults = rng.randint(2, 3) if short else rng.randint(2, 5)
     times = sorted([rng.uniform(0.3, 2.0)] + [rng.uniform(0.5, length) for _ in range(nfaults - 1)])
@@ -460,6 +703,10 @@ def trial(db, seed, dbname, workdir, short):
     r = db.sql(t.fill(rows))
     if r.returncode != 0:
         raise RuntimeError(f"fill: {r.stdout[-300:]}")
+    if nested:
+        r = db.sql(t.fill_children())
+        if r.returncode != 0:
+            raise RuntimeError(f"fill of the children: {r.stdout[-300:]}")
     http("DELETE", f"/{db.index}")
     db.fresh_stream([x.name for x in tables])
     src, schema = db.config_source(rng)
@@ -467,14 +714,16 @@ def trial(db, seed, dbname, workdir, short):
     with open(cfg, "w") as f:
         f.write("\n".join(src + [
             "target:", f"  url: {OS_URL}",
-            "sync:", f"  {t.name}:", f"    table: {schema}.{t.name}", f"    index: {db.index}",
+            "sync:", f"  {t.name}:", f"    table: {schema}.{t.name}", f"    index: {db.index}"] +
+            (t.config(schema) if nested else []) + [
             "engine:", f"  batch_size: {batch}", f"  write_concurrency: {conc}",
             "  checkpoint_interval_ms: 200",
             "metrics:", f"  bind: 127.0.0.1:{port}", ""]))
     suplog = open(os.path.join(workdir, "sup.log"), "ab")
     wlog = open(os.path.join(workdir, "writer.log"), "ab")
     pl = Pipeline(db, cfg, suplog, port)
-    desc = (f"{dbname} seed={seed}: {rows} rows loaded, {length:.0f} s of writes at {rate}/s, "
+    desc = (f"{dbname} seed={seed}: {rows} {'parents (nested) ' if nested else 'rows '}loaded, "
+            f"{length:.0f} s of writes at {rate}/s, "
             f"batch {batch}, concurrency {conc}, faults " +
             ", ".join(f"{f}{':' + str(a) if a is not None else ''}@{at:.1f}s" for at, f, a in plan))
     problems = []
@@ -530,7 +779,7 @@ def trial(db, seed, dbname, workdir, short):
     diff, want = None, {}
     while True:
         try:
-            want = {str(r["id"]): r for r in db.query_json(t.render(), t.name)}
+            want = t.expected()
             http("POST", f"/{db.index}/_refresh")
             got = compare.fetch_all(OS_URL, db.index)
             diff = [k for k in set(want) | set(got) if want.get(k) != got.get(k)]
@@ -549,7 +798,12 @@ def trial(db, seed, dbname, workdir, short):
             a, b = want.get(k), got.get(k)
             what = "missing from index" if b is None else "resurrected" if a is None else "differs"
             ver = "" if b is None else f" (version {doc_version(db.index, k)})"
-            ex.append(f"id {k} {what}: table {json.dumps(a)[:120]} index {json.dumps(b)[:120]}{ver}")
+            if a is not None and b is not None:
+                # a nested document is long: the members that differ
+                ms = [m for m in sorted(set(a) | set(b)) if a.get(m) != b.get(m)]
+                a = {m: a.get(m) for m in ms}
+                b = {m: b.get(m) for m in ms}
+            ex.append(f"id {k} {what}: table {json.dumps(a)[:300]} index {json.dumps(b)[:300]}{ver}")
         problems.append(f"{len(diff)} documents differ after {converged:.0f} s: " + "; ".join(ex))
     if not pl.alive():
         problems.append(f"the supervisor exited on its own ({pl.proc.returncode})")
@@ -560,7 +814,15 @@ def trial(db, seed, dbname, workdir, short):
         json.dump(w.tally, f)
     suplog.close()
     wlog.close()
-    return desc, done, problems, converged, len(want), w
+    size = f"{len(want)} documents"
+    if nested and want:
+        # what the compare covered: the members it found embedded
+        ps = list(want.values())
+        size += (f" (embedding {sum(len(p.get('items') or []) for p in ps)} items, "
+                 f"{sum(p.get('profile') is not None for p in ps)} profiles, "
+                 f"{sum(len(p.get('tags') or []) for p in ps)} tags, "
+                 f"{sum(p.get('open_tickets') or 0 for p in ps)} open tickets)")
+    return desc, done, problems, converged, size, w, nested
 
 
 def main():
@@ -589,7 +851,7 @@ def main():
     out = (lambda s: print(s, flush=True))
     note = (lambda s: out(("# " if a.tap else "") + s))
     note(f"chaos: {a.trials} trials from seed {seed} on {', '.join(names)}")
-    fails, mix, ops, ran = [], {}, {}, {n: 0 for n in names}
+    fails, mix, ops, ran, nested = [], {}, {}, {n: 0 for n in names}, {n: 0 for n in names}
     start = time.monotonic()
     # SIGTERM or Ctrl-C: stop after the summary of the trials done so far
     signal.signal(signal.SIGTERM, signal.default_int_handler)
@@ -602,7 +864,8 @@ def main():
         t0 = time.monotonic()
         try:
             ran_total += 1
-            desc, done, problems, conv, nrows, w = trial(dbs[n], s, n, wd, a.short)
+            desc, done, problems, conv, nrows, w, nest = trial(dbs[n], s, n, wd, a.short)
+            nested[n] += nest
             for d in done:
                 mix[d] = mix.get(d, 0) + 1
             for k, v in w.tally.items():
@@ -616,7 +879,7 @@ def main():
             desc, problems, conv, nrows = f"{n} seed={s}", [f"harness error: {e!r}"], 0, 0
         ran[n] += 1
         took = time.monotonic() - t0
-        cmd = f"make chaos DB={n} TRIALS=1 SEED={s}"
+        cmd = f"make chaos DB={n} TRIALS=1 SEED={s}" + (" SHORT=1" if a.short else "")
         if problems:
             fails.append((n, s, cmd, problems, wd))
             out(f"{'not ok' if a.tap else 'FAIL'} {i + 1} - {desc} ({took:.0f} s)")
@@ -624,12 +887,13 @@ def main():
                 note(f"  {p}")
             note(f"  reproduce: {cmd}   (logs in {wd})")
         else:
-            out(f"{'ok' if a.tap else 'ok  '} {i + 1} - {desc}; {nrows} rows equal after "
+            out(f"{'ok' if a.tap else 'ok  '} {i + 1} - {desc}; {nrows} equal after "
                 f"{conv:.0f} s ({took:.0f} s)")
             subprocess.run(["rm", "-rf", wd])
     total = time.monotonic() - start
     note(f"chaos: trials run {ran_total} of {a.trials} ({', '.join(f'{k} {v}' for k, v in ran.items())}), "
          f"failures {len(fails)}, {total:.0f} s")
+    note("chaos: nested trials " + ", ".join(f"{k} {v} of {ran[k]}" for k, v in nested.items()))
     note("chaos: faults " + ", ".join(f"{k} {v}" for k, v in sorted(mix.items())))
     note("chaos: statements " + ", ".join(f"{k} {v}" for k, v in sorted(ops.items())))
     for n, s, cmd, problems, wd in fails:
