@@ -44,13 +44,6 @@ ldoc_release(struct ldoc *d)
 	memset(d, 0, sizeof(*d));
 }
 
-/* forgotten: what a table with no progress document is */
-static void
-ldoc_forget(struct ldoc *d)
-{
-	ldoc_release(d);
-}
-
 /* the key suffix of a table's progress document */
 static void
 doc_suffix(const char *table, struct sbuf *suffix)
@@ -410,7 +403,9 @@ ckpt_load_plan(struct ckpt_store *st, const struct config *cf,
 			log_warnx("the load of '%s' was recorded for an index "
 			    "that is gone or not '%s' any more: loading it "
 			    "again from the start", sec->rel, sec->index);
-			ldoc_forget(&d[i]);
+			/* released: what a table with no progress
+			 * document is */
+			ldoc_release(&d[i]);
 		}
 	}
 	rc = 0;
