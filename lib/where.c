@@ -31,8 +31,14 @@
 
 #include "where.h"
 
-/* deeper nesting than anyone writes, shallow enough for the stack */
+/* deeper nesting than anyone writes: counted on the parsed tree (a run
+ * of one operator is one level, redundant parentheses none), so the SQL
+ * rendering, which parenthesises every node, reads back under the same
+ * limit */
 #define WHERE_DEPTH_MAX	64
+/* the parser's own recursion, for the stack: a rendering of a tree at
+ * WHERE_DEPTH_MAX takes at most three parser levels per tree level */
+#define WHERE_PARSE_MAX	(4 * WHERE_DEPTH_MAX)
 #define WHERE_LEN_MAX	65536
 /* comparisons: evaluation recurses along a chain of ANDs or ORs */
 #define WHERE_TERMS_MAX	1000
@@ -474,8 +480,8 @@ parse_not(struct parser *ps)
 {
 	struct wnode *n, *a;
 
-	if (++ps->depth > WHERE_DEPTH_MAX) {
-		perr(ps, "%s", "nesting deeper than 64 levels");
+	if (++ps->depth > WHERE_PARSE_MAX) {
+		perr(ps, "%s", "parentheses and NOTs nested deeper than 256 levels");
 		return NULL;
 	}
 	if (accept_kw(ps, "not")) {
@@ -516,13 +522,33 @@ parse_or(struct parser *ps)
 {
 	struct wnode *n;
 
-	if (++ps->depth > WHERE_DEPTH_MAX) {
-		perr(ps, "%s", "nesting deeper than 64 levels");
+	if (++ps->depth > WHERE_PARSE_MAX) {
+		perr(ps, "%s", "parentheses and NOTs nested deeper than 256 levels");
 		return NULL;
 	}
 	n = parse_binary(ps, W_OR);
 	ps->depth--;
 	return n;
+}
+
+/* levels of NOT, AND and OR above the deepest comparison; a chain of one
+ * operator counts once, as its rendering writes it once */
+static int
+tree_depth(const struct wnode *n, enum wkind chain)
+{
+	int a, b;
+
+	switch (n->kind) {
+	case W_NOT:
+		return 1 + tree_depth(n->a, W_NOT);
+	case W_AND:
+	case W_OR:
+		a = tree_depth(n->a, n->kind);
+		b = tree_depth(n->b, n->kind);
+		return (a > b ? a : b) + (chain == n->kind ? 0 : 1);
+	default:
+		return 0;
+	}
 }
 
 struct where *
@@ -549,6 +575,8 @@ where_parse(const char *s, char *why, size_t len)
 			perr(&ps, "%s", "';'");
 		else if (*ps.p != '\0')
 			perr(&ps, "'%.12s' after a complete expression", ps.p);
+		else if (tree_depth(w->root, W_CMP) > WHERE_DEPTH_MAX)
+			perr(&ps, "%s", "nesting deeper than 64 levels");
 	}
 	if (ps.failed) {
 		where_free(w);

@@ -275,6 +275,25 @@ test_refusals(void)
 		sbuf_adds(&deep, "a = 1");
 		ok(strstr(refusal(deep.buf), "64 levels") != NULL,
 		    "nesting is bounded");
+		sbuf_reset(&deep);
+		for (i = 0; i < 65; i++)
+			sbuf_adds(&deep, "NOT ");
+		sbuf_adds(&deep, "a = 1");
+		ok(strstr(refusal(deep.buf), "64 levels") != NULL,
+		    "65 NOTs are one level too many");
+		sbuf_reset(&deep);
+		for (i = 0; i < 64; i++)
+			sbuf_adds(&deep, "NOT ");
+		sbuf_adds(&deep, "a = 1");
+		is_str(refusal(deep.buf), "(accepted)", "64 NOTs are not");
+		sbuf_reset(&deep);
+		for (i = 0; i < 300; i++)
+			sbuf_addc(&deep, '(');
+		sbuf_adds(&deep, "a = 1");
+		for (i = 0; i < 300; i++)
+			sbuf_addc(&deep, ')');
+		ok(strstr(refusal(deep.buf), "256 levels") != NULL,
+		    "redundant parentheses are bounded for the stack");
 		sbuf_release(&deep);
 	}
 	{
@@ -317,6 +336,49 @@ test_sql(void)
 		where_free(back);
 		sbuf_release(&chain);
 		sbuf_release(&out);
+	}
+	{
+		/* the deepest filter the parser takes, alternating operators
+		 * and NOTs so no level is a chain: its rendering, which adds
+		 * parentheses around every node, reads back all the same */
+		struct sbuf deep = SBUF_INIT, out = SBUF_INIT, out2 = SBUF_INIT;
+		struct where *w, *back;
+		int i;
+
+		for (i = 0; i < 64; i++)
+			sbuf_adds(&deep, i % 3 == 0 ? "NOT (" : i % 3 == 1 ?
+			    "a = 1 OR (" : "b = 2 AND (");
+		sbuf_adds(&deep, "c = 3");
+		for (i = 0; i < 64; i++)
+			sbuf_addc(&deep, ')');
+		w = where_parse(deep.buf, NULL, 0);
+		if (w != NULL)
+			where_sql(w, &out, bare, NULL);
+		back = out.buf ? where_parse(out.buf, NULL, 0) : NULL;
+		if (back != NULL)
+			where_sql(back, &out2, bare, NULL);
+		ok(w != NULL && back != NULL && out2.buf &&
+		    strcmp(out.buf, out2.buf) == 0,
+		    "64 levels of nesting read back from their rendering");
+		where_free(w);
+		where_free(back);
+		sbuf_reset(&deep);
+		sbuf_reset(&out);
+		/* 25 NOTs: each renders as "(NOT (...))", the case that once
+		 * passed the parser and failed reading its own SQL back */
+		for (i = 0; i < 25; i++)
+			sbuf_adds(&deep, "NOT ");
+		sbuf_adds(&deep, "in1=3");
+		w = where_parse(deep.buf, NULL, 0);
+		if (w != NULL)
+			where_sql(w, &out, bare, NULL);
+		back = out.buf ? where_parse(out.buf, NULL, 0) : NULL;
+		ok(w != NULL && back != NULL, "25 NOTs read back");
+		where_free(w);
+		where_free(back);
+		sbuf_release(&deep);
+		sbuf_release(&out);
+		sbuf_release(&out2);
 	}
 	{
 		struct where *w = where_parse("b = a AND a > 1 OR c IS NULL",
