@@ -96,7 +96,7 @@ p2o_wait_gone() {
 p2o_cmdline() {
     local -a args
     [ -n "$1" ] && [ -r "/proc/$1/cmdline" ] || return 1
-    mapfile -d '' args <"/proc/$1/cmdline" 2>/dev/null || return 1
+    mapfile -d '' args 2>/dev/null <"/proc/$1/cmdline" || return 1
     [ ${#args[@]} -gt 0 ] || return 1
     printf -v REPLY '%s ' "${args[@]}"
 }
