@@ -23,16 +23,26 @@ enum {
 	OM_COLUMN_VISIBILITY,
 };
 
+static void
+labels_drop(struct bl_col *col)
+{
+	int k;
+
+	for (k = 0; k < col->nlabels; k++)
+		free(col->labels[k]);
+	free(col->labels);
+	col->labels = NULL;
+	col->nlabels = -1;
+}
+
 void
 bl_table_map_release(struct bl_table_map *tm)
 {
-	int i, k;
+	int i;
 
 	for (i = 0; tm->cols != NULL && i < tm->ncols; i++) {
 		free(tm->cols[i].name);
-		for (k = 0; k < tm->cols[i].nlabels; k++)
-			free(tm->cols[i].labels[k]);
-		free(tm->cols[i].labels);
+		labels_drop(&tm->cols[i]);
 	}
 	free(tm->cols);
 	free(tm->db);
@@ -187,6 +197,9 @@ read_labels(struct bcur *c, const struct bl_table_map *tm,
 		n = bcur_packed(c);
 		if (c->bad || n > 65535)
 			return -1;
+		/* a map that names a column's values twice (a corrupt
+		 * event; the server writes each field once): the last wins */
+		labels_drop(&tm->cols[col]);
 		tm->cols[col].labels = xcalloc(n ? n : 1, sizeof(char *));
 		tm->cols[col].nlabels = 0;
 		for (i = 0; i < n; i++) {
