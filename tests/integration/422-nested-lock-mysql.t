@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Nested documents on MariaDB: capture-mysql's commit-time re-read of a
 # parent meets a row lock another session holds. Its re-read session waits
-# at most 1 s for a lock (innodb_lock_wait_timeout, the global value when
+# at most 3 s for a lock (innodb_lock_wait_timeout, the global value when
 # it connected, put back at once), so the read fails with 1205: it is read
 # again in place, each attempt logged with the parent table, and once the
 # lock is gone the parent's document is written with the new child and
@@ -29,11 +29,11 @@ sync:
 YAML
 
 was=$(my_root "SELECT @@GLOBAL.innodb_lock_wait_timeout")
-my_root "SET GLOBAL innodb_lock_wait_timeout = 1"
+my_root "SET GLOBAL innodb_lock_wait_timeout = 3"
 cap_start "$T/cap.log" "$T/f" -c "$T/cfg.yaml"
 started=$?
 my_root "SET GLOBAL innodb_lock_wait_timeout = $was"
-ok $started "capture-mysql starts, its sessions waiting 1 s for a lock (the global is $was again)"
+ok $started "capture-mysql starts, its sessions waiting 3 s for a lock (the global is $was again)"
 
 # hold SECONDS ID: another session holds parent ID's row (FOR UPDATE)
 # for SECONDS, then commits; HOLD is the client's pid, HOLD_ID the
@@ -54,8 +54,8 @@ parent_has() {	# parent_has ID ITEM: a re-read frame of ID embeds ITEM
 		(.new.items | map(.id) | index($2)) != null")" -ge 1 ]
 }
 
-hold 3 1
-ok $? "another session holds parent 1's row for 3 s"
+hold 5 1
+ok $? "another session holds parent 1's row for 5 s"
 my_raw "INSERT INTO nl_items VALUES (11, 1, 5)"
 wait_for 30 parent_has 1 11
 ok $? "parent 1 is written with its new child once the lock is gone"
@@ -84,7 +84,8 @@ ok $(grep -c "trying again" "$T/cap.log" | { read c; [ "$c" -eq "$n" ]; }; echo 
 # a deadlock: session B holds parent 2's row; a transaction's children of
 # parents 1 and 2 have the capture lock 1 (shared) and wait for 2; B then
 # asks for 1. InnoDB rolls back the one that changed nothing - the
-# capture's read (1213) - and B goes on; the read is run again
+# capture's read (1213) - and B goes on; the read is run again. B asks
+# within the capture's 3 s wait: 1 s was too short for a loaded machine
 mkfifo "$T/b.in"
 mariadb --no-defaults -h"$MYSQL_HOST" -P"$MYSQL_TCP_PORT" -u"$MYSQL_USER" -N -B \
 	--unbuffered "$MYSQL_DB" < "$T/b.in" > "$T/b.out" 2>&1 &
