@@ -745,9 +745,15 @@ def trial(db, seed, dbname, workdir, short):
             order = STAGES[db.kind]
             i = order.index(arg)
             for st in order[i:] + order[:i]:
-                pids = pl.pids(st)
-                if pids:
-                    os.kill(pids[0], signal.SIGKILL)
+                killed = False
+                for pid in pl.pids(st):
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                        killed = True
+                        break
+                    except ProcessLookupError:
+                        pass	# it ended between pgrep and the kill
+                if killed:
                     done.append(f"kill-stage:{st}")
                     break
             else:
@@ -877,6 +883,13 @@ def main():
             break
         except Exception as e:  # the harness's own failure is a failure too
             desc, problems, conv, nrows = f"{n} seed={s}", [f"harness error: {e!r}"], 0, 0
+            # nothing of it may outlive it: a pipeline left running with
+            # the same replica id would fight the next trial's for the
+            # binlog dump, and its writer would write into the next table
+            for th in threading.enumerate():
+                if isinstance(th, Writer):
+                    th.finish()
+            sh("pkill", "-KILL", "-f", "--", wd + "/")
         ran[n] += 1
         took = time.monotonic() - t0
         cmd = f"make chaos DB={n} TRIALS=1 SEED={s}" + (" SHORT=1" if a.short else "")
