@@ -440,6 +440,19 @@ server_read_event(struct server *s, const unsigned char **ev, size_t *len)
 			return p2o_fail(&s->err, P2O_EXIT_REFUSED, "the server "
 			    "stopped sending the binlog: %s",
 			    mysql_error(s->dump));
+#ifdef ER_SLAVE_SAME_ID
+		/* the server ends the older of two dumps with one replica
+		 * id: this one's successor never gets this, so another
+		 * reader with the id is running. Still a retry: it may be
+		 * gone by then, and the position is safe either way */
+		if (e == ER_SLAVE_SAME_ID)
+			return p2o_fail(&s->err, P2O_EXIT_TEMPFAIL, "dump "
+			    "connection lost: another reader started a binlog "
+			    "dump with replica id %lu, and the server ended "
+			    "this one; is a second pipeline running with this "
+			    "'source.server_id'? (%s)", s->cfg->server_id,
+			    mysql_error(s->dump));
+#endif
 		return p2o_fail(&s->err, P2O_EXIT_TEMPFAIL, "dump connection "
 		    "lost: %s", e ? mysql_error(s->dump) : "connection closed");
 	}
