@@ -37,6 +37,19 @@ match(const char *expr, const char *row)
 	return r;
 }
 
+/* "NOT NOT ... a = 1", n NOTs, in buf */
+static const char *
+nots(struct sbuf *buf, int n)
+{
+	int i;
+
+	sbuf_reset(buf);
+	for (i = 0; i < n; i++)
+		sbuf_adds(buf, "NOT ");
+	sbuf_adds(buf, "a = 1");
+	return buf->buf;
+}
+
 static const char *
 refusal(const char *expr)
 {
@@ -270,22 +283,11 @@ test_refusals(void)
 		struct sbuf deep = SBUF_INIT;
 		int i;
 
-		for (i = 0; i < 100; i++)
-			sbuf_adds(&deep, "NOT ");
-		sbuf_adds(&deep, "a = 1");
-		ok(strstr(refusal(deep.buf), "64 levels") != NULL,
+		ok(strstr(refusal(nots(&deep, 100)), "64 levels") != NULL,
 		    "nesting is bounded");
-		sbuf_reset(&deep);
-		for (i = 0; i < 65; i++)
-			sbuf_adds(&deep, "NOT ");
-		sbuf_adds(&deep, "a = 1");
-		ok(strstr(refusal(deep.buf), "64 levels") != NULL,
+		ok(strstr(refusal(nots(&deep, 65)), "64 levels") != NULL,
 		    "65 NOTs are one level too many");
-		sbuf_reset(&deep);
-		for (i = 0; i < 64; i++)
-			sbuf_adds(&deep, "NOT ");
-		sbuf_adds(&deep, "a = 1");
-		is_str(refusal(deep.buf), "(accepted)", "64 NOTs are not");
+		is_str(refusal(nots(&deep, 64)), "(accepted)", "64 NOTs are not");
 		sbuf_reset(&deep);
 		for (i = 0; i < 300; i++)
 			sbuf_addc(&deep, '(');
