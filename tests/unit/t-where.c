@@ -89,6 +89,30 @@ bare(void *arg, const char *s, int ident)
 	return q.buf;
 }
 
+/* expr parsed and written back (names bare), and that parsed again: both
+ * parses succeed and, with same, the second writing equals the first */
+static int
+reads_back(const char *expr, int same)
+{
+	struct sbuf out = SBUF_INIT, out2 = SBUF_INIT;
+	struct where *w, *back = NULL;
+	int r;
+
+	if ((w = where_parse(expr, NULL, 0)) != NULL) {
+		where_sql(w, &out, bare, NULL);
+		back = out.buf ? where_parse(out.buf, NULL, 0) : NULL;
+	}
+	if (back != NULL)
+		where_sql(back, &out2, bare, NULL);
+	r = w != NULL && back != NULL && (!same ||
+	    (out2.buf != NULL && strcmp(out.buf, out2.buf) == 0));
+	where_free(w);
+	where_free(back);
+	sbuf_release(&out);
+	sbuf_release(&out2);
+	return r;
+}
+
 static const char *
 sql(const char *expr)
 {
@@ -321,30 +345,21 @@ test_sql(void)
 	    "the caller");
 	is_str(sql("a != 1"), "(\"a\" <> 1)", "!= as <>");
 	{
-		struct sbuf chain = SBUF_INIT, out = SBUF_INIT;
-		struct where *w, *back;
+		struct sbuf chain = SBUF_INIT;
 		int i;
 
 		/* 200 terms: written as one list, since nested parentheses
 		 * would exceed the depth the parser reads back */
 		for (i = 0; i < 200; i++)
 			sbuf_addf(&chain, "%sa = %d", i ? " OR " : "", i);
-		w = where_parse(chain.buf, NULL, 0);
-		if (w != NULL)
-			where_sql(w, &out, bare, NULL);
-		back = out.buf ? where_parse(out.buf, NULL, 0) : NULL;
-		ok(w != NULL && back != NULL, "a long chain reads back");
-		where_free(w);
-		where_free(back);
+		ok(reads_back(chain.buf, 0), "a long chain reads back");
 		sbuf_release(&chain);
-		sbuf_release(&out);
 	}
 	{
 		/* the deepest filter the parser takes, alternating operators
 		 * and NOTs so no level is a chain: its rendering, which adds
 		 * parentheses around every node, reads back all the same */
-		struct sbuf deep = SBUF_INIT, out = SBUF_INIT, out2 = SBUF_INIT;
-		struct where *w, *back;
+		struct sbuf deep = SBUF_INIT;
 		int i;
 
 		for (i = 0; i < 64; i++)
@@ -353,34 +368,12 @@ test_sql(void)
 		sbuf_adds(&deep, "c = 3");
 		for (i = 0; i < 64; i++)
 			sbuf_addc(&deep, ')');
-		w = where_parse(deep.buf, NULL, 0);
-		if (w != NULL)
-			where_sql(w, &out, bare, NULL);
-		back = out.buf ? where_parse(out.buf, NULL, 0) : NULL;
-		if (back != NULL)
-			where_sql(back, &out2, bare, NULL);
-		ok(w != NULL && back != NULL && out2.buf &&
-		    strcmp(out.buf, out2.buf) == 0,
+		ok(reads_back(deep.buf, 1),
 		    "64 levels of nesting read back from their rendering");
-		where_free(w);
-		where_free(back);
-		sbuf_reset(&deep);
-		sbuf_reset(&out);
 		/* 25 NOTs: each renders as "(NOT (...))", the case that once
 		 * passed the parser and failed reading its own SQL back */
-		for (i = 0; i < 25; i++)
-			sbuf_adds(&deep, "NOT ");
-		sbuf_adds(&deep, "in1=3");
-		w = where_parse(deep.buf, NULL, 0);
-		if (w != NULL)
-			where_sql(w, &out, bare, NULL);
-		back = out.buf ? where_parse(out.buf, NULL, 0) : NULL;
-		ok(w != NULL && back != NULL, "25 NOTs read back");
-		where_free(w);
-		where_free(back);
+		ok(reads_back(nots(&deep, 25), 0), "25 NOTs read back");
 		sbuf_release(&deep);
-		sbuf_release(&out);
-		sbuf_release(&out2);
 	}
 	{
 		struct where *w = where_parse("b = a AND a > 1 OR c IS NULL",
