@@ -15,7 +15,12 @@ the same explicit mapping, on the same tables:
                  returning until _count (after _refresh) holds them all
   4. many txns   STREAM rows as transactions of 100 from one client: seconds
                  from the first COMMIT until all are counted, and from the
-                 last (the client's end) until all are: the tool's own lag
+                 last (the client's end) until all are: the tool's own lag.
+                 Beside 3 and 4 the node's floor (stream_floor): the same
+                 count of our documents sent by a minimal client, as bulk
+                 requests of BATCH on as many connections as the tool has
+                 requests open, then one request of 100 at a time, into an
+                 index with its default refresh, seen by the same poller
   5. latency     single-row updates every 50 ms from one psql session;
                  commit -> the new value seen by a realtime GET by id,
                  p50/p99; beside it the node's floor, measured just before:
@@ -652,6 +657,80 @@ def ceiling(ops, kind, conc):
     return int(r.stdout.strip()), split.done(client=True)
 
 
+
+FLOOR_STREAM_INDEX = "bench_floor_stream"
+
+
+def stream_floor(ops, s, conc):
+    """the streaming rows' floor: what the node itself allows for s of our
+    documents (external versions, as every tool's writes are compared
+    with) into an index with its default refresh, seen by the same poller
+    the tools are timed with. big: s documents as bulk requests of BATCH
+    on conc connections at once, from the first send; many: s documents
+    as s/TXN requests of TXN from one connection, one after another (one
+    request a transaction), from the first send and from the last answer:
+    the node's part of the tools' lag after the last commit"""
+    lines = []
+    with open(ops, "rb") as f:
+        for raw in f:
+            op = json.loads(raw.split(b" ", 1)[1])
+            if op.get("k") != "index":
+                continue
+            lines.append(json.dumps({"index": {"_index": FLOOR_STREAM_INDEX, "_id": op["id"],
+                                               "version": op["v"],
+                                               "version_type": "external_gte"}},
+                                    separators=(",", ":")) + "\n" +
+                         json.dumps(op["doc"], separators=(",", ":")) + "\n")
+            if len(lines) == s:
+                break
+    out = {"rows": len(lines)}
+    path = "/_bulk?filter_path=errors,items.*.error,items.*.status"
+
+    def send(bodies, nconn):
+        """the bodies over nconn connections; the monotonic time the last
+        answer arrived, or raises"""
+        lock, state, failed = threading.Lock(), {"next": 0, "last": 0.0}, []
+
+        def sender():
+            c = Node(os.environ["OS_URL"])
+            while True:
+                with lock:
+                    if state["next"] == len(bodies) or failed:
+                        return
+                    b = bodies[state["next"]]
+                    state["next"] += 1
+                st, data = c.req("POST", path, b, "application/x-ndjson")
+                if st != 200 or json.loads(data).get("errors"):
+                    failed.append(f"{st} {data[:200]}")
+                    return
+                with lock:
+                    state["last"] = max(state["last"], time.monotonic())
+        threads = [threading.Thread(target=sender) for _ in range(nconn)]
+        for t in threads:
+            t.start()
+        return threads, state, failed
+
+    for part, batch, nconn in (("big", BATCH, conc), ("many", TXN, 1)):
+        NODE.fresh(FLOOR_STREAM_INDEX, "narrow")
+        bodies = ["".join(lines[i:i + batch]).encode() for i in range(0, len(lines), batch)]
+        t0 = time.monotonic()
+        threads, state, failed = send(bodies, nconn)
+        t1, got = None, 0
+        while time.monotonic() < t0 + 300 and not failed:
+            got = NODE.count(FLOOR_STREAM_INDEX)
+            if got >= len(lines):
+                t1 = time.monotonic()
+                break
+            time.sleep(0.1)
+        for t in threads:
+            t.join()
+        if failed or t1 is None:
+            out[part] = {"error": failed[0] if failed else f"{got} of {len(lines)} after 300 s"}
+        else:
+            out[part] = {"seconds": t1 - t0, "after_last_s": max(0.0, t1 - state["last"])}
+    NODE.req("DELETE", f"/{FLOOR_STREAM_INDEX}")
+    return out
+
 # --- the content check ---------------------------------------------------------
 
 def content(table, kind, index, expect):
@@ -1032,6 +1111,11 @@ def main():
             res["ceiling"][kind][str(c)] = best[0]
             res.setdefault("ceiling_cpu", {}).setdefault(kind, {})[str(c)] = best[1]
             log(f"ceiling {kind} c={c}: {res['ceiling'][kind][str(c)]} docs/s")
+        if kind == "narrow":
+            # the streaming rows write narrow rows with the last load's
+            # tool, CONCS[-1] requests open
+            res["stream_floor"] = stream_floor(ops, STREAM, CONCS[-1])
+            log(f"streaming floor: {json.dumps(res['stream_floor'])}")
         os.unlink(ops)
     tools = {"pg2osync": Pg2osync, "pgsync": PGSync, "debezium": Debezium}
     for name in TOOLS:

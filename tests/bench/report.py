@@ -334,16 +334,26 @@ if not ceil:
     sys.exit(0)
 
 
+def floor_cell(part, key="seconds"):
+    """the streaming rows' raw _bulk cell: the node's own floor"""
+    r = (res.get("stream_floor") or {}).get(part)
+    if not r:
+        return ""
+    if key not in r:
+        return "FAILED*"
+    return f"{r[key]:.2f} s" if key == "after_last_s" else f"{r[key]:.1f} s"
+
+
 N, W, S = k(res["rows"]), k(res["wide_rows"]), k(res["stream_rows"])
 rows = [
     ("load narrow %s, 1 req" % N, f"{ceil['narrow']['1']:,}", lambda n: load_cell(n, "narrow_1")),
     ("load narrow %s, 4 req" % N, f"{ceil['narrow']['4']:,}", lambda n: load_cell(n, "narrow_4")),
     ("load wide %s, 1 req" % W, f"{ceil['wide']['1']:,}", lambda n: load_cell(n, "wide_1")),
     ("load wide %s, 4 req" % W, f"{ceil['wide']['4']:,}", lambda n: load_cell(n, "wide_4")),
-    ("%s in 1 txn, COMMIT->all" % S, "", lambda n: variants(n, secs("big"))),
-    ("%s as %d txns, 1st->all" % (S, res["stream_rows"] // 100), "",
+    ("%s in 1 txn, COMMIT->all" % S, floor_cell("big"), lambda n: variants(n, secs("big"))),
+    ("%s as %d txns, 1st->all" % (S, res["stream_rows"] // 100), floor_cell("many"),
      lambda n: variants(n, secs("many"))),
-    ("  last COMMIT->all", "", lambda n: variants(n, lag)),
+    ("  last COMMIT->all", floor_cell("many", "after_last_s"), lambda n: variants(n, lag)),
     ("  client's insert, 1/%d txns" % (res["stream_rows"] // 100), "",
      lambda n: variants(n, client)),
     ("update->GET p50/p99", "", lambda n: variants(n, lat)),
@@ -375,7 +385,10 @@ notes = [f"{res['machine']}; {res.get('servers', '')}; batch {res['batch']} docu
          "confirmed by _count; "
          "(%) = of raw _bulk of our documents at the same batch and requests open at once.",
          "streaming: _count after _refresh, polled every 0.1 s (last COMMIT->all: from the client's "
-         "end, so within 0.1 s). latency: "
+         "end, so within 0.1 s); raw _bulk: the node's floor, the same documents from a minimal "
+         f"client, {res['batch']} a request on as many connections as the tools' 4 req rows "
+         "(1 txn) and 100 a request one at a time (txns), timed from the first send and from the "
+         "last answer. latency: "
          f"{res['updates']} single-row updates 50 ms apart from one psql session, realtime GET by id polled every ms; "
          "the floor: the same documents as single-document _bulk requests from a minimal client, "
          "timed from the send; own: the pipeline's histograms from the source's commit time "
