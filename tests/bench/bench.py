@@ -64,6 +64,7 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import many  # noqa: E402  (the many-tables row, and
 import nested  # noqa: E402   the nested rows: they use this module's parts)
+import raw_bulk  # noqa: E402  (the ceiling's client, and the streaming floor's)
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.environ.get("P2O_BIN", os.path.join(TOP, "build", "bin"))
@@ -670,64 +671,25 @@ def stream_floor(ops, s, conc):
     as s/TXN requests of TXN from one connection, one after another (one
     request a transaction), from the first send and from the last answer:
     the node's part of the tools' lag after the last commit"""
-    lines = []
-    with open(ops, "rb") as f:
-        for raw in f:
-            op = json.loads(raw.split(b" ", 1)[1])
-            if op.get("k") != "index":
-                continue
-            lines.append(json.dumps({"index": {"_index": FLOOR_STREAM_INDEX, "_id": op["id"],
-                                               "version": op["v"],
-                                               "version_type": "external_gte"}},
-                                    separators=(",", ":")) + "\n" +
-                         json.dumps(op["doc"], separators=(",", ":")) + "\n")
-            if len(lines) == s:
-                break
+    lines = raw_bulk.bulk_lines(ops, FLOOR_STREAM_INDEX, s)
     out = {"rows": len(lines)}
-    path = "/_bulk?filter_path=errors,items.*.error,items.*.status"
-
-    def send(bodies, nconn):
-        """the bodies over nconn connections; the monotonic time the last
-        answer arrived, or raises"""
-        lock, state, failed = threading.Lock(), {"next": 0, "last": 0.0}, []
-
-        def sender():
-            c = Node(os.environ["OS_URL"])
-            while True:
-                with lock:
-                    if state["next"] == len(bodies) or failed:
-                        return
-                    b = bodies[state["next"]]
-                    state["next"] += 1
-                st, data = c.req("POST", path, b, "application/x-ndjson")
-                if st != 200 or json.loads(data).get("errors"):
-                    failed.append(f"{st} {data[:200]}")
-                    return
-                with lock:
-                    state["last"] = max(state["last"], time.monotonic())
-        threads = [threading.Thread(target=sender) for _ in range(nconn)]
-        for t in threads:
-            t.start()
-        return threads, state, failed
-
     for part, batch, nconn in (("big", BATCH, conc), ("many", TXN, 1)):
         NODE.fresh(FLOOR_STREAM_INDEX, "narrow")
-        bodies = ["".join(lines[i:i + batch]).encode() for i in range(0, len(lines), batch)]
         t0 = time.monotonic()
-        threads, state, failed = send(bodies, nconn)
+        send = raw_bulk.Senders(os.environ["OS_URL"], raw_bulk.bodies_of(lines, batch), nconn)
         t1, got = None, 0
-        while time.monotonic() < t0 + 300 and not failed:
+        while time.monotonic() < t0 + 300 and not send.failed:
             got = NODE.count(FLOOR_STREAM_INDEX)
             if got >= len(lines):
                 t1 = time.monotonic()
                 break
             time.sleep(0.1)
-        for t in threads:
-            t.join()
-        if failed or t1 is None:
-            out[part] = {"error": failed[0] if failed else f"{got} of {len(lines)} after 300 s"}
+        send.join()
+        if send.failed or t1 is None:
+            out[part] = {"error": (f"{send.failed[0][0]} {send.failed[0][1]}" if send.failed
+                                   else f"{got} of {len(lines)} after 300 s")}
         else:
-            out[part] = {"seconds": t1 - t0, "after_last_s": max(0.0, t1 - state["last"])}
+            out[part] = {"seconds": t1 - t0, "after_last_s": max(0.0, t1 - send.last)}
     NODE.req("DELETE", f"/{FLOOR_STREAM_INDEX}")
     return out
 
