@@ -15,11 +15,14 @@
  * function: answers (collect), reports in cut order (report), the state's
  * own step (probe, or take_input then cut), requests (send), the exit rule
  * (maybe_exit), and the wait (wait_for_work). Up to write_concurrency
- * flushes are open at once (window.c); stdin is not read while all of
- * them are, so a slow or absent target fills the pipe and stops everything
- * upstream instead of growing a buffer here.
+ * flushes are being written at once (window.c), and stdin is read into
+ * the batch meanwhile, so the next request is ready when one is answered;
+ * once that batch is full nothing more is read, so a slow or absent target
+ * fills the pipe and stops everything upstream instead of growing a buffer
+ * here.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +94,8 @@ static const char usage_text[] =
 "A batch ends at a commit or pos boundary, when batch_size operations or\n"
 "batch_max_bytes bytes are buffered or when no more input is ready; a\n"
 "transaction larger than the limits is split. Up to write_concurrency\n"
-"bulk requests are open at once; a position is reported only when every\n"
+"bulk requests are open at once (a written one does not wait for those\n"
+"before it to free its place); a position is reported only when every\n"
 "request before it is written. A failed request is retried with backoff\n"
 "(engine.retry_backoff_ms, 100 ms, doubling to 30 s); a refused document\n"
 "halts progress (it is retried, nothing past it is reported durable)\n"
@@ -207,13 +211,15 @@ drain(struct writer *wr, enum drain_why why)
 	wr->why = why;
 }
 
-/* reading: only while a slot is free, the batch has room and no barrier
- * waits in it to be cut */
+/* reading: while the batch has room and no barrier waits in it to be
+ * cut, also with every request open, so that the next one is ready to go
+ * when one is answered (the batch is the + 1 of write_concurrency + 1
+ * bodies) */
 static int
 may_read(const struct writer *wr)
 {
-	return wr->st == W_RUN && !window_full(&wr->w) &&
-	    !batch_full(&wr->b) && wr->b.first_barrier < 0;
+	return wr->st == W_RUN && !batch_full(&wr->b) &&
+	    wr->b.first_barrier < 0;
 }
 
 /* the rule for cutting, by state */
@@ -515,8 +521,8 @@ setup(struct writer *wr, const char *cfgpath)
 		log_warnx("target.tls_verify is false: the target's "
 		    "certificate is not checked, anyone on the path can read "
 		    "and change what is written");
-	if (http_pool_init(&wr->pool, cfg.write_concurrency, cfg.target_url,
-	    &hopts, &perr) == -1)
+	if (http_pool_init(&wr->pool, WINDOW_SLOTS(cfg.write_concurrency),
+	    cfg.target_url, &hopts, &perr) == -1)
 		fatalx(perr.code, "target '%s': %s",
 		    log_redact_url(cfg.target_url, redacted, sizeof(redacted)),
 		    perr.msg);
@@ -546,6 +552,12 @@ main(int argc, char **argv)
 
 	if (stage_begin(&st, &spec, NULL, argc, argv, &e) != STAGE_RUN)
 		exit(stage_report(&e));
+#ifdef M_MMAP_THRESHOLD
+	/* a body is its own mapping, unmapped when its flush is retired: glibc
+	 * would otherwise raise the threshold past the body size after the
+	 * first free and keep freed bodies in a heap it cannot shrink */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
 	srandom((unsigned)(now_us_wall() ^ getpid()));
 	setup(&wr, st.cfgpath);
 

@@ -361,8 +361,26 @@ flush_begin(struct flush *fl, uint64_t seq)
 void
 flush_reset(struct flush *fl)
 {
-	/* the arena and the op array stay for the next cut in this slot */
+	/* nothing stays for the next cut in this slot: a window has twice
+	 * as many slots as flushes it writes at once, and an idle slot
+	 * holding its last body, op array and item results would double the
+	 * writer's memory (the batch grows a new arena as it reads, and
+	 * flush_begin sizes the arrays to the next cut) */
 	batch_consume(&fl->b, fl->b.nops);
+	sbuf_release(&fl->b.arena);
+	free(fl->b.ops);
+	fl->b.ops = NULL;
+	fl->b.cap = 0;
+	free(fl->from);
+	free(fl->refs);
+	free(fl->asked);
+	free(fl->sent);
+	free(fl->items);
+	fl->from = NULL;
+	fl->refs = NULL;
+	fl->asked = fl->sent = NULL;
+	fl->items = NULL;
+	fl->room = 0;
 	fl->phase = PH_DONE;
 	fl->inflight = 0;
 	fl->retry_at = 0;
@@ -371,7 +389,7 @@ flush_reset(struct flush *fl)
 	/* a rebuilt body (a retry, completed documents) is the exception:
 	 * the memory of the next flush in this slot is its arena */
 	sbuf_release(&fl->body);
-	sbuf_reset(&fl->resp);
+	sbuf_release(&fl->resp);
 	target_proc_reset(&fl->proc);
 }
 

@@ -1,6 +1,13 @@
 /*
- * window.c - the flushes open at once (engine.write_concurrency of them),
- * each in the slot its sequence number picks. It owns the scheduling
+ * window.c - the flushes open at once, each in the slot its sequence number
+ * picks: up to engine.write_concurrency not yet written, and behind the
+ * oldest of those the written ones that wait for it to be reported, in
+ * twice as many slots. A written flush freeing its request at once keeps
+ * write_concurrency requests open when one of them is slow, as a client
+ * with one connection per request would, while the report waits for the
+ * slow one. What the window holds is bounded by bytes too: every flush in
+ * it counts toward write_concurrency batches of batch_max_bytes, so the
+ * writer's memory does not grow with the extra slots. It owns the scheduling
  * rules: which flush sends next, when a backoff ends, that a clear waits
  * for every flush before it to be written and holds back every flush after
  * it until it is done, and that flushes are reported in the order they
@@ -31,12 +38,13 @@
 #include "writer.h"
 
 void
-window_init(struct window *w, int cap, struct sink *s)
+window_init(struct window *w, int open_max, struct sink *s)
 {
 	int i;
 
 	memset(w, 0, sizeof(*w));
-	w->cap = cap > 0 ? cap : 1;
+	w->open_max = open_max > 0 ? open_max : 1;
+	w->cap = WINDOW_SLOTS(w->open_max);
 	order_init(&w->ord, w->cap);
 	w->fl = xcalloc(w->cap, sizeof(*w->fl));
 	for (i = 0; i < w->cap; i++)
@@ -58,10 +66,22 @@ window_release(struct window *w)
 	memset(w, 0, sizeof(*w));
 }
 
+/* flushes cut and not yet written: the requests open or due */
+static int
+unwritten(const struct window *w)
+{
+	uint64_t seq;
+	int n = 0;
+
+	for (seq = w->ord.head; seq < w->ord.next; seq++)
+		n += order_pending(&w->ord, seq);
+	return n;
+}
+
 int
 window_full(const struct window *w)
 {
-	return order_full(&w->ord);
+	return order_full(&w->ord) || unwritten(w) >= w->open_max;
 }
 
 int
@@ -74,6 +94,23 @@ static struct flush *
 slot_of(const struct window *w, uint64_t seq)
 {
 	return &w->fl[seq % w->cap];
+}
+
+/*
+ * The bytes every flush still in the window holds, written or not: with
+ * the batch being read, the writer's bodies stay within open_max + 1
+ * batches of batch_max_bytes however many written flushes wait for an
+ * earlier one.
+ */
+static size_t
+held(const struct window *w)
+{
+	uint64_t seq;
+	size_t n = 0;
+
+	for (seq = w->ord.head; seq < w->ord.next; seq++)
+		n += slot_of(w, seq)->b.arena.len;
+	return n;
 }
 
 /* a clear or a cascade: it deletes what the target holds, so every
@@ -150,7 +187,11 @@ overtakes(const struct window *w, const struct batch *b, int n)
 int
 window_may_open(const struct window *w, const struct batch *b, int n)
 {
-	if (n <= 0 || order_full(&w->ord) || w->barrier)
+	if (n <= 0 || window_full(w) || w->barrier)
+		return 0;
+	/* the whole arena of b: an upper bound of what ops [0, n) take */
+	if (!order_empty(&w->ord) && held(w) + b->arena.len >
+	    (size_t)w->open_max * b->limit_bytes)
 		return 0;
 	if (overtakes(w, b, n))
 		return 0;

@@ -12,8 +12,12 @@
  * module encodes for it, and the first attempt of a bulk request is a
  * prefix of that arena.
  * A cut of the batch moves into a flush (one slot of the window) with its
- * arena, so up to write_concurrency flushes are open at once, each owning
- * its operations, and they are reported in the order they were cut.
+ * arena, so up to write_concurrency flushes are being written at once,
+ * each owning its operations, and they are reported in the order they were
+ * cut. A flush written before an earlier one waits in its slot for the
+ * report without taking a request's place: the window has twice as many
+ * slots, and the bytes of every flush in it stay within write_concurrency
+ * batches of batch_max_bytes.
  */
 #ifndef WRITER_H
 #define WRITER_H
@@ -412,7 +416,9 @@ int	order_pop(struct order *, uint64_t *seq);
 struct window {
 	struct order ord;
 	struct flush *fl;	/* fl[seq % cap]; slot i is fl[i] */
-	int	 cap;
+	int	 cap;		/* WINDOW_SLOTS(open_max): written flushes
+				 * wait here for the ones before them */
+	int	 open_max;	/* flushes not yet written, at most */
 	int	 barrier;	/* a flush ending in a clear is open */
 	uint64_t reported_pos;	/* the last position window_report gave */
 	int	 reported_any;
@@ -420,8 +426,14 @@ struct window {
 	struct batch **earlier;	/* scratch for flush_next */
 };
 
-void	window_init(struct window *, int cap, struct sink *);
+/* the slots (and HTTP clients) a window of open_max needs: a flush that
+ * is written stays until every flush before it is, and must not take a
+ * request's place meanwhile */
+#define WINDOW_SLOTS(open_max)	(2 * (open_max))
+/* open_max flushes unwritten at once (write_concurrency) */
+void	window_init(struct window *, int open_max, struct sink *);
 void	window_release(struct window *);
+/* no new flush may open, whatever its size */
 int	window_full(const struct window *);
 int	window_empty(const struct window *);
 /* may ops [0, n) of b become a flush now? */

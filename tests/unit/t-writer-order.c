@@ -321,17 +321,67 @@ test_in_order(void)
 	ok(window_full(&w), "two of two open: full");
 	idx(&b, 10, 800);
 	commit(&b, 850);
-	ok(!cut(&w, &b, CUT_IDLE), "a third cut waits for a slot");
+	ok(!cut(&w, &b, CUT_IDLE), "a third cut waits for a request to end");
 	next_all(&w, 3000, s);
 	answer_ok(&w, 1);
+	is_str(reported(&w), "", "the later one written: nothing reported");
+	ok(!window_full(&w), "but its request is free again");
+	ok(cut(&w, &b, CUT_IDLE), "so the third is cut behind the first");
+	is_int(next(&w, 3000, NULL), 2, "into the slot its number picks");
+	idx(&b, 11, 900);
+	commit(&b, 950);
+	ok(!cut(&w, &b, CUT_IDLE), "two unwritten: a fourth waits");
+	answer_ok(&w, 2);
+	ok(cut(&w, &b, CUT_IDLE), "written ahead too: the fourth is cut");
+	is_int(next(&w, 3000, NULL), 3, "into the last slot");
+	answer_ok(&w, 3);
+	idx(&b, 12, 1000);
+	commit(&b, 1050);
+	ok(window_full(&w), "every slot taken behind a first not written");
+	ok(!cut(&w, &b, CUT_IDLE), "nothing runs further ahead of it");
+	is_str(reported(&w), "", "and nothing past it is reported");
+	answer_ok(&w, 0);
+	is_str(reported(&w), "650,750,850,950", "all reported in order");
+	ok(cut(&w, &b, CUT_IDLE), "now the fifth is cut");
+	is_int(next(&w, 3000, NULL), 0, "into the first slot again");
+	answer_ok(&w, 0);
+	is_str(reported(&w), "1050", "and reported");
+	ok(w.fl[1].b.arena.cap == 0 && w.fl[2].b.arena.cap == 0,
+	    "a retired slot keeps no body");
+	batch_release(&b);
+	window_release(&w);
+
+	/* the bytes: written flushes waiting for an earlier one count
+	 * toward open_max batches of batch_max_bytes */
+	window_init(&w, 2, &sink);
+	batch_init(&b, tmod(), 100, 120);
+	idx(&b, 20, 1100);
+	commit(&b, 1150);
+	ok(cut(&w, &b, CUT_IDLE), "a first flush");
+	idx(&b, 21, 1200);
+	commit(&b, 1250);
+	ok(cut(&w, &b, CUT_IDLE), "a second");
+	next_all(&w, 4000, s);
+	answer_ok(&w, 1);
+	idx(&b, 22, 1300);
+	commit(&b, 1350);
+	ok(!window_full(&w) && !cut(&w, &b, CUT_IDLE),
+	    "a request free, but two batches' bytes held: it waits");
+	answer_ok(&w, 0);
+	is_str(reported(&w), "1150,1250", "the two reported");
+	ok(cut(&w, &b, CUT_IDLE), "then it is cut");
+	idx(&b, 23, 1400);
+	idx(&b, 24, 1400);
+	idx(&b, 25, 1400);
+	commit(&b, 1450);
+	next_all(&w, 4000, s);
+	answer_ok(&w, 2);
 	reported(&w);
-	ok(!cut(&w, &b, CUT_IDLE), "the later one written is no free slot");
-	answer_ok(&w, 0);
-	is_str(reported(&w), "650,750", "both reported");
-	ok(cut(&w, &b, CUT_IDLE), "now the third is cut");
-	is_int(next(&w, 3000, NULL), 0, "into the slot its number picks");
-	answer_ok(&w, 0);
-	is_str(reported(&w), "850", "and reported");
+	ok(b.arena.len > 120 && cut(&w, &b, CUT_IDLE),
+	    "a batch over the limit alone in an empty window is cut");
+	next_all(&w, 4000, s);
+	answer_ok(&w, 3);
+	is_str(reported(&w), "1450", "and written");
 	batch_release(&b);
 	window_release(&w);
 }
