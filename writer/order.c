@@ -5,7 +5,8 @@
  * reported only when every flush before it is written. A flush that fails
  * or retries holds back every one behind it, and at most cap are open, so a
  * stuck one stops the window (and through it the input) once the cap - 1
- * after it are written, rather than letting it run further ahead. Pure: no I/O, no clock, no knowledge of what a flush holds.
+ * after it are written, rather than letting it run further ahead. Pure: no
+ * I/O, no clock, no knowledge of what a flush holds.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -358,19 +358,10 @@ flush_begin(struct flush *fl, uint64_t seq)
 	fl->nlogged = 0;
 }
 
-void
-flush_reset(struct flush *fl)
+/* the arrays flush_begin sizes to a cut */
+static void
+free_arrays(struct flush *fl)
 {
-	/* nothing stays for the next cut in this slot: a window has twice
-	 * as many slots as flushes it writes at once, and an idle slot
-	 * holding its last body, op array and item results would double the
-	 * writer's memory (the batch grows a new arena as it reads, and
-	 * flush_begin sizes the arrays to the next cut) */
-	batch_consume(&fl->b, fl->b.nops);
-	sbuf_release(&fl->b.arena);
-	free(fl->b.ops);
-	fl->b.ops = NULL;
-	fl->b.cap = 0;
 	free(fl->from);
 	free(fl->refs);
 	free(fl->asked);
@@ -381,15 +372,25 @@ flush_reset(struct flush *fl)
 	fl->asked = fl->sent = NULL;
 	fl->items = NULL;
 	fl->room = 0;
+}
+
+void
+flush_reset(struct flush *fl)
+{
+	/* nothing stays for the next cut in this slot: a window has twice
+	 * as many slots as flushes it writes at once, and an idle slot
+	 * holding its last body, op array, item results or response would
+	 * double the writer's memory (the batch grows a new arena as it
+	 * reads, and flush_begin sizes the arrays to the next cut) */
+	batch_release(&fl->b);
+	free_arrays(fl);
+	sbuf_release(&fl->body);
+	sbuf_release(&fl->resp);
 	fl->phase = PH_DONE;
 	fl->inflight = 0;
 	fl->retry_at = 0;
 	fl->poll_at = 0;
 	fl->tasking = 0;
-	/* a rebuilt body (a retry, completed documents) is the exception:
-	 * the memory of the next flush in this slot is its arena */
-	sbuf_release(&fl->body);
-	sbuf_release(&fl->resp);
 	target_proc_reset(&fl->proc);
 }
 
@@ -397,11 +398,7 @@ void
 flush_release(struct flush *fl)
 {
 	batch_release(&fl->b);
-	free(fl->from);
-	free(fl->refs);
-	free(fl->asked);
-	free(fl->sent);
-	free(fl->items);
+	free_arrays(fl);
 	sbuf_release(&fl->body);
 	sbuf_release(&fl->path);
 	sbuf_release(&fl->resp);
