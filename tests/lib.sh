@@ -147,9 +147,11 @@ compare() {
 	python3 "$TOP/tests/compare.py" "$OS_URL" "$index" "$T/cmp.src"
 }
 # wait_equal TABLE INDEX SECONDS [COLUMNS-SQL]
+# (by the clock: a compare of a big table takes seconds itself)
 wait_equal() {
-	local table=$1 index=$2 secs=$3 sel=${4:-"row_to_json(t)"} i
-	for ((i = 0; i < secs * 4; i++)); do
+	local table=$1 index=$2 secs=$3 sel=${4:-"row_to_json(t)"}
+	local end=$((SECONDS + secs))
+	while [ $SECONDS -lt $end ]; do
 		compare "$table" "$index" "$sel" >/dev/null 2>&1 && return 0
 		sleep 0.25
 	done
