@@ -133,8 +133,9 @@ int	pgo_decode(struct pgo_decoder *, const unsigned char *msg, size_t len,
 /*
  * The commit frame of the commits held back (d->held), after the rewrite
  * of their parents: called once everything the server had sent is
- * decoded, before the caller waits for more. 0 (nothing held, or
- * appended to out), or -1 with d->err.
+ * decoded, before the caller waits for more. Nothing while a transaction
+ * is open: its commit joins the burst. 0 (nothing held or a transaction
+ * open, or appended to out), or -1 with d->err.
  */
 int	pgo_flush(struct pgo_decoder *, struct sbuf *out);
 /*

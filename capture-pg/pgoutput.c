@@ -814,7 +814,12 @@ pgo_flush(struct pgo_decoder *d, struct sbuf *out)
 	char lsnbuf[32];
 	size_t mark = out->len;
 
-	if (!d->held)
+	/* a burst closes between transactions only: in the middle of one
+	 * (the socket ran dry between its messages) its parent keys are
+	 * already noted, and reading them now, before its commit is
+	 * visible, would write the parents without it and consume the keys
+	 * its own commit needs. Its commit joins the burst instead */
+	if (!d->held || d->in_txn)
 		return 0;
 	p2o_err_clear(&d->err);
 	if (refetch_commit(d->refetch, d->held_v, out, &d->txn_n,

@@ -47,7 +47,7 @@ san_integ=(tests/integration/100-*.t tests/integration/11[0-6]-*.t tests/integra
 	tests/integration/200-*.t tests/integration/300-*.t tests/integration/900-*.t
 	tests/integration/310-*.t tests/integration/313-*.t
 	tests/integration/907-*.t tests/integration/221-*.t
-	tests/integration/147-*.t tests/integration/42[0-3]-*.t
+	tests/integration/147-*.t tests/integration/42[0-3]-*.t tests/integration/532-*.t
 	tests/integration/800-*.t tests/integration/81[012]-*.t tests/integration/506-*.t
 	tests/integration/60[0-3]-mysql-*.t tests/integration/620-mysql-*.t
 	tests/integration/630-mysql-*.t tests/integration/650-mysql-*.t
