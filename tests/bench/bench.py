@@ -771,6 +771,9 @@ def wait_settled(tool, index, want, last_id, timeout):
         if not tool.alive():
             raise RuntimeError(f"{tool.key} exited: {tail(tool.logpath, 5)}")
         time.sleep(min(0.02, max(0.002, (time.monotonic() - t0) / 20)))
+    else:
+        # never seen: the count, for the error the caller reports
+        return None, NODE.count(index)
     return wait_count(tool, index, want, max(0.0, deadline - time.monotonic()), every=0.01)
 
 
