@@ -397,11 +397,8 @@ flush_reset(struct flush *fl)
 void
 flush_release(struct flush *fl)
 {
-	batch_release(&fl->b);
-	free_arrays(fl);
-	sbuf_release(&fl->body);
+	flush_reset(fl);
 	sbuf_release(&fl->path);
-	sbuf_release(&fl->resp);
 	target_proc_release(&fl->proc);
 	free(fl->creating);
 	memset(fl, 0, sizeof(*fl));
