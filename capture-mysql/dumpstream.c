@@ -190,6 +190,13 @@ ds_held(void *src)
 	return ds->hold_pos != 0 && ds->acked < ds->hold_pos;
 }
 
+/* a group's frames wait for its end (capture.h) */
+static int
+ds_in_txn(void *src)
+{
+	return ((struct dumpstream *)src)->txn->state != TS_NONE;
+}
+
 static int
 ds_pos_owed(void *src)
 {
@@ -232,6 +239,7 @@ const struct capture_ops dumpstream_ops = {
 	.tick = ds_tick,
 	.acked = ds_acked,
 	.held = ds_held,
+	.in_txn = ds_in_txn,
 	.pos_owed = ds_pos_owed,
 	.put_pos = ds_put_pos,
 	.counters = ds_counters,

@@ -320,6 +320,13 @@ last_emitted(const struct walstream *ws)
  * transaction open, everything before walEnd has been sent, so a pos
  * frame carries it through the pipeline and comes back as an ack.
  */
+/* a transaction's frames wait for its Commit (capture.h) */
+static int
+ws_in_txn(void *src)
+{
+	return ((struct walstream *)src)->dec->in_txn;
+}
+
 static int
 ws_pos_owed(void *src)
 {
@@ -406,6 +413,7 @@ const struct capture_ops walstream_ops = {
 	.due = ws_due,
 	.tick = ws_tick,
 	.acked = ws_acked,
+	.in_txn = ws_in_txn,
 	.pos_owed = ws_pos_owed,
 	.put_pos = ws_put_pos,
 	.counters = ws_counters,

@@ -101,6 +101,26 @@ emit_pos(struct capture *c, long long now)
 	c->last_pos_ms = now;
 }
 
+/*
+ * 1 while stdout waits for the end of the transaction being read: writing
+ * each row as it arrives wakes every stage below once a row. Only while
+ * streaming; the wait is bounded by bytes and by time, so a transaction
+ * the server sends slowly still flows.
+ */
+static int
+holding_txn(struct capture *c, int running, long long now)
+{
+	size_t pending = outq_pending(&c->out);
+
+	if (pending == 0)
+		return 0;
+	if (c->queued_ms == 0)
+		c->queued_ms = now;
+	return running && c->ops->in_txn != NULL && c->ops->in_txn(c->src) &&
+	    pending < CAPTURE_TXN_BYTES &&
+	    now - c->queued_ms < CAPTURE_TXN_MS;
+}
+
 /* 0, 1 when the supervisor has closed fd 3, -1 on error */
 static int
 send_stats(struct capture *c, long long now)
@@ -140,7 +160,7 @@ capture_run(struct capture *c)
 	const struct capture_ops *o = c->ops;
 	enum phase phase = RUNNING;
 	struct pollfd pfd[3];
-	int npfd, rc, i, ctl_on, ctl_eof = 0, done = 0, reading, held;
+	int npfd, rc, i, ctl_on, ctl_eof = 0, done = 0, reading, held, hold;
 	int sock = o->socket(c->src);
 	long long now, wake, deadline = 0;
 	char at[600];
@@ -167,8 +187,11 @@ capture_run(struct capture *c)
 				return c->err.code;
 			emit_pos(c, now);
 		}
-		if (c->out.fd >= 0 && outq_write(&c->out) == -1)
+		hold = holding_txn(c, phase == RUNNING && !held, now);
+		if (c->out.fd >= 0 && !hold && outq_write(&c->out) == -1)
 			return sys_failed(c, P2O_EXIT_TEMPFAIL, "stdout");
+		if (outq_pending(&c->out) == 0)
+			c->queued_ms = 0;
 		if (phase == DRAINING && outq_pending(&c->out) == 0) {
 			close(c->out.fd);
 			c->out.fd = -1;
@@ -224,8 +247,10 @@ capture_run(struct capture *c)
 		wake = o->due(c->src, reading);
 		if (reading)
 			pfd[npfd++] = (struct pollfd){ sock, POLLIN, 0 };
-		if (c->out.fd >= 0 && outq_pending(&c->out) > 0)
+		if (c->out.fd >= 0 && outq_pending(&c->out) > 0 && !hold)
 			pfd[npfd++] = (struct pollfd){ c->out.fd, POLLOUT, 0 };
+		if (hold && c->queued_ms + CAPTURE_TXN_MS < wake)
+			wake = c->queued_ms + CAPTURE_TXN_MS;
 		if (ctl_on && !ctl_eof) {
 			pfd[npfd++] = (struct pollfd){ c->ctl->fd, POLLIN, 0 };
 			if (c->last_stats_ms + CAPTURE_STATS_MS < wake)

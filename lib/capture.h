@@ -23,6 +23,10 @@ struct ctl;
 
 /* frames waiting for stdout above this stop reads from the server */
 #define CAPTURE_OUT_CAP		(256 * 1024)
+/* inside a transaction stdout is written once this much is queued, or
+ * once the oldest queued byte has waited this long (capture_ops.in_txn) */
+#define CAPTURE_TXN_BYTES	(64 * 1024)
+#define CAPTURE_TXN_MS		5
 #define CAPTURE_POS_MS		1000	/* at most a bare pos frame a second */
 #define CAPTURE_STATS_MS	1000
 #define CAPTURE_DRAIN_MS	30000	/* shutdown: wait for the last ack */
@@ -55,6 +59,11 @@ struct capture_ops {
 	 * start is stored); only asked while fd 3 is open, since nothing
 	 * is acked without it. NULL: never */
 	int	(*held)(void *src);
+	/* 1 between a transaction's first event decoded and its end: its
+	 * frames wait in out for the end, CAPTURE_TXN_BYTES or
+	 * CAPTURE_TXN_MS, so the stages below wake once a transaction and
+	 * not once a row (a server sends each row on its own). NULL: never */
+	int	(*in_txn)(void *src);
 	/* 1 when the log moved past the last frame that carried a position,
 	 * outside any transaction: put_pos appends that pos frame */
 	int	(*pos_owed)(void *src);
@@ -91,6 +100,7 @@ struct capture {
 	struct outq out;	/* frames not yet on stdout (fd -1: closed) */
 	uint64_t acked;		/* the supervisor's last ack */
 	long long last_pos_ms, last_stats_ms;
+	long long queued_ms;	/* when out last went from empty to not */
 	uint64_t stats_sent[CAPTURE_NSTATS];
 	struct p2o_err err;
 };

@@ -166,6 +166,26 @@ v_ok=$(frames | jq -s '[.[] | select(.k == "row" or .k == "truncate" or .k == "c
     | .ok')
 is "$v_ok" true "rows of a transaction share one v, below its commit pos; commit positions increase"
 
+# The server sends a transaction's rows one message at a time: a capture
+# that wrote each as it came would wake the stages below once a row. 200
+# transactions of 100 rows: at most a few writes each (64 KiB or 5 ms
+# split one), not one a row (about 50 a transaction before)
+syscw() { awk '/^syscw:/ { print $2 }' "/proc/$cap_pid/io"; }
+w0=$(syscw)
+for i in $(seq 0 199); do
+    echo "INSERT INTO cpg_items (id, title, n) SELECT g, 'w' || g, 0 FROM generate_series($((1000 + i * 100)), $((1099 + i * 100))) g;"
+done | PGOPTIONS="-c client_min_messages=warning" psql -X -q -v ON_ERROR_STOP=1 >/dev/null
+for i in $(seq 1 300); do
+    [ "$(grep -c '"k":"commit"' "$T/frames")" -ge 206 ] && break
+    sleep 0.1
+done
+is "$(frames | jq -c 'select(.k == "commit" and .n == 100)' | wc -l | tr -d ' ')" 200 \
+    "200 transactions of 100 rows captured"
+writes=$(($(syscw) - w0))
+[ "$writes" -le 600 ]
+ok $? "a transaction's frames are written together: $writes writes for 200 transactions"
+sql "DELETE FROM cpg_items WHERE id >= 1000" >/dev/null
+
 # stand-alone never confirms past where it started; status updates go out
 # every 10 s, so wait for at least one after the traffic
 while [ $((SECONDS - t_start)) -lt 12 ]; do sleep 0.5; done
