@@ -282,6 +282,24 @@ def many_text():
     return "\n".join(lines_) + "\n"
 
 
+def runs_text():
+    """both runs of each alternated load row, so the spread is seen"""
+    cr = res.get("ceiling_runs")
+    ours = res["tools"].get("pg2osync", {}).get("load", {})
+    if not cr:
+        return ""
+    parts = []
+    for kind in ("narrow", "wide"):
+        for c in ("1", "4"):
+            r = ours.get(f"{kind}_{c}", {}).get("runs")
+            if not r or c not in cr.get(kind, {}):
+                continue
+            fmt = lambda v: "-" if v is None else f"{v:,.0f}"
+            parts.append(f"{kind} {c} req: raw {', '.join(fmt(v) for v in cr[kind][c])}, "
+                         f"pg2osync {', '.join(fmt(v) for v in r)}")
+    return " (" + "; ".join(parts) + ")" if parts else ""
+
+
 def cpu_split_text():
     """where the machine's CPU went during each load row: the node, the
     database, the tool (or raw _bulk's client) and everything else, over
@@ -383,7 +401,9 @@ notes = [f"{res['machine']}; {res.get('servers', '')}; batch {res['batch']} docu
          f"{res['started']} - {res['finished']}.",
          "load: rows/s from the tool's start until the index's indexing stats (read without a refresh) count every row, "
          "confirmed by _count; "
-         "(%) = of raw _bulk of our documents at the same batch and requests open at once.",
+         "(%) = of raw _bulk of our documents at the same batch and requests open at once; "
+         "pg2osync and raw _bulk ran each load row twice, alternately, and the best of each is shown"
+         + runs_text() + "; the peers ran once, after.",
          "streaming: the last document looked for by realtime GET (every 5 % of the time waited, "
          "2-20 ms), then _count after _refresh every 10 ms until all; raw _bulk: the node's floor, the same documents from a minimal "
          f"client, {res['batch']} a request on as many connections as the tools' 4 req rows "
