@@ -488,6 +488,8 @@ wait_for_work(struct writer *wr, int busy)
 		return;
 	if (!(ready & 1)) {
 		wr->in_idle = 1;
+		if (window_empty(&wr->w))
+			window_trim(&wr->w);
 		return;
 	}
 	wr->in_idle = 0;

@@ -375,13 +375,58 @@ free_arrays(struct flush *fl)
 }
 
 void
+flush_keep(struct flush *fl, struct flush_spare *sp)
+{
+	sp->arena = fl->b.arena;
+	sbuf_init(&fl->b.arena);
+	sp->from = fl->from;
+	sp->refs = fl->refs;
+	sp->asked = fl->asked;
+	sp->sent = fl->sent;
+	sp->items = fl->items;
+	sp->room = fl->room;
+	fl->from = NULL;
+	fl->refs = NULL;
+	fl->asked = fl->sent = NULL;
+	fl->items = NULL;
+	fl->room = 0;
+}
+
+void
+flush_reuse(struct flush *fl, struct flush_spare *sp)
+{
+	fl->b.arena = sp->arena;
+	sbuf_reset(&fl->b.arena);
+	fl->from = sp->from;
+	fl->refs = sp->refs;
+	fl->asked = sp->asked;
+	fl->sent = sp->sent;
+	fl->items = sp->items;
+	fl->room = sp->room;
+	memset(sp, 0, sizeof(*sp));
+}
+
+void
+flush_spare_release(struct flush_spare *sp)
+{
+	sbuf_release(&sp->arena);
+	free(sp->from);
+	free(sp->refs);
+	free(sp->asked);
+	free(sp->sent);
+	free(sp->items);
+	memset(sp, 0, sizeof(*sp));
+}
+
+void
 flush_reset(struct flush *fl)
 {
 	/* nothing stays for the next cut in this slot: a window has twice
 	 * as many slots as flushes it writes at once, and an idle slot
 	 * holding its last body, op array, item results or response would
 	 * double the writer's memory (the batch grows a new arena as it
-	 * reads, and flush_begin sizes the arrays to the next cut) */
+	 * reads, and flush_begin sizes the arrays to the next cut); the
+	 * window keeps a few for the next flushes (flush_keep) */
 	batch_release(&fl->b);
 	free_arrays(fl);
 	sbuf_release(&fl->body);

@@ -60,10 +60,18 @@ window_release(struct window *w)
 
 	for (i = 0; i < w->cap; i++)
 		flush_release(&w->fl[i]);
+	window_trim(w);
 	free(w->fl);
 	free(w->earlier);
 	order_release(&w->ord);
 	memset(w, 0, sizeof(*w));
+}
+
+void
+window_trim(struct window *w)
+{
+	while (w->nspare > 0)
+		flush_spare_release(&w->spare[--w->nspare]);
 }
 
 /* flushes cut and not yet written: the requests open or due */
@@ -210,6 +218,9 @@ window_open(struct window *w, struct batch *b, int n)
 
 	if (ends_in_clear(b, n))
 		w->barrier = 1;
+	/* batch_move hands the flush's arena to b, which fills it next */
+	if (fl->b.arena.buf == NULL && fl->room == 0 && w->nspare > 0)
+		flush_reuse(fl, &w->spare[--w->nspare]);
 	batch_move(b, n, &fl->b);
 	flush_begin(fl, seq);
 }
@@ -355,6 +366,8 @@ window_retire(struct window *w)
 	fl = slot_of(w, seq);
 	if (ends_in_clear(&fl->b, fl->b.nops))
 		w->barrier = 0;
+	if (w->nspare < WINDOW_SPARES)
+		flush_keep(fl, &w->spare[w->nspare++]);
 	flush_reset(fl);
 }
 

@@ -337,6 +337,12 @@ enum step_result sink_start_answer(struct sink *, const char *terr,
 void	flush_init(struct flush *);
 /* start the flush of the ops its batch now holds */
 void	flush_begin(struct flush *, uint64_t seq);
+struct flush_spare;
+/* a retired flush's arena and arrays into an empty spare, and back into
+ * a flush that holds none */
+void	flush_keep(struct flush *, struct flush_spare *);
+void	flush_reuse(struct flush *, struct flush_spare *);
+void	flush_spare_release(struct flush_spare *);
 /* drop its ops, keep its buffers for the next cut */
 void	flush_reset(struct flush *);
 void	flush_release(struct flush *);
@@ -413,6 +419,25 @@ int	order_pop(struct order *, uint64_t *seq);
 
 /* window.c - the flushes open at once, pure: it says which request to
  * make on which slot and takes the answers; the caller does the I/O */
+/*
+ * The arena and arrays of retired flushes, kept for the next ones. A
+ * load's bodies are all near batch_max_bytes and its item results half a
+ * kilobyte an operation: freeing them and growing the next faulted every
+ * page in afresh (on wide rows the writer's system time exceeded its user
+ * time). They are kept only in place of what a flush held, so the writer
+ * never holds more than at its busiest, and window_trim frees them once
+ * the input is idle.
+ */
+#define WINDOW_SPARES	2
+struct flush_spare {
+	struct sbuf arena;
+	struct toast_from *from;
+	struct docref *refs;
+	int	*asked, *sent;
+	struct item_result *items;
+	int	 room;
+};
+
 struct window {
 	struct order ord;
 	struct flush *fl;	/* fl[seq % cap]; slot i is fl[i] */
@@ -424,6 +449,8 @@ struct window {
 	int	 reported_any;
 	struct sink *sink;
 	struct batch **earlier;	/* scratch for flush_next */
+	struct flush_spare spare[WINDOW_SPARES];
+	int	 nspare;
 };
 
 /* the slots (and HTTP clients) a window of open_max needs: a flush that
@@ -433,6 +460,8 @@ struct window {
 /* open_max flushes unwritten at once (write_concurrency) */
 void	window_init(struct window *, int open_max, struct sink *);
 void	window_release(struct window *);
+/* the input is idle and nothing is open: free the spare arenas */
+void	window_trim(struct window *);
 /* no new flush may open, whatever its size */
 int	window_full(const struct window *);
 int	window_empty(const struct window *);

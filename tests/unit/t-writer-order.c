@@ -924,6 +924,56 @@ test_retry_limits(void)
 	window_release(&w);
 }
 
+/*
+ * A retired flush's arena and arrays wait in a spare for the next flush,
+ * at most WINDOW_SPARES of them, and the next cut's input fills that
+ * arena; what a reused arena sends is the new cut's entries only; the
+ * spares go once the input is idle.
+ */
+static void
+test_spares(void)
+{
+	struct window w;
+	struct batch b;
+	struct http_call call;
+	struct sbuf *resp;
+	char want[64];
+	int round, slot, most = 0, reused = 1, fresh = 1;
+
+	window_init(&w, 4, &sink);
+	batch_init(&b, tmod(), 100, 1 << 20);
+	for (round = 0; round < 12; round++) {
+		idx(&b, 1000 + round, 10 + round);
+		idx(&b, 2000 + round, 10 + round);
+		commit(&b, 100 + round);
+		if (!cut(&w, &b, CUT_IDLE))
+			break;
+		/* a spare was there: b now fills the retired arena, and the
+		 * flush took its own arrays from the spare too */
+		if (round > 0 && b.arena.cap == 0)
+			reused = 0;
+		if (!window_next(&w, 1000, 1, &slot, &call, &resp))
+			break;
+		snprintf(want, sizeof(want), "\"_id\":\"%d\"", 1000 + round);
+		if (call.body == NULL || strstr(call.body, want) == NULL ||
+		    (round > 0 && strstr(call.body, "\"_id\":\"1000\"") != NULL))
+			fresh = 0;
+		answer_ok(&w, slot);
+		reported(&w);
+		if (w.nspare > most)
+			most = w.nspare;
+	}
+	is_int(round, 12, "twelve flushes cut, sent and retired");
+	ok(reused, "each cut after the first fills a retired flush's arena");
+	ok(fresh, "a reused arena sends the new cut's entries only");
+	ok(most >= 1 && most <= WINDOW_SPARES, "spares kept: %d, at most %d",
+	    most, WINDOW_SPARES);
+	window_trim(&w);
+	is_int(w.nspare, 0, "an idle input frees the spares");
+	batch_release(&b);
+	window_release(&w);
+}
+
 int
 main(void)
 {
@@ -939,6 +989,7 @@ main(void)
 	test_toast();
 	test_retry_limits();
 	test_fill();
+	test_spares();
 	sink_release(&sink);
 	kcount_release(&stats.toast_missing);
 	return done_testing();
