@@ -358,27 +358,10 @@ flush_begin(struct flush *fl, uint64_t seq)
 	fl->nlogged = 0;
 }
 
-/* the arrays flush_begin sizes to a cut */
+/* the arrays flush_begin sizes to a cut, moved from fl to sp */
 static void
-free_arrays(struct flush *fl)
+take_arrays(struct flush *fl, struct flush_spare *sp)
 {
-	free(fl->from);
-	free(fl->refs);
-	free(fl->asked);
-	free(fl->sent);
-	free(fl->items);
-	fl->from = NULL;
-	fl->refs = NULL;
-	fl->asked = fl->sent = NULL;
-	fl->items = NULL;
-	fl->room = 0;
-}
-
-void
-flush_keep(struct flush *fl, struct flush_spare *sp)
-{
-	sp->arena = fl->b.arena;
-	sbuf_init(&fl->b.arena);
 	sp->from = fl->from;
 	sp->refs = fl->refs;
 	sp->asked = fl->asked;
@@ -390,6 +373,24 @@ flush_keep(struct flush *fl, struct flush_spare *sp)
 	fl->asked = fl->sent = NULL;
 	fl->items = NULL;
 	fl->room = 0;
+}
+
+static void
+free_arrays(struct flush *fl)
+{
+	struct flush_spare sp;
+
+	memset(&sp, 0, sizeof(sp));
+	take_arrays(fl, &sp);
+	flush_spare_release(&sp);
+}
+
+void
+flush_keep(struct flush *fl, struct flush_spare *sp)
+{
+	sp->arena = fl->b.arena;
+	sbuf_init(&fl->b.arena);
+	take_arrays(fl, sp);
 }
 
 void
