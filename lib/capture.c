@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "capture.h"
@@ -161,6 +162,8 @@ capture_run(struct capture *c)
 	enum phase phase = RUNNING;
 	struct pollfd pfd[3];
 	int npfd, rc, i, ctl_on, ctl_eof = 0, done = 0, reading, held, hold;
+	int grew = 0;
+	size_t before;
 	int sock = o->socket(c->src);
 	long long now, wake, deadline = 0;
 	char at[600];
@@ -183,8 +186,10 @@ capture_run(struct capture *c)
 		held = phase == RUNNING && ctl_on && !ctl_eof &&
 		    o->held != NULL && o->held(c->src);
 		if (phase == RUNNING && !held) {
+			before = outq_pending(&c->out);
 			if (o->read(c->src, &c->out, now, &c->err) == -1)
 				return c->err.code;
+			grew = outq_pending(&c->out) > before;
 			emit_pos(c, now);
 		}
 		hold = holding_txn(c, phase == RUNNING && !held, now);
@@ -242,6 +247,21 @@ capture_run(struct capture *c)
 		if (phase == RUNNING && reading && o->buffered &&
 		    o->buffered(c->src))
 			continue;
+
+		/*
+		 * A server sends a transaction a message at a time, each
+		 * about as soon as it is decoded: polling at once would wake
+		 * the loop for nearly every row of it. While its frames are
+		 * held and the last read found more, a nap lets the rest
+		 * queue up; a read that found nothing goes to poll.
+		 */
+		if (hold && reading && grew) {
+			struct timespec nap = { 0, CAPTURE_TXN_NAP_US * 1000L };
+
+			grew = 0;
+			nanosleep(&nap, NULL);
+			continue;
+		}
 
 		npfd = 0;
 		wake = o->due(c->src, reading);

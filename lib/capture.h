@@ -27,6 +27,9 @@ struct ctl;
  * once the oldest queued byte has waited this long (capture_ops.in_txn) */
 #define CAPTURE_TXN_BYTES	(64 * 1024)
 #define CAPTURE_TXN_MS		5
+/* inside one, after a read that decoded something: a nap, so the rest
+ * the server is sending arrives as one read, not a wakeup a message */
+#define CAPTURE_TXN_NAP_US	100
 #define CAPTURE_POS_MS		1000	/* at most a bare pos frame a second */
 #define CAPTURE_STATS_MS	1000
 #define CAPTURE_DRAIN_MS	30000	/* shutdown: wait for the last ack */
