@@ -315,11 +315,6 @@ last_emitted(const struct walstream *ws)
 	return p;
 }
 
-/*
- * An idle slot moves only through the server's keepalive end: with no
- * transaction open, everything before walEnd has been sent, so a pos
- * frame carries it through the pipeline and comes back as an ack.
- */
 /* a transaction's frames wait for its Commit (capture.h) */
 static int
 ws_in_txn(void *src)
@@ -327,6 +322,11 @@ ws_in_txn(void *src)
 	return ((struct walstream *)src)->dec->in_txn;
 }
 
+/*
+ * An idle slot moves only through the server's keepalive end: with no
+ * transaction open, everything before walEnd has been sent, so a pos
+ * frame carries it through the pipeline and comes back as an ack.
+ */
 static int
 ws_pos_owed(void *src)
 {

@@ -162,8 +162,7 @@ capture_run(struct capture *c)
 	enum phase phase = RUNNING;
 	struct pollfd pfd[3];
 	int npfd, rc, i, ctl_on, ctl_eof = 0, done = 0, reading, held, hold;
-	int grew = 0;
-	size_t before;
+	int grew = 0;	/* the last read decoded something */
 	int sock = o->socket(c->src);
 	long long now, wake, deadline = 0;
 	char at[600];
@@ -186,7 +185,8 @@ capture_run(struct capture *c)
 		held = phase == RUNNING && ctl_on && !ctl_eof &&
 		    o->held != NULL && o->held(c->src);
 		if (phase == RUNNING && !held) {
-			before = outq_pending(&c->out);
+			size_t before = outq_pending(&c->out);
+
 			if (o->read(c->src, &c->out, now, &c->err) == -1)
 				return c->err.code;
 			grew = outq_pending(&c->out) > before;

@@ -343,7 +343,8 @@ struct flush_spare;
 void	flush_keep(struct flush *, struct flush_spare *);
 void	flush_reuse(struct flush *, struct flush_spare *);
 void	flush_spare_release(struct flush_spare *);
-/* drop its ops, keep its buffers for the next cut */
+/* drop its ops and free its buffers (window_retire keeps some in a
+ * spare first, flush_keep) */
 void	flush_reset(struct flush *);
 void	flush_release(struct flush *);
 /* its next request; earlier[] are the batches of the flushes cut before
