@@ -5,7 +5,8 @@
  * CAPTURE_OUT_CAP the server is left unread, so its send buffer fills
  * and it waits), the pace of bare pos frames and of stats, that the
  * only positions a source hears of are the supervisor's acks, and that a
- * source that asks to be held (held()) is not read until an ack frees it.
+ * source that asks to be held (held()) is not read until an ack frees it
+ * (an end of fd 3 while it is held stops the capture there).
  *
  * It never reads the server's bytes or decodes anything (the source's
  * callbacks do) and never exits.
@@ -181,8 +182,11 @@ capture_run(struct capture *c)
 			phase = DRAINING;
 		}
 		/* held: the source waits for an ack before it reads on, and
-		 * its socket is not polled meanwhile (it would stay readable) */
-		held = phase == RUNNING && ctl_on && !ctl_eof &&
+		 * its socket is not polled meanwhile (it would stay readable).
+		 * An end of fd 3 does not free it: the source stops instead
+		 * (below), before reading anything its stored start would
+		 * not replay. */
+		held = phase == RUNNING && ctl_on &&
 		    o->held != NULL && o->held(c->src);
 		if (phase == RUNNING && !held) {
 			size_t before = outq_pending(&c->out);
@@ -310,6 +314,19 @@ capture_run(struct capture *c)
 			 * acked, so nothing more is acknowledged */
 			log_warnx("control fd 3 closed; acknowledging nothing "
 			    "more (%s)", where(c, at, sizeof(at)));
+			/*
+			 * A held start was never stored: a restart begins
+			 * at a later position, so whatever this run read past
+			 * it and the pipeline indexed would never be
+			 * corrected. The supervisor's death hands its
+			 * children SIGTERM and they drain what they hold,
+			 * which must not include any of it.
+			 */
+			if (o->held != NULL && o->held(c->src)) {
+				log_warnx("the stream's start was never "
+				    "stored: stopping at it");
+				phase = DRAINING;
+			}
 			ctl_on = 0;
 		}
 	}

@@ -59,8 +59,9 @@ struct capture_ops {
 	int	(*acked)(void *src, uint64_t acked, struct p2o_err *);
 	/* 1 while the source must not be read until a position it wrote
 	 * is acked (a stream whose start no server keeps, before that
-	 * start is stored); only asked while fd 3 is open, since nothing
-	 * is acked without it. NULL: never */
+	 * start is stored); only asked with fd 3, since nothing is acked
+	 * without it, and an end of fd 3 while held stops the capture.
+	 * NULL: never */
 	int	(*held)(void *src);
 	/* 1 between a transaction's first event decoded and its end: its
 	 * frames wait in out for the end, CAPTURE_TXN_BYTES or

@@ -8,10 +8,10 @@
 # moved in between keeps its old document.
 #
 # Deterministic: the first run's ckpt never stores anything (a wrapper
-# drops every put), so its stream has all the time it wants. Then every
-# process is killed, rows the first run's stream saw are deleted or
-# moved, and a normal run loads the table: the index must equal it by
-# content.
+# drops every put), so its stream has all the time it wants. Then the
+# supervisor is killed (its stages drain at its death), then every
+# other process; rows the first run's stream saw are deleted or moved,
+# and a normal run loads the table: the index must equal it by content.
 # Run under tests/servers/run-with.sh --mariadb --os.
 . "$(dirname "$0")/../mysql-lib.sh"
 if [ -z "${OS_URL:-}" ]; then echo "1..0 # skip needs --os"; exit 0; fi
@@ -49,8 +49,15 @@ n=$(for id in 5 6 7 1000 1001; do in_index $id && echo $id; done | wc -l)
 ok $([ "$n" = 0 ]; echo $?) "nothing the stream read past its start reached the index while the start was not stored ($n of 5 documents)"
 stored
 ok $([ $? != 0 ]; echo $?) "no checkpoint was stored"
-pkill -KILL -f -- "-c $T/cfg.yaml"
+# the supervisor alone first: its stages get SIGTERM at its death and
+# drain what they hold into the index, which must be nothing past the
+# start (the capture saw fd 3 end while held)
+kill -KILL $SUP
 wait $SUP 2>/dev/null
+sleep 3
+n=$(for id in 5 6 7 1000 1001; do in_index $id && echo $id; done | wc -l)
+ok $([ "$n" = 0 ]; echo $?) "the supervisor killed: its stages drained nothing past the start ($n of 5 documents)"
+pkill -KILL -f -- "-c $T/cfg.yaml"
 
 # what the first run's stream saw, changed while nothing runs
 my_sql "DELETE FROM t77 WHERE id IN (5, 1000); UPDATE t77 SET id = 2000 WHERE id = 6;
