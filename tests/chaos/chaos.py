@@ -22,7 +22,8 @@ A trial, all of it decided by its seed:
     refill;
   - two to five faults at random moments, the first often inside the
     load: kill -9 of one stage (the capture, the loader, the shaper, the
-    writer, ckpt), kill -9 of every process (then a restart), SIGTERM of
+    writer, ckpt), kill -9 of every process or of the supervisor alone
+    (its stages drain at its death; then a restart), SIGTERM of
     the supervisor (it must drain and exit 0, then a restart), a restart
     of the database (a clean stop or a crash);
   - then the writer stops, and the index must come to equal the table.
@@ -640,6 +641,21 @@ class Pipeline:
         if self.proc:
             self.proc.wait()
 
+    def kill_supervisor(self, timeout=30):
+        """kill -9 of the supervisor alone: its stages get SIGTERM at its
+        death and drain what they hold, with nobody left to ack anything.
+        Whatever is still running after timeout is killed."""
+        if self.proc:
+            try:
+                self.proc.kill()
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and sh("pgrep", "-f", "--", f"-c {self.cfg}").stdout.strip():
+            time.sleep(0.1)
+        self.kill_all()
+
     def term(self, timeout=90):
         if not self.alive():
             return self.proc.returncode if self.proc else None
@@ -759,9 +775,16 @@ def trial(db, seed, dbname, workdir, short):
             else:
                 done.append("kill-stage:none-running")
         elif f == "kill-all":
-            pl.kill_all()
+            # half of them the supervisor alone, its stages left to drain
+            # at its death; drawn apart from the trial's other draws so
+            # that a seed's plan stays what it was
+            if random.Random(f"supervisor {seed} {at}").random() < 0.5:
+                pl.kill_supervisor()
+                done.append("kill-supervisor")
+            else:
+                pl.kill_all()
+                done.append(f)
             pl.start()
-            done.append(f)
         elif f == "sigterm":
             rc = pl.term()
             if rc not in (0,):
