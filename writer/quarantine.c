@@ -195,7 +195,7 @@ quarantine_call(struct sink *s, struct flush *fl, struct http_call *call)
 		r[n].table = table_of(s, b, op);
 		r[n].reason = op->refusal;
 		r[n].stream = s->stream;
-		fl->asked[n++] = i;
+		fl->arr.asked[n++] = i;
 	}
 	fl->nasked = n;
 	s->tm->rejects->call(r, n, &fl->body, call);
@@ -218,7 +218,7 @@ quarantine_answer(struct sink *s, struct flush *fl, long status, char *why,
 	if (a != TA_OK)
 		return a;
 	for (i = 0; i < fl->nasked; i++) {
-		op = &b->ops[fl->asked[i]];
+		op = &b->ops[fl->arr.asked[i]];
 		op_name(b, op, name, sizeof(name));
 		log_warnx("document '%s' quarantined in %s (%llu of "
 		    "engine.max_rejects %d): %s", name, s->tm->rejects_place,

@@ -337,14 +337,14 @@ flush_begin(struct flush *fl, uint64_t seq)
 {
 	int n = fl->b.nops;
 
-	if (fl->room < n) {
-		fl->room = n;
-		fl->from = xrealloc(fl->from, n * sizeof(*fl->from));
+	if (fl->arr.room < n) {
+		fl->arr.room = n;
+		fl->arr.from = xrealloc(fl->arr.from, n * sizeof(*fl->arr.from));
 		/* a move may read two documents */
-		fl->refs = xrealloc(fl->refs, 2 * n * sizeof(*fl->refs));
-		fl->asked = xrealloc(fl->asked, 2 * n * sizeof(*fl->asked));
-		fl->sent = xrealloc(fl->sent, n * sizeof(*fl->sent));
-		fl->items = xrealloc(fl->items, n * sizeof(*fl->items));
+		fl->arr.refs = xrealloc(fl->arr.refs, 2 * n * sizeof(*fl->arr.refs));
+		fl->arr.asked = xrealloc(fl->arr.asked, 2 * n * sizeof(*fl->arr.asked));
+		fl->arr.sent = xrealloc(fl->arr.sent, n * sizeof(*fl->arr.sent));
+		fl->arr.items = xrealloc(fl->arr.items, n * sizeof(*fl->arr.items));
 	}
 	fl->seq = seq;
 	fl->phase = PH_CREATE;
@@ -358,31 +358,15 @@ flush_begin(struct flush *fl, uint64_t seq)
 	fl->nlogged = 0;
 }
 
-/* the arrays flush_begin sizes to a cut, moved from fl to sp */
 static void
-take_arrays(struct flush *fl, struct flush_spare *sp)
+arrays_free(struct flush_arrays *a)
 {
-	sp->from = fl->from;
-	sp->refs = fl->refs;
-	sp->asked = fl->asked;
-	sp->sent = fl->sent;
-	sp->items = fl->items;
-	sp->room = fl->room;
-	fl->from = NULL;
-	fl->refs = NULL;
-	fl->asked = fl->sent = NULL;
-	fl->items = NULL;
-	fl->room = 0;
-}
-
-static void
-free_arrays(struct flush *fl)
-{
-	struct flush_spare sp;
-
-	memset(&sp, 0, sizeof(sp));
-	take_arrays(fl, &sp);
-	flush_spare_release(&sp);
+	free(a->from);
+	free(a->refs);
+	free(a->asked);
+	free(a->sent);
+	free(a->items);
+	memset(a, 0, sizeof(*a));
 }
 
 void
@@ -390,7 +374,8 @@ flush_keep(struct flush *fl, struct flush_spare *sp)
 {
 	sp->arena = fl->b.arena;
 	sbuf_init(&fl->b.arena);
-	take_arrays(fl, sp);
+	sp->arr = fl->arr;
+	memset(&fl->arr, 0, sizeof(fl->arr));
 }
 
 void
@@ -398,12 +383,7 @@ flush_reuse(struct flush *fl, struct flush_spare *sp)
 {
 	fl->b.arena = sp->arena;
 	sbuf_reset(&fl->b.arena);
-	fl->from = sp->from;
-	fl->refs = sp->refs;
-	fl->asked = sp->asked;
-	fl->sent = sp->sent;
-	fl->items = sp->items;
-	fl->room = sp->room;
+	fl->arr = sp->arr;
 	memset(sp, 0, sizeof(*sp));
 }
 
@@ -411,12 +391,7 @@ void
 flush_spare_release(struct flush_spare *sp)
 {
 	sbuf_release(&sp->arena);
-	free(sp->from);
-	free(sp->refs);
-	free(sp->asked);
-	free(sp->sent);
-	free(sp->items);
-	memset(sp, 0, sizeof(*sp));
+	arrays_free(&sp->arr);
 }
 
 void
@@ -429,7 +404,7 @@ flush_reset(struct flush *fl)
 	 * reads, and flush_begin sizes the arrays to the next cut); the
 	 * window keeps a few for the next flushes (flush_keep) */
 	batch_release(&fl->b);
-	free_arrays(fl);
+	arrays_free(&fl->arr);
 	sbuf_release(&fl->body);
 	sbuf_release(&fl->resp);
 	fl->phase = PH_DONE;
@@ -571,13 +546,13 @@ complete_pass(struct sink *s, struct flush *fl, int earlier,
 		op = &b->ops[i];
 		if (toast_settled(op))
 			continue;
-		src = &fl->from[i];
+		src = &fl->arr.from[i];
 		if (earlier && (src->b == NULL || src->b == b))
 			continue;
 		if (src->b == NULL) {
 			/* where it was, then (a move) its own document */
 			source = none;
-			for (; found && k < fl->nasked && fl->asked[k] == i;
+			for (; found && k < fl->nasked && fl->arr.asked[k] == i;
 			    k++)
 				if (!source.p)
 					source = found[k];
@@ -667,7 +642,7 @@ flush_next(struct sink *s, struct flush *fl, struct batch *const *earlier,
 			return NEXT_SEND;
 		case PH_TOAST:
 			nread = toast_plan(&fl->b, fl->b.nops, earlier,
-			    nearlier, fl->from);
+			    nearlier, fl->arr.from);
 			if (nread == -1)
 				return NEXT_BLOCKED;
 			if (complete_pass(s, fl, 1, NULL) == -1)
@@ -678,9 +653,9 @@ flush_next(struct sink *s, struct flush *fl, struct batch *const *earlier,
 				fl->phase = PH_BULK;
 				continue;
 			}
-			fl->nasked = toast_refs(&fl->b, fl->b.nops, fl->from,
-			    fl->refs, fl->asked);
-			ops->read_call(fl->refs, fl->nasked, &fl->body, call);
+			fl->nasked = toast_refs(&fl->b, fl->b.nops, fl->arr.from,
+			    fl->arr.refs, fl->arr.asked);
+			ops->read_call(fl->arr.refs, fl->nasked, &fl->body, call);
 			return NEXT_SEND;
 		case PH_BULK:
 			if (fl->tasking) {
@@ -689,9 +664,9 @@ flush_next(struct sink *s, struct flush *fl, struct batch *const *earlier,
 				return NEXT_SEND;
 			}
 			if ((fl->nsent = bulk_prefix(&fl->b, fl->b.nops, &body,
-			    &len, fl->sent)) == -1) {
+			    &len, fl->arr.sent)) == -1) {
 				fl->nsent = bulk_body(&fl->b, fl->b.nops,
-				    &fl->body, fl->sent);
+				    &fl->body, fl->arr.sent);
 				body = fl->body.buf;
 				len = fl->body.len;
 			}
@@ -901,7 +876,7 @@ answer_bulk(struct sink *s, struct flush *fl, long status)
 
 	if (fl->tasking) {
 		a = s->tm->ops->write_answer(&fl->proc, status, &fl->resp,
-		    fl->task_body, fl->task_len, fl->nsent, fl->items, why,
+		    fl->task_body, fl->task_len, fl->nsent, fl->arr.items, why,
 		    sizeof(why));
 		if (a == TA_NEXT) {
 			sink_up(s);
@@ -913,7 +888,7 @@ answer_bulk(struct sink *s, struct flush *fl, long status)
 			fl->tasking = 0;
 	} else
 		a = s->tm->ops->bulk_answer(status, fl->resp.buf, fl->resp.len,
-		    fl->nsent, fl->items, why, sizeof(why));
+		    fl->nsent, fl->arr.items, why, sizeof(why));
 	if (a == TA_OK || !fl->tasking)
 		s->stats->bulk_bytes += fl->sent_len;
 	switch (a) {
@@ -938,18 +913,18 @@ answer_bulk(struct sink *s, struct flush *fl, long status)
 	}
 	s->stats->batches++;
 	for (i = 0; i < fl->nsent; i++) {
-		it = &fl->items[i];
+		it = &fl->arr.items[i];
 		count_item(s, it);
 		if (it->verdict == ITEM_OK || it->verdict == ITEM_CONFLICT ||
 		    it->verdict == ITEM_NOTFOUND)
-			b->ops[fl->sent[i]].written = 1;
+			b->ops[fl->arr.sent[i]].written = 1;
 	}
 	for (i = 0; i < fl->nsent; i++) {
-		it = &fl->items[i];
-		op = &b->ops[fl->sent[i]];
+		it = &fl->arr.items[i];
+		op = &b->ops[fl->arr.sent[i]];
 		if (op->written)
 			continue;
-		if (superseded(b, fl->sent[i])) {
+		if (superseded(b, fl->arr.sent[i])) {
 			op->written = 1;
 			continue;
 		}
@@ -993,9 +968,9 @@ answer_bulk(struct sink *s, struct flush *fl, long status)
 		return STEP_WAIT;
 	}
 	sink_why(s, "%d of %d bulk items not accepted yet (HTTP %d): %s: %s",
-	    nretry, fl->nsent, fl->items[first].status,
-	    fl->items[first].type[0] ? fl->items[first].type : "error",
-	    fl->items[first].reason);
+	    nretry, fl->nsent, fl->arr.items[first].status,
+	    fl->arr.items[first].type[0] ? fl->arr.items[first].type : "error",
+	    fl->arr.items[first].reason);
 	return sink_down(s);
 }
 

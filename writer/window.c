@@ -219,7 +219,7 @@ window_open(struct window *w, struct batch *b, int n)
 	if (ends_in_clear(b, n))
 		w->barrier = 1;
 	/* batch_move hands the flush's arena to b, which fills it next */
-	if (fl->b.arena.buf == NULL && fl->room == 0 && w->nspare > 0)
+	if (fl->b.arena.buf == NULL && fl->arr.room == 0 && w->nspare > 0)
 		flush_reuse(fl, &w->spare[--w->nspare]);
 	batch_move(b, n, &fl->b);
 	flush_begin(fl, seq);

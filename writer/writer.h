@@ -260,6 +260,15 @@ enum flush_phase { PH_CREATE, PH_TOAST, PH_BULK, PH_REJECTS, PH_BARRIER,
 enum quarantine_step { Q_READY, Q_PREPARE, Q_COUNT };
 
 /* a cut of the batch on its way to the target */
+/* a flush's per-operation arrays, sized by flush_begin to its cut */
+struct flush_arrays {
+	struct toast_from *from;
+	struct docref *refs;
+	int	*asked, *sent;
+	struct item_result *items;
+	int	 room;		/* entries of each */
+};
+
 struct flush {
 	struct batch b;		/* its operations, moved from the input */
 	uint64_t seq;		/* the order it was cut in */
@@ -278,11 +287,7 @@ struct flush {
 	long long failing_since;	/* monotonic ms of the first of them */
 	int	 halted;	/* its last answer was a refusal */
 	long long started_us;	/* wall clock µs: its first request left */
-	struct toast_from *from;
-	struct docref *refs;
-	int	*asked, *sent;
-	struct item_result *items;
-	int	 room;		/* entries of from, refs, asked, sent, items */
+	struct flush_arrays arr;
 	int	 nasked, nsent;
 	size_t	 sent_len;	/* bytes of the open bulk request */
 	struct sbuf body, path, resp;
@@ -432,11 +437,7 @@ int	order_pop(struct order *, uint64_t *seq);
 #define WINDOW_SPARES	2
 struct flush_spare {
 	struct sbuf arena;
-	struct toast_from *from;
-	struct docref *refs;
-	int	*asked, *sent;
-	struct item_result *items;
-	int	 room;
+	struct flush_arrays arr;
 };
 
 struct window {

@@ -223,7 +223,7 @@ answer(struct fz *z, int slot, int how)
 	} else if (fl->phase == PH_BULK) {
 		sbuf_adds(&fl->resp, "{\"items\":[");
 		for (i = 0; i < fl->nsent; i++) {
-			op = &fl->b.ops[fl->sent[i]];
+			op = &fl->b.ops[fl->arr.sent[i]];
 			st = how % 16 < 8 ? 201 : (int[]){ 201, 409, 429, 400,
 			    404 }[(how / 16 + i) % 5];
 			sbuf_addf(&fl->resp, "%s{\"%s\":{\"status\":%d}}",

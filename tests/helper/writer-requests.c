@@ -125,7 +125,7 @@ answer(const struct flush *fl, const struct http_call *call,
 	else if (strncmp(call->path, "/_bulk", 6) == 0) {
 		sbuf_adds(resp, "{\"errors\":false,\"items\":[");
 		for (i = 0; i < fl->nsent; i++) {
-			op = &fl->b.ops[fl->sent[i]];
+			op = &fl->b.ops[fl->arr.sent[i]];
 			sbuf_addf(resp, "%s{\"%s\":{\"status\":%d}}",
 			    i ? "," : "", op->kind == OP_DELETE ? "delete" :
 			    "index", op->kind == OP_DELETE ? 200 : 201);
@@ -134,7 +134,7 @@ answer(const struct flush *fl, const struct http_call *call,
 	} else if (strcmp(call->path, "/_mget") == 0) {
 		sbuf_adds(resp, "{\"docs\":[");
 		for (i = 0; i < fl->nasked; i++) {
-			op = &fl->b.ops[fl->asked[i]];
+			op = &fl->b.ops[fl->arr.asked[i]];
 			sbuf_adds(resp, i ? "," : "");
 			if (strncmp(op->toast_id ? op->toast_id :
 			    fl->b.arena.buf + op->id.off, "\"gone", 5) == 0) {

@@ -93,7 +93,7 @@ answer_bulk(struct window *w, int slot, int status, int first_status)
 	}
 	sbuf_adds(&fl->resp, "{\"errors\":false,\"items\":[");
 	for (i = 0; i < fl->nsent; i++) {
-		op = &fl->b.ops[fl->sent[i]];
+		op = &fl->b.ops[fl->arr.sent[i]];
 		sbuf_addf(&fl->resp, "%s{\"%s\":{\"status\":%d%s}}",
 		    i ? "," : "", op->kind == OP_DELETE ? "delete" : "index",
 		    i == 0 ? first_status : status,
@@ -750,7 +750,7 @@ test_reroute(void)
 	is_int(answer_bulk(&w, a, 201, 503), STEP_WAIT,
 	    "the delete must be retried");
 	ok(next(&w, window_retry_at(&w), NULL) == a && fl->nsent == 2 &&
-	    fl->sent[0] == 0 && fl->sent[1] == 1,
+	    fl->arr.sent[0] == 0 && fl->arr.sent[1] == 1,
 	    "the retry sends the delete and then the write again");
 	is_int(answer_ok(&w, a), STEP_DONE, "both taken: written");
 	is_str(reported(&w), "20", "and reported");
