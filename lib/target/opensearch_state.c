@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "opensearch.h"
@@ -32,6 +33,11 @@
 
 static const char suspend_body[] = "{\"index\":{\"refresh_interval\":"
     "\"-1\",\"number_of_replicas\":0}}";
+
+/* a read of an index whose shard is not started yet, tried again this
+ * often: 2 s in all */
+#define SHARD_WAIT_TRIES	40
+#define SHARD_WAIT_NAP_MS	50
 
 /* a failed request: the code its status means, the target's words */
 static int
@@ -56,12 +62,26 @@ static int
 get_object(struct target_conn *c, const char *path, struct sbuf *resp,
     struct jspan *obj, struct p2o_err *err)
 {
+	struct timespec nap = { 0, SHARD_WAIT_NAP_MS * 1000000L };
 	struct http_call call;
+	char type[128], reason[8];
 	long status;
+	int tries = 0;
 
 	http_call_set(&call, "GET", path, NULL, NULL, 0);
-	if (target_request(c, &call, resp, &status, err) == -1)
-		return -1;
+	for (;;) {
+		if (target_request(c, &call, resp, &status, err) == -1)
+			return -1;
+		if (status != 503 || ++tries > SHARD_WAIT_TRIES)
+			break;
+		/* an index another writer has just created answers so
+		 * until its shard is started: moments, not an outage */
+		os_error(resp->buf, resp->len, type, sizeof(type), reason,
+		    sizeof(reason));
+		if (strcmp(type, "no_shard_available_action_exception") != 0)
+			break;
+		nanosleep(&nap, NULL);
+	}
 	if (status == 404)
 		return 0;
 	if (status != 200)
