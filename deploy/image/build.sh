@@ -49,7 +49,7 @@ if [ ! -s "$root_tar" ]; then
 	flock 9
 	if [ ! -s "$root_tar" ]; then
 		echo "image: extracting a $suite root from $mirror (once; cached in $root_tar)" >&2
-		mmdebstrap --quiet --variant=extract --include="$pkgs" \
+		mmdebstrap --quiet --format=tar --variant=extract --include="$pkgs" \
 			--aptopt='Apt::Install-Recommends "false"' \
 			"$suite" "$root_tar.part" "$mirror" || die "mmdebstrap failed"
 		mv "$root_tar.part" "$root_tar"
