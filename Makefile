@@ -18,6 +18,8 @@
 #                        3600), new inputs merged into tests/fuzz/corpus
 #   make install PREFIX=/usr/local DESTDIR=   the programs and the man pages
 #   make image           the container image, an OCI archive in build/
+#   make deb             the Debian package, in build/
+#   make dist            the release tarball and its SHA256SUMS, in build/
 #                        (deploy/README.md; each installs what it needs)
 
 # the first rule below is an archive; a bare `make` must build every tool
@@ -184,10 +186,20 @@ image:
 	$(MAKE) all
 	deploy/image/build.sh build/pg2osync-image.tar
 
+deb:
+	tests/install-deps.sh
+	$(MAKE) all
+	deploy/deb/build.sh build
+
+dist:
+	tests/install-deps.sh
+	$(MAKE) all
+	deploy/dist/build.sh build
+
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all unit check bench demo install clean fuzz fuzz-bins fuzz-long chaos image
+.PHONY: all unit check bench demo install clean fuzz fuzz-bins fuzz-long chaos image deb dist
 .SECONDARY:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
