@@ -110,6 +110,7 @@ p2o_podman import -q \
 	--change "ENTRYPOINT [\"/usr/bin/pg2osync\"]" \
 	--change "CMD [\"run\", \"-c\", \"/etc/pg2osync/pg2osync.yaml\"]" \
 	--change "USER $uid:$uid" \
+	--change "ENV PATH=/usr/bin" \
 	--change "WORKDIR /var/lib/pg2osync" \
 	--change "VOLUME /var/lib/pg2osync" \
 	--change "EXPOSE 9187" \

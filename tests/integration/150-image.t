@@ -38,6 +38,8 @@ ok $([ "$(cfg User)" = 10001:10001 ]; echo $?) "runs as 10001:10001 ($(cfg User)
 ok $([ "$(cfg 'Entrypoint|join(" ")') $(cfg 'Cmd|join(" ")')" = \
 	"/usr/bin/pg2osync run -c /etc/pg2osync/pg2osync.yaml" ]; echo $?) \
 	"default command: $(cfg 'Entrypoint|join(" ")') $(cfg 'Cmd|join(" ")')"
+ok $(cfg 'Env // [] | join(" ")' | grep -qw 'PATH=/usr/bin'; echo $?) \
+	"PATH is set in the image (kubectl exec finds the verbs by name): $(cfg 'Env // [] | join(" ")')"
 version=$(sed -n 's/^#define P2O_VERSION[[:space:]]*"\(.*\)"/\1/p' "$TOP/lib/p2o.h")
 ok $([ "$(cfg 'Labels["org.opencontainers.image.version"]')" = "$version" ]; echo $?) \
 	"label version $version"
@@ -110,7 +112,8 @@ loads2=$(grep -c "'loader' finished" "$T/logs2")
 reloads=$(curl -s "$M/metrics" | awk '/^pg2osync_full_reloads_total/ {print $2}')
 ok $([ "$loads2" = "$loads1" ] && [ "${reloads:-0}" = 0 ]; echo $?) \
 	"it resumed from the checkpoint: no load ran again (loads $loads1 -> $loads2, full reloads ${reloads:-0})"
-p2o_podman exec "$cname" /usr/bin/pg2osync --version > "$T/version" 2>&1
+# by name: kubectl exec and podman exec find it through the image's PATH
+p2o_podman exec "$cname" pg2osync --version > "$T/version" 2>&1
 ok $(grep -qx "pg2osync $version" "$T/version"; echo $?) "pg2osync --version in the container: $(cat "$T/version")"
 p2o_podman stop -t 90 "$cname" > /dev/null 2>&1
 ok $([ "$(insp State.ExitCode)" = 0 ]; echo $?) "the second stop drains too"
