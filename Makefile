@@ -180,21 +180,22 @@ install: $(BINS)
 	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
 
 # the deployment forms (deploy/README.md), always from the plain build;
-# like bench, each installs what building it needs first
+# like bench, each installs what building it needs first; each script
+# runs make install (+: a sub-make that shares the jobserver)
 image:
 	tests/install-deps.sh
 	$(MAKE) all
-	deploy/image/build.sh build/pg2osync-image.tar
+	+deploy/image/build.sh build/pg2osync-image.tar
 
 deb:
 	tests/install-deps.sh
 	$(MAKE) all
-	deploy/deb/build.sh build
+	+deploy/deb/build.sh build
 
 dist:
 	tests/install-deps.sh
 	$(MAKE) all
-	deploy/dist/build.sh build
+	+deploy/dist/build.sh build
 
 clean:
 	rm -rf build build-san build-fuzz
