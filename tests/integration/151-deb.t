@@ -3,7 +3,8 @@
 # lintian reports no error and no warning (deploy/deb/lintian-overrides
 # justifies each tag it overrides); `apt-get install ./pg2osync_*.deb` in
 # a chroot of a bare bookworm (mmdebstrap minbase, cached in
-# ~/.cache/pg2osync/deb-test-root) pulls in its dependencies, makes the
+# ~/.cache/pg2osync/deb-test-root, with the packages apt fetches) pulls
+# in its dependencies, makes the
 # pg2osync user and /etc/pg2osync, puts the unit and the example
 # configuration in place; `pg2osync --version` and `pg2osync validate`
 # run as that user against the test servers, `pg2osync run` finds its
@@ -39,6 +40,9 @@ R=$T/root
 mkdir "$R" && tar -C "$R" -xf "$base" 2> "$T/tar.err"
 ok $? "a bare bookworm root (${base##*/})" || { sed 's/^/#   /' "$T/mmdebstrap.log" "$T/tar.err" | tail; done_testing; exit 1; }
 mount -t proc proc "$R/proc"
+# the packages apt fetches for it, kept between runs
+mkdir -p "$P2O_CACHE/deb-test-root/archives/partial"
+mount --bind "$P2O_CACHE/deb-test-root/archives" "$R/var/cache/apt/archives"
 # every process left in the chroot (a pipeline killed by a failed test)
 in_root_pids() {
 	local p
@@ -50,6 +54,7 @@ _deb_cleanup() {
 	local p
 	for p in $(in_root_pids); do kill -KILL "$p" 2>/dev/null; done
 	umount -l "$R/proc" 2>/dev/null
+	umount -l "$R/var/cache/apt/archives" 2>/dev/null
 	_cleanup
 }
 trap _deb_cleanup EXIT
