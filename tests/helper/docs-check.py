@@ -13,9 +13,12 @@ Files checked: README.md and docs/*.md.
 - keys: every key of a ```yaml block whose top level is a section of the
   configuration (source, target, sync, ...), and every dotted key written
   in inline code (`engine.batch_size`, `sync.<name>.where`), is a key of
-  lib's key tables. The tables are read from the source text of
-  lib/config*.c (the sections table, each cs_node array, the .keys and
-  .elem links): a key is a path such as sync.*.children[].table.
+  lib's key tables: a path such as sync.*.children[].table, as
+  `--keys tests/helper/config-keys` prints them; without that helper they
+  are read from the source text of lib/config*.c (the sections table, each
+  cs_node array, the .keys, .elem and .alt links).
+
+  docs-check.py [--keys CONFIG-KEYS-BINARY] TOP PG2OSYNC-BINARY
 """
 import os
 import re
@@ -24,7 +27,11 @@ import sys
 
 import yaml
 
-top, binary = sys.argv[1], sys.argv[2]
+args = sys.argv[1:]
+keys_cmd = None
+if len(args) == 4 and args[0] == "--keys":
+    keys_cmd, args = args[1], args[2:]
+top, binary = args[0], args[1]
 fails = 0
 
 
@@ -59,34 +66,42 @@ def link(body, what):
 keys = set()
 
 
-def walk_node(prefix, kind, body, depth=0):
+def walk_node(prefix, kind, body, stack):
     """the node at prefix (its own key already in keys)"""
-    if depth > 6:
-        return
     k = link(body, "keys")
     if kind == "CS_STRUCT" and k in arrays:
-        walk_array(prefix, k, depth)
+        walk_array(prefix, k, stack)
     elem = link(body, "elem")
     if kind in ("CS_MAP", "CS_LIST") and elem in singles:
         ek, eb = singles[elem]
         sub = prefix + (".*" if kind == "CS_MAP" else "[]")
         keys.add(sub)
-        walk_node(sub, ek, eb, depth + 1)
+        walk_node(sub, ek, eb, stack)
     alt = link(body, "alt")
     if alt in singles:
-        walk_node(prefix, *singles[alt], depth + 1)
+        walk_node(prefix, *singles[alt], stack)
 
 
-def walk_array(prefix, name, depth=0):
+def walk_array(prefix, name, stack=()):
+    # a table met again inside itself (a child's children, there to be
+    # refused by name) is listed, not entered
+    if name in stack:
+        return
     for key, kind, body in arrays[name]:
         path = f"{prefix}.{key}" if prefix else key
         keys.add(path)
-        walk_node(path, kind, body, depth + 1)
+        walk_node(path, kind, body, stack + (name,))
 
 
-walk_array("", "sections")
+if keys_cmd:
+    # tests/helper/config-keys walks the tables themselves, in C
+    keys = set(subprocess.run([keys_cmd], capture_output=True, text=True, check=True).stdout.split())
+    origin = keys_cmd
+else:
+    walk_array("", "sections")
+    origin = "the source text of lib/config*.c"
 check(len(keys) > 80 and "sync.*.children[].table" in keys and "engine.batch_size" in keys,
-      f"the key tables read from lib/config*.c: {len(keys)} key paths")
+      f"the key tables, from {origin}: {len(keys)} key paths")
 
 
 def key_ok(path):
