@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The Helm chart (deploy/helm/pg2osync) and the plain manifests
 # (deploy/kubernetes), with no cluster: helm (v4.3.2, built from the Go
-# module proxy by deploy/install-tools.sh, cached) lints and renders the
-# default values and the three-pipeline example; tests/helper/k8s-check.py
+# module proxy by deploy/install-tools.sh, cached, as kustomize is) lints
+# and renders the default values and the three-pipeline example;
+# tests/helper/k8s-check.py
 # checks the rendered objects - one replica, Recreate, probes on the port
 # metrics.bind names, a startup probe of an hour or more, non-root with a
 # read-only root and no capability, every *_env variable from a Secret, no
@@ -11,8 +12,9 @@
 # url with one, a loopback metrics.bind and two pipelines on one slot; a
 # changed configuration changes the pod's checksum annotation (restart on
 # change); its dashboard is examples/grafana-dashboard.json. The plain
-# manifests are checked the same way as `kubectl apply -k` would build
-# them (tests/helper/kustomize-lite.py: no kubectl here).
+# manifests are built by kustomize (v5.8.2, what `kubectl apply -k` runs;
+# no kubectl or cluster here) and checked the same way, and a changed file
+# is a new ConfigMap name (restart on change).
 # Runs without servers (tests/lib.sh wants their variables, so the few
 # helpers it would give are here).
 set -u
@@ -25,8 +27,8 @@ diag() { echo "# $*"; }
 done_testing() { echo "1..$_n"; [ "$_fail" -eq 0 ]; }
 
 t0=$SECONDS
-"$TOP/deploy/install-tools.sh" helm > "$T/install.log" 2>&1
-ok $? "helm is built or cached ($((SECONDS - t0)) s)" || sed 's/^/#   /' "$T/install.log" | tail
+"$TOP/deploy/install-tools.sh" helm kustomize > "$T/install.log" 2>&1
+ok $? "helm and kustomize are built or cached ($((SECONDS - t0)) s)" || sed 's/^/#   /' "$T/install.log" | tail
 HELM=${P2O_CACHE:-$HOME/.cache/pg2osync}/helm-v4.3.2/helm
 python3 -c 'import yaml' 2>/dev/null || python3 -m pip install -q --disable-pip-version-check pyyaml > /dev/null 2>&1
 CH=$TOP/deploy/helm/pg2osync
@@ -122,9 +124,20 @@ a=$(sum "$T/base.out") b=$(sum "$T/changed.out") c=$(sum "$T/same.out")
 ok $([ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ] && [ "$a" = "$c" ]; echo $?) \
 	"a changed configuration changes checksum/config, a changed image does not (${a:0:8} ${b:0:8} ${c:0:8})"
 
-# the plain manifests
-python3 "$TOP/tests/helper/kustomize-lite.py" "$TOP/deploy/kubernetes" > "$T/plain.yaml" 2> "$T/plain.err"
-ok $? "deploy/kubernetes builds (kustomize-lite)" || sed 's/^/#   /' "$T/plain.err"
+# the plain manifests, as kubectl apply -k builds them
+KUST=${P2O_CACHE:-$HOME/.cache/pg2osync}/kustomize-v5.8.2/kustomize
+"$KUST" build "$TOP/deploy/kubernetes" > "$T/plain.yaml" 2> "$T/plain.err"
+ok $? "kustomize build deploy/kubernetes" || sed 's/^/#   /' "$T/plain.err"
 kcheck "plain manifests" "$T/plain.yaml" --expect-deployments 1
+# restart on change: the generated ConfigMap's name carries a hash of the
+# file, and the Deployment mounts it by that name
+cp -r "$TOP/deploy/kubernetes" "$T/k2"
+sed -i 's/index: items$/index: items_v2/' "$T/k2/pg2osync.yaml"
+"$KUST" build "$T/k2" > "$T/plain2.yaml" 2>&1
+cmname() { awk '/^kind: ConfigMap/ { c = 1 } c && /^  name:/ { print $2; exit }' "$1"; }
+mounted() { grep -A1 'configMap:' "$1" | awk '/name:/ { print $2; exit }'; }
+a=$(cmname "$T/plain.yaml") b=$(cmname "$T/plain2.yaml")
+ok $([ -n "$a" ] && [ "$a" != "$b" ] && [ "$(mounted "$T/plain.yaml")" = "$a" ] && [ "$(mounted "$T/plain2.yaml")" = "$b" ]; echo $?) \
+	"a changed pg2osync.yaml is a new ConfigMap name the Deployment mounts ($a -> $b)"
 diag "153 took $((SECONDS - t0)) s"
 done_testing
