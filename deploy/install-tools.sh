@@ -24,7 +24,7 @@ apt_ensure() {
 	echo "install-tools: installing$missing" >&2
 	export DEBIAN_FRONTEND=noninteractive
 	for _ in $(seq 60); do
-		apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing \
+		apt-get update -qq && apt-get install -y -qq $missing \
 			>/dev/null && return 0
 		echo "install-tools: apt busy, retrying" >&2; sleep 10
 	done
