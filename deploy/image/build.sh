@@ -9,7 +9,8 @@
 # no shell, no package manager, no compiler. Kubernetes probes are HTTP
 # (/healthz, /ready), so nothing in the image needs a shell. That root is
 # cached in $P2O_CACHE/image-root (keyed by the package list) so that only
-# the first build reads the mirror. Over it go the programs and man pages
+# the first build reads the mirror; removing it takes the mirror's current
+# packages (security updates) at the next build. Over it go the programs and man pages
 # of `make install PREFIX=/usr`, a user pg2osync with uid and gid 10001,
 # and the CA bundle update-ca-certificates would have made.
 #
