@@ -60,8 +60,9 @@ struct nestread {
 	struct nestread_counts n;
 };
 
-int
-nestread_wanted(const struct config *cfg)
+/* 1 when some section of cfg embeds children or aggregates */
+static int
+wanted(const struct config *cfg)
 {
 	int i;
 
@@ -147,9 +148,15 @@ struct nestread *
 nestread_open(const struct config *cfg, const struct nestread_ops *ops,
     void *src, struct p2o_err *e)
 {
-	struct nestread *nr = xcalloc(1, sizeof(*nr));
+	struct nestread *nr;
 	int i;
 
+	p2o_err_clear(e);
+	if (!wanted(cfg) || ops->open(src, cfg, e) == -1) {
+		ops->close(src);
+		return NULL;
+	}
+	nr = xcalloc(1, sizeof(*nr));
 	nr->ops = ops;
 	nr->src = src;
 	for (i = 0; i < cfg->nsyncs; i++)

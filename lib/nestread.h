@@ -27,6 +27,8 @@
  * Every int-returning operation returns 0, or -1 with err.
  */
 struct nestread_ops {
+	/* the source's connection(s), once some section has collections */
+	int	(*open)(void *src, const struct config *, struct p2o_err *);
 	/* the reader of sync section si (sec), its collections described:
 	 * *parent, and *key its one key column as the rows of the stream
 	 * name it (owned by *parent). On -1 nothing is left to free */
@@ -59,6 +61,7 @@ struct nestread_ops {
 	 * of its collections reads, appended to out */
 	void	(*rewrite_hint)(void *parent, struct sbuf *out);
 	void	(*parent_free)(void *parent);
+	/* src released, whether open ran or not */
 	void	(*close)(void *src);
 };
 
@@ -79,11 +82,10 @@ struct nestread_counts {
 
 struct nestread;
 
-/* 1 when some section of cfg embeds children or aggregates */
-int	nestread_wanted(const struct config *);
 /*
  * The reader over ops and src for every section of cfg with collections
- * (cfg outlives it). NULL with err on a failure, src closed (ops->close).
+ * (cfg outlives it). NULL with err clear when no section has any, NULL
+ * with err on a failure; src closed (ops->close) in both cases.
  */
 struct nestread *nestread_open(const struct config *,
 	    const struct nestread_ops *, void *src, struct p2o_err *);

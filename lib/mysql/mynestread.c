@@ -353,6 +353,20 @@ rewrite_hint(void *parg, struct sbuf *out)
 	    p->sec->rel);
 }
 
+/* its own connection: the catalogue one re-reads shapes between events,
+ * the dump one streams */
+static int
+source_open(void *arg, const struct config *cfg, struct p2o_err *e)
+{
+	struct mynr *s = arg;
+
+	if ((s->sql = myconn_open(cfg, "re-read", e)) == NULL ||
+	    myconn_value_session(s->sql, e) == -1)
+		return -1;
+	return myconn_exec(s->sql, "SET SESSION TRANSACTION ISOLATION LEVEL "
+	    "READ COMMITTED", "setting the session", e);
+}
+
 static void
 source_close(void *arg)
 {
@@ -365,6 +379,7 @@ source_close(void *arg)
 }
 
 static const struct nestread_ops mynestread_ops = {
+	.open = source_open,
 	.parent = parent,
 	.collection = collection,
 	.resolve = resolve,
@@ -378,26 +393,13 @@ struct nestread *
 mynestread_open(const struct config *cfg, struct st_mysql *cat, int mariadb,
     struct my_table **tables, int *ntables, struct p2o_err *e)
 {
-	struct mynr *s;
+	struct mynr *s = xcalloc(1, sizeof(*s));
 	struct nestread *nr;
 
-	p2o_err_clear(e);
-	if (!nestread_wanted(cfg))
-		return NULL;
-	s = xcalloc(1, sizeof(*s));
 	s->cat = cat;
 	s->mariadb = mariadb;
 	s->tables = tables;
 	s->ntables = ntables;
-	/* its own connection: the catalogue one re-reads shapes between
-	 * events, the dump one streams */
-	if ((s->sql = myconn_open(cfg, "re-read", e)) == NULL ||
-	    myconn_value_session(s->sql, e) == -1 ||
-	    myconn_exec(s->sql, "SET SESSION TRANSACTION ISOLATION LEVEL "
-	    "READ COMMITTED", "setting the session", e) == -1) {
-		source_close(s);
-		return NULL;
-	}
 	nr = nestread_open(cfg, &mynestread_ops, s, e);
 	/* the catalogue connection is the capture's, used at the open only */
 	if (nr != NULL)

@@ -414,6 +414,17 @@ rewrite_hint(void *parg, struct sbuf *out)
 	    "= %s)", p->sec->rel, p->nest.key, p->nest.key);
 }
 
+/* its own connection: the catalogue one is the slot watch's, which
+ * keeps a statement of its own in flight */
+static int
+source_open(void *arg, const struct config *cfg, struct p2o_err *e)
+{
+	struct pgnr *s = arg;
+
+	return (s->sql = pgconn_open(cfg, PGCONN_SQL, "capture-pg refetch",
+	    e)) == NULL ? -1 : 0;
+}
+
 static void
 source_close(void *arg)
 {
@@ -425,6 +436,7 @@ source_close(void *arg)
 }
 
 static const struct nestread_ops pgnestread_ops = {
+	.open = source_open,
 	.parent = parent,
 	.collection = collection,
 	.visible = visible,
@@ -439,20 +451,9 @@ struct nestread *
 pgnestread_open(const struct config *cfg, const struct pgcat_table *tables,
     struct p2o_err *e)
 {
-	struct pgnr *s;
+	struct pgnr *s = xcalloc(1, sizeof(*s));
 
-	p2o_err_clear(e);
-	if (!nestread_wanted(cfg))
-		return NULL;
-	s = xcalloc(1, sizeof(*s));
 	s->cfg = cfg;
 	s->tables = tables;
-	/* its own connection: the catalogue one is the slot watch's, which
-	 * keeps a statement of its own in flight */
-	if ((s->sql = pgconn_open(cfg, PGCONN_SQL, "capture-pg refetch",
-	    e)) == NULL) {
-		free(s);
-		return NULL;
-	}
 	return nestread_open(cfg, &pgnestread_ops, s, e);
 }

@@ -5,8 +5,8 @@
  * parent's own change (its key changed or not, deleted), a junction's
  * rows and a child read through it, the order at a commit (visible, then
  * the junction, then the parents), nothing read twice, the bounds of a
- * held burst, the truncate warning's hint, and the reader freed on a
- * failure at open.
+ * held burst, the truncate warning's hint, no reader without
+ * collections, and the reader freed on a failure at open.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,9 +39,17 @@ static const char plain_text[] =
 
 /* what the fake source was asked, in order */
 static struct sbuf calls = SBUF_INIT;
+static int fail_open;
 static int fail_collection = -1;	/* the collection open refuses */
 static int fail_read;
 static int parents_freed, closed;
+
+static int
+f_open(void *src, const struct config *cfg, struct p2o_err *e)
+{
+	sbuf_adds(&calls, "open;");
+	return fail_open ? p2o_fail(e, P2O_EXIT_TEMPFAIL, "no server") : 0;
+}
 
 static int
 f_parent(void *src, int si, const struct sync_section *sec, void **parent,
@@ -184,6 +192,7 @@ f_close(void *src)
 }
 
 static const struct nestread_ops fake_ops = {
+	.open = f_open,
 	.parent = f_parent,
 	.collection = f_collection,
 	.visible = f_visible,
@@ -245,16 +254,26 @@ main(void)
 		printf("# %s\n", err);
 		return done_testing();
 	}
-	ok(nestread_wanted(&cfg) && !nestread_wanted(&plain),
-	    "wanted only when a section has collections");
+	e.code = 99;
+	nr = nestread_open(&plain, &fake_ops, &cfg, &e);
+	ok(nr == NULL && e.code == 0 && closed == 1 && calls.len == 0,
+	    "no section with collections: no reader, no error, nothing "
+	    "opened, the source closed");
+	closed = 0;
+	fail_open = 1;
+	nr = nestread_open(&cfg, &fake_ops, &cfg, &e);
+	ok(nr == NULL && e.code == P2O_EXIT_TEMPFAIL && closed == 1,
+	    "a source that cannot open: its error, the source closed");
+	closed = fail_open = 0;
+	sbuf_reset(&calls);
 
-	p2o_err_clear(&e);
 	nr = nestread_open(&cfg, &fake_ops, &cfg, &e);
 	if (!ok(nr != NULL, "opens"))
 		return done_testing();
-	is_str(called(), "parent 0 public.customers;collection 0;"
-	    "collection 1;collection 2;", "the section with collections, "
-	    "each collection in order: children, then aggregates");
+	is_str(called(), "open;parent 0 public.customers;collection 0;"
+	    "collection 1;collection 2;", "the source opened, then the "
+	    "section with collections, each collection in order: children, "
+	    "then aggregates");
 	ok(nestread_source(nr) == &cfg, "the source state is the one given");
 	sbuf_reset(&calls);
 
@@ -310,7 +329,7 @@ main(void)
 	    "only its own transaction waited for, its own parent read");
 
 	/* the bounds of a held burst */
-	for (rc = 0, i = 1; i <= 1000 && rc == 0; i++) {
+	for (rc = 0, i = 1; i <= 2000 && rc == 0; i++) {
 		row(nr, "public.orders", "id=1,customer_id=1", NULL);
 		rc = nestread_hold(nr, (uint64_t)i);
 	}
