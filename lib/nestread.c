@@ -7,8 +7,8 @@
  * tables and the closing count. A thousand children of one parent are
  * one key and one document.
  *
- * Never writes SQL, never touches a connection or a value's bytes: the
- * source's operations do, and exits never.
+ * Never writes SQL, touches a connection or decodes a value (the
+ * source's operations do), and never exits.
  */
 #include <stdlib.h>
 #include <string.h>
