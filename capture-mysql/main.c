@@ -21,6 +21,7 @@
 #include "p2o.h"
 #include "server.h"
 #include "stage.h"
+#include "mysql/mynest.h"
 
 static const char usage_text[] =
 "usage: capture-mysql -c config.yaml [--start-pos TEXT --start-token N]\n"
@@ -168,8 +169,8 @@ main(int argc, char **argv)
 	/* collections: their tables join the binlog's, and a connection of
 	 * their own re-reads parents at each commit */
 	ntables = cfg.nsyncs;
-	if ((nr = nestread_open(&cfg, &src, &tables, &ntables, &e)) == NULL &&
-	    e.code != 0)
+	if ((nr = mynestread_open(&cfg, src.sql, src.mariadb, &tables,
+	    &ntables, &e)) == NULL && e.code != 0)
 		exit(stage_report(&e));
 
 	cat.reload = server_reload;
@@ -177,9 +178,9 @@ main(int argc, char **argv)
 	txn_init(&txn, tables, ntables, cat);
 	if (nr != NULL) {
 		txn.nest.nsections = cfg.nsyncs;
-		txn.nest.row = nestread_row;
-		txn.nest.commit = nestread_commit;
-		txn.nest.truncate = nestread_truncate;
+		txn.nest.row = mynestread_row;
+		txn.nest.commit = mynestread_commit;
+		txn.nest.truncate = mynestread_truncate;
 		txn.nest.ctx = nr;
 	}
 	txn.warn = on_warn;

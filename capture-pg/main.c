@@ -20,8 +20,10 @@
 #include "capture-pg.h"
 #include "config.h"
 #include "log.h"
+#include "nestread.h"
 #include "p2o.h"
 #include "stage.h"
+#include "pg/pgnest.h"
 
 static const char usage_text[] =
 "usage: capture-pg -c config.yaml [--start-pos X/Y [--start-token N]]\n"
@@ -135,7 +137,7 @@ main(int argc, char **argv)
 	    slot_ensure_slot(&src, &cfg, a.new_stream) == -1)
 		exit(stage_report(&src.err));
 	p2o_err_clear(&e);
-	if ((dec.refetch = refetch_open(&cfg, src.tables, &e)) == NULL &&
+	if ((dec.nest = pgnestread_open(&cfg, src.tables, &e)) == NULL &&
 	    e.code != 0)
 		exit(stage_report(&e));
 	/* the catalogue connection stays, for the slot watch */
@@ -155,19 +157,10 @@ main(int argc, char **argv)
 	if (capture_run(&cap) != 0)
 		exit(stage_report(&cap.err));
 
-	if (dec.refetch != NULL) {
-		const struct refetch_counts *n = refetch_counts(dec.refetch);
-
-		log_info("collections: %llu child images named parents; "
-		    "%llu parent documents read again in %llu queries",
-		    (unsigned long long)n->child_rows,
-		    (unsigned long long)n->documents,
-		    (unsigned long long)n->queries);
-	}
 	capture_release(&cap);
 	slotwatch_release(&sw);
 	slot_release(&src);
-	refetch_close(dec.refetch);
+	nestread_close(dec.nest);
 	pgo_release(&dec);
 	stage_end(&st);
 	config_release(&cfg);
