@@ -35,6 +35,10 @@ sed 's/^/#   /' "$T/my/p.yaml"
 grep -q '^    table: p2o.t15_my$' "$T/my/p.yaml" && grep -q '^  url_env: P2O_SOURCE_URL' "$T/my/p.yaml" &&
 	grep -q '^  server_id: 4215' "$T/my/p.yaml"
 ok $? "... names qualified from the url's database, url_env and the server id written"
+# the node was asked which engine it is, as the writer asks it: a file
+# made against Elasticsearch names it (without it the writer refuses it)
+ok $(grep -q "^  flavor: ${P2O_TARGET:-opensearch}\$" "$T/my/p.yaml"; echo $?) \
+	"... and target.flavor: ${P2O_TARGET:-opensearch}, as the node said ($(grep flavor "$T/my/p.yaml"))"
 ok $(! grep -qF "$MYSQL_PWD" "$T/my/p.yaml"; echo $?) "... no password in the file"
 awk '/t15_mylog:/ {s=1} s && /append_only: true/ {f=1} END {exit !f}' "$T/my/p.yaml"
 ok $? "... the keyless table declared append_only"
@@ -119,4 +123,17 @@ ok $([ $st = 0 ] && grep -q '^note: .*writing the file without the catalogue' "$
 	grep -q '^    table: shop.items$' "$T/off.yaml"; echo $?) "offline: written from the names given, with a note (exit $st)"
 pg2osync validate -c "$T/off.yaml" > /dev/null 2>&1
 ok $([ $? = 1 ]; echo $?) "... and validate says what is missing"
+DEAD=http://127.0.0.1:$(free_port)
+pg2osync init -c "$T/dead.yaml" --source "postgres://u@127.0.0.1:$(free_port)/db" --table shop.items \
+	--target "$DEAD" > "$T/out" 2>&1
+ok $([ $? = 0 ] && grep -q "^note: $DEAD did not say which engine it is" "$T/out" &&
+	grep -q '^  flavor: opensearch    # not confirmed' "$T/dead.yaml"; echo $?) \
+	"a node that does not answer: the default flavour, marked unconfirmed, with a note"
+pg2osync init -c "$T/ms.yaml" --source "postgres://u@127.0.0.1:$(free_port)/db" --table shop.items \
+	--target "$DEAD" --flavor meilisearch > "$T/out" 2>&1
+ok $([ $? = 0 ] && grep -q '^  flavor: meilisearch$' "$T/ms.yaml" && grep -q '^  state_dir: ' "$T/ms.yaml" &&
+	! grep -q 'did not say' "$T/out"; echo $?) \
+	"--flavor meilisearch: written without asking, with the state_dir that target needs"
+pg2osync init -c "$T/bad.yaml" --table t --flavor solr > "$T/out" 2>&1
+ok $([ $? = 64 ]; echo $?) "--flavor of no engine: exit 64"
 done_testing
