@@ -19,6 +19,7 @@
 #include "log.h"
 #include "nestread.h"
 #include "p2o.h"
+#include "source.h"
 #include "server.h"
 #include "stage.h"
 #include "mysql/mynest.h"
@@ -142,10 +143,10 @@ main(int argc, char **argv)
 	/* the source's secret only: the target is the writer's */
 	if (config_load_with(st.cfgpath, CONFIG_SECRET_SOURCE, &cfg, &e) == -1)
 		exit(stage_report(&e));
-	if (cfg.source_kind != SOURCE_MYSQL)
-		fatalx(P2O_EXIT_CONFIG, "%s: the source is not a mysql:// or "
-		    "mariadb:// url; capture-mysql reads MySQL and MariaDB "
-		    "only", st.cfgpath);
+	if (strcmp(cfg.source->capture, "capture-mysql") != 0)
+		fatalx(P2O_EXIT_CONFIG, "%s: the source is a %s url, which %s "
+		    "reads; capture-mysql reads MySQL and MariaDB only",
+		    st.cfgpath, cfg.source->noun, cfg.source->capture);
 
 	server_init(&src);
 	if (server_connect(&src, &cfg) == -1 || server_check(&src) == -1 ||

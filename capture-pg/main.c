@@ -22,6 +22,7 @@
 #include "log.h"
 #include "nestread.h"
 #include "p2o.h"
+#include "source.h"
 #include "stage.h"
 #include "pg/pgnest.h"
 
@@ -124,9 +125,10 @@ main(int argc, char **argv)
 	/* the source's secret only: the target is the writer's */
 	if (config_load_with(st.cfgpath, CONFIG_SECRET_SOURCE, &cfg, &e) == -1)
 		exit(stage_report(&e));
-	if (cfg.source_kind != SOURCE_POSTGRES)
-		fatalx(P2O_EXIT_CONFIG, "%s: the source is not a postgres "
-		    "url; capture-pg reads PostgreSQL only", st.cfgpath);
+	if (strcmp(cfg.source->capture, "capture-pg") != 0)
+		fatalx(P2O_EXIT_CONFIG, "%s: the source is a %s url, which %s "
+		    "reads; capture-pg reads PostgreSQL only", st.cfgpath,
+		    cfg.source->noun, cfg.source->capture);
 	pgo_init(&dec);
 	slot_init(&src);
 	if (slot_connect_sql(&src, &cfg) == -1 ||

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "lsn.h"
 #include "p2o.h"
+#include "source.h"
 #include "pg/pgcat.h"
 #include "pg/pgconn.h"
 #include "pg/pgserver.h"
@@ -168,9 +169,9 @@ run(const struct verb *v, int argc, char **argv)
 	if ((rc = cli_config(path, CONFIG_SECRETS_ALL, &cfg)) != 0)
 		return rc;
 	p2o_err_clear(&e);
-	if (cfg.source_kind == SOURCE_POSTGRES && source_pg(&cfg, &e) == -1)
+	if (strcmp(cfg.source->kind, "postgres") == 0 && source_pg(&cfg, &e) == -1)
 		rc = cli_fail(&e);
-	else if (cfg.source_kind == SOURCE_MYSQL)
+	else if (strcmp(cfg.source->kind, "mysql") == 0)
 		printf("a MySQL source has no slot or publication to create\n");
 	if (rc == 0 && target(&cfg, &e) == -1)
 		rc = cli_fail(&e);

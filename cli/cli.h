@@ -8,7 +8,6 @@
  *   opts.c        a verb's options as a table: getopt and --help from it
  *   tools.c       the other pg2osync programs: where they are, running
  *                 one for its output, exec
- *   mapping.c     a column's type -> an index field mapping (init)
  *   init.c, validate.c, setup_sql.c, bootstrap.c, status.c (+
  *   status_pg.c, status_my.c), drop_slot.c, run.c, rejects.c,
  *   verify.c (+ verify_doc.c, verify_rows.c), resnapshot.c,
@@ -114,27 +113,6 @@ char	*tool_path(const char *name);
 int	tool_output(char *const argv[], struct sbuf *out, struct p2o_err *);
 /* exec argv[0] as found by tool_path; returns only on failure (err) */
 int	tool_exec(char **argv, struct p2o_err *);
-
-/* mapping.c */
-
-/* how init maps the columns a dynamic mapping would guess at */
-struct mapping_opts {
-	int	 decimal_scaled;	/* numeric/decimal as scaled_float (else
-					 * keyword: exact) */
-	int	 json_flat;		/* JSON as flat_object (else object) */
-};
-/* the kind of index field a PostgreSQL column of type format_type()
- * text (typoid its pg_type oid) needs, into out's kind and factor; a
- * note for the operator in note (or "") */
-struct target_field;
-void	mapping_pg(const char *type, uint32_t typoid,
-	    const struct mapping_opts *, struct target_field *out, char *note,
-	    size_t notelen);
-/* the same for a MySQL column (information_schema DATA_TYPE and
- * COLUMN_TYPE; json: a JSON column, MariaDB's longtext included) */
-void	mapping_my(const char *data_type, const char *column_type, int json,
-	    const struct mapping_opts *, struct target_field *out, char *note,
-	    size_t notelen);
 
 /* status_pg.c (status_my.c below): what status shows of each kind of source */
 struct status_opts {

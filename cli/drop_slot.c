@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "p2o.h"
+#include "source.h"
 #include "pg/pgconn.h"
 #include "pg/pgserver.h"
 
@@ -65,7 +66,7 @@ run(const struct verb *v, int argc, char **argv)
 		return cli_opt_exit(ch);
 	if ((rc = cli_config(path, CONFIG_SECRET_SOURCE, &cfg)) != 0)
 		return rc;
-	if (cfg.source_kind != SOURCE_POSTGRES) {
+	if (strcmp(cfg.source->kind, "postgres") != 0) {
 		config_release(&cfg);
 		return cli_usage(v, "a MySQL source has no slot: the server "
 		    "keeps no position for a reader");

@@ -40,6 +40,7 @@
 #include "cli.h"
 #include "mysql/myconn.h"
 #include "p2o.h"
+#include "source.h"
 #include "pg/pgconn.h"
 #include "pg/pgserver.h"
 
@@ -126,7 +127,7 @@ streaming(const struct config *cfg, char *why, size_t len,
 	long long wait_ms;
 	int rc;
 
-	rc = cfg->source_kind == SOURCE_MYSQL ? dump_thread(cfg, why, len,
+	rc = strcmp(cfg->source->kind, "mysql") == 0 ? dump_thread(cfg, why, len,
 	    e) : slot_active(cfg, why, len, e);
 	if (rc != 0)
 		return rc;

@@ -20,6 +20,7 @@
 #include "mysql/myconn.h"
 #include "pg/pgconn.h"
 #include "p2o.h"
+#include "source.h"
 
 enum { O_ROLE = 0x100 };
 
@@ -344,7 +345,7 @@ from_url(const struct config *cfg, char *user, size_t ulen, char *db,
 
 	if (url == NULL || *url == '\0')
 		return;
-	if (cfg->source_kind == SOURCE_MYSQL) {
+	if (strcmp(cfg->source->kind, "mysql") == 0) {
 		if (my_url_parse(url, &u, err, sizeof(err)) == 0) {
 			snprintf(user, ulen, "%s", u.user ? u.user : "");
 			my_url_release(&u);
@@ -394,7 +395,7 @@ run(const struct verb *v, int argc, char **argv)
 			return cli_usage(v, "--role '%s': letters, digits, '_', "
 			    "'-' and '.' only", role);
 		}
-	if (cfg.source_kind == SOURCE_MYSQL)
+	if (strcmp(cfg.source->kind, "mysql") == 0)
 		my_script(&b, &cfg, role);
 	else
 		pg_script(&b, &cfg, role, db[0] ? db : NULL);

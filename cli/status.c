@@ -224,12 +224,12 @@ run(const struct verb *v, int argc, char **argv)
 		fprintf(stderr, "pg2osync status: %s; the target is read "
 		    "without it\n", e.msg);
 	}
-	if (cfg.source_kind == SOURCE_MYSQL && so.max_retained >= 0) {
+	if (strcmp(cfg.source->kind, "mysql") == 0 && so.max_retained >= 0) {
 		config_release(&cfg);
 		return cli_usage(v, "--max-retained-mb: a MySQL source has no "
 		    "slot; the server purges its binlog by its own retention");
 	}
-	rc = cfg.source_kind == SOURCE_MYSQL ? status_my(&cfg, &so) :
+	rc = strcmp(cfg.source->kind, "mysql") == 0 ? status_my(&cfg, &so) :
 	    status_pg(&cfg, &so);
 	config_release(&cfg);
 	return rc;

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "log.h"
 #include "p2o.h"
+#include "source.h"
 
 static const struct cli_opt opts[] = {
 	CLI_OPT_CONFIG,
@@ -56,8 +57,7 @@ run(const struct verb *v, int argc, char **argv)
 		return check_end(&r);
 	}
 	check_ok(&r, "configuration '%s': %d sync section(s), a %s source, "
-	    "target %s", path, cfg.nsyncs, cfg.source_kind == SOURCE_MYSQL ?
-	    "MySQL" : "PostgreSQL", cfg.target_url);
+	    "target %s", path, cfg.nsyncs, cfg.source->title, cfg.target_url);
 	config_release(&cfg);
 
 	/* each side's secrets on their own: one missing does not hide the
@@ -73,7 +73,7 @@ run(const struct verb *v, int argc, char **argv)
 
 	if (!have_src)
 		check_skip(&r, "source: not checked without its url");
-	else if (src.source_kind == SOURCE_MYSQL)
+	else if (strcmp(src.source->kind, "mysql") == 0)
 		validate_my(&r, &src);
 	else
 		validate_pg(&r, &src);

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "p2o.h"
 #include "sbuf.h"
+#include "source.h"
 
 static int finish_config(struct cs_walk *, void *, const char *, int);
 
@@ -365,14 +366,16 @@ finish_syncs(struct cs_walk *w, struct config *cfg)
 		if (s->schema == NULL) {
 			/* a MySQL table lives in a database the url need
 			 * not name; guessing one would sync the wrong table */
-			if (cfg->source_kind == SOURCE_MYSQL) {
+			if (cfg->source->default_schema == NULL) {
 				cs_err(w, s->line, "'%s.table' must be "
-				    "'database.table' for a mysql source",
-				    config_sec_path(s, &path));
+				    "'%s.table' for a %s source",
+				    config_sec_path(s, &path),
+				    cfg->source->schema_word,
+				    cfg->source->noun);
 				sbuf_release(&path);
 				return -1;
 			}
-			s->schema = xstrdup("public");
+			s->schema = xstrdup(cfg->source->default_schema);
 		}
 		rel = xmalloc(strlen(s->schema) + strlen(s->table) + 2);
 		sprintf(rel, "%s.%s", s->schema, s->table);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "config_sections.h"
+#include "source.h"
 #include "nest.h"
 #include "sbuf.h"
 #include "where.h"
@@ -296,10 +297,11 @@ resolve(struct cs_walk *w, const struct config *cfg, int line,
 		*schema = xstrndup(*rel, (size_t)(dot - *rel));
 		*table = xstrdup(dot + 1);
 	} else {
-		if (cfg->source_kind == SOURCE_MYSQL)
-			return cs_err(w, line, "'%s' must be 'database.table' "
-			    "for a mysql source", path);
-		*schema = xstrdup("public");
+		if (cfg->source->default_schema == NULL)
+			return cs_err(w, line, "'%s' must be '%s.table' for a "
+			    "%s source", path, cfg->source->schema_word,
+			    cfg->source->noun);
+		*schema = xstrdup(cfg->source->default_schema);
 		*table = xstrdup(*rel);
 	}
 	free(*rel);

@@ -122,6 +122,50 @@ target_request(struct target_conn *c, const struct http_call *call,
 	return 0;
 }
 
+int
+target_identify(const struct config *cf, const struct target_module **found,
+    char *node, size_t nodelen, char *why, size_t whylen,
+    struct p2o_err *err)
+{
+	struct target_conn c;
+	struct http_call call;
+	struct sbuf resp = SBUF_INIT;
+	enum target_answer a;
+	char w[512];
+	long status;
+	size_t i;
+	int rc = -1, auth = 0;
+
+	*found = NULL;
+	snprintf(why, whylen, "no engine this program writes to answered as "
+	    "itself");
+	if (target_conn_open(&c, cf, err) == -1)
+		return -1;
+	/* each module asks its own question: the answer a node gives to
+	 * another engine's question is refused by that module's reading */
+	for (i = 0; i < sizeof(modules) / sizeof(modules[0]); i++) {
+		memset(&call, 0, sizeof(call));
+		modules[i]->ops->probe_call(&call);
+		if (target_request(&c, &call, &resp, &status, err) == -1)
+			goto out;
+		a = modules[i]->ops->probe_answer(status, &resp, node, nodelen,
+		    w, sizeof(w));
+		if (a == TA_OK) {
+			*found = modules[i];
+			break;
+		}
+		auth |= a == TA_AUTH;
+	}
+	if (*found == NULL && auth)
+		snprintf(why, whylen, "the node asks for credentials before it "
+		    "says what it is");
+	rc = 0;
+out:
+	sbuf_release(&resp);
+	target_conn_release(&c);
+	return rc;
+}
+
 void
 target_proc_init(struct target_proc *p)
 {

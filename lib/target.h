@@ -511,6 +511,13 @@ void	target_conn_release(struct target_conn *);
  * failed the check) */
 int	target_request(struct target_conn *, const struct http_call *,
 	    struct sbuf *resp, long *status, struct p2o_err *);
+/* which engine the node at cf's target url is, by each module's probe in
+ * turn (with cf's credentials, if any): 0 with *found (NULL: none said
+ * so, why says what was seen) and the node's description, or -1 with
+ * err (75: unreachable) */
+int	target_identify(const struct config *, const struct target_module **,
+	    char *node, size_t nodelen, char *why, size_t whylen,
+	    struct p2o_err *);
 void	target_proc_init(struct target_proc *);
 /* drop what the last procedure held, keep the buffers */
 void	target_proc_reset(struct target_proc *);

@@ -34,6 +34,7 @@
 #include "log.h"
 #include "mysql/myconn.h"
 #include "p2o.h"
+#include "source.h"
 #include "pg/pgconn.h"
 #include "supervisor.h"
 #include "target.h"
@@ -90,7 +91,7 @@ source_now(struct helper *h, struct sbuf *text, struct p2o_err *e)
 	char file[512];
 	uint32_t off;
 
-	if (h->cf->source_kind == SOURCE_MYSQL) {
+	if (strcmp(h->cf->source->kind, "mysql") == 0) {
 		if (h->my == NULL && (h->my = myconn_open(h->cf, "synced",
 		    e)) == NULL)
 			return -1;

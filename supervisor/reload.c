@@ -42,6 +42,7 @@
 #include "jscan.h"
 #include "log.h"
 #include "p2o.h"
+#include "source.h"
 #include "pg/pgconn.h"
 #include "supervisor.h"
 #include "validate/check.h"
@@ -91,7 +92,7 @@ differs(const char *a, const char *b)
 static const char *
 fixed_key(const struct config *was, const struct config *now)
 {
-	if (was->source_kind != now->source_kind)
+	if (was->source != now->source)
 		return "source.url (the kind of source)";
 	if (differs(was->source_url, now->source_url))
 		return "source.url";
@@ -243,7 +244,7 @@ reload_main(void *arg)
 		return P2O_EXIT_OK;
 	}
 	check_init(&r, mem);
-	if (nc.source_kind == SOURCE_MYSQL)
+	if (strcmp(nc.source->kind, "mysql") == 0)
 		validate_my(&r, &nc);
 	else {
 		r.pub_adds = &adds;

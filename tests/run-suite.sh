@@ -57,8 +57,9 @@ san_integ=(tests/integration/100-*.t tests/integration/11[0-6]-*.t tests/integra
 	tests/integration/630-mysql-*.t tests/integration/650-mysql-*.t
 	tests/integration/70[1-5]-loader-*.t)
 # the Elasticsearch pass (run-with.sh --es): the same files, the target chosen
-# by P2O_TARGET, for the scenarios both engines must pass: streaming CRUD, a
-# key change, TOAST and truncate (300), TOAST replay (301), the
+# by P2O_TARGET, for the scenarios both engines must pass: init against the
+# node (the flavour it writes, its generated files run; 115), streaming
+# CRUD, a key change, TOAST and truncate (300), TOAST replay (301), the
 # refused-document halt (900), the load killed with -9 (501), shaping: id
 # templates, templated indices, routing and fan-out (401, 402: their
 # pipeline and join parts need ingest-common and parent-join, which the
@@ -66,7 +67,7 @@ san_integ=(tests/integration/100-*.t tests/integration/11[0-6]-*.t tests/integra
 # transforms, append-only, a load (403-405), the load plan of 50 sections
 # sharing one index in batched requests (812), and credentials and TLS on a
 # secured node (910)
-es_integ=(tests/integration/300-*.t tests/integration/301-*.t tests/integration/900-*.t
+es_integ=(tests/integration/115-*.t tests/integration/300-*.t tests/integration/301-*.t tests/integration/900-*.t
 	tests/integration/501-*.t tests/integration/40[1-5]-shape-*.t tests/integration/812-*.t tests/integration/910-*.t)
 es9_integ=(tests/integration/300-*.t tests/integration/501-*.t tests/integration/910-*.t)
 P2O_ES9_VERSION=${P2O_ES9_VERSION:-9.2.0}
