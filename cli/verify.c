@@ -182,7 +182,8 @@ run(const struct verb *v, int argc, char **argv)
 	}
 	if (ch < 0)
 		return cli_opt_exit(ch);
-	if ((rc = cli_config(path, CONFIG_SECRET_TARGET, &cfg)) != 0)
+	if ((rc = cli_config(path, CONFIG_SECRET_TARGET |
+	    CONFIG_SECRET_TRANSFORM, &cfg)) != 0)
 		return rc;
 	vf.cfg = &cfg;
 	vf.tm = cfg.target_module;
