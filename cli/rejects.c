@@ -76,9 +76,9 @@ list(const struct target_rejects *set, const struct target_module *tm)
 /* records [from, from + n) sent again: the keys to clear into clear[],
  * how many still refused into *still; 0 or -1 with e */
 static int
-replay_chunk(struct target_conn *tc, const struct target_rejects *set,
-    int from, int n, char **clear, int *nclear, int *still,
-    struct p2o_err *e)
+replay_chunk(const struct config *cfg, struct target_conn *tc,
+    const struct target_rejects *set, int from, int n, char **clear,
+    int *nclear, int *still, struct p2o_err *e)
 {
 	const struct target_ops *ops = tc->mod->ops;
 	struct sbuf arena = SBUF_INIT, resp = SBUF_INIT;
@@ -102,6 +102,10 @@ replay_chunk(struct target_conn *tc, const struct target_rejects *set,
 		w.pipeline = r->pipeline;
 		w.doc = r->doc;
 		w.version = r->version;
+		/* written as the writer wrote it: through the alias */
+		w.require_alias = cfg->target_require_alias && !r->del &&
+		    jstr_copy(r->index, name, sizeof(name)) == 0 &&
+		    config_find_index(cfg, name) != NULL;
 		if (ops->encode(&arena, &w, &te, e) == -1)
 			goto out;
 	}
@@ -158,8 +162,8 @@ out:
 }
 
 static int
-replay(struct target_conn *tc, const struct target_rejects *set,
-    struct p2o_err *e)
+replay(const struct config *cfg, struct target_conn *tc,
+    const struct target_rejects *set, struct p2o_err *e)
 {
 	char **clear;
 	int i, n, nclear = 0, still = 0;
@@ -168,7 +172,7 @@ replay(struct target_conn *tc, const struct target_rejects *set,
 	clear = xcalloc(set->n ? (size_t)set->n : 1, sizeof(*clear));
 	for (i = 0; i < set->n; i += n) {
 		n = set->n - i < REPLAY_CHUNK ? set->n - i : REPLAY_CHUNK;
-		if (replay_chunk(tc, set, i, n, clear, &nclear, &still,
+		if (replay_chunk(cfg, tc, set, i, n, clear, &nclear, &still,
 		    e) == -1 ||
 		    tc->mod->rejects->clear(tc, clear, nclear, e) == -1) {
 			free(clear);
@@ -238,7 +242,7 @@ run(const struct verb *v, int argc, char **argv)
 		rc = cli_fail(&e);
 	else if (!do_replay)
 		rc = list(&set, cfg.target_module);
-	else if ((rc = replay(&tc, &set, &e)) == -1)
+	else if ((rc = replay(&cfg, &tc, &set, &e)) == -1)
 		rc = cli_fail(&e);
 	target_rejects_release(&set);
 	target_conn_release(&tc);

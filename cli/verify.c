@@ -143,8 +143,11 @@ repair(struct verify *vf, struct target_conn *tc, uint64_t version,
 	for (i = 0; i < vf->tab.n; i++) {
 		if (!vf->tab.e[i].repair)
 			continue;
-		if (vtab_write(&vf->tab, &vf->tab.e[i], &w[n]) == 0)
+		if (vtab_write(&vf->tab, &vf->tab.e[i], &w[n]) == 0) {
+			/* through the alias, as the writer writes */
+			w[n].require_alias = vf->cfg->target_require_alias;
 			w[n++].version = version;
+		}
 		else {
 			vtab_name(&vf->tab, &vf->tab.e[i], name, sizeof(name));
 			printf("not repaired: %s: its row is gone\n", name);

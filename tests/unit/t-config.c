@@ -590,6 +590,18 @@ static const struct {
 	    "'items') are pseudonymised apart: both must be pseudonyms with "
 	    "the same 'key_env' and the same explicit 'scope', or their "
 	    "documents hold different tokens for one key" },
+	{ "require_alias with a templated index", SRC
+	    "target:\n  url: http://127.0.0.1:9200\n  require_alias: true\n"
+	    "sync:\n  items:\n    table: items\n    index: \"items-{t}\"\n", 9,
+	    "'sync.items.index' is a template, and 'target.require_alias' "
+	    "writes only through aliases: an index rendered from a row has no "
+	    "alias to write through" },
+	{ "require_alias on a target without aliases", SRC
+	    "target:\n  url: http://127.0.0.1:7700\n  flavor: meilisearch\n"
+	    "  state_dir: /tmp\n  require_alias: true\n"
+	    "sync:\n  items:\n    table: items\n", 7,
+	    "'target.require_alias' needs aliases, which target 'meilisearch' "
+	    "does not offer: it has no aliases for the writes to name" },
 	{ "join with routing", ITEMS "    routing: r\n"
 	    "    join: {field: j, name: a}\n", 9,
 	    "'sync.items.join' cannot be combined with 'sync.items.routing'" },
@@ -665,7 +677,7 @@ test_mapping(void)
 {
 	const char *text =
 	    SRC
-	    "target:\n  url: http://127.0.0.1:9200\n  tls_verify: true\n"
+	    "target:\n  url: http://127.0.0.1:9200\n  require_alias: true\n"
 	    "sync:\n"						/* 6 */
 	    "  people:\n"
 	    "    table: people\n"
@@ -713,6 +725,7 @@ test_mapping(void)
 	    "the mapping keys load (no transform secret asked for)"))
 		printf("# %s\n", err);
 	s = &cfg.syncs[0];
+	ok(cfg.target_require_alias == 1, "target.require_alias");
 	t = config_transform_of(s, "email");
 	ok(t && t->kind == XF_PSEUDONYM && t->pseudonym.key == NULL &&
 	    strcmp(t->pseudonym.key_env, "P2O_T_PSEUDO") == 0,
