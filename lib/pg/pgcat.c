@@ -624,3 +624,40 @@ pgcat_names_free(struct pgcat_name *v, int n)
 	}
 	free(v);
 }
+
+/* per heap (the table, each inheritance child, each leaf partition): the
+ * planner's numbers and the pages it has now */
+static const char heaps_sql[] =
+    "WITH RECURSIVE tree(oid) AS (SELECT $1::pg_catalog.oid "
+    "  UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i "
+    "  JOIN tree t ON i.inhparent = t.oid) "
+    "SELECT c.reltuples, c.relpages, pg_catalog.pg_relation_size(c.oid) / "
+    "pg_catalog.current_setting('block_size')::pg_catalog.int8 "
+    "FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.oid "
+    "WHERE c.relkind = 'r'";
+
+int
+pgcat_heaps(struct pg_conn *c, uint32_t oid, struct pgcat_heap **v, int *n,
+    struct p2o_err *e)
+{
+	char buf[16];
+	const char *params[1] = { buf };
+	PGresult *res;
+	int i;
+
+	*v = NULL;
+	*n = 0;
+	snprintf(buf, sizeof(buf), "%u", oid);
+	if ((res = pgconn_query(c, "reading the table's size", heaps_sql, 1,
+	    params, e)) == NULL)
+		return -1;
+	*v = xcalloc((size_t)PQntuples(res) + 1, sizeof(**v));
+	for (i = 0; i < PQntuples(res); i++) {
+		(*v)[i].tuples = strtod(PQgetvalue(res, i, 0), NULL);
+		(*v)[i].relpages = strtoll(PQgetvalue(res, i, 1), NULL, 10);
+		(*v)[i].pages = strtoll(PQgetvalue(res, i, 2), NULL, 10);
+	}
+	*n = PQntuples(res);
+	PQclear(res);
+	return 0;
+}

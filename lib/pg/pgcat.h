@@ -119,4 +119,17 @@ int	pgcat_tables(struct pg_conn *, struct pgcat_name **v, int *n,
 	    struct p2o_err *);
 void	pgcat_names_free(struct pgcat_name *, int n);
 
+/* one heap of a table (itself, an inheritance child, a leaf partition):
+ * the planner's numbers and the pages it has now */
+struct pgcat_heap {
+	double	 tuples;	/* reltuples: -1 from PostgreSQL 14 when
+				 * never analysed */
+	long long relpages;	/* the pages reltuples was counted in */
+	long long pages;	/* the pages it has now */
+};
+
+/* every heap of the table oid: 0 with *v (free()) and *n, or -1 */
+int	pgcat_heaps(struct pg_conn *, uint32_t oid, struct pgcat_heap **v,
+	    int *n, struct p2o_err *);
+
 #endif
