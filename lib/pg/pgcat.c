@@ -379,6 +379,12 @@ pgcat_tree_has_identity(const struct pgcat_table *t)
 	return 1;
 }
 
+int
+pgcat_in_append(const struct pgcat_table *t)
+{
+	return t->sec->append_only && !pgcat_tree_has_identity(t);
+}
+
 /* one table's replica identity, as the checks below read it */
 struct idview {
 	const char *qname;

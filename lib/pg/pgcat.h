@@ -2,8 +2,9 @@
  * pgcat.h - what the PostgreSQL catalogue says about a synced table, for
  * every program that reads one (capture-pg, the loader): its columns and
  * their types, its replica identity, the tables a publication of it
- * carries with it (inheritance children, partitions), and the one rule
- * for the key a row is filed by:
+ * carries with it (inheritance children, partitions), the one rule placing
+ * it in <publication> or <publication>_append (pgcat_in_append), and the
+ * one rule for the key a row is filed by:
  *
  *   the section's primary_key when it names one (every column in the
  *   replica identity, unless that is FULL), else the replica identity's
@@ -89,6 +90,14 @@ const struct pgcat_column *pgcat_column(const struct pgcat_table *,
  * replica identity, so that a publication publishing its updates and
  * deletes leaves the application's UPDATE and DELETE working */
 int	pgcat_tree_has_identity(const struct pgcat_table *);
+/*
+ * The one placement rule: 1 when the table goes in the publication
+ * <publication>_append, which publishes inserts and truncates only - an
+ * append_only table whose tree lacks a replica identity somewhere, so
+ * that the application's own UPDATE and DELETE of it keep working - and
+ * 0 when it goes in <publication>.
+ */
+int	pgcat_in_append(const struct pgcat_table *);
 /*
  * Every column a document's identity or filter reads from a row's
  * before-image (id, index, routing, join.column, fan_out.column, where)

@@ -7,7 +7,8 @@
 # mapping a field otherwise than its mapping file); a wrong password and
 # an unreachable target; a second server with wal_level = replica; and
 # setup-sql's script, run by psql as the superuser on that fresh server,
-# makes validate pass for a role that owns nothing.
+# makes validate pass for a role that owns nothing; a publication without
+# the table a collection reads fails.
 # Run under tests/servers/run-with.sh --pg --os.
 . "$(dirname "$0")/../lib.sh"
 
@@ -121,6 +122,29 @@ ok $([ $st = 1 ]; echo $?) "wrong password, target down: exit 1"
 ok $([ "$(lines "$T/out" '^FAIL  source: .*authentication failed')" = 1 ]; echo $?) "the wrong password: one line"
 ok $([ "$(lines "$T/out" '^FAIL  target: http://127.0.0.1:[0-9]+ is unreachable')" = 1 ]; echo $?) "the unreachable target: one line"
 ok $(! grep -q 'not-the-password' "$T/out"; echo $?) "the password is in no line"
+
+# a publication made by hand without the table a collection reads: the
+# capture refuses it at its start, so validate says so
+psql_q -c "drop table if exists t11_c, t11_o; create table t11_c (id int primary key);
+	create table t11_o (id int primary key, c_id int); alter table t11_o replica identity full;
+	drop publication if exists t11n; create publication t11n for table t11_c" || exit 1
+mkhead "$T/nest.yaml" t11n
+cat >> "$T/nest.yaml" <<EOF
+sync:
+  c:
+    table: public.t11_c
+    index: t11_c
+    children:
+      - table: public.t11_o
+        field: orders
+        foreign_key: c_id
+EOF
+pg2osync validate -c "$T/nest.yaml" > "$T/out" 2>&1
+st=$?
+ok $([ $st = 1 ] && [ "$(lines "$T/out" "^FAIL  publication 't11n' does not include table 'public.t11_o', which a collection reads")" = 1 ] &&
+	[ "$(lines "$T/out" '^FAIL')" = 1 ]; echo $?) "a publication without the table a collection reads: exit 1, one line (exit $st)"
+grep '^FAIL' "$T/out" | sed 's/^/#   /'
+psql_q -c "drop publication t11n; drop table t11_c, t11_o"
 
 # a second server, fresh: setup-sql's script makes validate pass for a role
 # that owns nothing; then with wal_level = replica validate says so

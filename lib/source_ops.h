@@ -1,0 +1,118 @@
+/*
+ * source_ops.h - what the pg2osync command and the supervisor do to a
+ * source server, whichever kind it is: one table of operations per kind
+ * (lib/pg/pgsource.c, lib/mysql/mysource.c), as lib/target.h is for the
+ * search engines. The callers (cli's verbs, the supervisor's reload and
+ * its /synced helper) parse options and print; the SQL, the catalogue and
+ * the connections stay in lib/pg and lib/mysql.
+ *
+ * A kind's server contract - what the server must provide for a pipeline
+ * to stream from it - is a list of checks kept as data in that kind's
+ * lib/pg/pgcontract.c or lib/mysql/myserver.c. Each check yields verdicts
+ * (struct source_verdict), and each program takes them its way: a capture
+ * refuses at the first failure (source_refuse), `pg2osync validate`
+ * reports every one (validate/check.h), bootstrap and a reload apply what
+ * they can.
+ */
+#ifndef SOURCE_OPS_H
+#define SOURCE_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "err.h"
+
+struct check_report;
+struct config;
+struct sbuf;
+
+enum source_verdict_kind {
+	SV_OK,		/* the server provides it */
+	SV_NOTE,	/* it passes, with a caveat the text says */
+	SV_ABSENT,	/* not there yet, and whoever applies the contract
+			 * (the capture at its first start, bootstrap) may
+			 * create it */
+	SV_FAIL,	/* refused: nothing may stream until it is fixed */
+};
+
+#define SOURCE_REMEDY_MAX	1024
+
+/* one verdict of a source's contract */
+struct source_verdict {
+	enum source_verdict_kind kind;
+	int	 code;		/* SV_FAIL: its exit class (lib/p2o.h) */
+	/* what it is about when the text does not name it ("source": the
+	 * server or the role), else NULL */
+	const char *subject;
+	char	 text[P2O_ERR_MAX];	/* the whole sentence, a failure with
+					 * what fixes it */
+	/* what fixes it on its own: the SQL or the setting ("" none) */
+	char	 remedy[SOURCE_REMEDY_MAX];
+	/* the remedy is SQL a reload may run itself (a table added to a
+	 * publication), once every check has passed */
+	int	 apply;
+};
+
+/* how a program takes each verdict: 0 goes on with the list, nonzero
+ * stops it (the judge returns that value) */
+typedef int (*source_emit)(void *arg, const struct source_verdict *);
+
+struct source_ops {
+	const char *kind;	/* "postgres", "mysql" */
+	const char *title;	/* "PostgreSQL", "MySQL" */
+	/* pg2osync validate's lines for the source: the connection, the
+	 * contract, the tables; a reload's too, which then sets
+	 * report->applies (validate/check.h) */
+	void	(*validate)(struct check_report *, const struct config *);
+	/* what a reload applies once all its checks passed: the lines its
+	 * checks put in report->applies. done gets what was done, for the
+	 * reload's verdict. 0, or -1 with err. NULL: a reload applies
+	 * nothing to this source */
+	int	(*reload_apply)(const struct config *, const char *applies,
+		    struct sbuf *done, struct p2o_err *);
+	/* the source's part of pg2osync bootstrap: what the first start
+	 * would create, each line said on out. 0, or -1 with err */
+	int	(*bootstrap)(const struct config *, FILE *out, struct p2o_err *);
+	/* pg2osync drop-slot: the slot (and with publications, those the
+	 * configuration names); lines on out. 0, 1 refused because a
+	 * reader streams from it (why says so), -1 with err. NULL: the
+	 * server keeps no slot for a reader */
+	int	(*drop_stream)(const struct config *, int publications,
+		    FILE *out, char *why, size_t whylen, struct p2o_err *);
+	/* 1 when a reader streams from the source now (why says what was
+	 * seen), 0 not, -1 with err */
+	int	(*stream_live)(const struct config *, char *why, size_t len,
+		    struct p2o_err *);
+	/*
+	 * The source's position now as a checkpoint's text, one the
+	 * capture is sure to reach even on a quiet server. *conn keeps the
+	 * connection between calls (NULL at first; pos_close ends it); on
+	 * -1 (err) it is closed, and the next call connects afresh.
+	 */
+	int	(*pos_now)(const struct config *, void **conn, struct sbuf *text,
+		    struct p2o_err *);
+	void	(*pos_close)(void *conn);
+};
+
+/* source_ops.c */
+
+/* the operations of cfg's source */
+const struct source_ops *source_ops_of(const struct config *);
+/* a capture's and bootstrap's way with a verdict (arg: a struct
+ * p2o_err): the first failure becomes the error, with its exit class,
+ * and stops the list; a note is logged as a warning, the rest at debug */
+int	source_refuse(void *err, const struct source_verdict *);
+/* fills a verdict: kind, code (SV_FAIL), subject, the text; the remedy
+ * and apply are left empty */
+void	source_verdict_set(struct source_verdict *, enum source_verdict_kind,
+	    int code, const char *subject, const char *fmt, ...)
+	    __attribute__((format(printf, 5, 6)));
+
+/* pgsource.c */
+extern const struct source_ops pg_source_ops;
+
+/* mysource.c */
+extern const struct source_ops my_source_ops;
+
+#endif
