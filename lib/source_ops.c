@@ -60,3 +60,19 @@ source_refuse(void *arg, const struct source_verdict *v)
 	}
 	return 0;
 }
+
+void
+source_status_release(struct source_status *st)
+{
+	int i;
+
+	for (i = 0; i < st->nslots; i++) {
+		free(st->slots[i].name);
+		free(st->slots[i].wal_status);
+		free(st->slots[i].drop);
+	}
+	free(st->slots);
+	if (st->priv_free != NULL)
+		st->priv_free(st->priv);
+	memset(st, 0, sizeof(*st));
+}

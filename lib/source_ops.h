@@ -58,6 +58,57 @@ struct source_verdict {
  * stops it (the judge returns that value) */
 typedef int (*source_emit)(void *arg, const struct source_verdict *);
 
+/* what `pg2osync status` shows of one slot the server keeps (a source
+ * without slots shows none) */
+struct source_slot {
+	char	*name;
+	const char *type;	/* "logical", "physical" */
+	int	 active, configured;
+	int	 has_retained;
+	int64_t	 retained;	/* bytes of WAL it keeps */
+	int	 has_safe;
+	int64_t	 safe;		/* bytes before it would be lost */
+	char	*wal_status;	/* "" when the server does not say */
+	int	 has_lag_s;	/* its reader reports a flush lag */
+	double	 lag_s;
+	/* "configured", "lost", "orphan" (inactive, of no configuration,
+	 * retaining WAL) or "other" */
+	const char *verdict;
+	char	*drop;		/* the statement that drops it */
+};
+
+/* what `pg2osync status` shows of the source now: facts, which
+ * cli/status.c alone renders */
+struct source_status {
+	const char *kind;	/* "postgres", "mysql": --json's "source" */
+	char	 engine[16];	/* "PostgreSQL", "MySQL", "MariaDB" */
+	char	 where[1200];	/* the rest of its line: "WAL at 0/3000148" */
+	char	 pos_text[600];	/* the position now, as a checkpoint says it */
+	int	 has_pos;	/* pos is the position as a number too */
+	uint64_t pos;
+	/* the slots the server keeps (has_slots: a kind that has them) */
+	int	 has_slots;
+	int	 nslots;
+	struct source_slot *slots;
+	const struct source_slot *mine;	/* the configured one, or NULL */
+	void	*priv;		/* the kind's own (files, coordinates) */
+	void	(*priv_free)(void *);
+};
+
+/* a stored checkpoint judged against the source now */
+struct source_ckpt {
+	int	 parsed;	/* the text is a position of this source */
+	int	 reached;	/* at or past the position now */
+	int64_t	 lag_bytes;	/* -1 unknown */
+	int	 has_lag_s;
+	double	 lag_s;
+	/* what the stream resumes from, when the source can lose it
+	 * ("binlog file 'b.000003'"), and whether it is gone */
+	char	 resume[600];
+	char	 resume_file[512];
+	int	 gone;
+};
+
 struct source_ops {
 	const char *kind;	/* "postgres", "mysql" */
 	const char *title;	/* "PostgreSQL", "MySQL" */
@@ -80,6 +131,13 @@ struct source_ops {
 	 * server keeps no slot for a reader */
 	int	(*drop_stream)(const struct config *, int publications,
 		    FILE *out, char *why, size_t whylen, struct p2o_err *);
+	/* pg2osync status: the source now (source_status_release); 0, or
+	 * -1 with err */
+	int	(*status)(const struct config *, struct source_status *,
+		    struct p2o_err *);
+	/* a stored checkpoint (its text and number) against st */
+	void	(*status_ckpt)(const struct source_status *, const char *text,
+		    uint64_t pos, struct source_ckpt *);
 	/* 1 when a reader streams from the source now (why says what was
 	 * seen), 0 not, -1 with err */
 	int	(*stream_live)(const struct config *, char *why, size_t len,
@@ -108,6 +166,7 @@ int	source_refuse(void *err, const struct source_verdict *);
 void	source_verdict_set(struct source_verdict *, enum source_verdict_kind,
 	    int code, const char *subject, const char *fmt, ...)
 	    __attribute__((format(printf, 5, 6)));
+void	source_status_release(struct source_status *);
 
 /* pgsource.c */
 extern const struct source_ops pg_source_ops;

@@ -5,7 +5,7 @@
  * reload applies nothing to it, bootstrap creates nothing, drop-slot has
  * nothing to drop; the stream's position is the binlog's own coordinate.
  *
- * It never exits.
+ * It owns the facts status shows. It never exits.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +29,103 @@ my_bootstrap(const struct config *cfg, FILE *out, struct p2o_err *e)
 	return 0;
 }
 
-/* ---- the stream, the position now ---- */
+/* ---- status, the stream, the position now ---- */
+
+/* the server's binlog now, for judging a checkpoint against it */
+struct my_now {
+	char	 file[MYPOS_FILE_MAX];
+	uint32_t off;
+	char	**files;	/* the files it holds, oldest first */
+	uint64_t *sizes;
+	int	 n;
+};
+
+static void
+now_free(void *p)
+{
+	struct my_now *now = p;
+
+	if (now == NULL)
+		return;
+	mysrv_binlogs_free(now->files, now->sizes, now->n);
+	free(now);
+}
+
+static int
+my_status(const struct config *cfg, struct source_status *st,
+    struct p2o_err *e)
+{
+	struct my_now *now = xcalloc(1, sizeof(*now));
+	MYSQL *m;
+	int rc = -1;
+
+	memset(st, 0, sizeof(*st));
+	st->priv = now;
+	st->priv_free = now_free;
+	if ((m = myconn_open(cfg, "catalogue", e)) == NULL)
+		return -1;
+	if (myconn_binlog_now(m, now->file, sizeof(now->file), &now->off,
+	    e) == -1 || mysrv_binlogs(m, &now->files, &now->sizes, &now->n,
+	    e) == -1)
+		goto out;
+	st->kind = my_source_ops.kind;
+	snprintf(st->engine, sizeof(st->engine), "%s", myconn_mariadb(m) ?
+	    "MariaDB" : "MySQL");
+	snprintf(st->pos_text, sizeof(st->pos_text), "%s:%u", now->file,
+	    now->off);
+	snprintf(st->where, sizeof(st->where), "binlog at %s:%u (%d file(s), "
+	    "from %s)", now->file, now->off, now->n, now->n ? now->files[0] :
+	    "-");
+	rc = 0;
+out:
+	myconn_close(m);
+	return rc;
+}
+
+/* bytes from file:off to the server's end, from the files' sizes; -1
+ * when the file is not among them */
+static int64_t
+behind(const struct my_now *now, const char *file, uint32_t off)
+{
+	int64_t b = 0;
+	int i, k;
+
+	for (k = 0; k < now->n && strcmp(now->files[k], file) != 0; k++)
+		;
+	if (k == now->n)
+		return -1;
+	if (strcmp(file, now->file) == 0)
+		return now->off > off ? (int64_t)(now->off - off) : 0;
+	b = (int64_t)now->sizes[k] - off;
+	for (i = k + 1; i < now->n && strcmp(now->files[i], now->file) != 0;
+	    i++)
+		b += (int64_t)now->sizes[i];
+	return b + now->off;
+}
+
+static void
+my_status_ckpt(const struct source_status *st, const char *text,
+    uint64_t pos, struct source_ckpt *ck)
+{
+	const struct my_now *now = st->priv;
+	struct mypos p;
+	char err[128];
+	long long a, b;
+
+	memset(ck, 0, sizeof(*ck));
+	ck->lag_bytes = -1;
+	if (mypos_parse(&p, text, err, sizeof(err)) == -1)
+		return;
+	ck->parsed = 1;
+	a = binlog_file_index(p.file, strlen(p.file));
+	b = binlog_file_index(now->file, strlen(now->file));
+	ck->reached = a > b || (a == b && p.offset >= now->off);
+	ck->lag_bytes = behind(now, p.file, p.offset);
+	ck->gone = ck->lag_bytes < 0;
+	snprintf(ck->resume_file, sizeof(ck->resume_file), "%s", p.file);
+	snprintf(ck->resume, sizeof(ck->resume), "binlog file '%s'", p.file);
+	mypos_release(&p);
+}
 
 /* a binlog dump thread of the user the source url names (the server does
  * not say which replica id a dump thread serves) */
@@ -88,6 +184,8 @@ const struct source_ops my_source_ops = {
 	.reload_apply = NULL,
 	.bootstrap = my_bootstrap,
 	.drop_stream = NULL,
+	.status = my_status,
+	.status_ckpt = my_status_ckpt,
 	.stream_live = my_stream_live,
 	.pos_now = my_pos_now,
 	.pos_close = my_pos_close,

@@ -5,7 +5,7 @@
  * same statements that create and drop - and the catalogue from pgcat.c;
  * none of them judges the server on its own.
  *
- * It never exits.
+ * It owns the facts status shows. It never exits.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,7 +200,84 @@ out:
 	return rc;
 }
 
-/* ---- the stream, the position now ---- */
+/* ---- status, the stream, the position now ---- */
+
+/* what is said about a slot beside its numbers */
+static const char *
+slot_verdict(const struct config *cfg, const struct pgsrv_slot *s)
+{
+	if (strcmp(s->wal_status, "lost") == 0)
+		return "lost";
+	if (strcmp(s->name, cfg->slot_name) == 0)
+		return "configured";
+	if (s->logical && !s->active && !s->temporary)
+		return "orphan";
+	return "other";
+}
+
+static int
+pg_status(const struct config *cfg, struct source_status *st,
+    struct p2o_err *e)
+{
+	struct source_slot *o;
+	struct pgsrv_slot *v;
+	struct pg_conn *c;
+	struct sbuf drop = SBUF_INIT;
+	int i, n;
+
+	memset(st, 0, sizeof(*st));
+	if ((c = pgconn_open(cfg, PGCONN_SQL, "pg2osync status", e)) == NULL)
+		return -1;
+	if (pgsrv_slots(c, &v, &n, &st->pos, e) == -1) {
+		pgconn_close(c);
+		return -1;
+	}
+	pgconn_close(c);
+	st->kind = pg_source_ops.kind;
+	snprintf(st->engine, sizeof(st->engine), "%s", pg_source_ops.title);
+	st->has_pos = 1;
+	lsn_format(st->pos, st->pos_text);
+	snprintf(st->where, sizeof(st->where), "WAL at %s", st->pos_text);
+	st->has_slots = 1;
+	st->slots = xcalloc((size_t)n + 1, sizeof(*st->slots));
+	for (i = 0; i < n; i++) {
+		o = &st->slots[st->nslots++];
+		o->name = xstrdup(v[i].name);
+		o->type = v[i].logical ? "logical" : "physical";
+		o->active = v[i].active;
+		o->configured = strcmp(v[i].name, cfg->slot_name) == 0;
+		o->has_retained = v[i].has_retained;
+		o->retained = v[i].retained;
+		o->has_safe = v[i].has_safe;
+		o->safe = v[i].safe_wal_size;
+		o->wal_status = xstrdup(v[i].wal_status);
+		o->has_lag_s = v[i].has_lag_s;
+		o->lag_s = v[i].lag_s;
+		o->verdict = slot_verdict(cfg, &v[i]);
+		sbuf_reset(&drop);
+		pgsrv_drop_slot_sql(&drop, v[i].name);
+		o->drop = xstrdup(drop.buf);
+		if (o->configured)
+			st->mine = o;
+	}
+	sbuf_release(&drop);
+	pgsrv_slots_free(v, n);
+	return 0;
+}
+
+static void
+pg_status_ckpt(const struct source_status *st, const char *text,
+    uint64_t pos, struct source_ckpt *ck)
+{
+	memset(ck, 0, sizeof(*ck));
+	ck->parsed = 1;
+	ck->reached = pos >= st->pos;
+	ck->lag_bytes = st->pos > pos ? (int64_t)(st->pos - pos) : 0;
+	if (st->mine != NULL && st->mine->has_lag_s) {
+		ck->has_lag_s = 1;
+		ck->lag_s = st->mine->lag_s;
+	}
+}
 
 static int
 pg_stream_live(const struct config *cfg, char *why, size_t len,
@@ -261,6 +338,8 @@ const struct source_ops pg_source_ops = {
 	.reload_apply = pg_reload_apply,
 	.bootstrap = pg_bootstrap,
 	.drop_stream = pg_drop_stream,
+	.status = pg_status,
+	.status_ckpt = pg_status_ckpt,
 	.stream_live = pg_stream_live,
 	.pos_now = pg_pos_now,
 	.pos_close = pg_pos_close,
