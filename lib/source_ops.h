@@ -12,7 +12,7 @@
  * (struct source_verdict), and each program takes them its way: a capture
  * refuses at the first failure (source_refuse), `pg2osync validate`
  * reports every one (validate/check.h), bootstrap and a reload apply what
- * they can.
+ * they can, setup-sql prints what a DBA runs.
  */
 #ifndef SOURCE_OPS_H
 #define SOURCE_OPS_H
@@ -122,6 +122,13 @@ struct source_ops {
 	 * nothing to this source */
 	int	(*reload_apply)(const struct config *, const char *applies,
 		    struct sbuf *done, struct p2o_err *);
+	/* the url's user when its variable is set, else "" (never a
+	 * password): setup-sql's role */
+	void	(*url_user)(const struct config *, char *user, size_t len);
+	/* the script a DBA runs for this configuration, connecting
+	 * nowhere; role is checked to be a plain name */
+	void	(*setup_sql)(struct sbuf *, const struct config *,
+		    const char *role);
 	/* the source's part of pg2osync bootstrap: what the first start
 	 * would create, each line said on out. 0, or -1 with err */
 	int	(*bootstrap)(const struct config *, FILE *out, struct p2o_err *);

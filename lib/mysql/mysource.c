@@ -5,7 +5,9 @@
  * reload applies nothing to it, bootstrap creates nothing, drop-slot has
  * nothing to drop; the stream's position is the binlog's own coordinate.
  *
- * It owns the facts status shows. It never exits.
+ * It owns the script setup-sql prints for an administrator (the my.cnf
+ * block, the settings for the running server, the user and its grants)
+ * and the facts status shows. It never exits.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,11 +179,96 @@ my_pos_close(void *conn)
 		myconn_close(conn);
 }
 
+/* ---- setup-sql ---- */
+
+/* the url's user, when its variable is set (never its password) */
+static void
+my_url_user(const struct config *cfg, char *user, size_t len)
+{
+	const char *url = cfg->source_url_env ? getenv(cfg->source_url_env) :
+	    cfg->source_url;
+	struct my_url u;
+	char err[128];
+
+	user[0] = '\0';
+	if (url == NULL || *url == '\0' ||
+	    my_url_parse(url, &u, err, sizeof(err)) != 0)
+		return;
+	snprintf(user, len, "%s", u.user ? u.user : "");
+	my_url_release(&u);
+}
+
+static void
+grant_select(struct sbuf *b, const char *db, const char *table,
+    const char *role)
+{
+	sbuf_adds(b, "GRANT SELECT ON ");
+	myconn_ident(b, db);
+	sbuf_addc(b, '.');
+	myconn_ident(b, table);
+	sbuf_addf(b, " TO '%s'@'%%';\n", role);
+}
+
+static void
+my_setup_sql(struct sbuf *b, const struct config *cfg, const char *role)
+{
+	const char **nest, *dot;
+	char *db;
+	int i, k, seen, nnest;
+
+	sbuf_addf(b, "-- pg2osync setup-sql for '%s' (MySQL, MariaDB)\n"
+	    "-- Run as an administrator: mysql < setup.sql\n\n"
+	    "-- 1. In my.cnf (log_bin takes a restart; MariaDB's is off by "
+	    "default):\n"
+	    "--   [mysqld]\n"
+	    "--   log_bin          = binlog\n"
+	    "--   binlog_format    = ROW\n"
+	    "--   binlog_row_image = FULL     # MINIMAL and NOBLOB lose "
+	    "unchanged columns\n"
+	    "--   server_id        = 1        # the server's own: not %lu, "
+	    "which is pg2osync's\n"
+	    "--   binlog_expire_logs_seconds = 604800   # longer than the "
+	    "pipeline may be down\n"
+	    "--   # MySQL 8, to resume on a promoted replica: gtid_mode = ON, "
+	    "enforce_gtid_consistency = ON\n\n"
+	    "-- 2. The same for the running server, until it restarts:\n"
+	    "SET GLOBAL binlog_format = 'ROW';\n"
+	    "SET GLOBAL binlog_row_image = 'FULL';\n"
+	    "-- MySQL 8 only: SET GLOBAL binlog_row_value_options = '';\n\n"
+	    "-- 3. The user pg2osync connects as; its password is never "
+	    "written in a file:\n"
+	    "--    ALTER USER '%s'@'%%' IDENTIFIED BY '...';\n"
+	    "CREATE USER IF NOT EXISTS '%s'@'%%';\n", cfg->path,
+	    cfg->server_id, role, role);
+	for (i = 0; i < cfg->nsyncs; i++) {
+		for (seen = 0, k = 0; k < i; k++)
+			seen |= strcmp(cfg->syncs[k].rel, cfg->syncs[i].rel) == 0;
+		if (!seen)
+			grant_select(b, cfg->syncs[i].schema,
+			    cfg->syncs[i].table, role);
+	}
+	/* what collections read: the load's statements and the capture's
+	 * re-reads */
+	nnest = config_nest_tables(cfg, &nest);
+	for (i = 0; i < nnest; i++) {
+		dot = strchr(nest[i], '.');
+		db = xstrndup(nest[i], (size_t)(dot - nest[i]));
+		grant_select(b, db, dot + 1, role);
+		free(db);
+	}
+	free(nest);
+	sbuf_addf(b, "-- REPLICATION CLIENT is called BINLOG MONITOR on MariaDB "
+	    "10.5 and later\nGRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* "
+	    "TO '%s'@'%%';\n", role);
+}
+
 const struct source_ops my_source_ops = {
 	.kind = "mysql",
 	.title = "MySQL",
 	.validate = validate_my,
 	.reload_apply = NULL,
+	.url_user = my_url_user,
+	.setup_sql = my_setup_sql,
 	.bootstrap = my_bootstrap,
 	.drop_stream = NULL,
 	.status = my_status,

@@ -385,6 +385,25 @@ pgcat_in_append(const struct pgcat_table *t)
 	return t->sec->append_only && !pgcat_tree_has_identity(t);
 }
 
+/* has_identity() of the relation aliased c, as SQL */
+#define HAS_IDENTITY_SQL \
+    "(c.relreplident = 'f' OR (c.relreplident <> 'n' AND EXISTS (" \
+    "SELECT 1 FROM pg_catalog.pg_index i WHERE i.indrelid = c.oid AND " \
+    "(CASE c.relreplident WHEN 'i' THEN i.indisreplident ELSE " \
+    "i.indisprimary END))))"
+
+void
+pgcat_tree_identity_sql(struct sbuf *b, const char *oid)
+{
+	/* the table itself, and every table under it that holds rows:
+	 * pgcat_tree_has_identity's tree */
+	sbuf_addf(b, "(WITH RECURSIVE tree(oid) AS (SELECT %s::pg_catalog.oid "
+	    "UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree t "
+	    "ON i.inhparent = t.oid) SELECT pg_catalog.bool_and(" HAS_IDENTITY_SQL
+	    ") FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.oid WHERE "
+	    "c.oid = %s::pg_catalog.oid OR c.relkind = 'r')", oid, oid);
+}
+
 /* one table's replica identity, as the checks below read it */
 struct idview {
 	const char *qname;

@@ -98,6 +98,11 @@ int	pgcat_tree_has_identity(const struct pgcat_table *);
  * 0 when it goes in <publication>.
  */
 int	pgcat_in_append(const struct pgcat_table *);
+/* pgcat_tree_has_identity of the table whose oid the SQL expression oid
+ * gives, as an SQL expression: for a script that places tables on the
+ * server (setup-sql) by the same rule */
+struct sbuf;
+void	pgcat_tree_identity_sql(struct sbuf *, const char *oid);
 /*
  * Every column a document's identity or filter reads from a row's
  * before-image (id, index, routing, join.column, fan_out.column, where)

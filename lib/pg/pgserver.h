@@ -14,7 +14,7 @@
  * configuration's tables go in, by the one placement rule (pgcat.h's
  * pgcat_in_append); the slot. capture-pg refuses at the first failure,
  * validate reports every verdict, bootstrap and a reload apply what they
- * may. Never exits.
+ * may, setup-sql prints the same statements for a DBA. Never exits.
  */
 #ifndef PGSERVER_H
 #define PGSERVER_H

@@ -5,7 +5,9 @@
  * same statements that create and drop - and the catalogue from pgcat.c;
  * none of them judges the server on its own.
  *
- * It owns the facts status shows. It never exits.
+ * It owns the script setup-sql prints for a DBA (the role, its grants,
+ * the replica identities, the publications placed by the capture's rule,
+ * evaluated on the server), and the facts status shows. It never exits.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -331,11 +333,280 @@ pg_pos_close(void *conn)
 		pgconn_close(conn);
 }
 
+/* ---- setup-sql ---- */
+
+/* the url's user and database, when its variable is set (never its
+ * password) */
+static void
+url_names(const struct config *cfg, char *user, size_t ulen, char *db,
+    size_t dlen)
+{
+	const char *url = cfg->source_url_env ? getenv(cfg->source_url_env) :
+	    cfg->source_url;
+	PQconninfoOption *o, *all;
+
+	if (url == NULL || *url == '\0' ||
+	    (all = PQconninfoParse(url, NULL)) == NULL)
+		return;
+	for (o = all; o->keyword; o++) {
+		if (strcmp(o->keyword, "user") == 0 && o->val && user)
+			snprintf(user, ulen, "%s", o->val);
+		if (strcmp(o->keyword, "dbname") == 0 && o->val && db)
+			snprintf(db, dlen, "%s", o->val);
+	}
+	PQconninfoFree(all);
+}
+
+static void
+pg_url_user(const struct config *cfg, char *user, size_t len)
+{
+	user[0] = '\0';
+	url_names(cfg, user, len, NULL, 0);
+}
+
+static void
+qrel(struct sbuf *b, const struct sync_section *s)
+{
+	pgconn_put_ident(b, s->schema);
+	sbuf_addc(b, '.');
+	pgconn_put_ident(b, s->table);
+}
+
+/* the columns a before-image must carry: what deletes and moves a
+ * document, and what its filter reads */
+static int
+image_columns(const struct sync_section *s, const char **v, int max)
+{
+	struct named_col all[256];
+	int n = section_columns(s, all, 256), i, k = 0;
+
+	for (i = 0; i < n && k < max; i++)
+		if (strcmp(all[i].key, "where") == 0 ||
+		    strcmp(all[i].key, "id") == 0 ||
+		    strcmp(all[i].key, "index") == 0 ||
+		    strcmp(all[i].key, "routing") == 0 ||
+		    strcmp(all[i].key, "fan_out.column") == 0 ||
+		    strcmp(all[i].key, "join.column") == 0)
+			v[k++] = all[i].col;
+	return k;
+}
+
+static void
+script_role(struct sbuf *b, const struct config *cfg, const char *role)
+{
+	int i, k, seen;
+
+	sbuf_adds(b, "\n-- 2. The role pg2osync connects as: it may replicate "
+	    "and read the tables,\n--    and owns nothing.\nDO $$ BEGIN\n"
+	    "  IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = ");
+	pgconn_put_literal(b, role);
+	sbuf_adds(b, ") THEN\n    CREATE ROLE ");
+	pgconn_put_ident(b, role);
+	sbuf_adds(b, " LOGIN REPLICATION;\n  ELSE\n    ALTER ROLE ");
+	pgconn_put_ident(b, role);
+	sbuf_adds(b, " LOGIN REPLICATION;\n  END IF;\nEND $$;\n"
+	    "--    its password is never written in a file: in psql, \\password ");
+	sbuf_adds(b, role);
+	sbuf_adds(b, "\nDO $$ BEGIN EXECUTE pg_catalog.format('GRANT CONNECT ON "
+	    "DATABASE %I TO %I', pg_catalog.current_database(), ");
+	pgconn_put_literal(b, role);
+	sbuf_adds(b, "); END $$;\n");
+	for (i = 0; i < cfg->nsyncs; i++) {
+		for (seen = 0, k = 0; k < i; k++)
+			seen |= strcmp(cfg->syncs[k].schema,
+			    cfg->syncs[i].schema) == 0;
+		if (seen)
+			continue;
+		sbuf_adds(b, "GRANT USAGE ON SCHEMA ");
+		pgconn_put_ident(b, cfg->syncs[i].schema);
+		sbuf_adds(b, " TO ");
+		pgconn_put_ident(b, role);
+		sbuf_adds(b, ";\n");
+	}
+	/* SELECT on a parent reads its inheritance children and partitions */
+	for (i = 0; i < cfg->nsyncs; i++) {
+		sbuf_adds(b, "GRANT SELECT ON TABLE ");
+		qrel(b, &cfg->syncs[i]);
+		sbuf_adds(b, " TO ");
+		pgconn_put_ident(b, role);
+		sbuf_adds(b, ";\n");
+	}
+}
+
+static void
+script_identity(struct sbuf *b, const struct config *cfg)
+{
+	const char *cols[256];
+	struct sbuf rel = SBUF_INIT, oid = SBUF_INIT;
+	int i, k, n, any = 0;
+
+	for (i = 0; i < cfg->nsyncs; i++) {
+		if (cfg->syncs[i].append_only ||
+		    (n = image_columns(&cfg->syncs[i], cols, 256)) == 0)
+			continue;
+		if (!any++)
+			sbuf_adds(b, "\n-- 3. Replica identity: a delete or an "
+			    "update must carry in its before-image\n--    every "
+			    "column that names or filters a document. FULL only "
+			    "where the key\n--    does not hold them all.\n");
+		sbuf_reset(&rel);
+		qrel(&rel, &cfg->syncs[i]);
+		sbuf_reset(&oid);
+		pgconn_put_literal(&oid, rel.buf);
+		sbuf_adds(&oid, "::pg_catalog.regclass");
+		sbuf_addf(b, "-- sync.%s reads", cfg->syncs[i].name);
+		for (k = 0; k < n; k++)
+			sbuf_addf(b, "%s %s", k ? "," : "", cols[k]);
+		sbuf_adds(b, "\nDO $$ BEGIN\n  IF (SELECT relreplident <> 'f' "
+		    "FROM pg_catalog.pg_class WHERE oid = ");
+		sbuf_adds(b, oid.buf);
+		sbuf_adds(b, ")\n     AND EXISTS (SELECT 1 FROM pg_catalog.unnest("
+		    "ARRAY[");
+		for (k = 0; k < n; k++) {
+			if (k)
+				sbuf_addc(b, ',');
+			pgconn_put_literal(b, cols[k]);
+		}
+		sbuf_adds(b, "]::text[]) AS col(name) WHERE col.name NOT IN (\n"
+		    "       SELECT a.attname::text FROM pg_catalog.pg_index i "
+		    "JOIN pg_catalog.pg_class c ON c.oid = i.indrelid\n"
+		    "       JOIN pg_catalog.pg_attribute a ON a.attrelid = "
+		    "i.indrelid AND a.attnum = ANY (i.indkey)\n"
+		    "       WHERE i.indrelid = ");
+		sbuf_adds(b, oid.buf);
+		sbuf_adds(b, " AND (CASE c.relreplident WHEN 'i' THEN "
+		    "i.indisreplident ELSE i.indisprimary END)))\n  THEN\n"
+		    "    ALTER TABLE ");
+		sbuf_adds(b, rel.buf);
+		sbuf_adds(b, " REPLICA IDENTITY FULL;\n  END IF;\nEND $$;\n");
+	}
+	sbuf_release(&rel);
+	sbuf_release(&oid);
+}
+
+/* publication which unless it exists: CREATE PUBLICATION (pgserver.c's)
+ * of the tables the plpgsql variable list names, ", "-led; <publication>
+ * even without a table (the stream names it), <publication>_append only
+ * with one */
+static void
+script_create(struct sbuf *b, const char *name, enum pgsrv_which which,
+    const char *list)
+{
+	struct sbuf head = SBUF_INIT;
+
+	pgsrv_create_pub_head(&head, name);
+	sbuf_adds(b, "  IF ");
+	if (which == PGSRV_APPEND)
+		sbuf_addf(b, "%s <> '' AND ", list);
+	sbuf_adds(b, "NOT EXISTS (SELECT FROM pg_catalog.pg_publication WHERE "
+	    "pubname = ");
+	pgconn_put_literal(b, name);
+	sbuf_adds(b, ") THEN\n    EXECUTE ");
+	pgconn_put_literal(b, head.buf);
+	sbuf_addf(b, "\n      || CASE WHEN %s = '' THEN '' ELSE ' FOR TABLE ' "
+	    "|| pg_catalog.substr(%s, 3) END\n      || ", list, list);
+	pgconn_put_literal(b, pgsrv_pub_options(which));
+	sbuf_adds(b, ";\n  END IF;\n");
+	sbuf_release(&head);
+}
+
+static void
+script_publications(struct sbuf *b, const struct config *cfg)
+{
+	struct sbuf rel = SBUF_INIT, oid = SBUF_INIT;
+	char apub[PGSRV_PUB_MAX];
+	const char **nest;
+	int i, append = 0, nnest = config_nest_tables(cfg, &nest);
+
+	sbuf_adds(b, "\n-- 4. The publication of the tables (adding a table "
+	    "to one takes its owner,\n--    which pg2osync's role is not). "
+	    "An append_only table without a replica\n--    identity (it or "
+	    "a table under it) goes in <publication>_append, which\n--    "
+	    "publishes no update or delete, so that the application's own "
+	    "UPDATE\n--    and DELETE of it keep working.\nDO $$\nDECLARE\n"
+	    "  main text := '';\n  append text := '';\nBEGIN\n");
+	for (i = 0; i < cfg->nsyncs; i++) {
+		sbuf_reset(&rel);
+		qrel(&rel, &cfg->syncs[i]);
+		sbuf_reset(&oid);
+		pgconn_put_literal(&oid, rel.buf);
+		sbuf_adds(&oid, "::pg_catalog.regclass");
+		if (cfg->syncs[i].append_only) {
+			/* pgcat_in_append, on the server */
+			append = 1;
+			sbuf_adds(b, "  IF ");
+			pgcat_tree_identity_sql(b, oid.buf);
+			sbuf_adds(b, " THEN\n    main := main || ', ' || ");
+			pgconn_put_literal(b, rel.buf);
+			sbuf_adds(b, ";\n  ELSE\n    append := append || ', ' || ");
+			pgconn_put_literal(b, rel.buf);
+			sbuf_adds(b, ";\n  END IF;\n");
+		} else {
+			sbuf_adds(b, "  main := main || ', ' || ");
+			pgconn_put_literal(b, rel.buf);
+			sbuf_adds(b, ";\n");
+		}
+	}
+	/* the tables collections read: their changes rewrite the parents */
+	for (i = 0; i < nnest; i++) {
+		const char *dot = strchr(nest[i], '.');
+
+		sbuf_reset(&rel);
+		sbuf_add(&rel, nest[i], (size_t)(dot - nest[i]));
+		sbuf_reset(&oid);
+		pgconn_put_ident(&oid, rel.buf);
+		sbuf_addc(&oid, '.');
+		pgconn_put_ident(&oid, dot + 1);
+		sbuf_adds(b, "  main := main || ', ' || ");
+		pgconn_put_literal(b, oid.buf);
+		sbuf_adds(b, ";\n");
+	}
+	free(nest);
+	script_create(b, cfg->publication, PGSRV_MAIN, "main");
+	if (append) {
+		pgsrv_append_name(cfg->publication, apub, sizeof(apub));
+		script_create(b, apub, PGSRV_APPEND, "append");
+	}
+	sbuf_adds(b, "END $$;\n");
+	sbuf_release(&rel);
+	sbuf_release(&oid);
+}
+
+static void
+pg_setup_sql(struct sbuf *b, const struct config *cfg, const char *role)
+{
+	char db[128] = "";
+
+	url_names(cfg, NULL, 0, db, sizeof(db));
+	sbuf_addf(b, "-- pg2osync setup-sql for '%s' (PostgreSQL)\n"
+	    "-- Run as a superuser in database %s:\n"
+	    "--   psql -v ON_ERROR_STOP=1 -d %s -f setup.sql\n"
+	    "-- Every statement can be run again.\n\n"
+	    "-- 1. The server must decode its WAL logically, which takes a "
+	    "restart:\n"
+	    "--    Amazon RDS and Aurora: rds.logical_replication = 1 in the "
+	    "parameter group;\n"
+	    "--    Cloud SQL: the flag cloudsql.logical_decoding = on; Azure: "
+	    "the server\n"
+	    "--    parameter wal_level = logical. Elsewhere:\n"
+	    "ALTER SYSTEM SET wal_level = logical;\n"
+	    "--    then restart PostgreSQL and check: SHOW wal_level;\n",
+	    cfg->path, db[0] ? db : "the source url names", db[0] ? db : "DB");
+	script_role(b, cfg, role);
+	script_identity(b, cfg);
+	script_publications(b, cfg);
+	sbuf_addf(b, "\n-- The replication slot '%s' is created by pg2osync "
+	    "(bootstrap, or the first start):\n-- it needs only the role's "
+	    "REPLICATION.\n", cfg->slot_name);
+}
+
 const struct source_ops pg_source_ops = {
 	.kind = "postgres",
 	.title = "PostgreSQL",
 	.validate = validate_pg,
 	.reload_apply = pg_reload_apply,
+	.url_user = pg_url_user,
+	.setup_sql = pg_setup_sql,
 	.bootstrap = pg_bootstrap,
 	.drop_stream = pg_drop_stream,
 	.status = pg_status,
