@@ -24,17 +24,6 @@
 
 static const char *const ops[] = { "count", NULL };
 
-static int
-check_where(const char *s, char *why, size_t len)
-{
-	struct where *w;
-
-	if ((w = where_parse(s, why, len)) == NULL)
-		return -1;
-	where_free(w);
-	return 0;
-}
-
 static const struct cs_node column = { NULL, CS_STR };
 static const struct cs_node new_name = { NULL, CS_STR, PAIR(value) };
 
@@ -76,7 +65,7 @@ static const struct cs_node aggregate_keys[] = {
 	    .check = config_check_table },
 	{ "foreign_key", CS_STR, AG(foreign_key), .required = 1 },
 	{ "op", CS_ENUM, AG(op), .required = 1, .choices = ops },
-	{ "where", CS_STR, AG(where), .check = check_where },
+	{ "where", CS_STR, AG(where), .check = where_check },
 	{ NULL }
 };
 

@@ -90,17 +90,6 @@ check_id(const char *s, char *why, size_t len)
 }
 
 static int
-check_where(const char *s, char *why, size_t len)
-{
-	struct where *w;
-
-	if ((w = where_parse(s, why, len)) == NULL)
-		return -1;
-	where_free(w);
-	return 0;
-}
-
-static int
 check_split(const char *s, char *why, size_t len)
 {
 	if (strlen(s) != 1) {
@@ -241,7 +230,7 @@ static const struct cs_node section_keys[] = {
 	    .count_off = SYN(nconstants), .name_off = PAIR(name),
 	    .has_line = 1, .line_off = PAIR(line),
 	    .expect = "must be a mapping of field names to values" },
-	{ "where", CS_STR, SYN(where), .check = check_where },
+	{ "where", CS_STR, SYN(where), .check = where_check },
 	{ "mapping_file", CS_STR, SYN(mapping_file) },
 	{ "fan_out", CS_STRUCT, .keys = fan_out_keys },
 	{ "join", CS_STRUCT, .keys = join_keys },
