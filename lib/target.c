@@ -200,7 +200,8 @@ target_backoff(long long *cur_ms, long long first_ms)
 		*cur_ms = *cur_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS :
 		    *cur_ms * 2;
 	d = *cur_ms;
-	/* jitter: commands started together do not retry together */
+	/* jitter: somewhere in the upper half, so that retries (of
+	 * restarted writers, of commands) do not align */
 	return d / 2 + random() % (d / 2 + 1);
 }
 

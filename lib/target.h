@@ -569,7 +569,8 @@ void	target_proc_reset(struct target_proc *);
 void	target_proc_release(struct target_proc *);
 void	target_rejects_release(struct target_rejects *);
 /* the next wait of a retry: *cur_ms doubled from first_ms (100 when 0)
- * up to 30 s, the wait somewhere in its upper half */
+ * up to 30 s, the wait somewhere in its upper half (the writer's and the
+ * verbs' writes alike) */
 long long target_backoff(long long *cur_ms, long long first_ms);
 void	target_batch_init(struct target_batch *, const struct target_module *,
 	    const struct target_write *w, int n, struct item_result *items);
