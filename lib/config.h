@@ -323,6 +323,13 @@ int	config_nest_tables(const struct config *, const char ***rels);
 
 /* config_sync.c */
 
+/* 1 when s is one of the n names of list (a key's list of columns) */
+int	config_list_has(char *const *list, int n, const char *s);
+/* 1 when a projection keeps column col: columns names it, or (columns
+ * NULL: every column) exclude does not - the columns and
+ * exclude_columns keys of a section and of a child alike */
+int	config_projects(char *const *columns, int ncolumns,
+	    char *const *exclude, int nexclude, const char *col);
 /* a transform's date pattern (YYYY MM DD hh mm ss and separators): 0,
  * or -1 with why */
 int	config_check_date_pattern(const char *, char *why, size_t);
