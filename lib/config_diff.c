@@ -628,9 +628,9 @@ say_remedy(struct sbuf *out, enum config_remedy r, const struct config *now,
 		break;
 	case CR_REBUILD:
 		sbuf_addf(out, "to take it, stop pg2osync-supervise, delete "
-		    "index '%s' (reindex cannot rebuild a templated, fan-out "
-		    "or shared index), start it on this file and run ",
-		    claim(s));
+		    "%s '%s' (reindex cannot rebuild a templated, fan-out or "
+		    "shared index), start it on this file and run ",
+		    s->index_templated ? "the indices" : "index", claim(s));
 		command(out, "resnapshot", now, s);
 		sbuf_addc(out, '\'');
 		for (i = n = 0; i < now->nsyncs; i++) {

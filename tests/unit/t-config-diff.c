@@ -336,9 +336,9 @@ refusals(void)
 	    "%s:9: sync.items.routing changed: the documents already written "
 	    "stay on the shards the old routing chose, where a read routed by "
 	    "the new one does not look; to take it, stop pg2osync-supervise, "
-	    "delete index 'ev-*' (reindex cannot rebuild a templated, fan-out "
-	    "or shared index), start it on this file and run 'pg2osync "
-	    "resnapshot -c %s --table items'");
+	    "delete the indices 'ev-*' (reindex cannot rebuild a templated, "
+	    "fan-out or shared index), start it on this file and run "
+	    "'pg2osync resnapshot -c %s --table items'");
 }
 
 static void
