@@ -55,6 +55,9 @@ LOADED=$(cat "$T/loaded" 2>/dev/null || echo "$END")
 after=$(awk -v a="$LOADED" -v b="$END" 'BEGIN { printf "%.1f", b - a }')
 start=$(head -n1 "$T/demo.log" | awk '{print $1}')
 diag "the demo ran $(awk -v a="$start" -v b="$END" 'BEGIN { printf "%.1f", b - a }') s; the load ended at $(awk -v a="$start" -v b="$LOADED" 'BEGIN { printf "%.1f", b - a }') s"
+# where the time after the load went: each step's line, from the load's end
+awk -v l="$LOADED" '/== / { printf "%s %+.1f s", sep, $1 - l; sep = ","; sub(/^[0-9.]+ /, ""); gsub(/\033\[[0-9]*m|== /, ""); printf " %s", $0 }
+	END { print "" }' "$T/demo.log" | sed 's/^/# after the load:/'
 ok $(awk -v t="$after" -v m=$BOUND 'BEGIN { exit !(t <= m) }'; echo $?) \
 	"the demo is done $after s after the load ended (at most $BOUND s)"
 
