@@ -2,18 +2,21 @@
  * config-keys - every key the configuration's tables declare, one path a
  * line, walked from the tables themselves (lib/config*.c): what the man
  * page and docs/config.md are checked against
- * (tests/integration/116-cli-install.t, tests/helper/doc-keys.py).
+ * (tests/integration/116-cli-install.t, tests/helper/doc-keys.py; the
+ * guides' keys in 154-docs, tests/helper/docs-check.py).
  *
  *   source
  *   source.url
+ *   sync.*
  *   sync.*.transform.*.redact
+ *   sync.*.children[]
  *   sync.*.children[].table
  *
  * A name the user chooses (a sync section, a column) is '*', a list
- * element '[]'. A value with two spellings (transform's 'hash' or
- * '{redact: ...}') lists the keys of both. A table met again inside
- * itself (a child's 'children', there only to be refused by name) is
- * listed, not entered.
+ * element '[]'; each is a line of its own as well. A value with two
+ * spellings (transform's 'hash' or '{redact: ...}') lists the keys of
+ * both. A table met again inside itself (a child's 'children', there
+ * only to be refused by name) is listed, not entered.
  */
 #include <stdio.h>
 #include <string.h>
@@ -68,11 +71,10 @@ value(const struct cs_node *s, struct sbuf *path)
 		keys(s->keys, path);
 		break;
 	case CS_MAP:
-		sbuf_adds(path, ".*");
-		value(s->elem, path);
-		break;
 	case CS_LIST:
-		sbuf_adds(path, "[]");
+		/* the element itself is a path too: sync.*, columns[] */
+		sbuf_adds(path, s->kind == CS_MAP ? ".*" : "[]");
+		printf("%s\n", path->buf);
 		value(s->elem, path);
 		break;
 	default:

@@ -25,11 +25,12 @@ def parse_keys(path):
     """{(section, sub): {key, ...}}, the top sections in order"""
     scopes, tops = {}, []
     for line in open(path, encoding="utf-8"):
-        comps = [c.replace("[]", "") for c in line.strip().split(".")
-                 if c not in ("*", "")]
-        comps = [c for c in comps if c != "*"]
-        if not comps:
+        line = line.strip()
+        # an element (sync.*, columns[]) is no key of its own
+        if not line or line.endswith("*") or line.endswith("[]"):
             continue
+        comps = [c.replace("[]", "") for c in line.split(".")
+                 if c not in ("*", "")]
         if len(comps) == 1:
             tops.append(comps[0])
             scopes.setdefault((comps[0], None), set())
