@@ -9,7 +9,9 @@
  * acknowledgements and answering probes meanwhile. The helper reads the
  * file, refuses a key that cannot change while the stream runs (the
  * source's url, slot, publication and server_id, the target's url, the
- * listeners' binds, source.name) naming it, runs the checks, and on
+ * listeners' binds, source.name) naming it, and a change the documents
+ * already written cannot follow (lib/config_diff.c) naming its line and
+ * remedy, runs the checks, and on
  * PostgreSQL adds the tables of new sections to the publication (the one
  * change a reload makes on the source). It answers one frame, private to
  * this file: {"k":"reload","result":"applied"|"unchanged"|"refused",
@@ -38,6 +40,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "config_diff.h"
 #include "frame.h"
 #include "jscan.h"
 #include "log.h"
@@ -205,6 +208,7 @@ reload_main(void *arg)
 {
 	struct sv *sv = arg;
 	struct config nc;
+	struct config_diff changed;
 	struct check_report r;
 	struct sbuf why = SBUF_INIT, adds = SBUF_INIT, added = SBUF_INIT;
 	struct p2o_err e;
@@ -237,6 +241,16 @@ reload_main(void *arg)
 		sbuf_addf(&why, "%s: %s cannot change while the pipeline runs; "
 		    "restart pg2osync-supervise to change it", sv->cfgpath, key);
 		verdict(RL_REFUSED, why.buf);
+		return P2O_EXIT_OK;
+	}
+	/* what the documents already written cannot follow: named with
+	 * its line and remedy, never taken */
+	if (config_diff(&sv->cf, &nc, &changed) > 0) {
+		config_diff_say(&changed, &nc, &why);
+		config_diff_release(&changed);
+		config_release(&nc);
+		verdict(RL_REFUSED, why.buf);
+		sbuf_release(&why);
 		return P2O_EXIT_OK;
 	}
 	if ((mem = open_memstream(&report, &rlen)) == NULL) {
