@@ -17,6 +17,10 @@
 #   make fuzz-long       every fuzz target for FUZZ_LONG_SECONDS (default
 #                        3600), new inputs merged into tests/fuzz/corpus
 #   make install PREFIX=/usr/local DESTDIR=   the programs and the man pages
+#   make image           the container image, an OCI archive in build/
+#   make deb             the Debian package, in build/
+#   make dist            the release tarball and its SHA256SUMS, in build/
+#                        (deploy/README.md; each installs what it needs)
 
 # the first rule below is an archive; a bare `make` must build every tool
 .DEFAULT_GOAL := all
@@ -175,10 +179,28 @@ install: $(BINS)
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
 	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
 
+# the deployment forms (deploy/README.md), always from the plain build;
+# like bench, each installs what building it needs first; each script
+# runs make install (+: a sub-make that shares the jobserver)
+image:
+	tests/install-deps.sh
+	$(MAKE) all
+	+deploy/image/build.sh build/pg2osync-image.tar
+
+deb:
+	tests/install-deps.sh
+	$(MAKE) all
+	+deploy/deb/build.sh build
+
+dist:
+	tests/install-deps.sh
+	$(MAKE) all
+	+deploy/dist/build.sh build
+
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all unit check bench demo install clean fuzz fuzz-bins fuzz-long chaos
+.PHONY: all unit check bench demo install clean fuzz fuzz-bins fuzz-long chaos image deb dist
 .SECONDARY:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

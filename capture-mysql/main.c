@@ -8,7 +8,6 @@
  * on fd 3 (ready), run the stream until SIGTERM or a failure.
  * Only this file exits; every exit code is one of framing.md §8.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +18,10 @@
 #include "log.h"
 #include "nestread.h"
 #include "p2o.h"
+#include "source.h"
 #include "server.h"
 #include "stage.h"
+#include "mysql/mynest.h"
 
 static const char usage_text[] =
 "usage: capture-mysql -c config.yaml [--start-pos TEXT --start-token N]\n"
@@ -89,10 +90,9 @@ check_start(const struct capture_args *a, struct mypos *start, uint64_t *token,
     struct p2o_err *e)
 {
 	uint64_t coord = 0;
-	char err[512], *end;
+	char err[512];
 
 	memset(start, 0, sizeof(*start));
-	*token = 0;
 	if (a->pos != NULL) {
 		if (mypos_parse(start, a->pos, err, sizeof(err)) == -1)
 			return p2o_fail(e, P2O_EXIT_USAGE, "--start-pos: %s",
@@ -100,21 +100,7 @@ check_start(const struct capture_args *a, struct mypos *start, uint64_t *token,
 		coord = mypos_coord((uint64_t)binlog_file_index(start->file,
 		    strlen(start->file)), start->offset);
 	}
-	*token = coord;
-	if (a->token == NULL)
-		return 0;
-	errno = 0;
-	*token = strtoull(a->token, &end, 10);
-	if (a->pos == NULL || errno || *end || end == a->token ||
-	    *a->token == '-')
-		return p2o_fail(e, P2O_EXIT_USAGE, "--start-token '%s' needs "
-		    "--start-pos and must be a number", a->token);
-	if (*token < coord)
-		return p2o_fail(e, P2O_EXIT_CHECKPOINT, "--start-token %" PRIu64
-		    " is below the coordinate of --start-pos (%" PRIu64 "): "
-		    "refusing a checkpoint that disagrees with itself", *token,
-		    coord);
-	return 0;
+	return capture_start_token(a, coord, 0, token, e);
 }
 
 int
@@ -141,10 +127,10 @@ main(int argc, char **argv)
 	/* the source's secret only: the target is the writer's */
 	if (config_load_with(st.cfgpath, CONFIG_SECRET_SOURCE, &cfg, &e) == -1)
 		exit(stage_report(&e));
-	if (cfg.source_kind != SOURCE_MYSQL)
-		fatalx(P2O_EXIT_CONFIG, "%s: the source is not a mysql:// or "
-		    "mariadb:// url; capture-mysql reads MySQL and MariaDB "
-		    "only", st.cfgpath);
+	if (strcmp(cfg.source->capture, "capture-mysql") != 0)
+		fatalx(P2O_EXIT_CONFIG, "%s: the source is a %s url, which %s "
+		    "reads; capture-mysql reads MySQL and MariaDB only",
+		    st.cfgpath, cfg.source->noun, cfg.source->capture);
 
 	server_init(&src);
 	if (server_connect(&src, &cfg) == -1 || server_check(&src) == -1 ||
@@ -168,8 +154,8 @@ main(int argc, char **argv)
 	/* collections: their tables join the binlog's, and a connection of
 	 * their own re-reads parents at each commit */
 	ntables = cfg.nsyncs;
-	if ((nr = nestread_open(&cfg, &src, &tables, &ntables, &e)) == NULL &&
-	    e.code != 0)
+	if ((nr = mynestread_open(&cfg, src.sql, src.mariadb, &tables,
+	    &ntables, &e)) == NULL && e.code != 0)
 		exit(stage_report(&e));
 
 	cat.reload = server_reload;
@@ -177,9 +163,9 @@ main(int argc, char **argv)
 	txn_init(&txn, tables, ntables, cat);
 	if (nr != NULL) {
 		txn.nest.nsections = cfg.nsyncs;
-		txn.nest.row = nestread_row;
-		txn.nest.commit = nestread_commit;
-		txn.nest.truncate = nestread_truncate;
+		txn.nest.row = mynestread_row;
+		txn.nest.commit = mynestread_commit;
+		txn.nest.truncate = mynestread_truncate;
 		txn.nest.ctx = nr;
 	}
 	txn.warn = on_warn;

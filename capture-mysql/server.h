@@ -10,12 +10,11 @@
  *                 reading its packets
  *   dumpstream.c  the dump's side of the capture loop: events in, the
  *                 silence limit, positions and counters out
- *   nestread.c    embedded collections: the parents a transaction's
- *                 child rows name, read again at its commit on a third
- *                 connection (nestread.h)
  *
  * The connection, the catalogue, values and positions are the source
- * layer's (lib/mysql). Every call returns 0, or -1 with err (no secret in
+ * layer's (lib/mysql), and so is the re-read of embedded collections'
+ * parents at each commit on a third connection (lib/mysql/mynestread.c
+ * under lib/nestread.c), which main.c hands the assembler as its hooks. Every call returns 0, or -1 with err (no secret in
  * it); none of them exits.
  */
 #ifndef SERVER_H

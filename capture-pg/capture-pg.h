@@ -22,7 +22,6 @@
 #include "lsn.h"
 #include "pg/pgtypes.h"
 #include "capture.h"
-#include "pg/pgnest.h"
 #include "pg/pgserver.h"
 
 /* pgoutput.c */
@@ -74,7 +73,7 @@ struct pgo_counters {
 	uint64_t inserts, updates, deletes, truncates, commits, drift, messages;
 };
 
-struct refetch;
+struct nestread;
 
 struct pgo_decoder {
 	struct pgo_rel	*rels;
@@ -115,7 +114,8 @@ struct pgo_decoder {
 	struct pgo_counters n;
 	struct p2o_err	 err;		/* with -1: why, and the exit code */
 	struct sbuf	 json;		/* scratch for one frame's JSON */
-	struct refetch	*refetch;	/* parents with collections, or NULL */
+	struct nestread	*nest;		/* parents with collections (the
+					 * commit-time re-read), or NULL */
 };
 
 void	pgo_init(struct pgo_decoder *);
@@ -165,49 +165,6 @@ void	pgo_follow(struct pgo_decoder *, const char *child, const char *parent,
 	    const char *const *cols, int ncols);
 /* the cached relation, or NULL; valid until the next pgo_decode */
 const struct pgo_rel *pgo_rel_find(const struct pgo_decoder *, uint32_t oid);
-
-/* refetch.c */
-
-struct config;
-struct pg_conn;
-struct pgcat_table;
-
-/* one column of a decoded row: p NULL when it is NULL or not sent */
-struct refetch_val {
-	const char *p;
-	size_t	 n;
-};
-
-struct refetch_counts {
-	uint64_t queries;	/* collection and junction reads */
-	uint64_t documents;	/* parents written again */
-	uint64_t child_rows;	/* images that named a parent */
-};
-
-/* the sections with collections, on a connection of its own: NULL
- * when there are none (err cleared), or with err when a table cannot be
- * read; tables are slot.c's, one per section */
-struct refetch *refetch_open(const struct config *,
-	    const struct pgcat_table *tables, struct p2o_err *);
-void	refetch_close(struct refetch *);
-/* a decoded row of rel (type I, U or D; oldv NULL without a
- * before-image): noted; 1 when its frame goes out as usual, 0 when its
- * parents' rewrite at the commit stands for it */
-int	refetch_row(struct refetch *, const struct pgo_rel *rel, char type,
-	    const struct refetch_val *newv, const struct refetch_val *oldv);
-/* 1 when some noted parent waits for a commit */
-int	refetch_pending(const struct refetch *);
-/* the Commit of xid, whose noted parents wait for refetch_commit; 1 when
- * so many commits or parents wait that it should run now */
-int	refetch_hold(struct refetch *, uint32_t xid);
-/* once every held transaction is visible to a new snapshot, every noted
- * parent read and appended to out as row frames at version v (*nrows
- * counts them); 0, or -1 with err */
-int	refetch_commit(struct refetch *, uint64_t v, struct sbuf *out,
-	    uint64_t *nrows, struct p2o_err *);
-/* a truncate of rel: said, when a collection reads it */
-void	refetch_truncate(struct refetch *, const char *rel);
-const struct refetch_counts *refetch_counts(const struct refetch *);
 
 /* slot.c */
 

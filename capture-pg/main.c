@@ -8,8 +8,6 @@
  * until SIGTERM or a failure.
  * Only this file exits; every exit code is one of framing.md §8.
  */
-#include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +18,11 @@
 #include "capture-pg.h"
 #include "config.h"
 #include "log.h"
+#include "nestread.h"
 #include "p2o.h"
+#include "source.h"
 #include "stage.h"
+#include "pg/pgnest.h"
 
 static const char usage_text[] =
 "usage: capture-pg -c config.yaml [--start-pos X/Y [--start-token N]]\n"
@@ -72,34 +73,21 @@ static const struct stage_spec spec =
     CAPTURE_STAGE_SPEC("capture-pg", usage_text);
 
 /*
- * The start the command line names, *start_lsn (0: the slot's own). A
- * checkpoint's number must be its text's, or it disagrees with itself.
+ * The start the command line names, *start_lsn (0: the slot's own). An
+ * LSN is its own number: a checkpoint's token must be exactly it.
  */
 static int
 check_start(const struct capture_args *a, uint64_t *start_lsn,
     struct p2o_err *e)
 {
 	uint64_t token;
-	char *end;
 
 	*start_lsn = 0;
 	if (a->pos != NULL && (lsn_parse(a->pos, start_lsn) == -1 ||
 	    *start_lsn == 0))
 		return p2o_fail(e, P2O_EXIT_USAGE, "--start-pos '%s' is not a "
 		    "position like 0/16B3748", a->pos);
-	if (a->token == NULL)
-		return 0;
-	errno = 0;
-	token = strtoull(a->token, &end, 10);
-	if (*start_lsn == 0 || errno || *end || end == a->token)
-		return p2o_fail(e, P2O_EXIT_USAGE, "--start-token '%s' needs "
-		    "--start-pos and must be a number", a->token);
-	if (token != *start_lsn)
-		return p2o_fail(e, P2O_EXIT_CHECKPOINT, "--start-token %" PRIu64
-		    " is not the position of --start-pos (%" PRIu64 "): "
-		    "refusing a checkpoint that disagrees with itself", token,
-		    *start_lsn);
-	return 0;
+	return capture_start_token(a, *start_lsn, 1, &token, e);
 }
 
 int
@@ -122,9 +110,10 @@ main(int argc, char **argv)
 	/* the source's secret only: the target is the writer's */
 	if (config_load_with(st.cfgpath, CONFIG_SECRET_SOURCE, &cfg, &e) == -1)
 		exit(stage_report(&e));
-	if (cfg.source_kind != SOURCE_POSTGRES)
-		fatalx(P2O_EXIT_CONFIG, "%s: the source is not a postgres "
-		    "url; capture-pg reads PostgreSQL only", st.cfgpath);
+	if (strcmp(cfg.source->capture, "capture-pg") != 0)
+		fatalx(P2O_EXIT_CONFIG, "%s: the source is a %s url, which %s "
+		    "reads; capture-pg reads PostgreSQL only", st.cfgpath,
+		    cfg.source->noun, cfg.source->capture);
 	pgo_init(&dec);
 	slot_init(&src);
 	if (slot_connect_sql(&src, &cfg) == -1 ||
@@ -135,7 +124,7 @@ main(int argc, char **argv)
 	    slot_ensure_slot(&src, &cfg, a.new_stream) == -1)
 		exit(stage_report(&src.err));
 	p2o_err_clear(&e);
-	if ((dec.refetch = refetch_open(&cfg, src.tables, &e)) == NULL &&
+	if ((dec.nest = pgnestread_open(&cfg, src.tables, &e)) == NULL &&
 	    e.code != 0)
 		exit(stage_report(&e));
 	/* the catalogue connection stays, for the slot watch */
@@ -155,19 +144,10 @@ main(int argc, char **argv)
 	if (capture_run(&cap) != 0)
 		exit(stage_report(&cap.err));
 
-	if (dec.refetch != NULL) {
-		const struct refetch_counts *n = refetch_counts(dec.refetch);
-
-		log_info("collections: %llu child images named parents; "
-		    "%llu parent documents read again in %llu queries",
-		    (unsigned long long)n->child_rows,
-		    (unsigned long long)n->documents,
-		    (unsigned long long)n->queries);
-	}
 	capture_release(&cap);
 	slotwatch_release(&sw);
 	slot_release(&src);
-	refetch_close(dec.refetch);
+	nestread_close(dec.nest);
 	pgo_release(&dec);
 	stage_end(&st);
 	config_release(&cfg);

@@ -13,6 +13,7 @@
 
 #include "frame.h"
 #include "msg.h"
+#include "nestread.h"
 #include "p2o.h"
 #include "capture-pg.h"
 
@@ -566,29 +567,38 @@ json_tuple(struct sbuf *j, enum msg_image which, const struct pgo_rel *rel,
 	msg_image_end(j);
 }
 
-/* a row refetch.c takes: 1 when its frame goes out too */
+/* one image of a decoded row, as the re-read asks for its values */
+struct tup_image {
+	const struct pgo_rel *rel;
+	const struct tupcol *cols;
+};
+
+static int
+tup_text(const void *img, const char *col, struct sbuf *out)
+{
+	const struct tup_image *t = img;
+	int i;
+
+	for (i = 0; i < t->rel->ncols; i++)
+		if (strcmp(t->rel->cols[i].name, col) == 0) {
+			if (t->cols[i].kind != 't')
+				return 0;
+			sbuf_add(out, t->cols[i].val, t->cols[i].len);
+			return 1;
+		}
+	return 0;
+}
+
+/* a row the commit-time re-read takes: 1 when its frame goes out too */
 static int
 nested(struct pgo_decoder *d, const struct pgo_rel *rel, char type,
     const struct tupcol *newt, const struct tupcol *oldt)
 {
-	struct refetch_val *nv, *ov = NULL;
-	int i, rc;
+	struct tup_image nt = { rel, newt }, ot = { rel, oldt };
+	struct nest_image ni = { tup_text, &nt }, oi = { tup_text, &ot };
 
-	nv = xcalloc((size_t)rel->ncols + 1, sizeof(*nv));
-	if (oldt)
-		ov = xcalloc((size_t)rel->ncols + 1, sizeof(*ov));
-	for (i = 0; i < rel->ncols; i++) {
-		if (type != 'D' && newt[i].kind == 't')
-			nv[i] = (struct refetch_val){ newt[i].val,
-			    newt[i].len };
-		if (oldt && oldt[i].kind == 't')
-			ov[i] = (struct refetch_val){ oldt[i].val,
-			    oldt[i].len };
-	}
-	rc = refetch_row(d->refetch, rel, type, type == 'D' ? NULL : nv, ov);
-	free(nv);
-	free(ov);
-	return rc;
+	return nestread_row(d->nest, rel->qname, type == 'D' ? NULL : &ni,
+	    oldt ? &oi : NULL);
 }
 
 /* I, U, D: one row frame */
@@ -662,7 +672,7 @@ decode_row(struct pgo_decoder *d, struct rd *r, char type, struct sbuf *out)
 			ntoast++;
 	}
 
-	if (d->refetch != NULL && !nested(d, rel, type, newt,
+	if (d->nest != NULL && !nested(d, rel, type, newt,
 	    oldkind ? oldt : NULL)) {
 		d->txn_n++;
 		rc = 0;
@@ -791,8 +801,8 @@ decode_truncate(struct pgo_decoder *d, struct rd *r, struct sbuf *out)
 			goto done;
 		}
 	}
-	for (i = 0; d->refetch != NULL && i < nrels; i++)
-		refetch_truncate(d->refetch, rels[i]->qname);
+	for (i = 0; d->nest != NULL && i < nrels; i++)
+		nestread_truncate(d->nest, rels[i]->qname);
 	msg_truncate_begin(&d->json, d->txn_lsn);
 	msg_list_begin(&d->json, ML_RELS);
 	for (i = 0; i < nrels; i++)
@@ -822,7 +832,7 @@ pgo_flush(struct pgo_decoder *d, struct sbuf *out)
 	if (!d->held || d->in_txn)
 		return 0;
 	p2o_err_clear(&d->err);
-	if (refetch_commit(d->refetch, d->held_v, out, &d->txn_n,
+	if (nestread_commit(d->nest, d->held_v, out, &d->txn_n,
 	    &d->err) == -1) {
 		out->len = mark;
 		return -1;
@@ -892,16 +902,16 @@ pgo_decode(struct pgo_decoder *d, const unsigned char *msg, size_t len,
 		 * are read once for every commit decoded until pgo_flush (a
 		 * burst the server had already sent), so the commit is held;
 		 * while one is, every later commit is held with it (the
-		 * parents wait until refetch_commit).
+		 * parents wait until nestread_commit).
 		 */
-		if (d->refetch != NULL && refetch_pending(d->refetch)) {
+		if (d->nest != NULL && nestread_pending(d->nest)) {
 			d->held = 1;
 			d->held_v = d->txn_lsn;
 			d->held_end = end;
 			d->held_ts = unix_us(ts);
 			d->held_tx = d->tx_us;
 			d->held_rx = d->rx_us;
-			if (refetch_hold(d->refetch, d->txn_xid))
+			if (nestread_hold(d->nest, d->txn_xid))
 				return pgo_flush(d, out);
 			return 0;
 		}

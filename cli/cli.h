@@ -8,15 +8,15 @@
  *   opts.c        a verb's options as a table: getopt and --help from it
  *   tools.c       the other pg2osync programs: where they are, running
  *                 one for its output, exec
- *   mapping.c     a column's type -> an index field mapping (init)
  *   init.c, validate.c, setup_sql.c, bootstrap.c, status.c,
  *   drop_slot.c, run.c, rejects.c,
  *   verify.c (+ verify_doc.c, verify_rows.c), resnapshot.c,
  *   reconcile.c, reindex.c, switch_alias.c: the verbs
  *   relay.c       rows written as a load writes them (resnapshot,
  *                 reindex)
- *   writes.c      the versioned writes and deletes verify --repair and
- *                 reconcile --delete send
+ *   writes.c      the versioned writes and deletes verify --repair,
+ *                 reconcile --delete and rejects --replay send, through
+ *                 lib/target.c's one blocking write
  *
  * validate's report and checks are lib/validate's (validate/check.h),
  * which the supervisor's reload runs too. What a verb does to the source
@@ -117,27 +117,6 @@ int	tool_output(char *const argv[], struct sbuf *out, struct p2o_err *);
 /* exec argv[0] as found by tool_path; returns only on failure (err) */
 int	tool_exec(char **argv, struct p2o_err *);
 
-/* mapping.c */
-
-/* how init maps the columns a dynamic mapping would guess at */
-struct mapping_opts {
-	int	 decimal_scaled;	/* numeric/decimal as scaled_float (else
-					 * keyword: exact) */
-	int	 json_flat;		/* JSON as flat_object (else object) */
-};
-/* the kind of index field a PostgreSQL column of type format_type()
- * text (typoid its pg_type oid) needs, into out's kind and factor; a
- * note for the operator in note (or "") */
-struct target_field;
-void	mapping_pg(const char *type, uint32_t typoid,
-	    const struct mapping_opts *, struct target_field *out, char *note,
-	    size_t notelen);
-/* the same for a MySQL column (information_schema DATA_TYPE and
- * COLUMN_TYPE; json: a JSON column, MariaDB's longtext included) */
-void	mapping_my(const char *data_type, const char *column_type, int json,
-	    const struct mapping_opts *, struct target_field *out, char *note,
-	    size_t notelen);
-
 /* status.c: the stored checkpoint, which status shows and other verbs
  * wait on */
 struct ckpt_view {
@@ -228,18 +207,28 @@ int	relay_rows(const struct config *, const struct sync_section *s,
 	    const char *where, const char *into, uint64_t *written,
 	    uint64_t *dropped, struct p2o_err *);
 
-/* writes.c: verify's repairs and reconcile's deletes */
+/* writes.c: the writes of verify's repairs, reconcile's deletes and
+ * rejects' replays */
+
+/* how long a verb's writes retry a failing request when the engine's
+ * retry_max and retry_max_elapsed_ms set no limit */
+#define CLI_WRITE_RETRY_MS	30000
 
 /* "index/id" of raw JSON strings, for messages */
 void	cli_doc_name(struct jspan index, struct jspan id, char *buf,
 	    size_t len);
-/* the n writes (each with its version), in bulk requests counted in
- * *requests; a line per key: "<done>: index/id", or "not <done>: ..."
- * with the target's reason (a newer version held, a refusal); *fixed
- * counts those done. 0, or -1 with err when a request failed */
-int	cli_send_writes(struct target_conn *, const struct target_write *w,
-	    int n, const char *done, int *fixed, uint64_t *requests,
-	    struct p2o_err *);
+/* how a verb's writes retry: the engine's retry_backoff_ms, retry_max
+ * and retry_max_elapsed_ms, bounded by CLI_WRITE_RETRY_MS without one */
+void	cli_write_retry(const struct config *, struct target_retry *);
+/* the n writes (each with its version) through the target's blocking
+ * write, its requests counted in *requests; a line per key: "<done>:
+ * index/id", or "not <done>: ..." with the target's reason (a newer
+ * version held, a refusal, not taken in the retries); *fixed counts
+ * those done. 0, or -1 with err when a request failed past the retries,
+ * was refused, or the credentials were */
+int	cli_send_writes(struct target_conn *, const struct config *,
+	    const struct target_write *w, int n, const char *done, int *fixed,
+	    uint64_t *requests, struct p2o_err *);
 
 /* verify_rows.c: the rows as the pipeline renders them */
 

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "p2o.h"
+#include "source.h"
 #include "source_ops.h"
 
 enum { O_PUBLICATION = 0x100 };
@@ -46,7 +47,7 @@ run(const struct verb *v, int argc, char **argv)
 	if ((ops = source_ops_of(&cfg))->drop_stream == NULL) {
 		config_release(&cfg);
 		return cli_usage(v, "a %s source has no slot: the server keeps "
-		    "no position for a reader", ops->title);
+		    "no position for a reader", cfg.source->title);
 	}
 	p2o_err_clear(&e);
 	rc = ops->drop_stream(&cfg, pub, stdout, why, sizeof(why), &e);

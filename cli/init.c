@@ -1,9 +1,11 @@
 /*
  * init.c - pg2osync init: a starter configuration from the live
- * catalogue. Table names are qualified from it, a table without a key is
- * declared append_only, and with --mappings each index gets a mapping file
- * derived from its columns' types (mapping.c). Without a connection the
- * file is written from the names given, with a note.
+ * catalogue (the source's, lib/source_ops.h). Table names are qualified
+ * from it, a table without a key is declared append_only, and with
+ * --mappings each index gets a mapping file derived from its columns'
+ * types. The target node is asked which engine it is, as the writer asks
+ * it, and the file names that flavour. Without a connection the file is
+ * written from the names given, with a note.
  *
  * The source url is never written: the file names the environment
  * variable that holds it (source.url_env), whatever --source carried.
@@ -18,24 +20,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <libpq-fe.h>
-#include <mysql.h>
-
 #include "cli.h"
 #include "config_sections.h"
 #include "log.h"
-#include "mysql/mycat.h"
-#include "mysql/myconn.h"
-#include "mysql/myval.h"
 #include "p2o.h"
-#include "pg/pgcat.h"
-#include "pg/pgconn.h"
+#include "source.h"
+#include "source_cat.h"
+#include "source_ops.h"
 #include "target.h"
 
 #define MAX_TABLES	256
 
 enum { O_SOURCE = 0x100, O_URL_ENV, O_TARGET, O_TABLE, O_FORCE, O_MAPPINGS,
-	O_DECIMAL, O_JSON, O_SLOT, O_PUBLICATION, O_SERVER_ID };
+	O_DECIMAL, O_JSON, O_SLOT, O_PUBLICATION, O_SERVER_ID, O_FLAVOR };
 
 static const struct cli_opt opts[] = {
 	{ "config", 'c', "FILE", "the file to write (default "
@@ -45,8 +42,11 @@ static const struct cli_opt opts[] = {
 	    "never the url" },
 	{ "url-env", O_URL_ENV, "NAME", "the environment variable the file "
 	    "reads the url from (default P2O_SOURCE_URL)" },
-	{ "target", O_TARGET, "URL", "the OpenSearch url (default "
-	    "http://127.0.0.1:9200)" },
+	{ "target", O_TARGET, "URL", "the search engine's url (default "
+	    "http://127.0.0.1:9200): asked which engine it is, for "
+	    "target.flavor" },
+	{ "flavor", O_FLAVOR, "NAME", "target.flavor without asking the "
+	    "node: opensearch, elasticsearch or meilisearch" },
 	{ "table", O_TABLE, "TABLE", "a table to sync, repeatable; a name "
 	    "without a schema or database is qualified from the catalogue "
 	    "(default: every table the role can read)" },
@@ -73,7 +73,11 @@ struct init {
 	int	 ntables, force, mappings;
 	unsigned long server_id;
 	struct mapping_opts mo;
-	enum source_kind kind;
+	const struct source_module *src;
+	/* the engine: --flavor, or what the node said it is; the default
+	 * one, unconfirmed, when it could not be asked */
+	const struct target_module *tmod;
+	int	 flavor_known;
 	const char *dir;	/* of path: where mappings/ goes */
 };
 
@@ -86,21 +90,6 @@ struct section {
 	char	*mapping;	/* the mapping file's body, or NULL */
 	char	*mapping_rel;	/* "mappings/<index>.json" */
 };
-
-/* the kinds of url config_source.c accepts, told apart the same way */
-static enum source_kind
-url_kind(const char *url)
-{
-	if (strncmp(url, "postgres://", 11) == 0 ||
-	    strncmp(url, "postgresql://", 13) == 0)
-		return SOURCE_POSTGRES;
-	if (strncmp(url, "mysql://", 8) == 0 ||
-	    strncmp(url, "mariadb://", 10) == 0)
-		return SOURCE_MYSQL;
-	if (strstr(url, "://") == NULL && strchr(url, '=') != NULL)
-		return SOURCE_POSTGRES;
-	return 0;
-}
 
 /* a url that carries a password (user:pass@, password=) */
 static int
@@ -117,11 +106,10 @@ has_password(const char *url)
 	    strstr(url, "password=") != NULL;
 }
 
-/* a name as an index name: lowercase, what OpenSearch refuses replaced */
+/* a name as an index name: lowercase, what the engine refuses replaced */
 static char *
-index_of(const char *table)
+index_of(const struct target_module *mod, const char *table)
 {
-	const struct target_module *mod;
 	char *s = xstrdup(table), *p;
 	char why[128];
 
@@ -132,8 +120,6 @@ index_of(const char *table)
 	}
 	while (s[0] == '_' || s[0] == '-' || s[0] == '+')
 		memmove(s, s + 1, strlen(s));
-	/* init writes an OpenSearch configuration: its name rules */
-	mod = target_module_find(NULL);
 	if (mod->ops->index_name != NULL &&
 	    mod->ops->index_name(s, TNAME_WHOLE, why, sizeof(why)) == -1) {
 		free(s);
@@ -167,14 +153,16 @@ yaml_scalar(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* the mapping file of fields in the target's words (init writes an
- * OpenSearch configuration); heap */
+/* the mapping file of fields in the target's words; heap, or NULL for
+ * a target that takes none */
 static char *
-mapping_file(const struct target_field *f, int n)
+mapping_file(const struct target_module *mod, const struct target_field *f,
+    int n)
 {
-	const struct target_module *mod = target_module_find(NULL);
 	struct sbuf m = SBUF_INIT;
 
+	if (mod->ops->mapping_file == NULL)
+		return NULL;
 	mod->ops->mapping_file(f, n, &m);
 	return m.buf;
 }
@@ -187,173 +175,28 @@ note(const struct section *s, const char *col, const char *text)
 		    col, text);
 }
 
-/* the PostgreSQL side: table names qualified, keys and types read */
-static int
-from_pg(struct init *in, struct pg_conn *c, struct section *secs, int *n)
+/* the chosen tables of the source's catalogue as sections, with their
+ * mapping files when asked */
+static void
+from_catalogue(struct init *in, const struct source_cat *cat,
+    struct section *secs, int *n)
 {
-	struct pgcat_name *all;
-	struct pgcat_table t;
-	struct sync_section sec;
-	struct p2o_err e;
-	struct target_field *f = NULL;
-	char rel[512], nt[256];
-	int nall, i, k, hit, want, rc = CLI_EXIT_FAILED;
-	const char *dot;
+	const struct source_cat_table *t;
+	int i, k;
 
-	p2o_err_clear(&e);
-	if (pgcat_tables(c, &all, &nall, &e) == -1)
-		return cli_fail(&e);
-	*n = 0;
-	for (want = 0; want < (in->ntables ? in->ntables : nall); want++) {
-		const char *name = in->ntables ? in->tables[want] : NULL;
-
-		hit = -1;
-		for (i = 0; i < nall; i++) {
-			if (name == NULL) {
-				hit = want;
-				break;
-			}
-			snprintf(rel, sizeof(rel), "%s.%s", all[i].schema,
-			    all[i].name);
-			dot = strchr(name, '.');
-			if ((dot && strcmp(rel, name) == 0) ||
-			    (!dot && strcmp(all[i].name, name) == 0)) {
-				if (hit >= 0 && !dot) {
-					fprintf(stderr, "pg2osync init: table "
-					    "'%s' is in several schemas: name "
-					    "one, e.g. '%s.%s'\n", name,
-					    all[i].schema, name);
-					goto out;
-				}
-				hit = i;
-			}
+	for (*n = 0, i = 0; i < cat->nchosen; i++) {
+		t = &cat->t[cat->chosen[i]];
+		secs[*n].schema = xstrdup(t->schema);
+		secs[*n].name = xstrdup(t->name);
+		secs[*n].keyless = !t->has_key;
+		if (in->mappings) {
+			for (k = 0; k < t->nfields; k++)
+				note(&secs[*n], t->colnames[k], t->notes[k]);
+			secs[*n].mapping = mapping_file(in->tmod, t->fields,
+			    t->nfields);
 		}
-		if (hit < 0) {
-			fprintf(stderr, "pg2osync init: table '%s' is not one "
-			    "the role can read; the eligible tables:\n", name);
-			for (i = 0; i < nall; i++)
-				fprintf(stderr, "  %s.%s%s\n", all[i].schema,
-				    all[i].name, all[i].has_key ? "" :
-				    " (no key: append_only)");
-			if (nall == 0)
-				fprintf(stderr, "  (none)\n");
-			goto out;
-		}
-		secs[*n].schema = xstrdup(all[hit].schema);
-		secs[*n].name = xstrdup(all[hit].name);
-		secs[*n].keyless = !all[hit].has_key;
 		(*n)++;
 	}
-	if (!in->mappings) {
-		rc = 0;
-		goto out;
-	}
-	for (i = 0; i < *n; i++) {
-		/* described as append_only: the key does not matter here */
-		memset(&sec, 0, sizeof(sec));
-		sec.name = secs[i].name;
-		sec.schema = secs[i].schema;
-		sec.table = secs[i].name;
-		snprintf(rel, sizeof(rel), "%s.%s", secs[i].schema,
-		    secs[i].name);
-		sec.rel = rel;
-		sec.append_only = 1;
-		if (pgcat_describe(c, "", &sec, &t, &e) == -1) {
-			rc = cli_fail(&e);
-			goto out;
-		}
-		f = xcalloc((size_t)t.ncols + 1, sizeof(*f));
-		for (k = 0; k < t.ncols; k++) {
-			f[k].name = t.cols[k].name;
-			mapping_pg(t.cols[k].type, t.cols[k].typoid, &in->mo,
-			    &f[k], nt, sizeof(nt));
-			note(&secs[i], t.cols[k].name, nt);
-		}
-		secs[i].mapping = mapping_file(f, t.ncols);
-		free(f);
-		f = NULL;
-		pgcat_table_release(&t);
-	}
-	rc = 0;
-out:
-	free(f);
-	pgcat_names_free(all, nall);
-	return rc;
-}
-
-/* the MySQL side: names qualified with the url's database */
-static int
-from_my(struct init *in, MYSQL *m, const char *db, struct section *secs,
-    int *n)
-{
-	struct mycat_name *all;
-	struct my_table t;
-	struct p2o_err e;
-	struct target_field *f = NULL;
-	char nt[256];
-	const char *name, *tname, *dot;
-	int nall, i, k, want, hit, r, rc = CLI_EXIT_FAILED;
-
-	p2o_err_clear(&e);
-	if (mycat_tables(m, db, &all, &nall, &e) == -1)
-		return cli_fail(&e);
-	*n = 0;
-	for (want = 0; want < (in->ntables ? in->ntables : nall); want++) {
-		name = in->ntables ? in->tables[want] : all[want].name;
-		dot = strchr(name, '.');
-		tname = dot ? dot + 1 : name;
-		if (dot && (strlen(db) != (size_t)(dot - name) ||
-		    strncmp(name, db, strlen(db)) != 0)) {
-			fprintf(stderr, "pg2osync init: table '%s' is not in "
-			    "database '%s', the one the url names\n", name, db);
-			goto out;
-		}
-		for (hit = -1, i = 0; i < nall; i++)
-			if (strcmp(all[i].name, tname) == 0)
-				hit = i;
-		if (hit < 0) {
-			fprintf(stderr, "pg2osync init: table '%s' is not a "
-			    "base table of '%s'; the eligible tables:\n", name,
-			    db);
-			for (i = 0; i < nall; i++)
-				fprintf(stderr, "  %s.%s%s\n", db, all[i].name,
-				    all[i].has_key ? "" :
-				    " (no key: append_only)");
-			if (nall == 0)
-				fprintf(stderr, "  (none)\n");
-			goto out;
-		}
-		secs[*n].schema = xstrdup(db);
-		secs[*n].name = xstrdup(all[hit].name);
-		secs[*n].keyless = !all[hit].has_key;
-		(*n)++;
-	}
-	for (i = 0; in->mappings && i < *n; i++) {
-		r = mycat_table(m, myconn_mariadb(m), db, secs[i].name, &t, &e);
-		if (r != 0) {
-			if (r == -1)
-				rc = cli_fail(&e);
-			goto out;
-		}
-		f = xcalloc((size_t)t.ncols + 1, sizeof(*f));
-		for (k = 0; k < t.ncols; k++) {
-			f[k].name = t.cols[k].name;
-			mapping_my(t.cols[k].data_type, t.cols[k].column_type,
-			    t.cols[k].kind == MK_JSON ||
-			    t.cols[k].kind == MK_JSON_TEXT, &in->mo, &f[k], nt,
-			    sizeof(nt));
-			note(&secs[i], t.cols[k].name, nt);
-		}
-		secs[i].mapping = mapping_file(f, t.ncols);
-		free(f);
-		f = NULL;
-		my_table_release(&t);
-	}
-	rc = 0;
-out:
-	free(f);
-	mycat_names_free(all, nall);
-	return rc;
 }
 
 /* no catalogue: the names as given, qualified by the defaults */
@@ -370,14 +213,15 @@ offline(struct init *in, struct section *secs, int *n)
 	}
 	for (i = 0; i < in->ntables; i++) {
 		dot = strchr(in->tables[i], '.');
-		if (dot == NULL && in->kind == SOURCE_MYSQL) {
+		if (dot == NULL && in->src->default_schema == NULL) {
 			fprintf(stderr, "pg2osync init: without a connection, "
-			    "name MySQL tables as 'database.table' ('%s')\n",
-			    in->tables[i]);
+			    "name %s tables as '%s.table' ('%s')\n",
+			    in->src->title, in->src->schema_word, in->tables[i]);
 			return CLI_EXIT_FAILED;
 		}
 		secs[i].schema = dot ? xstrndup(in->tables[i],
-		    (size_t)(dot - in->tables[i])) : xstrdup("public");
+		    (size_t)(dot - in->tables[i])) :
+		    xstrdup(in->src->default_schema);
 		secs[i].name = xstrdup(dot ? dot + 1 : in->tables[i]);
 	}
 	*n = in->ntables;
@@ -387,19 +231,19 @@ offline(struct init *in, struct section *secs, int *n)
 /* the index of each section, distinct: schema_table when two tables
  * share a name */
 static void
-name_indices(struct section *secs, int n)
+name_indices(const struct init *in, struct section *secs, int n)
 {
 	char buf[600];
 	int i, k;
 
 	for (i = 0; i < n; i++) {
-		secs[i].index = index_of(secs[i].name);
+		secs[i].index = index_of(in->tmod, secs[i].name);
 		for (k = 0; k < i; k++)
 			if (strcmp(secs[k].index, secs[i].index) == 0) {
 				free(secs[i].index);
 				snprintf(buf, sizeof(buf), "%s_%s",
 				    secs[i].schema, secs[i].name);
-				secs[i].index = index_of(buf);
+				secs[i].index = index_of(in->tmod, buf);
 				break;
 			}
 	}
@@ -454,6 +298,20 @@ write_mappings(const struct init *in, struct section *secs, int n)
 	return 0;
 }
 
+/* one of the source kind's own keys (lib/source.h), from its option */
+static void
+source_key(FILE *f, const struct init *in, const char *key)
+{
+	if (strcmp(key, "server_id") == 0) {
+		fprintf(f, "  server_id: %lu    # our replica id: unique among "
+		    "the server's replicas\n", in->server_id);
+		return;
+	}
+	fprintf(f, "  %s: ", key);
+	yaml_scalar(f, strcmp(key, "slot_name") == 0 ? in->slot : in->pub);
+	fputc('\n', f);
+}
+
 static int
 write_config(const struct init *in, const struct section *secs, int n,
     const char *from)
@@ -474,18 +332,18 @@ write_config(const struct init *in, const struct section *secs, int n,
 	fprintf(f, "source:\n  url_env: ");
 	yaml_scalar(f, in->url_env);
 	fprintf(f, "    # the connection string stays in the environment\n");
-	if (in->kind == SOURCE_MYSQL)
-		fprintf(f, "  server_id: %lu    # our replica id: unique among "
-		    "the server's replicas\n", in->server_id);
-	else {
-		fprintf(f, "  slot_name: ");
-		yaml_scalar(f, in->slot);
-		fprintf(f, "\n  publication: ");
-		yaml_scalar(f, in->pub);
-		fputc('\n', f);
-	}
+	for (i = 0; in->src->own_keys[i] != NULL; i++)
+		source_key(f, in, in->src->own_keys[i]);
 	fprintf(f, "target:\n  url: ");
 	yaml_scalar(f, in->target);
+	fprintf(f, "\n  flavor: %s", in->tmod->name);
+	if (!in->flavor_known)
+		fprintf(f, "    # not confirmed by the node: check it");
+	/* a target that keeps no documents of ours keeps the checkpoint
+	 * in files: the configuration refuses it without the directory */
+	if (!target_can(in->tmod, TCAP_STATE_DOCS))
+		fprintf(f, "\n  state_dir: /var/lib/pg2osync    # the "
+		    "checkpoint: %s keeps no state of ours", in->tmod->name);
 	fprintf(f, "\nsync:\n");
 	for (i = 0; i < n; i++) {
 		fprintf(f, "  ");
@@ -548,6 +406,12 @@ option(struct init *in, const struct verb *v, int ch, const char *arg)
 		break;
 	case O_SLOT: in->slot = arg; break;
 	case O_PUBLICATION: in->pub = arg; break;
+	case O_FLAVOR:
+		if ((in->tmod = target_module_find(arg)) == NULL)
+			return cli_usage(v, "--flavor takes opensearch, "
+			    "elasticsearch or meilisearch");
+		in->flavor_known = 1;
+		break;
 	case O_SERVER_ID:
 		if ((id = cli_number(v, "server-id", arg)) < 1 ||
 		    id > 4294967295LL)
@@ -568,45 +432,97 @@ catalogue(struct init *in, const char *url, struct section *secs, int *n,
     char *from, size_t fromlen, char *why, size_t whylen)
 {
 	struct config cfg;
+	struct source_cat cat;
 	struct p2o_err e;
-	struct pg_conn *pc;
-	struct my_url u;
-	char uerr[256];
-	MYSQL *m;
-	int rc;
+	int rc, i;
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.path = (char *)"--source";
 	cfg.source_url = (char *)url;
-	cfg.source_kind = in->kind;
+	cfg.source = in->src;
+	source_cat_init(&cat);
 	p2o_err_clear(&e);
-	if (in->kind == SOURCE_POSTGRES) {
-		if ((pc = pgconn_open(&cfg, PGCONN_SQL, "pg2osync init",
-		    &e)) == NULL) {
-			snprintf(why, whylen, "%s", e.msg);
-			/* unreachable: offline; refused: say so */
-			return e.code == P2O_EXIT_TEMPFAIL ? -1 : cli_fail(&e);
-		}
-		snprintf(from, fromlen, "from the catalogue of database '%s'",
-		    PQdb((PGconn *)pc));
-		rc = from_pg(in, pc, secs, n);
-		pgconn_close(pc);
-		return rc;
-	}
-	if (my_url_parse(url, &u, uerr, sizeof(uerr)) == -1) {
-		fprintf(stderr, "pg2osync init: %s\n", uerr);
-		return P2O_EXIT_CONFIG;
-	}
-	if ((m = myconn_open(&cfg, "catalogue", &e)) == NULL) {
+	rc = source_ops_of(&cfg)->catalogue(&cfg, in->tables, in->ntables,
+	    in->mappings ? &in->mo : NULL, &cat, &e);
+	if (rc == -1) {
 		snprintf(why, whylen, "%s", e.msg);
-		my_url_release(&u);
-		return e.code == P2O_EXIT_TEMPFAIL ? -1 : cli_fail(&e);
+		/* unreachable: offline; refused: say so */
+		rc = e.code == P2O_EXIT_TEMPFAIL ? -1 : cli_fail(&e);
+	} else if (rc == 1) {
+		fprintf(stderr, "pg2osync init: %s\n", e.msg);
+		for (i = 0; i < cat.n; i++)
+			fprintf(stderr, "  %s.%s%s\n", cat.t[i].schema,
+			    cat.t[i].name, cat.t[i].has_key ? "" :
+			    " (no key: append_only)");
+		if (cat.n == 0)
+			fprintf(stderr, "  (none)\n");
+		rc = CLI_EXIT_FAILED;
+	} else {
+		snprintf(from, fromlen, "from %s", cat.from);
+		from_catalogue(in, &cat, secs, n);
 	}
-	snprintf(from, fromlen, "from the catalogue of database '%s'", u.db);
-	rc = from_my(in, m, u.db, secs, n);
-	myconn_close(m);
-	my_url_release(&u);
+	source_cat_release(&cat);
 	return rc;
+}
+
+/* the engine at in->target, as the writer would find it, unless --flavor
+ * said it: the default one, with a note, when the node did not say */
+static void
+target_flavor(struct init *in)
+{
+	struct config cfg;
+	struct p2o_err e;
+	char node[128], why[P2O_ERR_MAX];
+
+	if (in->flavor_known)
+		return;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.path = (char *)"--target";
+	cfg.target_url = (char *)in->target;
+	cfg.target_tls_verify = 1;
+	in->tmod = target_module_find(NULL);
+	p2o_err_clear(&e);
+	if (target_identify(&cfg, &in->tmod, node, sizeof(node), why,
+	    sizeof(why), &e) == -1)
+		snprintf(why, sizeof(why), "%s", e.msg);
+	if (in->tmod != NULL) {
+		in->flavor_known = 1;
+		return;
+	}
+	in->tmod = target_module_find(NULL);
+	printf("note: %s did not say which engine it is (%s): the file "
+	    "names target.flavor %s; set it if the node is another engine "
+	    "(or give --flavor)\n", in->target, why, in->tmod->name);
+}
+
+/* without a url, the kind whose required key an option gave (--server-id
+ * names MySQL), else the first */
+static const struct source_module *
+kind_of_options(const struct init *in)
+{
+	const struct source_module *const *m;
+
+	for (m = source_modules; in->server_id && *m != NULL; m++)
+		if ((*m)->required_key != NULL &&
+		    strcmp((*m)->required_key, "server_id") == 0)
+			return *m;
+	return source_modules[0];
+}
+
+/* --server-id is its own key's; its default where the kind requires it */
+static int
+check_kind_options(struct init *in, const struct verb *v)
+{
+	int i, takes_id = 0;
+
+	for (i = 0; in->src->own_keys[i] != NULL; i++)
+		takes_id |= strcmp(in->src->own_keys[i], "server_id") == 0;
+	if (!takes_id && in->server_id)
+		return cli_usage(v, "--server-id does not apply to a %s source",
+		    in->src->title);
+	if (takes_id && in->server_id == 0)
+		in->server_id = 4201;
+	return 0;
 }
 
 static int
@@ -634,15 +550,13 @@ run(const struct verb *v, int argc, char **argv)
 		    "file takes target.username and target.password_env");
 	url = in.source ? in.source : getenv(in.url_env);
 	if (url != NULL && url[0] != '\0') {
-		if ((in.kind = url_kind(url)) == 0)
-			return cli_usage(v, "the source url is neither "
-			    "postgres://, mysql:// nor a conninfo string");
+		if ((in.src = source_for_url(url)) == NULL)
+			return cli_usage(v, "the source url must be a %s",
+			    source_url_forms());
 	} else
-		in.kind = in.server_id ? SOURCE_MYSQL : SOURCE_POSTGRES;
-	if (in.kind == SOURCE_MYSQL && in.server_id == 0)
-		in.server_id = 4201;
-	if (in.kind == SOURCE_POSTGRES && in.server_id)
-		return cli_usage(v, "--server-id applies to a MySQL source");
+		in.src = kind_of_options(&in);
+	if ((rc = check_kind_options(&in, v)) != 0)
+		return rc;
 	if (in.source && has_password(in.source))
 		log_warnx("the password in --source is not written to '%s'; "
 		    "put the url in %s (an argv can be read by every user of "
@@ -652,6 +566,8 @@ run(const struct verb *v, int argc, char **argv)
 	dirbuf = xstrdup(in.path);
 	in.dir = dirname(dirbuf);
 
+	/* the engine first: its names and its mapping files */
+	target_flavor(&in);
 	if (url != NULL && url[0] != '\0') {
 		rc = catalogue(&in, url, secs, &n, from, sizeof(from), why,
 		    sizeof(why));
@@ -675,7 +591,7 @@ run(const struct verb *v, int argc, char **argv)
 		rc = CLI_EXIT_FAILED;
 		goto out;
 	}
-	name_indices(secs, n);
+	name_indices(&in, secs, n);
 	if (online && in.mappings && (rc = write_mappings(&in, secs, n)) != 0)
 		goto out;
 	if ((rc = write_config(&in, secs, n, from)) != 0)
@@ -696,15 +612,14 @@ run(const struct verb *v, int argc, char **argv)
 		printf(", %d mapping file(s) in %s/mappings", nmap, in.dir);
 	printf("\nnext:\n");
 	if (getenv(in.url_env) == NULL)
-		printf("  export %s='%s://USER:PASSWORD@HOST/DB'\n", in.url_env,
-		    in.kind == SOURCE_MYSQL ? "mysql" : "postgres");
+		printf("  export %s='%sUSER:PASSWORD@HOST/DB'\n", in.url_env,
+		    in.src->schemes[0]);
 	printf("  pg2osync validate -c %s     # every prerequisite, nothing "
 	    "changed\n", in.path);
 	printf("  pg2osync setup-sql -c %s    # the SQL a DBA runs when "
 	    "validate asks for it\n", in.path);
-	printf("  pg2osync bootstrap -c %s    # %s and the indices\n",
-	    in.path, in.kind == SOURCE_MYSQL ? "the state index" :
-	    "the slot, the publication");
+	printf("  pg2osync bootstrap -c %s    # what the source needs, and "
+	    "the indices\n", in.path);
 	printf("  pg2osync run -c %s\n", in.path);
 	rc = 0;
 out:

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "frame.h"
 #include "p2o.h"
+#include "source.h"
 #include "xio.h"
 
 struct relay {
@@ -78,9 +79,10 @@ relay_rows(const struct config *cfg, const struct sync_section *s,
 		lextra[n++] = "--where";
 		lextra[n++] = (char *)where;
 	}
-	/* MySQL versions copies from the generation the checkpoint is in,
-	 * as a supervised load does; none stored is the first generation */
-	if (cfg->source_kind == SOURCE_MYSQL) {
+	/* a source that holds its start (MySQL) versions copies from the
+	 * generation the checkpoint is in, as a supervised load does; none
+	 * stored is the first generation */
+	if (cfg->source->start_held) {
 		status_checkpoint(cfg, &ck);
 		if (!ck.known)
 			return p2o_fail(e, P2O_EXIT_TEMPFAIL, "the stored "

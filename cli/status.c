@@ -309,8 +309,8 @@ json(const struct config *cfg, const struct status_opts *so,
 
 static void
 text(const struct config *cfg, const struct status_opts *so,
-    const struct source_ops *ops, const struct source_status *st,
-    const struct ckpt_view *ck, const struct source_ckpt *c)
+    const struct source_status *st, const struct ckpt_view *ck,
+    const struct source_ckpt *c)
 {
 	char mb[32], lim[32];
 	int i;
@@ -322,7 +322,7 @@ text(const struct config *cfg, const struct status_opts *so,
 		printf("checkpoint  none stored (the pipeline has not run)\n");
 	else if (!c->parsed)
 		printf("checkpoint  %s: not a %s position\n", ck->text,
-		    ops->title);
+		    cfg->source->title);
 	else if (c->gone)
 		printf("checkpoint  %s: %s is no longer on the server (purged): "
 		    "the stream cannot resume from it; the tables must be "
@@ -390,7 +390,7 @@ show(const struct config *cfg, const struct status_opts *so)
 	if (so->json)
 		json(cfg, so, &st, &ck, &c, over, rc);
 	else
-		text(cfg, so, ops, &st, &ck, &c);
+		text(cfg, so, &st, &ck, &c);
 	if (over || c.gone || (st.mine != NULL &&
 	    strcmp(st.mine->verdict, "lost") == 0))
 		rc = CLI_EXIT_FAILED;
@@ -448,7 +448,7 @@ run(const struct verb *v, int argc, char **argv)
 		config_release(&cfg);
 		return cli_usage(v, "--max-retained-mb: a %s source has no "
 		    "slot; its server keeps what it keeps by its own retention",
-		    source_ops_of(&cfg)->title);
+		    cfg.source->title);
 	}
 	rc = show(&cfg, &so);
 	config_release(&cfg);

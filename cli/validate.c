@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "log.h"
 #include "p2o.h"
+#include "source.h"
 #include "source_ops.h"
 
 static const struct cli_opt opts[] = {
@@ -59,8 +60,7 @@ run(const struct verb *v, int argc, char **argv)
 		return check_end(&r);
 	}
 	check_ok(&r, "configuration '%s': %d sync section(s), a %s source, "
-	    "target %s", path, cfg.nsyncs, cfg.source_kind == SOURCE_MYSQL ?
-	    "MySQL" : "PostgreSQL", cfg.target_url);
+	    "target %s", path, cfg.nsyncs, cfg.source->title, cfg.target_url);
 	config_release(&cfg);
 
 	/* each side's secrets on their own: one missing does not hide the

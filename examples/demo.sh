@@ -13,7 +13,7 @@ if [ "${1:-}" != "--inside" ]; then
 	exec tests/servers/run-with.sh --pg --os -- "$0" --inside
 fi
 
-BIN=$PWD/build/bin
+BIN=${P2O_BIN:-$PWD/build/bin}
 D=$(mktemp -d "$P2O_SERVERS_DIR/demo.XXXXXX")
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 sql() { echo "postgres> $*"; psql -X -q -v ON_ERROR_STOP=1 -c "$*"; }
@@ -60,17 +60,25 @@ sql "create table products (id int primary key, name text, price numeric(12,2), 
 sql "insert into products select g, 'product ' || g, (g % 1000) + 0.99, array['tag' || (g % 7)], g % 50 from generate_series(1001, 101000) g"
 
 say "starting pg2osync-supervise"
-"$BIN/pg2osync-supervise" -c "$D/pg2osync.yaml" 2>&1 | sed 's/^/  | /' &
+# sed -u: each log line as it comes, not a pipe buffer's worth at the end
+"$BIN/pg2osync-supervise" -c "$D/pg2osync.yaml" 2>&1 | sed -u 's/^/  | /' &
 # healthy = every stage said hello, and the capture says it only once its
 # slot is streaming: from here on every change is captured
 for i in $(seq 150); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
 
 say "the initial load runs beside the stream"
-for i in $(seq 600); do
-	curl -s "http://127.0.0.1:$port/metrics" | grep -q '^pg2osync_load_ranges_done{table="public.products"}' &&
-	[ "$(curl -s "http://127.0.0.1:$port/metrics" | awk '$1 ~ /^pg2osync_load_ranges_done/ { d = $2 } $1 ~ /^pg2osync_load_ranges\{/ { t = $2 } END { print (t > 0 && d == t) }')" = 1 ] && break
-	sleep 0.2
+# pg2osync status reads the load's progress where ckpt records it, the
+# same record that tells a restarted pipeline what is left to load
+echo "\$ pg2osync status -c $D/pg2osync.yaml   (its load line, each time it changes)"
+seen=
+for i in $(seq 1200); do
+	now=$("$BIN/pg2osync" status -c "$D/pg2osync.yaml" --json 2>/dev/null |
+		jq -r '.loads[]? | select(.table == "public.products") | if .of then "\(.state), \(.done) of \(.of) ranges" else .state end')
+	[ -n "$now" ] && [ "$now" != "$seen" ] && echo "load        public.products: $now" && seen=$now
+	case $now in finished*) break ;; esac
+	sleep 0.5
 done
+case $now in finished*) ;; *) echo "the load has not finished after 10 minutes: its log is above" ;; esac
 curl -s -XPOST "$OS_URL/products/_refresh" >/dev/null
 echo "opensearch> GET products/_count"
 curl -s "$OS_URL/products/_count" | jq -c .

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "p2o.h"
 #include "sbuf.h"
+#include "source.h"
 
 static int finish_config(struct cs_walk *, void *, const char *, int);
 
@@ -48,7 +49,7 @@ static const struct cs_node sections[] = {
 	{ NULL }
 };
 
-static const struct cs_node root = {
+const struct cs_node config_root = {
 	NULL, CS_STRUCT, .keys = sections, .finish = finish_config,
 	.expect = "must be a mapping of sections (source, target, sync, ...)"
 };
@@ -365,14 +366,16 @@ finish_syncs(struct cs_walk *w, struct config *cfg)
 		if (s->schema == NULL) {
 			/* a MySQL table lives in a database the url need
 			 * not name; guessing one would sync the wrong table */
-			if (cfg->source_kind == SOURCE_MYSQL) {
+			if (cfg->source->default_schema == NULL) {
 				cs_err(w, s->line, "'%s.table' must be "
-				    "'database.table' for a mysql source",
-				    config_sec_path(s, &path));
+				    "'%s.table' for a %s source",
+				    config_sec_path(s, &path),
+				    cfg->source->schema_word,
+				    cfg->source->noun);
 				sbuf_release(&path);
 				return -1;
 			}
-			s->schema = xstrdup("public");
+			s->schema = xstrdup(cfg->source->default_schema);
 		}
 		rel = xmalloc(strlen(s->schema) + strlen(s->table) + 2);
 		sprintf(rel, "%s.%s", s->schema, s->table);
@@ -452,7 +455,7 @@ load_mem(const char *name, const char *buf, size_t len, unsigned secrets,
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->path = xstrdup(name);
 	cfg->secrets = secrets & (CONFIG_SECRETS_ALL | CONFIG_SECRET_LISTEN);
-	if (cs_load(&root, cfg, name, buf, len, err, errlen) == -1) {
+	if (cs_load(&config_root, cfg, name, buf, len, err, errlen) == -1) {
 		config_release(cfg);
 		return -1;
 	}
@@ -520,7 +523,7 @@ config_load_with(const char *path, unsigned secrets, struct config *cfg,
 void
 config_release(struct config *cfg)
 {
-	cs_release(&root, cfg);
+	cs_release(&config_root, cfg);
 	free(cfg->path);
 	memset(cfg, 0, sizeof(*cfg));
 }

@@ -18,6 +18,7 @@
 
 struct where;
 struct target_module;
+struct source_module;
 
 /* one thing the configuration asks of its target (config_target.c) */
 struct target_need {
@@ -26,8 +27,6 @@ struct target_need {
 	char	*key;		/* "sync.items.routing" */
 	const char *why;	/* what would go wrong without it */
 };
-
-enum source_kind { SOURCE_POSTGRES = 1, SOURCE_MYSQL = 2 };
 
 /* transform ops (docs/config.md "transform") */
 enum xf_op { XF_HASH = 1, XF_REDACT, XF_JSON, XF_SPLIT, XF_NUMBER, XF_DATE };
@@ -197,9 +196,10 @@ struct config {
 					 * *_env value is there only if its bit is */
 
 	/* source */
-	enum source_kind source_kind;	/* from the url scheme; without the
-					 * url (url_env not resolved) from the
-					 * keys: server_id names a MySQL source */
+	/* the kind of source (lib/source.h): from the url scheme; without
+	 * the url (url_env not resolved) from the keys, a kind's required
+	 * key naming it */
+	const struct source_module *source;
 	char	*source_url;		/* inline, or resolved from url_env;
 					 * NULL when url_env was not resolved
 					 * (may hold a password: never log) */
@@ -323,6 +323,13 @@ int	config_nest_tables(const struct config *, const char ***rels);
 
 /* config_sync.c */
 
+/* 1 when s is one of the n names of list (a key's list of columns) */
+int	config_list_has(char *const *list, int n, const char *s);
+/* 1 when a projection keeps column col: columns names it, or (columns
+ * NULL: every column) exclude does not - the columns and
+ * exclude_columns keys of a section and of a child alike */
+int	config_projects(char *const *columns, int ncolumns,
+	    char *const *exclude, int nexclude, const char *col);
 /* a transform's date pattern (YYYY MM DD hh mm ss and separators): 0,
  * or -1 with why */
 int	config_check_date_pattern(const char *, char *why, size_t);

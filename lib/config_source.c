@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "config_sections.h"
+#include "source.h"
 
 static int
 check_slot(const char *s, char *why, size_t len)
@@ -89,57 +90,99 @@ const struct cs_node config_source_keys[] = {
 	{ NULL }
 };
 
-/* 0 if url is none of the accepted forms */
-static enum source_kind
-source_kind_of(const char *url)
+/* the first of a kind's own keys set in the file: its line, and the key
+ * in *key; 0 when none is */
+static int
+own_key_line(struct cs_walk *w, const struct source_module *m,
+    const char **key)
 {
-	if (config_has_prefix(url, "postgres://") ||
-	    config_has_prefix(url, "postgresql://"))
-		return SOURCE_POSTGRES;
-	if (config_has_prefix(url, "mysql://") ||
-	    config_has_prefix(url, "mariadb://"))
-		return SOURCE_MYSQL;
-	/* a libpq conninfo string: "host=db dbname=app user=sync" */
-	if (strstr(url, "://") == NULL && strchr(url, '=') != NULL)
-		return SOURCE_POSTGRES;
-	return 0;
+	char path[64];
+	int i, l, first = 0;
+
+	for (i = 0; m->own_keys[i] != NULL; i++) {
+		snprintf(path, sizeof(path), "source.%s", m->own_keys[i]);
+		if ((l = cs_line(w, path)) && (!first || l < first)) {
+			first = l;
+			*key = m->own_keys[i];
+		}
+	}
+	return first;
 }
 
-/* the keys that name a PostgreSQL stream mean nothing to MySQL, and the
- * reverse: set anyway, they would look like they did something */
+/* the kind a file names without a url: the one whose required key it
+ * sets, else the first (a program that connects to no source reads no
+ * url; every file a program with the url loads agrees, check_kind_keys) */
+static const struct source_module *
+kind_of_keys(struct cs_walk *w)
+{
+	const struct source_module *const *m;
+	char path[64];
+
+	for (m = source_modules; *m != NULL; m++) {
+		if ((*m)->required_key == NULL)
+			continue;
+		snprintf(path, sizeof(path), "source.%s", (*m)->required_key);
+		if (cs_line(w, path))
+			return *m;
+	}
+	return source_modules[0];
+}
+
+/* the values of keys (a string's default, a number's) back to none */
+static void
+clear_keys(struct config *cfg, const char *const *keys)
+{
+	const struct cs_node *n;
+	int i;
+
+	for (i = 0; keys[i] != NULL; i++)
+		for (n = config_source_keys; n->name != NULL; n++) {
+			if (strcmp(n->name, keys[i]) != 0)
+				continue;
+			if (n->kind == CS_STR) {
+				free(*(char **)((char *)cfg + n->off));
+				*(char **)((char *)cfg + n->off) = NULL;
+			} else if (n->kind == CS_ULONG)
+				*(unsigned long *)((char *)cfg + n->off) = 0;
+		}
+}
+
+/* the keys that name one kind's stream mean nothing to another: set
+ * anyway, they would look like they did something */
 static int
 check_kind_keys(struct cs_walk *w, struct config *cfg, int line)
 {
-	int lslot = cs_line(w, "source.slot_name");
-	int lpub = cs_line(w, "source.publication");
-	int lsid = cs_line(w, "source.server_id");
-	int llw = cs_line(w, "source.load_workers");
+	const struct source_module *const *m, *k = cfg->source;
+	const char *key = NULL;
+	char path[64];
+	int l, llw = cs_line(w, "source.load_workers");
 
-	if (cfg->source_kind == SOURCE_POSTGRES) {
-		if (lsid)
-			return cs_err(w, lsid, "'source.server_id' applies only "
-			    "to a mysql source");
-		return 0;
+	for (m = source_modules; *m != NULL; m++) {
+		if (*m == k || (l = own_key_line(w, *m, &key)) == 0)
+			continue;
+		return cs_err(w, l, "'source.%s' applies only to a %s source",
+		    key, (*m)->noun);
 	}
-	/* the first in the file */
-	if (lpub && (!lslot || lpub < lslot))
-		lslot = 0;
-	if (lslot || lpub)
-		return cs_err(w, lslot ? lslot : lpub, "'source.%s' applies "
-		    "only to a postgresql source", lslot ? "slot_name" :
-		    "publication");
-	if (!lsid)
-		return cs_err(w, line, "missing required key "
-		    "'source.server_id' for a mysql source");
-	/* a chunk's start is the key the last one ended at: one at a time */
-	if (llw && cfg->load_workers > 1)
-		return cs_err(w, llw, "'source.load_workers' above 1 applies "
-		    "only to a postgresql source (a mysql table is read in "
-		    "key order, one chunk after another)");
-	/* their defaults would name a stream that is not there */
-	free(cfg->slot_name);
-	free(cfg->publication);
-	cfg->slot_name = cfg->publication = NULL;
+	if (k->required_key != NULL) {
+		snprintf(path, sizeof(path), "source.%s", k->required_key);
+		if (!cs_line(w, path))
+			return cs_err(w, line, "missing required key '%s' for a "
+			    "%s source", path, k->noun);
+	}
+	if (llw && cfg->load_workers > k->max_load_workers) {
+		for (m = source_modules; *m != NULL; m++)
+			if ((*m)->max_load_workers >= cfg->load_workers)
+				break;
+		return cs_err(w, llw, "'source.load_workers' above %d applies "
+		    "only to a %s source (a %s table is read in key order, "
+		    "one chunk after another)", k->max_load_workers,
+		    *m ? (*m)->noun : "other", k->noun);
+	}
+	/* the defaults of another kind's keys would name a stream that is
+	 * not there */
+	for (m = source_modules; *m != NULL; m++)
+		if (*m != k)
+			clear_keys(cfg, (*m)->own_keys);
 	return 0;
 }
 
@@ -162,21 +205,15 @@ config_source_finish(struct cs_walk *w, void *base, const char *path,
 	if (lenv && config_resolve_env(w, "source.url_env", lenv,
 	    cfg->source_url_env, &cfg->source_url) == -1)
 		return -1;
-	/* a program that connects to no source reads no url: the kind is
-	 * the one server_id names, which every file a program with the url
-	 * loads agrees with (check_kind_keys) */
 	if (cfg->source_url == NULL)
-		cfg->source_kind = cs_line(w, "source.server_id") ?
-		    SOURCE_MYSQL : SOURCE_POSTGRES;
-	else if ((cfg->source_kind = source_kind_of(cfg->source_url)) == 0) {
+		cfg->source = kind_of_keys(w);
+	else if ((cfg->source = source_for_url(cfg->source_url)) == NULL) {
 		if (lenv)
 			return cs_err(w, lenv, "'source.url_env': the value of "
-			    "'%s' must be a postgres://, postgresql://, "
-			    "mysql:// or mariadb:// url, or a key=value "
-			    "conninfo string", cfg->source_url_env);
-		return cs_err(w, lurl, "'source.url' must be a postgres://, "
-		    "postgresql://, mysql:// or mariadb:// url, or a "
-		    "key=value conninfo string");
+			    "'%s' must be a %s", cfg->source_url_env,
+			    source_url_forms());
+		return cs_err(w, lurl, "'source.url' must be a %s",
+		    source_url_forms());
 	}
 	if (!lcert != !lkey)
 		return cs_err(w, lcert ? lcert : lkey, "'source.sslcert' and "

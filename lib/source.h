@@ -1,12 +1,27 @@
 /*
- * source.h - what the engine needs to know about a kind of source without
- * knowing the source: which capture program reads it, and what identifies
- * one stream of it (the checkpoint's document id and the members a stored
- * checkpoint is bound by). Everything else about a source stays in its
- * capture and its loader; positions travel as an opaque u64 and text.
+ * source.h - the kinds of source, as data: one struct source_module per
+ * kind (PostgreSQL, MySQL/MariaDB), beside the target's struct
+ * target_module. What the generic stages, the supervisor, the configuration
+ * and the operator's command need to know about a source without knowing
+ * which it is: which capture program reads it, what its url looks like,
+ * which keys and table names it takes, what identifies one stream of it
+ * (the checkpoint's document id), how its position texts are ordered and
+ * shown, and the rules its positions impose on the pipeline.
+ *
+ * This table is light on purpose: pure data and pure functions, nothing
+ * that connects to a server, so that every program may ask it (the shaper,
+ * the writer and ckpt link no database client). What needs a server - the
+ * contract checks, setup, status, the position now - is the source's
+ * operations table (source_ops.h), found from the same configuration.
+ *
+ * No file outside lib/source* compares kinds of source (130-seams.t): a
+ * program asks the module for the fact it needs.
  */
 #ifndef SOURCE_H
 #define SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 #include "config.h"
 
@@ -20,13 +35,73 @@ struct source_ident {
 	char	*bind_value[SOURCE_BIND_MAX];
 };
 
+struct source_module {
+	const char *kind;	/* "postgres", "mysql": the checkpoint's
+				 * "source", the url a sample shows */
+	const char *noun;	/* "postgresql", "mysql": what a refusal
+				 * of the configuration calls it */
+	const char *title;	/* "PostgreSQL", "MySQL": in messages */
+	const char *capture;	/* the program that reads its stream */
+	/* url schemes that name it, NULL-ended; and whether a libpq
+	 * key=value conninfo string ("host=db dbname=app") does */
+	const char *const *schemes;
+	int	 conninfo;
+
+	/* configuration: the source.* keys only this kind takes (set for
+	 * another kind they would look like they did something), the one
+	 * it cannot do without (NULL: none; also the key that names the
+	 * kind in a file whose url is not resolved), the most load workers
+	 * it can use, and the schema of a table named without one (NULL:
+	 * the name must be qualified, a guess would sync the wrong table) */
+	const char *const *own_keys;
+	const char *required_key;
+	int	 max_load_workers;
+	const char *default_schema;
+	const char *schema_word;	/* what the qualifier is called:
+					 * "schema", "database" */
+
+	/*
+	 * The server keeps no position for its readers (no slot): until a
+	 * checkpoint is stored a restarted capture starts at the server's
+	 * position of that moment. So the loader starts only once the
+	 * stream's start is stored, and a copy made outside the pipeline
+	 * is versioned by the stored checkpoint (its generation).
+	 */
+	int	 start_held;
+
+	/* the position's form, for a message: "an LSN, as 0/16B3748" */
+	const char *pos_form;
+
+	/* the identity of one stream (checkpoint document id and binding):
+	 * 0, or -1 with a message */
+	int	(*ident)(struct source_ident *, const struct config *,
+		    char *err, size_t errlen);
+	/* a position text as an ordered number (positions of one stream
+	 * compare as these do): 0, or -1 when text is not a position of
+	 * this kind */
+	int	(*pos_coord)(const char *text, uint64_t *coord);
+	/* the part of a position text an operator compares (without the
+	 * GTID set a MySQL position carries), into buf */
+	void	(*pos_show)(const char *text, char *buf, size_t len);
+};
+
 /* source.c */
 
-/* 0, or -1 with a message (a kind no capture exists for) */
+/* every kind, NULL-ended; the first is the one a file names when it
+ * names none (no url resolved, no required key of another kind) */
+extern const struct source_module *const source_modules[];
+/* the kind a url names, or NULL when it names none */
+const struct source_module *source_for_url(const char *url);
+/* "postgres://, postgresql://, mysql:// or mariadb:// url, or a key=value
+ * conninfo string": every accepted form, for a refusal */
+const char *source_url_forms(void);
+/* 0, or -1 with a message (a configuration without a source) */
 int	source_ident_init(struct source_ident *, const struct config *,
 	    char *err, size_t errlen);
 void	source_ident_release(struct source_ident *);
-/* the capture program for a kind of source ("capture-pg") */
-const char *source_capture(enum source_kind);
+/* for a kind's ident: a member the stored checkpoint is bound by (value
+ * on the heap, owned by the identity from here on) */
+void	source_ident_bind(struct source_ident *, const char *name,
+	    char *value);
 
 #endif

@@ -1,9 +1,11 @@
 /*
- * source_ops.c - the lookup of a configuration's source operations, and
- * what every kind's verdicts share: how one is filled, and how a program
- * that must stop at the first failure takes them. Knows no kind's SQL.
+ * source_ops.c - the kind of source's operations, from the configuration:
+ * each light module (lib/source.h) beside its operations table; and what
+ * every kind's verdicts share: how one is filled, and how a program that
+ * must stop at the first failure takes them. Knows no kind's SQL.
  */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,18 +13,29 @@
 #include "config.h"
 #include "log.h"
 #include "p2o.h"
+#include "source.h"
 #include "source_ops.h"
 
+extern const struct source_module source_postgres, source_mysql;
+
+static const struct {
+	const struct source_module *mod;
+	const struct source_ops *ops;
+} kinds[] = {
+	{ &source_postgres, &pgsource_ops },
+	{ &source_mysql, &mysource_ops },
+};
+
 const struct source_ops *
-source_ops_of(const struct config *cfg)
+source_ops_of(const struct config *cf)
 {
-	switch (cfg->source_kind) {
-	case SOURCE_MYSQL:
-		return &my_source_ops;
-	case SOURCE_POSTGRES:
-	default:
-		return &pg_source_ops;
-	}
+	size_t i;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (kinds[i].mod == cf->source)
+			return kinds[i].ops;
+	/* a configuration always names a kind its loader resolved */
+	return NULL;
 }
 
 void

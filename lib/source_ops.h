@@ -1,10 +1,14 @@
 /*
- * source_ops.h - what the pg2osync command and the supervisor do to a
- * source server, whichever kind it is: one table of operations per kind
- * (lib/pg/pgsource.c, lib/mysql/mysource.c), as lib/target.h is for the
- * search engines. The callers (cli's verbs, the supervisor's reload and
- * its /synced helper) parse options and print; the SQL, the catalogue and
- * the connections stay in lib/pg and lib/mysql.
+ * source_ops.h - what a kind of source does against its server, behind one
+ * table of operations (beside the light facts of lib/source.h), as
+ * lib/target.h is for the search engines: the catalogue init reads, and
+ * what the pg2osync command and the supervisor do to the server.
+ * Implemented in lib/pg (pgsource.c) and lib/mysql (mysource.c); found
+ * from the configuration's kind. Kept apart from source.h so that a
+ * program that never connects to a source (the shaper, the writer, ckpt)
+ * links no database client. The callers (cli's verbs, the supervisor's
+ * reload and its /synced helper) parse options and print; the SQL, the
+ * catalogue and the connections stay in lib/pg and lib/mysql.
  *
  * A kind's server contract - what the server must provide for a pipeline
  * to stream from it - is a list of checks kept as data in that kind's
@@ -22,6 +26,7 @@
 #include <stdio.h>
 
 #include "err.h"
+#include "source_cat.h"
 
 struct check_report;
 struct config;
@@ -80,7 +85,7 @@ struct source_slot {
 /* what `pg2osync status` shows of the source now: facts, which
  * cli/status.c alone renders */
 struct source_status {
-	const char *kind;	/* "postgres", "mysql": --json's "source" */
+	const char *kind;	/* the module's kind: --json's "source" */
 	char	 engine[16];	/* "PostgreSQL", "MySQL", "MariaDB" */
 	char	 where[1200];	/* the rest of its line: "WAL at 0/3000148" */
 	char	 pos_text[600];	/* the position now, as a checkpoint says it */
@@ -110,8 +115,12 @@ struct source_ckpt {
 };
 
 struct source_ops {
-	const char *kind;	/* "postgres", "mysql" */
-	const char *title;	/* "PostgreSQL", "MySQL" */
+	/* init: the tables the role may read, those named chosen, their
+	 * fields by mo (NULL: none): 0, 1 a name is not eligible (why in
+	 * err), -1 with err */
+	int	(*catalogue)(const struct config *, const char *const *want,
+		    int n, const struct mapping_opts *mo, struct source_cat *,
+		    struct p2o_err *);
 	/* pg2osync validate's lines for the source: the connection, the
 	 * contract, the tables; a reload's too, which then sets
 	 * report->applies (validate/check.h) */
@@ -162,7 +171,7 @@ struct source_ops {
 
 /* source_ops.c */
 
-/* the operations of cfg's source */
+/* the operations of cf's kind of source */
 const struct source_ops *source_ops_of(const struct config *);
 /* a capture's and bootstrap's way with a verdict (arg: a struct
  * p2o_err): the first failure becomes the error, with its exit class,
@@ -176,9 +185,9 @@ void	source_verdict_set(struct source_verdict *, enum source_verdict_kind,
 void	source_status_release(struct source_status *);
 
 /* pgsource.c */
-extern const struct source_ops pg_source_ops;
+extern const struct source_ops pgsource_ops;
 
 /* mysource.c */
-extern const struct source_ops my_source_ops;
+extern const struct source_ops mysource_ops;
 
 #endif

@@ -28,26 +28,27 @@
 #include "log.h"
 #include "msg.h"
 #include "p2o.h"
+#include "source.h"
 #include "xio.h"
 #include "loader.h"
 
-/* the operations of each kind of source: data, so main.c never asks
- * which source it reads */
+/* the operations of each kind of source, by the source module's name for
+ * it (lib/source.h): data, so main.c never asks which source it reads */
 static const struct {
-	int	 kind;
+	const char *kind;
 	const struct load_ops *ops;
 } sources[] = {
-	{ SOURCE_POSTGRES, &pgload_ops },
-	{ SOURCE_MYSQL, &myload_ops },
+	{ "postgres", &pgload_ops },
+	{ "mysql", &myload_ops },
 };
 
 const struct load_ops *
-load_ops_for(int kind)
+load_ops_for(const struct source_module *src)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof(sources) / sizeof(sources[0]); i++)
-		if (sources[i].kind == kind)
+		if (strcmp(sources[i].kind, src->kind) == 0)
 			return sources[i].ops;
 	return NULL;
 }

@@ -310,7 +310,7 @@ struct loader {
 
 /* load.c */
 /* the operations of a kind of source, or NULL */
-const struct load_ops *load_ops_for(int source_kind);
+const struct load_ops *load_ops_for(const struct source_module *);
 int	load_table(struct loader *, const struct sync_section *,
 	    const char *progress_json);
 /* stdout: write what is buffered; 0 or -1 with err (75) */

@@ -20,6 +20,7 @@
 #include "config.h"
 #include "log.h"
 #include "p2o.h"
+#include "source.h"
 #include "stage.h"
 #include "where.h"
 #include "xio.h"
@@ -202,7 +203,7 @@ main(int argc, char **argv)
 	/* the source's secret only: the target is the writer's */
 	if (config_load_with(st.cfgpath, CONFIG_SECRET_SOURCE, &cfg, &e) == -1)
 		exit(stage_report(&e));
-	if ((ld.ops = load_ops_for(cfg.source_kind)) == NULL)
+	if ((ld.ops = load_ops_for(cfg.source)) == NULL)
 		fatalx(P2O_EXIT_CONFIG, "%s: the loader reads no source of "
 		    "this kind", st.cfgpath);
 	if (ld.range_rows == 0)
@@ -224,9 +225,9 @@ main(int argc, char **argv)
 	if ((ld.scope || ld.cp_present || ld.count_only) && ld.only == NULL)
 		fatalx(P2O_EXIT_USAGE, "--where, --checkpoint and --count are "
 		    "about one table: give it with --table");
-	if (ld.cp_present && cfg.source_kind != SOURCE_MYSQL)
-		fatalx(P2O_EXIT_USAGE, "--checkpoint: a PostgreSQL copy is "
-		    "versioned by the WAL position alone");
+	if (ld.cp_present && !cfg.source->start_held)
+		fatalx(P2O_EXIT_USAGE, "--checkpoint: a %s copy is versioned "
+		    "by the source's position alone", cfg.source->title);
 	if (ld.supervised) {
 		if (control_read_load(&ld, &jobs, &njobs) == -1)
 			exit(stage_report(&ld.err));

@@ -14,12 +14,14 @@
 
 void
 sv_bc_init(struct sv_backchannel *bc, int interval_ms, int have_stored,
-    uint64_t stored)
+    uint64_t stored, const char *stored_text)
 {
 	memset(bc, 0, sizeof(*bc));
 	bc->interval_ms = interval_ms > 0 ? interval_ms : 0;
 	bc->have_stored = have_stored;
 	bc->stored = stored;
+	if (have_stored && stored_text != NULL)
+		bc->stored_text = xstrdup(stored_text);
 }
 
 void
@@ -27,6 +29,7 @@ sv_bc_release(struct sv_backchannel *bc)
 {
 	free(bc->durable_text);
 	free(bc->inflight_text);
+	free(bc->stored_text);
 	memset(bc, 0, sizeof(*bc));
 }
 
@@ -88,6 +91,11 @@ sv_bc_stored(struct sv_backchannel *bc, uint64_t pos, uint64_t *ack)
 	if (!bc->have_stored || pos > bc->stored) {
 		bc->have_stored = 1;
 		bc->stored = pos;
+		/* /synced compares the stored position by its text: only
+		 * the source orders its positions (synced.c) */
+		free(bc->stored_text);
+		bc->stored_text = bc->inflight_text;
+		bc->inflight_text = NULL;
 	}
 	if (bc->have_acked && bc->acked >= bc->stored)
 		return 0;

@@ -95,12 +95,6 @@ on_stored(struct sv *sv, const struct frame *f, long long now)
 	 * from it, and the forgotten load progress is being rebuilt */
 	sv->new_stream = 0;
 	sv_sweep_maybe(sv);
-	/* /synced compares a MySQL position by its text (synced.c) */
-	if (r == 1 && st.text != NULL) {
-		free(sv->confirmed_text);
-		sv->confirmed_text = st.text;
-		st.text = NULL;
-	}
 	msg_pos_release(&st);
 	/* a loader held back for the first checkpoint */
 	if (sv_state_is(sv, PLF_STAGES) && sv->kid[SV_CAPTURE].state == SV_UP)

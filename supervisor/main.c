@@ -229,17 +229,17 @@ set_up_children(struct sv *sv, const struct args *a, struct p2o_err *e)
 			log_info("stage '%s' runs '%s'", sv_stages[s].role,
 			    path);
 		} else if ((path = sv_find_exe(sv_stage_program(s,
-		    sv->cf.source_kind))) == NULL) {
+		    sv->cf.source))) == NULL) {
 			/* an optional stage is looked for when it is needed */
 			if (!sv_stages[s].optional)
 				return p2o_fail(e, P2O_EXIT_INTERNAL, "could not "
 				    "find '%s' next to this program or on $PATH",
-				    sv_stage_program(s, sv->cf.source_kind));
+				    sv_stage_program(s, sv->cf.source));
 			path = NULL;
 		}
 		snprintf(sv->kidname[s], sizeof(sv->kidname[s]), "%s",
 		    base_name(path ? path : sv_stage_program(s,
-		    sv->cf.source_kind)));
+		    sv->cf.source)));
 		sv_child_init(&sv->kid[s], sv->kidname[s], path);
 		snprintf(sv->kidname[SV_TAP_OF(s)], sizeof(sv->kidname[0]),
 		    "tap %s", sv_stages[s].tap ? sv_stages[s].tap : "-");

@@ -9,11 +9,12 @@
  * acknowledgements and answering probes meanwhile. The helper reads the
  * file, refuses a key that cannot change while the stream runs (the
  * source's url, slot, publication and server_id, the target's url, the
- * listeners' binds, source.name) naming it, runs the checks (the
- * source's validate operation), and applies what the checks left for the
- * source (its reload_apply: on PostgreSQL the tables of new sections
- * added to their publication, the one change a reload makes on the
- * source). It answers one frame, private to
+ * listeners' binds, source.name) naming it, and a change the documents
+ * already written cannot follow (lib/config_diff.c) naming its line and
+ * remedy, runs the checks (the source's validate operation), and applies
+ * what the checks left for the source (its reload_apply: on PostgreSQL
+ * the tables of new sections added to their publication, the one change
+ * a reload makes on the source). It answers one frame, private to
  * this file: {"k":"reload","result":"applied"|"unchanged"|"refused",
  * "why":...}.
  *
@@ -40,10 +41,12 @@
 #include <string.h>
 
 #include "config.h"
+#include "config_diff.h"
 #include "frame.h"
 #include "jscan.h"
 #include "log.h"
 #include "p2o.h"
+#include "source.h"
 #include "source_ops.h"
 #include "supervisor.h"
 #include "validate/check.h"
@@ -93,7 +96,7 @@ differs(const char *a, const char *b)
 static const char *
 fixed_key(const struct config *was, const struct config *now)
 {
-	if (was->source_kind != now->source_kind)
+	if (was->source != now->source)
 		return "source.url (the kind of source)";
 	if (differs(was->source_url, now->source_url))
 		return "source.url";
@@ -173,6 +176,7 @@ reload_main(void *arg)
 	struct sv *sv = arg;
 	struct config nc;
 	const struct source_ops *ops;
+	struct config_diff changed;
 	struct check_report r;
 	struct sbuf why = SBUF_INIT, adds = SBUF_INIT, added = SBUF_INIT;
 	struct p2o_err e;
@@ -205,6 +209,16 @@ reload_main(void *arg)
 		sbuf_addf(&why, "%s: %s cannot change while the pipeline runs; "
 		    "restart pg2osync-supervise to change it", sv->cfgpath, key);
 		verdict(RL_REFUSED, why.buf);
+		return P2O_EXIT_OK;
+	}
+	/* what the documents already written cannot follow: named with
+	 * its line and remedy, never taken */
+	if (config_diff(&sv->cf, &nc, &changed) > 0) {
+		config_diff_say(&changed, &nc, &why);
+		config_diff_release(&changed);
+		config_release(&nc);
+		verdict(RL_REFUSED, why.buf);
+		sbuf_release(&why);
 		return P2O_EXIT_OK;
 	}
 	if ((mem = open_memstream(&report, &rlen)) == NULL) {

@@ -102,10 +102,9 @@ sv_stage_secrets(void)
 }
 
 const char *
-sv_stage_program(enum sv_stage s, enum source_kind kind)
+sv_stage_program(enum sv_stage s, const struct source_module *src)
 {
-	return sv_stages[s].program ? sv_stages[s].program :
-	    source_capture(kind);
+	return sv_stages[s].program ? sv_stages[s].program : src->capture;
 }
 
 char **

@@ -170,7 +170,7 @@ int	sv_stage_by_tap(const char *point, int *fd4);
  * before any starts */
 unsigned sv_stage_secrets(void);
 /* the program a stage runs by default */
-const char *sv_stage_program(enum sv_stage, enum source_kind);
+const char *sv_stage_program(enum sv_stage, const struct source_module *);
 /* the argv of a stage, heap strings in a NULL-terminated heap array;
  * start_text/start_token: the checkpoint the capture resumes from, or
  * NULL; load_fd: the shaper reads copy rows on fd 4 */
@@ -228,6 +228,7 @@ struct sv_backchannel {
 	char	*durable_text;	/* its source text (heap) */
 	char	*inflight_text;	/* the text of the put in flight (heap) */
 	uint64_t stored;	/* newest position ckpt reported stored */
+	char	*stored_text;	/* its source text (heap), NULL unknown */
 	uint64_t inflight;	/* the put ckpt has not answered yet */
 	uint64_t acked;		/* newest position acked to the capture */
 	long long next_put_ms;	/* no put before this (coalescing) */
@@ -235,7 +236,7 @@ struct sv_backchannel {
 
 /* start afresh (release a used one first) */
 void	sv_bc_init(struct sv_backchannel *, int interval_ms, int have_stored,
-	    uint64_t stored);
+	    uint64_t stored, const char *stored_text);
 void	sv_bc_release(struct sv_backchannel *);
 /* 0, or -1 when pos went backwards (ignored) */
 int	sv_bc_durable(struct sv_backchannel *, uint64_t pos, const char *text);
@@ -595,8 +596,6 @@ struct sv {
 	uint64_t	 helper_seq_out[SV_HELPER_ASKS];
 	enum sv_ask	 helper_what_out[SV_HELPER_ASKS];
 	struct sv_waiter waiters[SV_HTTP_CONNS];	/* /synced */
-	char		*confirmed_text;	/* the text of the position
-					 * acknowledged last (synced.c) */
 	int		 hello_timeout_s;	/* > 0 overrides the table */
 
 	long long	 restart_at_ms;

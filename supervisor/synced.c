@@ -12,20 +12,18 @@
  * api.token_env's bearer token, 503 when the source or the target could
  * not be asked.
  *
- * Positions are compared in the source's own order: an LSN on PostgreSQL,
- * a binlog file and offset on MySQL (from the stored checkpoint's text,
- * since a MySQL position number carries a generation the server's
- * coordinates do not). Every waiter asks for its own position after it
- * arrived: an answer to an earlier ask could predate the write it waits
- * for. No socket here: httpd.c answers a deferred request when told.
+ * Positions are compared in the source's own order, which only the source
+ * module knows (lib/source.h pos_coord): the texts of the stored
+ * checkpoint and of the asked position, never their numbers. Every waiter
+ * asks for its own position after it arrived: an answer to an earlier ask
+ * could predate the write it waits for. No socket here: httpd.c answers a deferred request when told.
  */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lsn.h"
-#include "mysql/mygtid.h"
+#include "source.h"
 #include "supervisor.h"
 #include "xio.h"
 
@@ -36,42 +34,19 @@
 static int
 coord_of(const struct sv *sv, const char *text, uint64_t *coord)
 {
-	struct mypos mp;
-	char why[128];
-	long long idx;
-
-	if (sv->cf.source_kind != SOURCE_MYSQL)
-		return lsn_parse(text, coord);
-	memset(&mp, 0, sizeof(mp));
-	if (mypos_parse(&mp, text, why, sizeof(why)) == -1) {
-		mypos_release(&mp);
-		return -1;
-	}
-	idx = binlog_file_index(mp.file, strlen(mp.file));
-	if (idx >= 0)
-		*coord = mypos_coord((uint64_t)idx, mp.offset);
-	mypos_release(&mp);
-	return idx < 0 ? -1 : 0;
+	return sv->cf.source->pos_coord(text, coord);
 }
 
-/* the acknowledged position, ordered and as text: 0, or -1 none yet */
+/* the acknowledged position, ordered and as text: 0, or -1 none yet. The
+ * stored checkpoint's text, not its number: a MySQL position number
+ * carries a generation the server's coordinates do not */
 static int
 confirmed(const struct sv *sv, uint64_t *coord, char *text, size_t len)
 {
-	if (sv->cf.source_kind != SOURCE_MYSQL) {
-		/* the checkpoint the capture started from, until an ack */
-		if (sv->m.position_confirmed == 0)
-			return -1;
-		*coord = sv->m.position_confirmed;
-		lsn_format(*coord, text);
-		return 0;
-	}
-	if (sv->confirmed_text == NULL ||
-	    coord_of(sv, sv->confirmed_text, coord) == -1)
+	if (!sv->bc.have_stored || sv->bc.stored_text == NULL ||
+	    coord_of(sv, sv->bc.stored_text, coord) == -1)
 		return -1;
-	/* the coordinate, not the GTID set that follows it */
-	snprintf(text, len, "%.*s", (int)strcspn(sv->confirmed_text, ";"),
-	    sv->confirmed_text);
+	sv->cf.source->pos_show(sv->bc.stored_text, text, len);
 	return 0;
 }
 
@@ -196,9 +171,7 @@ parse_query(const struct sv *sv, const char *query, struct sv_waiter *w,
 			    coord_of(sv, eq, &w->requested) == -1) {
 				snprintf(why, len, "position '%.100s' is not a "
 				    "position of this source (%s)", eq,
-				    sv->cf.source_kind == SOURCE_MYSQL ?
-				    "binlog file:offset, as binlog.000004:1234" :
-				    "an LSN, as 0/16B3748");
+				    sv->cf.source->pos_form);
 				return -1;
 			}
 			snprintf(w->req_text, sizeof(w->req_text), "%s", eq);

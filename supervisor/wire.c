@@ -17,6 +17,7 @@
 #include "log.h"
 #include "msg.h"
 #include "p2o.h"
+#include "source.h"
 #include "supervisor.h"
 
 int
@@ -130,7 +131,7 @@ sv_start_stages(struct sv *sv, long long now)
 
 	sv_bc_release(&sv->bc);
 	sv_bc_init(&sv->bc, sv->cf.checkpoint_interval_ms, sv->cp_have,
-	    sv->cp_pos);
+	    sv->cp_pos, sv->cp_text);
 	if (sv->cp_have) {
 		sv->m.checkpoint_position = sv->cp_pos;
 		if (sv->cp_pos > sv->m.position_confirmed)
@@ -205,18 +206,19 @@ fail:
 }
 
 /*
- * A MySQL server keeps no position for its readers, as a replication slot
- * does: until a checkpoint is stored, a restarted capture starts at the
- * server's position of that moment, and whatever changed in between is
- * never streamed. A copy written before that would then keep a row the
- * source deleted meanwhile, and a load resumed after a chunk would miss
- * the changes to the chunk's rows. So on MySQL the loader starts once the
- * capture's first position is stored (it sends its start at once).
+ * A source whose server keeps no position for its readers (MySQL; a
+ * replication slot does) holds its start: until a checkpoint is stored, a
+ * restarted capture starts at the server's position of that moment, and
+ * whatever changed in between is never streamed. A copy written before
+ * that would then keep a row the source deleted meanwhile, and a load
+ * resumed after a chunk would miss the changes to the chunk's rows. So
+ * there the loader starts once the capture's first position is stored (it
+ * sends its start at once).
  */
 static int
 loader_may_start(const struct sv *sv)
 {
-	return sv->cf.source_kind != SOURCE_MYSQL || sv->bc.have_stored;
+	return !sv->cf.source->start_held || sv->bc.have_stored;
 }
 
 void

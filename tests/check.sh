@@ -16,6 +16,10 @@ make -j2 FUZZ=1 fuzz-bins >/dev/null || { make FUZZ=1 fuzz-bins; exit 1; }
 # install the same one at once
 tests/servers/install.sh pg mariadb opensearch elasticsearch || exit 1
 P2O_ES_VERSION=${P2O_ES9_VERSION:-9.2.0} tests/servers/install.sh elasticsearch || exit 1
+# and what the deployment forms' tests (15x) build with: podman and
+# mmdebstrap, dpkg-dev and lintian, helm and kustomize (built once from
+# the Go module proxy)
+deploy/install-tools.sh image deb helm kustomize || exit 1
 logs=$(mktemp -d)
 pa='' pb=''
 # a stopped test command stops both lanes (run-with.sh stops its servers)

@@ -3,10 +3,11 @@
 #   tests/run-suite.sh a|b|all
 # a: the plain build's unit and golden tests and every integration test
 #    whose source is PostgreSQL (files not named *mysql*) but the target's
-#    faults, the short chaos run
-# b: the MySQL/MariaDB files and the target's faults, refusals and
-#    Meilisearch (9xx) on the plain build, the ASan+UBSan pass, the
-#    Elasticsearch 8 and 9 passes and the fuzz targets (needs --es too)
+#    faults, the container image and the tarball, the short chaos run
+# b: the MySQL/MariaDB files, the target's faults, refusals and
+#    Meilisearch (9xx), the container image and the tarball (150, 152) on
+#    the plain build, the ASan+UBSan pass, the Elasticsearch 8 and 9
+#    passes and the fuzz targets (needs --es too)
 # tests/check.sh runs a and b at once, each with servers of its own: most
 # of a test's time is spent waiting on a server, so two lanes on two cores
 # finish in a little over the longer one's time. Each phase's TAP goes to
@@ -36,8 +37,11 @@ phase() {	# phase NAME BUILD-DIR TESTS...
 }
 unit=(build/tests/t-*)
 san_unit=(build-san/tests/t-*)
-# the split keeps the lanes about even (the 9xx family waits out outages)
-b_only='mysql|/9[0-9][0-9]-'
+# the split keeps the lanes about even (the 9xx family waits out outages;
+# of the deployment tests the image and the tarball, 150 and 152, about
+# 90-150 and 70 s, go with them, the package, the chart and the guides,
+# 151, 153 and 154, about 150-170, 10 and 4 s, stay in lane a)
+b_only='mysql|/9[0-9][0-9]-|/15[02]-'
 a_integ=($(ls tests/integration/*.t | grep -Ev "$b_only") tests/chaos/chaos.t)
 b_integ=($(ls tests/integration/*.t | grep -E "$b_only"))
 # the sanitizer pass repeats what exercises the most code per minute; the
@@ -53,8 +57,9 @@ san_integ=(tests/integration/100-*.t tests/integration/11[0-6]-*.t tests/integra
 	tests/integration/630-mysql-*.t tests/integration/650-mysql-*.t
 	tests/integration/70[1-5]-loader-*.t)
 # the Elasticsearch pass (run-with.sh --es): the same files, the target chosen
-# by P2O_TARGET, for the scenarios both engines must pass: streaming CRUD, a
-# key change, TOAST and truncate (300), TOAST replay (301), the
+# by P2O_TARGET, for the scenarios both engines must pass: init against the
+# node (the flavour it writes, its generated files run; 115), streaming
+# CRUD, a key change, TOAST and truncate (300), TOAST replay (301), the
 # refused-document halt (900), the load killed with -9 (501), shaping: id
 # templates, templated indices, routing and fan-out (401, 402: their
 # pipeline and join parts need ingest-common and parent-join, which the
@@ -62,7 +67,7 @@ san_integ=(tests/integration/100-*.t tests/integration/11[0-6]-*.t tests/integra
 # transforms, append-only, a load (403-405), the load plan of 50 sections
 # sharing one index in batched requests (812), and credentials and TLS on a
 # secured node (910)
-es_integ=(tests/integration/300-*.t tests/integration/301-*.t tests/integration/900-*.t
+es_integ=(tests/integration/115-*.t tests/integration/300-*.t tests/integration/301-*.t tests/integration/900-*.t
 	tests/integration/501-*.t tests/integration/40[1-5]-shape-*.t tests/integration/812-*.t tests/integration/910-*.t)
 es9_integ=(tests/integration/300-*.t tests/integration/501-*.t tests/integration/910-*.t)
 P2O_ES9_VERSION=${P2O_ES9_VERSION:-9.2.0}

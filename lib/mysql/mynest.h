@@ -18,11 +18,13 @@
 
 #include "config.h"
 #include "err.h"
+#include "jscan.h"
 #include "nest.h"
 #include "sbuf.h"
 #include "mysql/mycat.h"
 #include "mysql/myval.h"
 
+struct nestread;
 struct st_mysql;
 
 /* one parent's rows of one collection, from the last read */
@@ -58,6 +60,7 @@ struct mynest {
 	uint64_t queries;	/* statements run */
 };
 
+/* mynest.c */
 /*
  * The collections of sec, whose table parent was described with the key
  * rule: their tables described from the catalogue. 0, or -1 with err (69
@@ -129,5 +132,32 @@ void	mynest_row_frame(struct sbuf *out, struct sbuf *j, char op,
  * myval_text narrows it back), each name prefixed by alias. when set */
 void	mynest_select_cols(struct sbuf *out, const struct my_table *t,
 	    const char *alias);
+
+/* mynestread.c */
+/*
+ * capture-mysql's commit-time re-read (lib/nestread.h) over MySQL or
+ * MariaDB, on a connection of its own (locking reads, READ COMMITTED).
+ * *tables holds the assembler's tables, one per sync section first; every
+ * table a collection reads that none of them is gets appended, described
+ * on the catalogue connection cat (*ntables counts them): the assembler
+ * must see their rows. NULL with err clear when no section has
+ * collections, NULL with err on a failure (69 a collection it cannot
+ * read). The reader reads the tables through tables at each commit (a
+ * shape the assembler re-read included): tables must outlive it.
+ */
+struct nestread *mynestread_open(const struct config *, struct st_mysql *cat,
+	    int mariadb, struct my_table **tables, int *ntables,
+	    struct p2o_err *);
+/*
+ * The assembler's hooks, ctx the struct nestread: row has the images of a
+ * row of (*tables)[ti] as JSON objects (p NULL when absent; op 'i', 'u'
+ * or 'd') and answers nestread_row's 1 or 0; commit is nestread_commit;
+ * truncate is nestread_truncate of (*tables)[ti].
+ */
+int	mynestread_row(void *ctx, int ti, char op, struct jspan newi,
+	    struct jspan oldi);
+int	mynestread_commit(void *ctx, uint64_t v, struct sbuf *out,
+	    uint64_t *nrows, struct p2o_err *);
+void	mynestread_truncate(void *ctx, int ti);
 
 #endif

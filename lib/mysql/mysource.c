@@ -1,7 +1,7 @@
 /*
- * mysource.c - a MySQL or MariaDB source's operations (source_ops.h): what
- * the pg2osync command and the supervisor do to it, over myserver.c's
- * contract and facts. The server keeps no slot and no publication: a
+ * mysource.c - MySQL's and MariaDB's operations table (source_ops.h): the
+ * catalogue init reads (mylist.c), and what the pg2osync command and the
+ * supervisor do to the server, over myserver.c's contract and facts. The server keeps no slot and no publication: a
  * reload applies nothing to it, bootstrap creates nothing, drop-slot has
  * nothing to drop; the stream's position is the binlog's own coordinate.
  *
@@ -18,9 +18,11 @@
 #include "config.h"
 #include "myconn.h"
 #include "mygtid.h"
+#include "mylist.h"
 #include "myserver.h"
 #include "p2o.h"
 #include "sbuf.h"
+#include "source.h"
 #include "source_ops.h"
 #include "validate/check.h"
 
@@ -70,7 +72,7 @@ my_status(const struct config *cfg, struct source_status *st,
 	    e) == -1 || mysrv_binlogs(m, &now->files, &now->sizes, &now->n,
 	    e) == -1)
 		goto out;
-	st->kind = my_source_ops.kind;
+	st->kind = cfg->source->kind;
 	snprintf(st->engine, sizeof(st->engine), "%s", myconn_mariadb(m) ?
 	    "MariaDB" : "MySQL");
 	snprintf(st->pos_text, sizeof(st->pos_text), "%s:%u", now->file,
@@ -262,9 +264,8 @@ my_setup_sql(struct sbuf *b, const struct config *cfg, const char *role)
 	    "TO '%s'@'%%';\n", role);
 }
 
-const struct source_ops my_source_ops = {
-	.kind = "mysql",
-	.title = "MySQL",
+const struct source_ops mysource_ops = {
+	.catalogue = mylist_catalogue,
 	.validate = validate_my,
 	.reload_apply = NULL,
 	.url_user = my_url_user,

@@ -19,7 +19,9 @@
 #include "nest.h"
 #include "sbuf.h"
 
+struct nestread;
 struct pg_conn;
+struct pgcat_table;
 
 /* the parent's alias in the SQL: its key is read as PGNEST_PARENT.key */
 #define PGNEST_PARENT	"p2o_p"
@@ -49,6 +51,7 @@ struct pgnest {
 				 * columns, one per collection */
 };
 
+/* pgnest.c */
 /* the collections of sec, their tables described from the catalogue;
  * key is the parent's one key column. 0, or -1 with err (69 a child
  * without a primary key, or a named column it lacks) */
@@ -70,5 +73,16 @@ int	pgnest_put(struct pgnest *, struct sbuf *img, const char *const *vals,
 /* the batch's warnings (single children matching twice) */
 void	pgnest_flush(struct pgnest *);
 void	pgnest_release(struct pgnest *);
+
+/* pgnestread.c */
+/*
+ * capture-pg's commit-time re-read (lib/nestread.h) over PostgreSQL, on a
+ * connection of its own; tables are the capture's, one per sync section.
+ * NULL with err clear when no section has collections, NULL with err when
+ * a table cannot be read (69: a parent without one key column, a child
+ * the publication cannot describe, a junction without the named columns).
+ */
+struct nestread *pgnestread_open(const struct config *,
+	    const struct pgcat_table *tables, struct p2o_err *);
 
 #endif

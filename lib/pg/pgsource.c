@@ -1,6 +1,7 @@
 /*
- * pgsource.c - a PostgreSQL source's operations (source_ops.h): what the
- * pg2osync command and the supervisor do to it. Each takes the server's
+ * pgsource.c - PostgreSQL's operations table (source_ops.h): the catalogue
+ * init reads (pglist.c), and what the pg2osync command and the supervisor
+ * do to the server. Each takes the server's
  * contract from pgcontract.c - the same checks capture-pg refuses by, the
  * same statements that create and drop - and the catalogue from pgcat.c;
  * none of them judges the server on its own.
@@ -20,7 +21,9 @@
 #include "p2o.h"
 #include "pgcat.h"
 #include "pgconn.h"
+#include "pglist.h"
 #include "pgserver.h"
+#include "source.h"
 #include "sbuf.h"
 #include "source_ops.h"
 #include "validate/check.h"
@@ -235,8 +238,8 @@ pg_status(const struct config *cfg, struct source_status *st,
 		return -1;
 	}
 	pgconn_close(c);
-	st->kind = pg_source_ops.kind;
-	snprintf(st->engine, sizeof(st->engine), "%s", pg_source_ops.title);
+	st->kind = cfg->source->kind;
+	snprintf(st->engine, sizeof(st->engine), "%s", cfg->source->title);
 	st->has_pos = 1;
 	lsn_format(st->pos, st->pos_text);
 	snprintf(st->where, sizeof(st->where), "WAL at %s", st->pos_text);
@@ -600,9 +603,8 @@ pg_setup_sql(struct sbuf *b, const struct config *cfg, const char *role)
 	    "REPLICATION.\n", cfg->slot_name);
 }
 
-const struct source_ops pg_source_ops = {
-	.kind = "postgres",
-	.title = "PostgreSQL",
+const struct source_ops pgsource_ops = {
+	.catalogue = pglist_catalogue,
 	.validate = validate_pg,
 	.reload_apply = pg_reload_apply,
 	.url_user = pg_url_user,

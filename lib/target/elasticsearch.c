@@ -2,7 +2,8 @@
  * elasticsearch.c - the Elasticsearch 8 and 9 target. Its data path, state
  * documents and index settings are the OpenSearch module's (the two speak
  * the same _bulk, external_gte versions, _mget, _settings and scroll):
- * this file holds what differs, the probe. A clear is the OpenSearch
+ * this file holds what differs: the probe, and the type of a JSON value
+ * kept whole in a mapping file (flattened). A clear is the OpenSearch
  * module's too: a scroll and a bulk delete of each page at the truncate's
  * version, which needs nothing but the core (a node without the reindex
  * module has no _delete_by_query).
@@ -76,10 +77,19 @@ probe_answer(long status, const struct sbuf *resp, char *node,
 	return TA_OK;
 }
 
+/* Elasticsearch's type for a JSON value kept whole is flattened (OpenSearch
+ * calls it flat_object, which Elasticsearch refuses) */
+static void
+mapping_file(const struct target_field *f, int n, struct sbuf *out)
+{
+	os_mapping_fields(f, n, "flattened", out);
+}
+
 static const struct target_ops ops = {
 	OS_SHARED_OPS,
 	.probe_call = probe_call,
 	.probe_answer = probe_answer,
+	.mapping_file = mapping_file,
 };
 
 /* join and ingest pipelines are Elasticsearch's own (the parent-join and

@@ -578,6 +578,7 @@ os_read_answer(long status, const struct sbuf *resp, int n, struct jspan *found,
 
 static const struct target_ops ops = {
 	OS_SHARED_OPS,
+	.mapping_file = os_mapping_file,
 	.probe_call = probe_call,
 	.probe_answer = probe_answer,
 };

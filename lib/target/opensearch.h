@@ -21,12 +21,11 @@
  * The operations Elasticsearch 8 and 9 answer as OpenSearch does (the same
  * bulk action lines, external_gte versions, _mget, settings, state
  * documents): both modules' tables start with these, and differ in the
- * probe and in how a clear deletes.
+ * probe and in the mapping file's type of a JSON value kept whole.
  */
 #define OS_SHARED_OPS \
 	.index_name = os_index_name, \
 	.index_body = os_index_body, \
-	.mapping_file = os_mapping_file, \
 	.error_text = os_error_text, \
 	.create_call = os_create_call, \
 	.create_answer = os_create_answer, \
@@ -97,6 +96,9 @@ int	os_index_name(const char *text, enum target_name_part, char *why,
 	    size_t whylen);
 void	os_mapping_file(const struct target_field *, int n,
 	    struct sbuf *out);
+/* the same with flat as the type of a JSON value kept whole */
+void	os_mapping_fields(const struct target_field *, int n,
+	    const char *flat, struct sbuf *out);
 int	os_index_body(const struct sync_section *, const char *mapping,
 	    size_t len, char **body, char *why, size_t whylen);
 

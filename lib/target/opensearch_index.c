@@ -219,10 +219,11 @@ os_index_body(const struct sync_section *s, const char *mapping,
 	return 0;
 }
 
-/* the field type OpenSearch has for each kind (flat_object is its JSON
- * kept whole; its text keeps a keyword beside the words for sorting) */
+/* the field type of each kind (the engines differ only in what keeps a
+ * JSON value whole as one field: flat); text keeps a keyword beside the
+ * words for sorting */
 static void
-os_field(struct sbuf *out, const struct target_field *f)
+field(struct sbuf *out, const struct target_field *f, const char *flat)
 {
 	static const char *const types[] = {
 		[TF_KEYWORD] = "keyword", [TF_BOOLEAN] = "boolean",
@@ -231,7 +232,7 @@ os_field(struct sbuf *out, const struct target_field *f)
 		[TF_UNSIGNED_LONG] = "unsigned_long", [TF_FLOAT] = "float",
 		[TF_DOUBLE] = "double", [TF_DATE] = "date",
 		[TF_DATE_NANOS] = "date_nanos", [TF_OBJECT] = "object",
-		[TF_FLAT] = "flat_object", [TF_BINARY] = "binary",
+		[TF_BINARY] = "binary",
 	};
 
 	switch (f->kind) {
@@ -243,13 +244,17 @@ os_field(struct sbuf *out, const struct target_field *f)
 		sbuf_addf(out, "{\"type\":\"scaled_float\","
 		    "\"scaling_factor\":%lld}", f->factor);
 		break;
+	case TF_FLAT:
+		sbuf_addf(out, "{\"type\":\"%s\"}", flat);
+		break;
 	default:
 		sbuf_addf(out, "{\"type\":\"%s\"}", types[f->kind]);
 	}
 }
 
 void
-os_mapping_file(const struct target_field *f, int n, struct sbuf *out)
+os_mapping_fields(const struct target_field *f, int n, const char *flat,
+    struct sbuf *out)
 {
 	int i;
 
@@ -259,7 +264,14 @@ os_mapping_file(const struct target_field *f, int n, struct sbuf *out)
 			sbuf_addc(out, ',');
 		sbuf_add_jstr(out, f[i].name, strlen(f[i].name));
 		sbuf_addc(out, ':');
-		os_field(out, &f[i]);
+		field(out, &f[i], flat);
 	}
 	sbuf_adds(out, "}}}\n");
+}
+
+/* OpenSearch keeps a JSON value whole as a flat_object */
+void
+os_mapping_file(const struct target_field *f, int n, struct sbuf *out)
+{
+	os_mapping_fields(f, n, "flat_object", out);
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "source.h"
 #include "config_schema.h"
 #include "log.h"
 
@@ -142,7 +143,7 @@ fuzz_config(const uint8_t *data, size_t size)
 	    cfg.checkpoint_interval_ms < 10 || cfg.batch_max_bytes < 1 ||
 	    cfg.write_concurrency < 1 || cfg.write_concurrency > 64)
 		abort();
-	if (cfg.source_kind == SOURCE_MYSQL ? cfg.server_id < 1 ||
+	if (cfg.source->required_key != NULL ? cfg.server_id < 1 ||
 	    cfg.server_id > 4294967295UL || cfg.slot_name != NULL :
 	    cfg.server_id != 0 || cfg.slot_name == NULL ||
 	    cfg.publication == NULL)

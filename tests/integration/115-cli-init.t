@@ -6,7 +6,10 @@
 # MariaDB and a PostgreSQL table holding bigint unsigned at its maximum (on
 # PostgreSQL a numeric(20)), a decimal, a datetime(6) / timestamp(6) and a
 # JSON column: the pipeline run with the generated files indexes every row
-# without a refusal. Run under tests/servers/run-with.sh --pg --mariadb --os.
+# without a refusal; the file names the flavour the node said it is (also
+# run in the Elasticsearch pass), a node that does not answer gets the
+# default marked unconfirmed. Run under tests/servers/run-with.sh --pg
+# --mariadb --os (or --es).
 . "$(dirname "$0")/../mysql-lib.sh"
 if [ -z "${PGHOST:-}" ]; then echo "1..0 # skip needs --pg too"; exit 0; fi
 
@@ -35,21 +38,38 @@ sed 's/^/#   /' "$T/my/p.yaml"
 grep -q '^    table: p2o.t15_my$' "$T/my/p.yaml" && grep -q '^  url_env: P2O_SOURCE_URL' "$T/my/p.yaml" &&
 	grep -q '^  server_id: 4215' "$T/my/p.yaml"
 ok $? "... names qualified from the url's database, url_env and the server id written"
+# the node was asked which engine it is, as the writer asks it: a file
+# made against Elasticsearch names it (without it the writer refuses it)
+ok $(grep -q "^  flavor: ${P2O_TARGET:-opensearch}\$" "$T/my/p.yaml"; echo $?) \
+	"... and target.flavor: ${P2O_TARGET:-opensearch}, as the node said ($(grep flavor "$T/my/p.yaml"))"
 ok $(! grep -qF "$MYSQL_PWD" "$T/my/p.yaml"; echo $?) "... no password in the file"
 awk '/t15_mylog:/ {s=1} s && /append_only: true/ {f=1} END {exit !f}' "$T/my/p.yaml"
 ok $? "... the keyless table declared append_only"
 m=$T/my/mappings/t15_my.json
 sed 's/^/#   /' "$m"
-jq -e '.mappings.properties | .id.type == "unsigned_long" and .price.type == "scaled_float" and
-	.price.scaling_factor == 100 and .at.type == "date_nanos" and .doc.type == "flat_object" and
+# a JSON value kept whole is each engine's own type
+FLAT=flat_object; [ "${P2O_TARGET:-}" = elasticsearch ] && FLAT=flattened
+jq -e --arg flat $FLAT '.mappings.properties | .id.type == "unsigned_long" and .price.type == "scaled_float" and
+	.price.scaling_factor == 100 and .at.type == "date_nanos" and .doc.type == $flat and
 	.name.type == "text" and .name.fields.keyword.type == "keyword"' "$m" > /dev/null
-ok $? "... the mapping: unsigned_long, scaled_float x100, date_nanos, flat_object, text + keyword"
+ok $? "... the mapping: unsigned_long, scaled_float x100, date_nanos, $FLAT, text + keyword"
 # the dynamic mapping is what refuses the maximum: the control
 curl -sS -XPUT "$OS_URL/t15_dyn" > /dev/null
 curl -sS -XPOST "$OS_URL/t15_dyn/_doc" -H 'content-type: application/json' -d '{"id":1}' > /dev/null
 r=$(curl -sS -XPOST "$OS_URL/t15_dyn/_doc" -H 'content-type: application/json' -d "{\"id\":$MAX}" | jq -r '.error.type // "none"')
 ok $([ "$r" != none ]; echo $?) "without the mapping the target refuses $MAX ($r)"
 os_drop t15_dyn
+# the Elasticsearch test node is the integ-test distribution: without the
+# x-pack and mapper-extras modules it has no unsigned_long, scaled_float or
+# flattened, which a full distribution has; the file is then only checked
+nohandler=$(curl -sS -XPUT "$OS_URL/t15_types" -H 'content-type: application/json' -d @"$m" |
+	jq -r 'select(.error != null) | .error.reason')
+os_drop t15_types
+if [ -n "$nohandler" ]; then
+	for d in "the pipeline with the generated files indexes every loaded row" "... and a streamed one" \
+		"the document of the maximum holds $MAX" "... in an index created with the generated mapping" \
+		"no refusal"; do skip "$d: the node refuses the mapping ($nohandler)"; done
+else
 METRICS_PORT=$(free_port)
 printf 'engine:\n  checkpoint_interval_ms: 200\nmetrics:\n  bind: 127.0.0.1:%s\n' "$METRICS_PORT" >> "$T/my/p.yaml"
 pg2osync run -c "$T/my/p.yaml" > "$T/my.log" 2>&1 &
@@ -68,6 +88,7 @@ ok $([ "$(os_get /t15_my/_mapping | jq -r '.t15_my.mappings.properties.id.type')
 errs=$(metrics_text | awk '$1 == "pg2osync_sink_errors_total" {print $2}')
 ok $([ "$errs" = 0 ] && ! grep -qiE 'refus|mapper_parsing|reject' "$T/my.log"; echo $?) "no refusal (sink errors $errs)"
 kill -TERM $SUP; wait $SUP
+fi
 
 # ---- PostgreSQL: the same table
 psql_q -c "drop table if exists t15_pg; create table t15_pg (id bigint primary key, big numeric(20,0),
@@ -119,4 +140,17 @@ ok $([ $st = 0 ] && grep -q '^note: .*writing the file without the catalogue' "$
 	grep -q '^    table: shop.items$' "$T/off.yaml"; echo $?) "offline: written from the names given, with a note (exit $st)"
 pg2osync validate -c "$T/off.yaml" > /dev/null 2>&1
 ok $([ $? = 1 ]; echo $?) "... and validate says what is missing"
+DEAD=http://127.0.0.1:$(free_port)
+pg2osync init -c "$T/dead.yaml" --source "postgres://u@127.0.0.1:$(free_port)/db" --table shop.items \
+	--target "$DEAD" > "$T/out" 2>&1
+ok $([ $? = 0 ] && grep -q "^note: $DEAD did not say which engine it is" "$T/out" &&
+	grep -q '^  flavor: opensearch    # not confirmed' "$T/dead.yaml"; echo $?) \
+	"a node that does not answer: the default flavour, marked unconfirmed, with a note"
+pg2osync init -c "$T/ms.yaml" --source "postgres://u@127.0.0.1:$(free_port)/db" --table shop.items \
+	--target "$DEAD" --flavor meilisearch > "$T/out" 2>&1
+ok $([ $? = 0 ] && grep -q '^  flavor: meilisearch$' "$T/ms.yaml" && grep -q '^  state_dir: ' "$T/ms.yaml" &&
+	! grep -q 'did not say' "$T/out"; echo $?) \
+	"--flavor meilisearch: written without asking, with the state_dir that target needs"
+pg2osync init -c "$T/bad.yaml" --table t --flavor solr > "$T/out" 2>&1
+ok $([ $? = 64 ]; echo $?) "--flavor of no engine: exit 64"
 done_testing

@@ -38,6 +38,8 @@ curl -s -XPUT -H 'Content-Type: application/json' "$OS_URL/$IX" \
 	-d '{"mappings":{"properties":{"big":{"type":"unsigned_long"},"f":{"type":"double"},"d":{"type":"double"}}}}' >/dev/null
 METRICS_PORT=$(free_port)
 my_config "$T/cfg.yaml" t90 t90
+APORT=$(free_port)
+printf 'api:\n  bind: 127.0.0.1:%s\n' "$APORT" >> "$T/cfg.yaml"
 SEL="JSON_OBJECT('id', id, 'name', name, 'price', CAST(price AS char))"
 export MY_COMPARE_SOME=1
 
@@ -63,6 +65,19 @@ want='{"b":5,"big":18446744073709552000,"bl":"AAEC","bn":"AQAA","c":"ab","d":0.1
 ok $([ "$a" = "$want" ] && os_get "/$IX/_doc/101" | grep -q '"big":18446744073709551615,'; echo $?) \
 	"and the document is what the type mapping says, bigint unsigned to the last digit"
 [ "$a" = "$want" ] || diag "got: $a"
+
+# read-your-writes on MySQL: the binlog position now, and one named by
+# the client, both reached once the checkpoint passes them
+A="http://127.0.0.1:$APORT"
+c=$(curl -s -o "$T/body" -w '%{http_code}' --max-time 30 "$A/synced?timeout=20000")
+ok $([ "$c" = 200 ] && jq -e '.synced == true and (.confirmed | test("^[^;]+[.][0-9]+:[0-9]+$"))' "$T/body" >/dev/null; echo $?) \
+	"/synced on MySQL: the position now is reached, confirmed as file:offset ($c $(cat "$T/body"))"
+my_sql "INSERT INTO t90 (id, name) VALUES (102, 'synced')"
+pos=$(my_raw "SHOW MASTER STATUS" | awk 'NR == 1 { print $1 ":" $2 }')
+c=$(curl -s -o "$T/body" -w '%{http_code}' --max-time 30 "$A/synced?position=$pos&timeout=20000")
+ok $([ "$c" = 200 ] && [ "$(os_get "/$IX/_doc/102" | jq -r .found)" = true ]; echo $?) \
+	"/synced?position=$pos: answered once the row written before it is in the index ($c $(cat "$T/body"))"
+my_sql "DELETE FROM t90 WHERE id = 102"
 
 my_sql "UPDATE t90 SET price = 9999999999.99 WHERE id = 1; UPDATE t90 SET price = -0.01 WHERE id = 2"
 wait_for 30 bash -c "[ \"\$(curl -s '$OS_URL/$IX/_doc/2' | jq -r ._source.price)\" = -0.01 ]"

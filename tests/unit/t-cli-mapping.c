@@ -5,7 +5,8 @@
  */
 #include <string.h>
 
-#include "../../cli/cli.h"
+#include "mysql/mylist.h"
+#include "pg/pglist.h"
 #include "tap.h"
 #include "target.h"
 
@@ -34,7 +35,7 @@ pg(const char *type, uint32_t oid, int scaled, int flat, char *note)
 	struct mapping_opts o = { scaled, flat };
 	struct target_field f = { "f", TF_KEYWORD, 0 };
 
-	mapping_pg(type, oid, &o, &f, note, 256);
+	pglist_field(type, oid, &o, &f, note, 256);
 	return field(&f);
 }
 
@@ -44,7 +45,7 @@ my(const char *dt, const char *ct, int json, int scaled, int flat, char *note)
 	struct mapping_opts o = { scaled, flat };
 	struct target_field f = { "f", TF_KEYWORD, 0 };
 
-	mapping_my(dt, ct, json, &o, &f, note, 256);
+	mylist_field(dt, ct, json, &o, &f, note, 256);
 	return field(&f);
 }
 

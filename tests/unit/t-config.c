@@ -17,6 +17,7 @@
 #include "p2o.h"
 #include "where.h"
 #include "log.h"
+#include "source.h"
 #include "tap.h"
 
 static char dir[64];
@@ -134,7 +135,7 @@ test_full(void)
 	if (!ok(load(text, &cfg, err, sizeof(err)) == 0, "full config loads"))
 		printf("# %s\n", err);
 	is_str(cfg.path, path, "path kept");
-	is_int(cfg.source_kind, SOURCE_POSTGRES, "postgresql:// is postgres");
+	is_str(cfg.source->kind, "postgres", "postgresql:// is postgres");
 	is_str(cfg.source_url, "postgresql://sync:pw@db/app",
 	    "url resolved from url_env");
 	is_str(cfg.source_url_env, "P2O_T_SOURCE_URL", "url_env name kept");
@@ -227,7 +228,7 @@ test_defaults(void)
 	    "sync:\n  t:\n    table: appdb.users\n", &cfg, err,
 	    sizeof(err)) == 0, "mysql config loads"))
 		printf("# %s\n", err);
-	is_int(cfg.source_kind, SOURCE_MYSQL, "mysql:// is mysql");
+	is_str(cfg.source->kind, "mysql", "mysql:// is mysql");
 	ok(cfg.server_id == 4294967295UL, "server_id up to 2^32-1");
 	ok(cfg.slot_name == NULL && cfg.publication == NULL,
 	    "a mysql source has no slot or publication");
@@ -237,13 +238,13 @@ test_defaults(void)
 
 	ok(load("source:\n  url: mariadb://u@h/db\n  server_id: 1\n" TGT
 	    "sync:\n  t:\n    table: appdb.users\n", &cfg, err,
-	    sizeof(err)) == 0 && cfg.source_kind == SOURCE_MYSQL &&
+	    sizeof(err)) == 0 && strcmp(cfg.source->kind, "mysql") == 0 &&
 	    cfg.server_id == 1, "mariadb:// is mysql");
 	config_release(&cfg);
 
 	ok(load("source:\n  url: host=db dbname=app user=sync\n" TGT SYNC,
 	    &cfg, err, sizeof(err)) == 0 &&
-	    cfg.source_kind == SOURCE_POSTGRES, "conninfo is postgres");
+	    strcmp(cfg.source->kind, "postgres") == 0, "conninfo is postgres");
 	config_release(&cfg);
 
 	ok(load(MIN "engine:\n  write_concurrency: 4\n", &cfg, err,
@@ -1415,7 +1416,7 @@ test_secrets(void)
 	    cfg.source_url == NULL && cfg.target_password == NULL &&
 	    cfg.secrets == CONFIG_SECRETS_NONE, "no secret asked for: the "
 	    "file loads without the variables set (%s)", e.msg);
-	ok(cfg.source_kind == SOURCE_POSTGRES && cfg.nsyncs == 1 &&
+	ok(strcmp(cfg.source->kind, "postgres") == 0 && cfg.nsyncs == 1 &&
 	    strcmp(cfg.syncs[0].rel, "public.items") == 0 &&
 	    strcmp(cfg.slot_name, "pg2osync") == 0,
 	    "without the url, no server_id: a postgresql source (tables in "
@@ -1445,7 +1446,7 @@ test_secrets(void)
 	setenv("P2O_T_NOSRC", "postgres://u:pw@db/app", 1);
 	ok(config_load_with(path, CONFIG_SECRET_SOURCE, &cfg, &e) == 0 &&
 	    cfg.source_url && cfg.target_password == NULL &&
-	    cfg.source_kind == SOURCE_POSTGRES, "the source's alone: the "
+	    strcmp(cfg.source->kind, "postgres") == 0, "the source's alone: the "
 	    "captures' and the loader's view");
 	config_release(&cfg);
 	ok(config_load_with(path, CONFIG_SECRETS_ALL, &cfg, &e) == 0 &&
@@ -1460,7 +1461,7 @@ test_secrets(void)
 	write_file(env_my);
 	unsetenv("P2O_T_NOSRC");
 	ok(config_load_with(path, CONFIG_SECRETS_NONE, &cfg, &e) == 0 &&
-	    cfg.source_kind == SOURCE_MYSQL && cfg.server_id == 7 &&
+	    strcmp(cfg.source->kind, "mysql") == 0 && cfg.server_id == 7 &&
 	    cfg.slot_name == NULL, "without the url, server_id names a mysql "
 	    "source: %s", e.msg);
 	config_release(&cfg);

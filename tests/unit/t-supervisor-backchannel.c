@@ -16,7 +16,7 @@ test_ack_only_after_stored(void)
 	uint64_t pos = 0, ack = 0;
 	const char *text = NULL;
 
-	sv_bc_init(&bc, 1000, 0, 0);
+	sv_bc_init(&bc, 1000, 0, 0, NULL);
 	ok(!sv_bc_next_put(&bc, 0, 0, &pos, &text),
 	    "nothing durable: no put");
 	ok(sv_bc_durable(&bc, 100, "0/64") == 0, "durable 100");
@@ -31,6 +31,8 @@ test_ack_only_after_stored(void)
 	    "stored for a position never put is refused");
 	is_int(sv_bc_stored(&bc, 100, &ack), 1, "stored 100 -> ack");
 	is_int(ack, 100, "the ack is the stored position, not the durable 200");
+	is_str(bc.stored_text, "0/64", "the stored position's text is the "
+	    "one put with it (what /synced compares)");
 	is_int(bc.acked, 100, "acked stays at 100");
 	is_int(sv_bc_stored(&bc, 100, &ack), -1, "a second stored is refused");
 	ok(!sv_bc_settled(&bc), "200 is still waiting");
@@ -46,7 +48,9 @@ test_interval_coalescing(void)
 	int puts = 0;
 	long long t;
 
-	sv_bc_init(&bc, 1000, 1, 50);
+	sv_bc_init(&bc, 1000, 1, 50, "0/32");
+	is_str(bc.stored_text, "0/32", "a restart's stored text is the "
+	    "checkpoint's");
 	sv_bc_durable(&bc, 40, "0/28");
 	ok(!sv_bc_next_put(&bc, 0, 0, &pos, &text),
 	    "durable behind the stored checkpoint: no put (replay)");
@@ -86,7 +90,7 @@ test_never_beyond_stored(void)
 	int i, bad = 0;
 
 	/* random interleavings: the ack never passes what was stored */
-	sv_bc_init(&bc, 10, 0, 0);
+	sv_bc_init(&bc, 10, 0, 0, NULL);
 	for (i = 0; i < 10000; i++) {
 		seed = seed * 1103515245 + 12345;
 		switch ((seed >> 16) % 3) {

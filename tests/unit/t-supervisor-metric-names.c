@@ -4,7 +4,7 @@
  * examples/grafana-dashboard.json and examples/alerts.yaml exists (a
  * dashboard panel or an alert on a name that is not exported is silently
  * empty, and an alert that never fires looks like a healthy pipeline),
- * and the list in README.md's "### Metrics" section is exactly the set
+ * and the list in docs/metrics.md is exactly the set
  * /metrics carries, no more, no fewer. The exported set is read from what
  * sv_metrics_render writes: every metric has its # TYPE line even before
  * it has a sample. Run from the top of the tree (prove does).
@@ -170,39 +170,37 @@ check_file(const struct names *all, const struct names *hists,
 }
 
 static void
-check_readme(const struct names *all)
+check_metrics_doc(const struct names *all)
 {
 	struct names listed = { 0 };
-	const char *start, *end;
+	const char *start;
 	size_t len;
-	char *text = slurp("README.md", &len);
+	char *text = slurp("docs/metrics.md", &len);
 	int i, missing = 0, extra = 0;
 
-	if (!ok(text != NULL, "README.md is there"))
+	if (!ok(text != NULL, "docs/metrics.md is there"))
 		return;
-	start = strstr(text, "\n### Metrics\n");
-	if (!ok(start != NULL, "README.md has a '### Metrics' section")) {
+	start = strstr(text, "\n| metric |");
+	if (!ok(start != NULL, "docs/metrics.md has the table of metrics")) {
 		free(text);
 		return;
 	}
-	start += 13;
-	end = strstr(start, "\n#");
-	words(&listed, start, end ? (size_t)(end - start) : strlen(start));
+	words(&listed, start, strlen(start));
 	for (i = 0; i < all->n; i++)
 		if (!has(&listed, all->v[i])) {
-			diag("README.md does not list '%s'", all->v[i]);
+			diag("docs/metrics.md does not list '%s'", all->v[i]);
 			missing++;
 		}
 	for (i = 0; i < listed.n; i++)
 		if (!has(all, listed.v[i])) {
-			diag("README.md lists '%s', which the supervisor does "
-			    "not export", listed.v[i]);
+			diag("docs/metrics.md lists '%s', which the supervisor "
+			    "does not export", listed.v[i]);
 			extra++;
 		}
-	ok(missing == 0, "README.md lists every exported metric (%d of %d "
-	    "missing)", missing, all->n);
-	ok(extra == 0, "README.md lists no metric that is not exported (%d)",
-	    extra);
+	ok(missing == 0, "docs/metrics.md lists every exported metric (%d of "
+	    "%d missing)", missing, all->n);
+	ok(extra == 0, "docs/metrics.md lists no metric that is not exported "
+	    "(%d)", extra);
 	release(&listed);
 	free(text);
 }
@@ -219,7 +217,7 @@ main(void)
 	    "among them the reloads counter and the latency histogram");
 	check_file(&all, &hists, "examples/grafana-dashboard.json");
 	check_file(&all, &hists, "examples/alerts.yaml");
-	check_readme(&all);
+	check_metrics_doc(&all);
 	/* a name the check must refuse */
 	ok(!is_exported(&all, &hists, "pg2osync_no_such_metric") &&
 	    !is_exported(&all, &hists, "pg2osync_up_bucket"),

@@ -139,6 +139,28 @@ test_clear(void)
 	target_proc_release(&p);
 }
 
+/* a JSON value kept whole: Elasticsearch calls it flattened, and refuses
+ * OpenSearch's flat_object */
+static void
+test_mapping_file(void)
+{
+	struct target_field f[2] = {
+		{ .name = "doc", .kind = TF_FLAT },
+		{ .name = "n", .kind = TF_LONG },
+	};
+	struct sbuf out = SBUF_INIT;
+
+	ops->mapping_file(f, 2, &out);
+	is_str(out.buf, "{\"mappings\":{\"properties\":{\"doc\":{\"type\":"
+	    "\"flattened\"},\"n\":{\"type\":\"long\"}}}}\n",
+	    "a flat JSON field is 'flattened' in an Elasticsearch mapping file");
+	sbuf_reset(&out);
+	target_module_find("opensearch")->ops->mapping_file(f, 1, &out);
+	ok(strstr(out.buf, "\"flat_object\"") != NULL,
+	    "and 'flat_object' in OpenSearch's");
+	sbuf_release(&out);
+}
+
 int
 main(void)
 {
@@ -154,5 +176,6 @@ main(void)
 	    "external versions, concurrent writes, state documents");
 	test_probe();
 	test_clear();
+	test_mapping_file();
 	return done_testing();
 }

@@ -1,0 +1,63 @@
+/*
+ * pgkind.c - PostgreSQL as a kind of source (lib/source.h): its url, its
+ * keys, the stream's identity (a slot and the publication it reads) and
+ * its positions (LSNs, which order as the numbers they are). Pure: no
+ * connection, so that every program may link it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "lsn.h"
+#include "sbuf.h"
+#include "source.h"
+
+static const char *const schemes[] = { "postgres://", "postgresql://", NULL };
+static const char *const own_keys[] = { "slot_name", "publication", NULL };
+
+/* a slot is one stream; the publication says which tables it carries,
+ * so a checkpoint of another publication on the same slot name is not
+ * ours */
+static int
+ident(struct source_ident *id, const struct config *cf, char *err,
+    size_t errlen)
+{
+	struct sbuf s = SBUF_INIT;
+
+	if (cf->slot_name == NULL || cf->publication == NULL) {
+		snprintf(err, errlen, "a postgres source without a slot or a "
+		    "publication");
+		return -1;
+	}
+	id->kind = "postgres";
+	sbuf_addf(&s, "postgres:%s", cf->slot_name);
+	id->doc_id = s.buf;
+	source_ident_bind(id, "slot", xstrdup(cf->slot_name));
+	source_ident_bind(id, "publication", xstrdup(cf->publication));
+	return 0;
+}
+
+static void
+pos_show(const char *text, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", text);
+}
+
+const struct source_module source_postgres = {
+	.kind = "postgres",
+	.noun = "postgresql",
+	.title = "PostgreSQL",
+	.capture = "capture-pg",
+	.schemes = schemes,
+	.conninfo = 1,
+	.own_keys = own_keys,
+	.required_key = NULL,
+	.max_load_workers = 16,
+	.default_schema = "public",
+	.schema_word = "schema",
+	/* the slot keeps the stream's start however long the load takes */
+	.start_held = 0,
+	.pos_form = "an LSN, as 0/16B3748",
+	.ident = ident,
+	.pos_coord = lsn_parse,
+	.pos_show = pos_show,
+};
