@@ -45,9 +45,10 @@ run(const struct verb *v, int argc, char **argv)
 	if ((rc = cli_config(path, CONFIG_SECRET_SOURCE, &cfg)) != 0)
 		return rc;
 	if ((ops = source_ops_of(&cfg))->drop_stream == NULL) {
-		config_release(&cfg);
-		return cli_usage(v, "a %s source has no slot: the server keeps "
+		rc = cli_usage(v, "a %s source has no slot: the server keeps "
 		    "no position for a reader", cfg.source->title);
+		config_release(&cfg);
+		return rc;
 	}
 	p2o_err_clear(&e);
 	rc = ops->drop_stream(&cfg, pub, stdout, why, sizeof(why), &e);

@@ -445,10 +445,11 @@ run(const struct verb *v, int argc, char **argv)
 	}
 	/* a source without a slot to drop keeps none to measure */
 	if (so.max_retained >= 0 && source_ops_of(&cfg)->drop_stream == NULL) {
-		config_release(&cfg);
-		return cli_usage(v, "--max-retained-mb: a %s source has no "
-		    "slot; its server keeps what it keeps by its own retention",
+		rc = cli_usage(v, "--max-retained-mb: a %s source has no slot; "
+		    "its server keeps what it keeps by its own retention",
 		    cfg.source->title);
+		config_release(&cfg);
+		return rc;
 	}
 	rc = show(&cfg, &so);
 	config_release(&cfg);
