@@ -97,5 +97,39 @@ out=$(python3 "$TOP/tests/helper/header-index.py" "$TOP" 2>&1)
 ok $? "every header files its declarations under the file that defines them (${out##*$'\n'})"
 echo "$out" | grep -v 'declarations checked' | head -n 20 | sed 's/^/#   /'
 
+# A source server's contract has one owner per kind, lib/pg and lib/mysql
+# (pgcontract.c, pgserver.c, myserver.c): what the server must provide is judged, created
+# and dropped there, and every program asks them. So no program folder
+# spells a statement that makes, changes or drops a publication or a
+# slot, reads the binlog settings or position, or reads a catalogue
+# (pg_catalog's relations - its functions and types are not catalogue
+# reads - information_schema, performance_schema). CREATE_REPLICATION_SLOT
+# is a slot made like any other (lib/pg makes it); capture-pg keeps
+# START_REPLICATION and the standby status updates, which are the stream
+# itself rather than a question about the server, and no other program
+# speaks the replication protocol. Comments do not count (the compiler's
+# -fpreprocessed strips them) and adjacent string literals are joined
+# first, so a statement split across two literals is found too.
+contract='CREATE\s+PUBLICATION|ALTER\s+PUBLICATION|DROP\s+PUBLICATION'
+contract+='|pg_create_logical_replication_slot|pg_drop_replication_slot'
+contract+='|CREATE_REPLICATION_SLOT|DROP_REPLICATION_SLOT'
+contract+='|SHOW\s+GLOBAL\s+VARIABLES|SHOW\s+MASTER\s+STATUS'
+contract+='|SHOW\s+BINARY\s+LOG\s+STATUS|SHOW\s+BINARY\s+LOGS'
+contract+='|information_schema|performance_schema'
+contract+='|pg_catalog\.pg_\w++(?!\s*\()'
+contract+='|(?:FROM|JOIN)\s+(?!pg_catalog\.)pg_\w++(?!\s*\()'
+bad=$(for p in "${progs[@]}"; do
+	for f in "$p"/*.[ch]; do
+		[ -e "$f" ] || continue
+		cc -fpreprocessed -dD -E -P "$f" 2>/dev/null |
+		    F=$f RE=$contract perl -0777 -ne 's/"\s*"//g;
+			while (/(.{0,30}?)($ENV{RE})/gi) {
+				print "$ENV{F}: ...$1$2\n";
+			}'
+	done
+done)
+ok $([ -z "$bad" ]; echo $?) "no program folder spells the source servers' contract (publications, slots, binlog settings, catalogue reads): lib/pg and lib/mysql own it"
+[ -n "$bad" ] && echo "$bad" | tr -s ' \t' ' ' | head -n 40 | sed 's/^/#   /'
+
 echo "1..$n"
 [ "$fail" -eq 0 ]
