@@ -542,33 +542,120 @@ void	sv_synced_step(struct sv *, long long now);
 /* the earliest waiter's deadline, or -1 */
 long long sv_synced_deadline(const struct sv *);
 
-/* loop.c */
+/* state.c: the supervisor's states and the events that move them, a
+ * table (pure); loop.c's sv_event is the only writer of sv->st */
 
-/* the pipeline's states; loop.c's table says what each means */
+/* the pipeline's phase */
 enum sv_pl_state {
-	PL_WAIT,	/* between incarnations, until restart_at_ms */
+	PL_WAIT,	/* nothing runs; a start is due at restart_at_ms (the
+			 * first, a reload's, a new stream's) */
+	PL_BACKOFF,	/* nothing runs; a failure's restart waits until
+			 * restart_at_ms */
 	PL_CHECKPOINT,	/* ckpt asked for the checkpoint */
 	PL_STARTING,	/* stages running, not all said hello */
 	PL_UP,
-	PL_DRAIN,	/* SIGTERM: the capture stops, the rest flush */
-	PL_TEARDOWN,	/* everything stopping after a failure */
+	PL_DRAIN,	/* the capture stops, the rest flush: the writer's
+			 * last durable position is awaited */
+	PL_DRAIN_NOCKPT,	/* the same with ckpt gone: that position
+				 * cannot be stored */
+	PL_DRAIN_PUT,	/* the put of the last durable position awaited */
+	PL_DRAINED,	/* it is stored and acked, the control channels
+			 * closed: the exits awaited */
+	PL_DRAIN_FAILED,	/* the same, the last position not stored */
+	PL_TEARDOWN,	/* every child stopping after a failure */
+	PL_DONE,	/* the loop ends with exit_code */
 	PL_NSTATES
 };
+
+/* what comes after this incarnation */
+enum sv_plan {
+	PLAN_RUN,	/* restart after a failure */
+	PLAN_RELOAD_DUE,	/* ckpt read the checkpoint on the file before
+				 * a reload: the stages cycle once they run */
+	PLAN_RELOAD,	/* the stages drain for a reload, then start at
+			 * once on the new file */
+	PLAN_STOP,	/* SIGTERM or SIGINT: the supervisor ends */
+	PLAN_N
+};
+
+enum sv_stream {
+	STREAM_KEPT,	/* a restart resumes from the stored checkpoint */
+	STREAM_NEW,	/* the position was gone: the next start forgets
+			 * the load progress and the checkpoint, until the
+			 * new stream stores one */
+	STREAM_N
+};
+
+/* the deletes a full reload owes (sweep.c) */
+enum sv_sweep { SWEEP_NONE, SWEEP_OWED, SWEEP_RUNNING, SWEEP_N };
+
+/* all zero: the state before the first start */
+struct sv_state {
+	enum sv_pl_state pl;
+	enum sv_plan	 plan;
+	enum sv_stream	 stream;
+	enum sv_sweep	 sweep;
+};
+
+enum sv_event {
+	EV_START,	/* the start is due: ckpt starts */
+	EV_LOADED,	/* ckpt sent the checkpoint and the load frame */
+	EV_UP,		/* every stage that must said hello */
+	EV_FAIL,	/* a child ended, a protocol error, a missing hello */
+	EV_TERM,	/* SIGTERM or SIGINT */
+	EV_RELOAD,	/* a reload was applied: the stages cycle onto it */
+	EV_WRITER_DONE,	/* the writer ended and its channel with it */
+	EV_CKPT_GONE,	/* ckpt or its channel ended while draining */
+	EV_SETTLED,	/* the last durable position is stored */
+	EV_DRAIN_LATE,	/* the drain ran out of time: all killed */
+	EV_CYCLE,	/* every child reaped after a reload's drain */
+	EV_STOPPED,	/* every child reaped, as the stop asked */
+	EV_RESTART,	/* every child of a failure reaped: back off */
+	EV_LOST,	/* the same, the position gone: a new stream */
+	EV_FATAL,	/* the same, a permanent failure: the end */
+	EV_ABORT,	/* the supervisor's own loop failed */
+	EV_STORED,	/* ckpt stored a checkpoint */
+	EV_SWEEP_OWED,	/* ckpt's load frame: a sweep is owed */
+	EV_SWEEP_CLEAR,	/* ckpt's load frame: none is */
+	EV_SWEEP_START,	/* its helper started */
+	EV_SWEEP_DONE,	/* it ended and ckpt was told */
+	EV_SWEEP_FAILED,	/* it ended, not recorded: owed again */
+	EV_N
+};
+
+extern const char *const sv_pl_names[PL_NSTATES];
+extern const char *const sv_plan_names[PLAN_N];
+extern const char *const sv_stream_names[STREAM_N];
+extern const char *const sv_sweep_names[SWEEP_N];
+extern const char *const sv_event_names[EV_N];
+
+/* what a phase allows, for the modules that act on it */
+#define PLF_STAGES	0x01u	/* stages run, not stopping: hellos are
+				 * awaited, a waiting stage may start */
+#define PLF_CHANNELS	0x02u	/* a control channel that ends early is a
+				 * failure */
+#define PLF_FLOW	0x04u	/* durable -> put -> stored -> ack runs */
+#define PLF_STOPPING	0x08u	/* children are being stopped: the kill
+				 * deadline holds */
+#define PLF_DRAIN	0x10u	/* one of the drain's steps */
+#define PLF_FINAL	0x20u	/* the last durable position goes to ckpt
+				 * at once, not at the interval */
+
+/* where ev leads from st: 0 with *to, or -1 when the table refuses it */
+int	sv_state_next(const struct sv_state *st, enum sv_event ev,
+	    struct sv_state *to);
+int	sv_state_allows(const struct sv_state *, enum sv_event);
+/* whether phase pl allows what PLF_* flags say */
+int	sv_pl_has(enum sv_pl_state pl, unsigned plf);
+/* what changed from a to b ("up -> draining, plan run on -> stop") */
+const char *sv_state_diff(const struct sv_state *a, const struct sv_state *b,
+	    char *buf, size_t len);
 
 /* health.c: the source state in a pipeline state. failed: the pipeline
  * waits after a failure (not before its first start); stopping: SIGTERM
  * arrived */
 enum sv_source_state sv_source_state_of(enum sv_pl_state, int failed,
 	    int stopping, int loading, int halted);
-
-/* what a state allows, for the modules that act on it */
-#define PLF_STAGES	0x1u	/* stages run, not stopping: hellos are
-				 * awaited, a waiting stage may start */
-#define PLF_CHANNELS	0x2u	/* a control channel that ends early is a
-				 * failure */
-#define PLF_FLOW	0x4u	/* durable -> put -> stored -> ack runs */
-#define PLF_STOPPING	0x8u	/* children are being stopped: the kill
-				 * deadline holds */
 
 /* one stream's supervisor: its configuration, children and state */
 struct sv {
