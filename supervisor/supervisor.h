@@ -7,8 +7,11 @@
  * Modules:
  *   main.c         the command line: options, the stage programs, the
  *                  configuration, the listener; then the loop
- *   loop.c         the poll loop and the pipeline's states (a table):
- *                  reaping, teardown, restart or stop, the drain
+ *   loop.c         the poll loop and what each move of the state does
+ *                  (sv_event): reaping, teardown, restart or stop, the
+ *                  drain
+ *   state.c        the states and the events that move them (a table,
+ *                  pure)
  *   wire.c         wiring and spawning an incarnation's children
  *   dispatch.c     the control frames the children send, and the puts
  *   cause.c        which child's end caused a failure (pure)
@@ -651,11 +654,10 @@ int	sv_pl_has(enum sv_pl_state pl, unsigned plf);
 const char *sv_state_diff(const struct sv_state *a, const struct sv_state *b,
 	    char *buf, size_t len);
 
-/* health.c: the source state in a pipeline state. failed: the pipeline
- * waits after a failure (not before its first start); stopping: SIGTERM
+/* health.c: the source state in a pipeline phase. stopping: SIGTERM
  * arrived */
-enum sv_source_state sv_source_state_of(enum sv_pl_state, int failed,
-	    int stopping, int loading, int halted);
+enum sv_source_state sv_source_state_of(enum sv_pl_state, int stopping,
+	    int loading, int halted);
 
 /* one stream's supervisor: its configuration, children and state */
 struct sv {
@@ -665,7 +667,7 @@ struct sv {
 	char		 kidname[SV_NKIDS][48];
 	struct sv_tap	 tap[SV_NSTAGES];	/* stdin boundary; path NULL: none */
 	struct sv_tap	 tap4[SV_NSTAGES];	/* fd 4 boundary */
-	enum sv_pl_state state;
+	struct sv_state	 st;		/* written by sv_event alone */
 	struct sv_backchannel bc;
 	struct sv_backoff backoff;
 	struct sv_metrics m;
@@ -673,7 +675,6 @@ struct sv {
 					 * /ready */
 	struct sv_httpd	 api;		/* api.bind: /synced */
 	struct sv_health health;
-	int		 in_backoff;	/* waiting to start after a failure */
 	char		 source_name[160];	/* every series' source label */
 	struct sv_aux	 aux[SV_NAUX];
 	/* helper.c: the asks out, oldest first */
@@ -706,24 +707,12 @@ struct sv {
 	unsigned	 reap_round;
 	char		 reason[512];	/* what ended this incarnation first */
 	int		 fatal_code;	/* a permanent failure we found */
-	int		 stopping;	/* SIGTERM or SIGINT arrived */
 	/* reload.c: the running file's bytes; the checks answered; a
-	 * SIGHUP came during them; the stages drain to start on a new file */
+	 * SIGHUP came during them */
 	char		*cfg_text;
 	size_t		 cfg_len;
 	int		 reload_answered, reload_again;
-	int		 reload_cycle;	/* 1 due once the stages are up, 2
-					 * draining for it */
-	int		 reload_start;	/* the next start is a reload's */
-	int		 sweep_pending;	/* ckpt says a reload's sweep is owed */
-	int		 new_stream;	/* the position is gone: the next start
-					 * forgets the load progress and the
-					 * checkpoint, until one is stored */
-	int		 drain_final_put;	/* the writer is done */
-	int		 drain_closed;	/* capture fd 3 and ckpt stdin closed */
-	int		 drain_failed;	/* the last checkpoint may be missing */
-	int		 done;		/* the loop ends: exit with exit_code */
-	int		 exit_code;
+	int		 exit_code;	/* once st.pl is PL_DONE */
 	int		 pidx[SV_NKIDS][3];	/* pollfd indexes: ctl r, ctl w, log */
 };
 
@@ -731,6 +720,11 @@ struct sv {
 
 /* run until the supervisor stops: its exit code */
 int	sv_run(struct sv *);
+/* the only writer of sv->st: ev's move (state.c's table) made, logged at
+ * debug, and what entering the new phase means done (ckpt started, the
+ * stages started, drained or stopped); 0, or -1 when the table refuses
+ * ev (nothing changes) */
+int	sv_event(struct sv *, enum sv_event, long long now);
 /* whether the current state allows what PLF_* flags say */
 int	sv_state_is(const struct sv *, unsigned plf);
 /* the state's name, as /healthz answers it */
@@ -752,8 +746,6 @@ void	sv_check_up(struct sv *, long long now);
 void	sv_health_update(struct sv *, long long now);
 /* why /ready says no, into buf ("" when it says yes) */
 const char *sv_not_ready(struct sv *, long long now, char *buf, size_t len);
-/* the loop ends with this exit code once the current step is done */
-void	sv_finish(struct sv *, int code);
 
 /* wire.c */
 
@@ -769,7 +761,7 @@ void	sv_start_after(struct sv *, int k, long long now);
 
 /* sweep.c: once a reload's loads are done and the new stream has a
  * checkpoint, the documents of rows deleted meanwhile are removed */
-void	sv_sweep_maybe(struct sv *);
+void	sv_sweep_maybe(struct sv *, long long now);
 
 /* dispatch.c */
 
@@ -788,10 +780,6 @@ void	sv_reload_remember(struct sv *);
 /* logpipe.c: log.format and log.level, for the supervisor and its
  * stages */
 void	sv_apply_log(const struct config *);
-
-/* loop.c: a reload was applied: the stages drain and start again on the
- * new file (or the next start takes it, when none run) */
-void	sv_reload_cycle(struct sv *, long long now);
 
 /* routes.c */
 
