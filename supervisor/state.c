@@ -114,7 +114,7 @@ struct sv_move {
 static const struct sv_move moves[] = {
 	/* an incarnation: ckpt reads the checkpoint, the stages start
 	 * from it and say hello. A reload's start is the reload done */
-	{ EV_START, .pl = P_IDLE, .plan = GOES_ON,
+	{ EV_START, .pl = P_IDLE, .plan = IN(PLAN_RUN),
 	    .to_pl = TO(PL_CHECKPOINT) },
 	{ EV_START, .pl = IN(PL_WAIT), .plan = IN(PLAN_RELOAD),
 	    .to_pl = TO(PL_CHECKPOINT), .to_plan = TO(PLAN_RUN) },
@@ -122,14 +122,14 @@ static const struct sv_move moves[] = {
 	{ EV_UP, .pl = IN(PL_STARTING), .to_pl = TO(PL_UP) },
 
 	/* a child ended, broke the protocol or never said hello: every
-	 * child stops. A failed reload's cycle restarts as any failure
-	 * does (on the new file: every stage reads it at its start) */
-	{ EV_FAIL, .pl = IN(PL_CHECKPOINT) | P_RUNNING,
-	    .to_pl = TO(PL_TEARDOWN) },
+	 * child stops. A reload's cycle, due or under way, ends with the
+	 * incarnation: the restart starts ckpt and every stage on the new
+	 * file (each reads it at its start) */
+	{ EV_FAIL, .pl = IN(PL_CHECKPOINT) | P_RUNNING | P_DRAINS,
+	    .plan = GOES_ON | IN(PLAN_RELOAD), .to_pl = TO(PL_TEARDOWN),
+	    .to_plan = TO(PLAN_RUN) },
 	{ EV_FAIL, .pl = P_DRAINS, .plan = IN(PLAN_STOP),
 	    .to_pl = TO(PL_TEARDOWN) },
-	{ EV_FAIL, .pl = P_DRAINS, .plan = IN(PLAN_RELOAD),
-	    .to_pl = TO(PL_TEARDOWN), .to_plan = TO(PLAN_RUN) },
 
 	/* SIGTERM: nothing runs, the supervisor ends; ckpt alone runs,
 	 * nothing to drain; stages run, they drain; already stopping, it
@@ -170,9 +170,9 @@ static const struct sv_move moves[] = {
 	 * backoff; or, the position gone, a new stream at once (not a
 	 * second time before it stored a checkpoint: that would reload for
 	 * ever); or stop on a permanent failure */
-	{ EV_RESTART, .pl = IN(PL_TEARDOWN), .plan = GOES_ON,
+	{ EV_RESTART, .pl = IN(PL_TEARDOWN), .plan = IN(PLAN_RUN),
 	    .to_pl = TO(PL_BACKOFF) },
-	{ EV_LOST, .pl = IN(PL_TEARDOWN), .plan = GOES_ON,
+	{ EV_LOST, .pl = IN(PL_TEARDOWN), .plan = IN(PLAN_RUN),
 	    .stream = IN(STREAM_KEPT), .to_pl = TO(PL_WAIT),
 	    .to_stream = TO(STREAM_NEW) },
 	{ EV_FATAL, .pl = IN(PL_TEARDOWN), .to_pl = TO(PL_DONE) },

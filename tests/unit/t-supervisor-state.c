@@ -314,6 +314,19 @@ test_reload(void)
 	moves(&st, EV_RELOAD, S(PL_DRAIN, PLAN_RELOAD, STREAM_KEPT,
 	    SWEEP_NONE), "running: the due cycle drains them");
 
+	/* due, and the incarnation fails first: the restart starts ckpt
+	 * and every stage on the new file, nothing is left to cycle */
+	st = S(PL_CHECKPOINT, PLAN_RELOAD_DUE, STREAM_KEPT, SWEEP_NONE);
+	moves(&st, EV_FAIL, S(PL_TEARDOWN, PLAN_RUN, STREAM_KEPT, SWEEP_NONE),
+	    "a failure while a reload is due: the due cycle is dropped");
+	moves(&st, EV_RESTART, S(PL_BACKOFF, PLAN_RUN, STREAM_KEPT,
+	    SWEEP_NONE), "the backoff");
+	moves(&st, EV_START, S(PL_CHECKPOINT, PLAN_RUN, STREAM_KEPT,
+	    SWEEP_NONE), "the restart reads the new file once");
+	st = S(PL_UP, PLAN_RELOAD_DUE, STREAM_KEPT, SWEEP_NONE);
+	moves(&st, EV_FAIL, S(PL_TEARDOWN, PLAN_RUN, STREAM_KEPT, SWEEP_NONE),
+	    "a failure up before the due cycle drained: the same");
+
 	/* SIGTERM during a reload's drain: the stop wins */
 	st = S(PL_DRAIN_PUT, PLAN_RELOAD, STREAM_KEPT, SWEEP_NONE);
 	moves(&st, EV_TERM, S(PL_DRAIN_PUT, PLAN_STOP, STREAM_KEPT,
@@ -439,8 +452,8 @@ test_reachable(void)
 {
 	static char seen[NSTATES], after[NSTATES];
 	struct sv_state zero, s;
-	int i, n, bad_stop = 0, bad_reload = 0, bad_drain = 0, bad_term = 0,
-	    bad_done = 0, bad_end = 0, ends;
+	int i, n, bad_stop = 0, bad_reload = 0, bad_due = 0, bad_drain = 0,
+	    bad_term = 0, bad_done = 0, bad_end = 0, ends;
 
 	memset(&zero, 0, sizeof(zero));
 	n = reach(zero, seen);
@@ -458,6 +471,12 @@ test_reachable(void)
 		    s.pl != PL_WAIT && s.pl != PL_DONE) {
 			bad_reload++;
 			diag("a reload outside its cycle: %s", show(&s));
+		}
+		if (s.plan == PLAN_RELOAD_DUE && s.pl != PL_CHECKPOINT &&
+		    !sv_pl_has(s.pl, PLF_STAGES) && s.pl != PL_DONE) {
+			bad_due++;
+			diag("a due reload outlives its incarnation: %s",
+			    show(&s));
 		}
 		if (sv_pl_has(s.pl, PLF_DRAIN) && s.plan != PLAN_STOP &&
 		    s.plan != PLAN_RELOAD) {
@@ -497,6 +516,9 @@ test_reachable(void)
 	    "only while stopping or done");
 	is_int(bad_reload, 0, "a reload's plan only in its drain and the "
 	    "start after it (or an abort's end)");
+	is_int(bad_due, 0, "a reload due only while the incarnation that "
+	    "started on the file before it runs (reading the checkpoint, "
+	    "starting, up): the next one reads the new file anyway");
 	is_int(bad_drain, 0, "every drain is a stop's or a reload's, so its "
 	    "end has a move (stopped or cycle)");
 	is_int(bad_term, 0, "SIGTERM and an abort are allowed in every state "
