@@ -4,28 +4,35 @@
  * checkpoint -> ack), restarts on failure, drains on SIGTERM and serves
  * /metrics and /healthz. It never sits on the data path.
  *
- * Modules:
+ * Modules, in the order of their sections below:
  *   main.c         the command line: options, the stage programs, the
  *                  configuration, the listener; then the loop
- *   loop.c         the poll loop and what each move of the state does
- *                  (sv_event): reaping, teardown, restart or stop, the
- *                  drain
- *   state.c        the states and the events that move them (a table,
- *                  pure)
- *   wire.c         wiring and spawning an incarnation's children
- *   dispatch.c     the control frames the children send, and the puts
- *   cause.c        which child's end caused a failure (pure)
- *   reload.c       what a SIGHUP does
- *   routes.c       what each HTTP path answers
+ *   logpipe.c      forwarding a child's stderr line by line; log.format
+ *                  and log.level
+ *   child.c        spawning, signalling and describing one child process
  *   stages.c       the stage table: programs, pipes, control frames,
  *                  secrets; the children's topology
- *   child.c        spawning, signalling and describing one child process
  *   tap.c          the copying process a --tap puts on one boundary
  *   backchannel.c  durable -> put -> stored -> ack, and the restart backoff
  *                  (pure: no I/O, no clock of its own)
+ *   reload.c       what a SIGHUP does
  *   metrics.c      counters from stats frames and the Prometheus text
+ *   cause.c        which child's end caused a failure (pure)
+ *   state.c        the states and the events that move them (a table,
+ *                  pure)
+ *   health.c       the source state and whether the pipeline makes
+ *                  progress (pure)
  *   httpd.c        the tiny non-blocking HTTP/1.1 server and its parser
- *   logpipe.c      forwarding a child's stderr line by line
+ *   aux.c          the supervisor's own helper processes
+ *   helper.c       what /synced asks of the servers, in a helper
+ *   synced.c       GET /synced: the waiters and their answers
+ *   routes.c       what each HTTP path answers
+ *   loop.c         the poll loop and what each move of the state does
+ *                  (sv_event): reaping, teardown, restart or stop, the
+ *                  drain
+ *   wire.c         wiring and spawning an incarnation's children
+ *   dispatch.c     the control frames the children send, and the puts
+ *   sweep.c        the deletes a full reload owes, in a helper
  */
 #ifndef SUPERVISOR_H
 #define SUPERVISOR_H
@@ -38,6 +45,9 @@
 #include "frame.h"
 #include "msg.h"
 #include "sbuf.h"
+
+struct pollfd;
+struct sv;
 
 /* logpipe.c */
 
@@ -58,6 +68,9 @@ void	sv_logpipe_init(struct sv_logpipe *, int fd, int out, const char *name);
  * EOF (a last unterminated line is forwarded then, and fd closed) */
 int	sv_logpipe_read(struct sv_logpipe *);
 void	sv_logpipe_close(struct sv_logpipe *);
+
+/* log.format and log.level, for the supervisor and its stages */
+void	sv_apply_log(const struct config *);
 
 /* child.c */
 
@@ -271,10 +284,16 @@ struct sv_backoff {
  * SV_BACKOFF_MAX_MS (or first_ms when that is more) */
 int	sv_backoff_failure(struct sv_backoff *, long long up_ms);
 
-/* what became of a SIGHUP (reload.c), by pg2osync_config_reloads_total's
- * result label */
+/* reload.c */
+
+/* what became of a SIGHUP: pg2osync_config_reloads_total's result label */
 enum sv_reload_result { RL_APPLIED, RL_UNCHANGED, RL_REFUSED, RL_N };
 extern const char *const sv_reload_results[RL_N];
+
+/* SIGHUP arrived */
+void	sv_reload(struct sv *, long long now);
+/* the file as it is now is the running one (what "unchanged" compares) */
+void	sv_reload_remember(struct sv *);
 
 /* metrics.c */
 
@@ -334,122 +353,6 @@ void	sv_hist_observe(struct sv_hist *, long long us);
 /* the Prometheus text exposition */
 void	sv_metrics_render(const struct sv_metrics *, struct sbuf *out);
 
-/* health.c */
-
-/* what pg2osync_source_state and /ready say the stream is doing */
-enum sv_source_state { SS_STARTING, SS_LOADING, SS_STREAMING, SS_BACKOFF,
-	SS_HALTED, SS_DRAINING, SS_N };
-extern const char *const sv_source_states[SS_N];
-
-/* whether a running pipeline makes progress (see health.c) */
-struct sv_health {
-	long long stall_ms;	/* metrics.ready_stall_s */
-	int	 have;		/* an observation was made */
-	uint64_t received;	/* what the capture has read */
-	uint64_t confirmed;	/* what is acknowledged */
-	uint64_t written;	/* anything the writer counts as written */
-	int	 waiting;	/* work waited at the last observation */
-	long long moved_ms;	/* the last progress, or when work began
-				 * to wait */
-};
-
-void	sv_health_init(struct sv_health *, int stall_s);
-/* the pipeline is up again at now: whatever waited before is forgotten */
-void	sv_health_reset(struct sv_health *, long long now);
-void	sv_health_observe(struct sv_health *, long long now,
-	    uint64_t received, uint64_t confirmed, uint64_t written,
-	    int loading);
-/* how long work has waited without progress (0: none waits) */
-long long sv_health_stalled_ms(const struct sv_health *, long long now);
-/* that for ready_stall_s or longer */
-int	sv_health_stalled(const struct sv_health *, long long now);
-
-/* httpd.c */
-
-#define SV_HTTP_REQ_MAX		8192	/* request line + headers */
-#define SV_HTTP_TIMEOUT_MS	5000
-#define SV_HTTP_CONNS		16
-
-enum sv_http_method { SV_HTTP_GET, SV_HTTP_HEAD, SV_HTTP_OTHER };
-
-struct sv_http_req {
-	enum sv_http_method method;
-	char	 path[256];	/* the target without its query */
-	char	 query[512];	/* after '?' (before any '#'), or "" */
-	int	 query_cut;	/* the query was longer than query holds */
-	char	 auth[512];	/* the Authorization header's value, or "" */
-	/* the connection it came on, for an answer given later */
-	int	 conn;
-	unsigned gen;
-};
-
-/* 1 a complete request head in buf (parsed into *req), 0 need more bytes,
- * -1 malformed (400), -2 too large (431) */
-int	sv_http_parse(const char *buf, size_t len, struct sv_http_req *req);
-
-struct sv_http_resp {
-	int	 status;
-	const char *ctype;
-	struct sbuf body;
-	/* a bearer token is required and was not given (401) */
-	int	 challenge;
-	/* the handler answers later, with sv_httpd_answer, by deadline_ms
-	 * (the connection is dropped after it) */
-	int	 deferred;
-	long long deadline_ms;
-};
-
-typedef void (*sv_http_handler)(void *arg, const struct sv_http_req *,
-	    struct sv_http_resp *);
-
-struct sv_http_conn {
-	int	 fd;		/* -1: slot free */
-	unsigned gen;		/* which use of the slot: a late answer for an
-				 * earlier client goes nowhere */
-	int	 deferred;	/* waiting for its handler's answer */
-	int	 head_only;	/* the deferred request was a HEAD */
-	char	 in[SV_HTTP_REQ_MAX];
-	size_t	 inlen;
-	struct sbuf out;
-	size_t	 outoff;
-	int	 responded;
-	long long deadline_ms;
-};
-
-struct sv_httpd {
-	int	 fd;		/* listening socket, -1 when off */
-	sv_http_handler handler;
-	void	*arg;
-	struct sv_http_conn conns[SV_HTTP_CONNS];
-	int	 polled[SV_HTTP_CONNS + 1];	/* pollfd i -> conn, -1 listener */
-	int	 npolled;
-};
-
-/* listen on "host:port" / "[v6]:port"; 0 or -1 with err */
-int	sv_httpd_open(struct sv_httpd *, const char *bind, sv_http_handler,
-	    void *arg, char *err, size_t errlen);
-void	sv_httpd_close(struct sv_httpd *);
-/* fill at most SV_HTTPD_POLLFDS pollfds from pfd; returns how many */
-#define SV_HTTPD_POLLFDS	(SV_HTTP_CONNS + 1)
-struct pollfd;
-int	sv_httpd_pollfds(struct sv_httpd *, struct pollfd *pfd);
-/* after poll: serve the fds the last sv_httpd_pollfds call listed, and
- * drop connections past their deadline */
-void	sv_httpd_handle(struct sv_httpd *, const struct pollfd *pfd,
-	    long long now_ms);
-/* earliest connection deadline, or -1 */
-long long sv_httpd_deadline(const struct sv_httpd *);
-/* the answer to a request whose handler deferred it: 0, or -1 when that
- * client is gone (its connection closed or timed out) */
-int	sv_httpd_answer(struct sv_httpd *, int conn, unsigned gen,
-	    const struct sv_http_resp *);
-/* 1 when a listener address is a loopback one (127.0.0.0/8, ::1,
- * localhost), where no other host can reach it */
-int	sv_bind_is_loopback(const char *bind);
-/* the Authorization header carries exactly "Bearer <token>" (compared in
- * time independent of where they differ) */
-int	sv_http_bearer_ok(const struct sv_http_req *, const char *token);
-
 /* cause.c */
 
 /* what one child did in an incarnation, as far as its cause goes */
@@ -468,82 +371,6 @@ int	sv_cause_permanent(const struct sv_end ends[SV_NKIDS]);
  * of those that ended on their own, a failure before a clean end, and
  * the one nearest the source before those downstream of it */
 int	sv_cause_first(const struct sv_end ends[SV_NKIDS]);
-
-/* aux.c: the supervisor's own helper processes */
-
-enum sv_aux_kind { SV_AUX_HELPER, SV_AUX_RELOAD, SV_AUX_SWEEP, SV_NAUX };
-
-struct sv;
-struct sv_aux_ops {
-	const char *name;	/* in log lines */
-	/* a frame it sent; its end (after its last frames), code as
-	 * sv_child_code says */
-	void	(*on_frame)(struct sv *, const struct frame *);
-	void	(*on_end)(struct sv *, int code);
-};
-
-struct sv_aux {
-	struct sv_child c;	/* ctl_wfd: its stdin, ctl_rfd: its stdout */
-	const struct sv_aux_ops *ops;
-	int	 pidx[3];	/* pollfd indexes: frames in, out, log */
-};
-
-/* fork fn(arg) as helper a with a frame channel: 0, or -1 with err */
-int	sv_aux_start(struct sv *, int a, const struct sv_aux_ops *,
-	    int (*fn)(void *), void *arg, char *err, size_t errlen);
-int	sv_aux_running(const struct sv *, int a);
-/* where frames for it are queued */
-struct sbuf *sv_aux_out(struct sv *, int a);
-/* SIGTERM: its end comes through on_end */
-void	sv_aux_stop(struct sv *, int a);
-/* for the poll loop: the fds to poll from n on (the new count), their
- * I/O after poll, a write of what is queued, and a reaped pid (1 if it
- * was one) */
-struct pollfd;
-int	sv_aux_pollfds(struct sv *, struct pollfd *, int n);
-void	sv_aux_io(struct sv *, const struct pollfd *);
-void	sv_aux_flush(struct sv *);
-int	sv_aux_reaped(struct sv *, pid_t, int status);
-/* the supervisor ends: each one killed and collected */
-void	sv_aux_release(struct sv *);
-
-/* helper.c: what /synced asks of the servers, in a helper process */
-
-enum sv_ask { ASK_SOURCE_NOW, ASK_REFRESH };
-#define SV_HELPER_ASKS	64	/* asks out at once */
-
-/* an ask sent (the helper started when it does not run): its sequence
- * number, answered through sv_synced_answered; 0 with err when it cannot
- * be sent */
-uint64_t sv_helper_ask(struct sv *, enum sv_ask, char *err, size_t errlen);
-/* the configuration changed: the next ask starts a helper reading it */
-void	sv_helper_forget(struct sv *);
-
-/* synced.c: GET /synced on api.bind */
-
-struct sv_waiter {
-	int	 used;
-	int	 conn;		/* its request on the api listener */
-	unsigned gen;
-	long long started_ms, deadline_ms;
-	int	 have_req;	/* the position it waits for is known */
-	uint64_t requested;	/* in the source's order (synced.c) */
-	char	 req_text[128];	/* as the source writes it */
-	int	 refresh;	/* refresh=true */
-	uint64_t need_seq;	/* the helper's answer it waits for, or 0 */
-	int	 refreshing;	/* reached: the refresh is out */
-};
-
-/* the answer to a request on api.bind (an sv_http_handler; arg: the sv) */
-void	sv_route_api(void *arg, const struct sv_http_req *,
-	    struct sv_http_resp *);
-/* the helper answered ask seq (text, or error) */
-void	sv_synced_answered(struct sv *, enum sv_ask, uint64_t seq,
-	    const char *text, const char *error);
-/* the waiters whose position is reached, or whose time is up, answered */
-void	sv_synced_step(struct sv *, long long now);
-/* the earliest waiter's deadline, or -1 */
-long long sv_synced_deadline(const struct sv *);
 
 /* state.c: the supervisor's states and the events that move them, a
  * table (pure); loop.c's sv_event is the only writer of sv->st */
@@ -654,12 +481,206 @@ int	sv_pl_has(enum sv_pl_state pl, unsigned plf);
 const char *sv_state_diff(const struct sv_state *a, const struct sv_state *b,
 	    char *buf, size_t len);
 
-/* health.c: the source state in a pipeline phase. stopping: SIGTERM
- * arrived */
+/* health.c */
+
+/* what pg2osync_source_state and /ready say the stream is doing */
+enum sv_source_state { SS_STARTING, SS_LOADING, SS_STREAMING, SS_BACKOFF,
+	SS_HALTED, SS_DRAINING, SS_N };
+extern const char *const sv_source_states[SS_N];
+/* the source state in a pipeline phase. stopping: SIGTERM arrived */
 enum sv_source_state sv_source_state_of(enum sv_pl_state, int stopping,
 	    int loading, int halted);
 
-/* one stream's supervisor: its configuration, children and state */
+/* whether a running pipeline makes progress (see health.c) */
+struct sv_health {
+	long long stall_ms;	/* metrics.ready_stall_s */
+	int	 have;		/* an observation was made */
+	uint64_t received;	/* what the capture has read */
+	uint64_t confirmed;	/* what is acknowledged */
+	uint64_t written;	/* anything the writer counts as written */
+	int	 waiting;	/* work waited at the last observation */
+	long long moved_ms;	/* the last progress, or when work began
+				 * to wait */
+};
+
+void	sv_health_init(struct sv_health *, int stall_s);
+/* the pipeline is up again at now: whatever waited before is forgotten */
+void	sv_health_reset(struct sv_health *, long long now);
+void	sv_health_observe(struct sv_health *, long long now,
+	    uint64_t received, uint64_t confirmed, uint64_t written,
+	    int loading);
+/* how long work has waited without progress (0: none waits) */
+long long sv_health_stalled_ms(const struct sv_health *, long long now);
+/* that for ready_stall_s or longer */
+int	sv_health_stalled(const struct sv_health *, long long now);
+
+/* httpd.c */
+
+#define SV_HTTP_REQ_MAX		8192	/* request line + headers */
+#define SV_HTTP_TIMEOUT_MS	5000
+#define SV_HTTP_CONNS		16
+
+enum sv_http_method { SV_HTTP_GET, SV_HTTP_HEAD, SV_HTTP_OTHER };
+
+struct sv_http_req {
+	enum sv_http_method method;
+	char	 path[256];	/* the target without its query */
+	char	 query[512];	/* after '?' (before any '#'), or "" */
+	int	 query_cut;	/* the query was longer than query holds */
+	char	 auth[512];	/* the Authorization header's value, or "" */
+	/* the connection it came on, for an answer given later */
+	int	 conn;
+	unsigned gen;
+};
+
+/* 1 a complete request head in buf (parsed into *req), 0 need more bytes,
+ * -1 malformed (400), -2 too large (431) */
+int	sv_http_parse(const char *buf, size_t len, struct sv_http_req *req);
+
+struct sv_http_resp {
+	int	 status;
+	const char *ctype;
+	struct sbuf body;
+	/* a bearer token is required and was not given (401) */
+	int	 challenge;
+	/* the handler answers later, with sv_httpd_answer, by deadline_ms
+	 * (the connection is dropped after it) */
+	int	 deferred;
+	long long deadline_ms;
+};
+
+typedef void (*sv_http_handler)(void *arg, const struct sv_http_req *,
+	    struct sv_http_resp *);
+
+struct sv_http_conn {
+	int	 fd;		/* -1: slot free */
+	unsigned gen;		/* which use of the slot: a late answer for an
+				 * earlier client goes nowhere */
+	int	 deferred;	/* waiting for its handler's answer */
+	int	 head_only;	/* the deferred request was a HEAD */
+	char	 in[SV_HTTP_REQ_MAX];
+	size_t	 inlen;
+	struct sbuf out;
+	size_t	 outoff;
+	int	 responded;
+	long long deadline_ms;
+};
+
+struct sv_httpd {
+	int	 fd;		/* listening socket, -1 when off */
+	sv_http_handler handler;
+	void	*arg;
+	struct sv_http_conn conns[SV_HTTP_CONNS];
+	int	 polled[SV_HTTP_CONNS + 1];	/* pollfd i -> conn, -1 listener */
+	int	 npolled;
+};
+
+/* listen on "host:port" / "[v6]:port"; 0 or -1 with err */
+int	sv_httpd_open(struct sv_httpd *, const char *bind, sv_http_handler,
+	    void *arg, char *err, size_t errlen);
+void	sv_httpd_close(struct sv_httpd *);
+/* fill at most SV_HTTPD_POLLFDS pollfds from pfd; returns how many */
+#define SV_HTTPD_POLLFDS	(SV_HTTP_CONNS + 1)
+int	sv_httpd_pollfds(struct sv_httpd *, struct pollfd *pfd);
+/* after poll: serve the fds the last sv_httpd_pollfds call listed, and
+ * drop connections past their deadline */
+void	sv_httpd_handle(struct sv_httpd *, const struct pollfd *pfd,
+	    long long now_ms);
+/* earliest connection deadline, or -1 */
+long long sv_httpd_deadline(const struct sv_httpd *);
+/* the answer to a request whose handler deferred it: 0, or -1 when that
+ * client is gone (its connection closed or timed out) */
+int	sv_httpd_answer(struct sv_httpd *, int conn, unsigned gen,
+	    const struct sv_http_resp *);
+/* 1 when a listener address is a loopback one (127.0.0.0/8, ::1,
+ * localhost), where no other host can reach it */
+int	sv_bind_is_loopback(const char *bind);
+/* the Authorization header carries exactly "Bearer <token>" (compared in
+ * time independent of where they differ) */
+int	sv_http_bearer_ok(const struct sv_http_req *, const char *token);
+
+/* aux.c: the supervisor's own helper processes */
+
+enum sv_aux_kind { SV_AUX_HELPER, SV_AUX_RELOAD, SV_AUX_SWEEP, SV_NAUX };
+
+struct sv_aux_ops {
+	const char *name;	/* in log lines */
+	/* a frame it sent; its end (after its last frames), code as
+	 * sv_child_code says */
+	void	(*on_frame)(struct sv *, const struct frame *);
+	void	(*on_end)(struct sv *, int code);
+};
+
+struct sv_aux {
+	struct sv_child c;	/* ctl_wfd: its stdin, ctl_rfd: its stdout */
+	const struct sv_aux_ops *ops;
+	int	 pidx[3];	/* pollfd indexes: frames in, out, log */
+};
+
+/* fork fn(arg) as helper a with a frame channel: 0, or -1 with err */
+int	sv_aux_start(struct sv *, int a, const struct sv_aux_ops *,
+	    int (*fn)(void *), void *arg, char *err, size_t errlen);
+int	sv_aux_running(const struct sv *, int a);
+/* where frames for it are queued */
+struct sbuf *sv_aux_out(struct sv *, int a);
+/* SIGTERM: its end comes through on_end */
+void	sv_aux_stop(struct sv *, int a);
+/* for the poll loop: the fds to poll from n on (the new count), their
+ * I/O after poll, a write of what is queued, and a reaped pid (1 if it
+ * was one) */
+int	sv_aux_pollfds(struct sv *, struct pollfd *, int n);
+void	sv_aux_io(struct sv *, const struct pollfd *);
+void	sv_aux_flush(struct sv *);
+int	sv_aux_reaped(struct sv *, pid_t, int status);
+/* the supervisor ends: each one killed and collected */
+void	sv_aux_release(struct sv *);
+
+/* helper.c: what /synced asks of the servers, in a helper process */
+
+enum sv_ask { ASK_SOURCE_NOW, ASK_REFRESH };
+#define SV_HELPER_ASKS	64	/* asks out at once */
+
+/* an ask sent (the helper started when it does not run): its sequence
+ * number, answered through sv_synced_answered; 0 with err when it cannot
+ * be sent */
+uint64_t sv_helper_ask(struct sv *, enum sv_ask, char *err, size_t errlen);
+/* the configuration changed: the next ask starts a helper reading it */
+void	sv_helper_forget(struct sv *);
+
+/* synced.c: GET /synced on api.bind */
+
+struct sv_waiter {
+	int	 used;
+	int	 conn;		/* its request on the api listener */
+	unsigned gen;
+	long long started_ms, deadline_ms;
+	int	 have_req;	/* the position it waits for is known */
+	uint64_t requested;	/* in the source's order (synced.c) */
+	char	 req_text[128];	/* as the source writes it */
+	int	 refresh;	/* refresh=true */
+	uint64_t need_seq;	/* the helper's answer it waits for, or 0 */
+	int	 refreshing;	/* reached: the refresh is out */
+};
+
+/* the answer to a request on api.bind (an sv_http_handler; arg: the sv) */
+void	sv_route_api(void *arg, const struct sv_http_req *,
+	    struct sv_http_resp *);
+/* the helper answered ask seq (text, or error) */
+void	sv_synced_answered(struct sv *, enum sv_ask, uint64_t seq,
+	    const char *text, const char *error);
+/* the waiters whose position is reached, or whose time is up, answered */
+void	sv_synced_step(struct sv *, long long now);
+/* the earliest waiter's deadline, or -1 */
+long long sv_synced_deadline(const struct sv *);
+
+/* routes.c */
+
+/* the answer to one HTTP request on metrics.bind (an sv_http_handler;
+ * arg: the sv) */
+void	sv_route(void *arg, const struct sv_http_req *, struct sv_http_resp *);
+
+/* one stream's supervisor: its configuration, children and state (main.c
+ * fills it, loop.c runs it) */
 struct sv {
 	const char	*cfgpath;
 	struct config	 cf;
@@ -727,7 +748,7 @@ int	sv_run(struct sv *);
 int	sv_event(struct sv *, enum sv_event, long long now);
 /* whether the current state allows what PLF_* flags say */
 int	sv_state_is(const struct sv *, unsigned plf);
-/* the state's name, as /healthz answers it */
+/* the phase's name (/ready says 'starting: <it>' before up) */
 const char *sv_state_name(const struct sv *);
 /* a child's name in log lines */
 const char *sv_kname(const struct sv *, int k);
@@ -759,10 +780,6 @@ void	sv_start_stages(struct sv *, long long now);
 /* the stages waiting for child k's hello, now that it came */
 void	sv_start_after(struct sv *, int k, long long now);
 
-/* sweep.c: once a reload's loads are done and the new stream has a
- * checkpoint, the documents of rows deleted meanwhile are removed */
-void	sv_sweep_maybe(struct sv *, long long now);
-
 /* dispatch.c */
 
 /* read what child k's control channel holds and act on every frame */
@@ -770,21 +787,8 @@ void	sv_kid_read(struct sv *, int k, long long now);
 /* queue a put to ckpt when the back-channel says so */
 void	sv_pump_checkpoint(struct sv *, long long now);
 
-/* reload.c */
-
-/* SIGHUP arrived */
-void	sv_reload(struct sv *, long long now);
-/* the file as it is now is the running one (what "unchanged" compares) */
-void	sv_reload_remember(struct sv *);
-
-/* logpipe.c: log.format and log.level, for the supervisor and its
- * stages */
-void	sv_apply_log(const struct config *);
-
-/* routes.c */
-
-/* the answer to one HTTP request on metrics.bind (an sv_http_handler;
- * arg: the sv) */
-void	sv_route(void *arg, const struct sv_http_req *, struct sv_http_resp *);
+/* sweep.c: once a reload's loads are done and the new stream has a
+ * checkpoint, the documents of rows deleted meanwhile are removed */
+void	sv_sweep_maybe(struct sv *, long long now);
 
 #endif
