@@ -91,7 +91,8 @@ static const unsigned pl_flags[PL_NSTATES] = {
 /*
  * A move: in a state whose every part is in the row's sets (an empty set
  * is any value), the event leads to the row's values (an unset one keeps
- * its part). Rows never overlap: at most one matches.
+ * its part). The first row that matches is taken; the rows of one event
+ * are written not to overlap, so their order does not matter.
  */
 struct sv_move {
 	enum sv_event ev;
