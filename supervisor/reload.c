@@ -293,7 +293,8 @@ take(struct sv *sv, const char *why, long long now)
 	sv_helper_forget(sv);
 	count(sv, RL_APPLIED);
 	log_info("reload applied: %s", why);
-	sv_reload_cycle(sv, now);
+	/* the stages cycle onto it, or the next start reads it */
+	sv_event(sv, EV_RELOAD, now);
 }
 
 static void
