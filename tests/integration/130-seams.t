@@ -3,7 +3,10 @@
 # program folder includes a header of another program folder, the
 # Makefile links no program's archive into another program, and no two
 # program archives define the same global name (a module's globals carry
-# its own prefix). Reads the tree and the build; needs no server.
+# its own prefix); the source servers' contract is lib/pg's and
+# lib/mysql's, kinds of source are data (lib/source.h) no other file
+# compares, and the supervisor parses no position. Reads the tree and the
+# build; needs no server.
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 P2O_BIN=${P2O_BIN:-$TOP/build/bin}
@@ -130,6 +133,21 @@ bad=$(for p in "${progs[@]}"; do
 done)
 ok $([ -z "$bad" ]; echo $?) "no program folder spells the source servers' contract (publications, slots, binlog settings, catalogue reads): lib/pg and lib/mysql own it"
 [ -n "$bad" ] && echo "$bad" | tr -s ' \t' ' ' | head -n 40 | sed 's/^/#   /'
+
+# the kinds of source are data (lib/source.h): no file outside the source
+# table and the kinds' own modules tests which kind it runs with - it asks
+# the module for the fact it needs. Forbidden: the old enum, a kind
+# compared with a name, a kind's module compared by address.
+kindfiles=$(git ls-files '*.c' '*.h' | grep -vE '^(tests/|lib/source[^/]*\.[ch]$|lib/pg/pgkind\.c$|lib/mysql/mykind\.c$)')
+bad=$(grep -nE 'SOURCE_(POSTGRES|MYSQL)|enum source_kind|source_kind|kind, *"(postgres|mysql)"|"(postgres|mysql)", *[a-z_.>-]*kind\)|[=!]= *&source_(postgres|mysql)|&source_(postgres|mysql) *[=!]=' $kindfiles)
+ok $([ -z "$bad" ]; echo $?) "no file outside lib/source* and the kinds' modules compares a kind of source"
+[ -n "$bad" ] && echo "$bad" | head -n 20 | sed 's/^/#   /'
+
+# positions are opaque text to the supervisor: only the source orders
+# them (lib/source.h pos_coord)
+bad=$(grep -nE '#[[:space:]]*include[[:space:]]*"(lsn\.h|mysql/mygtid\.h|mygtid\.h)"|lsn_(parse|format)|mypos_|binlog_file_index' supervisor/*.[ch])
+ok $([ -z "$bad" ]; echo $?) "supervisor/ parses no position"
+[ -n "$bad" ] && echo "$bad" | head -n 20 | sed 's/^/#   /'
 
 echo "1..$n"
 [ "$fail" -eq 0 ]
