@@ -17,14 +17,16 @@ BIN=${P2O_BIN:-$PWD/build/bin}
 D=$(mktemp -d "$P2O_SERVERS_DIR/demo.XXXXXX")
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 sql() { echo "postgres> $*"; psql -X -q -v ON_ERROR_STOP=1 -c "$*"; }
-# show N: wait (at most 10 s) until the index holds N documents, then list them
-# (the demo's own rows have ids below 1000, the loaded ones above)
+# show N: wait (at most 10 s by the clock) until the index holds N documents,
+# then list them (the demo's own rows have ids below 1000, the loaded ones
+# above). The count is polled without a refresh: the index refreshes itself
+# every second, and a refresh forced every few hundred ms while a truncate
+# deletes 100,000 documents made that delete - and the demo - a minute longer
 show() {
-	local i q='{"query":{"range":{"id":{"lt":1000}}}}'
-	for i in $(seq 50); do
-		curl -s -XPOST "$OS_URL/products/_refresh" >/dev/null
+	local end=$((SECONDS + 10)) q='{"query":{"range":{"id":{"lt":1000}}}}'
+	while [ $SECONDS -lt $end ]; do
 		[ "$(curl -s "$OS_URL/products/_count" -H 'Content-Type: application/json' -d "$q" | jq -r '.count // -1')" = "$1" ] && break
-		sleep 0.2
+		sleep 0.25
 	done
 	sleep 0.3	# an update keeps the count: give it its moment
 	curl -s -XPOST "$OS_URL/products/_refresh" >/dev/null
