@@ -173,8 +173,8 @@ run(const struct verb *v, int argc, char **argv)
 			olist_delete(&rc.orph, i, &w[i]);
 			w[i].version = ck.pos;
 		}
-		if (cli_send_writes(&tc, w, rc.orph.n, "deleted", &deleted,
-		    &rc.requests, &e) == -1) {
+		if (cli_send_writes(&tc, &cfg, w, rc.orph.n, "deleted",
+		    &deleted, &rc.requests, &e) == -1) {
 			code = cli_fail(&e);
 			goto conn;
 		}
@@ -214,8 +214,10 @@ const struct verb verb_reconcile = {
 	    "  1   orphans found (with --delete: some were not deleted)\n"
 	    "  64  bad command line, or no such section\n"
 	    "  65  the loader or the shaper failed on a row\n"
-	    "  69  the source refused (a table missing or unreadable)\n"
-	    "  75  a server is unreachable or failing (temporary)\n"
+	    "  69  the source refused (a table missing or unreadable), or "
+	    "the target a write request\n"
+	    "  75  a server is unreachable or failing (temporary; --delete's "
+	    "requests are retried first, by engine.retry_*, else for 30 s)\n"
 	    "  77  authentication failed\n"
 	    "  78  invalid configuration, a templated index, or a target "
 	    "that cannot read its documents back\n",

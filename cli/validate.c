@@ -7,7 +7,9 @@
  * no index, no document. What would be created at the first start is
  * checked for whether it could be (the role's rights), and what a DBA
  * must run instead is named. The order: the file, its secrets, the
- * source (validate_pg.c, validate_my.c), the target (validate_target.c).
+ * source (its validate operation: lib/validate/pg.c, my.c, which report
+ * the verdicts of the server's contract), the target
+ * (lib/validate/target.c).
  */
 #include <string.h>
 
@@ -15,6 +17,7 @@
 #include "log.h"
 #include "p2o.h"
 #include "source.h"
+#include "source_ops.h"
 
 static const struct cli_opt opts[] = {
 	CLI_OPT_CONFIG,
@@ -77,10 +80,8 @@ run(const struct verb *v, int argc, char **argv)
 
 	if (!have_src)
 		check_skip(&r, "source: not checked without its url");
-	else if (strcmp(src.source->kind, "mysql") == 0)
-		validate_my(&r, &src);
 	else
-		validate_pg(&r, &src);
+		source_ops_of(&src)->validate(&r, &src);
 	if (!have_tgt)
 		check_skip(&r, "target: not checked without its password");
 	else

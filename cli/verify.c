@@ -157,7 +157,8 @@ repair(struct verify *vf, struct target_conn *tc, uint64_t version,
 		olist_delete(&vf->orph, i, &w[n]);
 		w[n++].version = version;
 	}
-	rc = cli_send_writes(tc, w, n, "repaired", fixed, &vf->requests, e);
+	rc = cli_send_writes(tc, vf->cfg, w, n, "repaired", fixed,
+	    &vf->requests, e);
 	free(w);
 	return rc;
 }
@@ -282,8 +283,10 @@ const struct verb verb_verify = {
 	    "some could not be repaired)\n"
 	    "  64  bad command line, or no such section\n"
 	    "  65  the loader or the shaper failed on a row\n"
-	    "  69  the source refused (a table missing or unreadable)\n"
-	    "  75  a server is unreachable or failing (temporary)\n"
+	    "  69  the source refused (a table missing or unreadable), or "
+	    "the target a write request\n"
+	    "  75  a server is unreachable or failing (temporary; --repair's "
+	    "writes are retried first, by engine.retry_*, else for 30 s)\n"
 	    "  77  authentication failed\n"
 	    "  78  invalid configuration\n",
 	.run = run,

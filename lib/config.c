@@ -49,7 +49,7 @@ static const struct cs_node sections[] = {
 	{ NULL }
 };
 
-static const struct cs_node root = {
+const struct cs_node config_root = {
 	NULL, CS_STRUCT, .keys = sections, .finish = finish_config,
 	.expect = "must be a mapping of sections (source, target, sync, ...)"
 };
@@ -487,7 +487,7 @@ load_mem(const char *name, const char *buf, size_t len, unsigned secrets,
 	cfg->path = xstrdup(name);
 	cfg->secrets = secrets & (CONFIG_SECRETS_ALL | CONFIG_SECRET_LISTEN |
 	    CONFIG_SECRET_TRANSFORM);
-	if (cs_load(&root, cfg, name, buf, len, err, errlen) == -1) {
+	if (cs_load(&config_root, cfg, name, buf, len, err, errlen) == -1) {
 		config_release(cfg);
 		return -1;
 	}
@@ -555,7 +555,7 @@ config_load_with(const char *path, unsigned secrets, struct config *cfg,
 void
 config_release(struct config *cfg)
 {
-	cs_release(&root, cfg);
+	cs_release(&config_root, cfg);
 	free(cfg->path);
 	memset(cfg, 0, sizeof(*cfg));
 }

@@ -365,6 +365,13 @@ int	config_nest_tables(const struct config *, const char ***rels);
 /* the transform of column name in section s, or NULL */
 const struct sync_transform *config_transform_of(const struct sync_section *,
 	    const char *name);
+/* 1 when s is one of the n names of list (a key's list of columns) */
+int	config_list_has(char *const *list, int n, const char *s);
+/* 1 when a projection keeps column col: columns names it, or (columns
+ * NULL: every column) exclude does not - the columns and
+ * exclude_columns keys of a section and of a child alike */
+int	config_projects(char *const *columns, int ncolumns,
+	    char *const *exclude, int nexclude, const char *col);
 /* config_target.c */
 
 /* 0 when module offers every capability cfg needs, else -1 with

@@ -2,7 +2,8 @@
  * config_sections.h - what lib/config.c and the section files
  * (config_source.c, config_target.c, config_sync.c, config_engine.c,
  * config_metrics.c) share: each section's key table and rules, and the
- * helpers more than one section needs. Internal to lib/config*.c.
+ * helpers more than one section needs. Internal to lib/config*.c, and
+ * to tests/helper/config-keys.c, which lists every key the tables hold.
  */
 #ifndef CONFIG_SECTIONS_H
 #define CONFIG_SECTIONS_H
@@ -79,6 +80,10 @@ int	config_value_json(const char *text, int plain, struct sbuf *json,
 	    int *literal, char *why, size_t len);
 
 /* config.c */
+
+/* the whole file: its sections, each with its table (what the key
+ * walker of tests/helper/config-keys.c lists) */
+extern const struct cs_node config_root;
 
 /* *_env keys: the name's form, and its value (never quoted in messages).
  * config_resolve_env resolves only the secrets the program asked for

@@ -98,17 +98,6 @@ check_id(const char *s, char *why, size_t len)
 	return 0;
 }
 
-static int
-check_where(const char *s, char *why, size_t len)
-{
-	struct where *w;
-
-	if ((w = where_parse(s, why, len)) == NULL)
-		return -1;
-	where_free(w);
-	return 0;
-}
-
 /* the date patterns' one grammar is lib/datepat.c's */
 static int
 check_date(const char *s, char *why, size_t len)
@@ -224,7 +213,7 @@ static const struct cs_node section_keys[] = {
 	    .count_off = SYN(nconstants), .name_off = PAIR(name),
 	    .has_line = 1, .line_off = PAIR(line),
 	    .expect = "must be a mapping of field names to values" },
-	{ "where", CS_STR, SYN(where), .check = check_where },
+	{ "where", CS_STR, SYN(where), .check = where_check },
 	{ "mapping_file", CS_STR, SYN(mapping_file) },
 	{ "fan_out", CS_STRUCT, .keys = fan_out_keys },
 	{ "join", CS_STRUCT, .keys = join_keys },
@@ -254,8 +243,8 @@ contradicts(struct cs_walk *w, const char *path, const char *a,
 	    "'%s.%s'", path, la > lb ? a : b, path, la > lb ? b : a);
 }
 
-static int
-in_list(char *const *list, int n, const char *s)
+int
+config_list_has(char *const *list, int n, const char *s)
 {
 	int i;
 
@@ -265,13 +254,21 @@ in_list(char *const *list, int n, const char *s)
 	return 0;
 }
 
+int
+config_projects(char *const *columns, int ncolumns, char *const *exclude,
+    int nexclude, const char *col)
+{
+	if (columns != NULL)
+		return config_list_has(columns, ncolumns, col);
+	return !config_list_has(exclude, nexclude, col);
+}
+
 /* is column c in the documents at all (the projection keeps it)? */
 static int
 projected(const struct sync_section *s, const char *c)
 {
-	if (s->columns != NULL)
-		return in_list(s->columns, s->ncolumns, c);
-	return !in_list(s->exclude_columns, s->nexclude_columns, c);
+	return config_projects(s->columns, s->ncolumns, s->exclude_columns,
+	    s->nexclude_columns, c);
 }
 
 static const struct sync_pair *
@@ -500,7 +497,7 @@ finish_fields(struct cs_walk *w, struct sync_section *s, const char *path)
 				    g->name, g->name);
 		}
 		/* onto a column that stays under its own name */
-		if (s->columns != NULL && in_list(s->columns, s->ncolumns,
+		if (s->columns != NULL && config_list_has(s->columns, s->ncolumns,
 		    f->value) && find_pair(s->fields, s->nfields,
 		    f->value) == NULL)
 			return cs_err(w, f->line, "'%s.fields.%s' renames '%s' "
@@ -559,7 +556,7 @@ finish_constants(struct cs_walk *w, struct sync_section *s,
 		c = &s->constants[i];
 		if (constant_value(w, c, path) == -1)
 			return -1;
-		if (s->columns != NULL && in_list(s->columns, s->ncolumns,
+		if (s->columns != NULL && config_list_has(s->columns, s->ncolumns,
 		    c->name) && strcmp(target_name(s, c->name), c->name) == 0)
 			return cs_err(w, c->line, "'%s.constants.%s' has the "
 			    "name of column '%s', which the documents keep",

@@ -17,6 +17,11 @@
  *    (struct target_conn): the state documents (checkpoint, load progress)
  *    and the index settings a load suspends.
  *
+ * Over the data path's own calls, target.c keeps the one blocking write
+ * of documents for the operator's commands (target_write_all): the bulk
+ * request or the write procedure, as the module has one, with the
+ * writer's verdicts and retries.
+ *
  * Two tables beside the main one, each NULL for a target without it: the
  * quarantine of refused documents (struct target_rejects_ops: the writer
  * records, pg2osync rejects lists and replays) and the read-back of every
@@ -495,6 +500,53 @@ struct target_module {
 	const char *api_key_scheme;
 };
 
+/* writes in one request of a blocking write, at most */
+#define TARGET_WRITE_CHUNK	500
+
+/*
+ * How a blocking write retries what failed for a while (the target
+ * unreachable, a 429 or 5xx, items it asks for again): the first wait,
+ * doubling up to 30 s with jitter, and the limits of one request's
+ * attempts and of the time spent on it from its first failure (0: none;
+ * a command someone waits at sets one).
+ */
+struct target_retry {
+	long long first_ms;
+	int	 max;
+	long long max_elapsed_ms;
+};
+
+/*
+ * The steps of a blocking write, pure (target_write_all makes the
+ * requests; a test answers them): the writes w[0..n) are sent in order,
+ * TARGET_WRITE_CHUNK a request, until each has its verdict in items[i] -
+ * through the module's bulk request, or its write procedure where writes
+ * are tasks (write_call), which answers only once its tasks succeeded.
+ * As on the writer's data path: a request that failed is asked again as
+ * it was (a procedure where it stands); items the target asks for again
+ * (ITEM_RETRY) are sent again, behind a backoff, except one a later
+ * write of the same document in the set has already settled
+ * (ITEM_CONFLICT, "superseded"); any other verdict is final.
+ */
+struct target_batch {
+	const struct target_module *mod;
+	const struct target_write *w;
+	int	 n;
+	struct item_result *items;	/* the caller's, n of them */
+	unsigned char *final;		/* items[i] is write i's verdict */
+	/* the request under way: the writes it carries, in order, and what
+	 * the module read of them */
+	int	*sent;
+	int	 nsent;
+	struct item_result *got;
+	struct sbuf body;
+	struct target_proc proc;
+	int	 tasking;	/* body is a procedure's, not ended */
+	int	 item_retry;	/* the last TA_RETRY was items', not the
+				 * request's */
+	long	 wait_ms;	/* after TA_NEXT: wait this long first */
+};
+
 /* target.c */
 /* the module of that name; NULL: the default target. NULL if unknown */
 const struct target_module *target_module_find(const char *name);
@@ -525,5 +577,37 @@ void	target_proc_init(struct target_proc *);
 void	target_proc_reset(struct target_proc *);
 void	target_proc_release(struct target_proc *);
 void	target_rejects_release(struct target_rejects *);
+/* the next wait of a retry: *cur_ms doubled from first_ms (100 when 0)
+ * up to 30 s, the wait somewhere in its upper half (the writer's and the
+ * verbs' writes alike) */
+long long target_backoff(long long *cur_ms, long long first_ms);
+void	target_batch_init(struct target_batch *, const struct target_module *,
+	    const struct target_write *w, int n, struct item_result *items);
+void	target_batch_release(struct target_batch *);
+/* the next request: 1 with call set, 0 when every write has its verdict,
+ * -1 with err (a write the module cannot encode; a target without a
+ * write request) */
+int	target_batch_next(struct target_batch *, struct http_call *,
+	    struct p2o_err *);
+/* what the answer to it means: TA_NEXT go on (after wait_ms); TA_OK its
+ * writes read; TA_RETRY ask again (item_retry: only some of its writes,
+ * named in why), TA_REFUSED or TA_AUTH with why */
+enum target_answer target_batch_answer(struct target_batch *, long status,
+	    const struct sbuf *resp, char *why, size_t whylen);
+/* the retries of the last request's items ran out: they keep their
+ * ITEM_RETRY verdict, and the writes after them go on */
+void	target_batch_give_up(struct target_batch *);
+/*
+ * The writes w[0..n) sent through c and waited for until each is durable
+ * or has its final verdict in items[i] (ITEM_RETRY: still not taken when
+ * retry's limits ran out), as target_batch says; *requests counts the
+ * requests made (NULL: not counted). 0, or -1 with err: 75 a request
+ * that kept failing past the limits, 69 one the target refuses (or its
+ * certificate), 77 our credentials refused, or encode's error. Blocks,
+ * for the operator's commands; the writer has its own loop.
+ */
+int	target_write_all(struct target_conn *, const struct target_write *w,
+	    int n, struct item_result *items, const struct target_retry *,
+	    uint64_t *requests, struct p2o_err *);
 
 #endif

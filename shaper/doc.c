@@ -24,17 +24,6 @@
 
 #define NAME_BUF	256
 
-static int
-in_list(const char *name, char *const *list, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(list[i], name) == 0)
-			return 1;
-	return 0;
-}
-
 /* does column name survive the projection? A collection's member (the
  * source read it, lib/nest.c) is not a column: no projection drops it */
 static int
@@ -43,9 +32,8 @@ keep(const struct sync_section *sec, const char *name)
 	if ((sec->nchildren > 0 || sec->naggregates > 0) &&
 	    config_nest_member(sec, name))
 		return 1;
-	if (sec->columns != NULL)
-		return in_list(name, sec->columns, sec->ncolumns);
-	return !in_list(name, sec->exclude_columns, sec->nexclude_columns);
+	return config_projects(sec->columns, sec->ncolumns,
+	    sec->exclude_columns, sec->nexclude_columns, name);
 }
 
 static const char *

@@ -25,26 +25,17 @@
 #include "xio.h"
 #include "writer.h"
 
-#define BACKOFF_MAX_MS		30000
 #define DOWN_LOG_EVERY_MS	60000
 
 /* engine.retry_backoff_ms of the writer's one sink: every backoff of the
  * process (the flushes' and the probe's) starts there */
 static long long backoff_first_ms = 100;
 
+/* the verbs' blocking write backs off the same way (lib/target.c) */
 long long
 sink_backoff(long long *cur_ms)
 {
-	long long d;
-
-	if (*cur_ms <= 0)
-		*cur_ms = backoff_first_ms;
-	else if (*cur_ms < BACKOFF_MAX_MS)
-		*cur_ms = *cur_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS :
-		    *cur_ms * 2;
-	d = *cur_ms;
-	/* jitter: somewhere in the upper half, so restarts do not align */
-	return d / 2 + random() % (d / 2 + 1);
+	return target_backoff(cur_ms, backoff_first_ms);
 }
 
 int
