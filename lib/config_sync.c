@@ -6,7 +6,9 @@
  * sections, and those that depend on the kind of source, are
  * lib/config.c's; what an index name may hold and what the mapping file
  * must say are the target's, asked by config_target.c. Reads the
- * section's mapping file; never logs.
+ * section's mapping file, and a pseudonym's key from the environment for
+ * a program that asks for CONFIG_SECRET_TRANSFORM (decoded, the text
+ * wiped, never quoted); never logs.
  */
 #include <ctype.h>
 #include <errno.h>
