@@ -130,6 +130,7 @@ target_proc_init(struct target_proc *p)
 	sbuf_init(&p->body);
 	sbuf_init(&p->query);
 	sbuf_init(&p->scroll);
+	sbuf_init(&p->plan);
 }
 
 void
@@ -155,6 +156,7 @@ target_proc_reset(struct target_proc *p)
 	sbuf_reset(&p->body);
 	sbuf_reset(&p->query);
 	sbuf_reset(&p->scroll);
+	sbuf_reset(&p->plan);
 }
 
 void
@@ -164,6 +166,7 @@ target_proc_release(struct target_proc *p)
 	sbuf_release(&p->body);
 	sbuf_release(&p->query);
 	sbuf_release(&p->scroll);
+	sbuf_release(&p->plan);
 	free(p->items);
 	memset(p, 0, sizeof(*p));
 }

@@ -204,6 +204,9 @@ struct target_proc {
 	size_t	 at, next_at;
 	int	 done;
 	long	 poll_ms;
+	/* a write procedure's own memory (the module's): what it planned
+	 * for the body, kept until the procedure ends */
+	struct sbuf plan;
 	/* after an answer that wrote a page of deletes: its items and
 	 * bytes, for the caller's counters (it zeroes page_done) */
 	int	 page_done;
@@ -323,7 +326,11 @@ struct target_ops {
 	 * unchanged until the end), its next request, and what its answer
 	 * means: TA_NEXT go on (after proc->poll_ms), TA_OK done with
 	 * items[] of the nsent entries filled, else TA_RETRY, TA_REFUSED or
-	 * TA_AUTH with why. A task is done only when it succeeded. */
+	 * TA_AUTH with why (the next call goes on where it stopped). A task
+	 * is done only when it succeeded. The module may send several tasks
+	 * before it asks about any, and may write a document once for
+	 * several entries of it (its last state): an entry whose write a
+	 * later one replaced gets that one's verdict. */
 	void	(*write_call)(struct target_proc *, const char *body,
 		    size_t len, struct http_call *);
 	enum target_answer (*write_answer)(struct target_proc *, long status,
