@@ -476,14 +476,18 @@ struct target_doc {
 /*
  * Reading every stored document back, for pg2osync verify (NULL: the
  * target cannot, and verify refuses to run). Blocking: every document of
- * the indices a name or glob matches (none when none exists), each to fn,
- * which returns 0 or -1 to stop; *requests counts the requests made. 0,
- * or -1 with err (fn's -1 with err set by fn).
+ * the indices a name or glob matches (none when none exists), each to fn
+ * once, which returns 0 or -1 to stop; *requests counts the requests
+ * made. 0, or -1 with err (fn's -1 with err set by fn). numbers_by_value:
+ * the target gives a number back as the value it parsed (12.50 as 12.5,
+ * digits past a double's lost), not as the text it was sent, so a
+ * comparison of documents compares numbers by value.
  */
 struct target_scan_ops {
 	int	(*scan)(struct target_conn *, const char *index,
 		    int (*fn)(void *arg, const struct target_doc *),
 		    void *arg, uint64_t *requests, struct p2o_err *);
+	int	 numbers_by_value;
 };
 
 struct target_module {

@@ -466,6 +466,7 @@ const struct target_module target_meilisearch = {
 	.state_place = "files under target.state_dir",
 	.caps = TCAP_ASYNC_TASKS | TCAP_INDEX_SWAP,
 	.ops = &ops,
+	.scan = &ms_scan_ops,
 	/* a Meilisearch key, master or API, is a bearer token */
 	.api_key_scheme = "Bearer",
 };

@@ -82,6 +82,9 @@ int	ms_mapping_conflicts(struct target_conn *, const char *index,
 	    const char *body, struct sbuf *report, int *n, struct p2o_err *);
 int	ms_refresh(struct target_conn *, const char *indices, struct p2o_err *);
 
+/* meilisearch_scan.c */
+extern const struct target_scan_ops ms_scan_ops;
+
 /* meilisearch_rebuild.c */
 int	ms_doc_count(struct target_conn *, const char *index, uint64_t *n,
 	    struct p2o_err *);
