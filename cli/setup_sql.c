@@ -263,6 +263,7 @@ pg_script(struct sbuf *b, const struct config *cfg, const char *role,
 	    cfg->path, db ? db : "the source url names", db ? db : "DB");
 	pg_role(b, cfg, role);
 	pg_identity(b, cfg);
+	pg_toast_script(b, cfg);
 	pg_publication(b, cfg);
 	sbuf_addf(b, "\n-- The replication slot '%s' is created by pg2osync "
 	    "(bootstrap, or the first start):\n-- it needs only the role's "

@@ -38,6 +38,7 @@ static const struct {
 	{ TCAP_STATE_DOCS, "state documents" },
 	{ TCAP_ALIASES, "aliases" },
 	{ TCAP_INDEX_SWAP, "index swaps" },
+	{ TCAP_COMPLETE_DOCS, "completing a document from its stored copy" },
 };
 
 const struct target_module *

@@ -75,8 +75,13 @@ enum target_cap {
 	/* two indexes can exchange their contents (and names) atomically:
 	 * a rebuild without aliases swaps a fresh index with the live one */
 	TCAP_INDEX_SWAP		= 1 << 9,
+	/* a document written without fields its update left unchanged
+	 * (PostgreSQL's unchanged out-of-line TOAST values) is completed
+	 * from the stored copy (read_call / read_answer); without it such a
+	 * table needs REPLICA IDENTITY FULL, which sends every value */
+	TCAP_COMPLETE_DOCS	= 1 << 10,
 };
-#define TCAP_ALL	((1u << 10) - 1)
+#define TCAP_ALL	((1u << 11) - 1)
 
 /* a span of an arena (offsets stay valid when the arena grows) */
 struct aspan {

@@ -335,8 +335,9 @@ poll_failed(struct target_proc *p, long status, enum target_answer a,
 }
 
 /* TOAST completion would read the stored documents back: not written
- * for this module, so an unchanged TOAST value is a refusal the operator
- * sees (REPLICA IDENTITY FULL sends every value) */
+ * for this module (no TCAP_COMPLETE_DOCS: pg2osync validate fails such a
+ * table without REPLICA IDENTITY FULL), so an unchanged TOAST value met
+ * all the same is a refusal the operator sees */
 static void
 read_call(const struct docref *refs, int n, struct sbuf *body,
     struct http_call *call)
