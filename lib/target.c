@@ -150,6 +150,7 @@ target_proc_reset(struct target_proc *p)
 	p->at = p->next_at = 0;
 	p->done = 0;
 	p->poll_ms = 0;
+	p->sent_all = 0;
 	p->page_done = 0;
 	p->page_bytes = 0;
 	p->deleted = p->newer = 0;

@@ -212,6 +212,11 @@ struct target_proc {
 	/* a write procedure's own memory (the module's): what it planned
 	 * for the body, kept until the procedure ends */
 	struct sbuf plan;
+	/* a write procedure: every request that writes is answered, what
+	 * is left only asks about them (set by the module). A target whose
+	 * writes are tasks applies one index's tasks in the order they were
+	 * sent, so another procedure may start writing behind this one */
+	int	 sent_all;
 	/* after an answer that wrote a page of deletes: its items and
 	 * bytes, for the caller's counters (it zeroes page_done) */
 	int	 page_done;
@@ -335,7 +340,9 @@ struct target_ops {
 	 * is done only when it succeeded. The module may send several tasks
 	 * before it asks about any, and may write a document once for
 	 * several entries of it (its last state): an entry whose write a
-	 * later one replaced gets that one's verdict. */
+	 * later one replaced gets that one's verdict. Once it set sent_all
+	 * it sends nothing that writes: what must be written again is an
+	 * item to retry (ITEM_RETRY), left to the caller. */
 	void	(*write_call)(struct target_proc *, const char *body,
 		    size_t len, struct http_call *);
 	enum target_answer (*write_answer)(struct target_proc *, long status,

@@ -20,6 +20,19 @@
  * Writes of one document with one version are never open at once, since
  * the target cannot order them (overtakes).
  *
+ * A target whose writes are tasks (TCAP_ASYNC_TASKS) applies one index's
+ * tasks in the order they were sent and batches those waiting in its
+ * queue: there the window holds two flushes (window_depth), and a flush
+ * sends its writes only once every flush before it has sent all of its
+ * own (may_send), so the next flush's tasks wait in the queue behind the
+ * last one's, in cut order, and the server takes them in one batch; a
+ * flush that met a refusal holds the later ones back until it is
+ * written. Such
+ * a target keeps no versions: a write sent again lands after everything
+ * sent before it, so a flush building its body (again) leaves out each
+ * write a later flush in the window makes of the same document
+ * (drop_superseded), which is the newer one.
+ *
  * TOAST completion with flushes open: a document whose unchanged fields
  * must be copied may be written by an earlier flush that the target has
  * not taken yet, so the stored copy is stale. The completion then copies
@@ -36,6 +49,12 @@
 
 #include "xio.h"
 #include "writer.h"
+
+int
+window_depth(const struct target_module *tm, int write_concurrency)
+{
+	return target_can(tm, TCAP_ASYNC_TASKS) ? 2 : write_concurrency;
+}
 
 void
 window_init(struct window *w, int open_max, struct sink *s)
@@ -225,6 +244,55 @@ window_open(struct window *w, struct batch *b, int n)
 	flush_begin(fl, seq);
 }
 
+/* may flush seq send a request that writes? With a target whose writes
+ * are tasks, only once every flush before it that is not written has
+ * sent all of its writes, and has met no refusal: behind a refused
+ * document nothing more is written, as with one flush open */
+static int
+may_send(const struct window *w, uint64_t seq)
+{
+	const struct flush *e;
+	uint64_t s;
+
+	if (!target_can(w->sink->tm, TCAP_ASYNC_TASKS))
+		return 1;
+	for (s = w->ord.head; s < seq; s++) {
+		e = slot_of(w, s);
+		if (order_pending(&w->ord, s) &&
+		    (e->refused || !(e->tasking && e->proc.sent_all)))
+			return 0;
+	}
+	return 1;
+}
+
+/* a target without versions: a flush about to build its body leaves out
+ * each write a later flush in the window makes of the same document */
+static void
+drop_superseded(const struct window *w, uint64_t seq)
+{
+	struct flush *fl = slot_of(w, seq);
+	struct batch *later;
+	struct docref r;
+	struct op *op;
+	uint64_t s;
+	int i;
+
+	if (target_can(w->sink->tm, TCAP_EXTERNAL_VERSIONS) || fl->tasking ||
+	    fl->phase > PH_BULK)
+		return;
+	for (s = seq + 1; s < w->ord.next; s++) {
+		later = &slot_of(w, s)->b;
+		for (i = 0; i < fl->b.nops; i++) {
+			op = &fl->b.ops[i];
+			if (!is_data(op) || op->written)
+				continue;
+			r = docref_of(&fl->b, op, 0);
+			if (batch_last_write(later, &r) >= 0)
+				op->written = 1;
+		}
+	}
+}
+
 /* the request a flush is failing on, for the message that ends it */
 static const char *
 phase_what(const struct flush *fl)
@@ -265,6 +333,10 @@ window_next(struct window *w, long long now, int retry, int *slot,
 				continue;
 			fl->poll_at = 0;
 		}
+		/* a flush only asking about its tasks may always ask */
+		if (!(fl->tasking && fl->proc.sent_all) && !may_send(w, seq))
+			continue;
+		drop_superseded(w, seq);
 		nearlier = 0;
 		for (e = w->ord.head; e < seq; e++)
 			w->earlier[nearlier++] = &slot_of(w, e)->b;

@@ -286,6 +286,7 @@ struct flush {
 	int	 attempts;	/* failed attempts since it last progressed */
 	long long failing_since;	/* monotonic ms of the first of them */
 	int	 halted;	/* its last answer was a refusal */
+	int	 refused;	/* it met a refusal since it was cut */
 	long long started_us;	/* wall clock µs: its first request left */
 	struct flush_arrays arr;
 	int	 nasked, nsent;
@@ -459,6 +460,10 @@ struct window {
  * is written stays until every flush before it is, and must not take a
  * request's place meanwhile */
 #define WINDOW_SLOTS(open_max)	(2 * (open_max))
+/* the flushes a window keeps unwritten at once: write_concurrency, or two
+ * for a target whose writes are tasks (the next flush's wait in its queue
+ * while the last one's run; only one flush sends writes at a time) */
+int	window_depth(const struct target_module *, int write_concurrency);
 /* open_max flushes unwritten at once (write_concurrency) */
 void	window_init(struct window *, int open_max, struct sink *);
 void	window_release(struct window *);

@@ -18,9 +18,12 @@
  * exist deleted nothing, which is what it asked for); a failed task
  * refuses the document its error names - its other documents were not
  * written either and are to be retried - or, naming none, all of its
- * documents, with the task's code and message; a task canceled or gone
- * from the queue is sent again. An entry a later one replaced gets the
- * later one's verdict.
+ * documents, with the task's code and message; the documents of a task
+ * canceled or gone from the queue are to be retried too. An entry a later
+ * one replaced gets the later one's verdict. Once every task is enqueued
+ * the procedure says so (sent_all) and sends nothing that writes again: a
+ * caller may start the next flush's tasks behind these, and what is to be
+ * written again is its to send, after what it sent since.
  *
  * Pure: never makes a request, logs or exits.
  */
@@ -385,7 +388,8 @@ named_entry(struct ms_plan *pl, const char *body, int k, const char *msg)
 	return -1;
 }
 
-/* task k ended: the verdicts of its entries */
+/* task k ended (st as ms_task_view says, -1: gone from the queue): the
+ * verdicts of its entries */
 static void
 task_ended(struct ms_plan *pl, const char *body, int k, int st,
     const char *code, const char *msg, int nsent,
@@ -397,6 +401,12 @@ task_ended(struct ms_plan *pl, const char *body, int k, int st,
 	int i, named = -1;
 
 	t->state = T_DONE;
+	if (st == 3 || st == -1)
+		/* canceled by someone, or deleted from the queue before we
+		 * saw it end: its documents are owed */
+		snprintf(other, sizeof(other), "not written: task %llu %s",
+		    (unsigned long long)t->uid, st == 3 ? "was canceled" :
+		    "is no longer in the task queue");
 	if (st == 2 && !(t->del && strcmp(code, "index_not_found") == 0)) {
 		snprintf(reason, sizeof(reason), "%s (task %llu)", msg,
 		    (unsigned long long)t->uid);
@@ -411,6 +421,9 @@ task_ended(struct ms_plan *pl, const char *body, int k, int st,
 			continue;
 		if (st == 1)
 			set_item(&items[i], t->del, ITEM_OK, "", "");
+		else if (st == 3 || st == -1)
+			set_item(&items[i], t->del, ITEM_RETRY, "not_written",
+			    other);
 		else if (t->del && strcmp(code, "index_not_found") == 0)
 			/* no index, so no such document: what was asked */
 			set_item(&items[i], 1, ITEM_NOTFOUND, "", "");
@@ -434,7 +447,7 @@ next_wait(struct ms_plan *pl)
 }
 
 /* the answer to a poll: each task's end. TA_OK when all have ended, else
- * TA_NEXT (a back-off first) or TA_RETRY when one must be sent again */
+ * TA_NEXT (a back-off first) */
 static enum target_answer
 tasks_answer(struct target_proc *p, const struct sbuf *resp,
     const char *body, int nsent, struct item_result *items, char *why,
@@ -466,29 +479,15 @@ tasks_answer(struct target_proc *p, const struct sbuf *resp,
 			continue;
 		seen[k] = 1;
 		st = ms_task_view(task, code, sizeof(code), msg, sizeof(msg));
-		if (st == 1 || st == 2)
+		if (st > 0)
 			task_ended(pl, body, k, st, code, msg, nsent, items);
-		else if (st == 3) {
-			/* canceled by someone: its documents are not written,
-			 * and are owed */
-			tasks[k].state = T_UNSENT;
-			snprintf(why, whylen, "task %llu was canceled: sending "
-			    "it again", (unsigned long long)uid);
-		}
 	}
 	for (k = 0; k < pl->ntask; k++) {
-		if (tasks[k].state == T_OPEN && !seen[k]) {
-			/* deleted from the queue before we saw it end */
-			tasks[k].state = T_UNSENT;
-			snprintf(why, whylen, "task %llu is no longer in the "
-			    "task queue: sending it again",
-			    (unsigned long long)tasks[k].uid);
-		}
+		if (tasks[k].state == T_OPEN && !seen[k])
+			task_ended(pl, body, k, -1, "", "", nsent, items);
 		open += tasks[k].state != T_DONE;
 	}
 	free(seen);
-	if (first_unsent(pl) != -1)
-		return TA_RETRY;
 	if (open) {
 		p->poll_ms = next_wait(pl);
 		return TA_NEXT;
@@ -532,7 +531,9 @@ ms_write_answer(struct target_proc *p, long status, const struct sbuf *resp,
 	}
 	t->state = T_OPEN;
 	/* the first question after the last task is sent */
-	if (first_unsent(pl) == -1)
+	if (first_unsent(pl) == -1) {
+		p->sent_all = 1;
 		p->poll_ms = next_wait(pl);
+	}
 	return TA_NEXT;
 }
