@@ -402,7 +402,10 @@ proc_answer(struct target_proc *p, long status, const struct sbuf *resp,
 		return poll_failed(p, status, a, resp, why, whylen);
 	switch (ms_task_state(resp, code, sizeof(code), msg, sizeof(msg))) {
 	case 0:
-		p->poll_ms = MS_POLL_MS;
+		/* asked again after a back-off, doubling from MS_POLL_MS */
+		p->poll_ms = MS_POLL_MS << (p->step < 5 ? p->step++ : 5);
+		if (p->poll_ms > MS_POLL_MAX_MS)
+			p->poll_ms = MS_POLL_MAX_MS;
 		return TA_NEXT;
 	case 1:
 		p->task_open = 0;

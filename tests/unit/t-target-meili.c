@@ -413,6 +413,48 @@ test_writes(const struct target_ops *ops)
 	sbuf_release(&a);
 }
 
+/* a truncate's clear: one task deleting every document, asked about
+ * with a back-off until it ended */
+static void
+test_clear(const struct target_ops *ops)
+{
+	struct target_proc p;
+	struct http_call c;
+	struct sbuf r = SBUF_INIT;
+	char why[256];
+	long waits[8];
+	int i;
+
+	target_proc_init(&p);
+	p.kind = PROC_CLEAR;
+	p.index = "ix";
+	ops->proc_call(&p, &c);
+	ok(strcmp(c.method, "DELETE") == 0 &&
+	    strcmp(c.path, "/indexes/ix/documents") == 0, "a clear deletes "
+	    "every document of the index");
+	sbuf_adds(&r, "{\"taskUid\":40}");
+	ok(ops->proc_answer(&p, 202, &r, why, sizeof(why)) == TA_NEXT,
+	    "its task enqueued");
+	for (i = 0; i < 7; i++) {
+		ops->proc_call(&p, &c);
+		sbuf_reset(&r);
+		sbuf_adds(&r, "{\"uid\":40,\"status\":\"processing\"}");
+		ops->proc_answer(&p, 200, &r, why, sizeof(why));
+		waits[i] = p.poll_ms;
+	}
+	is_str(c.path, "/tasks/40", "then asked about");
+	ok(waits[0] == 10 && waits[1] == 20 && waits[4] == 160 &&
+	    waits[5] == 200 && waits[6] == 200, "with a back-off doubling "
+	    "from 10 to 200 ms (%ld %ld .. %ld %ld)", waits[0], waits[1],
+	    waits[5], waits[6]);
+	sbuf_reset(&r);
+	sbuf_adds(&r, "{\"uid\":40,\"status\":\"succeeded\"}");
+	ok(ops->proc_answer(&p, 200, &r, why, sizeof(why)) == TA_OK,
+	    "done when it succeeded");
+	target_proc_release(&p);
+	sbuf_release(&r);
+}
+
 /* a document with a member of our primary key's name is refused */
 static void
 test_encode(const struct target_ops *ops)
@@ -495,6 +537,7 @@ main(void)
 	test_probe(m->ops);
 	test_writes(m->ops);
 	test_encode(m->ops);
+	test_clear(m->ops);
 	test_state(m);
 	rmdir(statedir);
 	unlink(path);
