@@ -21,13 +21,14 @@
  * the target cannot order them (overtakes).
  *
  * A target whose writes are tasks (TCAP_ASYNC_TASKS) applies one index's
- * tasks in the order they were sent and batches those waiting in its
- * queue: there the window holds two flushes (window_depth), and a flush
- * sends its writes only once every flush before it has sent all of its
- * own (may_send), so the next flush's tasks wait in the queue behind the
- * last one's, in cut order, and the server takes them in one batch; a
- * flush that met a refusal holds the later ones back until it is
- * written. Such
+ * tasks in the order they were sent, and writes its store once per batch
+ * of the tasks waiting in its queue, whatever their size: there the window
+ * holds up to WINDOW_TASK_DEPTH flushes (window_depth) within the bytes of
+ * two batches, and a flush sends its writes only once every flush before
+ * it has sent all of its own (may_send), so the later flushes' tasks wait
+ * in the queue behind the first one's, in cut order, and the server takes
+ * them in one batch; a flush that met a refusal holds the later ones back
+ * until it is written. Such
  * a target keeps no versions: a write sent again lands after everything
  * sent before it, so a flush building its body (again) leaves out each
  * write a later flush in the window makes of the same document
@@ -53,7 +54,8 @@
 int
 window_depth(const struct target_module *tm, int write_concurrency)
 {
-	return target_can(tm, TCAP_ASYNC_TASKS) ? 2 : write_concurrency;
+	return target_can(tm, TCAP_ASYNC_TASKS) ? WINDOW_TASK_DEPTH :
+	    write_concurrency;
 }
 
 void
@@ -63,6 +65,9 @@ window_init(struct window *w, int open_max, struct sink *s)
 
 	memset(w, 0, sizeof(*w));
 	w->open_max = open_max > 0 ? open_max : 1;
+	/* many small flushes of tasks, but not many large ones */
+	w->bytes_batches = target_can(s->tm, TCAP_ASYNC_TASKS) &&
+	    w->open_max > 2 ? 2 : w->open_max;
 	w->cap = WINDOW_SLOTS(w->open_max);
 	order_init(&w->ord, w->cap);
 	w->fl = xcalloc(w->cap, sizeof(*w->fl));
@@ -125,7 +130,7 @@ slot_of(const struct window *w, uint64_t seq)
 
 /*
  * The bytes every flush still in the window holds, written or not: with
- * the batch being read, the writer's bodies stay within open_max + 1
+ * the batch being read, the writer's bodies stay within bytes_batches + 1
  * batches of batch_max_bytes however many written flushes wait for an
  * earlier one.
  */
@@ -218,7 +223,7 @@ window_may_open(const struct window *w, const struct batch *b, int n)
 		return 0;
 	/* the whole arena of b: an upper bound of what ops [0, n) take */
 	if (!order_empty(&w->ord) && held(w) + b->arena.len >
-	    (size_t)w->open_max * b->limit_bytes)
+	    (size_t)w->bytes_batches * b->limit_bytes)
 		return 0;
 	if (overtakes(w, b, n))
 		return 0;

@@ -100,11 +100,8 @@ test_two_open(void)
 	struct batch b;
 	int a, c, s;
 
-	window_init(&w, window_depth(meili, 1), &sink);
+	window_init(&w, 2, &sink);
 	batch_init(&b, meili, 100, 1 << 20);
-	is_int(window_depth(meili, 1), 2, "a target whose writes are tasks "
-	    "keeps two flushes open");
-	is_int(window_depth(tmod(), 3), 3, "another, write_concurrency");
 	idx(&b, 1, 100);
 	idx(&b, 2, 100);
 	commit(&b, 150);
@@ -149,6 +146,46 @@ test_two_open(void)
 	    "\"succeeded\"}]}", 1030), STEP_DONE, "then the first succeeded");
 	is_str(reported(&w), "150,250", "both reported, in cut order");
 	ok(cut(&w, &b), "the third opens");
+	window_release(&w);
+	batch_release(&b);
+}
+
+/* up to WINDOW_TASK_DEPTH small flushes, but the bytes of two batches */
+static void
+test_depth(void)
+{
+	struct window w;
+	struct batch b;
+	int i, n = 0;
+
+	is_int(window_depth(meili, 1), WINDOW_TASK_DEPTH, "a target whose "
+	    "writes are tasks keeps %d flushes open", WINDOW_TASK_DEPTH);
+	is_int(window_depth(tmod(), 3), 3, "another, write_concurrency");
+	window_init(&w, window_depth(meili, 1), &sink);
+	batch_init(&b, meili, 100, 4096);
+	for (i = 0; i < 20; i++) {
+		idx(&b, 100 + i, 900 + i);
+		commit(&b, 1000 + i);
+		n += cut(&w, &b);
+	}
+	is_int(n, WINDOW_TASK_DEPTH, "small flushes: %d open", n);
+	window_release(&w);
+	batch_release(&b);
+	window_init(&w, window_depth(meili, 1), &sink);
+	batch_init(&b, meili, 100, 4096);
+	for (i = n = 0; i < 20; i++) {
+		char big[3000], buf[3200];
+
+		memset(big, 'x', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		snprintf(buf, sizeof(buf), "{\"k\":\"index\",\"index\":\"t\","
+		    "\"id\":\"%d\",\"v\":%d,\"doc\":{\"s\":\"%s\"}}", 200 + i,
+		    2000 + i, big);
+		add(&b, buf);
+		commit(&b, 3000 + i);
+		n += cut(&w, &b);
+	}
+	is_int(n, 2, "flushes near the byte limit: two open (%d)", n);
 	window_release(&w);
 	batch_release(&b);
 }
@@ -275,6 +312,7 @@ main(void)
 	if (meili == NULL || sink_init(&sink, meili, "http://test", &stats,
 	    NULL, &err) == -1)
 		BAIL_OUT("no meilisearch sink");
+	test_depth();
 	test_held_back();
 	test_refused();
 	test_retry_behind();
