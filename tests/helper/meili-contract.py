@@ -39,7 +39,8 @@ What the documentation says, and this server does:
   - POST /swap-indexes [{"indexes": [a, b]}, ...] (task indexSwap,
     indexUid null, details {"swaps": [...]}): every pair exchanges its
     documents and settings, atomically - all or none; in the task history
-    every mention of one uid becomes the other. A missing index fails the
+    every mention of one uid becomes the other, an earlier swap's details
+    too (as a real server rewrites them). A missing index fails the
     task with index_not_found ("Index `x` not found.", "Indexes `x`, `y`
     not found." for several); an index named
     twice is answered 400 invalid_swap_duplicate_index_found at once.
@@ -230,13 +231,17 @@ def swap_work(pairs):
             return error("index_not_found", "%s %s not found." % (
                 "Index" if len(missing) == 1 else "Indexes",
                 ", ".join("`%s`" % u for u in missing)))
+        other = {}
         for a, b in pairs:
             indexes[a], indexes[b] = indexes[b], indexes[a]
-            for o in tasks:
-                if o["indexUid"] == a:
-                    o["indexUid"] = b
-                elif o["indexUid"] == b:
-                    o["indexUid"] = a
+            other[a], other[b] = b, a
+        # the whole history, as a real server rewrites it: each task's
+        # index and the uids an earlier swap named (this one's too)
+        for o in tasks:
+            o["indexUid"] = other.get(o["indexUid"], o["indexUid"])
+            for sw in (o["details"] or {}).get("swaps", []) \
+                    if o["type"] == "indexSwap" and o is not t else []:
+                sw["indexes"] = [other.get(u, u) for u in sw["indexes"]]
         return None
     return work
 
