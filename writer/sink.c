@@ -223,6 +223,7 @@ halt(struct sink *s, struct flush *fl)
 	if (!fl->halted)
 		s->stats->halted++;
 	fl->halted = 1;
+	fl->refused = 1;
 }
 
 /* a refusal is logged once per distinct text for the flush, not per retry */
@@ -345,6 +346,7 @@ flush_begin(struct flush *fl, uint64_t seq)
 	fl->retry_at = 0;
 	fl->poll_at = 0;
 	fl->tasking = 0;
+	fl->refused = 0;
 	fl->backoff_ms = 0;
 	fl->started_us = 0;
 	fl->nasked = fl->nsent = 0;
