@@ -168,8 +168,11 @@ repair(struct verify *vf, struct target_conn *tc, uint64_t version,
 	for (i = 0; i < vf->tab.n; i++) {
 		if (!vf->tab.e[i].repair)
 			continue;
-		if (vtab_write(&vf->tab, &vf->tab.e[i], &w[n]) == 0)
+		if (vtab_write(&vf->tab, &vf->tab.e[i], &w[n]) == 0) {
+			/* through the alias, as the writer writes */
+			w[n].require_alias = vf->cfg->target_require_alias;
 			w[n++].version = version;
+		}
 		else {
 			vtab_name(&vf->tab, &vf->tab.e[i], name, sizeof(name));
 			printf("not repaired: %s: its row is gone\n", name);
@@ -214,7 +217,8 @@ run(const struct verb *v, int argc, char **argv)
 	}
 	if (ch < 0)
 		return cli_opt_exit(ch);
-	if ((rc = cli_config(path, CONFIG_SECRET_TARGET, &cfg)) != 0)
+	if ((rc = cli_config(path, CONFIG_SECRET_TARGET |
+	    CONFIG_SECRET_TRANSFORM, &cfg)) != 0)
 		return rc;
 	vf.cfg = &cfg;
 	vf.tm = cfg.target_module;

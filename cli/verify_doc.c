@@ -385,14 +385,34 @@ olist_delete(const struct olist *l, int i, struct target_write *w)
 	}
 }
 
+/* a scan of a section's literal index name: every document found is
+ * that name's, an alias's included (the hit names the index behind it) */
+struct named_scan {
+	int	(*fn)(void *, const struct target_doc *);
+	void	*arg;
+	struct sbuf name;	/* as a JSON string */
+};
+
+static int
+as_named(void *arg, const struct target_doc *d)
+{
+	struct named_scan *ns = arg;
+	struct target_doc nd = *d;
+
+	nd.index.p = ns->name.buf;
+	nd.index.n = ns->name.len;
+	return ns->fn(ns->arg, &nd);
+}
+
 int
 docs_scan(const struct config *cfg, const unsigned char *want,
     struct target_conn *tc, int (*fn)(void *, const struct target_doc *),
     void *arg, uint64_t *requests, struct p2o_err *e)
 {
 	const struct sync_section *s, *t;
+	struct named_scan ns = { fn, arg, SBUF_INIT };
 	const char *name;
-	int i, j, dup;
+	int i, j, dup, rc = 0;
 
 	for (i = 0; i < cfg->nsyncs; i++) {
 		s = &cfg->syncs[i];
@@ -404,9 +424,15 @@ docs_scan(const struct config *cfg, const unsigned char *want,
 			dup = want[j] && strcmp(name, t->index_templated ?
 			    t->index_glob : t->index) == 0;
 		}
-		if (!dup && tc->mod->scan->scan(tc, name, fn, arg, requests,
-		    e) == -1)
-			return -1;
+		if (dup)
+			continue;
+		sbuf_reset(&ns.name);
+		sbuf_add_jstr(&ns.name, name, strlen(name));
+		if ((rc = tc->mod->scan->scan(tc, name, s->index_templated ? fn :
+		    as_named, s->index_templated ? arg : &ns, requests,
+		    e)) == -1)
+			break;
 	}
-	return 0;
+	sbuf_release(&ns.name);
+	return rc;
 }

@@ -108,6 +108,8 @@ struct target_write {
 	struct jspan pipeline;	/* raw JSON string, p NULL: none */
 	struct jspan doc;	/* an index: the document as it arrived */
 	uint64_t version;
+	int	 require_alias;	/* an index: refused unless its index name
+				 * is an alias (target.require_alias) */
 };
 
 /* where encode put a write in the arena: the entry is head, document,

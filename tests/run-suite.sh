@@ -52,12 +52,14 @@ a_integ=($(ls tests/integration/*.t | grep -Ev "$b_only") $(ls tests/integration
 b_integ=($(ls tests/integration/*.t | grep -E "$b_only" | grep -Ev "$a_too"))
 # the sanitizer pass repeats what exercises the most code per minute; the
 # 30-second target outage, the long kill loop and the 200,000-row load stay
-# in the plain pass; Meilisearch's data path (940) and read-back (947)
+# in the plain pass; Meilisearch's data path (940) and read-back (947), the
+# mapping options and writing only through aliases (406, 407)
 san_integ=(tests/integration/100-*.t tests/integration/11[0-6]-*.t tests/integration/120-*.t
 	tests/integration/200-*.t tests/integration/300-*.t tests/integration/900-*.t
 	tests/integration/310-*.t tests/integration/313-*.t
 	tests/integration/907-*.t tests/integration/221-*.t
 	tests/integration/147-*.t tests/integration/42[0-3]-*.t tests/integration/532-*.t
+	tests/integration/40[67]-*.t
 	tests/integration/940-*.t tests/integration/947-*.t
 	tests/integration/800-*.t tests/integration/81[012]-*.t tests/integration/506-*.t
 	tests/integration/60[0-3]-mysql-*.t tests/integration/620-mysql-*.t
@@ -72,10 +74,12 @@ san_integ=(tests/integration/100-*.t tests/integration/11[0-6]-*.t tests/integra
 # pipeline and join parts need ingest-common and parent-join, which the
 # Elasticsearch test node lacks; 400 needs both throughout), where,
 # transforms, append-only, a load (403-405), the load plan of 50 sections
-# sharing one index in batched requests (812), and credentials and TLS on a
-# secured node (910)
+# sharing one index in batched requests (812), the mapping options of issue
+# 37 and writing only through aliases (406, 407; the join part needs
+# parent-join), and credentials and TLS on a secured node (910)
 es_integ=(tests/integration/115-*.t tests/integration/300-*.t tests/integration/301-*.t tests/integration/900-*.t
-	tests/integration/501-*.t tests/integration/40[1-5]-shape-*.t tests/integration/812-*.t tests/integration/910-*.t)
+	tests/integration/501-*.t tests/integration/40[1-6]-shape-*.t tests/integration/407-*.t
+	tests/integration/812-*.t tests/integration/910-*.t)
 es9_integ=(tests/integration/300-*.t tests/integration/501-*.t tests/integration/910-*.t)
 P2O_ES9_VERSION=${P2O_ES9_VERSION:-9.2.0}
 golden=(tests/golden/run.sh tests/golden/writer/run.sh tests/golden/capture-pg.sh

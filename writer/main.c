@@ -540,6 +540,8 @@ setup(struct writer *wr, const char *cfgpath)
 	frame_reader_init(&wr->in, P2O_FD_IN, "stdin");
 	batch_init(&wr->b, cfg.target_module, cfg.batch_size,
 	    cfg.batch_max_bytes);
+	if (cfg.target_require_alias)
+		wr->b.aliases = &cfg;
 	if (sink_init(&wr->sink, cfg.target_module, wr->pool.slot[0].base,
 	    &stats, &cfg, &perr) == -1)
 		fatalx(perr.code, "%s", perr.msg);

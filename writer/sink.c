@@ -141,7 +141,9 @@ index_to_create(struct sink *s, const struct batch *b)
 	static char name[512];
 	int i;
 
-	if (s->cfg == NULL)
+	/* the alias names an index made beforehand; creating one under the
+	 * alias's name would take the name the writes must go through */
+	if (s->cfg == NULL || s->cfg->target_require_alias)
 		return NULL;
 	for (i = 0; i < b->nops; i++) {
 		op = &b->ops[i];

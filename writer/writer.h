@@ -96,6 +96,10 @@ struct op_barrier {
 
 struct batch {
 	const struct target_module *tm;	/* encodes the entries */
+	/* with target.require_alias, the configuration whose sections'
+	 * indices are aliases (NULL: none is); a rebuild's own index
+	 * (pg2osync reindex) is no section's, and is written plainly */
+	const struct config *aliases;
 	struct sbuf arena;	/* bulk entries of the buffered index/delete ops */
 	struct op *ops;
 	int	 nops, cap;
@@ -187,7 +191,8 @@ int	batch_last_write(struct batch *, const struct docref *r);
  * module encodes it); records the spans in op; -1 with err set when the
  * target could not take it */
 int	bulk_add_entry(struct sbuf *out, const struct target_module *,
-	    const struct msg_op *m, struct op *op, struct p2o_err *);
+	    const struct msg_op *m, int require_alias, struct op *op,
+	    struct p2o_err *);
 /* the first attempt of ops [0, n): the arena itself when they are all
  * unwritten, uncompleted and one run of it; the number of entries, their
  * indexes in sent[], or -1 when the body must be built */
