@@ -330,7 +330,7 @@ doc_refusal(const struct target_write *w, struct p2o_err *err,
  *   {"index":<collection>,"id":<id>,"delete":true}
  * A document with a member named as our id's payload member is refused
  * (it would overwrite the id), and so is one whose QD_VECTORS member is
- * not an object of named vectors.
+ * not an object of named vectors (null is none: a row without vectors).
  */
 static int
 encode(struct sbuf *out, const struct target_write *w,
@@ -348,7 +348,7 @@ encode(struct sbuf *out, const struct target_write *w,
 		    "in: rename that column (sync.<name>.fields, or leave it "
 		    "out with exclude_columns)");
 	if (!w->del && jobj_get(w->doc, QD_VECTORS, &v) &&
-	    jspan_type(v) != J_OBJECT)
+	    jspan_type(v) != J_OBJECT && jspan_type(v) != J_NULL)
 		return doc_refusal(w, err, "has a member '" QD_VECTORS "' that "
 		    "is not an object of named vectors");
 	e->entry.off = e->head.off = start;

@@ -256,7 +256,7 @@ qd_add_point(struct sbuf *out, const char *id, size_t idlen,
 	sbuf_adds(out, uuid);
 	sbuf_adds(out, "\",\"vector\":");
 	jobj_get(d, QD_VECTORS, &vecs);
-	if (vecs.p != NULL)
+	if (vecs.p != NULL && jspan_type(vecs) == J_OBJECT)
 		sbuf_add(out, vecs.p, vecs.n);
 	else
 		sbuf_adds(out, "{}");

@@ -274,7 +274,8 @@ test_writes(const struct target_ops *ops)
 	    "[0.5,1]}}", &err);
 	add(&a, ops, "\"ix\"", "\"4\"", "{\"y\":1}", &err);
 	add(&a, ops, "\"ix\"", "\"4\"", NULL, &err);
-	add(&a, ops, "\"jx\"", "\"2\"", "{\"z\":[1]}", &err);
+	add(&a, ops, "\"jx\"", "\"2\"", "{\"z\":[1],\"_vectors\":null}",
+	    &err);
 	qd_point_id("1", 1, u1);
 	qd_point_id("2", 1, u2);
 	qd_point_id("3", 1, u3);
@@ -305,7 +306,7 @@ test_writes(const struct target_ops *ops)
 	snprintf(want, sizeof(want), "{\"operations\":[{\"upsert\":{\"points\":"
 	    "[{\"id\":\"%s\",\"vector\":{},\"payload\":{\"pg2osync_id\":\"2\","
 	    "\"z\":[1]}}]}}]}", u2);
-	is_str(c.body, want, "a document without _vectors: no vectors");
+	is_str(c.body, want, "a document whose _vectors is null: no vectors");
 	ok(answer(ops, &p, 200, OK_BODY, &a, 6, items) == TA_OK, "the last "
 	    "one ends the procedure");
 	ok(items[0].verdict == ITEM_OK && items[1].verdict == ITEM_OK &&
