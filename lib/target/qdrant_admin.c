@@ -139,16 +139,17 @@ qd_index_state(struct target_conn *c, const char *name,
 	return rc == -1 ? -1 : 0;
 }
 
-/* one named vector of the file against the collection's: "" when they
- * agree, else what differs appended to report */
+/* one named vector of the file (want) against the collection's (have,
+ * p NULL: it has none of that name): how many of its size and distance
+ * differ, each described in report */
 static int
 vector_conflict(struct jspan name, struct jspan want, struct jspan have,
     struct sbuf *report)
 {
+	static const char *const keys[] = { "size", "distance" };
 	struct jspan a, b;
 	char nm[128];
 	int n = 0;
-	const char *const keys[] = { "size", "distance" };
 	size_t k;
 
 	if (jstr_copy(name, nm, sizeof(nm)) == -1)
@@ -161,13 +162,13 @@ vector_conflict(struct jspan name, struct jspan want, struct jspan have,
 	for (k = 0; k < 2; k++) {
 		if (!jobj_get(want, keys[k], &a))
 			continue;
-		if (jobj_get(have, keys[k], &b) && a.n == b.n &&
-		    memcmp(a.p, b.p, a.n) == 0)
+		if (!jobj_get(have, keys[k], &b)) {
+			b.p = "none";
+			b.n = 4;
+		} else if (a.n == b.n && memcmp(a.p, b.p, a.n) == 0)
 			continue;
 		sbuf_addf(report, "%svector '%s' has %s %.*s, the file %.*s",
-		    report->len ? "; " : "", nm, keys[k],
-		    b.p && jobj_get(have, keys[k], &b) ? (int)b.n : 4,
-		    b.p && jobj_get(have, keys[k], &b) ? b.p : "none",
+		    report->len ? "; " : "", nm, keys[k], (int)b.n, b.p,
 		    (int)a.n, a.p);
 		n++;
 	}

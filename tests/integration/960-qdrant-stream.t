@@ -52,6 +52,14 @@ check "loaded rows, streamed inserts, updates and deletes equal the collection (
 	qdrant_wait_equal qstream ${S}_qstream 60
 qdrant_get "/collections/${S}_qstream" | jq -e '.result.config.params.vectors.emb.size == 3' > /dev/null
 ok $? "the collection was made from the mapping file's named vectors"
+pg2osync validate -c "$T/cfg.yaml" > "$T/v1.out" 2>&1; rc=$?
+ok $([ $rc = 0 ] && grep -q "^ok .*target: index '${S}_qstream' maps the fields of its mapping_file as the file does" "$T/v1.out"; echo $?) \
+	"validate passes: the collection's vectors are the file's (exit $rc)"
+printf '{"vectors":{"emb":{"size":4,"distance":"Cosine"},"img":{"size":2,"distance":"Dot"}}}\n' > "$T/other.json"
+sed "s#$T/qstream.json#$T/other.json#" "$T/cfg.yaml" > "$T/other.yaml"
+pg2osync validate -c "$T/other.yaml" > "$T/v2.out" 2>&1; rc=$?
+ok $([ $rc = 1 ] && grep -q "^FAIL .*contradicts 'sync.qstream.mapping_file': vector 'emb' has size 3, the file 4; vector 'img' is not in the collection" "$T/v2.out"; echo $?) \
+	"validate fails a mapping file whose vectors the existing collection does not have: $(grep contradicts "$T/v2.out" | cut -c1-250) (exit $rc)"
 psql_q -c "update qstream set id = id + 500 where id in (1, 2)"
 check "a key change moves the point: the old id's point gone, the new one's there" -- \
 	qdrant_wait_equal qstream ${S}_qstream 60
