@@ -189,6 +189,16 @@ test_probe(const struct target_ops *ops)
 	    TA_REFUSED && strstr(why, "not a Qdrant"), "another engine is "
 	    "refused (%s)", why);
 
+	/* pg2osync init asks each module in turn: OpenSearch's question is
+	 * the same GET /, and must not take a Qdrant node's answer for its
+	 * own (the others ask paths a Qdrant node answers 404) */
+	sbuf_reset(&r);
+	sbuf_adds(&r, "{\"title\":\"qdrant - vector search engine\","
+	    "\"version\":\"1.12.4\",\"commit\":\"x\"}");
+	ok(target_module_find("opensearch")->ops->probe_answer(200, &r, node,
+	    sizeof(node), why, sizeof(why)) == TA_REFUSED, "OpenSearch's probe "
+	    "refuses a Qdrant node (%s)", why);
+
 	ops->create_call("items", NULL, &cpath, &c);
 	ok(strcmp(c.method, "PUT") == 0 && strcmp(c.path, "/collections/items")
 	    == 0 && strcmp(c.body, "{\"vectors\":{}}") == 0, "a collection "
