@@ -75,6 +75,9 @@ psql_q -c "insert into qstream values (1, 'after truncate', 1, '{\"emb\":[1,2,3]
 check "truncate clears the collection, and rows after it land" -- \
 	qdrant_wait_equal qstream ${S}_qstream 60
 diag "requests: $(qdrant_get /_contract/stats | jq -c .result.paths)"
+P2O_T_QDRANT_KEY=not-the-key ckpt -c "$T/cfg.yaml" get > "$T/wrongkey.out" 2>&1; rc=$?
+ok $([ $rc = 77 ]; echo $?) "a wrong API key is refused with exit 77: $(head -c 200 "$T/wrongkey.out")"
+ok $(! grep -qF "$QDRANT_API_KEY" "$T/sup.log" "$T/wrongkey.out"; echo $?) "the API key is in no log"
 
 [ $_tap_fail -gt 0 ] && { diag "supervisor log:"; grep -v " info: " "$T/sup.log" | tail -n 30 | sed "s/^/#   /"; }
 kill -TERM $SUP; wait $SUP
