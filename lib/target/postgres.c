@@ -564,9 +564,9 @@ bulk_answer(long status, const char *body, size_t len, int nsent,
 			    "refused");
 		i++;
 	}
-	if (i != nsent) {
-		snprintf(why, whylen, "the answer to a write has %d items for "
-		    "%d writes", i, nsent);
+	if (i != nsent || jiter_elem(&ji, &it)) {
+		snprintf(why, whylen, "the answer to a write has %s%d items "
+		    "for %d writes", i == nsent ? "more than " : "", i, nsent);
 		return TA_RETRY;
 	}
 	return TA_OK;
