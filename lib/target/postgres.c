@@ -9,8 +9,9 @@
  * This file owns the module's table and what is pure: the names a table
  * may have, the check of a section's DDL (its mapping file), the entries
  * of a write, the requests of the data path and what their answers mean.
- * The statements themselves are postgres_exec.c's (the data path) and
- * postgres_admin.c's (blocking, for ckpt and the verbs). Never makes a
+ * The statements themselves are postgres_exec.c's (the data path),
+ * postgres_admin.c's (blocking, for ckpt and the verbs) and
+ * postgres_rejects.c's (the quarantine of refused documents). Never makes a
  * request, logs or exits.
  */
 #include <ctype.h>
@@ -684,6 +685,8 @@ const struct target_module target_postgres = {
 	.state_place = "table '" PGT_STATE_TABLE "'",
 	.caps = TCAP_MAPPINGS | TCAP_STATE_DOCS,
 	.ops = &ops,
+	.rejects = &pgt_rejects_ops,
+	.rejects_place = "table '" PGT_REJECTS_TABLE "'",
 	.transport = &pgt_transport,
 	.url_check = url_check,
 	.mapping_form = "a CREATE TABLE statement",

@@ -41,6 +41,8 @@ struct pgt_session {
 	struct pg_conn *pg;
 	struct pgt_table *tables;
 	int	 ntables, captables;
+	uint64_t requests;	/* writes answered, to tell a table read in
+				 * this one from one read before */
 };
 
 /* postgres.c */
@@ -89,6 +91,13 @@ int	pgt_refresh(struct target_conn *, const char *indices,
 int	pgt_doc_count(struct target_conn *, const char *index, uint64_t *n,
 	    struct p2o_err *);
 int	pgt_index_delete(struct target_conn *, const char *index,
+	    struct p2o_err *);
+
+/* postgres_rejects.c */
+extern const struct target_rejects_ops pgt_rejects_ops;
+/* a /rejects/<what> request on s: 0 answered, -1 with err */
+int	pgt_rejects_request(struct pgt_session *, const char *what,
+	    const char *body, size_t len, struct sbuf *resp, long *status,
 	    struct p2o_err *);
 
 #endif

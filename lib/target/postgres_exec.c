@@ -32,6 +32,7 @@ struct pgt_table {
 	int	 has_version;
 	char	**cols;
 	int	 ncols;
+	uint64_t request;	/* the session's request it was read in */
 };
 
 /* one write of a /bulk body */
@@ -102,7 +103,7 @@ struct pgt_session *
 pgt_session_of(struct target_conn *c, struct p2o_err *err)
 {
 	if (c->http.local_conn == NULL)
-		c->http.local_conn = session_open(c->http.base, err);
+		c->http.local_conn = session_open(c->http.local_url, err);
 	return c->http.local_conn;
 }
 
@@ -177,6 +178,7 @@ table_get(struct pgt_session *s, const char *name, struct p2o_err *err)
 	t = &s->tables[s->ntables++];
 	memset(t, 0, sizeof(*t));
 	t->name = xstrdup(name);
+	t->request = s->requests;
 	t->ncols = PQntuples(res);
 	t->cols = xcalloc((size_t)t->ncols, sizeof(*t->cols));
 	for (i = 0; i < t->ncols; i++) {
@@ -214,7 +216,8 @@ table_unfit(const struct pgt_table *t)
 
 /* the row of an index entry as a JSON object for json_populate_record:
  * the key from the id, the version, and the document's fields, each of
- * which must name a column; 0, or -1 with why */
+ * which must name a column; 0, or -1 with why (-2: a field names no
+ * column) */
 static int
 row_json(const struct pgt_table *t, const struct entry *e, struct sbuf *row,
     char *why, size_t whylen)
@@ -240,7 +243,7 @@ row_json(const struct pgt_table *t, const struct entry *e, struct sbuf *row,
 			snprintf(why, whylen, "field '%.200s' is not a column of "
 			    "table '%s'", jstr_copy(k, name, sizeof(name)) ==
 			    -1 ? "(a long name)" : name, t->name);
-			return -1;
+			return -2;
 		}
 		if (strcmp(name, PGT_VERSION_COL) == 0) {
 			snprintf(why, whylen, "field '" PGT_VERSION_COL "' is "
@@ -349,7 +352,7 @@ bulk_pass(struct pgt_session *s, struct entry *e, int n, struct p2o_err *err)
 	const char *params[2], *why;
 	char id[1024], ver[24];
 	PGresult *res;
-	int i, rc = -1;
+	int i, r, rc = -1;
 
 	if (pgconn_exec(s->pg, "beginning a write", "BEGIN", err) == -1)
 		return -1;
@@ -385,8 +388,16 @@ bulk_pass(struct pgt_session *s, struct entry *e, int n, struct p2o_err *err)
 			params[0] = id;
 			params[1] = ver;
 		} else {
-			if (row_json(t, &e[i], &row, e[i].reason,
-			    sizeof(e[i].reason)) == -1) {
+			r = row_json(t, &e[i], &row, e[i].reason,
+			    sizeof(e[i].reason));
+			/* a column added since the table was read: read it
+			 * again, once a request, before refusing */
+			if (r == -2 && t->request != s->requests) {
+				forget_table(s, e[i].table);
+				i--;
+				continue;
+			}
+			if (r != 0) {
 				e[i].status = 400;
 				continue;
 			}
@@ -433,6 +444,7 @@ do_bulk(struct pgt_session *s, const char *body, size_t len,
 	struct entry *e = NULL;
 	int n, i, r;
 
+	s->requests++;
 	if (parse_entries(body, len, &e, &n) == -1) {
 		answer_error(resp, status, 400, "a write request that is not "
 		    "the module's");
@@ -638,6 +650,9 @@ request(void **conn, const char *url, const char *method, const char *path,
 		rc = do_clear(s, body, len, resp, status, &err);
 	else if (strncmp(path, "/create/", 8) == 0)
 		rc = do_create(s, path + 8, body, len, resp, status, &err);
+	else if (strncmp(path, "/rejects/", 9) == 0)
+		rc = pgt_rejects_request(s, path + 9, body, len, resp, status,
+		    &err);
 	else {
 		answer_error(resp, status, 400, "no such request");
 		rc = 0;

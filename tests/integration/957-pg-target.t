@@ -6,8 +6,9 @@
 # kill -9 under writes replays to the same rows; the checkpoint is kept in
 # pg2osync_state; a nearest-neighbour query (embedding <-> '[...]') returns
 # the expected row; a document with a field the table has no column for is
-# refused, naming it; the configuration's refusals name file:line; the
-# target url's password is in no argv and no log line.
+# refused, naming it, and kept in pg2osync_rejects, which pg2osync rejects
+# lists and replays once the column is there; the configuration's refusals
+# name file:line; the target url's password is in no argv and no log line.
 #
 # The target database is p2o_pgt on the source's server (run-with.sh --pg),
 # or on the server P2O_PGT_ADMIN_URL names (a superuser url without a
@@ -79,6 +80,7 @@ cfg() {	# cfg FILE [EXTRA-SECTION-KEY...]: the pipeline's configuration
 		for k; do echo "    $k"; done
 		echo "engine:"
 		echo "  checkpoint_interval_ms: 200"
+		echo "  on_permanent_rejection: quarantine"
 		echo "metrics:"
 		echo "  bind: 127.0.0.1:$METRICS_PORT"
 	} > "$f"
@@ -148,14 +150,29 @@ check "after the replay the table equals the source" -- twait_equal 90
 
 ok $([ "$(argv_secrets "$T/cfg.yaml" "$PGPASSWORD")" = 0 ]; echo $?) "no process of the pipeline has the target password in its argv"
 
-# a field the table has no column for: that document is refused, by name
-# (and the flush halts behind it: the pipeline is killed, not stopped)
+# a field the table has no column for: that document is refused, by name,
+# and kept in pg2osync_rejects (every document with the field, a null
+# one too, while the table lacks the column); once the column is there, a
+# replay writes them
 psql_q -c "alter table vitems add column color text"
 psql_q -c "insert into vitems values (3000, 'colored', 1, null, 'red')"
-wait_for 30 grep -q "field 'color' is not a column of table 'vitems'" "$T/sup.log"
-ok $? "a document with an unknown field is refused, naming it: $(grep -m1 -o "field 'color'[^\"]*" "$T/sup.log" | cut -c1-120)"
+wait_for 30 test "$(tq -c "select count(*) from pg2osync_rejects where record->>'reason' like '%field ''color'' is not a column of table ''vitems''%'")" = 1
+ok $? "a document with an unknown field is refused, naming it, and kept in pg2osync_rejects: $(tq -c "select record->>'reason' from pg2osync_rejects limit 1" | cut -c1-100)"
 check "and is not written" -- test "$(tq -c 'select count(*) from vitems where id = 3000')" = 0
-kill_pipeline
+psql_q -c "insert into vitems values (3001, 'after it', 1, null, null)"
+wait_for 30 test "$(tq -c 'select count(*) from pg2osync_rejects')" = 2
+ok $? "the pipeline goes on: the next document with the field is kept too"
+pg2osync rejects -c "$T/cfg.yaml" > "$T/rejects.out" 2>&1
+ok $([ $? = 0 ] && grep -q "vitems" "$T/rejects.out"; echo $?) "pg2osync rejects lists it: $(head -n 1 "$T/rejects.out" | cut -c1-120)"
+tq -c "alter table vitems add column color text"
+pg2osync rejects -c "$T/cfg.yaml" --replay > "$T/replay.out" 2>&1
+ok $([ $? = 0 ] && grep -q "replayed 2, still refused 0" "$T/replay.out"; echo $?) "pg2osync rejects --replay once the column is there: $(tail -n 1 "$T/replay.out")"
+check "the replayed row is there, and the table equals the source" -- twait_equal 60
+check "its record is cleared" -- test "$(tq -c 'select count(*) from pg2osync_rejects')" = 0
+psql_q -c "update vitems set color = 'blue' where id = 3001"
+check "a column the target gained is written by the running writer" -- twait_equal 60
+kill -TERM $SUP; wait $SUP
+ok $? "the pipeline stops cleanly"
 ok $(! has_secret "$T/sup.log" "$PGPASSWORD"; echo $?) "no log line holds the target password"
 
 # the configuration's refusals, each at its file:line

@@ -258,6 +258,8 @@ test_transport(void)
 
 	ok(http_init(&c, "postgres://u:secret@h/db", &o) == 0,
 	    "an in-process client takes a url with a password");
+	ok(strstr(c.base, "secret") == NULL && strstr(c.base, "u:***@h"),
+	    "and names the target without it: %s", c.base);
 	ok(http_request(&c, "POST", "/bulk", NULL, "x", 1, &r0, &status) ==
 	    0 && status == 200 && strcmp(r0.buf, "/bulk") == 0,
 	    "a blocking request answered by the handler");
