@@ -16,6 +16,7 @@
 #include <curl/curl.h>
 
 #include "http.h"
+#include "log.h"
 #include "p2o.h"
 
 #define HTTP_TIMEOUT_MS_DEFAULT	60000L
@@ -97,9 +98,13 @@ http_init(struct http_client *c, const char *base_url,
 		o = &none;
 	if (o->local != NULL) {
 		/* the module's own url, which may carry its password: kept
-		 * for the handler, never printed */
+		 * for the handler; base, which messages name the target by,
+		 * has it redacted */
 		c->local = o->local;
-		c->base = xstrdup(base_url);
+		c->local_url = xstrdup(base_url);
+		n = strlen(base_url) + 16;
+		c->base = xmalloc(n);
+		log_redact_url(base_url, c->base, n);
 		return 0;
 	}
 	if (url_has_userinfo(base_url)) {
@@ -156,8 +161,11 @@ http_release(struct http_client *c)
 	if (c->local != NULL && c->local_conn != NULL)
 		c->local->close(c->local_conn);
 	c->local_conn = NULL;
-	if (c->local != NULL && c->base != NULL)
-		explicit_bzero(c->base, strlen(c->base));
+	if (c->local_url != NULL) {
+		explicit_bzero(c->local_url, strlen(c->local_url));
+		free(c->local_url);
+		c->local_url = NULL;
+	}
 	if (c->curl != NULL)
 		curl_easy_cleanup(c->curl);
 	curl_slist_free_all(c->headers);
@@ -293,7 +301,7 @@ local_request(struct http_client *c, const char *method, const char *path,
 	*status = 0;
 	if (resp != NULL)
 		sbuf_reset(resp);
-	return c->local->request(&c->local_conn, c->base, method, path, body,
+	return c->local->request(&c->local_conn, c->local_url, method, path, body,
 	    len, resp, status, c->err, sizeof(c->err));
 }
 

@@ -75,6 +75,8 @@ struct http_client {
 	/* an in-process target (opts.local): its handler, its connection,
 	 * and in a pool the outcome of the request it answered */
 	const struct http_local *local;
+	char	*local_url;	/* the url the handler opens, which may hold a
+				 * password: base is its redacted form */
 	void	*local_conn;
 	long	 local_status;
 	int	 local_failed;
