@@ -573,25 +573,57 @@ bulk_answer(long status, const char *body, size_t len, int nsent,
 	return TA_OK;
 }
 
-/* no TCAP_COMPLETE_DOCS: a table needs REPLICA IDENTITY FULL (validate
- * says so), so an unchanged TOAST value met all the same is refused */
+/* the stored rows of n documents, as documents (TOAST completion): one
+ * line a document, {"t":<table>,"id":<id>} */
 static void
 read_call(const struct docref *refs, int n, struct sbuf *body,
     struct http_call *call)
 {
-	(void)refs, (void)n, (void)body;
-	http_call_set(call, "GET", "/probe", NULL, NULL, 0);
+	int i;
+
+	sbuf_reset(body);
+	for (i = 0; i < n; i++) {
+		sbuf_adds(body, "{\"t\":");
+		sbuf_add(body, refs[i].index, refs[i].ilen);
+		sbuf_adds(body, ",\"id\":");
+		sbuf_add(body, refs[i].id, refs[i].idlen);
+		sbuf_adds(body, "}\n");
+	}
+	http_call_set(call, "POST", "/read", "application/x-ndjson",
+	    body->buf, body->len);
 }
 
+/* {"docs":[{...}|null, ...]}: found[i] each stored row less its
+ * _version, p NULL for none */
 static enum target_answer
 read_answer(long status, const struct sbuf *resp, int n, struct jspan *found,
     char *why, size_t whylen)
 {
-	(void)status, (void)resp, (void)n, (void)found;
-	snprintf(why, whylen, "target postgres does not read rows back for "
-	    "an unchanged TOAST value; set REPLICA IDENTITY FULL on the "
-	    "source table");
-	return TA_REFUSED;
+	enum target_answer a = pgt_status_class(status);
+	struct jspan obj = { resp->buf, resp->len }, arr, d;
+	struct jiter it;
+	size_t off;
+	int i = 0;
+
+	if (a != TA_OK) {
+		pgt_error_text(resp->buf, resp->len, why, whylen);
+		return a == TA_AUTH ? TA_AUTH : TA_RETRY;
+	}
+	if (resp->len == 0 || jscan_validate(resp->buf, resp->len, &off,
+	    NULL) == -1 || !jobj_get(obj, "docs", &arr) ||
+	    jiter_init(&it, arr) == -1)
+		goto bad;
+	while (i < n && jiter_elem(&it, &d)) {
+		found[i].p = jspan_type(d) == J_OBJECT ? d.p : NULL;
+		found[i].n = found[i].p ? d.n : 0;
+		i++;
+	}
+	if (i == n && !jiter_elem(&it, &d))
+		return TA_OK;
+bad:
+	snprintf(why, whylen, "the answer to a read of stored rows is not "
+	    "one for %d documents", n);
+	return TA_RETRY;
 }
 
 /* a clear (truncate) is one DELETE of the rows at or below its version,
@@ -678,12 +710,13 @@ static const struct target_ops ops = {
 };
 
 /* a table made from its DDL (a mapping file) and our state in a table
- * of its own; one transaction at a time, in order (no concurrent
+ * of its own; a document completed from its stored row (an unchanged
+ * TOAST value); one transaction at a time, in order (no concurrent
  * writes), no routing, join, pipelines, aliases or swaps */
 const struct target_module target_postgres = {
 	.name = "postgres",
 	.state_place = "table '" PGT_STATE_TABLE "'",
-	.caps = TCAP_MAPPINGS | TCAP_STATE_DOCS,
+	.caps = TCAP_MAPPINGS | TCAP_STATE_DOCS | TCAP_COMPLETE_DOCS,
 	.ops = &ops,
 	.rejects = &pgt_rejects_ops,
 	.rejects_place = "table '" PGT_REJECTS_TABLE "'",

@@ -11,6 +11,7 @@
  *   GET  /probe            the server's version and pgvector's
  *   POST /create/<table>   the table made from its DDL (the body) if missing
  *   POST /bulk             entries (encode) in one transaction
+ *   POST /read             stored rows as documents (TOAST completion)
  *   POST /clear            {"t":..,"f":..,"val":..,"v":N}: a truncate
  *   POST /rejects/...      the quarantine (postgres_rejects.c)
  *

@@ -3,7 +3,8 @@
  * (lib/http.h's struct http_local): one libpq connection per client,
  * opened at its first request, and the statements of the data path: the
  * probe, a table created from its DDL, a batch of writes in one
- * transaction, a clear. Owns what a table of ours must have (a one-column
+ * transaction, stored rows read back as documents (TOAST completion), a
+ * clear. Owns what a table of ours must have (a one-column
  * primary key and _version bigint), learned from the catalog once per
  * connection, and the statements that write rows: an upsert that never
  * replaces a newer version, a delete that never removes one.
@@ -341,6 +342,41 @@ parse_entries(const char *body, size_t len, struct entry **out, int *n)
 	return 0;
 }
 
+/* a /read body: lines of {"t":..,"id":..} */
+static int
+parse_read(const char *body, size_t len, struct entry **out, int *n)
+{
+	const char *p = body, *end = body + len, *nl;
+	struct entry *e = NULL;
+	struct jspan obj, v;
+	size_t off;
+	int cap = 0;
+
+	*n = 0;
+	for (; p < end; p = nl + 1) {
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			nl = end;
+		if (nl == p)
+			continue;
+		obj.p = p, obj.n = (size_t)(nl - p);
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 64;
+			e = xrealloc(e, (size_t)cap * sizeof(*e));
+		}
+		memset(&e[*n], 0, sizeof(e[*n]));
+		if (jscan_validate(obj.p, obj.n, &off, NULL) == -1 ||
+		    !jobj_get(obj, "t", &v) || jstr_copy(v, e[*n].table,
+		    sizeof(e[*n].table)) == -1 || !jobj_get(obj, "id",
+		    &e[*n].id)) {
+			free(e);
+			return -1;
+		}
+		(*n)++;
+	}
+	*out = e;
+	return 0;
+}
+
 /* one pass of the batch in a transaction: 0 committed, 1 an item was
  * refused (the transaction rolled back, the pass is to be run again
  * without it), -1 with err (the request fails) */
@@ -471,6 +507,64 @@ do_bulk(struct pgt_session *s, const char *body, size_t len,
 	sbuf_adds(resp, "]}");
 	free(e);
 	return 0;
+}
+
+/* lines of {"t":..,"id":..}: each stored row as a document (less its
+ * _version; the key column keeps its own name), or null */
+static int
+do_read(struct pgt_session *s, const char *body, size_t len,
+    struct sbuf *resp, long *status, struct p2o_err *err)
+{
+	struct entry *e = NULL;
+	struct sbuf sql = SBUF_INIT;
+	struct pgt_table *t;
+	const char *param;
+	char id[1024];
+	PGresult *res;
+	int n, i, rc = 0;
+
+	if (parse_read(body, len, &e, &n) == -1) {
+		answer_error(resp, status, 400, "a read request that is not the "
+		    "module's");
+		return 0;
+	}
+	sbuf_adds(resp, "{\"docs\":[");
+	for (i = 0; i < n; i++) {
+		if (i)
+			sbuf_addc(resp, ',');
+		p2o_err_clear(err);
+		if ((t = table_get(s, e[i].table, err)) == NULL ||
+		    table_unfit(t) != NULL ||
+		    jstr_copy(e[i].id, id, sizeof(id)) == -1) {
+			if (err->code != 0) {
+				rc = -1;
+				break;
+			}
+			sbuf_adds(resp, "null");
+			continue;
+		}
+		sbuf_reset(&sql);
+		sbuf_adds(&sql, "SELECT (pg_catalog.to_jsonb(t) - '"
+		    PGT_VERSION_COL "')::text FROM ");
+		pgt_put_table(&sql, t->name);
+		sbuf_adds(&sql, " t WHERE ");
+		pgconn_put_ident(&sql, t->key);
+		sbuf_adds(&sql, " = $1");
+		param = id;
+		if ((res = pgconn_query(s->pg, "reading a stored row", sql.buf,
+		    1, &param, err)) == NULL) {
+			rc = -1;
+			break;
+		}
+		sbuf_adds(resp, PQntuples(res) == 1 ? PQgetvalue(res, 0, 0) :
+		    "null");
+		PQclear(res);
+	}
+	sbuf_adds(resp, "]}");
+	*status = 200;
+	free(e);
+	sbuf_release(&sql);
+	return rc;
 }
 
 /* {"t":..,"f":..,"val":..,"v":N}: the rows at or below the version,
@@ -646,6 +740,8 @@ request(void **conn, const char *url, const char *method, const char *path,
 		rc = do_probe(s, resp, status, &err);
 	else if (strcmp(path, "/bulk") == 0)
 		rc = do_bulk(s, body, len, resp, status, &err);
+	else if (strcmp(path, "/read") == 0)
+		rc = do_read(s, body, len, resp, status, &err);
 	else if (strcmp(path, "/clear") == 0)
 		rc = do_clear(s, body, len, resp, status, &err);
 	else if (strncmp(path, "/create/", 8) == 0)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A PostgreSQL table as the target (target.flavor: postgres, for pgvector):
 # the table is created from the section's DDL (its mapping_file); the
-# initial load, streamed inserts, updates, deletes, a key change and a
+# initial load, streamed inserts, updates, deletes, a key change, an update
+# leaving a TOASTed value out (completed from the stored row) and a
 # truncate end with the target table equal to the source, row for row; a
 # kill -9 under writes replays to the same rows; the checkpoint is kept in
 # pg2osync_state; a nearest-neighbour query (embedding <-> '[...]') returns
@@ -110,6 +111,12 @@ psql_q -c "insert into vitems values (100, null, null, null)"
 check "streamed inserts, updates and deletes equal the source" -- twait_equal 60
 psql_q -c "update vitems set id = 500 where id = 1"
 check "a key change moves the row (old key deleted, new key written)" -- twait_equal 60
+# an UPDATE that leaves an out-of-line (TOAST) value unchanged does not
+# send it: the writer completes the document from the stored row
+psql_q -c "insert into vitems values (700, (select string_agg(md5(g::text), '') from generate_series(1, 400) g), 1, null)"
+check "a row with a TOASTed value lands" -- twait_equal 60
+psql_q -c "update vitems set n = 2 where id = 700"
+check "an update leaving it unchanged keeps it (completed from the stored row)" -- twait_equal 60
 check "every row carries the version it was written at" -- test "$(tq -c "select count(*) from vitems where _version is null or _version <= 0")" = 0
 wait_for 10 test -n "$(ckpt_lsn "$T/cfg.yaml")"
 ok $? "a checkpoint is stored ($(ckpt_lsn "$T/cfg.yaml"))"

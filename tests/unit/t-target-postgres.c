@@ -191,6 +191,19 @@ test_answers(void)
 	    sizeof(why)) == TA_REFUSED && strstr(why, "11 and later"),
 	    "PostgreSQL 10 refused: %s", why);
 
+	{
+		struct jspan found[3];
+
+		sbuf_reset(&resp);
+		sbuf_adds(&resp, "{\"docs\":[{\"id\":1,\"a\":\"x\"},null,"
+		    "{\"id\":3}]}");
+		is_int(pg->ops->read_answer(200, &resp, 3, found, why,
+		    sizeof(why)), TA_OK, "stored rows read back");
+		ok(found[0].p && found[0].n == 16 && found[1].p == NULL &&
+		    found[2].p && found[2].n == 8, "a row, none, a row");
+		is_int(pg->ops->read_answer(200, &resp, 2, found, why,
+		    sizeof(why)), TA_RETRY, "more rows than asked: again");
+	}
 	target_proc_init(&p);
 	p.kind = PROC_CLEAR;
 	p.index = "items";
@@ -299,7 +312,8 @@ main(void)
 {
 	if ((pg = target_module_find("postgres")) == NULL)
 		BAIL_OUT("no postgres module");
-	ok(target_can(pg, TCAP_MAPPINGS | TCAP_STATE_DOCS) &&
+	ok(target_can(pg, TCAP_MAPPINGS | TCAP_STATE_DOCS |
+	    TCAP_COMPLETE_DOCS) &&
 	    !target_can(pg, TCAP_CONCURRENT_WRITES) &&
 	    !target_can(pg, TCAP_ROUTING) && pg->transport != NULL &&
 	    pg->mapping_form != NULL, "its capability row");
