@@ -23,6 +23,7 @@
 #include "hex.h"
 #include "jscan.h"
 #include "sbuf.h"
+#include "target.h"
 #include "where.h"
 
 #define SYN(f)	offsetof(struct sync_section, f)
@@ -609,10 +610,12 @@ read_file(const char *path, struct sbuf *out, char *why, size_t len)
 }
 
 /* the mapping file's JSON object, for the target to make a body of once
- * it is known (config_target.c) */
+ * it is known (config_target.c), or its text for a target that reads it
+ * itself (the target section comes first) */
 static int
 finish_mapping(struct cs_walk *w, struct sync_section *s, const char *path)
 {
+	const struct config *cfg = cs_base(w);
 	struct sbuf text = SBUF_INIT;
 	struct jspan obj;
 	char why[256], *dir, *file;
@@ -628,6 +631,16 @@ finish_mapping(struct cs_walk *w, struct sync_section *s, const char *path)
 		sprintf(file, "%s%s", dir, s->mapping_file);
 	if (read_file(file, &text, why, sizeof(why)) == -1) {
 		cs_err(w, line, "'%s.mapping_file' '%s': %s", path, file, why);
+		goto out;
+	}
+	/* a target whose mapping file is text of its own (a table's DDL)
+	 * reads it itself */
+	if (cfg->target_module != NULL &&
+	    cfg->target_module->mapping_form != NULL) {
+		s->mapping = xstrndup(text.buf ? text.buf : "", text.len);
+		s->mapping_path = file;
+		file = NULL;
+		rc = 0;
 		goto out;
 	}
 	if (jscan_validate(text.buf ? text.buf : "", text.len, &off,

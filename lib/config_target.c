@@ -40,9 +40,7 @@ static const struct {
 
 /* the names of the modules (lib/target.c), the default first */
 static const char *const flavors[] = { "opensearch", "elasticsearch",
-    "meilisearch",
-    "qdrant",
-    NULL };
+    "meilisearch", "qdrant", "postgres", NULL };
 
 const struct cs_node config_target_keys[] = {
 	{ "url", CS_STR, CFG(target_url) },
@@ -155,8 +153,9 @@ config_target_finish(struct cs_walk *w, void *base, const char *path,
 		return -1;
 	/* the url from the environment is never quoted: it is checked the
 	 * same, and named by its variable */
-	if (cfg->target_url != NULL && check_target_url(cfg->target_url, why,
-	    sizeof(why)) == -1)
+	if (cfg->target_url != NULL && (cfg->target_module->url_check ?
+	    cfg->target_module->url_check(cfg->target_url, why, sizeof(why)) :
+	    check_target_url(cfg->target_url, why, sizeof(why))) == -1)
 		return lurl ? cs_err(w, lurl, "'target.url' %s", why) :
 		    cs_err(w, lurlenv, "'target.url_env': the value of '%s' %s",
 		    cfg->target_url_env, why);

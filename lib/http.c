@@ -5,6 +5,9 @@
  * kept-alive connection. Owns handing credentials to curl
  * (CURLOPT_USERNAME/PASSWORD: never in a URL, an argv or an error message).
  * Never interprets a response: the status and body go back to the caller.
+ * A target that is no HTTP server (opts.local) is answered in-process by
+ * its module's handler instead, at the same calls, so that the writer's
+ * and ckpt's loops stay the same for it.
  * Also the one percent-escaper of what goes into a path or a query.
  */
 #include <stdio.h>
@@ -13,6 +16,7 @@
 #include <curl/curl.h>
 
 #include "http.h"
+#include "log.h"
 #include "p2o.h"
 
 #define HTTP_TIMEOUT_MS_DEFAULT	60000L
@@ -92,6 +96,17 @@ http_init(struct http_client *c, const char *base_url,
 	c->timeout_ms = HTTP_TIMEOUT_MS_DEFAULT;
 	if (o == NULL)
 		o = &none;
+	if (o->local != NULL) {
+		/* the module's own url, which may carry its password: kept
+		 * for the handler; base, which messages name the target by,
+		 * has it redacted */
+		c->local = o->local;
+		c->local_url = xstrdup(base_url);
+		n = strlen(base_url) + 16;
+		c->base = xmalloc(n);
+		log_redact_url(base_url, c->base, n);
+		return 0;
+	}
 	if (url_has_userinfo(base_url)) {
 		/* curl would send them, and every error would print them */
 		snprintf(c->err, sizeof(c->err), "credentials in the target "
@@ -143,6 +158,14 @@ http_init(struct http_client *c, const char *base_url,
 void
 http_release(struct http_client *c)
 {
+	if (c->local != NULL && c->local_conn != NULL)
+		c->local->close(c->local_conn);
+	c->local_conn = NULL;
+	if (c->local_url != NULL) {
+		explicit_bzero(c->local_url, strlen(c->local_url));
+		free(c->local_url);
+		c->local_url = NULL;
+	}
 	if (c->curl != NULL)
 		curl_easy_cleanup(c->curl);
 	curl_slist_free_all(c->headers);
@@ -268,12 +291,28 @@ finish(struct http_client *c, CURLcode rc, long *status)
 	return 0;
 }
 
+/* an in-process target's answer, as finish() gives curl's */
+static int
+local_request(struct http_client *c, const char *method, const char *path,
+    const char *body, size_t len, struct sbuf *resp, long *status)
+{
+	c->err[0] = '\0';
+	c->tls_failed = 0;
+	*status = 0;
+	if (resp != NULL)
+		sbuf_reset(resp);
+	return c->local->request(&c->local_conn, c->local_url, method, path, body,
+	    len, resp, status, c->err, sizeof(c->err));
+}
+
 int
 http_request(struct http_client *c, const char *method, const char *path,
     const char *ctype, const char *body, size_t len, struct sbuf *resp,
     long *status)
 {
 	*status = 0;
+	if (c->local != NULL)
+		return local_request(c, method, path, body, len, resp, status);
 	if (prepare(c, method, path, ctype, body, len, resp, 0) == -1)
 		return -1;
 	return finish(c, curl_easy_perform(c->curl), status);
@@ -290,6 +329,7 @@ http_pool_init(struct http_pool *p, int nslots, const char *base_url,
 		nslots = 1;
 	p->slot = xcalloc(nslots, sizeof(*p->slot));
 	p->open = xcalloc(nslots, sizeof(*p->open));
+	p->answered = xcalloc(nslots, sizeof(*p->answered));
 	for (i = 0; i < nslots; i++) {
 		if (http_init(&p->slot[i], base_url, opts) == -1) {
 			p2o_fail(err, P2O_EXIT_CONFIG, "%s", p->slot[i].err);
@@ -314,7 +354,7 @@ http_pool_release(struct http_pool *p)
 	int i;
 
 	for (i = 0; i < p->nslots; i++) {
-		if (p->open[i])
+		if (p->open[i] && p->slot[i].curl != NULL)
 			curl_multi_remove_handle(p->multi, p->slot[i].curl);
 		http_release(&p->slot[i]);
 	}
@@ -322,6 +362,7 @@ http_pool_release(struct http_pool *p)
 		curl_multi_cleanup(p->multi);
 	free(p->slot);
 	free(p->open);
+	free(p->answered);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -335,6 +376,14 @@ http_pool_start(struct http_pool *p, int slot, const char *method,
 	if (slot < 0 || slot >= p->nslots || p->open[slot])
 		return -1;
 	c = &p->slot[slot];
+	if (c->local != NULL) {
+		/* answered now; handed out by the next http_pool_done */
+		c->local_failed = local_request(c, method, path, body, len,
+		    resp, &c->local_status) == -1;
+		p->open[slot] = p->answered[slot] = 1;
+		p->nopen++;
+		return 0;
+	}
 	if (prepare(c, method, path, ctype, body, len, resp, timeout_ms)
 	    == -1)
 		return -1;
@@ -366,6 +415,10 @@ http_pool_wait(struct http_pool *p, const int *fds, int nfds, unsigned *ready,
 	}
 	if (timeout_ms < 0)
 		timeout_ms = 0;
+	/* an answered in-process request is ready now: only look */
+	for (i = 0; i < p->nslots; i++)
+		if (p->answered[i])
+			timeout_ms = 0;
 	/* curl shortens the wait to its own next deadline; a signal ends
 	 * it early, which the caller sees as a short wait */
 	if (curl_multi_poll(p->multi, n ? w : NULL, (unsigned)n,
@@ -385,8 +438,20 @@ http_pool_done(struct http_pool *p, struct http_done *d)
 	struct http_client *c;
 	CURLMsg *m;
 	void *priv;
-	int left;
+	int left, i;
 
+	for (i = 0; i < p->nslots; i++) {
+		if (!p->answered[i])
+			continue;
+		c = &p->slot[i];
+		d->slot = i;
+		d->status = c->local_failed ? 0 : c->local_status;
+		d->err = c->local_failed ? c->err : NULL;
+		d->tls = 0;
+		p->answered[i] = p->open[i] = 0;
+		p->nopen--;
+		return 1;
+	}
 	while ((m = curl_multi_info_read(p->multi, &left)) != NULL) {
 		if (m->msg != CURLMSG_DONE)
 			continue;

@@ -32,6 +32,22 @@ void	http_call_set(struct http_call *, const char *method, const char *path,
 #define HTTP_KEEP_ID	":"
 void	http_escape(struct sbuf *out, const char *s, const char *keep);
 
+/*
+ * A target reached in-process instead of over HTTP (a PostgreSQL table,
+ * lib/target/postgres*.c): its module answers each request itself, on a
+ * connection of its own per client (*conn, NULL until the first request
+ * opens it), before the request returns. 0 with the status and body in
+ * resp, or -1 with why in err as a transport error (unreachable: the
+ * connection was closed and *conn is NULL again). The url may hold a
+ * password: it is handed to the module and never quoted here.
+ */
+struct http_local {
+	int	(*request)(void **conn, const char *url, const char *method,
+		    const char *path, const char *body, size_t len,
+		    struct sbuf *resp, long *status, char *err, size_t errlen);
+	void	(*close)(void *conn);
+};
+
 /* how a client authenticates and checks the server, all optional: basic
  * credentials (username, password), an API key (sent as "Authorization:
  * <api_key_scheme> <key>", "ApiKey" when the scheme is NULL, as
@@ -43,6 +59,7 @@ struct http_opts {
 	const char *api_key_scheme;
 	const char *ca_file;
 	int	 no_verify;
+	const struct http_local *local;	/* NULL: HTTP over curl */
 };
 
 struct http_client {
@@ -55,6 +72,14 @@ struct http_client {
 	long	 timeout_ms;	/* whole-request timeout, default 60000 */
 	char	 err[256];	/* transport error text after -1 */
 	char	 curlerr[256];	/* curl's detail (CURL_ERROR_SIZE) */
+	/* an in-process target (opts.local): its handler, its connection,
+	 * and in a pool the outcome of the request it answered */
+	const struct http_local *local;
+	char	*local_url;	/* the url the handler opens, which may hold a
+				 * password: base is its redacted form */
+	void	*local_conn;
+	long	 local_status;
+	int	 local_failed;
 };
 
 int	http_global_init(void);		/* once per process, before threads */
@@ -82,6 +107,8 @@ struct http_pool {
 	void	*multi;		/* CURLM * */
 	struct http_client *slot;
 	int	*open;		/* slot has a request in flight */
+	int	*answered;	/* an in-process slot's request is answered,
+				 * not yet handed out by http_pool_done */
 	int	 nslots;
 	int	 nopen;
 };

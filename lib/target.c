@@ -25,6 +25,7 @@ extern const struct target_module target_opensearch;
 extern const struct target_module target_elasticsearch;
 extern const struct target_module target_meilisearch;
 extern const struct target_module target_qdrant;
+extern const struct target_module target_postgres;
 
 /* the first is the default */
 static const struct target_module *const modules[] = {
@@ -32,6 +33,7 @@ static const struct target_module *const modules[] = {
 	&target_elasticsearch,
 	&target_meilisearch,
 	&target_qdrant,
+	&target_postgres,
 };
 
 static const struct {
@@ -92,6 +94,7 @@ target_http_opts(const struct config *cf, struct http_opts *o)
 	    cf->target_module->api_key_scheme : NULL;
 	o->ca_file = cf->target_ca_file;
 	o->no_verify = !cf->target_tls_verify;
+	o->local = cf->target_module ? cf->target_module->transport : NULL;
 }
 
 int
@@ -155,6 +158,9 @@ target_identify(const struct config *cf, const struct target_module **found,
 	/* each module asks its own question: the answer a node gives to
 	 * another engine's question is refused by that module's reading */
 	for (i = 0; i < sizeof(modules) / sizeof(modules[0]); i++) {
+		/* a target that is no HTTP server never answers over it */
+		if (modules[i]->transport != NULL)
+			continue;
 		memset(&call, 0, sizeof(call));
 		modules[i]->ops->probe_call(&call);
 		if (target_request(&c, &call, &resp, &status, err) == -1)

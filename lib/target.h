@@ -521,6 +521,14 @@ struct target_module {
 	/* how target.api_key_env's key is presented: "Authorization:
 	 * <scheme> <key>"; NULL: "ApiKey" */
 	const char *api_key_scheme;
+	/* a target that is no HTTP server: its requests are answered
+	 * in-process by this handler (lib/http.h), its url checked by
+	 * url_check (0, or -1 with why; NULL: http:// or https://), and its
+	 * mapping file is text of its own (what mapping_form names, for
+	 * messages) rather than a JSON object. NULL: HTTP */
+	const struct http_local *transport;
+	int	(*url_check)(const char *url, char *why, size_t whylen);
+	const char *mapping_form;
 };
 
 /* writes in one request of a blocking write, at most */

@@ -2,12 +2,33 @@
 """compare.py OS_URL INDEX SRC.json - does the index hold exactly the rows in
 SRC.json (a JSON array of row objects, keyed by "id"), by content?
 
+compare.py --table PG_URL TABLE SRC.json [SELECT] - the same for a table
+target (target.flavor: postgres): its rows, read by psql (the password from
+PGPASSWORD, never in the url), rendered by SELECT over the table's row t
+(default row_to_json(t)), without the _version column the target keeps.
+
 Prints the differences and exits 1 when there are any. Values are compared as
 JSON after the pipeline's documented mapping, which the caller's SQL applies
 (numeric as text, and so on)."""
 import json
+import os
+import subprocess
 import sys
 import urllib.request
+
+
+def fetch_table(url, table, sel="row_to_json(t)"):
+    """the rows of a target table by id, less their _version"""
+    out = subprocess.run(
+        ["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-d", url, "-c",
+         f"select coalesce(json_agg({sel}), '[]') from {table} t"],
+        check=True, capture_output=True, text=True,
+        env=dict(os.environ, PGOPTIONS="-c client_min_messages=warning"))
+    rows = {}
+    for r in json.loads(out.stdout):
+        r.pop("_version", None)
+        rows[str(r["id"])] = r
+    return rows
 
 
 def fetch_all(url, index):
@@ -60,6 +81,12 @@ def differences(want, got, src="table", noun="rows", width=300,
 
 
 def main():
+    if sys.argv[1] == "--table":
+        url, table, src = sys.argv[2:5]
+        sel = sys.argv[5] if len(sys.argv) > 5 else "row_to_json(t)"
+        want = {str(r["id"]): r for r in json.load(open(src))}
+        sys.exit(1 if differences(want, fetch_table(url, table, sel))
+                 else 0)
     url, index, src = sys.argv[1:4]
     rows = json.load(open(src))
     want = {str(r["id"]): r for r in rows}

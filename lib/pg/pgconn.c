@@ -267,9 +267,10 @@ attempt_sslmode(PGconn *c, char *buf, size_t len)
 	PQconninfoFree(all);
 }
 
-/* err for an attempt that did not end in CONNECTION_OK */
+/* err for an attempt that did not end in CONNECTION_OK; side names the
+ * configuration's section ("source", "target") */
 static void
-refused(PGconn *c, const char *kind, struct p2o_err *e)
+refused(PGconn *c, const char *kind, const char *side, struct p2o_err *e)
 {
 	char msg[512], state[6], mode[32];
 	const char *why;
@@ -290,15 +291,16 @@ refused(PGconn *c, const char *kind, struct p2o_err *e)
 			why += 11;
 		attempt_sslmode(c, mode, sizeof(mode));
 		p2o_fail(e, P2O_EXIT_REFUSED, "sslmode '%s': the server "
-		    "certificate of %s:%s does not verify: %s (source."
-		    "sslrootcert must hold the CA that signed it, and under "
-		    "verify-full the url's host must be a name it carries)",
-		    mode, PQhost(c), PQport(c), why);
+		    "certificate of %s:%s does not verify: %s (%s must hold "
+		    "the CA that signed it, and under verify-full the url's "
+		    "host must be a name it carries)", mode, PQhost(c),
+		    PQport(c), why, strcmp(side, "source") == 0 ?
+		    "source.sslrootcert" : "the url's sslrootcert");
 		return;
 	}
 	if (PQconnectionNeedsPassword(c))
 		p2o_fail(e, P2O_EXIT_AUTH, "authentication failed: the server "
-		    "asks for a password and the source url has none");
+		    "asks for a password and the %s url has none", side);
 	else if (sqlstate_in(msg, state) &&
 	    (code = pgconn_state_code(state)) == P2O_EXIT_AUTH)
 		p2o_fail(e, code, "authentication failed: %s", msg);
@@ -310,9 +312,21 @@ refused(PGconn *c, const char *kind, struct p2o_err *e)
 		    kind, msg);
 }
 
-struct pg_conn *
-pgconn_open(const struct config *cfg, enum pgconn_kind kind, const char *app,
-    struct p2o_err *e)
+/* the TLS files and mode a source configuration adds to its url */
+struct tls_keys {
+	const char *sslmode, *sslrootcert, *sslcert, *sslkey;
+};
+
+/*
+ * The one way a connection is opened. secure_path: a search path no user
+ * schema can shadow pg_catalog in (a source, whose catalog we read); a
+ * target keeps the server's, since its tables are named as the
+ * operator's DDL names them.
+ */
+static struct pg_conn *
+open_conn(const char *url, const char *side, const char *path,
+    const struct tls_keys *tls, enum pgconn_kind kind, const char *app,
+    int secure_path, struct p2o_err *e)
 {
 	const char *kw[16], *val[16];
 	const char *what = kind == PGCONN_REPLICATION ? "replication" : "sql";
@@ -322,9 +336,9 @@ pgconn_open(const struct config *cfg, enum pgconn_kind kind, const char *app,
 	int n = 0;
 
 	/* parse first: libpq's parse errors can quote the password */
-	if ((opts = PQconninfoParse(cfg->source_url, NULL)) == NULL) {
-		p2o_fail(e, P2O_EXIT_CONFIG, "%s: the source url is not a "
-		    "valid postgres url or conninfo string", cfg->path);
+	if ((opts = PQconninfoParse(url, NULL)) == NULL) {
+		p2o_fail(e, P2O_EXIT_CONFIG, "%s: the %s url is not a "
+		    "valid postgres url or conninfo string", path, side);
 		return NULL;
 	}
 	PQconninfoFree(opts);
@@ -334,7 +348,7 @@ pgconn_open(const struct config *cfg, enum pgconn_kind kind, const char *app,
 	kw[n] = "keepalives_idle", val[n++] = "30";
 	kw[n] = "keepalives_interval", val[n++] = "10";
 	kw[n] = "keepalives_count", val[n++] = "3";
-	kw[n] = "dbname", val[n++] = cfg->source_url;
+	kw[n] = "dbname", val[n++] = url;
 	/*
 	 * After it: the configuration's own keys win. Values are read in
 	 * the session the type mapping expects on every connection, and
@@ -345,14 +359,14 @@ pgconn_open(const struct config *cfg, enum pgconn_kind kind, const char *app,
 	kw[n] = "options", val[n++] = PGTYPES_SESSION_OPTIONS;
 	if (kind == PGCONN_REPLICATION)
 		kw[n] = "replication", val[n++] = "database";
-	if (cfg->sslmode)
-		kw[n] = "sslmode", val[n++] = cfg->sslmode;
-	if (cfg->sslrootcert)
-		kw[n] = "sslrootcert", val[n++] = cfg->sslrootcert;
-	if (cfg->sslcert)
-		kw[n] = "sslcert", val[n++] = cfg->sslcert;
-	if (cfg->sslkey)
-		kw[n] = "sslkey", val[n++] = cfg->sslkey;
+	if (tls->sslmode)
+		kw[n] = "sslmode", val[n++] = tls->sslmode;
+	if (tls->sslrootcert)
+		kw[n] = "sslrootcert", val[n++] = tls->sslrootcert;
+	if (tls->sslcert)
+		kw[n] = "sslcert", val[n++] = tls->sslcert;
+	if (tls->sslkey)
+		kw[n] = "sslkey", val[n++] = tls->sslkey;
 	kw[n] = NULL, val[n] = NULL;
 
 	if ((c = PQconnectStartParams(kw, val, 1)) == NULL) {
@@ -365,24 +379,48 @@ pgconn_open(const struct config *cfg, enum pgconn_kind kind, const char *app,
 	if (finish_connect(c, what, e) == -1)
 		goto bad;
 	if (PQstatus(c) != CONNECTION_OK) {
-		refused(c, what, e);
+		refused(c, what, side, e);
 		goto bad;
 	}
 	PQsetErrorVerbosity(c, PQERRORS_DEFAULT);
 
-	/* no schema a user can create objects in may shadow pg_catalog */
-	res = pgconn_query(c, "setting a secure search_path",
-	    "SELECT pg_catalog.set_config('search_path', '', false)", 0, NULL,
-	    e);
-	if (res == NULL)
-		goto bad;
-	PQclear(res);
-	log_info("%s connection to %s:%s database '%s' (server %d)", what,
-	    PQhost(c), PQport(c), PQdb(c), PQserverVersion(c));
+	if (secure_path) {
+		/* no schema a user can create objects in may shadow
+		 * pg_catalog */
+		res = pgconn_query(c, "setting a secure search_path",
+		    "SELECT pg_catalog.set_config('search_path', '', false)",
+		    0, NULL, e);
+		if (res == NULL)
+			goto bad;
+		PQclear(res);
+	}
+	log_info("%s connection to %s:%s database '%s' (server %d)%s%s", what,
+	    PQhost(c), PQport(c), PQdb(c), PQserverVersion(c),
+	    secure_path ? "" : " for the ", secure_path ? "" : side);
 	return c;
 bad:
 	PQfinish(c);
 	return NULL;
+}
+
+struct pg_conn *
+pgconn_open(const struct config *cfg, enum pgconn_kind kind, const char *app,
+    struct p2o_err *e)
+{
+	struct tls_keys tls = { cfg->sslmode, cfg->sslrootcert, cfg->sslcert,
+	    cfg->sslkey };
+
+	return open_conn(cfg->source_url, "source", cfg->path, &tls, kind, app,
+	    1, e);
+}
+
+struct pg_conn *
+pgconn_open_target(const char *url, const char *app, struct p2o_err *e)
+{
+	static const struct tls_keys none;
+
+	return open_conn(url, "target", "target", &none, PGCONN_SQL, app, 0,
+	    e);
 }
 
 void

@@ -1,6 +1,7 @@
 /*
  * pgconn.h - a connection to a PostgreSQL source, for every program that
- * talks to one (capture-pg, the loader): the url or conninfo string, TLS,
+ * talks to one (capture-pg, the loader), or to a PostgreSQL target (its
+ * module, lib/target/postgres*.c): the url or conninfo string, TLS,
  * keepalives, the time a connection attempt may take, the session every
  * value is read in, and what a failed statement or attempt means as a
  * framing.md §8 exit code. The connection string may hold a password: it
@@ -37,6 +38,14 @@ enum pgconn_kind {
  */
 struct pg_conn *pgconn_open(const struct config *, enum pgconn_kind,
 	    const char *app, struct p2o_err *);
+/*
+ * A connection to a PostgreSQL target (lib/target/postgres*.c): the url
+ * alone says where and how (its own sslmode and files), in the same
+ * session, with the server's search path (the target's tables are named
+ * as the operator's DDL names them). NULL with err, as pgconn_open.
+ */
+struct pg_conn *pgconn_open_target(const char *url, const char *app,
+	    struct p2o_err *);
 void	pgconn_close(struct pg_conn *);
 /* the exit code for a SQLSTATE: what a restart can fix is temporary */
 int	pgconn_state_code(const char *sqlstate);

@@ -141,9 +141,11 @@ validate_target(struct check_report *r, const struct config *cfg)
 		check_fail(r, "target: %s", e.msg);
 		return;
 	}
+	/* the target named as its client has it: a postgres url's password
+	 * redacted */
 	tc.mod->ops->probe_call(&call);
 	if (target_request(&tc, &call, &resp, &status, &e) == -1) {
-		check_fail(r, "target: %s is unreachable: %s", cfg->target_url,
+		check_fail(r, "target: %s is unreachable: %s", tc.http.base,
 		    e.msg);
 		check_skip(r, "target: pipelines and indices: not checked "
 		    "without the target");
@@ -153,7 +155,7 @@ validate_target(struct check_report *r, const struct config *cfg)
 	    sizeof(why));
 	if (a == TA_AUTH) {
 		check_fail(r, "target: %s refused the credentials (HTTP %ld: "
-		    "%s)", cfg->target_url, status, why);
+		    "%s)", tc.http.base, status, why);
 		goto out;
 	}
 	if (a == TA_REFUSED) {
@@ -163,11 +165,11 @@ validate_target(struct check_report *r, const struct config *cfg)
 	}
 	if (a != TA_OK) {
 		check_fail(r, "target: %s answered HTTP %ld: %s",
-		    cfg->target_url, status, why);
+		    tc.http.base, status, why);
 		goto out;
 	}
 	check_ok(r, "target: %s at %s accepts the credentials", node,
-	    cfg->target_url);
+	    tc.http.base);
 	pipelines(r, &tc, cfg);
 	indices(r, &tc, cfg);
 out:
