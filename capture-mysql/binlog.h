@@ -10,6 +10,8 @@
  *   event.c    event headers, CRC32, FORMAT_DESCRIPTION, the fixed
  *              layouts (ROTATE, QUERY, XID, GTIDs, TRANSACTION_PAYLOAD)
  *   rows.c     TABLE_MAP (with optional metadata) and row images
+ *   ddl.c      a QUERY event's SQL: BEGIN, COMMIT, XA and the statements
+ *              that change tables, with the tables they name
  *   txn.c      events -> frames: transactions, versions, positions, DDL
  */
 #ifndef BINLOG_H
@@ -233,6 +235,49 @@ int	bl_image_next(const struct bl_rows *, const struct bl_table_map *,
 	    struct p2o_err *);
 /* bytes a non-NULL cell of col occupies at p (n available); -1 bad */
 long	bl_cell_len(const struct bl_col *, const unsigned char *p, size_t n);
+
+/* ---- ddl.c ---- */
+
+/* what a QUERY event's statement is, as far as the stream cares */
+enum ddl_verb {
+	DDL_OTHER,	/* anything else */
+	DDL_BEGIN,	/* BEGIN alone: a transaction opens */
+	DDL_COMMIT,	/* COMMIT or ROLLBACK alone: it ends */
+	DDL_XA,		/* an XA statement */
+	DDL_TRUNCATE,	/* TRUNCATE [TABLE] t */
+	DDL_DROP,	/* DROP [TEMPORARY] TABLE[S] [IF EXISTS] t, ... */
+	DDL_ALTER,	/* ALTER [ONLINE] [IGNORE] TABLE t */
+	DDL_RENAME,	/* RENAME TABLE[S] a TO b, ... */
+	DDL_CREATE	/* CREATE [OR REPLACE] [TEMPORARY] TABLE [IF NOT
+			 * EXISTS] t */
+};
+
+/* a table a statement names: its database and name, unquoted, as
+ * offsets into ddl.names (ddl_db, ddl_name read them) */
+struct ddl_table {
+	int	 named;		/* 0: a RENAME's to that is no name */
+	size_t	 db, dblen, table, tablelen;
+};
+
+struct ddl {
+	enum ddl_verb verb;
+	/* the tables in the order named; a RENAME's in pairs, from then
+	 * to (a from without TO is left out) */
+	struct ddl_table *t;
+	int	 n, cap;
+	struct sbuf names;
+};
+
+void	ddl_init(struct ddl *);
+void	ddl_release(struct ddl *);
+/* the statement sql[0..len) read into d: its verb and the tables it
+ * names, a bare name in db (the event's default database). Never fails:
+ * what it does not recognise is DDL_OTHER */
+void	ddl_read(struct ddl *, const char *sql, size_t len, const char *db,
+	    size_t dblen);
+/* table i's database and name (len bytes, not NUL-ended) */
+const char *ddl_db(const struct ddl *, int i, size_t *len);
+const char *ddl_name(const struct ddl *, int i, size_t *len);
 
 /* ---- txn.c ---- */
 

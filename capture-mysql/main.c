@@ -8,7 +8,6 @@
  * on fd 3 (ready), run the stream until SIGTERM or a failure.
  * Only this file exits; every exit code is one of framing.md §8.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,10 +90,9 @@ check_start(const struct capture_args *a, struct mypos *start, uint64_t *token,
     struct p2o_err *e)
 {
 	uint64_t coord = 0;
-	char err[512], *end;
+	char err[512];
 
 	memset(start, 0, sizeof(*start));
-	*token = 0;
 	if (a->pos != NULL) {
 		if (mypos_parse(start, a->pos, err, sizeof(err)) == -1)
 			return p2o_fail(e, P2O_EXIT_USAGE, "--start-pos: %s",
@@ -102,21 +100,7 @@ check_start(const struct capture_args *a, struct mypos *start, uint64_t *token,
 		coord = mypos_coord((uint64_t)binlog_file_index(start->file,
 		    strlen(start->file)), start->offset);
 	}
-	*token = coord;
-	if (a->token == NULL)
-		return 0;
-	errno = 0;
-	*token = strtoull(a->token, &end, 10);
-	if (a->pos == NULL || errno || *end || end == a->token ||
-	    *a->token == '-')
-		return p2o_fail(e, P2O_EXIT_USAGE, "--start-token '%s' needs "
-		    "--start-pos and must be a number", a->token);
-	if (*token < coord)
-		return p2o_fail(e, P2O_EXIT_CHECKPOINT, "--start-token %" PRIu64
-		    " is below the coordinate of --start-pos (%" PRIu64 "): "
-		    "refusing a checkpoint that disagrees with itself", *token,
-		    coord);
-	return 0;
+	return capture_start_token(a, coord, 0, token, e);
 }
 
 int

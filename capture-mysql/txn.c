@@ -3,8 +3,8 @@
  * the events mean for the stream: where a transaction starts and ends,
  * the version of its rows, the position and text of its commit, the GTID
  * set accumulated since the checkpoint, the generation base, which table
- * maps belong to configured tables, and the statements (TRUNCATE, ALTER,
- * RENAME, DROP) that touch them.
+ * maps belong to configured tables, and what the statements (TRUNCATE,
+ * ALTER, RENAME, DROP) that touch them mean (ddl.c reads their SQL).
  *
  * Versions: every row of a transaction carries base + the coordinate of
  * the end of the transaction's first event (its GTID, or its BEGIN when
@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "binlog.h"
 #include "msg.h"
@@ -585,104 +584,18 @@ done:
 
 /* ---- statements ---- */
 
-struct sql {
-	const char *p, *end;
-};
-
-static void
-sql_skip(struct sql *s)
-{
-	for (;;) {
-		while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' ||
-		    *s->p == '\n' || *s->p == '\r'))
-			s->p++;
-		if (s->end - s->p >= 2 && s->p[0] == '/' && s->p[1] == '*') {
-			const char *e;
-
-			for (e = s->p + 2; e + 1 < s->end &&
-			    !(e[0] == '*' && e[1] == '/'); e++)
-				;
-			s->p = e + 1 < s->end ? e + 2 : s->end;
-			continue;
-		}
-		if ((s->end - s->p >= 2 && s->p[0] == '-' && s->p[1] == '-') ||
-		    (s->p < s->end && s->p[0] == '#')) {
-			while (s->p < s->end && *s->p != '\n')
-				s->p++;
-			continue;
-		}
-		return;
-	}
-}
-
-/* the next word, case-insensitively equal to w */
+/* table i of a statement: a configured table's index, or -1 */
 static int
-sql_word(struct sql *s, const char *w)
+named_table(const struct txn *t, const struct ddl *d, int i)
 {
-	size_t n = strlen(w);
+	const char *db, *name;
+	size_t dblen, nlen;
 
-	sql_skip(s);
-	if ((size_t)(s->end - s->p) < n || strncasecmp(s->p, w, n) != 0)
-		return 0;
-	if (s->p + n < s->end && (s->p[n] == '_' ||
-	    (s->p[n] >= 'a' && s->p[n] <= 'z') ||
-	    (s->p[n] >= 'A' && s->p[n] <= 'Z') ||
-	    (s->p[n] >= '0' && s->p[n] <= '9')))
-		return 0;
-	s->p += n;
-	return 1;
-}
-
-/* an identifier, bare or `quoted`, unquoted into b; 0 none */
-static int
-sql_ident(struct sql *s, struct sbuf *b)
-{
-	sbuf_reset(b);
-	sbuf_grow(b, 1);
-	sql_skip(s);
-	if (s->p < s->end && *s->p == '`') {
-		for (s->p++; s->p < s->end; s->p++) {
-			if (*s->p == '`') {
-				if (s->p + 1 < s->end && s->p[1] == '`') {
-					sbuf_addc(b, '`');
-					s->p++;
-					continue;
-				}
-				s->p++;
-				return 1;
-			}
-			sbuf_addc(b, *s->p);
-		}
-		return 0;
-	}
-	while (s->p < s->end && (*s->p == '_' || *s->p == '$' ||
-	    (*s->p >= 'a' && *s->p <= 'z') || (*s->p >= 'A' && *s->p <= 'Z') ||
-	    (*s->p >= '0' && *s->p <= '9') || (unsigned char)*s->p >= 0x80))
-		sbuf_addc(b, *s->p++);
-	return b->len > 0;
-}
-
-/* [db.]table -> a configured table index, -1 another, -2 no name */
-static int
-sql_table(struct txn *t, struct sql *s, const struct bl_query *q)
-{
-	struct sbuf a = SBUF_INIT, b = SBUF_INIT;
-	int ti = -2;
-
-	if (!sql_ident(s, &a))
-		goto done;
-	sql_skip(s);
-	if (s->p < s->end && *s->p == '.') {
-		s->p++;
-		if (!sql_ident(s, &b))
-			goto done;
-		ti = find_table(t, a.buf, a.len, b.buf, b.len);
-	} else
-		ti = find_table(t, q->db, q->dblen, a.buf, a.len);
-done:
-	sbuf_release(&a);
-	sbuf_release(&b);
-	return ti;
+	if (i >= d->n || !d->t[i].named)
+		return -1;
+	db = ddl_db(d, i, &dblen);
+	name = ddl_name(d, i, &nlen);
+	return find_table(t, db, dblen, name, nlen);
 }
 
 static int
@@ -706,97 +619,44 @@ truncate_table(struct txn *t, int ti, struct sbuf *out)
 
 /* what a statement does to the configured tables */
 static int
-statement(struct txn *t, const struct bl_query *q, struct sbuf *out)
+statement(struct txn *t, const struct ddl *d, struct sbuf *out)
 {
-	struct sql s = { q->sql, q->sql + q->sqllen };
-	int ti;
+	int i, ti, to;
 
 	/* a statement before the start point changed nothing the catalogue
 	 * read at startup does not already show */
 	if (!t->emitting)
 		return 0;
-	if (sql_word(&s, "TRUNCATE")) {
-		sql_word(&s, "TABLE");
-		if ((ti = sql_table(t, &s, q)) >= 0)
+	switch (d->verb) {
+	case DDL_TRUNCATE:
+		if ((ti = named_table(t, d, 0)) >= 0)
 			return truncate_table(t, ti, out);
 		return 0;
-	}
-	if (sql_word(&s, "DROP")) {
-		sql_word(&s, "TEMPORARY");
-		if (!sql_word(&s, "TABLE") && !sql_word(&s, "TABLES"))
-			return 0;
-		if (sql_word(&s, "IF"))
-			sql_word(&s, "EXISTS");
-		for (;;) {
-			ti = sql_table(t, &s, q);
-			if (ti == -2)
-				break;
-			if (ti >= 0)
+	case DDL_DROP:
+		for (i = 0; i < d->n; i++)
+			if ((ti = named_table(t, d, i)) >= 0)
 				warn(t, "table '%s' was dropped; its index "
 				    "keeps its documents", t->tables[ti].rel);
-			sql_skip(&s);
-			if (s.p >= s.end || *s.p != ',')
-				break;
-			s.p++;
-		}
 		return 0;
-	}
-	if (sql_word(&s, "ALTER")) {
-		sql_word(&s, "ONLINE");
-		sql_word(&s, "IGNORE");
-		if (!sql_word(&s, "TABLE"))
-			return 0;
-		if ((ti = sql_table(t, &s, q)) >= 0 &&
+	case DDL_ALTER:
+	case DDL_CREATE:
+		if ((ti = named_table(t, d, 0)) >= 0 &&
 		    reload(t, ti, out) == -1)
 			return -1;
 		return 0;
-	}
-	if (sql_word(&s, "RENAME")) {
-		if (!sql_word(&s, "TABLE") && !sql_word(&s, "TABLES"))
-			return 0;
-		for (;;) {
-			int from = sql_table(t, &s, q), to;
-
-			if (from == -2 || !sql_word(&s, "TO"))
-				break;
-			to = sql_table(t, &s, q);
-			if (from >= 0 && reload(t, from, out) == -1)
+	case DDL_RENAME:
+		for (i = 0; i + 1 < d->n; i += 2) {
+			ti = named_table(t, d, i);
+			to = named_table(t, d, i + 1);
+			if (ti >= 0 && reload(t, ti, out) == -1)
 				return -1;
-			if (to >= 0 && to != from && reload(t, to, out) == -1)
+			if (to >= 0 && to != ti && reload(t, to, out) == -1)
 				return -1;
-			sql_skip(&s);
-			if (s.p >= s.end || *s.p != ',')
-				break;
-			s.p++;
 		}
 		return 0;
-	}
-	if (sql_word(&s, "CREATE")) {
-		if (sql_word(&s, "OR"))
-			sql_word(&s, "REPLACE");
-		sql_word(&s, "TEMPORARY");
-		if (!sql_word(&s, "TABLE"))
-			return 0;
-		if (sql_word(&s, "IF")) {
-			sql_word(&s, "NOT");
-			sql_word(&s, "EXISTS");
-		}
-		if ((ti = sql_table(t, &s, q)) >= 0 &&
-		    reload(t, ti, out) == -1)
-			return -1;
-	}
-	return 0;
-}
-
-static int
-is_word(const struct bl_query *q, const char *w)
-{
-	struct sql s = { q->sql, q->sql + q->sqllen };
-
-	if (!sql_word(&s, w))
+	default:
 		return 0;
-	sql_skip(&s);
-	return s.p == s.end || *s.p == ';';
+	}
 }
 
 static int
@@ -805,35 +665,38 @@ query_event(struct txn *t, const struct bl_header *h,
     uint64_t ev_end, struct sbuf *out)
 {
 	struct bl_query q;
-	struct sql s;
+	struct ddl d;
+	int rc = 0;
 
 	if (bl_query_parse(&t->fmt, body, len, &q) == -1)
 		return p2o_fail(&t->err, P2O_EXIT_DATA, "a QUERY event at "
 		    "%s:%u is malformed", t->file,
 		    (unsigned)(ev_begin & 0xffffffffu));
-	if (is_word(&q, "BEGIN")) {
+	ddl_init(&d);
+	ddl_read(&d, q.sql, q.sqllen, q.db, q.dblen);
+	if (d.verb == DDL_BEGIN) {
 		if (t->state == TS_NONE)
 			group_begin(t, ev_begin, ev_end, TS_BEGUN,
 			    (long long)h->ts * 1000000);
 		t->state = TS_BEGUN;
-		return 0;
+		goto out;
 	}
-	if (is_word(&q, "COMMIT") || is_word(&q, "ROLLBACK")) {
+	if (d.verb == DDL_COMMIT) {
 		if (t->state != TS_NONE)
-			return group_end(t, ev_end, out);
-		return 0;
+			rc = group_end(t, ev_end, out);
+		goto out;
 	}
-	s.p = q.sql;
-	s.end = q.sql + q.sqllen;
 	if (t->state == TS_NONE)
 		group_begin(t, ev_begin, ev_end, TS_GROUP,
 		    (long long)h->ts * 1000000);
-	if (statement(t, &q, out) == -1)
-		return -1;
+	if ((rc = statement(t, &d, out)) == -1)
+		goto out;
 	/* a statement of its own (DDL) is its group; XA ends one too */
-	if (t->state == TS_GROUP || sql_word(&s, "XA"))
-		return group_end(t, ev_end, out);
-	return 0;
+	if (t->state == TS_GROUP || d.verb == DDL_XA)
+		rc = group_end(t, ev_end, out);
+out:
+	ddl_release(&d);
+	return rc;
 }
 
 /* ---- events ---- */

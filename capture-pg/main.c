@@ -8,8 +8,6 @@
  * until SIGTERM or a failure.
  * Only this file exits; every exit code is one of framing.md §8.
  */
-#include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,34 +73,21 @@ static const struct stage_spec spec =
     CAPTURE_STAGE_SPEC("capture-pg", usage_text);
 
 /*
- * The start the command line names, *start_lsn (0: the slot's own). A
- * checkpoint's number must be its text's, or it disagrees with itself.
+ * The start the command line names, *start_lsn (0: the slot's own). An
+ * LSN is its own number: a checkpoint's token must be exactly it.
  */
 static int
 check_start(const struct capture_args *a, uint64_t *start_lsn,
     struct p2o_err *e)
 {
 	uint64_t token;
-	char *end;
 
 	*start_lsn = 0;
 	if (a->pos != NULL && (lsn_parse(a->pos, start_lsn) == -1 ||
 	    *start_lsn == 0))
 		return p2o_fail(e, P2O_EXIT_USAGE, "--start-pos '%s' is not a "
 		    "position like 0/16B3748", a->pos);
-	if (a->token == NULL)
-		return 0;
-	errno = 0;
-	token = strtoull(a->token, &end, 10);
-	if (*start_lsn == 0 || errno || *end || end == a->token)
-		return p2o_fail(e, P2O_EXIT_USAGE, "--start-token '%s' needs "
-		    "--start-pos and must be a number", a->token);
-	if (token != *start_lsn)
-		return p2o_fail(e, P2O_EXIT_CHECKPOINT, "--start-token %" PRIu64
-		    " is not the position of --start-pos (%" PRIu64 "): "
-		    "refusing a checkpoint that disagrees with itself", token,
-		    *start_lsn);
-	return 0;
+	return capture_start_token(a, *start_lsn, 1, &token, e);
 }
 
 int

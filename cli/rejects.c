@@ -1,11 +1,12 @@
 /*
  * rejects.c - pg2osync rejects: the documents the target refused that the
  * writer kept aside (engine.on_permanent_rejection: quarantine), listed
- * oldest first; with --replay each is sent again through the write path
- * the writer uses (the target module's own entry, with the original
- * position as its external version, so a replay can never put back an
- * older state than the index holds), and its record is cleared only once
- * the target took it or holds a newer version of the document already.
+ * oldest first; with --replay each is sent again through the target's
+ * one blocking write (lib/target.c: the module's own entry, with the
+ * original position as its external version, so a replay can never put
+ * back an older state than the index holds; retried as the writer
+ * retries, within the limits writes.c sets), and its record is cleared
+ * only once the target took it or holds a newer version of it already.
  * A document still refused keeps its record. Runs beside a running
  * pipeline: a version is a version, whoever writes it.
  */
@@ -20,8 +21,6 @@
 
 enum { O_REPLAY = 0x100, O_LIMIT };
 
-/* what one bulk request of a replay carries at most */
-#define REPLAY_CHUNK	500
 /* without --limit: every record (the store is bounded by max_rejects) */
 #define ALL	1000000
 
@@ -76,51 +75,35 @@ list(const struct target_rejects *set, const struct target_module *tm)
 /* records [from, from + n) sent again: the keys to clear into clear[],
  * how many still refused into *still; 0 or -1 with e */
 static int
-replay_chunk(struct target_conn *tc, const struct target_rejects *set,
+replay_chunk(const struct config *cfg, struct target_conn *tc,
+    const struct target_retry *retry, const struct target_rejects *set,
     int from, int n, char **clear, int *nclear, int *still,
     struct p2o_err *e)
 {
-	const struct target_ops *ops = tc->mod->ops;
-	struct sbuf arena = SBUF_INIT, resp = SBUF_INIT;
 	struct item_result *items;
+	struct target_write *w;
 	const struct target_reject *r;
-	struct target_write w;
-	struct target_entry te;
-	struct http_call call;
-	char why[512], name[900];
-	long status;
+	char name[900];
 	int i, rc = -1;
 
 	items = xcalloc((size_t)n, sizeof(*items));
+	w = xcalloc((size_t)n, sizeof(*w));
 	for (i = 0; i < n; i++) {
 		r = &set->r[from + i];
-		memset(&w, 0, sizeof(w));
-		w.del = r->del;
-		w.index = r->index;
-		w.id = r->id;
-		w.routing = r->routing;
-		w.pipeline = r->pipeline;
-		w.doc = r->doc;
-		w.version = r->version;
-		if (ops->encode(&arena, &w, &te, e) == -1)
-			goto out;
+		w[i].del = r->del;
+		w[i].index = r->index;
+		w[i].id = r->id;
+		w[i].routing = r->routing;
+		w[i].pipeline = r->pipeline;
+		w[i].doc = r->doc;
+		w[i].version = r->version;
+		/* written as the writer wrote it: through the alias */
+		w[i].require_alias = cfg->target_require_alias && !r->del &&
+		    jstr_copy(r->index, name, sizeof(name)) == 0 &&
+		    config_find_index(cfg, name) != NULL;
 	}
-	ops->bulk_call(arena.buf, arena.len, &call);
-	if (target_request(tc, &call, &resp, &status, e) == -1)
+	if (target_write_all(tc, w, n, items, retry, NULL, e) == -1)
 		goto out;
-	switch (ops->bulk_answer(status, resp.buf, resp.len, n, items, why,
-	    sizeof(why))) {
-	case TA_OK:
-		break;
-	case TA_AUTH:
-		p2o_fail(e, P2O_EXIT_AUTH, "target refused our credentials "
-		    "(HTTP %ld): %s", status, why);
-		goto out;
-	default:
-		p2o_fail(e, P2O_EXIT_TEMPFAIL, "bulk request failed (HTTP "
-		    "%ld): %s", status, why);
-		goto out;
-	}
 	for (i = 0; i < n; i++) {
 		r = &set->r[from + i];
 		describe(r, name, sizeof(name));
@@ -152,23 +135,28 @@ replay_chunk(struct target_conn *tc, const struct target_rejects *set,
 	rc = 0;
 out:
 	free(items);
-	sbuf_release(&arena);
-	sbuf_release(&resp);
+	free(w);
 	return rc;
 }
 
 static int
-replay(struct target_conn *tc, const struct target_rejects *set,
-    struct p2o_err *e)
+replay(struct target_conn *tc, const struct config *cfg,
+    const struct target_rejects *set, struct p2o_err *e)
 {
+	struct target_retry retry;
 	char **clear;
 	int i, n, nclear = 0, still = 0;
 	uint64_t left;
 
+	cli_write_retry(cfg, &retry);
 	clear = xcalloc(set->n ? (size_t)set->n : 1, sizeof(*clear));
+	/* a request's worth at a time, its records cleared before the
+	 * next is sent */
 	for (i = 0; i < set->n; i += n) {
-		n = set->n - i < REPLAY_CHUNK ? set->n - i : REPLAY_CHUNK;
-		if (replay_chunk(tc, set, i, n, clear, &nclear, &still,
+		n = set->n - i < TARGET_WRITE_CHUNK ? set->n - i :
+		    TARGET_WRITE_CHUNK;
+		if (replay_chunk(cfg, tc, &retry, set, i, n, clear, &nclear,
+		    &still,
 		    e) == -1 ||
 		    tc->mod->rejects->clear(tc, clear, nclear, e) == -1) {
 			free(clear);
@@ -238,7 +226,7 @@ run(const struct verb *v, int argc, char **argv)
 		rc = cli_fail(&e);
 	else if (!do_replay)
 		rc = list(&set, cfg.target_module);
-	else if ((rc = replay(&tc, &set, &e)) == -1)
+	else if ((rc = replay(&tc, &cfg, &set, &e)) == -1)
 		rc = cli_fail(&e);
 	target_rejects_release(&set);
 	target_conn_release(&tc);
@@ -265,7 +253,9 @@ const struct verb verb_rejects = {
 	    "  1   --replay: documents are still refused (or left past "
 	    "--limit)\n"
 	    "  64  bad command line\n"
-	    "  75  the target is unreachable or failing (temporary)\n"
+	    "  69  --replay: the target refused a write request\n"
+	    "  75  the target is unreachable or failing (temporary; --replay "
+	    "retries it first, by engine.retry_*, else for 30 s)\n"
 	    "  77  the target refused the credentials\n"
 	    "  78  invalid configuration, or a target without a store for "
 	    "refused documents\n",

@@ -1,10 +1,12 @@
 /*
- * writes.c - what verify --repair and reconcile --delete send: writes and
- * deletes through the target module's own encoding and bulk request,
- * each versioned by the caller, and a line per key saying what the target
- * did with it. A write the target answers with "I hold a newer version"
- * is not done - the stream got there first, and that is the point of the
- * version - and is said so.
+ * writes.c - the writes the verbs send themselves (verify --repair,
+ * reconcile --delete, rejects --replay): through the target's one
+ * blocking write (lib/target.c, target_write_all - the module's own
+ * encoding, its bulk request or its task procedure), each versioned by
+ * the caller, retried within the limits cli_write_retry sets, and a line
+ * per key saying what the target did with it. A write the target answers
+ * with "I hold a newer version" is not done - the stream got there
+ * first, and that is the point of the version - and is said so.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +14,6 @@
 #include "cli.h"
 #include "p2o.h"
 #include "xio.h"
-
-/* writes in one bulk request */
-#define CHUNK	500
 
 void
 cli_doc_name(struct jspan index, struct jspan id, char *buf, size_t len)
@@ -28,37 +27,36 @@ cli_doc_name(struct jspan index, struct jspan id, char *buf, size_t len)
 	snprintf(buf, len, "%s/%s", a, b);
 }
 
-int
-cli_send_writes(struct target_conn *tc, const struct target_write *w, int n,
-    const char *done, int *fixed, uint64_t *requests, struct p2o_err *e)
+void
+cli_write_retry(const struct config *cfg, struct target_retry *r)
 {
-	const struct target_ops *ops = tc->mod->ops;
-	struct sbuf arena = SBUF_INIT, resp = SBUF_INIT;
+	r->first_ms = cfg->retry_backoff_ms;
+	r->max = cfg->retry_max;
+	r->max_elapsed_ms = cfg->retry_max_elapsed_ms;
+	/* the writer may wait for ever; someone waits at a command */
+	if (r->max == 0 && r->max_elapsed_ms == 0)
+		r->max_elapsed_ms = CLI_WRITE_RETRY_MS;
+}
+
+int
+cli_send_writes(struct target_conn *tc, const struct config *cfg,
+    const struct target_write *w, int n, const char *done, int *fixed,
+    uint64_t *requests, struct p2o_err *e)
+{
 	struct item_result *items;
-	struct target_entry te;
-	struct http_call call;
-	char why[512], name[800];
-	long status;
+	struct target_retry retry;
+	char name[800];
 	int i, k, m, rc = -1;
 
-	items = xcalloc(CHUNK, sizeof(*items));
+	cli_write_retry(cfg, &retry);
+	items = xcalloc(TARGET_WRITE_CHUNK, sizeof(*items));
+	/* a chunk at a time, so what was done is said before a request
+	 * that fails */
 	for (i = 0; i < n; i += m) {
-		m = n - i < CHUNK ? n - i : CHUNK;
-		sbuf_reset(&arena);
-		for (k = 0; k < m; k++)
-			if (ops->encode(&arena, &w[i + k], &te, e) == -1)
-				goto out;
-		ops->bulk_call(arena.buf, arena.len, &call);
-		(*requests)++;
-		if (target_request(tc, &call, &resp, &status, e) == -1)
+		m = n - i < TARGET_WRITE_CHUNK ? n - i : TARGET_WRITE_CHUNK;
+		if (target_write_all(tc, w + i, m, items, &retry, requests,
+		    e) == -1)
 			goto out;
-		if (ops->bulk_answer(status, resp.buf, resp.len, m, items, why,
-		    sizeof(why)) != TA_OK) {
-			p2o_fail(e, status == 401 || status == 403 ?
-			    P2O_EXIT_AUTH : P2O_EXIT_TEMPFAIL, "bulk request "
-			    "failed (HTTP %ld): %s", status, why);
-			goto out;
-		}
 		for (k = 0; k < m; k++) {
 			cli_doc_name(w[i + k].index, w[i + k].id, name,
 			    sizeof(name));
@@ -84,8 +82,5 @@ cli_send_writes(struct target_conn *tc, const struct target_write *w, int n,
 	rc = 0;
 out:
 	free(items);
-	sbuf_release(&arena);
-	sbuf_release(&resp);
 	return rc;
 }
-

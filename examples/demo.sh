@@ -13,18 +13,20 @@ if [ "${1:-}" != "--inside" ]; then
 	exec tests/servers/run-with.sh --pg --os -- "$0" --inside
 fi
 
-BIN=$PWD/build/bin
+BIN=${P2O_BIN:-$PWD/build/bin}
 D=$(mktemp -d "$P2O_SERVERS_DIR/demo.XXXXXX")
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 sql() { echo "postgres> $*"; psql -X -q -v ON_ERROR_STOP=1 -c "$*"; }
-# show N: wait (at most 10 s) until the index holds N documents, then list them
-# (the demo's own rows have ids below 1000, the loaded ones above)
+# show N [S]: wait (at most S seconds by the clock, 10 by default) until the
+# index holds N documents, then list them (the demo's own rows have ids below
+# 1000, the loaded ones above). The count is polled without a refresh: the
+# index refreshes itself every second, and a refresh forced every few hundred
+# ms while a truncate deletes every document made that delete longer
 show() {
-	local i q='{"query":{"range":{"id":{"lt":1000}}}}'
-	for i in $(seq 50); do
-		curl -s -XPOST "$OS_URL/products/_refresh" >/dev/null
+	local end=$((SECONDS + ${2:-10})) q='{"query":{"range":{"id":{"lt":1000}}}}'
+	while [ $SECONDS -lt $end ]; do
 		[ "$(curl -s "$OS_URL/products/_count" -H 'Content-Type: application/json' -d "$q" | jq -r '.count // -1')" = "$1" ] && break
-		sleep 0.2
+		sleep 0.25
 	done
 	sleep 0.3	# an update keeps the count: give it its moment
 	curl -s -XPOST "$OS_URL/products/_refresh" >/dev/null
@@ -55,22 +57,30 @@ YAML
 say "config ($D/pg2osync.yaml)"
 cat "$D/pg2osync.yaml"
 
-say "a table that already holds 100,000 rows"
+say "a table that already holds 20,000 rows"
 sql "create table products (id int primary key, name text, price numeric(12,2), tags text[], cost numeric)"
-sql "insert into products select g, 'product ' || g, (g % 1000) + 0.99, array['tag' || (g % 7)], g % 50 from generate_series(1001, 101000) g"
+sql "insert into products select g, 'product ' || g, (g % 1000) + 0.99, array['tag' || (g % 7)], g % 50 from generate_series(1001, 21000) g"
 
 say "starting pg2osync-supervise"
-"$BIN/pg2osync-supervise" -c "$D/pg2osync.yaml" 2>&1 | sed 's/^/  | /' &
+# sed -u: each log line as it comes, not a pipe buffer's worth at the end
+"$BIN/pg2osync-supervise" -c "$D/pg2osync.yaml" 2>&1 | sed -u 's/^/  | /' &
 # healthy = every stage said hello, and the capture says it only once its
 # slot is streaming: from here on every change is captured
 for i in $(seq 150); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
 
 say "the initial load runs beside the stream"
-for i in $(seq 600); do
-	curl -s "http://127.0.0.1:$port/metrics" | grep -q '^pg2osync_load_ranges_done{table="public.products"}' &&
-	[ "$(curl -s "http://127.0.0.1:$port/metrics" | awk '$1 ~ /^pg2osync_load_ranges_done/ { d = $2 } $1 ~ /^pg2osync_load_ranges\{/ { t = $2 } END { print (t > 0 && d == t) }')" = 1 ] && break
-	sleep 0.2
+# pg2osync status reads the load's progress where ckpt records it, the
+# same record that tells a restarted pipeline what is left to load
+echo "\$ pg2osync status -c $D/pg2osync.yaml   (its load line, each time it changes)"
+seen=
+for i in $(seq 1200); do
+	now=$("$BIN/pg2osync" status -c "$D/pg2osync.yaml" --json 2>/dev/null |
+		jq -r '.loads[]? | select(.table == "public.products") | if .of then "\(.state), \(.done) of \(.of) ranges" else .state end')
+	[ -n "$now" ] && [ "$now" != "$seen" ] && echo "load        public.products: $now" && seen=$now
+	case $now in finished*) break ;; esac
+	sleep 0.5
 done
+case $now in finished*) ;; *) echo "the load has not finished after 10 minutes: its log is above" ;; esac
 curl -s -XPOST "$OS_URL/products/_refresh" >/dev/null
 echo "opensearch> GET products/_count"
 curl -s "$OS_URL/products/_count" | jq -c .
@@ -91,7 +101,9 @@ sql "delete from products where id = 1"
 show 1
 say "truncate"
 sql "truncate products"
-show 0
+# a truncate deletes every document of the table at its version: the node
+# takes longer for 20,000 documents than for one row
+show 0 30
 curl -s -XPOST "$OS_URL/products/_refresh" >/dev/null
 echo "opensearch> GET products/_count"
 curl -s "$OS_URL/products/_count" | jq -c .

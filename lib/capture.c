@@ -6,14 +6,18 @@
  * and it waits), the pace of bare pos frames and of stats, that the
  * only positions a source hears of are the supervisor's acks, and that a
  * source that asks to be held (held()) is not read until an ack frees it
- * (an end of fd 3 while it is held stops the capture there).
+ * (an end of fd 3 while it is held stops the capture there). Owns too
+ * the command line every capture takes and the rule of its start token
+ * (capture_start_token); the position's text is the source's to parse.
  *
  * It never reads the server's bytes or decodes anything (the source's
  * callbacks do) and never exits.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,6 +60,30 @@ capture_option(void *args, int ch, const char *val, struct p2o_err *e)
 		a->new_stream = 1;
 	else
 		a->token = val;
+	return 0;
+}
+
+int
+capture_start_token(const struct capture_args *a, uint64_t coord, int exact,
+    uint64_t *token, struct p2o_err *e)
+{
+	char *end;
+
+	*token = coord;
+	if (a->token == NULL)
+		return 0;
+	errno = 0;
+	*token = strtoull(a->token, &end, 10);
+	/* strtoull reads "-5" as a huge number: a sign is no number here */
+	if (a->pos == NULL || errno || *end || end == a->token ||
+	    (*a->token < '0' || *a->token > '9'))
+		return p2o_fail(e, P2O_EXIT_USAGE, "--start-token '%s' needs "
+		    "--start-pos and must be a number", a->token);
+	if (exact ? *token != coord : *token < coord)
+		return p2o_fail(e, P2O_EXIT_CHECKPOINT, "--start-token %" PRIu64
+		    " is %s the position of --start-pos (%" PRIu64 "): "
+		    "refusing a checkpoint that disagrees with itself", *token,
+		    exact ? "not" : "below", coord);
 	return 0;
 }
 

@@ -127,14 +127,26 @@ struct capture_args {
 				 * that lost its WAL is dropped, not refused */
 };
 extern const struct option capture_longopts[];
-int	capture_option(void *args, int ch, const char *val,
-	    struct p2o_err *);
 #define CAPTURE_STAGE_SPEC(name, usage_text) {				\
 	.tool = (name), .usage = (usage_text),				\
 	.longopts = capture_longopts, .option = capture_option,		\
 	.signals = STAGE_SIG(STAGE_TERM), .control = 1 }
 
 /* capture.c */
+int	capture_option(void *args, int ch, const char *val,
+	    struct p2o_err *);
+/*
+ * The number a capture's positions continue from, by the rule every
+ * capture shares: --start-token is a number without a sign, and only
+ * beside --start-pos (else 64); without it, coord - the coordinate of
+ * --start-pos, which the capture parses in its own form (0 without one).
+ * exact: the token must be coord (a source whose positions are their own
+ * numbers, an LSN), else at least coord (positions continue from the
+ * token, a generation base above the text's). Any other token is a
+ * checkpoint that disagrees with itself (66). 0, or -1 with err.
+ */
+int	capture_start_token(const struct capture_args *, uint64_t coord,
+	    int exact, uint64_t *token, struct p2o_err *);
 void	capture_init(struct capture *, const struct capture_ops *, void *src,
 	    struct ctl *, const volatile sig_atomic_t *stop);
 void	capture_release(struct capture *);

@@ -25,17 +25,6 @@
 
 static const char *const ops[] = { "count", NULL };
 
-static int
-check_where(const char *s, char *why, size_t len)
-{
-	struct where *w;
-
-	if ((w = where_parse(s, why, len)) == NULL)
-		return -1;
-	where_free(w);
-	return 0;
-}
-
 static const struct cs_node column = { NULL, CS_STR };
 static const struct cs_node new_name = { NULL, CS_STR, PAIR(value) };
 
@@ -77,7 +66,7 @@ static const struct cs_node aggregate_keys[] = {
 	    .check = config_check_table },
 	{ "foreign_key", CS_STR, AG(foreign_key), .required = 1 },
 	{ "op", CS_ENUM, AG(op), .required = 1, .choices = ops },
-	{ "where", CS_STR, AG(where), .check = check_where },
+	{ "where", CS_STR, AG(where), .check = where_check },
 	{ NULL }
 };
 
@@ -88,17 +77,6 @@ const struct cs_node config_nest_child = {
 const struct cs_node config_nest_aggregate = {
 	NULL, CS_STRUCT, .keys = aggregate_keys
 };
-
-static int
-in_list(char *const *list, int n, const char *s)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(list[i], s) == 0)
-			return 1;
-	return 0;
-}
 
 /* calls fn for every member the section's collections add to its
  * documents; stops at the first nonzero return and returns it */
@@ -168,7 +146,7 @@ owner(const struct sync_section *s, const char *name)
 		if (strcmp(s->fields[i].value, name) == 0)
 			return "a rename (fields)";
 	/* a column kept under its own name: known only when listed */
-	if (s->columns != NULL && in_list(s->columns, s->ncolumns, name)) {
+	if (s->columns != NULL && config_list_has(s->columns, s->ncolumns, name)) {
 		for (i = 0; i < s->nfields; i++)
 			if (strcmp(s->fields[i].name, name) == 0)
 				return NULL;
@@ -235,13 +213,13 @@ finish_child(struct cs_walk *w, const char *path, struct sync_child *c,
 		    "key naming the parent: through a junction a child has "
 		    "many parents", path, i);
 	for (k = 0; k < c->nfields; k++) {
-		if (c->columns && !in_list(c->columns, c->ncolumns,
+		if (c->columns && !config_list_has(c->columns, c->ncolumns,
 		    c->fields[k].name))
 			return cs_err(w, c->fields[k].line, "'%s.children[%d]."
 			    "fields.%s': column '%s' is not in the embedded "
 			    "rows (columns drops it)", path, i,
 			    c->fields[k].name, c->fields[k].name);
-		if (in_list(c->exclude_columns, c->nexclude_columns,
+		if (config_list_has(c->exclude_columns, c->nexclude_columns,
 		    c->fields[k].name))
 			return cs_err(w, c->fields[k].line, "'%s.children[%d]."
 			    "fields.%s': column '%s' is not in the embedded "

@@ -11,23 +11,11 @@
 #include "msg.h"
 #include "nest.h"
 
-static int
-in_list(char *const *list, int n, const char *s)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(list[i], s) == 0)
-			return 1;
-	return 0;
-}
-
 int
 nest_keeps(const struct sync_child *c, const char *col)
 {
-	if (c->columns != NULL)
-		return in_list(c->columns, c->ncolumns, col);
-	return !in_list(c->exclude_columns, c->nexclude_columns, col);
+	return config_projects(c->columns, c->ncolumns, c->exclude_columns,
+	    c->nexclude_columns, col);
 }
 
 const char *

@@ -1,17 +1,25 @@
 /*
  * target.c - the table of target modules and what every module shares:
  * finding one by name, its capabilities, a blocking connection for the
- * state and administration operations, and the buffers of a barrier
- * procedure. Knows no engine's protocol: that is each module's
- * (lib/target/). Never exits and never quotes a credential.
+ * state and administration operations, the buffers of a barrier
+ * procedure, and the one blocking write of documents the operator's
+ * commands use (target_batch, target_write_all), through the bulk
+ * request or the write procedure as the module has one. Knows no
+ * engine's protocol: that is each module's (lib/target/). Never exits
+ * and never quotes a credential.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "config.h"
 #include "p2o.h"
 #include "target.h"
+#include "xio.h"
+
+/* a retry's wait doubles up to this */
+#define BACKOFF_MAX_MS	30000
 
 extern const struct target_module target_opensearch;
 extern const struct target_module target_elasticsearch;
@@ -38,6 +46,7 @@ static const struct {
 	{ TCAP_STATE_DOCS, "state documents" },
 	{ TCAP_ALIASES, "aliases" },
 	{ TCAP_INDEX_SWAP, "index swaps" },
+	{ TCAP_COMPLETE_DOCS, "completing a document from its stored copy" },
 };
 
 const struct target_module *
@@ -174,6 +183,7 @@ target_proc_init(struct target_proc *p)
 	sbuf_init(&p->body);
 	sbuf_init(&p->query);
 	sbuf_init(&p->scroll);
+	sbuf_init(&p->plan);
 }
 
 void
@@ -192,6 +202,7 @@ target_proc_reset(struct target_proc *p)
 	p->at = p->next_at = 0;
 	p->done = 0;
 	p->poll_ms = 0;
+	p->sent_all = 0;
 	p->page_done = 0;
 	p->page_bytes = 0;
 	p->deleted = p->newer = 0;
@@ -199,6 +210,7 @@ target_proc_reset(struct target_proc *p)
 	sbuf_reset(&p->body);
 	sbuf_reset(&p->query);
 	sbuf_reset(&p->scroll);
+	sbuf_reset(&p->plan);
 }
 
 void
@@ -208,6 +220,7 @@ target_proc_release(struct target_proc *p)
 	sbuf_release(&p->body);
 	sbuf_release(&p->query);
 	sbuf_release(&p->scroll);
+	sbuf_release(&p->plan);
 	free(p->items);
 	memset(p, 0, sizeof(*p));
 }
@@ -223,4 +236,292 @@ target_rejects_release(struct target_rejects *set)
 	free(set->r);
 	free(set->key);
 	memset(set, 0, sizeof(*set));
+}
+
+long long
+target_backoff(long long *cur_ms, long long first_ms)
+{
+	long long d;
+
+	if (*cur_ms <= 0)
+		*cur_ms = first_ms > 0 ? first_ms : 100;
+	else if (*cur_ms < BACKOFF_MAX_MS)
+		*cur_ms = *cur_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS :
+		    *cur_ms * 2;
+	d = *cur_ms;
+	/* jitter: somewhere in the upper half, so that retries (of
+	 * restarted writers, of commands) do not align */
+	return d / 2 + random() % (d / 2 + 1);
+}
+
+void
+target_batch_init(struct target_batch *b, const struct target_module *mod,
+    const struct target_write *w, int n, struct item_result *items)
+{
+	int chunk = n < TARGET_WRITE_CHUNK ? n : TARGET_WRITE_CHUNK;
+
+	memset(b, 0, sizeof(*b));
+	b->mod = mod;
+	b->w = w;
+	b->n = n;
+	b->items = items;
+	b->final = xcalloc(n > 0 ? (size_t)n : 1, 1);
+	b->sent = xcalloc(chunk > 0 ? (size_t)chunk : 1, sizeof(*b->sent));
+	b->got = xcalloc(chunk > 0 ? (size_t)chunk : 1, sizeof(*b->got));
+	sbuf_init(&b->body);
+	target_proc_init(&b->proc);
+	if (n > 0)
+		memset(items, 0, (size_t)n * sizeof(*items));
+}
+
+void
+target_batch_release(struct target_batch *b)
+{
+	free(b->final);
+	free(b->sent);
+	free(b->got);
+	sbuf_release(&b->body);
+	target_proc_release(&b->proc);
+	memset(b, 0, sizeof(*b));
+}
+
+int
+target_batch_next(struct target_batch *b, struct http_call *call,
+    struct p2o_err *err)
+{
+	const struct target_ops *ops = b->mod->ops;
+	struct target_entry te;
+	int i;
+
+	b->wait_ms = 0;
+	b->item_retry = 0;
+	if (b->tasking) {
+		/* a procedure goes on where it stands, over the same body */
+		ops->write_call(&b->proc, b->body.buf, b->body.len, call);
+		return 1;
+	}
+	if (ops->write_call == NULL && ops->bulk_call == NULL)
+		return p2o_fail(err, P2O_EXIT_CONFIG, "target '%s' has no "
+		    "request that writes documents", b->mod->name);
+	sbuf_reset(&b->body);
+	b->nsent = 0;
+	for (i = 0; i < b->n && b->nsent < TARGET_WRITE_CHUNK; i++) {
+		if (b->final[i])
+			continue;
+		if (ops->encode(&b->body, &b->w[i], &te, err) == -1)
+			return -1;
+		b->sent[b->nsent++] = i;
+	}
+	if (b->nsent == 0)
+		return 0;
+	memset(b->got, 0, (size_t)b->nsent * sizeof(*b->got));
+	if (ops->write_call != NULL) {
+		target_proc_reset(&b->proc);
+		b->tasking = 1;
+		ops->write_call(&b->proc, b->body.buf, b->body.len, call);
+		return 1;
+	}
+	ops->bulk_call(b->body.buf, b->body.len, call);
+	return 1;
+}
+
+static int
+same_span(struct jspan a, struct jspan b)
+{
+	if (a.p == NULL || b.p == NULL)
+		return a.p == b.p;
+	return a.n == b.n && memcmp(a.p, b.p, a.n) == 0;
+}
+
+/* a later write of the same document (index, id, routing) in the set is
+ * settled: sending write i again could put back an older state on a
+ * target that keeps no versions */
+static int
+superseded(const struct target_batch *b, int i)
+{
+	const struct target_write *w = &b->w[i], *l;
+	int j;
+
+	for (j = b->n - 1; j > i; j--) {
+		l = &b->w[j];
+		if (!b->final[j] || (b->items[j].verdict != ITEM_OK &&
+		    b->items[j].verdict != ITEM_CONFLICT &&
+		    b->items[j].verdict != ITEM_NOTFOUND))
+			continue;
+		if (same_span(w->index, l->index) && same_span(w->id, l->id) &&
+		    same_span(w->routing, l->routing))
+			return 1;
+	}
+	return 0;
+}
+
+enum target_answer
+target_batch_answer(struct target_batch *b, long status,
+    const struct sbuf *resp, char *why, size_t whylen)
+{
+	const struct target_ops *ops = b->mod->ops;
+	const struct item_result *it;
+	enum target_answer a;
+	int i, k, nretry = 0, first = 0;
+
+	b->wait_ms = 0;
+	b->item_retry = 0;
+	if (b->tasking) {
+		a = ops->write_answer(&b->proc, status, resp, b->body.buf,
+		    b->body.len, b->nsent, b->got, why, whylen);
+		if (a == TA_NEXT) {
+			b->wait_ms = b->proc.poll_ms;
+			return TA_NEXT;
+		}
+		/* a failed request is asked again where the procedure
+		 * stands; an ended one is read, and what is left starts a
+		 * procedure afresh */
+		if (a != TA_OK)
+			return a;
+		b->tasking = 0;
+	} else if ((a = ops->bulk_answer(status, resp->buf, resp->len,
+	    b->nsent, b->got, why, whylen)) != TA_OK)
+		return a;
+	for (k = 0; k < b->nsent; k++) {
+		i = b->sent[k];
+		b->items[i] = b->got[k];
+		if (b->got[k].verdict != ITEM_RETRY)
+			b->final[i] = 1;
+	}
+	for (k = 0; k < b->nsent; k++) {
+		i = b->sent[k];
+		if (b->final[i])
+			continue;
+		if (superseded(b, i)) {
+			b->items[i].verdict = ITEM_CONFLICT;
+			snprintf(b->items[i].type, sizeof(b->items[i].type),
+			    "superseded");
+			snprintf(b->items[i].reason,
+			    sizeof(b->items[i].reason), "a later write of the "
+			    "same document was taken");
+			b->final[i] = 1;
+			continue;
+		}
+		if (nretry++ == 0)
+			first = k;
+	}
+	if (nretry == 0)
+		return TA_OK;
+	it = &b->got[first];
+	b->item_retry = 1;
+	snprintf(why, whylen, "%d of %d writes not accepted yet (HTTP %d): "
+	    "%s: %s", nretry, b->nsent, it->status, it->type[0] ? it->type :
+	    "error", it->reason);
+	return TA_RETRY;
+}
+
+void
+target_batch_give_up(struct target_batch *b)
+{
+	int k;
+
+	for (k = 0; k < b->nsent; k++)
+		b->final[b->sent[k]] = 1;
+}
+
+static void
+nap(long long ms)
+{
+	struct timespec ts;
+
+	if (ms <= 0)
+		return;
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	nanosleep(&ts, NULL);
+}
+
+static int
+limit_reached(const struct target_retry *lim, int attempts, long long spent)
+{
+	return (lim->max > 0 && attempts >= lim->max) ||
+	    (lim->max_elapsed_ms > 0 && spent >= lim->max_elapsed_ms);
+}
+
+int
+target_write_all(struct target_conn *c, const struct target_write *w, int n,
+    struct item_result *items, const struct target_retry *lim,
+    uint64_t *requests, struct p2o_err *err)
+{
+	struct target_batch b;
+	struct http_call call;
+	struct sbuf resp = SBUF_INIT;
+	enum target_answer a;
+	char why[P2O_ERR_MAX];
+	long long cur = 0, since = 0, now, wait;
+	long status;
+	int attempts = 0, r, rc = -1;
+
+	target_batch_init(&b, c->mod, w, n, items);
+	for (;;) {
+		if ((r = target_batch_next(&b, &call, err)) <= 0) {
+			rc = r;
+			break;
+		}
+		if (requests != NULL)
+			(*requests)++;
+		status = 0;
+		if (target_request(c, &call, &resp, &status, err) == -1) {
+			/* unreachable is transient; a certificate is not */
+			if (err->code != P2O_EXIT_TEMPFAIL)
+				break;
+			snprintf(why, sizeof(why), "%s", err->msg);
+			a = TA_RETRY;
+		} else {
+			sbuf_grow(&resp, 1);
+			a = target_batch_answer(&b, status, &resp, why,
+			    sizeof(why));
+		}
+		if (a == TA_OK || a == TA_NEXT || a == TA_EXISTS) {
+			attempts = 0;
+			cur = 0;
+			nap(b.wait_ms);
+			continue;
+		}
+		if (a == TA_AUTH) {
+			p2o_fail(err, P2O_EXIT_AUTH, "target refused our "
+			    "credentials (HTTP %ld): %s", status, why);
+			break;
+		}
+		if (a == TA_REFUSED) {
+			p2o_fail(err, P2O_EXIT_REFUSED, "the target refused a "
+			    "write request (HTTP %ld): %s", status, why);
+			break;
+		}
+		now = now_ms();
+		if (attempts++ == 0)
+			since = now;
+		if (limit_reached(lim, attempts, now - since)) {
+			if (b.item_retry) {
+				/* those writes keep their verdict; the
+				 * others are still owed theirs */
+				target_batch_give_up(&b);
+				attempts = 0;
+				cur = 0;
+				continue;
+			}
+			p2o_fail(err, P2O_EXIT_TEMPFAIL, "giving up on a write "
+			    "request after %d attempt%s in %lld ms: %s",
+			    attempts, attempts == 1 ? "" : "s", now - since,
+			    why);
+			break;
+		}
+		wait = target_backoff(&cur, lim->first_ms);
+		/* never past the time limit by a whole backoff */
+		if (lim->max_elapsed_ms > 0 &&
+		    since + lim->max_elapsed_ms - now < wait)
+			wait = since + lim->max_elapsed_ms - now;
+		nap(wait);
+	}
+	/* a failure retried past leaves no word behind */
+	if (rc == 0)
+		p2o_err_clear(err);
+	target_batch_release(&b);
+	sbuf_release(&resp);
+	return rc;
 }

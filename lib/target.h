@@ -17,6 +17,11 @@
  *    (struct target_conn): the state documents (checkpoint, load progress)
  *    and the index settings a load suspends.
  *
+ * Over the data path's own calls, target.c keeps the one blocking write
+ * of documents for the operator's commands (target_write_all): the bulk
+ * request or the write procedure, as the module has one, with the
+ * writer's verdicts and retries.
+ *
  * Two tables beside the main one, each NULL for a target without it: the
  * quarantine of refused documents (struct target_rejects_ops: the writer
  * records, pg2osync rejects lists and replays) and the read-back of every
@@ -75,8 +80,13 @@ enum target_cap {
 	/* two indexes can exchange their contents (and names) atomically:
 	 * a rebuild without aliases swaps a fresh index with the live one */
 	TCAP_INDEX_SWAP		= 1 << 9,
+	/* a document written without fields its update left unchanged
+	 * (PostgreSQL's unchanged out-of-line TOAST values) is completed
+	 * from the stored copy (read_call / read_answer); without it such a
+	 * table needs REPLICA IDENTITY FULL, which sends every value */
+	TCAP_COMPLETE_DOCS	= 1 << 10,
 };
-#define TCAP_ALL	((1u << 10) - 1)
+#define TCAP_ALL	((1u << 11) - 1)
 
 /* a span of an arena (offsets stay valid when the arena grows) */
 struct aspan {
@@ -98,6 +108,8 @@ struct target_write {
 	struct jspan pipeline;	/* raw JSON string, p NULL: none */
 	struct jspan doc;	/* an index: the document as it arrived */
 	uint64_t version;
+	int	 require_alias;	/* an index: refused unless its index name
+				 * is an alias (target.require_alias) */
 };
 
 /* where encode put a write in the arena: the entry is head, document,
@@ -204,6 +216,14 @@ struct target_proc {
 	size_t	 at, next_at;
 	int	 done;
 	long	 poll_ms;
+	/* a write procedure's own memory (the module's): what it planned
+	 * for the body, kept until the procedure ends */
+	struct sbuf plan;
+	/* a write procedure: every request that writes is answered, what
+	 * is left only asks about them (set by the module). A target whose
+	 * writes are tasks applies one index's tasks in the order they were
+	 * sent, so another procedure may start writing behind this one */
+	int	 sent_all;
 	/* after an answer that wrote a page of deletes: its items and
 	 * bytes, for the caller's counters (it zeroes page_done) */
 	int	 page_done;
@@ -323,7 +343,13 @@ struct target_ops {
 	 * unchanged until the end), its next request, and what its answer
 	 * means: TA_NEXT go on (after proc->poll_ms), TA_OK done with
 	 * items[] of the nsent entries filled, else TA_RETRY, TA_REFUSED or
-	 * TA_AUTH with why. A task is done only when it succeeded. */
+	 * TA_AUTH with why (the next call goes on where it stopped). A task
+	 * is done only when it succeeded. The module may send several tasks
+	 * before it asks about any, and may write a document once for
+	 * several entries of it (its last state): an entry whose write a
+	 * later one replaced gets that one's verdict. Once it set sent_all
+	 * it sends nothing that writes: what must be written again is an
+	 * item to retry (ITEM_RETRY), left to the caller. */
 	void	(*write_call)(struct target_proc *, const char *body,
 		    size_t len, struct http_call *);
 	enum target_answer (*write_answer)(struct target_proc *, long status,
@@ -469,14 +495,18 @@ struct target_doc {
 /*
  * Reading every stored document back, for pg2osync verify (NULL: the
  * target cannot, and verify refuses to run). Blocking: every document of
- * the indices a name or glob matches (none when none exists), each to fn,
- * which returns 0 or -1 to stop; *requests counts the requests made. 0,
- * or -1 with err (fn's -1 with err set by fn).
+ * the indices a name or glob matches (none when none exists), each to fn
+ * once, which returns 0 or -1 to stop; *requests counts the requests
+ * made. 0, or -1 with err (fn's -1 with err set by fn). numbers_by_value:
+ * the target gives a number back as the value it parsed (12.50 as 12.5,
+ * digits past a double's lost), not as the text it was sent, so a
+ * comparison of documents compares numbers by value.
  */
 struct target_scan_ops {
 	int	(*scan)(struct target_conn *, const char *index,
 		    int (*fn)(void *arg, const struct target_doc *),
 		    void *arg, uint64_t *requests, struct p2o_err *);
+	int	 numbers_by_value;
 };
 
 struct target_module {
@@ -491,6 +521,53 @@ struct target_module {
 	/* how target.api_key_env's key is presented: "Authorization:
 	 * <scheme> <key>"; NULL: "ApiKey" */
 	const char *api_key_scheme;
+};
+
+/* writes in one request of a blocking write, at most */
+#define TARGET_WRITE_CHUNK	500
+
+/*
+ * How a blocking write retries what failed for a while (the target
+ * unreachable, a 429 or 5xx, items it asks for again): the first wait,
+ * doubling up to 30 s with jitter, and the limits of one request's
+ * attempts and of the time spent on it from its first failure (0: none;
+ * a command someone waits at sets one).
+ */
+struct target_retry {
+	long long first_ms;
+	int	 max;
+	long long max_elapsed_ms;
+};
+
+/*
+ * The steps of a blocking write, pure (target_write_all makes the
+ * requests; a test answers them): the writes w[0..n) are sent in order,
+ * TARGET_WRITE_CHUNK a request, until each has its verdict in items[i] -
+ * through the module's bulk request, or its write procedure where writes
+ * are tasks (write_call), which answers only once its tasks succeeded.
+ * As on the writer's data path: a request that failed is asked again as
+ * it was (a procedure where it stands); items the target asks for again
+ * (ITEM_RETRY) are sent again, behind a backoff, except one a later
+ * write of the same document in the set has already settled
+ * (ITEM_CONFLICT, "superseded"); any other verdict is final.
+ */
+struct target_batch {
+	const struct target_module *mod;
+	const struct target_write *w;
+	int	 n;
+	struct item_result *items;	/* the caller's, n of them */
+	unsigned char *final;		/* items[i] is write i's verdict */
+	/* the request under way: the writes it carries, in order, and what
+	 * the module read of them */
+	int	*sent;
+	int	 nsent;
+	struct item_result *got;
+	struct sbuf body;
+	struct target_proc proc;
+	int	 tasking;	/* body is a procedure's, not ended */
+	int	 item_retry;	/* the last TA_RETRY was items', not the
+				 * request's */
+	long	 wait_ms;	/* after TA_NEXT: wait this long first */
 };
 
 /* target.c */
@@ -523,5 +600,37 @@ void	target_proc_init(struct target_proc *);
 void	target_proc_reset(struct target_proc *);
 void	target_proc_release(struct target_proc *);
 void	target_rejects_release(struct target_rejects *);
+/* the next wait of a retry: *cur_ms doubled from first_ms (100 when 0)
+ * up to 30 s, the wait somewhere in its upper half (the writer's and the
+ * verbs' writes alike) */
+long long target_backoff(long long *cur_ms, long long first_ms);
+void	target_batch_init(struct target_batch *, const struct target_module *,
+	    const struct target_write *w, int n, struct item_result *items);
+void	target_batch_release(struct target_batch *);
+/* the next request: 1 with call set, 0 when every write has its verdict,
+ * -1 with err (a write the module cannot encode; a target without a
+ * write request) */
+int	target_batch_next(struct target_batch *, struct http_call *,
+	    struct p2o_err *);
+/* what the answer to it means: TA_NEXT go on (after wait_ms); TA_OK its
+ * writes read; TA_RETRY ask again (item_retry: only some of its writes,
+ * named in why), TA_REFUSED or TA_AUTH with why */
+enum target_answer target_batch_answer(struct target_batch *, long status,
+	    const struct sbuf *resp, char *why, size_t whylen);
+/* the retries of the last request's items ran out: they keep their
+ * ITEM_RETRY verdict, and the writes after them go on */
+void	target_batch_give_up(struct target_batch *);
+/*
+ * The writes w[0..n) sent through c and waited for until each is durable
+ * or has its final verdict in items[i] (ITEM_RETRY: still not taken when
+ * retry's limits ran out), as target_batch says; *requests counts the
+ * requests made (NULL: not counted). 0, or -1 with err: 75 a request
+ * that kept failing past the limits, 69 one the target refuses (or its
+ * certificate), 77 our credentials refused, or encode's error. Blocks,
+ * for the operator's commands; the writer has its own loop.
+ */
+int	target_write_all(struct target_conn *, const struct target_write *w,
+	    int n, struct item_result *items, const struct target_retry *,
+	    uint64_t *requests, struct p2o_err *);
 
 #endif

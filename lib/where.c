@@ -585,6 +585,17 @@ where_parse(const char *s, char *why, size_t len)
 	return w;
 }
 
+int
+where_check(const char *s, char *why, size_t len)
+{
+	struct where *w;
+
+	if ((w = where_parse(s, why, len)) == NULL)
+		return -1;
+	where_free(w);
+	return 0;
+}
+
 void
 where_free(struct where *w)
 {

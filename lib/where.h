@@ -32,6 +32,8 @@ struct where;
 /* the expression, or NULL with why (the byte offset and what is wrong,
  * then the list of what is supported) */
 struct where *where_parse(const char *s, char *why, size_t len);
+/* whether s parses, as a configuration key's check: 0, or -1 with why */
+int	where_check(const char *s, char *why, size_t len);
 void	where_free(struct where *);
 
 /* the column names the expression reads, each once */

@@ -25,26 +25,17 @@
 #include "xio.h"
 #include "writer.h"
 
-#define BACKOFF_MAX_MS		30000
 #define DOWN_LOG_EVERY_MS	60000
 
 /* engine.retry_backoff_ms of the writer's one sink: every backoff of the
  * process (the flushes' and the probe's) starts there */
 static long long backoff_first_ms = 100;
 
+/* the verbs' blocking write backs off the same way (lib/target.c) */
 long long
 sink_backoff(long long *cur_ms)
 {
-	long long d;
-
-	if (*cur_ms <= 0)
-		*cur_ms = backoff_first_ms;
-	else if (*cur_ms < BACKOFF_MAX_MS)
-		*cur_ms = *cur_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS :
-		    *cur_ms * 2;
-	d = *cur_ms;
-	/* jitter: somewhere in the upper half, so restarts do not align */
-	return d / 2 + random() % (d / 2 + 1);
+	return target_backoff(cur_ms, backoff_first_ms);
 }
 
 int
@@ -150,7 +141,9 @@ index_to_create(struct sink *s, const struct batch *b)
 	static char name[512];
 	int i;
 
-	if (s->cfg == NULL)
+	/* the alias names an index made beforehand; creating one under the
+	 * alias's name would take the name the writes must go through */
+	if (s->cfg == NULL || s->cfg->target_require_alias)
 		return NULL;
 	for (i = 0; i < b->nops; i++) {
 		op = &b->ops[i];
@@ -230,6 +223,7 @@ halt(struct sink *s, struct flush *fl)
 	if (!fl->halted)
 		s->stats->halted++;
 	fl->halted = 1;
+	fl->refused = 1;
 }
 
 /* a refusal is logged once per distinct text for the flush, not per retry */
@@ -352,6 +346,7 @@ flush_begin(struct flush *fl, uint64_t seq)
 	fl->retry_at = 0;
 	fl->poll_at = 0;
 	fl->tasking = 0;
+	fl->refused = 0;
 	fl->backoff_ms = 0;
 	fl->started_us = 0;
 	fl->nasked = fl->nsent = 0;

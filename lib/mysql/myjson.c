@@ -14,7 +14,7 @@
 
 #include "myjson.h"
 #include "mybytes.h"
-#include "myval.h"
+#include "myscalar.h"
 #include "jscan.h"
 
 #define JSON_MAX_DEPTH	100	/* MySQL's own limit */

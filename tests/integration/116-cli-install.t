@@ -2,7 +2,10 @@
 # make install DESTDIR=... PREFIX=...: every program and every man page, and
 # nothing else; every page renders with man -l and no warning; each verb's
 # --help lists the options its man page lists; the systemd unit in examples/
-# passes systemd-analyze verify. Needs no server.
+# passes systemd-analyze verify; pg2osync.yaml(5) and docs/config.md name
+# every key the configuration's tables declare, and no other (the
+# tables walked by tests/helper/config-keys, compared by doc-keys.py).
+# Needs no server.
 # lib.sh builds a PostgreSQL url from these; this test needs no server
 export PGUSER=${PGUSER:-} PGPASSWORD=${PGPASSWORD:-} PGHOST=${PGHOST:-}
 export PGPORT=${PGPORT:-} PGDATABASE=${PGDATABASE:-}
@@ -52,6 +55,29 @@ done
 # man finds them by name through the installed tree
 MANPATH=$root/usr/local/share/man man -w pg2osync.yaml > /dev/null 2>&1
 ok $? "man finds pg2osync.yaml(5) in the installed tree"
+
+# pg2osync.yaml(5) and docs/config.md against the key tables themselves:
+# every key the tables declare documented in its section (a nested one in
+# the subsection of the key above it), and no key named that they lack
+keys=$P2O_BIN/../tests/config-keys
+"$keys" > "$T/keys"
+ok $? "config-keys lists the tables' keys ($(wc -l < "$T/keys") paths)"
+grep -qx 'sync.\*.children\[\].max_rows' "$T/keys" && grep -qx 'log.level' "$T/keys" &&
+	grep -qx 'sync.\*.transform.\*.split' "$T/keys"
+ok $? "... nested lists, optional sections and a value's second spelling included"
+python3 "$TOP/tests/helper/doc-keys.py" "$T/keys" "$TOP/man/pg2osync.yaml.5" "$TOP/docs/config.md" > "$T/doc-keys" 2>&1
+ok $? "pg2osync.yaml(5) and docs/config.md name every key, and only those: $(tail -n1 "$T/doc-keys")"
+sed 's/^/#   /' "$T/doc-keys" | head -20
+# the check can fail: a key left out, and one the tables lack
+sed -e '/^\.B max_rows$/,+2d' -e 's/^\.B element$/.B elements/' "$TOP/man/pg2osync.yaml.5" > "$T/bad.5"
+sed 's/^| `ready_stall_s` |/| `ready_stal` |/' "$TOP/docs/config.md" > "$T/bad.md"
+python3 "$TOP/tests/helper/doc-keys.py" "$T/keys" "$T/bad.5" "$T/bad.md" > "$T/doc-keys.bad" 2>&1
+st=$?
+[ $st = 1 ] && grep -q "key 'max_rows' of sync / children is not documented" "$T/doc-keys.bad" &&
+	grep -q "names 'elements' as a key of sync / fan_out" "$T/doc-keys.bad" &&
+	grep -q "names 'ready_stal' as a key of metrics" "$T/doc-keys.bad" &&
+	grep -q "key 'ready_stall_s' of metrics is not documented" "$T/doc-keys.bad"
+ok $? "a key missing from the page, and a page or doc naming one the tables lack, are caught (exit $st)"
 
 # the options of a --help, and of a man page's OPTIONS section, as --names
 help_opts() { "$P2O_BIN/pg2osync" "$1" --help | grep -oE '^ +(-[a-zA-Z], )?--[a-z][a-z-]*' | grep -oE -- '--[a-z-]+' | sort -u; }

@@ -3,9 +3,10 @@
 # rows deleted while nothing streamed (the table out of the publication)
 # and documents of rows the section's where (edited after the load) no
 # longer keeps are listed, exactly those, exit 1, and nothing changes;
-# --delete removes exactly them, keeping routing; a re-insert the stream
-# writes past the checkpoint reconcile versions by is not lost, nor is one
-# racing a running --delete. A templated index is refused.
+# --delete removes exactly them, keeping routing, retrying a request and an
+# item the target fails for a moment; a re-insert the stream writes past
+# the checkpoint reconcile versions by is not lost, nor is one racing a
+# running --delete. A templated index is refused.
 . "$(dirname "$0")/../lib.sh"
 
 S=p2o_recon
@@ -55,11 +56,21 @@ ok $([ $rc = 64 ]; echo $?) "--table of no section: exit $rc"
 lsn=$(lsn_num "$ck0")
 curl -sS -XPUT "$OS_URL/$IX/_doc/12?routing=12&version=$((lsn + 1000000))&version_type=external&refresh=true" \
 	-H 'content-type: application/json' -d '{"id":12,"name":"re-inserted","n":12}' >/dev/null
-pg2osync reconcile -c "$T/cfg.yaml" --delete > "$T/r2" 2>&1; rc=$?
+# and the target failing for a moment, as the writer meets it: through a
+# proxy that answers the first bulk request 503 and marks the first item
+# of the second 429 - the request is sent again, the item again alone
+PPORT=$(free_port)
+python3 "$TOP/tests/helper/faultproxy.py" $PPORT "$OS_URL" "1:503,2:item429" 2> "$T/proxy.log" &
+cleanup_add $!
+wait_for 10 curl -sf "http://127.0.0.1:$PPORT/"
+sed "s#url: $OS_URL#url: http://127.0.0.1:$PPORT#" "$T/cfg.yaml" > "$T/proxy.yaml"
+pg2osync reconcile -c "$T/proxy.yaml" --delete > "$T/r2" 2>&1; rc=$?
 grep -v '^deleted: ' "$T/r2" | grep -v '^orphan: ' | sed 's/^/#   /'
 ok $([ $rc = 1 ] && grep -q "^deleted 63 of 64" "$T/r2" &&
 	grep -q "^not deleted: $IX/12: the index holds a version newer" "$T/r2"; echo $?) \
 	"--delete removes the 63 and keeps the newer document, exit $rc"
+n=$(grep -c 'faultproxy: bulk' "$T/proxy.log")
+ok $([ "$n" = 2 ]; echo $?) "despite a bulk request answered 503 and an item answered 429, both retried ($n faults injected)"
 found() { [ "$(curl -sS "$OS_URL/$IX/_doc/$1?routing=$2" | jq -r .found)" = true ]; }
 ok $(found 12 12 && ! found 999999 7 && ! found 10 10 && ! found 50 50 && found 49 49; echo $?) \
 	"the re-inserted document stays; the orphan under its own routing, the deleted and the hidden are gone"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install what the test servers need. Idempotent, quiet unless failing.
-#   tests/servers/install.sh [pg] [mariadb] [opensearch] [elasticsearch]
+#   tests/servers/install.sh [pg] [mariadb] [opensearch] [elasticsearch] [meilisearch]
 #                            [pg=VERSION] [mariadb=VERSION] [mysql[=VERSION]]
 #   (no args = pg mariadb opensearch)
 # pg and mariadb are bookworm's (15, 10.11); another version, and MySQL,
@@ -13,13 +13,16 @@
 # x-pack-security; the other modules are not published for 8.x) plus a
 # test-only analysis plugin built here from es-analysis-plugin/, into
 # .../elasticsearch-<version>/.
+# Meilisearch: nothing is downloaded (no registry ships its server for these
+# machines): the binary P2O_MEILI_BIN names is checked, and its service user
+# made.
 set -eu
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 p2o_need_root
 
-want_pg='' want_mariadb='' want_os='' want_es='' trees=() clients=()
+want_pg='' want_mariadb='' want_os='' want_es='' want_meili='' trees=() clients=()
 [ $# = 0 ] && set -- pg mariadb opensearch
 for a in "$@"; do
     case $a in
@@ -32,7 +35,8 @@ for a in "$@"; do
             trees+=("${a%%=*} ${a#*=}") ;;
         opensearch | os) want_os=1 ;;
         elasticsearch | es) want_es=1 ;;
-        *) p2o_die "unknown component '$a' (expected pg, mariadb, opensearch, elasticsearch, pg=VERSION, mariadb=VERSION, mysql[=VERSION])" ;;
+        meilisearch | meili) want_meili=1 ;;
+        *) p2o_die "unknown component '$a' (expected pg, mariadb, opensearch, elasticsearch, meilisearch, pg=VERSION, mariadb=VERSION, mysql[=VERSION])" ;;
     esac
 done
 # a tree's server is reached with bookworm's clients
@@ -54,6 +58,17 @@ for t in "${trees[@]}"; do
     # shellcheck disable=SC2086 # "kind version"
     p2o_tree_build $t
 done
+
+# --- Meilisearch -----------------------------------------------------------
+
+if [ -n "$want_meili" ]; then
+    p2o_meili_bin >/dev/null || p2o_die "no Meilisearch $P2O_MEILI_MAJOR.x server at '$P2O_MEILI_BIN' (set P2O_MEILI_BIN to one)"
+    if ! id -u "$P2O_MEILI_USER" >/dev/null 2>&1; then
+        useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
+            "$P2O_MEILI_USER" 2>/dev/null || id -u "$P2O_MEILI_USER" >/dev/null 2>&1 \
+            || p2o_die "could not create user $P2O_MEILI_USER"
+    fi
+fi
 [ -z "$want_os$want_es" ] && exit 0
 
 # --- OpenSearch and Elasticsearch ------------------------------------------

@@ -2,12 +2,13 @@
 # shellcheck disable=SC1091,SC2329 # env files exist only at run time; trap handlers
 # Run a command with throw-away servers, always stopping them afterwards.
 #   tests/servers/run-with.sh [--pg[=VERSION]] [--mariadb[=VERSION] | --mysql[=VERSION]]
-#                             [--os] [--es] -- CMD ARGS...
+#                             [--os] [--es] [--meili] -- CMD ARGS...
 # CMD sees the variables of each server's env file (see pg.sh, mariadb.sh,
-# mysql.sh, opensearch.sh, elasticsearch.sh) and P2O_SERVERS_DIR; the
-# servers' DIRs are $P2O_SERVERS_DIR/pg, $P2O_SERVERS_DIR/mariadb (or
-# /mysql), $P2O_SERVERS_DIR/os and $P2O_SERVERS_DIR/es. A VERSION other
-# than bookworm's (PostgreSQL 15, MariaDB 10.11) runs from a tree
+# mysql.sh, opensearch.sh, elasticsearch.sh, meilisearch.sh) and
+# P2O_SERVERS_DIR; the servers' DIRs are $P2O_SERVERS_DIR/pg,
+# $P2O_SERVERS_DIR/mariadb (or /mysql), $P2O_SERVERS_DIR/os,
+# $P2O_SERVERS_DIR/es and $P2O_SERVERS_DIR/meili. A VERSION other than
+# bookworm's (PostgreSQL 15, MariaDB 10.11) runs from a tree
 # (tree-lib.sh); --mysql is MySQL 9.7. With --es and without --os, the
 # tests' target is the Elasticsearch node: OS_URL names it and
 # P2O_TARGET=elasticsearch. Every server started below P2O_SERVERS_DIR,
@@ -19,8 +20,8 @@ set -eu
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-usage() { p2o_die "usage: $p2o_prog [--pg[=VERSION]] [--mariadb[=VERSION] | --mysql[=VERSION]] [--os] [--es] -- CMD [ARGS...]"; }
-want_pg='' want_mariadb='' want_mysql='' want_os='' want_es=''
+usage() { p2o_die "usage: $p2o_prog [--pg[=VERSION]] [--mariadb[=VERSION] | --mysql[=VERSION]] [--os] [--es] [--meili] -- CMD [ARGS...]"; }
+want_pg='' want_mariadb='' want_mysql='' want_os='' want_es='' want_meili=''
 my_flavor=mariadb
 while [ $# -gt 0 ]; do
     case $1 in
@@ -32,6 +33,7 @@ while [ $# -gt 0 ]; do
         --mysql=*) want_mysql=1; export P2O_MYSQL_VERSION=${1#*=} ;;
         --os | --opensearch) want_os=1 ;;
         --es | --elasticsearch) want_es=1 ;;
+        --meili | --meilisearch) want_meili=1 ;;
         --) shift; break ;;
         *) usage ;;
     esac
@@ -53,6 +55,7 @@ elif [ -n "$want_mariadb" ]; then
 fi
 [ -n "$want_os" ] && comps+=(opensearch)
 [ -n "$want_es" ] && comps+=(elasticsearch)
+[ -n "$want_meili" ] && comps+=(meilisearch)
 if [ ${#comps[@]} -gt 0 ]; then
     "$P2O_SERVERS_HOME/install.sh" "${comps[@]}"
 fi
@@ -89,6 +92,9 @@ cleanup() {
     fi
     if [ -d "$P2O_SERVERS_DIR/es" ]; then
         "$P2O_SERVERS_HOME/elasticsearch.sh" stop "$P2O_SERVERS_DIR/es" || src=1
+    fi
+    if [ -d "$P2O_SERVERS_DIR/meili" ]; then
+        "$P2O_SERVERS_HOME/meilisearch.sh" stop "$P2O_SERVERS_DIR/meili" || src=1
     fi
     # every database below the directory, the ones CMD started too (a
     # test killed before it could stop its own): each DIR names its
@@ -128,6 +134,11 @@ if [ -n "$want_pg" ]; then
     mkdir -p "$P2O_SERVERS_DIR/pg"
     "$P2O_SERVERS_HOME/pg.sh" start "$P2O_SERVERS_DIR/pg"
     . "$P2O_SERVERS_DIR/pg/env"
+fi
+if [ -n "$want_meili" ]; then
+    mkdir -p "$P2O_SERVERS_DIR/meili"
+    "$P2O_SERVERS_HOME/meilisearch.sh" start "$P2O_SERVERS_DIR/meili"
+    . "$P2O_SERVERS_DIR/meili/env"
 fi
 if [ -n "$want_mariadb" ]; then
     mkdir -p "$P2O_SERVERS_DIR/$my_flavor"
