@@ -67,7 +67,12 @@ applied() {
 		[ "$(my_root "SELECT GTID_SUBSET(RECEIVED_TRANSACTION_SET, @@GLOBAL.gtid_executed)
 			FROM performance_schema.replication_connection_status")" = 1 ]
 	else
-		[ "$(my_root "SELECT @@GLOBAL.gtid_io_pos = @@GLOBAL.gtid_slave_pos")" = 1 ]
+		# what the receiver got, as SHOW SLAVE STATUS says it (11.8 has
+		# no gtid_io_pos variable)
+		local io
+		io=$(mariadb --no-defaults -hlocalhost --protocol=socket -uroot --socket="$MYSQL_SOCKET" \
+			-e "SHOW SLAVE STATUS\G" | awk '$1 == "Gtid_IO_Pos:" { print $2 }')
+		[ -n "$io" ] && [ "$io" = "$(my_root "SELECT @@GLOBAL.gtid_slave_pos")" ]
 	fi
 }
 # ... and every one the primary of $pport committed (both up)
