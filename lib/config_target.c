@@ -40,7 +40,9 @@ static const struct {
 
 /* the names of the modules (lib/target.c), the default first */
 static const char *const flavors[] = { "opensearch", "elasticsearch",
-    "meilisearch", NULL };
+    "meilisearch",
+    "qdrant",
+    NULL };
 
 const struct cs_node config_target_keys[] = {
 	{ "url", CS_STR, CFG(target_url) },
