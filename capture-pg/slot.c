@@ -180,11 +180,13 @@ create_slot(struct pg_source *s, const struct config *cfg)
 {
 	char at[32];
 
-	if (pgsrv_create_slot(s->sql, cfg->slot_name, &s->confirmed,
-	    &s->err) == -1)
+	if (pgsrv_create_slot(s->sql, cfg->slot_name, cfg->slot_failover,
+	    &s->confirmed, &s->err) == -1)
 		return -1;
 	lsn_format(s->confirmed, at);
-	log_info("created replication slot '%s' at %s", cfg->slot_name, at);
+	log_info("created replication slot '%s' at %s%s", cfg->slot_name, at,
+	    cfg->slot_failover ? " with failover = true: a standby running "
+	    "sync_replication_slots keeps a copy" : "");
 	return 0;
 }
 
@@ -215,8 +217,10 @@ slot_ensure_slot(struct pg_source *s, const struct config *cfg,
 	s->confirmed = sl->confirmed;
 	lsn_format(s->confirmed, at);
 	log_info("replication slot '%s' at %s retains %lld MiB of WAL "
-	    "(wal_status '%s')", cfg->slot_name, at,
-	    (long long)(sl->retained / (1024 * 1024)), sl->wal_status);
+	    "(wal_status '%s'%s)", cfg->slot_name, at,
+	    (long long)(sl->retained / (1024 * 1024)), sl->wal_status,
+	    sl->synced ? ", synchronized from the primary before this server "
+	    "was promoted" : sl->failover ? ", failover" : "");
 	return 0;
 }
 

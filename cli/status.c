@@ -229,6 +229,12 @@ text_slot(const struct source_slot *s)
 		printf("    inactive and not this configuration's: it retains "
 		    "WAL until it is dropped. If nothing will read it: %s\n",
 		    s->drop);
+	if (s->synced)
+		printf("    synchronized from the primary (sync_replication_"
+		    "slots): a copy this standby resumes from once promoted\n");
+	else if (s->failover)
+		printf("    failover: a standby running sync_replication_slots "
+		    "keeps a copy\n");
 }
 
 static void
@@ -250,9 +256,19 @@ json_slot(struct sbuf *j, const struct source_slot *s, int first)
 		sbuf_adds(j, "null");
 	sbuf_adds(j, ",\"wal_status\":");
 	sbuf_add_jstr(j, s->wal_status, strlen(s->wal_status));
+	sbuf_addf(j, ",\"failover\":%s,\"synced\":%s", s->failover ? "true" :
+	    "false", s->synced ? "true" : "false");
 	sbuf_addf(j, ",\"verdict\":\"%s\",\"drop\":", s->verdict);
 	sbuf_add_jstr(j, s->drop, strlen(s->drop));
 	sbuf_addc(j, '}');
+}
+
+/* the standby verdict's word: "ok", "note" or "fail" */
+static const char *
+standby_word(const struct source_verdict *v)
+{
+	return v->kind == SV_FAIL ? "fail" : v->kind == SV_NOTE ? "note" :
+	    "ok";
 }
 
 static void
@@ -299,6 +315,12 @@ json(const struct config *cfg, const struct status_opts *so,
 		for (i = 0; i < st->nslots; i++)
 			json_slot(&j, &st->slots[i], i == 0);
 		sbuf_addf(&j, "],\"over_limit\":%d", over);
+	}
+	if (st->has_standby) {
+		sbuf_addf(&j, ",\"standby\":{\"verdict\":\"%s\",\"text\":",
+		    standby_word(&st->standby));
+		sbuf_add_jstr(&j, st->standby.text, strlen(st->standby.text));
+		sbuf_addc(&j, '}');
 	}
 	if (so->caught_up)
 		sbuf_addf(&j, ",\"caught_up\":%s", rc == 0 ? "true" : "false");
@@ -347,6 +369,9 @@ text(const struct config *cfg, const struct status_opts *so,
 	if (st->mine == NULL)
 		printf("  slot '%s' does not exist (created at the pipeline's "
 		    "first start, or by pg2osync bootstrap)\n", cfg->slot_name);
+	if (st->has_standby)
+		printf("standby     %s%s\n", st->standby.kind == SV_FAIL ?
+		    "STALLED: " : "", st->standby.text);
 	for (i = 0; so->max_retained >= 0 && i < st->nslots; i++)
 		if (st->slots[i].has_retained &&
 		    st->slots[i].retained > so->max_retained)
@@ -392,7 +417,8 @@ show(const struct config *cfg, const struct status_opts *so)
 	else
 		text(cfg, so, &st, &ck, &c);
 	if (over || c.gone || (st.mine != NULL &&
-	    strcmp(st.mine->verdict, "lost") == 0))
+	    strcmp(st.mine->verdict, "lost") == 0) ||
+	    (st.has_standby && st.standby.kind == SV_FAIL))
 		rc = CLI_EXIT_FAILED;
 out:
 	source_status_release(&st);
@@ -468,13 +494,16 @@ const struct verb verb_status = {
 	    "every replication slot on the server: active or not, the WAL it "
 	    "retains, safe_wal_size, wal_status; the configured slot marked, "
 	    "an inactive slot of no configuration listed with the statement "
-	    "that drops it, a slot whose wal_status is 'lost' called out. On "
+	    "that drops it, a slot whose wal_status is 'lost' called out, a "
+	    "failover slot and the standby slots it waits for "
+	    "(synchronized_standby_slots; one this server lacks stalls it). On "
 	    "MySQL: the checkpoint against the binlog position now, and whether "
 	    "the binlog file it needs still exists. It reads only, and works "
 	    "while the pipeline is down.",
 	.opts = opts,
 	.exits = "  0   shown (--caught-up: caught up)\n  1   a slot retains "
-	    "more than --max-retained-mb, a slot is lost,\n      the binlog "
+	    "more than --max-retained-mb, a slot is lost,\n      a failover "
+	    "slot waits for a standby slot the server lacks,\n      the binlog "
 	    "file the checkpoint needs is gone, or --caught-up ran out\n"
 	    "  64  bad command line\n  69  refused by the server\n  75  the "
 	    "source or the target is unreachable\n  77  authentication "

@@ -244,6 +244,10 @@ struct config {
 	/* PostgreSQL; default "pg2osync", NULL for a MySQL source */
 	char	*slot_name;
 	char	*publication;
+	int	 slot_failover;		/* the slot is made with failover =
+					 * true (PostgreSQL 17 on): a standby
+					 * running sync_replication_slots
+					 * keeps a copy of it */
 	unsigned long server_id;	/* MySQL: our replica id, 1..2^32-1;
 					   0 for a PostgreSQL source */
 	char	*sslmode;		/* NULL = libpq default */

@@ -71,6 +71,8 @@ const struct cs_node config_source_keys[] = {
 	    .check = check_slot },
 	{ "publication", CS_STR, CFG(publication), .def = "pg2osync",
 	    .check = check_ident63 },
+	/* PostgreSQL 17 and later: a physical standby keeps a copy */
+	{ "slot_failover", CS_BOOL, CFG(slot_failover), .def = "false" },
 	/* MySQL's server_id is 32-bit unsigned, 0 meaning "not a replica" */
 	{ "server_id", CS_ULONG, CFG(server_id), .min = 1,
 	    .max = 4294967295LL },

@@ -79,6 +79,8 @@ struct source_slot {
 	/* "configured", "lost", "orphan" (inactive, of no configuration,
 	 * retaining WAL) or "other" */
 	const char *verdict;
+	int	 failover;	/* a standby keeps a copy (PostgreSQL 17 on) */
+	int	 synced;	/* a standby's copy of its primary's slot */
 	char	*drop;		/* the statement that drops it */
 };
 
@@ -96,6 +98,11 @@ struct source_status {
 	int	 nslots;
 	struct source_slot *slots;
 	const struct source_slot *mine;	/* the configured one, or NULL */
+	/* what the server does to the stream beyond its numbers, as the
+	 * contract judges it (PostgreSQL: the standby slots a failover slot
+	 * waits for); has_standby 0 when there is nothing to say */
+	int	 has_standby;
+	struct source_verdict standby;
 	void	*priv;		/* the kind's own (files, coordinates) */
 	void	(*priv_free)(void *);
 };

@@ -5,7 +5,10 @@
 # MariaDB 10.11, OpenSearch 2.19 and Meilisearch 1.x (P2O_MEILI_BIN, by
 # default ../shared/tools/meilisearch/meilisearch beside the checkout) on
 # loopback in a temp dir (lane b also Elasticsearch 8.19 and 9.2), always
-# stopped; one closing count.
+# stopped; each lane's compatibility phase also PostgreSQL 17 or 18 and
+# MariaDB 11.8 or MySQL 9.7 (trees of later Debian suites, cached); one
+# closing count, and the README's compatibility table checked against what
+# those phases ran.
 set -u
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -18,6 +21,9 @@ make -j2 FUZZ=1 fuzz-bins >/dev/null || { make FUZZ=1 fuzz-bins; exit 1; }
 # install the same one at once
 tests/servers/install.sh pg mariadb opensearch elasticsearch meilisearch || exit 1
 P2O_ES_VERSION=${P2O_ES9_VERSION:-9.2.0} tests/servers/install.sh elasticsearch || exit 1
+# the compatibility lane's servers: trees of later Debian suites, built
+# once into the cache (tests/servers/tree-lib.sh)
+tests/servers/install.sh pg=17 pg=18 mariadb=11.8 mysql || exit 1
 # and what the deployment forms' tests (15x) build with: podman and
 # mmdebstrap, dpkg-dev and lintian, helm and kustomize (built once from
 # the Go module proxy)
@@ -40,6 +46,8 @@ wait $pb; sb=$?
 pa='' pb=''
 echo "== lane b"
 cat "$logs/lane-b.out"
+# the README's compatibility table is what the two lanes' compat phases ran
+tests/compat/table.sh --readme README.md "$logs"/compat-*.tap "$logs/plain-b.tap" || sa=1
 tests/suite-count.sh "$logs"; sc=$?
 echo "suite time: $(( $(date +%s) - start )) s"
 [ $sa -eq 0 ] && [ $sb -eq 0 ] && [ $sc -eq 0 ]

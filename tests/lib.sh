@@ -239,6 +239,34 @@ insert into $2 values (:id, 1, md5(random()::text)) on conflict (id) do update s
 delete from $2 where id = :d and v % 5 = 0;
 SQL
 }
+# pg_writer TABLE IDS: a client writing continuously in the background,
+# one statement at a time: upserts of random ids up to IDS (a new title
+# and score) and deletes of some; TABLE has (id int primary key, title
+# text, score float8). A dropped connection is made again, to the port in
+# $T/writer.port when there is one (a failover test writes the new
+# primary's there), else PGPORT. WRITER is its pid; pg_writer_count says
+# how many statements it sent; ended by cleanup or pg_writer_stop.
+pg_writer() {
+	cat > "$T/pgwriter.sh" <<SH
+while :; do
+	n=\$(cat "$T/writer.n" 2>/dev/null); n=\${n:-0}
+	while :; do
+		n=\$((n + 1)); echo \$n > "$T/writer.n"
+		echo "insert into $1 (id, title, score) values (\$((RANDOM % $2 + 1)), md5(random()::text), random())
+			on conflict (id) do update set title = excluded.title, score = excluded.score;"
+		echo "delete from $1 where id = \$((RANDOM % $2 + 1)) and score < 0.2;"
+		sleep 0.005
+	done | psql -X -q -p "\$(cat "$T/writer.port" 2>/dev/null || echo "$PGPORT")"
+	sleep 0.2
+done
+SH
+	: > "$T/writer.n"
+	bash "$T/pgwriter.sh" > "$T/writer.log" 2>&1 &
+	WRITER=$!
+	cleanup_add $WRITER
+}
+pg_writer_count() { local n; n=$(cat "$T/writer.n" 2>/dev/null); echo "${n:-0}"; }
+pg_writer_stop() { pkill -TERM -f "bash $T/pgwriter.sh"; wait "$WRITER" 2>/dev/null; sleep 0.5; }
 slot_active() {
 	[ "$(psql_q -c "select 1 from pg_replication_slots where slot_name = '$1' and active")" = 1 ]
 }

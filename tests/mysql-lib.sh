@@ -156,16 +156,21 @@ purged_to() {
 	[ "$(my_sql "SHOW BINARY LOGS" | head -1 | cut -f1)" = "$1" ]
 }
 # my_writer TABLE IDS: a client writing continuously in the background
-# (upserts of random ids up to IDS, deletes of some), one connection;
-# WRITER is its pid, ended by cleanup or my_writer_stop. TABLE has
-# (id int PRIMARY KEY, v int, note varchar(40)).
+# (upserts of random ids up to IDS, deletes of some; SHA2, since MySQL 9.7
+# has no MD5), one connection, made again when it drops, to the port in
+# $T/writer.port when there is one (a failover test writes the promoted
+# replica's there), else MYSQL_TCP_PORT; WRITER is its pid, ended by cleanup or my_writer_stop.
+# TABLE has (id int PRIMARY KEY, v int, note varchar(40)).
 my_writer() {
 	cat > "$T/writer.sh" <<SH
 while :; do
-	echo "INSERT INTO $1 VALUES (\$((RANDOM % $2 + 1)), 1, MD5(RAND())) ON DUPLICATE KEY UPDATE v = v + 1, note = MD5(RAND());"
-	echo "DELETE FROM $1 WHERE id = \$((RANDOM % $2 + 1)) AND v % 5 = 0;"
-	sleep 0.005
-done | mariadb --no-defaults -h"$MYSQL_HOST" -P"$MYSQL_TCP_PORT" -u"$MYSQL_USER" "$MYSQL_DB"
+	while :; do
+		echo "INSERT INTO $1 (id, v, note) VALUES (\$((RANDOM % $2 + 1)), 1, LEFT(SHA2(RAND(), 256), 32)) ON DUPLICATE KEY UPDATE v = v + 1, note = LEFT(SHA2(RAND(), 256), 32);"
+		echo "DELETE FROM $1 WHERE id = \$((RANDOM % $2 + 1)) AND v % 5 = 0;"
+		sleep 0.005
+	done | mariadb --no-defaults -h"$MYSQL_HOST" -P"\$(cat "$T/writer.port" 2>/dev/null || echo "$MYSQL_TCP_PORT")" -u"$MYSQL_USER" "$MYSQL_DB"
+	sleep 0.2
+done
 SH
 	bash "$T/writer.sh" > "$T/writer.log" 2>&1 &
 	WRITER=$!

@@ -4,11 +4,13 @@
 # a: the plain build's unit and golden tests and every integration test
 #    whose source is PostgreSQL (files not named *mysql*) but the target's
 #    faults, the Meilisearch acceptance tests (946-949), the package, the
-#    chart and the guides (151, 153, 154), the short chaos run
+#    chart and the guides (151, 153, 154), the short chaos run, and the
+#    compatibility lane on PostgreSQL 17 and MariaDB 11.8
 # b: the MySQL/MariaDB files, the target's faults, refusals and the other
 #    Meilisearch tests (9xx), the container image and the tarball (150,
 #    152) on the plain build, the ASan+UBSan pass, the Elasticsearch 8 and
-#    9 passes and the fuzz targets (needs --es too)
+#    9 passes, the fuzz targets (needs --es too) and the compatibility
+#    lane on PostgreSQL 18 and MySQL 9.7
 # Both lanes have a real Meilisearch server (run-with.sh --meili).
 # tests/check.sh runs a and b at once, each with servers of its own: most
 # of a test's time is spent waiting on a server, so two lanes on two cores
@@ -87,13 +89,34 @@ es_integ=(tests/integration/115-*.t tests/integration/140-*.t
 	tests/integration/812-*.t tests/integration/910-*.t tests/integration/930-*.t)
 es9_integ=(tests/integration/300-*.t tests/integration/501-*.t tests/integration/910-*.t)
 P2O_ES9_VERSION=${P2O_ES9_VERSION:-9.2.0}
+# the compatibility lane (issue 36): the core scenarios of tests/compat
+# and the failover tests (680, 230) on the servers beside bookworm's,
+# started by a run-with.sh inside this one (the lane's OpenSearch node
+# stays the target); lane a takes PostgreSQL 17 and MariaDB 11.8, lane b
+# PostgreSQL 18 and MySQL 9.7, so that each lane carries half of it. 680
+# on MariaDB 10.11 runs in lane b's plain pass like the other MySQL files.
+# tests/compat/table.sh makes the README's compatibility table of the logs.
+# 230 (PostgreSQL's failover slots, 17 on; it skips on 15) runs last: it
+# kills the PostgreSQL the others use and starts it again
+compat_t=(tests/compat/pg.t tests/compat/mysql.t tests/integration/680-mysql-failover.t
+	tests/integration/230-pg-failover-slots.t)
+compat_phase() {	# compat_phase NAME RUN-WITH-OPTIONS...
+	local name=$1 t0=$SECONDS; shift
+	echo "== $name"
+	tests/servers/run-with.sh "$@" -- env P2O_BIN="$PWD/build/bin" prove -v --timer "${compat_t[@]}" \
+		> "$logs/$name.tap" 2>&1 || st=1
+	grep -vE '^ok [0-9]' "$logs/$name.tap" | tail -n 100
+	echo "  phase $name: $((SECONDS - t0)) s"
+}
 golden=(tests/golden/run.sh tests/golden/writer/run.sh tests/golden/capture-pg.sh
 	tests/golden/capture-mysql.sh tests/golden/loader.sh)
 if [ "$lane" != b ]; then
 	phase plain build "${unit[@]}" "${golden[@]}" "${a_integ[@]}"
+	compat_phase compat-pg17-mariadb11.8 --pg=17 --mariadb=11.8
 fi
 if [ "$lane" != a ]; then
 	phase plain-b build "${b_integ[@]}"
+	compat_phase compat-pg18-mysql9.7 --pg=18 --mysql
 	phase asan build-san "${san_unit[@]}" "${golden[@]}" $(ls "${san_integ[@]}" 2>/dev/null)
 	if [ -n "${ES_URL:-}" ]; then
 		OS_URL=$ES_URL OS_PORT=$ES_PORT OS_PID=$ES_PID P2O_TARGET=elasticsearch \
@@ -117,6 +140,10 @@ if [ "$lane" != a ]; then
 	FUZZ_SECONDS=${FUZZ_SECONDS:-15} phase fuzz build tests/fuzz/run.sh
 fi
 if [ -n "$own_logs" ]; then
+	# both halves of the compatibility lane ran: the README's table is theirs
+	if [ "$lane" = all ]; then
+		tests/compat/table.sh --readme README.md "$logs"/compat-*.tap "$logs/plain-b.tap" || st=1
+	fi
 	tests/suite-count.sh "$logs" || st=1
 	rm -rf "$logs"
 fi

@@ -505,6 +505,55 @@ pgsrv_read_slot(struct pg_conn *c, struct pgsrv_contract *k,
 	    e);
 }
 
+/*
+ * What a failover slot's changes wait for: PostgreSQL sends them only once
+ * every physical slot synchronized_standby_slots names has received their
+ * WAL. A name that is no physical slot of this server - the setting a
+ * promoted standby copied from its old primary - stalls decoding with no
+ * more than a server warning, so the capture says so and waits for the
+ * setting to be fixed (a reload of the server is enough).
+ */
+int
+pgsrv_judge_standby(const struct pgsrv_contract *k, source_emit emit,
+    void *arg)
+{
+	const struct pgsrv_facts *f = &k->facts;
+	struct source_verdict v;
+
+	/* only a failover slot waits, and only a primary decodes for it */
+	if (f->version < 170000 || f->in_recovery || !(k->cfg->slot_failover ||
+	    (k->slot_found && k->slot.failover)))
+		return 0;
+	memset(&v, 0, sizeof(v));
+	if (f->standby_missing[0] != '\0') {
+		source_verdict_set(&v, SV_FAIL, P2O_EXIT_TEMPFAIL, "source",
+		    "synchronized_standby_slots names '%s', which is no "
+		    "physical slot of this server: the changes of failover "
+		    "slot '%s' wait for it, and nothing reaches the index (a "
+		    "promoted standby keeps the setting its base backup "
+		    "copied). Name this server's standby slots there, or reset "
+		    "it: ALTER SYSTEM RESET synchronized_standby_slots; SELECT "
+		    "pg_reload_conf();", f->standby_missing, k->cfg->slot_name);
+		snprintf(v.remedy, sizeof(v.remedy), "ALTER SYSTEM RESET "
+		    "synchronized_standby_slots; SELECT pg_reload_conf();");
+	} else if (f->standby_slots[0] == '\0')
+		source_verdict_set(&v, SV_NOTE, 0, "source", "synchronized_"
+		    "standby_slots is empty: a change may reach the index before "
+		    "a standby has it, and after a failover the index would hold "
+		    "changes the promoted server never had (name the standby's "
+		    "physical slot there)");
+	else if (f->standby_idle[0] != '\0')
+		source_verdict_set(&v, SV_NOTE, 0, "source", "synchronized_"
+		    "standby_slots names '%s', which no standby streams from "
+		    "now: the changes of failover slot '%s' wait until it "
+		    "does", f->standby_idle, k->cfg->slot_name);
+	else
+		source_verdict_set(&v, SV_OK, 0, "source", "synchronized_"
+		    "standby_slots = '%s': a change reaches the index once "
+		    "the standby has it", f->standby_slots);
+	return emit(arg, &v);
+}
+
 int
 pgsrv_judge_slot(const struct pgsrv_contract *k, source_emit emit,
     void *arg)
@@ -514,6 +563,7 @@ pgsrv_judge_slot(const struct pgsrv_contract *k, source_emit emit,
 	const char *name = k->cfg->slot_name;
 	struct source_verdict v;
 	struct sbuf drop = SBUF_INIT;
+	int rc;
 
 	memset(&v, 0, sizeof(v));
 	if (!k->slot_found) {
@@ -556,12 +606,25 @@ pgsrv_judge_slot(const struct pgsrv_contract *k, source_emit emit,
 	} else if (s->confirmed == 0)
 		source_verdict_set(&v, SV_FAIL, P2O_EXIT_REFUSED, NULL,
 		    "replication slot '%s' has no confirmed position", name);
-	else
+	else if (k->cfg->slot_failover && !s->failover && !s->synced) {
+		/* it streams; only a failover would lose it */
+		source_verdict_set(&v, SV_NOTE, 0, NULL, "replication slot '%s' "
+		    "is not marked failover (source.slot_failover): a promoted "
+		    "standby will not have it. Mark it while nothing streams "
+		    "from it, on a replication connection: psql \"dbname=%s "
+		    "replication=database\" -c 'ALTER_REPLICATION_SLOT %s "
+		    "(FAILOVER true)'", name, f->db, name);
+		snprintf(v.remedy, sizeof(v.remedy), "ALTER_REPLICATION_SLOT "
+		    "%s (FAILOVER true)", name);
+	} else
 		source_verdict_set(&v, SV_OK, 0, NULL, "replication slot '%s' "
-		    "exists (pgoutput, %s, retains %.1f MB of WAL%s%s)", name,
-		    s->active ? "active" : "inactive",
-		    (double)s->retained / 1e6, s->wal_status[0] ?
-		    ", wal_status " : "", s->wal_status);
+		    "exists (pgoutput, %s%s, retains %.1f MB of WAL%s%s)", name,
+		    s->active ? "active" : "inactive", s->synced ?
+		    ", synchronized from a primary" : s->failover ?
+		    ", failover" : "", (double)s->retained / 1e6,
+		    s->wal_status[0] ? ", wal_status " : "", s->wal_status);
 	sbuf_release(&drop);
-	return emit(arg, &v);
+	if ((rc = emit(arg, &v)) != 0)
+		return rc;
+	return pgsrv_judge_standby(k, emit, arg);
 }

@@ -50,18 +50,40 @@ static const char facts_sql[] =
     "WHEN EXISTS (SELECT 1 FROM pg_catalog.pg_settings "
     "  WHERE name LIKE 'azure.%') THEN 'azure' "
     "WHEN EXISTS (SELECT 1 FROM pg_catalog.pg_roles "
-    "  WHERE rolname = 'supabase_admin') THEN 'supabase' ELSE '' END "
+    "  WHERE rolname = 'supabase_admin') THEN 'supabase' ELSE '' END, "
+    /* the standby slots a failover slot waits for (17 on; NULL before)
+     * and those that are no physical slot here, or one nothing streams
+     * from */
+    "coalesce(pg_catalog.current_setting('synchronized_standby_slots', "
+    "  true), ''), "
+    "coalesce((SELECT pg_catalog.string_agg(n, ', ') FROM sb "
+    "  WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_replication_slots s "
+    "  WHERE s.slot_name = n AND s.slot_type = 'physical')), ''), "
+    "coalesce((SELECT pg_catalog.string_agg(n, ', ') FROM sb "
+    "  JOIN pg_catalog.pg_replication_slots s ON s.slot_name = n "
+    "  AND s.slot_type = 'physical' WHERE NOT s.active), '') "
     "FROM pg_catalog.pg_roles r WHERE r.rolname = current_user";
+
+/* the names synchronized_standby_slots lists */
+#define STANDBY_SLOTS_CTE "WITH sb AS (SELECT pg_catalog.btrim(n) AS n " \
+    "FROM pg_catalog.unnest(pg_catalog.string_to_array(coalesce(" \
+    "pg_catalog.current_setting('synchronized_standby_slots', true), ''), " \
+    "',')) n WHERE pg_catalog.btrim(n) <> '') "
 
 int
 pgsrv_facts(struct pg_conn *c, struct pgsrv_facts *f, struct p2o_err *e)
 {
+	struct sbuf sql = SBUF_INIT;
 	PGresult *res;
 
 	memset(f, 0, sizeof(*f));
 	f->version = PQserverVersion(c);
-	if ((res = pgconn_query(c, "reading the server's settings",
-	    facts_sql, 0, NULL, e)) == NULL)
+	sbuf_adds(&sql, STANDBY_SLOTS_CTE);
+	sbuf_adds(&sql, facts_sql);
+	res = pgconn_query(c, "reading the server's settings", sql.buf, 0,
+	    NULL, e);
+	sbuf_release(&sql);
+	if (res == NULL)
 		return -1;
 	if (PQntuples(res) != 1) {
 		PQclear(res);
@@ -80,6 +102,11 @@ pgsrv_facts(struct pg_conn *c, struct pgsrv_facts *f, struct p2o_err *e)
 	f->used_slots = atoi(PQgetvalue(res, 0, 9));
 	f->max_senders = atoi(PQgetvalue(res, 0, 10));
 	copy(f->managed, sizeof(f->managed), PQgetvalue(res, 0, 11));
+	copy(f->standby_slots, sizeof(f->standby_slots),
+	    PQgetvalue(res, 0, 12));
+	copy(f->standby_missing, sizeof(f->standby_missing),
+	    PQgetvalue(res, 0, 13));
+	copy(f->standby_idle, sizeof(f->standby_idle), PQgetvalue(res, 0, 14));
 	PQclear(res);
 	return 0;
 }
@@ -111,19 +138,25 @@ pgsrv_wal_now(struct pg_conn *c, uint64_t *lsn, struct p2o_err *e)
     "coalesce(s.database, ''), s.slot_type, s.active, s.temporary, " \
     "coalesce(s.active_pid, 0), " \
     "pg_catalog.pg_wal_lsn_diff(w.now, s.restart_lsn)::bigint, "
-#define SLOTS_TAIL \
+#define SLOTS_MID \
     ", coalesce(s.confirmed_flush_lsn::text, ''), " \
-    "extract(epoch FROM r.flush_lag), w.now::text " \
-    "FROM (SELECT " WAL_NOW " AS now) w " \
+    "extract(epoch FROM r.flush_lag), w.now::text, "
+#define SLOTS_TAIL \
+    " FROM (SELECT " WAL_NOW " AS now) w " \
     "LEFT JOIN pg_catalog.pg_replication_slots s " \
     "ON ($1::pg_catalog.text IS NULL OR " \
     "s.slot_name::pg_catalog.text = $1::pg_catalog.text) " \
     "LEFT JOIN pg_catalog.pg_stat_replication r ON r.pid = s.active_pid " \
     "ORDER BY s.slot_name"
+/* failover and synced from PostgreSQL 17 */
+static const char slots17_sql[] = SLOTS_HEAD
+    "s.safe_wal_size, coalesce(s.wal_status, '')" SLOTS_MID
+    "s.failover, s.synced" SLOTS_TAIL;
 static const char slots13_sql[] = SLOTS_HEAD
-    "s.safe_wal_size, coalesce(s.wal_status, '')" SLOTS_TAIL;
+    "s.safe_wal_size, coalesce(s.wal_status, '')" SLOTS_MID
+    "false, false" SLOTS_TAIL;
 static const char slots10_sql[] = SLOTS_HEAD
-    "NULL::bigint, ''" SLOTS_TAIL;
+    "NULL::bigint, ''" SLOTS_MID "false, false" SLOTS_TAIL;
 
 /* the slots named name, or every one (name NULL), with the position now */
 static int
@@ -138,6 +171,7 @@ read_slots(struct pg_conn *c, const char *name, struct pgsrv_slot **v,
 	*v = NULL;
 	*n = 0;
 	if ((res = pgconn_query(c, "reading the replication slots",
+	    PQserverVersion(c) >= 170000 ? slots17_sql :
 	    PQserverVersion(c) >= 130000 ? slots13_sql : slots10_sql, 1,
 	    params, e)) == NULL)
 		return -1;
@@ -171,6 +205,8 @@ read_slots(struct pg_conn *c, const char *name, struct pgsrv_slot **v,
 			(void)lsn_parse(PQgetvalue(res, i, 10), &s->confirmed);
 		if ((s->has_lag_s = !PQgetisnull(res, i, 11)))
 			s->lag_s = strtod(PQgetvalue(res, i, 11), NULL);
+		s->failover = is_true(res, i, 13);
+		s->synced = is_true(res, i, 14);
 	}
 	PQclear(res);
 	return 0;
@@ -443,15 +479,31 @@ pgsrv_drop_table_sql(struct sbuf *b, const char *pub, const char *qname)
 
 /* ---- the writes ---- */
 
+void
+pgsrv_create_slot_sql(struct sbuf *b, const char *name, int failover)
+{
+	sbuf_adds(b, "SELECT pg_catalog.pg_create_logical_replication_slot(");
+	pgconn_put_literal(b, name);
+	/* not temporary, no two-phase decoding; failover from 17 on */
+	sbuf_adds(b, failover ? ", 'pgoutput', false, false, true)" :
+	    ", 'pgoutput')");
+}
+
 int
-pgsrv_create_slot(struct pg_conn *c, const char *name, uint64_t *lsn,
-    struct p2o_err *e)
+pgsrv_create_slot(struct pg_conn *c, const char *name, int failover,
+    uint64_t *lsn, struct p2o_err *e)
 {
 	const char *params[1] = { name };
 	PGresult *res;
 	int rc = 0;
 
-	res = pgconn_query(c, "creating the replication slot",
+	if (failover && PQserverVersion(c) < 170000)
+		return p2o_fail(e, P2O_EXIT_REFUSED, "source.slot_failover: "
+		    "PostgreSQL %d cannot keep a slot across a failover (17 "
+		    "and later can)", PQserverVersion(c) / 10000);
+	res = pgconn_query(c, "creating the replication slot", failover ?
+	    "SELECT lsn::text FROM pg_catalog.pg_create_logical_replication_slot"
+	    "($1, 'pgoutput', false, false, true)" :
 	    "SELECT lsn::text FROM pg_catalog.pg_create_logical_replication_slot"
 	    "($1, 'pgoutput')", 1, params, e);
 	if (res == NULL)

@@ -46,6 +46,13 @@ struct pgsrv_facts {
 	/* a managed service the settings say this is: "rds", "aurora",
 	 * "cloudsql", "supabase", "azure" or "" */
 	char	 managed[16];
+	/* PostgreSQL 17 on: synchronized_standby_slots, the physical slots
+	 * a failover slot's changes wait for, and those of them this server
+	 * has no physical slot of, or one no standby streams from now
+	 * (", "-separated; "" none) */
+	char	 standby_slots[512];
+	char	 standby_missing[512];
+	char	 standby_idle[512];
 };
 
 /* one replication slot (pg_replication_slots) */
@@ -63,6 +70,9 @@ struct pgsrv_slot {
 	uint64_t confirmed;		/* confirmed_flush_lsn, 0 none */
 	int	 has_lag_s;		/* the walsender reports a flush lag */
 	double	 lag_s;			/* pg_stat_replication.flush_lag */
+	int	 failover;		/* PostgreSQL 17 on: a standby running
+					 * sync_replication_slots keeps a copy */
+	int	 synced;		/* a standby's copy of a primary's slot */
 };
 
 /* a table a publication carries */
@@ -178,10 +188,13 @@ void	pgsrv_drop_table_sql(struct sbuf *, const char *pub,
 /* the ALTER PUBLICATION that makes it publish what publication which must */
 void	pgsrv_set_publish_sql(struct sbuf *, const char *pub,
 	    enum pgsrv_which which);
-/* the only writes: a logical pgoutput slot (its consistent point in
- * *lsn), and dropping a slot or a publication. 0 or -1 with err */
-int	pgsrv_create_slot(struct pg_conn *, const char *name, uint64_t *lsn,
-	    struct p2o_err *);
+/* the statement that creates slot name, for an operator to run */
+void	pgsrv_create_slot_sql(struct sbuf *, const char *name, int failover);
+/* the only writes: a logical pgoutput slot (with failover: marked so,
+ * PostgreSQL 17 on; its consistent point in *lsn), and dropping a slot
+ * or a publication. 0 or -1 with err */
+int	pgsrv_create_slot(struct pg_conn *, const char *name, int failover,
+	    uint64_t *lsn, struct p2o_err *);
 int	pgsrv_drop_slot(struct pg_conn *, const char *name, struct p2o_err *);
 int	pgsrv_drop_pub(struct pg_conn *, const char *name, struct p2o_err *);
 /* the statements a reload's checks gathered (verdicts with apply), one
@@ -208,11 +221,19 @@ int	pgsrv_read_pub(struct pg_conn *, struct pgsrv_contract *,
  * the other */
 int	pgsrv_judge_pub(const struct pgsrv_contract *, enum pgsrv_which,
 	    source_emit, void *);
+/* for a failover slot on a primary of PostgreSQL 17 on, the standby
+ * slots its changes wait for (synchronized_standby_slots), each a physical
+ * slot of this server; nothing emitted otherwise */
+int	pgsrv_judge_standby(const struct pgsrv_contract *, source_emit, void *);
 /* the configured slot as it is (k->slot_found, k->slot): 0 or -1 */
 int	pgsrv_read_slot(struct pg_conn *, struct pgsrv_contract *,
 	    struct p2o_err *);
 /* the slot: logical, pgoutput, of this database, not lost (or absent,
- * and the role may create it) */
+ * and the role may create it), marked failover when the configuration
+ * says so; then, for a failover slot, the standby slots its changes wait
+ * for (synchronized_standby_slots): each a physical slot of this server
+ * (a promoted standby keeps the setting its base backup copied, and
+ * decoding stalls on a slot it lacks) */
 int	pgsrv_judge_slot(const struct pgsrv_contract *, source_emit, void *);
 
 /* the whole CREATE PUBLICATION for the tables placed in it now, and

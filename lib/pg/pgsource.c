@@ -102,12 +102,16 @@ bootstrap_contract(struct pg_conn *c, struct pgsrv_contract *k, FILE *out,
 		return 0;
 	}
 	if (pgsrv_judge_slot(k, source_refuse, e) != 0 ||
-	    pgsrv_create_slot(c, cfg->slot_name, &lsn, e) == -1)
+	    pgsrv_create_slot(c, cfg->slot_name, cfg->slot_failover, &lsn,
+	    e) == -1)
 		return -1;
 	lsn_format(lsn, at);
-	fprintf(out, "created replication slot '%s' at %s: it retains WAL from "
-	    "now on, until the pipeline reads it (pg2osync drop-slot removes "
-	    "it)\n", cfg->slot_name, at);
+	fprintf(out, "created replication slot '%s' at %s%s: it retains WAL "
+	    "from now on, until the pipeline reads it (pg2osync drop-slot "
+	    "removes it)\n", cfg->slot_name, at, cfg->slot_failover ?
+	    " with failover = true (a physical standby running "
+	    "sync_replication_slots keeps a copy a promoted standby resumes "
+	    "from)" : "");
 	return 0;
 }
 
@@ -220,6 +224,34 @@ slot_verdict(const struct config *cfg, const struct pgsrv_slot *s)
 	return "other";
 }
 
+/* the standby verdict, kept for status */
+static int
+keep_standby(void *arg, const struct source_verdict *v)
+{
+	struct source_status *st = arg;
+
+	st->has_standby = 1;
+	st->standby = *v;
+	return 0;
+}
+
+/* what the contract says of the standby slots the configured slot waits
+ * for, when anything */
+static int
+status_standby(struct pg_conn *c, const struct config *cfg,
+    struct source_status *st, struct p2o_err *e)
+{
+	struct pgsrv_contract k;
+	int rc = -1;
+
+	pgsrv_contract_init(&k, cfg);
+	if (pgsrv_facts(c, &k.facts, e) == 0 &&
+	    pgsrv_read_slot(c, &k, e) == 0)
+		rc = pgsrv_judge_standby(&k, keep_standby, st);
+	pgsrv_contract_release(&k);
+	return rc;
+}
+
 static int
 pg_status(const struct config *cfg, struct source_status *st,
     struct p2o_err *e)
@@ -234,6 +266,11 @@ pg_status(const struct config *cfg, struct source_status *st,
 	if ((c = pgconn_open(cfg, PGCONN_SQL, "pg2osync status", e)) == NULL)
 		return -1;
 	if (pgsrv_slots(c, &v, &n, &st->pos, e) == -1) {
+		pgconn_close(c);
+		return -1;
+	}
+	if (status_standby(c, cfg, st, e) == -1) {
+		pgsrv_slots_free(v, n);
 		pgconn_close(c);
 		return -1;
 	}
@@ -259,6 +296,8 @@ pg_status(const struct config *cfg, struct source_status *st,
 		o->has_lag_s = v[i].has_lag_s;
 		o->lag_s = v[i].lag_s;
 		o->verdict = slot_verdict(cfg, &v[i]);
+		o->failover = v[i].failover;
+		o->synced = v[i].synced;
 		sbuf_reset(&drop);
 		pgsrv_drop_slot_sql(&drop, v[i].name);
 		o->drop = xstrdup(drop.buf);
@@ -601,7 +640,24 @@ pg_setup_sql(struct sbuf *b, const struct config *cfg, const char *role)
 	script_publications(b, cfg);
 	sbuf_addf(b, "\n-- The replication slot '%s' is created by pg2osync "
 	    "(bootstrap, or the first start):\n-- it needs only the role's "
-	    "REPLICATION.\n", cfg->slot_name);
+	    "REPLICATION.", cfg->slot_name);
+	if (!cfg->slot_failover) {
+		sbuf_adds(b, "\n");
+		return;
+	}
+	sbuf_adds(b, " It is made with failover = true (source.slot_failover,\n"
+	    "-- PostgreSQL 17 and later), as this would make it:\n--   ");
+	pgsrv_create_slot_sql(b, cfg->slot_name, 1);
+	sbuf_adds(b, ";\n-- so that a physical standby keeps a copy a promoted "
+	    "standby resumes from. The standby\n-- runs sync_replication_slots "
+	    "= on, hot_standby_feedback = on, a primary_slot_name,\n-- and a "
+	    "primary_conninfo naming a dbname. On the primary, name the "
+	    "standby's\n-- physical slot, so that no change reaches the index "
+	    "before the standby has it:\n--   ALTER SYSTEM SET "
+	    "synchronized_standby_slots = 'the_standby_slot';\n--   SELECT "
+	    "pg_reload_conf();\n-- A base backup copies that setting: on a "
+	    "promoted standby, reset it (or name its\n-- own standby's slot), "
+	    "else its failover slots wait for a slot it does not have.\n");
 }
 
 const struct source_ops pgsource_ops = {

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Install what the test servers need. Idempotent, quiet unless failing.
 #   tests/servers/install.sh [pg] [mariadb] [opensearch] [elasticsearch] [meilisearch]
+#                            [pg=VERSION] [mariadb=VERSION] [mysql[=VERSION]]
 #   (no args = pg mariadb opensearch)
+# pg and mariadb are bookworm's (15, 10.11); another version, and MySQL,
+# is a tree of a later suite built once into the cache (tree-lib.sh).
 # OpenSearch: the integ-test zip from Maven Central plus the modules the
 # project uses (lang-painless, reindex, parent-join, ingest-common,
 # analysis-common, lang-mustache, mapper-extras), built once into
@@ -19,20 +22,29 @@ set -eu
 
 p2o_need_root
 
-want_pg='' want_mariadb='' want_os='' want_es='' want_meili=''
+want_pg='' want_mariadb='' want_os='' want_es='' want_meili='' trees=() clients=()
 [ $# = 0 ] && set -- pg mariadb opensearch
 for a in "$@"; do
     case $a in
-        pg | postgres | postgresql) want_pg=1 ;;
-        mariadb | mysql) want_mariadb=1 ;;
+        pg | postgres | postgresql | "pg=$P2O_PG_HOST_VERSION") want_pg=1 ;;
+        mariadb | "mariadb=$P2O_MARIADB_HOST_VERSION") want_mariadb=1 ;;
+        mysql) trees+=("mysql $(p2o_tree_versions mysql | awk '{ print $NF }')") ;;
+        pg=* | mariadb=* | mysql=*)
+            p2o_tree_row "${a%%=*}" "${a#*=}" \
+                || p2o_die "no ${a%%=*} ${a#*=} (bookworm's: pg=$P2O_PG_HOST_VERSION, mariadb=$P2O_MARIADB_HOST_VERSION; trees: $(echo "$P2O_TREES" | cut -d'|' -f1,2 | tr '|\n' '= '))"
+            trees+=("${a%%=*} ${a#*=}") ;;
         opensearch | os) want_os=1 ;;
         elasticsearch | es) want_es=1 ;;
         meilisearch | meili) want_meili=1 ;;
-        *) p2o_die "unknown component '$a' (expected pg, mariadb, opensearch, elasticsearch, meilisearch)" ;;
+        *) p2o_die "unknown component '$a' (expected pg, mariadb, opensearch, elasticsearch, meilisearch, pg=VERSION, mariadb=VERSION, mysql[=VERSION])" ;;
     esac
 done
+# a tree's server is reached with bookworm's clients
+for t in "${trees[@]}"; do
+    case $t in pg*) clients+=(postgresql-client-15) ;; *) clients+=(mariadb-client) ;; esac
+done
 
-pkgs=()
+pkgs=("${clients[@]}")
 [ -n "$want_pg" ] && pkgs+=(postgresql-15 postgresql-client-15)
 [ -n "$want_mariadb" ] && pkgs+=(mariadb-server mariadb-client)
 [ -n "$want_os$want_es" ] && pkgs+=(openjdk-17-jre-headless maven unzip curl ca-certificates)
@@ -42,6 +54,10 @@ pkgs+=(procps)
 p2o_apt_ensure "${pkgs[@]}"
 
 [ -x "$P2O_PG_BIN/initdb" ] || [ -z "$want_pg" ] || p2o_die "$P2O_PG_BIN/initdb missing after install"
+for t in "${trees[@]}"; do
+    # shellcheck disable=SC2086 # "kind version"
+    p2o_tree_build $t
+done
 
 # --- Meilisearch -----------------------------------------------------------
 

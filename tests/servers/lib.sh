@@ -101,17 +101,21 @@ p2o_cmdline() {
     printf -v REPLY '%s ' "${args[@]}"
 }
 
-# True when process $1 exists and its command line contains $2.
+# True when process $1 exists and its command line contains $2 (and, with
+# $3, it runs in that root).
 p2o_pid_matches() {
     p2o_cmdline "$1" || return 1
-    [[ $REPLY == *"$2"* ]]
+    [[ $REPLY == *"$2"* ]] || return 1
+    [ -z "${3:-}" ] || [ "$(p2o_root_of "$1")" = "$3" ]
 }
 
-# Echo the pid of the first process whose command line contains $1.
+# Echo the pid of the first process whose command line contains $1 (and,
+# with $2, that runs in that root: the servers of tree-lib.sh's copies
+# have the same command line in every instance).
 p2o_find_pid() {
     local d
     for d in /proc/[0-9]*; do
-        p2o_pid_matches "${d#/proc/}" "$1" || continue
+        p2o_pid_matches "${d#/proc/}" "$1" "${2:-}" || continue
         echo "${d#/proc/}"
         return 0
     done
@@ -178,7 +182,11 @@ p2o_apt_ensure() {
 
 # --- locations ------------------------------------------------------------
 
-P2O_PG_BIN=/usr/lib/postgresql/15/bin
+# bookworm's PostgreSQL and MariaDB; other versions come from trees
+# (tree-lib.sh)
+P2O_PG_HOST_VERSION=15
+P2O_MARIADB_HOST_VERSION=10.11
+P2O_PG_BIN=/usr/lib/postgresql/$P2O_PG_HOST_VERSION/bin
 
 p2o_java17_home() {
     local d j
@@ -244,3 +252,6 @@ p2o_meili_bin() {
     case $v in "meilisearch $P2O_MEILI_MAJOR."*) ;; *) return 1 ;; esac
     echo "$P2O_MEILI_BIN"
 }
+
+# shellcheck source=tree-lib.sh
+. "$P2O_SERVERS_HOME/tree-lib.sh"

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC1091,SC2329 # env files exist only at run time; trap handlers
 # Run a command with throw-away servers, always stopping them afterwards.
-#   tests/servers/run-with.sh [--pg] [--mariadb] [--os] [--es] [--meili] -- CMD ARGS...
+#   tests/servers/run-with.sh [--pg[=VERSION]] [--mariadb[=VERSION] | --mysql[=VERSION]]
+#                             [--os] [--es] [--meili] -- CMD ARGS...
 # CMD sees the variables of each server's env file (see pg.sh, mariadb.sh,
-# opensearch.sh, elasticsearch.sh, meilisearch.sh) and P2O_SERVERS_DIR; the
-# servers' DIRs are $P2O_SERVERS_DIR/pg, $P2O_SERVERS_DIR/mariadb,
-# $P2O_SERVERS_DIR/os, $P2O_SERVERS_DIR/es and $P2O_SERVERS_DIR/meili. With --es and without --os, the tests' target is the
-# Elasticsearch node: OS_URL names it and P2O_TARGET=elasticsearch.
+# mysql.sh, opensearch.sh, elasticsearch.sh, meilisearch.sh) and
+# P2O_SERVERS_DIR; the servers' DIRs are $P2O_SERVERS_DIR/pg,
+# $P2O_SERVERS_DIR/mariadb (or /mysql), $P2O_SERVERS_DIR/os,
+# $P2O_SERVERS_DIR/es and $P2O_SERVERS_DIR/meili. A VERSION other than
+# bookworm's (PostgreSQL 15, MariaDB 10.11) runs from a tree
+# (tree-lib.sh); --mysql is MySQL 9.7. With --es and without --os, the
+# tests' target is the Elasticsearch node: OS_URL names it and
+# P2O_TARGET=elasticsearch. Every server started below P2O_SERVERS_DIR,
+# also by CMD (a test's own primary and replica), is stopped at the end.
 # Exits with CMD's status (or non-zero when a server could not start).
 set -eu
 # A closed stdin would be taken over by the first file opened here: use /dev/null.
@@ -14,12 +20,17 @@ set -eu
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-usage() { p2o_die "usage: $p2o_prog [--pg] [--mariadb] [--os] [--es] [--meili] -- CMD [ARGS...]"; }
-want_pg='' want_mariadb='' want_os='' want_es='' want_meili=''
+usage() { p2o_die "usage: $p2o_prog [--pg[=VERSION]] [--mariadb[=VERSION] | --mysql[=VERSION]] [--os] [--es] [--meili] -- CMD [ARGS...]"; }
+want_pg='' want_mariadb='' want_mysql='' want_os='' want_es='' want_meili=''
+my_flavor=mariadb
 while [ $# -gt 0 ]; do
     case $1 in
         --pg) want_pg=1 ;;
+        --pg=*) want_pg=1; export P2O_PG_VERSION=${1#*=} ;;
         --mariadb) want_mariadb=1 ;;
+        --mariadb=*) want_mariadb=1; export P2O_MARIADB_VERSION=${1#*=} ;;
+        --mysql) want_mysql=1 ;;
+        --mysql=*) want_mysql=1; export P2O_MYSQL_VERSION=${1#*=} ;;
         --os | --opensearch) want_os=1 ;;
         --es | --elasticsearch) want_es=1 ;;
         --meili | --meilisearch) want_meili=1 ;;
@@ -31,9 +42,17 @@ done
 [ $# -gt 0 ] || usage
 p2o_need_root
 
+if [ -n "$want_mysql" ]; then
+    [ -z "$want_mariadb" ] || p2o_die "--mariadb and --mysql export the same variables: one of them"
+    want_mariadb=1 my_flavor=mysql
+fi
 comps=()
-[ -n "$want_pg" ] && comps+=(pg)
-[ -n "$want_mariadb" ] && comps+=(mariadb)
+[ -n "$want_pg" ] && comps+=("pg=${P2O_PG_VERSION:-$P2O_PG_HOST_VERSION}")
+if [ -n "$want_mariadb" ] && [ "$my_flavor" = mysql ]; then
+    comps+=("mysql${P2O_MYSQL_VERSION:+=$P2O_MYSQL_VERSION}")
+elif [ -n "$want_mariadb" ]; then
+    comps+=("mariadb=${P2O_MARIADB_VERSION:-$P2O_MARIADB_HOST_VERSION}")
+fi
 [ -n "$want_os" ] && comps+=(opensearch)
 [ -n "$want_es" ] && comps+=(elasticsearch)
 [ -n "$want_meili" ] && comps+=(meilisearch)
@@ -77,12 +96,15 @@ cleanup() {
     if [ -d "$P2O_SERVERS_DIR/meili" ]; then
         "$P2O_SERVERS_HOME/meilisearch.sh" stop "$P2O_SERVERS_DIR/meili" || src=1
     fi
-    if [ -d "$P2O_SERVERS_DIR/pg" ]; then
-        "$P2O_SERVERS_HOME/pg.sh" stop "$P2O_SERVERS_DIR/pg" || src=1
-    fi
-    if [ -d "$P2O_SERVERS_DIR/mariadb" ]; then
-        "$P2O_SERVERS_HOME/mariadb.sh" stop "$P2O_SERVERS_DIR/mariadb" || src=1
-    fi
+    # every database below the directory, the ones CMD started too (a
+    # test killed before it could stop its own): each DIR names its
+    # script in .p2o-server
+    local marker script
+    while IFS= read -r marker; do
+        script=$(cat "$marker" 2>/dev/null) || continue
+        case $script in pg.sh | mariadb.sh | mysql.sh) ;; *) continue ;; esac
+        "$P2O_SERVERS_HOME/$script" stop "${marker%/.p2o-server}" || src=1
+    done < <(find "$P2O_SERVERS_DIR" -name .p2o-server 2>/dev/null)
     p2o_vlog "servers stopped"
     if [ "$src" = 0 ]; then
         rm -rf "$P2O_SERVERS_DIR"
@@ -119,9 +141,9 @@ if [ -n "$want_meili" ]; then
     . "$P2O_SERVERS_DIR/meili/env"
 fi
 if [ -n "$want_mariadb" ]; then
-    mkdir -p "$P2O_SERVERS_DIR/mariadb"
-    "$P2O_SERVERS_HOME/mariadb.sh" start "$P2O_SERVERS_DIR/mariadb"
-    . "$P2O_SERVERS_DIR/mariadb/env"
+    mkdir -p "$P2O_SERVERS_DIR/$my_flavor"
+    "$P2O_SERVERS_HOME/$my_flavor.sh" start "$P2O_SERVERS_DIR/$my_flavor"
+    . "$P2O_SERVERS_DIR/$my_flavor/env"
 fi
 if [ -n "$want_os" ]; then
     rc=0

@@ -1033,6 +1033,12 @@ test_errors(void)
 	    "  publication: p\n  server_id: 9\n  slot_name: s\n" TGT
 	    "sync:\n  t:\n    table: d.t\n", 3,
 	    "'source.publication' applies only to a postgresql source");
+	expect_err("slot_failover for mysql", "source:\n  url_env: P2O_T_MYURL\n"
+	    "  server_id: 9\n  slot_failover: true\n" TGT
+	    "sync:\n  t:\n    table: d.t\n", 4,
+	    "'source.slot_failover' applies only to a postgresql source");
+	expect_err("slot_failover not a bool", SRC "  slot_failover: yes\n"
+	    TGT SYNC, 3, "'source.slot_failover' must be true or false");
 	expect_err("load_workers for mysql", "source:\n  url_env: P2O_T_MYURL\n"
 	    "  server_id: 9\n  load_workers: 2\n" TGT
 	    "sync:\n  t:\n    table: d.t\n", 4,

@@ -393,6 +393,62 @@ test_pg_publications(void)
 	ok(s.n == 1 && s.v[0].kind == SV_OK, "a logical pgoutput slot of this "
 	    "database: passes");
 
+	/* failover slots (PostgreSQL 17): the standby slots their changes
+	 * wait for; a PostgreSQL 15 server above said nothing of them */
+	k.facts.version = 170004;
+	k.slot.failover = 1;
+	memset(&s, 0, sizeof(s));
+	pgsrv_judge_slot(&k, collect, &s);
+	ok(s.n == 2 && has(first(&s, SV_OK), ", failover,") &&
+	    has(first(&s, SV_NOTE), "synchronized_standby_slots is empty"),
+	    "a failover slot, no standby slot named: a note that the index "
+	    "may run ahead of a standby");
+	snprintf(k.facts.standby_slots, sizeof(k.facts.standby_slots), "sb1");
+	memset(&s, 0, sizeof(s));
+	pgsrv_judge_slot(&k, collect, &s);
+	ok(s.n == 2 && count(&s, SV_OK) == 2 && has(&s.v[1],
+	    "synchronized_standby_slots = 'sb1'"), "... naming a physical "
+	    "slot a standby streams from: passes");
+	snprintf(k.facts.standby_idle, sizeof(k.facts.standby_idle), "sb1");
+	memset(&s, 0, sizeof(s));
+	pgsrv_judge_slot(&k, collect, &s);
+	ok(has(first(&s, SV_NOTE), "names 'sb1', which no standby streams "
+	    "from now"), "... one no standby streams from: a note");
+	k.facts.standby_idle[0] = '\0';
+	snprintf(k.facts.standby_missing, sizeof(k.facts.standby_missing),
+	    "sb1");
+	memset(&s, 0, sizeof(s));
+	pgsrv_judge_slot(&k, collect, &s);
+	v = first(&s, SV_FAIL);
+	ok(has(v, "synchronized_standby_slots names 'sb1', which is no "
+	    "physical slot of this server") && v->code == P2O_EXIT_TEMPFAIL &&
+	    strstr(v->remedy, "RESET synchronized_standby_slots") != NULL,
+	    "... one this server lacks (a promoted standby's copied setting): "
+	    "refused for now, the remedy named");
+	k.facts.in_recovery = 1;
+	memset(&s, 0, sizeof(s));
+	pgsrv_judge_slot(&k, collect, &s);
+	ok(s.n == 1, "... on a standby, which decodes for no failover slot: "
+	    "nothing said");
+	k.facts.in_recovery = 0;
+	k.slot.failover = 0;
+	memset(&s, 0, sizeof(s));
+	pgsrv_judge_slot(&k, collect, &s);
+	ok(s.n == 1 && s.v[0].kind == SV_OK, "a slot without failover: its "
+	    "changes wait for no standby, nothing said");
+	cfg.slot_failover = 1;
+	memset(&s, 0, sizeof(s));
+	pgsrv_judge_slot(&k, collect, &s);
+	v = first(&s, SV_NOTE);
+	ok(v != NULL && has(v, "is not marked failover (source.slot_"
+	    "failover)") && strstr(v->remedy, "ALTER_REPLICATION_SLOT s1 "
+	    "(FAILOVER true)") != NULL &&
+	    has(first(&s, SV_FAIL), "no physical slot"), "source.slot_failover "
+	    "and a slot made without: a note naming ALTER_REPLICATION_SLOT, "
+	    "and the standby slots judged");
+	cfg.slot_failover = 0;
+	k.facts.standby_missing[0] = '\0';
+
 	pgsrv_contract_release(&k);
 	config_release(&cfg);
 	unlink(path);
