@@ -35,7 +35,9 @@ Every 10 s, one CSV row (OUT/soak.csv): for each source and each role
 (supervisor, capture, loader, shaper, writer, ckpt) the process's pid, RSS
 and PSS (/proc/PID/smaps_rollup), open descriptors and CPU (percent of one
 core over the interval); the commit -> indexed p50 and p99 of the interval
-from the supervisor's pg2osync_commit_to_indexed_seconds histogram; the lag;
+from the supervisor's pg2osync_commit_to_indexed_seconds histogram (one
+observation per batch the writer reports durable: from its last
+transaction's commit to the target's answer) and how many; the lag;
 the WAL the slot retains (PostgreSQL; a binlog is not held back by its
 readers); the fault begun in the interval. A stage a fault restarted is a
 new process under the same role: the criteria compare roles, not pids.
@@ -452,6 +454,9 @@ class Pipeline:
         self.log = open(os.path.join(out, f"{src.key}-pipeline.log"), "ab")
         self.proc = None
         self.exits = []	# (when, status) of a supervisor that ended on its own
+        # a kill of the whole pipeline is not a supervisor that exited on
+        # its own: the fault thread holds this from its kill to the new start
+        self.lock = threading.Lock()
         self.env = dict(src.env, P2O_SOAK_URL=src.url, PATH=BIN + ":" + os.environ.get("PATH", ""))
         lines, schema = src.source_config()
         lines += ["target:", f"  url: {OS_URL}", "sync:"]
@@ -469,10 +474,11 @@ class Pipeline:
     def check_alive(self, t):
         """a supervisor that exited on its own is a failure: noted, and a
         new one started so that the run goes on"""
-        if self.proc is not None and self.proc.poll() is not None:
-            self.exits.append((round(t), self.proc.returncode))
-            log(f"{self.src.key}: the supervisor exited on its own ({self.proc.returncode})")
-            self.start()
+        with self.lock:
+            if self.proc is not None and self.proc.poll() is not None:
+                self.exits.append((round(t), self.proc.returncode))
+                log(f"{self.src.key}: the supervisor exited on its own ({self.proc.returncode})")
+                self.start()
 
     def pids(self):
         """role -> [pid] of the supervisor and its stages"""
@@ -513,14 +519,15 @@ class Pipeline:
     def kill_all(self):
         """kill -9 of the supervisor and every stage at once, then a new
         supervisor"""
-        for p in descendants(self.proc.pid):
-            try:
-                os.kill(p, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self.proc.wait()
-        time.sleep(1)
-        self.start()
+        with self.lock:
+            for p in descendants(self.proc.pid):
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            self.proc.wait()
+            time.sleep(1)
+            self.start()
 
     def term(self, timeout=120):
         if self.proc is None or self.proc.poll() is not None:
@@ -561,7 +568,7 @@ class Sampler:
         for k in pipes:
             for r in ROLES:
                 self.cols += [f"{k}.{r}.{x}" for x in ("pid", "rss_kb", "pss_kb", "fds", "cpu_pct")]
-            self.cols += [f"{k}.commits", f"{k}.p50_ms", f"{k}.p99_ms", f"{k}.lag_s",
+            self.cols += [f"{k}.batches", f"{k}.p50_ms", f"{k}.p99_ms", f"{k}.lag_s",
                           f"{k}.wal_bytes"]
         self.cols += ["fault"]
         self.csv = open(os.path.join(out, "soak.csv"), "w")
@@ -596,7 +603,7 @@ class Sampler:
                 self.hists[k] = h
             deltas[k] = d
             if d and d.get(float("inf")):
-                row[f"{k}.commits"] = int(d[float("inf")])
+                row[f"{k}.batches"] = int(d[float("inf")])
                 row[f"{k}.p50_ms"] = quantile_ms(d, 0.5)
                 row[f"{k}.p99_ms"] = quantile_ms(d, 0.99)
             try:
@@ -748,10 +755,10 @@ def criteria(sampler, pipes, t_total, content, faults):
         pa, pb = quantile_ms(ha, 0.99), quantile_ms(hb, 0.99)
         out["p99"][k] = {"q1_ms": pa, "q4_ms": pb, "q1_p50_ms": quantile_ms(ha, 0.5),
                          "q4_p50_ms": quantile_ms(hb, 0.5),
-                         "q1_commits": int(ha.get(float("inf"), 0)),
-                         "q4_commits": int(hb.get(float("inf"), 0))}
+                         "q1_batches": int(ha.get(float("inf"), 0)),
+                         "q4_batches": int(hb.get(float("inf"), 0))}
         if pa is None or pb is None:
-            out["failures"].append(f"p99 of {k}: no commits counted in a quarter")
+            out["failures"].append(f"p99 of {k}: no batch reported in a quarter")
         elif pb > P99_RATIO * pa:
             out["failures"].append(f"p99 of {k}: {pa:g} ms -> {pb:g} ms (over {P99_RATIO}x)")
         if pipes[k].exits:
@@ -842,7 +849,7 @@ def report(out, args, t_total, crit, faults, clients, conv_s, pipes, started):
     L.append("commit -> indexed p50 and p99 (interpolated in the histogram's buckets), first quarter -> last:")
     for k, v in crit["p99"].items():
         L.append(f"  {k}: p50 {v['q1_p50_ms']} -> {v['q4_p50_ms']} ms, p99 {v['q1_ms']} -> "
-                 f"{v['q4_ms']} ms ({v['q1_commits']} / {v['q4_commits']} commits)")
+                 f"{v['q4_ms']} ms ({v['q1_batches']} / {v['q4_batches']} batches)")
     L.append(f"content, {conv_s:.0f} s after the workload stopped:")
     for name, v in crit["content"].items():
         L.append(f"  {name}: " + (f"rows {v['rows']} docs {v['docs']} differences {v['differences']}"
