@@ -780,23 +780,28 @@ def plot(out, keys, faults):
                        f"lc rgb '#bbbbbb' dt 2" for t, _, _ in faults.done)
     roles = ["supervisor", "capture", "shaper", "writer", "ckpt"]
 
+    def col(name):
+        # an empty field (nothing sampled: a process between restarts, a
+        # target down) is NaN, so that the line breaks there instead of
+        # joining the samples either side
+        return f"(strcol('{name}') eq '' ? NaN : column('{name}'))"
+
     def lines(metric, scale=""):
         ls = []
         for k in keys:
             for r in roles:
-                ls.append(f"'{csv}' using ($1/60):(column('{k}.{r}.{metric}'){scale}) "
+                ls.append(f"'{csv}' using ($1/60):({col(f'{k}.{r}.{metric}')}{scale}) "
                           f"with lines title '{k} {r}'")
         return ", ".join(ls)
-    lat = ", ".join(f"'{csv}' using ($1/60):(column('{k}.{q}_ms')) with lines title '{k} {q}'"
+    lat = ", ".join(f"'{csv}' using ($1/60):{col(f'{k}.{q}_ms')} with lines title '{k} {q}'"
                     for k in keys for q in ("p50", "p99"))
-    lag = ", ".join(f"'{csv}' using ($1/60):(column('{k}.lag_s')) with lines title '{k} lag (s)'"
+    lag = ", ".join(f"'{csv}' using ($1/60):{col(f'{k}.lag_s')} with lines title '{k} lag (s)'"
                     for k in keys)
-    wal = ", ".join(f"'{csv}' using ($1/60):(column('{k}.wal_bytes')/1048576) with lines "
+    wal = ", ".join(f"'{csv}' using ($1/60):({col(f'{k}.wal_bytes')}/1048576) with lines "
                     f"title '{k} WAL retained (MB, right)'" for k in keys if k == "pg") or "NaN notitle"
     gp = f"""set terminal pngcairo size 1600,1100 font ",10" noenhanced
 set output "{png}"
 set datafile separator ","
-set datafile missing ""
 set key autotitle columnhead
 set key top left font ",8" maxrows 5
 set grid
@@ -874,7 +879,15 @@ def main():
                     choices=["pg", "mariadb", "both"])
     ap.add_argument("--out", default=os.environ.get("SOAK_OUT", os.path.join(TOP, "build", "soak")))
     ap.add_argument("--seed", type=int, default=int(os.environ.get("SOAK_SEED", 1)))
+    ap.add_argument("--replot", action="store_true",
+                    help="only draw OUT/soak.png again from OUT/soak.csv and OUT/summary.json")
     a = ap.parse_args()
+    if a.replot:
+        with open(os.path.join(a.out, "summary.json")) as f:
+            s = json.load(f)
+        done = argparse.Namespace(done=s["faults"])
+        print(plot(a.out, s["sources"], done))
+        return 0
     if not OS_URL or not SERVERS:
         print("soak: needs tests/servers/run-with.sh (OS_URL, P2O_SERVERS_DIR)", file=sys.stderr)
         return 2
