@@ -257,7 +257,8 @@ class Client(threading.Thread):
 
 class Beat(threading.Thread):
     """the heartbeat row: one client connection fed an update a second; a
-    client that died with its server is started again"""
+    client that exited (its server went away: psql exits then, and so does
+    the mariadb client without --force) is started again"""
 
     def __init__(self, src, stop_ev):
         super().__init__(daemon=True)
@@ -386,7 +387,10 @@ class MariaDB:
         return sh(*self.base, "-N", "-B", self.db, "-e", text, timeout=timeout, env=self.env)
 
     def client_argv(self):
-        return self.base + ["--force", "-N", "-B", self.db]
+        # no --force: a client whose server went away must exit on the
+        # next statement's error and be started again by its caller; with
+        # --force it stayed, its connection gone, and the heartbeat stopped
+        return self.base + ["-N", "-B", self.db]
 
     def prepare(self, logf):
         for t in ("sbtest1", "sbtest2", "soak_beat"):
