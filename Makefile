@@ -14,6 +14,11 @@
 #                        with the table after each trial
 #                        (TRIALS=n, SEED=s, DB=pg|mariadb|both; SHORT=1 the
 #                        short trials of tests/chaos/chaos.t)
+#   make soak            hours of pgbench (PostgreSQL) and sysbench (MariaDB)
+#                        at a fixed rate through a pipeline each, faults on a
+#                        schedule, sampled into build/soak/ (soak.csv, soak.png)
+#                        and judged at the end (SOAK_MINUTES, default 60;
+#                        SOAK_DB=pg|mariadb|both; tests/soak/soak.py)
 #   make fuzz-long       every fuzz target for FUZZ_LONG_SECONDS (default
 #                        3600), new inputs merged into tests/fuzz/corpus
 #   make install PREFIX=/usr/local DESTDIR=   the programs and the man pages
@@ -164,6 +169,10 @@ bench:
 	$(MAKE) all
 	tests/bench/run.sh $(BENCH_ROWS)
 
+# tests/soak/run.sh installs its clients and builds first
+soak:
+	tests/soak/run.sh
+
 demo:
 	tests/install-deps.sh
 	$(MAKE) all
@@ -200,7 +209,7 @@ dist:
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all unit check bench demo install clean fuzz fuzz-bins fuzz-long chaos image deb dist
+.PHONY: all unit check bench soak demo install clean fuzz fuzz-bins fuzz-long chaos image deb dist
 .SECONDARY:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
