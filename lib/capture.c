@@ -27,6 +27,7 @@
 #include "log.h"
 #include "msg.h"
 #include "p2o.h"
+#include "trace.h"
 #include "xio.h"
 
 enum phase {
@@ -179,8 +180,11 @@ read_ctl(struct capture *c, int *eof)
 
 	if (ctl_take_acks(c->ctl, &c->acked, eof, &c->err) == -1)
 		return -1;
-	if (c->acked > before)
+	if (c->acked > before) {
+		/* a traced batch ends once its position is kept */
+		trace_held_end(c->acked);
 		return c->ops->acked(c->src, c->acked, &c->err);
+	}
 	return 0;
 }
 
@@ -197,6 +201,7 @@ capture_run(struct capture *c)
 	char at[600];
 
 	ctl_on = ctl_active(c->ctl);
+	trace_batch_hold(ctl_on);
 	/* a full pipe must not stop the source's own duties (the status
 	 * updates a walsender times out without): stdout is polled */
 	if (set_nonblock(c->out.fd, 1) == -1)

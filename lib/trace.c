@@ -345,6 +345,103 @@ trace_emit(struct trace_span *sp, long long end_ns)
 	pthread_mutex_unlock(&ex.mu);
 }
 
+/* ---- a capture's batches ---- */
+
+/* spans waiting for their position to be kept, oldest first; only the
+ * process's loop touches them */
+static struct {
+	uint64_t pos;
+	struct trace_span sp;
+} open_root[TRACE_OPEN_MAX];
+static int nopen, hold_roots;
+
+void
+trace_batch_hold(int on)
+{
+	hold_roots = on;
+}
+
+void
+trace_batch_add(struct trace_batch *tb, size_t n)
+{
+	if (!ex.on)
+		return;
+	if (tb->start_ns == 0)
+		tb->start_ns = trace_now_ns();
+	tb->bytes += n;
+}
+
+static void
+end_oldest(int k, long long now)
+{
+	int i;
+
+	for (i = 0; i < k; i++)
+		trace_emit(&open_root[i].sp, now);
+	memmove(open_root, open_root + k, (size_t)(nopen - k) *
+	    sizeof(open_root[0]));
+	nopen -= k;
+}
+
+const char *
+trace_batch_commit(struct trace_batch *tb, uint64_t rows, uint64_t pos,
+    const char *text, char buf[TRACE_PARENT_LEN])
+{
+	struct trace_span root, decode;
+	struct trace_ctx c;
+	long long now, start;
+
+	if (!ex.on)
+		return NULL;
+	now = trace_now_ns();
+	start = tb->start_ns ? tb->start_ns : now;
+	if (!trace_begin(&c)) {
+		memset(tb, 0, sizeof(*tb));
+		return NULL;
+	}
+	memset(&root, 0, sizeof(root));
+	memcpy(root.trace_id, c.trace_id, TRACE_ID_LEN);
+	memcpy(root.span_id, c.span_id, TRACE_SPAN_LEN);
+	root.name = "pg2osync.batch";
+	root.start_ns = start;
+	trace_attr_int(&root, "rows", (long long)rows);
+	trace_attr_int(&root, "bytes", (long long)tb->bytes);
+	trace_attr_str(&root, "position", text, strlen(text));
+	if (trace_span_child(&decode, &c, "decode", start) == 0) {
+		trace_attr_int(&decode, "rows", (long long)rows);
+		trace_emit(&decode, now);
+	}
+	memset(tb, 0, sizeof(*tb));
+	if (!hold_roots)
+		trace_emit(&root, now);
+	else
+		trace_hold(&root, pos);
+	trace_ctx_format(&c, buf);
+	return buf;
+}
+
+void
+trace_hold(const struct trace_span *sp, uint64_t pos)
+{
+	if (!ex.on)
+		return;
+	if (nopen == TRACE_OPEN_MAX)
+		end_oldest(1, trace_now_ns());
+	open_root[nopen].pos = pos;
+	open_root[nopen++].sp = *sp;
+}
+
+void
+trace_held_end(uint64_t pos)
+{
+	int k = 0;
+
+	while (k < nopen && open_root[k].pos <= pos)
+		k++;
+	if (k > 0)
+		end_oldest(k, trace_now_ns());
+}
+
 /* POST one batch: 0, or -1 and why */
 static int
 post(struct http_client *c, const struct trace_span *sp, size_t n,
@@ -501,6 +598,8 @@ trace_stop(long wait_ms)
 {
 	if (!ex.on)
 		return;
+	/* a root the stream did not live to see acked ends with it */
+	end_oldest(nopen, trace_now_ns());
 	pthread_mutex_lock(&ex.mu);
 	ex.stopping = 1;
 	ex.stop_by_ms = now_ms() + wait_ms;

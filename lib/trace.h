@@ -88,6 +88,39 @@ void	trace_otlp_json(struct sbuf *out, const char *service,
 int	trace_check_endpoint(const char *s, char *why, size_t len);
 
 /*
+ * A capture's transaction on its way to its commit frame: when its first
+ * message came, and the bytes of the source's log it took.
+ */
+struct trace_batch {
+	long long start_ns;	/* 0: no message yet */
+	uint64_t bytes;
+};
+/* a message of n bytes of the transaction (nothing when tracing is off) */
+void	trace_batch_add(struct trace_batch *, size_t n);
+/*
+ * At its commit, pos and text its position and rows its rows: when the
+ * ratio samples it, its decode span is queued, its root span
+ * pg2osync.batch is opened, and buf holds the traceparent the commit frame
+ * carries (returned); else NULL. Under trace_batch_hold the root stays
+ * open until trace_batch_acked reaches pos, else it ends now. The batch
+ * starts anew either way.
+ */
+const char *trace_batch_commit(struct trace_batch *, uint64_t rows,
+	    uint64_t pos, const char *text, char buf[TRACE_PARENT_LEN]);
+/* the capture runs under a supervisor, whose ack ends a batch */
+void	trace_batch_hold(int);
+/*
+ * A span that ends when a position is kept: held (trace_hold) until
+ * trace_held_end reaches its pos - a capture's root at the supervisor's
+ * ack, the supervisor's checkpoint span at ckpt's stored. Spans held at
+ * most; past it the oldest ends at once.
+ */
+#define TRACE_OPEN_MAX	256
+void	trace_hold(const struct trace_span *, uint64_t pos);
+/* pos is kept: every span held at or below it ends now */
+void	trace_held_end(uint64_t pos);
+
+/*
  * The process's exporter. trace_start with endpoint NULL or ratio 0 leaves
  * tracing off (every call below a no-op). tool names this process's spans.
  * 0, or -1 with e (78: an endpoint that is not a URL).
@@ -102,7 +135,9 @@ int	trace_begin(struct trace_ctx *ctx);
 void	trace_emit(struct trace_span *, long long end_ns);
 /* spans dropped since the start: queue full, or the collector failed */
 uint64_t trace_dropped(void);
-/* send what is queued, waiting at most wait_ms, then stop the thread */
+/* end every open root, send what is queued, waiting at most wait_ms,
+ * then stop the thread; a stage's clean end waits TRACE_STOP_MS */
+#define TRACE_STOP_MS	2000
 void	trace_stop(long wait_ms);
 
 #endif

@@ -16,7 +16,9 @@
 
 #include <jansson.h>
 
+#include "frame.h"
 #include "log.h"
+#include "msg.h"
 #include "p2o.h"
 #include "trace.h"
 #include "tap.h"
@@ -56,6 +58,79 @@ test_traceparent(void)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ok(trace_ctx_parse(bad[i], strlen(bad[i]), &c) == -1,
 		    "refused: '%s'", bad[i]);
+}
+
+/* the frames of buf through a pipe, each read as a position into p[] */
+static int
+read_positions(const struct sbuf *buf, struct msg_pos *p, int max)
+{
+	struct frame_reader r;
+	struct frame f;
+	char why[256];
+	int fds[2], n = 0;
+
+	if (pipe(fds) == -1 || write(fds[1], buf->buf, buf->len) !=
+	    (ssize_t)buf->len)
+		BAIL_OUT("pipe");
+	close(fds[1]);
+	frame_reader_init(&r, fds[0], "stdin");
+	while (n < max && frame_read(&r, &f) == 1) {
+		if (msg_read_pos(&f, &p[n], why, sizeof(why)) == -1) {
+			diag("%s", why);
+			break;
+		}
+		n++;
+	}
+	frame_reader_release(&r);
+	close(fds[0]);
+	return n;
+}
+
+static void
+test_frames(void)
+{
+	static const char *const bad[] = {
+		"{\"k\":\"commit\",\"pos\":5,\"text\":\"0/5\",\"trace\":\"x\"}",
+		"{\"k\":\"commit\",\"pos\":5,\"text\":\"0/5\",\"trace\":7}",
+		"{\"k\":\"commit\",\"pos\":5,\"text\":\"0/5\",\"trace\":"
+		    "\"00-00000000000000000000000000000000-b7ad6b7169203331-01\"}",
+	};
+	struct sbuf out = SBUF_INIT;
+	struct msg_pos p[5], d;
+	size_t i;
+	int n;
+
+	msg_put_commit(&out, 22817480, "0/15C2AC8", 1764489600123456, 3, 0, 0,
+	    tp);
+	msg_put_commit(&out, 22817490, "0/15C2AD2", 1764489600123457, 1, 0, 0,
+	    NULL);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		frame_put(&out, bad[i], strlen(bad[i]));
+	n = read_positions(&out, p, 5);
+	is_int(n, 5, "every commit reads, a malformed trace member or not");
+	is_str(p[0].trace, tp, "a commit carries its batch's traceparent");
+	is_str(p[1].trace, "", "an untraced commit has none");
+	for (i = 2; i < 5; i++)
+		is_str(p[i].trace, "", "a malformed one is dropped: '%s'",
+		    bad[i - 2]);
+	ok(p[0].pos == 22817480 && strcmp(p[0].text, "0/15C2AC8") == 0 &&
+	    p[0].n == 3, "the rest of the commit as before");
+
+	sbuf_reset(&out);
+	memset(&d, 0, sizeof(d));
+	d.pos = 22817480;
+	d.text = "0/15C2AC8";
+	d.at = 1764489600200000;
+	memcpy(d.trace, tp, sizeof(tp));
+	msg_put_durable(&out, &d);
+	ok(strstr(out.buf, "\"trace\":\"00-0af7651916cd43dd8448eb211c80319c-"
+	    "b7ad6b7169203331-01\"") != NULL, "durable carries it on");
+	for (i = 0; i < 5; i++)
+		msg_pos_release(&p[i]);
+	ok(read_positions(&out, p, 1) == 1, "and reads back");
+	is_str(p[0].trace, tp, "the same traceparent");
+	msg_pos_release(&p[0]);
+	sbuf_release(&out);
 }
 
 static void
@@ -275,6 +350,7 @@ main(void)
 {
 	log_init("t-trace");
 	test_traceparent();
+	test_frames();
 	test_json();
 	test_endpoint();
 	test_export();
