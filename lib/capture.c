@@ -40,6 +40,7 @@ enum phase {
 static const enum msg_counter stat_ids[CAPTURE_NSTATS] = {
 	MC_EVENTS_INSERT, MC_EVENTS_UPDATE, MC_EVENTS_DELETE,
 	MC_EVENTS_TRUNCATE, MC_COMMITS, MC_CONFIRMED_POS, MC_RECEIVED_POS,
+	MC_TRACE_DROPPED_CAPTURE,
 };
 
 const struct option capture_longopts[] = {
@@ -165,6 +166,7 @@ send_stats(struct capture *c, long long now)
 	 * nothing changed, or the loop would spin */
 	c->last_stats_ms = now;
 	c->ops->counters(c->src, c->acked, v);
+	v[CAPTURE_NSTATS - 1] = trace_dropped();
 	rc = ctl_send_stats(c->ctl, c->ops->tool, stat_ids, v, c->stats_sent,
 	    CAPTURE_NSTATS);
 	if (rc == -1)

@@ -1102,6 +1102,19 @@ const struct msg_counter_def msg_counters[MC_N] = {
 	    "pg2osync_slot_active", "slot", NULL, 1,
 	    "1 when a replication connection streams from the slot.", NULL,
 	    1 },
+	[MC_TRACE_DROPPED_CAPTURE] = { "trace_dropped_capture", "capture",
+	    "pg2osync_trace_spans_dropped_total", "stage", "capture", 0,
+	    "Spans a stage did not export because the collector failed or "
+	    "its queue was full (traces.endpoint), per stage." },
+	[MC_TRACE_DROPPED_SHAPER] = { "trace_dropped_shaper", "shaper",
+	    "pg2osync_trace_spans_dropped_total", "stage", "shaper", 0,
+	    NULL },
+	[MC_TRACE_DROPPED_WRITER] = { "trace_dropped_writer", "writer",
+	    "pg2osync_trace_spans_dropped_total", "stage", "writer", 0,
+	    NULL },
+	[MC_TRACE_DROPPED_SUPERVISOR] = { "trace_dropped_supervisor",
+	    "supervisor", "pg2osync_trace_spans_dropped_total", "stage",
+	    "supervisor", 0, NULL },
 };
 
 int

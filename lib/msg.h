@@ -297,6 +297,10 @@ enum msg_counter {
 	MC_LOAD_RANGES, MC_LOAD_WAL_PAUSED,
 	/* capture-pg's slot watch, per replication slot */
 	MC_SLOT_RETAINED, MC_SLOT_SAFE_WAL, MC_SLOT_WAL_STATUS, MC_SLOT_ACTIVE,
+	/* spans dropped (lib/trace.c), one name per process that exports:
+	 * the supervisor's own is set by the supervisor, never reported */
+	MC_TRACE_DROPPED_CAPTURE, MC_TRACE_DROPPED_SHAPER,
+	MC_TRACE_DROPPED_WRITER, MC_TRACE_DROPPED_SUPERVISOR,
 	MC_N
 };
 

@@ -132,6 +132,8 @@ send_stats(struct shaperd *d, long long now)
 	kcount_put_stats(&d->sh.truncates_skipped, &j, MC_TRUNCATES_SKIPPED);
 	kcount_put_stats(&d->sh.unconverted, &j, MC_TRANSFORM_UNCONVERTED);
 	kcount_put_stats(&d->sh.lookup_misses, &j, MC_LOOKUP_MISSES);
+	if (trace_on())
+		msg_stats_add(&j, MC_TRACE_DROPPED_SHAPER, trace_dropped());
 	msg_stats_end(&d->st.ctl.out, &j);
 	sbuf_release(&j);
 	if (ctl_flush(&d->st.ctl) == -1)

@@ -189,6 +189,8 @@ send_stats(void)
 		msg_stats_add(&j, stat_ids[i], v[i]);
 	kcount_put_stats(&stats.toast_missing, &j, MC_TOAST_MISSING);
 	kcount_put_stats(&stats.rejected, &j, MC_REJECTED);
+	if (trace_on())
+		msg_stats_add(&j, MC_TRACE_DROPPED_WRITER, trace_dropped());
 	msg_stats_end(&st.ctl.out, &j);
 	sbuf_release(&j);
 	ctl_send();
