@@ -143,8 +143,8 @@ send_stats(struct shaperd *d, long long now)
 	stage_stats_sent(&d->st, now);
 }
 
-/* a traced commit passed: the shape span of its batch, from the frame
- * after the last commit to this one */
+/* a traced commit passed: the shape span of its batch, from its first
+ * row or truncate to the commit */
 static void
 trace_commit(struct shaperd *d, const struct frame *f)
 {
@@ -152,14 +152,17 @@ trace_commit(struct shaperd *d, const struct frame *f)
 	struct trace_ctx c;
 	struct trace_span sp;
 
+	long long now = trace_now_ns();
+
 	msg_get_trace(f->obj, tp);
 	if (tp[0] && trace_ctx_parse(tp, strlen(tp), &c) == 0 && c.sampled &&
-	    trace_span_child(&sp, &c, "shape", d->batch_ns) == 0) {
+	    trace_span_child(&sp, &c, "shape", d->batch_ns ? d->batch_ns :
+	    now) == 0) {
 		trace_attr_int(&sp, "rows",
 		    (long long)(d->sh.n.rows_in - d->batch_n.rows_in));
 		trace_attr_int(&sp, "operations",
 		    (long long)(d->sh.n.ops_out - d->batch_n.ops_out));
-		trace_emit(&sp, trace_now_ns());
+		trace_emit(&sp, now);
 	}
 	d->batch_ns = 0;
 }
@@ -171,6 +174,7 @@ next_frame(struct shaperd *d, struct frame_reader *rd,
     enum shape_source src)
 {
 	struct frame f;
+	enum msg_kind k = MSG_UNKNOWN;
 	char err[512];
 	int r;
 
@@ -180,7 +184,10 @@ next_frame(struct shaperd *d, struct frame_reader *rd,
 		flush_out(d);
 		fatalx(P2O_EXIT_DATA, "%s", rd->err);
 	}
-	if (src == SHAPE_STREAM && trace_on() && d->batch_ns == 0) {
+	if (src == SHAPE_STREAM && trace_on())
+		k = msg_kind(&f);
+	/* a batch begins at its first change (not at a keepalive) */
+	if ((k == MSG_ROW || k == MSG_TRUNCATE) && d->batch_ns == 0) {
 		d->batch_ns = trace_now_ns();
 		d->batch_n = d->sh.n;
 	}
@@ -190,7 +197,7 @@ next_frame(struct shaperd *d, struct frame_reader *rd,
 		fatalx(P2O_EXIT_DATA, "%s: offset %llu: %s", rd->name,
 		    (unsigned long long)f.offset, err);
 	}
-	if (src == SHAPE_STREAM && trace_on() && msg_kind(&f) == MSG_COMMIT)
+	if (k == MSG_COMMIT)
 		trace_commit(d, &f);
 	if (d->out.len >= OUT_FLUSH)
 		flush_out(d);
