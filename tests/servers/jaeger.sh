@@ -5,7 +5,8 @@
 #   jaeger.sh stop DIR      TERM, KILL after 20 s, wait
 #   jaeger.sh status DIR    exit 0 when running
 # The binary is the one install.sh built from the Go module proxy
-# ($P2O_JAEGER_BIN, under ~/.cache/pg2osync/jaeger-<version>/). It runs as
+# ($P2O_JAEGER_BIN, under ~/.cache/pg2osync/jaeger-<version>/), copied
+# into DIR (root's home is closed to nobody). It runs as
 # nobody with a configuration of its own (DIR/jaeger.yaml): OTLP over HTTP
 # only, the query API, a health check, every port a free one on loopback
 # and nothing else listening. DIR/env exports JAEGER_OTLP_URL (what
@@ -98,11 +99,14 @@ exporters:
     trace_storage: memstore
 EOF
     chmod 644 "$DIR/jaeger.yaml"
+    # the cache is under root's home, which nobody cannot enter
+    cp "$P2O_JAEGER_BIN" "$DIR/jaeger"
+    chmod 755 "$DIR/jaeger"
     : >"$LOG"
     chown nobody "$LOG"
     rm -f "$DIR/jaeger.pid"
     setsid runuser -u nobody -- env -i PATH=/usr/bin:/bin HOME=/tmp \
-        "$P2O_JAEGER_BIN" --config "$DIR/jaeger.yaml" >>"$LOG" 2>&1 </dev/null &
+        "$DIR/jaeger" --config "$DIR/jaeger.yaml" >>"$LOG" 2>&1 </dev/null &
     pid=
     for _ in $(seq 1 $((START_TIMEOUT * 10))); do
         [ $((SECONDS - t0)) -ge "$START_TIMEOUT" ] && break
