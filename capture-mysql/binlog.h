@@ -23,6 +23,7 @@
 #include "err.h"
 #include "jscan.h"
 #include "sbuf.h"
+#include "trace.h"
 #include "mysql/mybytes.h"
 #include "mysql/mycat.h"
 #include "mysql/mygtid.h"
@@ -366,6 +367,7 @@ struct txn {
 	uint64_t v;		/* version of every row in the group */
 	int	 emitting;	/* the group is past emit_from */
 	uint64_t nrows;		/* rows and truncates in it */
+	struct trace_batch trace;	/* its span's start and bytes */
 	long long ts_us;
 	long long rx_us;	/* when the event being decoded arrived, µs;
 				 * 0 unknown (a commit frame's "rx") */

@@ -21,6 +21,7 @@
 #include "source.h"
 #include "server.h"
 #include "stage.h"
+#include "trace.h"
 #include "mysql/mynest.h"
 
 static const char usage_text[] =
@@ -131,6 +132,8 @@ main(int argc, char **argv)
 		fatalx(P2O_EXIT_CONFIG, "%s: the source is a %s url, which %s "
 		    "reads; capture-mysql reads MySQL and MariaDB only",
 		    st.cfgpath, cfg.source->noun, cfg.source->capture);
+	if (config_traces_start(&cfg, "capture-mysql", &e) == -1)
+		exit(stage_report(&e));
 
 	server_init(&src);
 	if (server_connect(&src, &cfg) == -1 || server_check(&src) == -1 ||
@@ -194,6 +197,7 @@ main(int argc, char **argv)
 	free(tables);
 	server_release(&src);
 	mypos_release(&start);
+	trace_stop(TRACE_STOP_MS);
 	stage_end(&st);
 	config_release(&cfg);
 	return P2O_EXIT_OK;

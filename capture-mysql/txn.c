@@ -201,6 +201,9 @@ group_begin(struct txn *t, uint64_t ev_begin, uint64_t ev_end,
 	}
 	t->state = state;
 	t->nrows = 0;
+	/* a batch's span starts at its first event */
+	memset(&t->trace, 0, sizeof(t->trace));
+	trace_batch_add(&t->trace, (size_t)(ev_end - ev_begin));
 	t->v = t->base + ev_end;
 	t->emitting = ev_begin >= t->emit_from;
 	t->ts_us = ts_us;
@@ -211,6 +214,8 @@ group_begin(struct txn *t, uint64_t ev_begin, uint64_t ev_end,
 static int
 group_end(struct txn *t, uint64_t ev_end, struct sbuf *out)
 {
+	char tp[TRACE_PARENT_LEN];
+
 	if (t->have_gtid) {
 		if (t->g_mdb)
 			gtid_set_add_mdb(&t->gtid, t->g_mdbg.domain,
@@ -234,7 +239,9 @@ group_end(struct txn *t, uint64_t ev_end, struct sbuf *out)
 		sbuf_reset(&t->scratch);
 		txn_pos_text(t, ev_end, &t->scratch);
 		msg_put_commit(out, t->base + ev_end, t->scratch.buf,
-		    t->ts_us, t->nrows, 0, t->rx_us);
+		    t->ts_us, t->nrows, 0, t->rx_us, trace_batch_commit(
+		    &t->trace, t->nrows, t->base + ev_end, t->scratch.buf,
+		    tp));
 		t->n.commits++;
 		t->last_commit = t->last_emitted = t->base + ev_end;
 	}
@@ -1032,6 +1039,8 @@ txn_event(struct txn *t, const unsigned char *ev, size_t len,
 	size_t start = out->len;
 
 	p2o_err_clear(&t->err);
+	if (t->state != TS_NONE)
+		trace_batch_add(&t->trace, len);
 	if (event(t, ev, len, 0, out) == -1) {
 		out->len = start;
 		if (out->cap)

@@ -22,6 +22,7 @@
 #include "lsn.h"
 #include "pg/pgtypes.h"
 #include "capture.h"
+#include "trace.h"
 #include "pg/pgserver.h"
 
 /* pgoutput.c */
@@ -91,6 +92,8 @@ struct pgo_decoder {
 	int64_t		 txn_ts;	/* commit time, µs since the Unix epoch */
 	uint32_t	 txn_xid;
 	uint64_t	 txn_n;		/* rows and truncates so far */
+	struct trace_batch trace;	/* its span's start and bytes, and
+					 * those of the held ones before */
 
 	/*
 	 * Commits held back (pgo_flush): a transaction whose rows named

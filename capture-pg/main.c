@@ -22,6 +22,7 @@
 #include "p2o.h"
 #include "source.h"
 #include "stage.h"
+#include "trace.h"
 #include "pg/pgnest.h"
 
 static const char usage_text[] =
@@ -114,6 +115,8 @@ main(int argc, char **argv)
 		fatalx(P2O_EXIT_CONFIG, "%s: the source is a %s url, which %s "
 		    "reads; capture-pg reads PostgreSQL only", st.cfgpath,
 		    cfg.source->noun, cfg.source->capture);
+	if (config_traces_start(&cfg, "capture-pg", &e) == -1)
+		exit(stage_report(&e));
 	pgo_init(&dec);
 	slot_init(&src);
 	if (slot_connect_sql(&src, &cfg) == -1 ||
@@ -149,6 +152,7 @@ main(int argc, char **argv)
 	slot_release(&src);
 	nestread_close(dec.nest);
 	pgo_release(&dec);
+	trace_stop(TRACE_STOP_MS);
 	stage_end(&st);
 	config_release(&cfg);
 	return P2O_EXIT_OK;

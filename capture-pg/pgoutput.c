@@ -821,7 +821,7 @@ done:
 int
 pgo_flush(struct pgo_decoder *d, struct sbuf *out)
 {
-	char lsnbuf[32];
+	char lsnbuf[32], tp[TRACE_PARENT_LEN];
 	size_t mark = out->len;
 
 	/* a burst closes between transactions only: in the middle of one
@@ -839,7 +839,8 @@ pgo_flush(struct pgo_decoder *d, struct sbuf *out)
 	}
 	lsn_format(d->held_end, lsnbuf);
 	msg_put_commit(out, d->held_end, lsnbuf, d->held_ts, d->txn_n,
-	    d->held_tx, d->held_rx);
+	    d->held_tx, d->held_rx, trace_batch_commit(&d->trace, d->txn_n,
+	    d->held_end, lsnbuf, tp));
 	d->last_commit = d->held_end;
 	d->held = 0;
 	d->txn_n = 0;
@@ -855,7 +856,7 @@ pgo_decode(struct pgo_decoder *d, const unsigned char *msg, size_t len,
 	uint32_t xid, mlen;
 	uint8_t flags;
 	const char *s;
-	char lsnbuf[32];
+	char lsnbuf[32], tp[TRACE_PARENT_LEN];
 	size_t mark = out->len;
 	int rc = 0;
 
@@ -863,6 +864,9 @@ pgo_decode(struct pgo_decoder *d, const unsigned char *msg, size_t len,
 	if (len == 0)
 		return p2o_fail(&d->err, P2O_EXIT_TEMPFAIL, "empty pgoutput "
 		    "message");
+	/* a batch's span starts at its Begin and counts what it took */
+	if (d->in_txn || msg[0] == 'B')
+		trace_batch_add(&d->trace, len);
 
 	switch (msg[0]) {
 	case 'B':
@@ -917,7 +921,8 @@ pgo_decode(struct pgo_decoder *d, const unsigned char *msg, size_t len,
 		}
 		lsn_format(end, lsnbuf);
 		msg_put_commit(out, end, lsnbuf, unix_us(ts), d->txn_n,
-		    d->tx_us, d->rx_us);
+		    d->tx_us, d->rx_us, trace_batch_commit(&d->trace,
+		    d->txn_n, end, lsnbuf, tp));
 		d->last_commit = end;
 		return 0;
 

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "msg.h"
 #include "p2o.h"
+#include "trace.h"
 #include "xio.h"
 
 enum phase {
@@ -39,6 +40,7 @@ enum phase {
 static const enum msg_counter stat_ids[CAPTURE_NSTATS] = {
 	MC_EVENTS_INSERT, MC_EVENTS_UPDATE, MC_EVENTS_DELETE,
 	MC_EVENTS_TRUNCATE, MC_COMMITS, MC_CONFIRMED_POS, MC_RECEIVED_POS,
+	MC_TRACE_DROPPED_CAPTURE,
 };
 
 const struct option capture_longopts[] = {
@@ -164,6 +166,7 @@ send_stats(struct capture *c, long long now)
 	 * nothing changed, or the loop would spin */
 	c->last_stats_ms = now;
 	c->ops->counters(c->src, c->acked, v);
+	v[CAPTURE_NSTATS - 1] = trace_dropped();
 	rc = ctl_send_stats(c->ctl, c->ops->tool, stat_ids, v, c->stats_sent,
 	    CAPTURE_NSTATS);
 	if (rc == -1)
@@ -179,8 +182,11 @@ read_ctl(struct capture *c, int *eof)
 
 	if (ctl_take_acks(c->ctl, &c->acked, eof, &c->err) == -1)
 		return -1;
-	if (c->acked > before)
+	if (c->acked > before) {
+		/* a traced batch ends once its position is kept */
+		trace_held_end(c->acked);
 		return c->ops->acked(c->src, c->acked, &c->err);
+	}
 	return 0;
 }
 
@@ -197,6 +203,7 @@ capture_run(struct capture *c)
 	char at[600];
 
 	ctl_on = ctl_active(c->ctl);
+	trace_batch_hold(ctl_on);
 	/* a full pipe must not stop the source's own duties (the status
 	 * updates a walsender times out without): stdout is polled */
 	if (set_nonblock(c->out.fd, 1) == -1)

@@ -36,8 +36,10 @@ struct ctl;
 #define CAPTURE_FINISH_MS	10000	/* then for the server's end */
 
 /* the counters every capture reports, in this order */
-#define CAPTURE_NSTATS		7	/* inserts, updates, deletes, truncates,
-					 * commits, confirmed, received */
+#define CAPTURE_NSTATS		8	/* inserts, updates, deletes, truncates,
+					 * commits, confirmed, received (the
+					 * source's counters callback), spans
+					 * dropped (the loop's) */
 
 struct capture_ops {
 	const char *tool;		/* names the stats frames */

@@ -46,6 +46,7 @@ static const struct cs_node sections[] = {
 	{ "api", CS_STRUCT, .keys = config_api_keys,
 	    .finish = config_listen_finish },
 	{ "log", CS_STRUCT, .keys = config_log_keys },
+	{ "traces", CS_STRUCT, .keys = config_traces_keys },
 	{ NULL }
 };
 

@@ -315,6 +315,11 @@ struct config {
 	int	 retry_max;		/* attempts of one request; 0 none */
 	int	 retry_backoff_ms;	/* the first retry delay, 100 */
 	int	 retry_max_elapsed_ms;	/* retrying one request; 0 none */
+
+	/* traces: an OTLP/HTTP collector; NULL = PG2OSYNC_OTLP_ENDPOINT,
+	 * or none */
+	char	*traces_endpoint;
+	char	*traces_sample_ratio;	/* "0" to "1", default "1" */
 };
 
 /* config.c */
@@ -386,5 +391,17 @@ int	config_check_target(const struct config *,
  * one): 0, or -1 with why */
 int	config_check_index_name(const struct config *, const char *,
 	    char *why, size_t);
+/* config_traces.c */
+
+/* the variable that names the collector when traces.endpoint does not */
+#define CONFIG_OTLP_ENV	"PG2OSYNC_OTLP_ENDPOINT"
+/* where spans go (NULL: nowhere) and the share of batches traced: 0, or
+ * -1 with e (78) when the variable is no URL */
+int	config_traces(const struct config *, const char **endpoint,
+	    double *ratio, struct p2o_err *e);
+/* the process's span exporter started by them (trace_start), its spans
+ * named for tool: 0, or -1 with e */
+int	config_traces_start(const struct config *, const char *tool,
+	    struct p2o_err *e);
 
 #endif

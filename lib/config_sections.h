@@ -48,6 +48,9 @@ int	config_listen_finish(struct cs_walk *, void *, const char *, int);
 /* config_log.c */
 extern const struct cs_node config_log_keys[];
 
+/* config_traces.c */
+extern const struct cs_node config_traces_keys[];
+
 /* config_sync.c: one struct sync_section, the element of the map under
  * sync: */
 extern const struct cs_node config_sync_section;

@@ -13,6 +13,7 @@
 
 #include "msg.h"
 #include "p2o.h"
+#include "trace.h"
 
 static const char *const kind_names[MSG_NKINDS] = {
 	[MSG_UNKNOWN] = "?",
@@ -191,6 +192,28 @@ get_str(struct jspan obj, const char *name, char **out, int required,
 	return 1;
 }
 
+/* a traceparent member into buf ("" when absent): one that is not a
+ * string or not a W3C traceparent is dropped, for a trace is never worth
+ * stopping a stream over */
+_Static_assert(sizeof(((struct msg_pos *)0)->trace) == TRACE_PARENT_LEN,
+    "msg_pos.trace holds a traceparent");
+
+void
+msg_get_trace(struct jspan obj, char *buf)
+{
+	struct trace_ctx c;
+	struct jspan s;
+
+	buf[0] = '\0';
+	if (!jobj_get(obj, "trace", &s) || jspan_type(s) != J_STRING ||
+	    jstr_copy(s, buf, TRACE_PARENT_LEN) == -1)
+		goto drop;
+	if (trace_ctx_parse(buf, strlen(buf), &c) == 0)
+		return;
+drop:
+	buf[0] = '\0';
+}
+
 /* ---- hello ---- */
 
 void
@@ -262,6 +285,8 @@ msg_put_durable(struct sbuf *out, const struct msg_pos *p)
 	if (p->sent > 0)
 		member_i64(&j, "sent", p->sent);
 	member_i64(&j, "at", p->at);
+	if (p->trace[0])
+		member_str(&j, "trace", p->trace, strlen(p->trace));
 	end_small(out, &j);
 }
 
@@ -362,7 +387,8 @@ msg_gap_describe(const struct msg_gap *g, char *buf, size_t len)
 
 void
 msg_put_commit(struct sbuf *out, uint64_t pos, const char *text,
-    long long ts_us, uint64_t n, long long tx_us, long long rx_us)
+    long long ts_us, uint64_t n, long long tx_us, long long rx_us,
+    const char *trace)
 {
 	struct sbuf j = SBUF_INIT;
 
@@ -374,6 +400,8 @@ msg_put_commit(struct sbuf *out, uint64_t pos, const char *text,
 		member_i64(&j, "tx", tx_us);
 	if (rx_us > 0)
 		member_i64(&j, "rx", rx_us);
+	if (trace != NULL && *trace)
+		member_str(&j, "trace", trace, strlen(trace));
 	end_small(out, &j);
 }
 
@@ -428,6 +456,8 @@ msg_read_pos(const struct frame *f, struct msg_pos *p, char *err,
 	if (k == MSG_COMMIT &&
 	    get_u64(f->obj, "n", &p->n, 0, what, err, errlen) == -1)
 		goto fail;
+	if (k == MSG_COMMIT || k == MSG_DURABLE)
+		msg_get_trace(f->obj, p->trace);
 	return 0;
 fail:
 	msg_pos_release(p);
@@ -1072,6 +1102,19 @@ const struct msg_counter_def msg_counters[MC_N] = {
 	    "pg2osync_slot_active", "slot", NULL, 1,
 	    "1 when a replication connection streams from the slot.", NULL,
 	    1 },
+	[MC_TRACE_DROPPED_CAPTURE] = { "trace_dropped_capture", "capture",
+	    "pg2osync_trace_spans_dropped_total", "stage", "capture", 0,
+	    "Spans a stage did not export because the collector failed or "
+	    "its queue was full (traces.endpoint), per stage." },
+	[MC_TRACE_DROPPED_SHAPER] = { "trace_dropped_shaper", "shaper",
+	    "pg2osync_trace_spans_dropped_total", "stage", "shaper", 0,
+	    NULL },
+	[MC_TRACE_DROPPED_WRITER] = { "trace_dropped_writer", "writer",
+	    "pg2osync_trace_spans_dropped_total", "stage", "writer", 0,
+	    NULL },
+	[MC_TRACE_DROPPED_SUPERVISOR] = { "trace_dropped_supervisor",
+	    "supervisor", "pg2osync_trace_spans_dropped_total", "stage",
+	    "supervisor", 0, NULL },
 };
 
 int

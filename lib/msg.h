@@ -87,8 +87,15 @@ struct msg_pos {
 	long long in;		/* durable: when the writer read the commit
 				 * frame, µs; 0 absent */
 	uint64_t n;		/* commit: rows and truncates in it */
+	/* commit, durable: the batch's trace as a W3C traceparent
+	 * (lib/trace.h), "" when absent; a malformed one is dropped on
+	 * reading, never an error */
+	char	 trace[56];
 };
 void	msg_pos_release(struct msg_pos *);
+/* a commit's or durable's traceparent into buf (TRACE_PARENT_LEN bytes),
+ * "" when it has none or a malformed one */
+void	msg_get_trace(struct jspan obj, char *buf);
 
 void	msg_put_durable(struct sbuf *out, const struct msg_pos *);
 void	msg_put_ack(struct sbuf *out, uint64_t pos);
@@ -209,9 +216,11 @@ void	msg_end(struct sbuf *out, struct sbuf *j);
 
 /* commit and pos are complete frames: no builder needed */
 /* the latency breakdown: tx_us when the source sent the commit, rx_us when
- * the capture read it (0: unknown, left out) */
+ * the capture read it (0: unknown, left out); trace the batch's
+ * traceparent (NULL: untraced, left out) */
 void	msg_put_commit(struct sbuf *out, uint64_t pos, const char *text,
-	    long long ts_us, uint64_t n, long long tx_us, long long rx_us);
+	    long long ts_us, uint64_t n, long long tx_us, long long rx_us,
+	    const char *trace);
 void	msg_put_pos(struct sbuf *out, uint64_t pos, const char *text);
 
 /* a row event, its members as spans into the frame: from the members the
@@ -288,6 +297,10 @@ enum msg_counter {
 	MC_LOAD_RANGES, MC_LOAD_WAL_PAUSED,
 	/* capture-pg's slot watch, per replication slot */
 	MC_SLOT_RETAINED, MC_SLOT_SAFE_WAL, MC_SLOT_WAL_STATUS, MC_SLOT_ACTIVE,
+	/* spans dropped (lib/trace.c), one name per process that exports:
+	 * the supervisor's own is set by the supervisor, never reported */
+	MC_TRACE_DROPPED_CAPTURE, MC_TRACE_DROPPED_SHAPER,
+	MC_TRACE_DROPPED_WRITER, MC_TRACE_DROPPED_SUPERVISOR,
 	MC_N
 };
 

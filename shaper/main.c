@@ -20,6 +20,7 @@
 #include "msg.h"
 #include "p2o.h"
 #include "stage.h"
+#include "trace.h"
 #include "xio.h"
 #include "shaper.h"
 
@@ -63,6 +64,10 @@ struct shaperd {
 	struct sbuf out;
 	struct shape_counters sent;	/* counters in the last stats frame */
 	int	 load_fd;		/* --load-fd, or -1 */
+	/* traced: when the stream's batch began (its first frame after the
+	 * last commit), and the counters then */
+	long long batch_ns;
+	struct shape_counters batch_n;
 };
 
 static int parse_fd(const char *);
@@ -127,6 +132,8 @@ send_stats(struct shaperd *d, long long now)
 	kcount_put_stats(&d->sh.truncates_skipped, &j, MC_TRUNCATES_SKIPPED);
 	kcount_put_stats(&d->sh.unconverted, &j, MC_TRANSFORM_UNCONVERTED);
 	kcount_put_stats(&d->sh.lookup_misses, &j, MC_LOOKUP_MISSES);
+	if (trace_on())
+		msg_stats_add(&j, MC_TRACE_DROPPED_SHAPER, trace_dropped());
 	msg_stats_end(&d->st.ctl.out, &j);
 	sbuf_release(&j);
 	if (ctl_flush(&d->st.ctl) == -1)
@@ -136,6 +143,30 @@ send_stats(struct shaperd *d, long long now)
 	stage_stats_sent(&d->st, now);
 }
 
+/* a traced commit passed: the shape span of its batch, from its first
+ * row or truncate to the commit */
+static void
+trace_commit(struct shaperd *d, const struct frame *f)
+{
+	char tp[TRACE_PARENT_LEN];
+	struct trace_ctx c;
+	struct trace_span sp;
+
+	long long now = trace_now_ns();
+
+	msg_get_trace(f->obj, tp);
+	if (tp[0] && trace_ctx_parse(tp, strlen(tp), &c) == 0 && c.sampled &&
+	    trace_span_child(&sp, &c, "shape", d->batch_ns ? d->batch_ns :
+	    now) == 0) {
+		trace_attr_int(&sp, "rows",
+		    (long long)(d->sh.n.rows_in - d->batch_n.rows_in));
+		trace_attr_int(&sp, "operations",
+		    (long long)(d->sh.n.ops_out - d->batch_n.ops_out));
+		trace_emit(&sp, now);
+	}
+	d->batch_ns = 0;
+}
+
 /* shape one buffered frame of rd: 1 done, 0 none complete. A bad frame
  * writes what the frames before it produced, then ends the tool. */
 static int
@@ -143,6 +174,7 @@ next_frame(struct shaperd *d, struct frame_reader *rd,
     enum shape_source src)
 {
 	struct frame f;
+	enum msg_kind k = MSG_UNKNOWN;
 	char err[512];
 	int r;
 
@@ -152,12 +184,21 @@ next_frame(struct shaperd *d, struct frame_reader *rd,
 		flush_out(d);
 		fatalx(P2O_EXIT_DATA, "%s", rd->err);
 	}
+	if (src == SHAPE_STREAM && trace_on())
+		k = msg_kind(&f);
+	/* a batch begins at its first change (not at a keepalive) */
+	if ((k == MSG_ROW || k == MSG_TRUNCATE) && d->batch_ns == 0) {
+		d->batch_ns = trace_now_ns();
+		d->batch_n = d->sh.n;
+	}
 	if (shape_event(&d->sh, src, f.obj, f.kind, &f.top, &d->out, err,
 	    sizeof(err)) == -1) {
 		flush_out(d);
 		fatalx(P2O_EXIT_DATA, "%s: offset %llu: %s", rd->name,
 		    (unsigned long long)f.offset, err);
 	}
+	if (k == MSG_COMMIT)
+		trace_commit(d, &f);
 	if (d->out.len >= OUT_FLUSH)
 		flush_out(d);
 	return 1;
@@ -205,6 +246,7 @@ main(int argc, char **argv)
 	/* the shaper connects to nothing: it needs no secret, so a captured
 	 * stream replays at a desk without the production credentials */
 	if (config_load_with(d.st.cfgpath, CONFIG_SECRET_TRANSFORM, &cfg, &e) == -1 ||
+	    config_traces_start(&cfg, "shaper", &e) == -1 ||
 	    stage_hello(&d.st, &e) == -1)
 		exit(stage_report(&e));
 
@@ -276,6 +318,7 @@ main(int argc, char **argv)
 	log_debug("end of stdin: %llu rows in, %llu operations out",
 	    (unsigned long long)d.sh.n.rows_in,
 	    (unsigned long long)d.sh.n.ops_out);
+	trace_stop(TRACE_STOP_MS);
 	stage_end(&d.st);
 	if (load_open)
 		frame_reader_release(&ld);

@@ -46,6 +46,22 @@ on_hello(struct sv *sv, int k, const struct frame *f, long long now)
 	sv_check_up(sv, now);
 }
 
+/* a traced batch is durable: its checkpoint span, from now until ckpt
+ * has stored its position (or a later one) */
+static void
+trace_checkpoint(const struct msg_pos *d)
+{
+	struct trace_ctx c;
+	struct trace_span sp;
+
+	if (trace_ctx_parse(d->trace, strlen(d->trace), &c) == -1 ||
+	    trace_span_child(&sp, &c, "checkpoint", trace_now_ns()) == -1)
+		return;
+	if (d->text)
+		trace_attr_str(&sp, "position", d->text, strlen(d->text));
+	trace_hold(&sp, d->pos);
+}
+
 static void
 on_durable(struct sv *sv, const struct frame *f, long long now)
 {
@@ -60,6 +76,8 @@ on_durable(struct sv *sv, const struct frame *f, long long now)
 	if (sv_bc_durable(&sv->bc, d.pos, d.text) == -1)
 		log_warnx("writer reported durable %" PRIu64 " after %" PRIu64
 		    ": ignored", d.pos, sv->bc.durable);
+	else if (d.trace[0] && trace_on())
+		trace_checkpoint(&d);
 	/* a bare pos has no commit time, and so no latency */
 	if (d.ts > 0 && d.at > 0)
 		sv_hist_observe(&sv->m.indexed, d.at - d.ts);
@@ -91,6 +109,7 @@ on_stored(struct sv *sv, const struct frame *f, long long now)
 	}
 	sv->m.checkpoint_position = sv->bc.stored;
 	log_debug("checkpoint stored at %" PRIu64, st.pos);
+	trace_held_end(st.pos);
 	/* the new stream has a checkpoint of its own: a restart resumes
 	 * from it, and the forgotten load progress is being rebuilt */
 	sv_event(sv, EV_STORED, now);

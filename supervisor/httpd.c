@@ -114,17 +114,24 @@ valid_header(const char *p, size_t n, struct sv_http_req *req)
 	for (t = colon + 1; t < p + n; t++)
 		if (((unsigned char)*t < 0x20 && *t != '\t') || *t == 0x7f)
 			return -1;
+	for (v = colon + 1; v < e && (*v == ' ' || *v == '\t'); v++)
+		;
+	while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
 	if ((size_t)(colon - p) == 13 && strncasecmp(p, "Authorization",
 	    13) == 0) {
-		for (v = colon + 1; v < e && (*v == ' ' || *v == '\t'); v++)
-			;
-		while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
-			e--;
 		/* one too long to hold cannot be the token: left empty */
 		if ((size_t)(e - v) < sizeof(req->auth)) {
 			memcpy(req->auth, v, (size_t)(e - v));
 			req->auth[e - v] = '\0';
 		}
+	}
+	/* a caller's trace context: kept only when it is one (synced.c
+	 * continues it), anything else left empty */
+	if ((size_t)(colon - p) == 11 && strncasecmp(p, "traceparent",
+	    11) == 0 && (size_t)(e - v) == sizeof(req->traceparent) - 1) {
+		memcpy(req->traceparent, v, (size_t)(e - v));
+		req->traceparent[e - v] = '\0';
 	}
 	return 0;
 }

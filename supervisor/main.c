@@ -357,7 +357,8 @@ main(int argc, char *argv[])
 	if (config_load_with(sv.cfgpath, sv_stage_secrets() |
 	    CONFIG_SECRET_LISTEN, &sv.cf, &e) == -1 ||
 	    set_up_children(&sv, &a, &e) == -1 ||
-	    name_source(&sv, &e) == -1)
+	    name_source(&sv, &e) == -1 ||
+	    config_traces_start(&sv.cf, "pg2osync-supervise", &e) == -1)
 		exit(stage_report(&e));
 	sv_apply_log(&sv.cf);
 	sv_reload_remember(&sv);
@@ -375,5 +376,6 @@ main(int argc, char *argv[])
 	code = sv_run(&sv);
 	sv_httpd_close(&sv.httpd);
 	sv_httpd_close(&sv.api);
+	trace_stop(TRACE_STOP_MS);
 	return code;
 }

@@ -30,6 +30,10 @@ sv_route(void *arg, const struct sv_http_req *req, struct sv_http_resp *resp)
 		sv_health_update(sv, now);
 		resp->status = 200;
 		resp->ctype = "text/plain; version=0.0.4; charset=utf-8";
+		/* the supervisor's own spans: counted since it started,
+		 * across the pipeline's restarts */
+		sv->m.base[MC_TRACE_DROPPED_SUPERVISOR] = 0;
+		sv->m.last[MC_TRACE_DROPPED_SUPERVISOR] = trace_dropped();
 		sv_metrics_render(&sv->m, &resp->body);
 	} else if (strcmp(req->path, "/healthz") == 0) {
 		/* a liveness probe must not kill a supervisor that is

@@ -45,6 +45,7 @@
 #include "frame.h"
 #include "msg.h"
 #include "sbuf.h"
+#include "trace.h"
 
 struct pollfd;
 struct sv;
@@ -529,6 +530,8 @@ struct sv_http_req {
 	char	 query[512];	/* after '?' (before any '#'), or "" */
 	int	 query_cut;	/* the query was longer than query holds */
 	char	 auth[512];	/* the Authorization header's value, or "" */
+	char	 traceparent[56];	/* a traceparent header of the
+				 * length of one, or "" */
 	/* the connection it came on, for an answer given later */
 	int	 conn;
 	unsigned gen;
@@ -661,6 +664,10 @@ struct sv_waiter {
 	int	 refresh;	/* refresh=true */
 	uint64_t need_seq;	/* the helper's answer it waits for, or 0 */
 	int	 refreshing;	/* reached: the refresh is out */
+	/* traced: the span of the wait, under the caller's traceparent */
+	int	 traced;
+	struct trace_ctx trace;
+	long long trace_ns;
 };
 
 /* the answer to a request on api.bind (an sv_http_handler; arg: the sv) */

@@ -57,6 +57,25 @@ json_str(struct sbuf *b, const char *name, const char *v)
 	sbuf_add_jstr(b, v, strlen(v));
 }
 
+/* a traced wait answered: its span under the caller's */
+static void
+trace_wait(struct sv_waiter *w, int status, const char *confirmed_text)
+{
+	struct trace_span sp;
+
+	if (trace_span_child(&sp, &w->trace, "pg2osync.synced",
+	    w->trace_ns) == -1)
+		return;
+	trace_attr_int(&sp, "http.response.status_code", status);
+	if (w->have_req)
+		trace_attr_str(&sp, "requested", w->req_text,
+		    strlen(w->req_text));
+	trace_attr_str(&sp, "confirmed", confirmed_text,
+	    strlen(confirmed_text));
+	sp.error = status != 200;
+	trace_emit(&sp, trace_now_ns());
+}
+
 /* the answer of waiter w, and its slot freed */
 static void
 finish(struct sv *sv, struct sv_waiter *w, int status, const char *error,
@@ -90,6 +109,8 @@ finish(struct sv *sv, struct sv_waiter *w, int status, const char *error,
 	sbuf_adds(&resp.body, "}\n");
 	sv_httpd_answer(&sv->api, w->conn, w->gen, &resp);
 	sbuf_release(&resp.body);
+	if (w->traced)
+		trace_wait(w, status, ctext);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -255,6 +276,13 @@ sv_route_api(void *arg, const struct sv_http_req *req,
 	w->gen = req->gen;
 	w->started_ms = now;
 	w->deadline_ms = now + timeout;
+	/* a caller's sampled trace goes on through the wait */
+	if (trace_on() && req->traceparent[0] &&
+	    trace_ctx_parse(req->traceparent, strlen(req->traceparent),
+	    &w->trace) == 0 && w->trace.sampled) {
+		w->traced = 1;
+		w->trace_ns = trace_now_ns();
+	}
 	if (!w->have_req && (w->need_seq = sv_helper_ask(sv, ASK_SOURCE_NOW,
 	    why, sizeof(why))) == 0) {
 		memset(w, 0, sizeof(*w));

@@ -3,7 +3,8 @@
 # build three times (plain, ASan+UBSan, the fuzz targets), then run the two
 # lanes of tests/run-suite.sh at once, each with its own real PostgreSQL 15,
 # MariaDB 10.11, OpenSearch 2.19 and Meilisearch 1.x (P2O_MEILI_BIN, by
-# default ../shared/tools/meilisearch/meilisearch beside the checkout) on
+# default ../shared/tools/meilisearch/meilisearch beside the checkout; the
+# traces test 334 starts a Jaeger of its own, built once by install.sh) on
 # loopback in a temp dir (lane b also Elasticsearch 8.19 and 9.2), always
 # stopped; each lane's compatibility phase also PostgreSQL 17 or 18 and
 # MariaDB 11.8 or MySQL 9.7 (trees of later Debian suites, cached); one
@@ -19,7 +20,7 @@ make -j2 SAN=1 all >/dev/null || { make SAN=1 all; exit 1; }
 make -j2 FUZZ=1 fuzz-bins >/dev/null || { make FUZZ=1 fuzz-bins; exit 1; }
 # every server installed before the lanes start, so two lanes never
 # install the same one at once
-tests/servers/install.sh pg mariadb opensearch elasticsearch meilisearch || exit 1
+tests/servers/install.sh pg mariadb opensearch elasticsearch meilisearch jaeger || exit 1
 P2O_ES_VERSION=${P2O_ES9_VERSION:-9.2.0} tests/servers/install.sh elasticsearch || exit 1
 # the compatibility lane's servers: trees of later Debian suites, built
 # once into the cache (tests/servers/tree-lib.sh)

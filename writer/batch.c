@@ -48,6 +48,7 @@ op_release(struct op *op)
 	free(op->rel);
 	free(op->completed);
 	free(op->text);
+	free(op->trace);
 	free(op->refusal);
 }
 
@@ -146,6 +147,7 @@ batch_add(struct batch *b, const struct frame *f, struct p2o_err *err)
 		op->in = now_us_wall();
 		/* the source's own text travels to the checkpoint untouched */
 		op->text = pos.text;
+		op->trace = pos.trace[0] ? xstrdup(pos.trace) : NULL;
 		b->last_boundary = b->nops;
 		break;
 	case MSG_CLEAR:
@@ -263,6 +265,9 @@ batch_report(const struct batch *b, struct msg_pos *d, struct jspan *mark)
 	d->tx = bound->tx;
 	d->rx = bound->rx;
 	d->in = bound->in;
+	/* the supervisor's checkpoint span hangs under its batch */
+	if (bound->trace)
+		memcpy(d->trace, bound->trace, sizeof(d->trace));
 	return 1;
 }
 

@@ -36,6 +36,7 @@
 #include "msg.h"
 #include "p2o.h"
 #include "stage.h"
+#include "trace.h"
 #include "xio.h"
 #include "writer.h"
 
@@ -188,6 +189,8 @@ send_stats(void)
 		msg_stats_add(&j, stat_ids[i], v[i]);
 	kcount_put_stats(&stats.toast_missing, &j, MC_TOAST_MISSING);
 	kcount_put_stats(&stats.rejected, &j, MC_REJECTED);
+	if (trace_on())
+		msg_stats_add(&j, MC_TRACE_DROPPED_WRITER, trace_dropped());
 	msg_stats_end(&st.ctl.out, &j);
 	sbuf_release(&j);
 	ctl_send();
@@ -205,6 +208,7 @@ finish(struct writer *wr, int code, const char *why)
 		    (unsigned long long)stats.docs_deleted,
 		    (unsigned long long)stats.version_conflicts,
 		    (unsigned long long)wr->durable_pos);
+	trace_stop(TRACE_STOP_MS);
 	stage_end(&st);
 	exit(code);
 }
@@ -279,6 +283,39 @@ collect(struct writer *wr)
 	return n > 0;
 }
 
+/* a written flush's traced commits: each one's write span, from when
+ * the writer read the commit to now, when all before it is durable */
+static void
+trace_flush(const struct flush *fl)
+{
+	const struct batch *b = &fl->b;
+	struct trace_ctx c;
+	struct trace_span sp;
+	long long now = 0;
+	int i, refused = 0;
+
+	for (i = 0; i < b->nops; i++)
+		refused += b->ops[i].refusal != NULL;
+	for (i = 0; i < b->nops; i++) {
+		const struct op *op = &b->ops[i];
+
+		if (op->trace == NULL || trace_ctx_parse(op->trace,
+		    strlen(op->trace), &c) == -1 ||
+		    trace_span_child(&sp, &c, "write", op->in * 1000) == -1)
+			continue;
+		trace_attr_int(&sp, "documents", b->ndocs);
+		trace_attr_int(&sp, "refused", refused);
+		trace_attr_str(&sp, "outcome", refused ? "quarantined" :
+		    "written", refused ? 11 : 7);
+		if (op->text)
+			trace_attr_str(&sp, "position", op->text,
+			    strlen(op->text));
+		if (now == 0)
+			now = trace_now_ns();
+		trace_emit(&sp, now);
+	}
+}
+
 /* every flush written, in the order cut: its position and its mark */
 static int
 report(struct writer *wr)
@@ -288,6 +325,8 @@ report(struct writer *wr)
 	int n = 0;
 
 	while (window_report(&wr->w, &d, &mark)) {
+		if (trace_on())
+			trace_flush(window_head(&wr->w));
 		if (d.present) {
 			d.at = now_us_wall();
 			msg_put_durable(&st.ctl.out, &d);
@@ -524,6 +563,8 @@ setup(struct writer *wr, const char *cfgpath)
 		fatalx(P2O_EXIT_CONFIG, "%s: target.url is required", cfgpath);
 	if (http_global_init() == -1)
 		fatalx(P2O_EXIT_INTERNAL, "could not initialise libcurl");
+	if (config_traces_start(&cfg, "writer", &perr) == -1)
+		exit(stage_report(&perr));
 	target_http_opts(&cfg, &hopts);
 	if (!cfg.target_tls_verify)
 		log_warnx("target.tls_verify is false: the target's "

@@ -78,6 +78,7 @@ struct op {
 	long long tx, rx, in;	/* commit: when the source sent it, the
 				 * capture read it and the writer did, µs
 				 * (0: absent) */
+	char	*trace;		/* commit: its traceparent, or NULL */
 	char	*text;		/* commit/pos: the position's text; clear,
 				 * cascade: the index name (or glob); mark:
 				 * the raw JSON object */

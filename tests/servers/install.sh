@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install what the test servers need. Idempotent, quiet unless failing.
-#   tests/servers/install.sh [pg] [mariadb] [opensearch] [elasticsearch] [meilisearch]
+#   tests/servers/install.sh [pg] [mariadb] [opensearch] [elasticsearch] [meilisearch] [jaeger]
 #                            [pg=VERSION] [mariadb=VERSION] [mysql[=VERSION]]
 #   (no args = pg mariadb opensearch)
 # pg and mariadb are bookworm's (15, 10.11); another version, and MySQL,
@@ -16,13 +16,18 @@
 # Meilisearch: nothing is downloaded (no registry ships its server for these
 # machines): the binary P2O_MEILI_BIN names is checked, and its service user
 # made.
+# Jaeger: github.com/jaegertracing/jaeger at v$P2O_JAEGER_VERSION from the Go
+# module proxy, its cmd/jaeger built (a few minutes of CPU, once) into
+# .../jaeger-<version>/jaeger. `go install pkg@version` refuses this module
+# (its go.mod has replace directives), so the module is downloaded and
+# built in a copy of its own directory.
 set -eu
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 p2o_need_root
 
-want_pg='' want_mariadb='' want_os='' want_es='' want_meili='' trees=() clients=()
+want_pg='' want_mariadb='' want_os='' want_es='' want_meili='' want_jaeger='' trees=() clients=()
 [ $# = 0 ] && set -- pg mariadb opensearch
 for a in "$@"; do
     case $a in
@@ -36,7 +41,8 @@ for a in "$@"; do
         opensearch | os) want_os=1 ;;
         elasticsearch | es) want_es=1 ;;
         meilisearch | meili) want_meili=1 ;;
-        *) p2o_die "unknown component '$a' (expected pg, mariadb, opensearch, elasticsearch, meilisearch, pg=VERSION, mariadb=VERSION, mysql[=VERSION])" ;;
+        jaeger) want_jaeger=1 ;;
+        *) p2o_die "unknown component '$a' (expected pg, mariadb, opensearch, elasticsearch, meilisearch, jaeger, pg=VERSION, mariadb=VERSION, mysql[=VERSION])" ;;
     esac
 done
 # a tree's server is reached with bookworm's clients
@@ -68,6 +74,35 @@ if [ -n "$want_meili" ]; then
             "$P2O_MEILI_USER" 2>/dev/null || id -u "$P2O_MEILI_USER" >/dev/null 2>&1 \
             || p2o_die "could not create user $P2O_MEILI_USER"
     fi
+fi
+
+# --- Jaeger ------------------------------------------------------------------
+
+if [ -n "$want_jaeger" ] && [ ! -x "$P2O_JAEGER_BIN" ]; then
+    (
+        go=${P2O_GO:-}
+        [ -n "$go" ] || go=$(command -v go 2>/dev/null || true)
+        [ -n "$go" ] || [ ! -x /usr/local/go/bin/go ] || go=/usr/local/go/bin/go
+        [ -n "$go" ] || p2o_die "no Go toolchain to build Jaeger with (set P2O_GO)"
+        mkdir -p "$P2O_CACHE"
+        exec 9>"$P2O_CACHE/.install.lock"
+        flock 9
+        [ -x "$P2O_JAEGER_BIN" ] && exit 0
+        work=$(mktemp -d "$P2O_CACHE/.build.XXXXXX")
+        trap 'rm -rf "$work"' EXIT
+        mod=github.com/jaegertracing/jaeger@v$P2O_JAEGER_VERSION
+        p2o_vlog "building Jaeger $P2O_JAEGER_VERSION (go build, a few minutes)"
+        src=$(cd "$work" && "$go" mod download -json "$mod" \
+            | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p') \
+            || p2o_die "go mod download $mod failed"
+        [ -d "$src" ] || p2o_die "go mod download $mod: no module directory"
+        cp -r "$src/." "$work/src"
+        chmod -R u+w "$work/src"
+        (cd "$work/src" && nice -n 10 "$go" build -trimpath -o "$work/jaeger" ./cmd/jaeger) \
+            >"$work/build.log" 2>&1 || { tail -n 30 "$work/build.log" >&2; p2o_die "building Jaeger failed"; }
+        mkdir -p "$(dirname "$P2O_JAEGER_BIN")"
+        mv "$work/jaeger" "$P2O_JAEGER_BIN"
+    ) || exit 1
 fi
 [ -z "$want_os$want_es" ] && exit 0
 

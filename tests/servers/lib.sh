@@ -243,6 +243,12 @@ P2O_MEILI_USER=p2o-meili
 # the major version the Meilisearch target serves
 P2O_MEILI_MAJOR=1
 
+# Jaeger, the traces tests' collector: built by install.sh from the Go
+# module proxy with the Go toolchain (P2O_GO, /usr/local/go/bin/go or the
+# one on PATH)
+P2O_JAEGER_VERSION=${P2O_JAEGER_VERSION:-1.75.0}
+P2O_JAEGER_BIN=${P2O_JAEGER_BIN:-$P2O_CACHE/jaeger-$P2O_JAEGER_VERSION/jaeger}
+
 # Echo the Meilisearch binary when it is there and is a 1.x server; fail
 # otherwise.
 p2o_meili_bin() {

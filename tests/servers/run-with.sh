@@ -2,12 +2,12 @@
 # shellcheck disable=SC1091,SC2329 # env files exist only at run time; trap handlers
 # Run a command with throw-away servers, always stopping them afterwards.
 #   tests/servers/run-with.sh [--pg[=VERSION]] [--mariadb[=VERSION] | --mysql[=VERSION]]
-#                             [--os] [--es] [--meili] -- CMD ARGS...
+#                             [--os] [--es] [--meili] [--jaeger] -- CMD ARGS...
 # CMD sees the variables of each server's env file (see pg.sh, mariadb.sh,
-# mysql.sh, opensearch.sh, elasticsearch.sh, meilisearch.sh) and
+# mysql.sh, opensearch.sh, elasticsearch.sh, meilisearch.sh, jaeger.sh) and
 # P2O_SERVERS_DIR; the servers' DIRs are $P2O_SERVERS_DIR/pg,
 # $P2O_SERVERS_DIR/mariadb (or /mysql), $P2O_SERVERS_DIR/os,
-# $P2O_SERVERS_DIR/es and $P2O_SERVERS_DIR/meili. A VERSION other than
+# $P2O_SERVERS_DIR/es, $P2O_SERVERS_DIR/meili and $P2O_SERVERS_DIR/jaeger. A VERSION other than
 # bookworm's (PostgreSQL 15, MariaDB 10.11) runs from a tree
 # (tree-lib.sh); --mysql is MySQL 9.7. With --es and without --os, the
 # tests' target is the Elasticsearch node: OS_URL names it and
@@ -20,8 +20,8 @@ set -eu
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-usage() { p2o_die "usage: $p2o_prog [--pg[=VERSION]] [--mariadb[=VERSION] | --mysql[=VERSION]] [--os] [--es] [--meili] -- CMD [ARGS...]"; }
-want_pg='' want_mariadb='' want_mysql='' want_os='' want_es='' want_meili=''
+usage() { p2o_die "usage: $p2o_prog [--pg[=VERSION]] [--mariadb[=VERSION] | --mysql[=VERSION]] [--os] [--es] [--meili] [--jaeger] -- CMD [ARGS...]"; }
+want_pg='' want_mariadb='' want_mysql='' want_os='' want_es='' want_meili='' want_jaeger=''
 my_flavor=mariadb
 while [ $# -gt 0 ]; do
     case $1 in
@@ -34,6 +34,7 @@ while [ $# -gt 0 ]; do
         --os | --opensearch) want_os=1 ;;
         --es | --elasticsearch) want_es=1 ;;
         --meili | --meilisearch) want_meili=1 ;;
+        --jaeger) want_jaeger=1 ;;
         --) shift; break ;;
         *) usage ;;
     esac
@@ -56,6 +57,7 @@ fi
 [ -n "$want_os" ] && comps+=(opensearch)
 [ -n "$want_es" ] && comps+=(elasticsearch)
 [ -n "$want_meili" ] && comps+=(meilisearch)
+[ -n "$want_jaeger" ] && comps+=(jaeger)
 if [ ${#comps[@]} -gt 0 ]; then
     "$P2O_SERVERS_HOME/install.sh" "${comps[@]}"
 fi
@@ -92,6 +94,9 @@ cleanup() {
     fi
     if [ -d "$P2O_SERVERS_DIR/es" ]; then
         "$P2O_SERVERS_HOME/elasticsearch.sh" stop "$P2O_SERVERS_DIR/es" || src=1
+    fi
+    if [ -d "$P2O_SERVERS_DIR/jaeger" ]; then
+        "$P2O_SERVERS_HOME/jaeger.sh" stop "$P2O_SERVERS_DIR/jaeger" || src=1
     fi
     if [ -d "$P2O_SERVERS_DIR/meili" ]; then
         "$P2O_SERVERS_HOME/meilisearch.sh" stop "$P2O_SERVERS_DIR/meili" || src=1
@@ -139,6 +144,11 @@ if [ -n "$want_meili" ]; then
     mkdir -p "$P2O_SERVERS_DIR/meili"
     "$P2O_SERVERS_HOME/meilisearch.sh" start "$P2O_SERVERS_DIR/meili"
     . "$P2O_SERVERS_DIR/meili/env"
+fi
+if [ -n "$want_jaeger" ]; then
+    mkdir -p "$P2O_SERVERS_DIR/jaeger"
+    "$P2O_SERVERS_HOME/jaeger.sh" start "$P2O_SERVERS_DIR/jaeger"
+    . "$P2O_SERVERS_DIR/jaeger/env"
 fi
 if [ -n "$want_mariadb" ]; then
     mkdir -p "$P2O_SERVERS_DIR/$my_flavor"

@@ -40,6 +40,18 @@ test_parse(void)
 	    "POST parses");
 	is_int(req.method, SV_HTTP_OTHER, "as another method (405)");
 
+	is_int(parse("GET /synced HTTP/1.1\r\nTraceParent:  00-0af7651916cd43dd"
+	    "8448eb211c80319c-b7ad6b7169203331-01 \r\n\r\n", &req), 1,
+	    "a traceparent header");
+	is_str(req.traceparent, "00-0af7651916cd43dd8448eb211c80319c-"
+	    "b7ad6b7169203331-01", "kept, without its blanks, whatever the "
+	    "name's case");
+	is_int(parse("GET /synced HTTP/1.1\r\ntraceparent: 00-0af76519-01\r\n"
+	    "\r\n", &req), 1, "a short one parses");
+	is_str(req.traceparent, "", "but is not kept");
+	is_int(parse("GET /synced HTTP/1.1\r\n\r\n", &req), 1, "none");
+	is_str(req.traceparent, "", "none kept");
+
 	is_int(parse("GET /metrics HTTP/1.1\r\nHost: x\r\n", &req), 0,
 	    "head not finished: need more");
 	is_int(parse("GET /metr", &req), 0, "request line not finished");

@@ -371,7 +371,7 @@ main(void)
 
 	is_int(check_format(out.buf, &families), 0,
 	    "every line is HELP, TYPE or a sample of the typed family");
-	is_int(families, MC_N - 4 + 14, "the families of the counter table (events_total and documents_total hold several), and fourteen of the supervisor's own");
+	is_int(families, MC_N - 7 + 14, "the families of the counter table (events_total, documents_total and trace_spans_dropped_total hold several), and fourteen of the supervisor's own");
 	is_str(sample(out.buf,
 	    "pg2osync_commit_to_sent_seconds_bucket{le=\"0.00025\"}", v,
 	    sizeof(v)), "1", "commit to sent: its own histogram");
