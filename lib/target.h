@@ -80,8 +80,11 @@ enum target_cap {
 	/* two indexes can exchange their contents (and names) atomically:
 	 * a rebuild without aliases swaps a fresh index with the live one */
 	TCAP_INDEX_SWAP		= 1 << 9,
+	/* several nodes serve one store of documents: any of them takes any
+	 * request (target.urls) */
+	TCAP_NODES		= 1 << 10,
 };
-#define TCAP_ALL	((1u << 10) - 1)
+#define TCAP_ALL	((1u << 11) - 1)
 
 /* a span of an arena (offsets stay valid when the arena grows) */
 struct aspan {
