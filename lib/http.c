@@ -22,7 +22,11 @@
 #include "p2o.h"
 #include "xio.h"
 
-#define HTTP_TIMEOUT_MS_DEFAULT	60000L
+/* above the minute a search engine's node waits for a shard that is not
+ * active before it answers a write (the bulk's own default timeout): its
+ * answer, which writes it could not make, arrives rather than a timeout
+ * that would blame the node */
+#define HTTP_TIMEOUT_MS_DEFAULT	90000L
 
 _Static_assert(sizeof(((struct http_client *)0)->curlerr) >= CURL_ERROR_SIZE,
     "curl's error buffer size");

@@ -73,7 +73,7 @@ struct http_client {
 	void	*headers;	/* struct curl_slist * */
 	struct nodes *nodes;	/* where it sends: its own, or its pool's */
 	int	 own_nodes;
-	long	 timeout_ms;	/* whole-request timeout, default 60000 */
+	long	 timeout_ms;	/* whole-request timeout, default 90000 */
 	struct http_req req;
 	char	 err[256];	/* transport error text after -1 */
 	char	 curlerr[256];	/* curl's detail (CURL_ERROR_SIZE) */
