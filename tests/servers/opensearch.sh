@@ -89,9 +89,10 @@ start_node() {
     fi
     id -u "$P2O_OS_USER" >/dev/null 2>&1 || "$P2O_SERVERS_HOME/install.sh" opensearch
     java_home=$(p2o_java17_home) || p2o_die "no Java 17 under /usr/lib/jvm (run install.sh opensearch)"
-    # Elasticsearch 9 needs Java 21 or later, which Debian bookworm does not
-    # package: install.sh puts a JDK where the distribution keeps its own
-    [ "$ENGINE" = Elasticsearch ] && [ -x "$dist/jdk/bin/java" ] && java_home=$DIR/home/jdk
+    # Elasticsearch 9 and OpenSearch 3 need Java 21 or later, which Debian
+    # bookworm does not package: install.sh puts a JDK where the
+    # distribution keeps its own
+    [ -x "$dist/jdk/bin/java" ] && java_home=$DIR/home/jdk
 
     # Ports are chosen once per DIR so that a restart comes back on the same ones.
     if [ -f "$DIR/ports" ]; then
