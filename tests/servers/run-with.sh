@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC1091,SC2329 # env files exist only at run time; trap handlers
 # Run a command with throw-away servers, always stopping them afterwards.
-#   tests/servers/run-with.sh [--pg] [--mariadb] [--os] [--es] -- CMD ARGS...
+#   tests/servers/run-with.sh [--pg] [--mariadb] [--os] [--es] [--os-cluster] -- CMD ARGS...
 # CMD sees the variables of each server's env file (see pg.sh, mariadb.sh,
 # opensearch.sh, elasticsearch.sh) and P2O_SERVERS_DIR; the servers' DIRs
 # are $P2O_SERVERS_DIR/pg, $P2O_SERVERS_DIR/mariadb, $P2O_SERVERS_DIR/os and
 # $P2O_SERVERS_DIR/es. With --es and without --os, the tests' target is the
 # Elasticsearch node: OS_URL names it and P2O_TARGET=elasticsearch.
+# --os-cluster adds an OpenSearch cluster of three nodes in
+# $P2O_SERVERS_DIR/osc (opensearch-cluster.sh: OSC_URLS, OSC_URL1..3).
 # Exits with CMD's status (or non-zero when a server could not start).
 set -eu
 # A closed stdin would be taken over by the first file opened here: use /dev/null.
@@ -14,14 +16,15 @@ set -eu
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-usage() { p2o_die "usage: $p2o_prog [--pg] [--mariadb] [--os] [--es] -- CMD [ARGS...]"; }
-want_pg='' want_mariadb='' want_os='' want_es=''
+usage() { p2o_die "usage: $p2o_prog [--pg] [--mariadb] [--os] [--es] [--os-cluster] -- CMD [ARGS...]"; }
+want_pg='' want_mariadb='' want_os='' want_es='' want_osc=''
 while [ $# -gt 0 ]; do
     case $1 in
         --pg) want_pg=1 ;;
         --mariadb) want_mariadb=1 ;;
         --os | --opensearch) want_os=1 ;;
         --es | --elasticsearch) want_es=1 ;;
+        --os-cluster) want_osc=1 ;;
         --) shift; break ;;
         *) usage ;;
     esac
@@ -35,6 +38,7 @@ comps=()
 [ -n "$want_mariadb" ] && comps+=(mariadb)
 [ -n "$want_os" ] && comps+=(opensearch)
 [ -n "$want_es" ] && comps+=(elasticsearch)
+[ -n "$want_osc" ] && [ -z "$want_os" ] && comps+=(opensearch)
 if [ ${#comps[@]} -gt 0 ]; then
     "$P2O_SERVERS_HOME/install.sh" "${comps[@]}"
 fi
@@ -42,7 +46,7 @@ fi
 P2O_SERVERS_DIR=$(mktemp -d /tmp/p2o-servers.XXXXXX)
 chmod 755 "$P2O_SERVERS_DIR"
 export P2O_SERVERS_DIR
-cmd_pid='' os_start_pid='' es_start_pid=''
+cmd_pid='' os_start_pid='' es_start_pid='' osc_start_pid=''
 
 kill_tree() { # TERM a process and its descendants
     local c
@@ -62,7 +66,7 @@ cleanup() {
     # let finish and then stopped: killing its start script mid-way left the
     # node's launcher, in a session of its own, to start the JVM after the
     # stop below had found nothing to stop
-    for p in $os_start_pid $es_start_pid; do
+    for p in $os_start_pid $es_start_pid $osc_start_pid; do
         wait "$p" 2>/dev/null || true
     done
     p2o_vlog "stopping servers"
@@ -71,6 +75,9 @@ cleanup() {
     fi
     if [ -d "$P2O_SERVERS_DIR/es" ]; then
         "$P2O_SERVERS_HOME/elasticsearch.sh" stop "$P2O_SERVERS_DIR/es" || src=1
+    fi
+    if [ -d "$P2O_SERVERS_DIR/osc" ]; then
+        "$P2O_SERVERS_HOME/opensearch-cluster.sh" stop "$P2O_SERVERS_DIR/osc" || src=1
     fi
     if [ -d "$P2O_SERVERS_DIR/pg" ]; then
         "$P2O_SERVERS_HOME/pg.sh" stop "$P2O_SERVERS_DIR/pg" || src=1
@@ -103,6 +110,11 @@ if [ -n "$want_es" ]; then
     "$P2O_SERVERS_HOME/elasticsearch.sh" start "$P2O_SERVERS_DIR/es" &
     es_start_pid=$!
 fi
+if [ -n "$want_osc" ]; then
+    mkdir -p "$P2O_SERVERS_DIR/osc"
+    "$P2O_SERVERS_HOME/opensearch-cluster.sh" start "$P2O_SERVERS_DIR/osc" &
+    osc_start_pid=$!
+fi
 if [ -n "$want_pg" ]; then
     mkdir -p "$P2O_SERVERS_DIR/pg"
     "$P2O_SERVERS_HOME/pg.sh" start "$P2O_SERVERS_DIR/pg"
@@ -131,6 +143,14 @@ if [ -n "$want_es" ]; then
         export OS_URL=$ES_URL OS_PORT=$ES_PORT OS_PID=$ES_PID
         export P2O_TARGET=elasticsearch
     fi
+fi
+
+if [ -n "$want_osc" ]; then
+    rc=0
+    wait "$osc_start_pid" || rc=$?
+    osc_start_pid=
+    [ "$rc" = 0 ] || exit "$rc"
+    . "$P2O_SERVERS_DIR/osc/env"
 fi
 
 # CMD runs in the background (stdin passed on) so that a TERM or INT sent to
