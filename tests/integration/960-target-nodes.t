@@ -31,15 +31,9 @@ proxy P1 "$T/p1.acc"; proxy P2 "$T/p2.acc"; proxy P3 "$T/p3.acc"
 curl -sf "http://127.0.0.1:$P1/_faultproxy?mode=503" >/dev/null
 METRICS_PORT=$(free_port)
 BATCH_SIZE=50 mkconfig "$T/cfg.yaml" $S $S nd
-python3 - "$T/cfg.yaml" "$OS_URL" "$DEAD" "$P1" "$P2" "$P3" <<'EOF'
-import sys
-f, url, *ports = sys.argv[1:]
-nodes = "".join(f"    - http://127.0.0.1:{p}\n" for p in ports)
-s = open(f).read().replace(f"  url: {url}\n", "  urls:\n" + nodes)
-s = s.replace("engine:\n", "engine:\n  write_concurrency: 2\n")
-open(f, "w").write(s)
-EOF
 node() { echo "http://127.0.0.1:$1"; }
+set_urls "$T/cfg.yaml" $(node $DEAD) $(node $P1) $(node $P2) $(node $P3)
+sed -i "s/^engine:\$/engine:\n  write_concurrency: 2/" "$T/cfg.yaml"
 
 pg2osync validate -c "$T/cfg.yaml" > "$T/validate.out" 2>&1; st=$?
 ok $([ $st = 0 ]; echo $?) "validate passes with one node down and one failing (exit $st)"
