@@ -1,8 +1,11 @@
 /*
- * server.c - everything capture-mysql asks the server beyond what the
- * source layer (lib/mysql) asks for every program: the binary log
- * settings a capture needs, the configured tables, the checkpoint's place
- * in the server's binlog, the dump command and the dump's packets.
+ * server.c - capture-mysql's side of the server: the server's contract
+ * judged at the start (lib/mysql/myserver.c: the binary log settings a
+ * capture cannot stream without) and its first failure refused, the
+ * configured tables, the checkpoint's place in the server's binlog, the
+ * dump command and the dump's packets. What the server must provide, and
+ * every question about its settings and binlog files, is the source
+ * layer's (lib/mysql).
  *
  * libmariadb carries the packets; the dump command is written by hand and
  * its events are read raw, never through libmariadb's binlog event
@@ -26,9 +29,11 @@ typedef unsigned char uchar;
 #include "log.h"
 #include "mysql/mycat.h"
 #include "mysql/myconn.h"
+#include "mysql/myserver.h"
 #include "p2o.h"
 #include "sbuf.h"
 #include "server.h"
+#include "source_ops.h"
 
 #define COM_BINLOG_DUMP_CMD	0x12
 #define COM_BINLOG_DUMP_GTID_CMD 0x1e
@@ -68,61 +73,13 @@ server_connect(struct server *s, const struct config *cfg)
 int
 server_check(struct server *s)
 {
-	MYSQL_RES *r;
-	MYSQL_ROW row;
-	char log_bin[16] = "", format[32] = "", image[32] = "";
-	char value_opts[64] = "", checksum[16] = "";
-	char gtid[32] = "";
+	struct mysrv_facts f;
 
-	r = myconn_query(s->sql, "SHOW GLOBAL VARIABLES WHERE Variable_name "
-	    "IN ('log_bin', 'binlog_format', 'binlog_row_image', "
-	    "'binlog_row_value_options', 'binlog_checksum', 'gtid_mode')",
-	    "reading the server's settings", &s->err);
-	if (r == NULL)
+	if (mysrv_facts(s->sql, &f, &s->err) == -1 ||
+	    mysrv_judge(&f, s->cfg, 1, source_refuse, &s->err) != 0)
 		return -1;
-	while ((row = mysql_fetch_row(r)) != NULL) {
-		const char *v = row[1] ? row[1] : "";
-		char *dst = NULL;
-		size_t n = 0;
-
-		if (strcasecmp(row[0], "log_bin") == 0)
-			dst = log_bin, n = sizeof(log_bin);
-		else if (strcasecmp(row[0], "binlog_format") == 0)
-			dst = format, n = sizeof(format);
-		else if (strcasecmp(row[0], "binlog_row_image") == 0)
-			dst = image, n = sizeof(image);
-		else if (strcasecmp(row[0], "binlog_row_value_options") == 0)
-			dst = value_opts, n = sizeof(value_opts);
-		else if (strcasecmp(row[0], "binlog_checksum") == 0)
-			dst = checksum, n = sizeof(checksum);
-		else if (strcasecmp(row[0], "gtid_mode") == 0)
-			dst = gtid, n = sizeof(gtid);
-		if (dst != NULL)
-			snprintf(dst, n, "%s", v);
-	}
-	mysql_free_result(r);
-	if (strcasecmp(log_bin, "ON") != 0 && strcmp(log_bin, "1") != 0)
-		return p2o_fail(&s->err, P2O_EXIT_REFUSED, "the server writes "
-		    "no binary log (log_bin is %s): start it with log_bin "
-		    "enabled", log_bin[0] ? log_bin : "missing");
-	if (strcasecmp(format, "ROW") != 0)
-		return p2o_fail(&s->err, P2O_EXIT_REFUSED, "binlog_format is "
-		    "%s: row-based logging is required (SET GLOBAL "
-		    "binlog_format = ROW, and binlog_format = ROW in my.cnf)",
-		    format);
-	if (strcasecmp(image, "FULL") != 0)
-		return p2o_fail(&s->err, P2O_EXIT_REFUSED, "binlog_row_image "
-		    "is %s: MINIMAL and NOBLOB leave unchanged columns out of "
-		    "an update, which would lose them (SET GLOBAL "
-		    "binlog_row_image = FULL, and in my.cnf)", image);
-	if (strcasestr(value_opts, "PARTIAL_JSON") != NULL)
-		return p2o_fail(&s->err, P2O_EXIT_REFUSED,
-		    "binlog_row_value_options is PARTIAL_JSON: the server "
-		    "would log JSON updates as diffs in an event this tool "
-		    "does not apply, and those updates would be lost (SET "
-		    "GLOBAL binlog_row_value_options = '')");
-	s->crc = strcasecmp(checksum, "CRC32") == 0;
-	s->gtid_mode_on = s->mariadb || strcasecmp(gtid, "ON") == 0;
+	s->crc = strcasecmp(f.checksum, "CRC32") == 0;
+	s->gtid_mode_on = s->mariadb || strcasecmp(f.gtid_mode, "ON") == 0;
 	return 0;
 }
 
@@ -197,38 +154,36 @@ same_series(const char *a, const char *b)
 int
 server_check_resume(struct server *s, const struct mypos *p)
 {
-	MYSQL_RES *r;
-	MYSQL_ROW row;
 	long long idx = binlog_file_index(p->file, strlen(p->file));
 	uint64_t want = mypos_coord((uint64_t)idx, p->offset), have;
-	char first_name[MYPOS_FILE_MAX + 1] = "";
-	int found = 0;
+	uint64_t *sizes, size = 0;
+	char **files;
+	const char *first_name = "";
+	int i, n, found = 0, rc = 0;
 	long long first = -1;
-	unsigned long long size = 0;
 
-	if ((r = myconn_query(s->sql, "SHOW BINARY LOGS", "listing the binlogs",
-	    &s->err)) == NULL)
+	if (mysrv_binlogs(s->sql, &files, &sizes, &n, &s->err) == -1)
 		return -1;
-	while ((row = mysql_fetch_row(r)) != NULL) {
-		if (row[0] != NULL && first == -1) {
-			first = binlog_file_index(row[0], strlen(row[0]));
-			snprintf(first_name, sizeof(first_name), "%s", row[0]);
-		}
-		if (row[0] != NULL && strcmp(row[0], p->file) == 0) {
-			found = 1;
-			size = row[1] ? strtoull(row[1], NULL, 10) : 0;
-		}
+	if (n > 0) {
+		first = binlog_file_index(files[0], strlen(files[0]));
+		first_name = files[0];
 	}
-	mysql_free_result(r);
-	if (server_now(s) == -1)
-		return -1;
+	for (i = 0; i < n; i++)
+		if (strcmp(files[i], p->file) == 0) {
+			found = 1;
+			size = sizes[i];
+		}
+	if (server_now(s) == -1) {
+		rc = -1;
+		goto out;
+	}
 	have = mypos_coord((uint64_t)binlog_file_index(s->file,
 	    strlen(s->file)), s->offset);
 	/* by GTID the server finds the place itself, in files a promoted
 	 * replica numbers its own way: their numbering proves nothing */
 	if (!p->has_gtid && ((found && size < p->offset) ||
 	    (!found && have < want)))
-		return p2o_fail(&s->err, P2O_EXIT_CHECKPOINT, "the checkpoint "
+		rc = p2o_fail(&s->err, P2O_EXIT_CHECKPOINT, "the checkpoint "
 		    "%s:%u is past the end of the server's binlog (%s:%u): its "
 		    "history restarted, or this is another server, and the "
 		    "index holds versions from a numbering that no longer "
@@ -237,14 +192,16 @@ server_check_resume(struct server *s, const struct mypos *p)
 		    s->offset);
 	/* a file older than the oldest one listed: purged, with the changes
 	 * the stream needed; the supervisor reloads or stops on 67 */
-	if (!found && first != -1 && idx != -1 && idx < first &&
+	else if (!found && first != -1 && idx != -1 && idx < first &&
 	    (!p->has_gtid || same_series(p->file, first_name)))
-		return p2o_fail(&s->err, P2O_EXIT_LOST, "binlog file '%s' the "
+		rc = p2o_fail(&s->err, P2O_EXIT_LOST, "binlog file '%s' the "
 		    "checkpoint %s:%u needs was purged (the oldest on the "
 		    "server is number %lld): the changes since are gone, the "
 		    "tables must be loaded again", p->file, p->file, p->offset,
 		    first);
-	return 0;
+out:
+	mysrv_binlogs_free(files, sizes, n);
+	return rc;
 }
 
 /* ---- the dump ---- */

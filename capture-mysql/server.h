@@ -5,8 +5,9 @@
  * side of the capture loop (lib/capture.h).
  *
  * Modules:
- *   server.c      the binlog settings, the tables, the checkpoint's place
- *                 in the binlog, starting the dump, reading its packets
+ *   server.c      the server's contract at the start, the tables, the
+ *                 checkpoint's place in the binlog, starting the dump,
+ *                 reading its packets
  *   dumpstream.c  the dump's side of the capture loop: events in, the
  *                 silence limit, positions and counters out
  *
@@ -57,7 +58,9 @@ struct server {
 
 void	server_init(struct server *);
 void	server_release(struct server *);
-/* the catalogue connection, then the server's settings and privileges */
+/* the catalogue connection, then the server's contract: the checks a
+ * capture refuses by (lib/mysql/myserver.h's mysrv_judge), the first
+ * failure the error with its exit code */
 int	server_connect(struct server *, const struct config *);
 int	server_check(struct server *);
 /* every configured table, described with the key rule (lib/mysql/mycat.h):

@@ -4,8 +4,8 @@
  *
  * Modules:
  *   pgoutput.c  pgoutput messages -> event frames (pure: no I/O)
- *   slot.c      the startup checks, the publication, the slot, and
- *               START_REPLICATION
+ *   slot.c      the server's contract at the start (lib/pg/pgcontract.c),
+ *               the tables, and START_REPLICATION
  *   walstream.c the walsender's side of the capture loop: CopyData in,
  *               standby status updates out, never past the ack
  *   slotwatch.c every logical slot's retained WAL, for /metrics, on the
@@ -22,6 +22,7 @@
 #include "lsn.h"
 #include "pg/pgtypes.h"
 #include "capture.h"
+#include "pg/pgserver.h"
 
 /* pgoutput.c */
 
@@ -172,39 +173,41 @@ struct pg_conn;			/* libpq's PGconn */
 struct pgcat_table;
 
 /*
- * The two connections and what the startup checks learned. Every call
- * returns 0, or -1 with err (no secret in it); none of them exits.
+ * The two connections and what the startup learned. Every call returns
+ * 0, or -1 with err (no secret in it; a refusal of the server's contract
+ * with its verdict's exit code); none of them exits.
  */
 struct pg_source {
 	struct pg_conn *sql;	/* catalogue checks, the publication */
 	struct pg_conn *repl;	/* the walsender: replication=database */
-	char	 dbname[128];	/* current_database(), for the slot check */
+	/* the server's contract as read (lib/pg/pgserver.h): the facts,
+	 * the tables, where each goes, the publications, the slot */
+	struct pgsrv_contract k;
+	struct pgcat_table *tables;	/* k.tables: per sync section */
 	uint64_t confirmed;	/* the slot's confirmed_flush_lsn */
 	uint64_t start;		/* where START_REPLICATION began */
-	struct pgcat_table *tables;	/* per sync section, its catalogue */
-	int	 ntables;
-	int	*append;	/* per sync section: its tree lacks a replica
-				 * identity and goes in <publication>_append,
-				 * which publishes inserts and truncates only */
-	int	 nappend;
 	struct p2o_err err;
 };
 
 void	slot_init(struct pg_source *);
 void	slot_release(struct pg_source *);
-/* the SQL connection, then wal_level and the REPLICATION attribute */
+/* the SQL connection, then the server's part of the contract: the
+ * settings and the role (pgsrv_judge_server) */
 int	slot_connect_sql(struct pg_source *, const struct config *);
 int	slot_check_server(struct pg_source *);
 /* every configured table exists and has a key (or is append-only), and
  * every column an identity reads from a before-image is there (in the
  * replica identity, or REPLICA IDENTITY FULL), in it and in every table
  * under it (pgcat_check_images); registers its key and its inheritance
- * children with the decoder */
+ * children with the decoder; places each table in its publication */
 int	slot_check_tables(struct pg_source *, const struct config *,
 	    struct pgo_decoder *);
+/* each publication: created at a first start, else judged */
 int	slot_ensure_publication(struct pg_source *, const struct config *);
 /* the walsender connection (lib/pg/pgconn.c) */
 int	slot_connect_repl(struct pg_source *, const struct config *);
+/* the slot: created when absent, judged when there (new_stream: a lost
+ * one is dropped and made again, the tables being loaded anew) */
 int	slot_ensure_slot(struct pg_source *, const struct config *,
 	    int new_stream);
 /* refuses a checkpoint behind the slot (66); START_REPLICATION at

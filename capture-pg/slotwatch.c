@@ -87,18 +87,21 @@ report(struct slotwatch *w, const struct pgsrv_slot *v, int n,
 static void
 warn_idle(const struct slotwatch *w, const struct pgsrv_slot *v, int n)
 {
+	struct sbuf drop = SBUF_INIT;
 	int i;
 
 	for (i = 0; i < n; i++) {
 		if (!v[i].logical || v[i].active || !v[i].has_retained)
 			continue;
+		sbuf_reset(&drop);
+		pgsrv_drop_slot_sql(&drop, v[i].name);
 		log_warnx("slot '%s' is not active and already retains %.1f MB "
 		    "of WAL (wal_status '%s'): the server keeps it until the "
-		    "slot is read or dropped (SELECT pg_drop_replication_slot"
-		    "('%s'), or pg2osync status)", v[i].name,
-		    (double)v[i].retained / 1e6, v[i].wal_status[0] ?
-		    v[i].wal_status : "unknown", v[i].name);
+		    "slot is read or dropped (%s, or pg2osync status)",
+		    v[i].name, (double)v[i].retained / 1e6,
+		    v[i].wal_status[0] ? v[i].wal_status : "unknown", drop.buf);
 	}
+	sbuf_release(&drop);
 	(void)w;
 }
 

@@ -8,9 +8,10 @@
  *   opts.c        a verb's options as a table: getopt and --help from it
  *   tools.c       the other pg2osync programs: where they are, running
  *                 one for its output, exec
- *   init.c, validate.c, setup_sql.c, bootstrap.c, status.c (+
- *   status_pg.c, status_my.c), drop_slot.c, run.c, rejects.c,
- *   verify.c (+ verify_doc.c, verify_rows.c), resnapshot.c,
+ *   init.c, validate.c, setup_sql.c, bootstrap.c, status.c,
+ *   drop_slot.c, run.c, rejects.c,
+ *   verify.c (+ verify_doc.c, verify_rows.c, verify_settle.c),
+ *   resnapshot.c,
  *   reconcile.c, reindex.c, switch_alias.c: the verbs
  *   relay.c       rows written as a load writes them (resnapshot,
  *                 reindex)
@@ -19,7 +20,9 @@
  *                 lib/target.c's one blocking write
  *
  * validate's report and checks are lib/validate's (validate/check.h),
- * which the supervisor's reload runs too.
+ * which the supervisor's reload runs too. What a verb does to the source
+ * server is the source's operation (source_ops.h: lib/pg, lib/mysql);
+ * the verb parses its options and prints.
  *
  * No verb that looks (validate, status, setup-sql) writes to the source
  * or the target. No password reaches an argv, a log line or a file a
@@ -115,19 +118,8 @@ int	tool_output(char *const argv[], struct sbuf *out, struct p2o_err *);
 /* exec argv[0] as found by tool_path; returns only on failure (err) */
 int	tool_exec(char **argv, struct p2o_err *);
 
-/* status_pg.c (status_my.c below): what status shows of each kind of source */
-struct status_opts {
-	int	 json;
-	long long max_retained;		/* bytes, -1: no limit */
-	int	 caught_up;
-	long long timeout_ms;
-};
-struct ckpt_view;
-int	status_pg(const struct config *, const struct status_opts *);
-/* status_my.c */
-int	status_my(const struct config *, const struct status_opts *);
-
-/* status.c: what both share */
+/* status.c: the stored checkpoint, which status shows and other verbs
+ * wait on */
 struct ckpt_view {
 	int	 known;		/* ckpt answered */
 	int	 found;		/* a checkpoint is stored */
@@ -138,20 +130,13 @@ struct ckpt_view {
 };
 /* the stored checkpoint, through `ckpt get` */
 void	status_checkpoint(const struct config *, struct ckpt_view *);
-/* the load progress of every section as JSON array text appended to out
- * (json) or lines on f; 0, or -1 when the target could not be read */
-int	status_loads(const struct config *, FILE *f, struct sbuf *json);
-/* --caught-up: poll the checkpoint until it reaches want (compare says
- * whether a stored checkpoint is at or past it), at most timeout_ms */
-int	status_wait(const struct config *, long long timeout_ms,
-	    int (*reached)(const struct ckpt_view *, void *), void *arg,
-	    FILE *f);
 
 /* verify_doc.c: documents compared by content */
 
 /* a digest of a document's content: members in any order, strings
- * however escaped */
-uint64_t vdoc_digest(struct jspan doc);
+ * however escaped, numbers as written or (by_value, for a target that
+ * gives numbers back as it parsed them) by their value */
+uint64_t vdoc_digest(struct jspan doc, int by_value);
 
 /* one document the rows render, by index and id */
 struct ventry {
@@ -165,6 +150,8 @@ struct ventry {
 };
 
 struct vtab {
+	int	 numbers_by_value;	/* digests compare numbers by value
+					 * (the target's scan says so) */
 	struct ventry *e;
 	int	 n, cap;
 	int	*slot;		/* open addressing, -1 empty */
@@ -245,6 +232,14 @@ void	cli_write_retry(const struct config *, struct target_retry *);
  * was refused, or the credentials were */
 int	cli_send_writes(struct target_conn *, const struct config *,
 	    const struct target_write *w, int n, const char *done, int *fixed,
+	    uint64_t *requests, struct p2o_err *);
+
+/* verify_settle.c: on a target without versions, the n documents a
+ * repair wrote (w) compared with their rows read again, and written again
+ * (at version) until they stand still, a few rounds at most; *moved: how
+ * many still moved after the last. 0, or -1 with err */
+int	verify_settle(const struct config *, struct target_conn *,
+	    const struct target_write *w, int n, uint64_t version, int *moved,
 	    uint64_t *requests, struct p2o_err *);
 
 /* verify_rows.c: the rows as the pipeline renders them */

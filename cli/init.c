@@ -55,7 +55,7 @@ static const struct cli_opt opts[] = {
 	{ "decimal", O_DECIMAL, "KIND", "numeric and decimal columns as "
 	    "'keyword' (exact, the default) or 'scaled_float'" },
 	{ "json", O_JSON, "KIND", "JSON columns as 'object' (the default) or "
-	    "'flat_object'" },
+	    "'flat_object' (kept whole: 'flattened' on Elasticsearch)" },
 	{ "slot", O_SLOT, "NAME", "PostgreSQL: source.slot_name (default "
 	    "pg2osync)" },
 	{ "publication", O_PUBLICATION, "NAME", "PostgreSQL: "
@@ -646,11 +646,13 @@ const struct verb verb_init = {
 	    "derived from the column types (an unsigned 64-bit column as "
 	    "unsigned_long, numeric as keyword or scaled_float, timestamps "
 	    "as date or date_nanos by their precision, JSON as object or "
-	    "flat_object, text as text with a keyword sub-field). The url is "
-	    "read from --source or the --url-env variable and never written: "
-	    "the file names the variable. Without a connection the file is "
-	    "written from the names given, with a note. Prints the commands "
-	    "that come next.",
+	    "kept whole - flat_object, flattened on Elasticsearch -, text as "
+	    "text with a keyword sub-field). The url is read from --source or "
+	    "the --url-env variable and never written: the file names the "
+	    "variable. The --target node is asked which engine it is, for "
+	    "target.flavor (--flavor names it without asking). Without a "
+	    "connection the file is written from the names given, with a "
+	    "note. Prints the commands that come next.",
 	.opts = opts,
 	.exits = "  0   written\n  1   a file exists (without --force), a "
 	    "table is not in the catalogue,\n      or a file could not be "

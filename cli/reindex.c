@@ -35,14 +35,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <mysql.h>
-
 #include "cli.h"
-#include "mysql/myconn.h"
 #include "p2o.h"
-#include "source.h"
-#include "pg/pgconn.h"
-#include "pg/pgserver.h"
+#include "source_ops.h"
 
 enum { O_TABLE = 0x100, O_ALIAS, O_DROP_OLD };
 
@@ -61,63 +56,6 @@ static const struct cli_opt opts[] = {
 	{ NULL, 0, NULL, NULL }
 };
 
-/* PostgreSQL: the configured slot is being streamed from */
-static int
-slot_active(const struct config *cfg, char *why, size_t len,
-    struct p2o_err *e)
-{
-	struct pg_conn *c;
-	struct pgsrv_slot *v = NULL;
-	const struct pgsrv_slot *s;
-	uint64_t now;
-	int n = 0, rc = 0;
-
-	if ((c = pgconn_open(cfg, PGCONN_SQL, "pg2osync reindex", e)) == NULL)
-		return -1;
-	if (pgsrv_slots(c, &v, &n, &now, e) == -1)
-		rc = -1;
-	else if ((s = pgsrv_slot_find(v, n, cfg->slot_name)) != NULL &&
-	    s->active) {
-		snprintf(why, len, "slot '%s' is active (walsender pid %d)",
-		    s->name, s->active_pid);
-		rc = 1;
-	}
-	pgsrv_slots_free(v, n);
-	pgconn_close(c);
-	return rc;
-}
-
-/* MySQL: a binlog dump thread of the user the source url names (the
- * server does not say which replica id a dump thread serves) */
-static int
-dump_thread(const struct config *cfg, char *why, size_t len,
-    struct p2o_err *e)
-{
-	static const char q[] = "SELECT ID FROM information_schema.PROCESSLIST "
-	    "WHERE COMMAND LIKE 'Binlog Dump%' AND "
-	    "USER = SUBSTRING_INDEX(CURRENT_USER(), '@', 1)";
-	struct st_mysql *c;
-	struct st_mysql_res *r;
-	MYSQL_ROW row;
-	int rc = 0;
-
-	if ((c = myconn_open(cfg, "reindex", e)) == NULL)
-		return -1;
-	if ((r = myconn_query(c, q, "looking for a binlog dump thread",
-	    e)) == NULL)
-		rc = -1;
-	else {
-		if ((row = mysql_fetch_row(r)) != NULL) {
-			snprintf(why, len, "binlog dump thread %s of this "
-			    "source's user is running", row[0] ? row[0] : "?");
-			rc = 1;
-		}
-		mysql_free_result(r);
-	}
-	myconn_close(c);
-	return rc;
-}
-
 /* 1 (why says what was seen) when the pipeline streams, 0, -1 */
 static int
 streaming(const struct config *cfg, char *why, size_t len,
@@ -127,8 +65,8 @@ streaming(const struct config *cfg, char *why, size_t len,
 	long long wait_ms;
 	int rc;
 
-	rc = strcmp(cfg->source->kind, "mysql") == 0 ? dump_thread(cfg, why, len,
-	    e) : slot_active(cfg, why, len, e);
+	/* the slot active, a binlog dump of the source's user */
+	rc = source_ops_of(cfg)->stream_live(cfg, why, len, e);
 	if (rc != 0)
 		return rc;
 	/* a pipeline between connections still stores checkpoints */
@@ -294,8 +232,8 @@ run(const struct verb *v, int argc, char **argv)
 		return cli_opt_exit(ch);
 	if (table == NULL)
 		return cli_usage(v, "--table is required");
-	if ((rc = cli_config(path, CONFIG_SECRET_SOURCE | CONFIG_SECRET_TARGET,
-	    &cfg)) != 0)
+	if ((rc = cli_config(path, CONFIG_SECRET_SOURCE | CONFIG_SECRET_TARGET |
+	    CONFIG_SECRET_TRANSFORM, &cfg)) != 0)
 		return rc;
 	p2o_err_clear(&e);
 	rc = P2O_EXIT_CONFIG;

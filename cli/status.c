@@ -1,13 +1,15 @@
 /*
  * status.c - pg2osync status: where the stream is against the source, the
- * initial load of each table, and (PostgreSQL) every replication slot on
- * the server with what it retains. Works while the pipeline is down,
- * which is when a slot fills a disk: --max-retained-mb makes it a cron
- * job's check. --caught-up waits for the checkpoint to reach the source's
- * position at the call.
+ * initial load of each table, and (a source whose server keeps slots)
+ * every replication slot on the server with what it retains. Works while
+ * the pipeline is down, which is when a slot fills a disk:
+ * --max-retained-mb makes it a cron job's check. --caught-up waits for
+ * the checkpoint to reach the source's position at the call.
  *
- * This file holds what both sources share: the options, the checkpoint
- * (ckpt's to read: `ckpt get`), the load progress, the wait. Reads only.
+ * The source says what it is now and judges a checkpoint against it, as
+ * facts (its status operation, source_ops.h); this file is their one
+ * renderer, as lines or as one JSON object, beside the checkpoint (ckpt's
+ * to read: `ckpt get`) and the load progress. Reads only.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +20,18 @@
 #include "jscan.h"
 #include "p2o.h"
 #include "source.h"
+#include "source_ops.h"
 #include "target.h"
 #include "xio.h"
 
 enum { O_JSON = 0x100, O_CAUGHT_UP, O_TIMEOUT, O_MAX_RETAINED };
+
+struct status_opts {
+	int	 json;
+	long long max_retained;		/* bytes, -1: no limit */
+	int	 caught_up;
+	long long timeout_ms;
+};
 
 static const struct cli_opt opts[] = {
 	CLI_OPT_CONFIG,
@@ -85,7 +95,9 @@ num(struct jspan obj, const char *name, uint64_t *out)
 	return jobj_get(obj, name, &v) && jnum_u64(v, out) == 0;
 }
 
-int
+/* the load progress of every section as JSON array text appended to out
+ * (json) or lines on f; 0, or -1 when the target could not be read */
+static int
 status_loads(const struct config *cfg, FILE *f, struct sbuf *json)
 {
 	struct source_ident id;
@@ -156,16 +168,33 @@ out:
 	return rc;
 }
 
-int
+/* a stored checkpoint judged against the source as it was at the call */
+struct judge {
+	const struct source_ops *ops;
+	const struct source_status *st;
+};
+
+static int
+reached(const struct ckpt_view *ck, const struct judge *j)
+{
+	struct source_ckpt c;
+
+	j->ops->status_ckpt(j->st, ck->text, ck->pos, &c);
+	return c.reached;
+}
+
+/* --caught-up: poll the checkpoint until it reaches the source's
+ * position at the call, at most timeout_ms */
+static int
 status_wait(const struct config *cfg, long long timeout_ms,
-    int (*reached)(const struct ckpt_view *, void *), void *arg, FILE *f)
+    const struct judge *j, FILE *f)
 {
 	struct ckpt_view ck;
 	long long end = now_ms() + timeout_ms;
 
 	for (;;) {
 		status_checkpoint(cfg, &ck);
-		if (ck.found && reached(&ck, arg)) {
+		if (ck.found && reached(&ck, j)) {
 			if (f)
 				fprintf(f, "caught up: checkpoint %s\n", ck.text);
 			return 0;
@@ -178,6 +207,196 @@ status_wait(const struct config *cfg, long long timeout_ms,
 		fprintf(f, "not caught up after %lld s: checkpoint %s\n",
 		    timeout_ms / 1000, ck.found ? ck.text : "none");
 	return CLI_EXIT_FAILED;
+}
+
+static void
+text_slot(const struct source_slot *s)
+{
+	char mb[32], safe[32];
+
+	printf("  %-20s %s %-8s %-9s retains %-10s safe_wal_size %-10s "
+	    "wal_status %s\n", s->name, s->configured ? "*" : " ", s->type,
+	    s->active ? "active" : "inactive", s->has_retained ?
+	    check_mb(s->retained, mb, sizeof(mb)) : "-", s->has_safe ?
+	    check_mb(s->safe, safe, sizeof(safe)) :
+	    strcmp(s->verdict, "lost") == 0 ? "-" : "unlimited",
+	    s->wal_status[0] ? s->wal_status : "-");
+	if (strcmp(s->verdict, "lost") == 0)
+		printf("    lost: the server has removed WAL this slot needs "
+		    "(max_slot_wal_keep_size); it can never stream again. "
+		    "Drop it (%s) and load the tables again\n", s->drop);
+	else if (strcmp(s->verdict, "orphan") == 0)
+		printf("    inactive and not this configuration's: it retains "
+		    "WAL until it is dropped. If nothing will read it: %s\n",
+		    s->drop);
+}
+
+static void
+json_slot(struct sbuf *j, const struct source_slot *s, int first)
+{
+	sbuf_addf(j, "%s{\"slot\":", first ? "" : ",");
+	sbuf_add_jstr(j, s->name, strlen(s->name));
+	sbuf_addf(j, ",\"type\":\"%s\",\"active\":%s,\"configured\":%s,"
+	    "\"retained_bytes\":", s->type, s->active ? "true" : "false",
+	    s->configured ? "true" : "false");
+	if (s->has_retained)
+		sbuf_add_i64(j, s->retained);
+	else
+		sbuf_adds(j, "null");
+	sbuf_adds(j, ",\"safe_wal_size_bytes\":");
+	if (s->has_safe)
+		sbuf_add_i64(j, s->safe);
+	else
+		sbuf_adds(j, "null");
+	sbuf_adds(j, ",\"wal_status\":");
+	sbuf_add_jstr(j, s->wal_status, strlen(s->wal_status));
+	sbuf_addf(j, ",\"verdict\":\"%s\",\"drop\":", s->verdict);
+	sbuf_add_jstr(j, s->drop, strlen(s->drop));
+	sbuf_addc(j, '}');
+}
+
+static void
+json(const struct config *cfg, const struct status_opts *so,
+    const struct source_status *st, const struct ckpt_view *ck,
+    const struct source_ckpt *c, int over, int rc)
+{
+	struct sbuf j = SBUF_INIT;
+	int i;
+
+	sbuf_addf(&j, "{\"source\":\"%s\"", st->kind);
+	if (st->has_pos) {
+		sbuf_adds(&j, ",\"position\":");
+		sbuf_add_u64(&j, st->pos);
+	}
+	sbuf_adds(&j, ",\"position_text\":");
+	sbuf_add_jstr(&j, st->pos_text, strlen(st->pos_text));
+	sbuf_adds(&j, ",\"checkpoint\":");
+	if (ck->found) {
+		sbuf_adds(&j, "{\"pos\":");
+		sbuf_add_u64(&j, ck->pos);
+		sbuf_adds(&j, ",\"text\":");
+		sbuf_add_jstr(&j, ck->text, strlen(ck->text));
+		if (c->resume_file[0]) {
+			sbuf_adds(&j, ",\"file\":");
+			sbuf_add_jstr(&j, c->resume_file, strlen(c->resume_file));
+			sbuf_addf(&j, ",\"file_exists\":%s", c->gone ? "false" :
+			    "true");
+		}
+		if (c->lag_bytes >= 0) {
+			sbuf_adds(&j, ",\"lag_bytes\":");
+			sbuf_add_i64(&j, c->lag_bytes);
+		}
+		if (c->has_lag_s)
+			sbuf_addf(&j, ",\"lag_seconds\":%.3f", c->lag_s);
+		sbuf_addc(&j, '}');
+	} else
+		sbuf_adds(&j, "null");
+	sbuf_adds(&j, ",\"loads\":");
+	if (status_loads(cfg, NULL, &j) == -1)
+		sbuf_adds(&j, "null");
+	if (st->has_slots) {
+		sbuf_adds(&j, ",\"slots\":[");
+		for (i = 0; i < st->nslots; i++)
+			json_slot(&j, &st->slots[i], i == 0);
+		sbuf_addf(&j, "],\"over_limit\":%d", over);
+	}
+	if (so->caught_up)
+		sbuf_addf(&j, ",\"caught_up\":%s", rc == 0 ? "true" : "false");
+	sbuf_adds(&j, "}\n");
+	fputs(j.buf, stdout);
+	sbuf_release(&j);
+}
+
+static void
+text(const struct config *cfg, const struct status_opts *so,
+    const struct source_status *st, const struct ckpt_view *ck,
+    const struct source_ckpt *c)
+{
+	char mb[32], lim[32];
+	int i;
+
+	printf("source      %s, %s\n", st->engine, st->where);
+	if (!ck->known)
+		printf("checkpoint  unknown: %s\n", ck->why);
+	else if (!ck->found)
+		printf("checkpoint  none stored (the pipeline has not run)\n");
+	else if (!c->parsed)
+		printf("checkpoint  %s: not a %s position\n", ck->text,
+		    cfg->source->title);
+	else if (c->gone)
+		printf("checkpoint  %s: %s is no longer on the server (purged): "
+		    "the stream cannot resume from it; the tables must be "
+		    "loaded again into a fresh index\n", ck->text, c->resume);
+	else {
+		printf("checkpoint  %s (stored %s): %s behind", ck->text,
+		    ck->updated_at, check_mb(c->lag_bytes > 0 ? c->lag_bytes :
+		    0, mb, sizeof(mb)));
+		if (c->has_lag_s)
+			printf(", %.1f s", c->lag_s);
+		if (c->resume[0])
+			printf("; %s is still on the server", c->resume);
+		putchar('\n');
+	}
+	status_loads(cfg, stdout, NULL);
+	if (!st->has_slots)
+		return;
+	printf("slots       %d on the server (* the configured one)\n",
+	    st->nslots);
+	for (i = 0; i < st->nslots; i++)
+		text_slot(&st->slots[i]);
+	if (st->mine == NULL)
+		printf("  slot '%s' does not exist (created at the pipeline's "
+		    "first start, or by pg2osync bootstrap)\n", cfg->slot_name);
+	for (i = 0; so->max_retained >= 0 && i < st->nslots; i++)
+		if (st->slots[i].has_retained &&
+		    st->slots[i].retained > so->max_retained)
+			printf("over the limit: slot '%s' retains %s, more than "
+			    "%s\n", st->slots[i].name, check_mb(
+			    st->slots[i].retained, mb, sizeof(mb)),
+			    check_mb(so->max_retained, lim, sizeof(lim)));
+}
+
+static int
+show(const struct config *cfg, const struct status_opts *so)
+{
+	const struct source_ops *ops = source_ops_of(cfg);
+	struct source_status st;
+	struct source_ckpt c;
+	struct ckpt_view ck;
+	struct judge j = { ops, &st };
+	struct p2o_err e;
+	int i, over = 0, rc = 0;
+
+	p2o_err_clear(&e);
+	if (ops->status(cfg, &st, &e) == -1) {
+		source_status_release(&st);
+		return cli_fail(&e);
+	}
+	if (so->caught_up) {
+		rc = status_wait(cfg, so->timeout_ms, &j, so->json ? NULL :
+		    stdout);
+		if (!so->json)
+			goto out;
+	}
+	status_checkpoint(cfg, &ck);
+	memset(&c, 0, sizeof(c));
+	c.lag_bytes = -1;
+	if (ck.found)
+		ops->status_ckpt(&st, ck.text, ck.pos, &c);
+	for (i = 0; i < st.nslots; i++)
+		if (so->max_retained >= 0 && st.slots[i].has_retained &&
+		    st.slots[i].retained > so->max_retained)
+			over++;
+	if (so->json)
+		json(cfg, so, &st, &ck, &c, over, rc);
+	else
+		text(cfg, so, &st, &ck, &c);
+	if (over || c.gone || (st.mine != NULL &&
+	    strcmp(st.mine->verdict, "lost") == 0))
+		rc = CLI_EXIT_FAILED;
+out:
+	source_status_release(&st);
+	return rc;
 }
 
 static int
@@ -224,13 +443,15 @@ run(const struct verb *v, int argc, char **argv)
 		fprintf(stderr, "pg2osync status: %s; the target is read "
 		    "without it\n", e.msg);
 	}
-	if (strcmp(cfg.source->kind, "mysql") == 0 && so.max_retained >= 0) {
+	/* a source without a slot to drop keeps none to measure */
+	if (so.max_retained >= 0 && source_ops_of(&cfg)->drop_stream == NULL) {
+		rc = cli_usage(v, "--max-retained-mb: a %s source has no slot; "
+		    "its server keeps what it keeps by its own retention",
+		    cfg.source->title);
 		config_release(&cfg);
-		return cli_usage(v, "--max-retained-mb: a MySQL source has no "
-		    "slot; the server purges its binlog by its own retention");
+		return rc;
 	}
-	rc = strcmp(cfg.source->kind, "mysql") == 0 ? status_my(&cfg, &so) :
-	    status_pg(&cfg, &so);
+	rc = show(&cfg, &so);
 	config_release(&cfg);
 	return rc;
 }
@@ -248,7 +469,7 @@ const struct verb verb_status = {
 	    "retains, safe_wal_size, wal_status; the configured slot marked, "
 	    "an inactive slot of no configuration listed with the statement "
 	    "that drops it, a slot whose wal_status is 'lost' called out. On "
-	    "MySQL: the checkpoint against SHOW MASTER STATUS, and whether "
+	    "MySQL: the checkpoint against the binlog position now, and whether "
 	    "the binlog file it needs still exists. It reads only, and works "
 	    "while the pipeline is down.",
 	.opts = opts,

@@ -7,7 +7,9 @@
  * no index, no document. What would be created at the first start is
  * checked for whether it could be (the role's rights), and what a DBA
  * must run instead is named. The order: the file, its secrets, the
- * source (validate_pg.c, validate_my.c), the target (validate_target.c).
+ * source (its validate operation: lib/validate/pg.c, my.c, which report
+ * the verdicts of the server's contract), the target
+ * (lib/validate/target.c).
  */
 #include <string.h>
 
@@ -15,6 +17,7 @@
 #include "log.h"
 #include "p2o.h"
 #include "source.h"
+#include "source_ops.h"
 
 static const struct cli_opt opts[] = {
 	CLI_OPT_CONFIG,
@@ -62,10 +65,10 @@ static int
 run(const struct verb *v, int argc, char **argv)
 {
 	struct check_report r;
-	struct config cfg, src, tgt;
+	struct config cfg, src, tgt, xf;
 	struct sbuf named = SBUF_INIT;
 	const char *path = CLI_DEFAULT_CONFIG, *arg;
-	int ch, have_src, have_tgt;
+	int ch, have_src, have_tgt, have_xf;
 
 	while ((ch = cli_getopt(v, argc, argv, &arg)) > 0)
 		path = arg;
@@ -92,16 +95,18 @@ run(const struct verb *v, int argc, char **argv)
 	    "source secret") == 0;
 	have_tgt = load(&r, path, CONFIG_SECRET_TARGET, &tgt,
 	    "target secret") == 0;
+	/* the shaper's: the pseudonyms' keys, set and of their length */
+	if ((have_xf = load(&r, path, CONFIG_SECRET_TRANSFORM, &xf,
+	    "transform secret") == 0))
+		config_release(&xf);
 	log_set_level(LOG_LVL_WARN);
-	if (have_src && have_tgt)
+	if (have_src && have_tgt && have_xf)
 		check_ok(&r, "secrets: every variable the file names is set");
 
 	if (!have_src)
 		check_skip(&r, "source: not checked without its url");
-	else if (strcmp(src.source->kind, "mysql") == 0)
-		validate_my(&r, &src);
 	else
-		validate_pg(&r, &src);
+		source_ops_of(&src)->validate(&r, &src);
 	if (!have_tgt)
 		check_skip(&r, "target: not checked without its password");
 	else

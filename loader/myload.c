@@ -318,25 +318,11 @@ my_count(struct loader *ld, struct load_view *v, int fresh)
 	struct myload *my = ld->src;
 	struct mytab *tab = (struct mytab *)v;
 	const char *names[16], *types[16];
-	struct sbuf q = SBUF_INIT;
-	MYSQL_RES *r;
-	MYSQL_ROW row;
 	int i;
 
-	sbuf_adds(&q, "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE "
-	    "TABLE_SCHEMA = ");
-	myconn_quote(my->conn, &q, tab->t.db, strlen(tab->t.db));
-	sbuf_adds(&q, " AND TABLE_NAME = ");
-	myconn_quote(my->conn, &q, tab->t.name, strlen(tab->t.name));
-	r = myconn_query(my->conn, q.buf, "reading the row estimate",
-	    &ld->err);
-	sbuf_release(&q);
-	if (r == NULL)
+	if (mycat_row_estimate(my->conn, tab->t.db, tab->t.name, &v->estimate,
+	    &ld->err) == -1)
 		return -1;
-	v->estimate = 0;
-	if ((row = mysql_fetch_row(r)) != NULL && row[0] != NULL)
-		v->estimate = strtoull(row[0], NULL, 10);
-	mysql_free_result(r);
 	if (fresh) {
 		for (i = 0; i < tab->t.nkeys && i < 16; i++) {
 			names[i] = tab->t.cols[tab->t.keys[i]].name;

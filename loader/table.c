@@ -21,18 +21,6 @@
 #include "where.h"
 #include "loader.h"
 
-/* per heap (the table, each inheritance child, each leaf partition): the
- * planner's numbers and the pages it has now, so a table grown since it
- * was last analysed is estimated at its present size */
-static const char size_sql[] =
-    "WITH RECURSIVE tree(oid) AS (SELECT $1::pg_catalog.oid "
-    "  UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i "
-    "  JOIN tree t ON i.inhparent = t.oid) "
-    "SELECT c.reltuples, c.relpages, pg_catalog.pg_relation_size(c.oid) / "
-    "pg_catalog.current_setting('block_size')::pg_catalog.int8 "
-    "FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.oid "
-    "WHERE c.relkind = 'r'";
-
 void
 table_release(struct ld_table *t)
 {
@@ -152,30 +140,23 @@ int
 table_size(struct pg_conn *c, struct ld_table *t, struct p2o_err *e)
 {
 	struct sbuf sql = SBUF_INIT;
-	char oid[16];
-	const char *params[1] = { oid };
+	struct pgcat_heap *h;
 	PGresult *res;
-	double tuples, est = 0;
-	long long relpages, pages;
-	int i, unknown = 0, rc = -1;
+	double est = 0;
+	int i, n, unknown = 0, rc = -1;
 
-	snprintf(oid, sizeof(oid), "%u", t->oid);
-	if ((res = pgconn_query(c, "reading the table's size", size_sql, 1,
-	    params, e)) == NULL)
+	if (pgcat_heaps(c, t->oid, &h, &n, e) == -1)
 		return -1;
 	t->pages = 0;
-	for (i = 0; i < PQntuples(res); i++) {
-		tuples = strtod(PQgetvalue(res, i, 0), NULL);
-		relpages = strtoll(PQgetvalue(res, i, 1), NULL, 10);
-		pages = strtoll(PQgetvalue(res, i, 2), NULL, 10);
-		t->pages += pages;
+	for (i = 0; i < n; i++) {
+		t->pages += h[i].pages;
 		/* -1 from PostgreSQL 14; before, 0 pages and 0 tuples */
-		if (tuples < 0 || (relpages == 0 && pages > 0))
+		if (h[i].tuples < 0 || (h[i].relpages == 0 && h[i].pages > 0))
 			unknown = 1;
-		else if (relpages > 0)
-			est += tuples / relpages * pages;
+		else if (h[i].relpages > 0)
+			est += h[i].tuples / h[i].relpages * h[i].pages;
 	}
-	PQclear(res);
+	free(h);
 	if (unknown) {
 		sbuf_addf(&sql, "SELECT pg_catalog.count(*) FROM %s", t->from);
 		if ((res = pgconn_query(c, "counting the table's rows",

@@ -11,39 +11,29 @@
  */
 #include <string.h>
 
-#include <libpq-fe.h>
-
 #include "config.h"
 #include "log.h"
 #include "p2o.h"
-#include "pg/pgconn.h"
+#include "pg/pgserver.h"
 #include "xio.h"
 #include "loader.h"
 
 #define WALGATE_POLL_MS		1000
 
 /* whether the slot exists, and its wal_status ("" before PostgreSQL 13,
- * which does not report one) */
+ * which does not report one): the one slot read (lib/pg/pgserver.c) */
 static int
 status(struct loader *ld, char *s, size_t len, int *present)
 {
 	struct pgload *pg = ld->src;
-	const char *params[1] = { ld->cfg->slot_name };
-	PGresult *res;
+	struct pgsrv_slot slot;
 
-	res = pgconn_query(pg->conns[0], "reading the replication slot",
-	    pg->version >= 130000 ?
-	    "SELECT wal_status FROM pg_catalog.pg_replication_slots "
-	    "WHERE slot_name = $1" :
-	    "SELECT NULL FROM pg_catalog.pg_replication_slots "
-	    "WHERE slot_name = $1", 1, params, &ld->err);
-	if (res == NULL)
+	if (pgsrv_slot_get(pg->conns[0], ld->cfg->slot_name, &slot, present,
+	    &ld->err) == -1)
 		return -1;
-	*present = PQntuples(res) > 0;
 	if (*present)
-		snprintf(s, len, "%s", PQgetisnull(res, 0, 0) ? "" :
-		    PQgetvalue(res, 0, 0));
-	PQclear(res);
+		snprintf(s, len, "%s", slot.wal_status);
+	pgsrv_slot_release(&slot);
 	return 0;
 }
 

@@ -93,8 +93,8 @@ on_stored(struct sv *sv, const struct frame *f, long long now)
 	log_debug("checkpoint stored at %" PRIu64, st.pos);
 	/* the new stream has a checkpoint of its own: a restart resumes
 	 * from it, and the forgotten load progress is being rebuilt */
-	sv->new_stream = 0;
-	sv_sweep_maybe(sv);
+	sv_event(sv, EV_STORED, now);
+	sv_sweep_maybe(sv, now);
 	msg_pos_release(&st);
 	/* a loader held back for the first checkpoint */
 	if (sv_state_is(sv, PLF_STAGES) && sv->kid[SV_CAPTURE].state == SV_UP)
@@ -113,7 +113,7 @@ on_checkpoint(struct sv *sv, const struct frame *f, long long now)
 	struct msg_pos cp;
 	char why[256];
 
-	if (sv->state != PL_CHECKPOINT) {
+	if (!sv_state_allows(&sv->st, EV_LOADED)) {
 		sv_teardown(sv, now, P2O_EXIT_DATA, "ckpt sent a checkpoint "
 		    "nobody asked for");
 		return;
@@ -142,7 +142,7 @@ on_load(struct sv *sv, const struct frame *f, long long now)
 	int r;
 
 	memset(&cp, 0, sizeof(cp));
-	if (sv->state != PL_CHECKPOINT || sv->load_frame != NULL ||
+	if (!sv_state_allows(&sv->st, EV_LOADED) || sv->load_frame != NULL ||
 	    msg_read_load(f, &tables, &cp, why, sizeof(why)) == -1) {
 		msg_pos_release(&cp);
 		sv_teardown(sv, now, P2O_EXIT_DATA, "ckpt sent an unusable or "
@@ -163,9 +163,9 @@ on_load(struct sv *sv, const struct frame *f, long long now)
 		sv_teardown(sv, now, P2O_EXIT_DATA, "ckpt: %s", why);
 		return;
 	}
-	sv->sweep_pending = msg_load_sweep(f);
+	sv_event(sv, msg_load_sweep(f) ? EV_SWEEP_OWED : EV_SWEEP_CLEAR, now);
 	sv->load_frame = xstrndup(f->obj.p, f->obj.n);
-	sv_start_stages(sv, now);
+	sv_event(sv, EV_LOADED, now);
 }
 
 /* the load's progress, as a line kept under the log on a terminal */
@@ -282,9 +282,9 @@ ctl_eof(struct sv *sv, int k, long long now)
 {
 	sv_child_close_ctl(&sv->kid[k]);
 	sv->kid[k].ctl_eof_ms = now;
-	if (sv->state == PL_DRAIN && k == SV_CKPT && !sv->drain_closed) {
+	if (k == SV_CKPT && sv_state_allows(&sv->st, EV_CKPT_GONE)) {
 		log_error("ckpt ended before the last checkpoint was stored");
-		sv->drain_failed = 1;
+		sv_event(sv, EV_CKPT_GONE, now);
 	}
 }
 
@@ -328,7 +328,8 @@ sv_pump_checkpoint(struct sv *sv, long long now)
 	if (ck->ctl_wfd == -1 || !sv_child_running(ck) ||
 	    !sv_state_is(sv, PLF_FLOW))
 		return;
-	if (!sv_bc_next_put(&sv->bc, now, sv->drain_final_put, &pos, &text))
+	if (!sv_bc_next_put(&sv->bc, now, sv_state_is(sv, PLF_FINAL), &pos,
+	    &text))
 		return;
 	msg_put_put(sv_child_out(ck), pos, text);
 }

@@ -28,20 +28,25 @@ const char *const sv_source_states[SS_N] = {
 };
 
 enum sv_source_state
-sv_source_state_of(enum sv_pl_state pl, int failed, int stopping,
-    int loading, int halted)
+sv_source_state_of(enum sv_pl_state pl, int stopping, int loading,
+    int halted)
 {
 	switch (pl) {
 	case PL_WAIT:
-		return failed ? SS_BACKOFF : SS_STARTING;
 	case PL_CHECKPOINT:
 	case PL_STARTING:
 		return SS_STARTING;
+	case PL_BACKOFF:
+		return SS_BACKOFF;
 	case PL_UP:
 		if (halted)
 			return SS_HALTED;
 		return loading ? SS_LOADING : SS_STREAMING;
 	case PL_DRAIN:
+	case PL_DRAIN_NOCKPT:
+	case PL_DRAIN_PUT:
+	case PL_DRAINED:
+	case PL_DRAIN_FAILED:
 		return SS_DRAINING;
 	case PL_TEARDOWN:
 	default:

@@ -3,15 +3,10 @@
  * supervisor's (aux.c) that keeps its connections between requests: the
  * source's position now, and a refresh of the target's indices.
  *
- * On PostgreSQL the position is that of a logical message it writes
- * (pg_logical_emit_message, non-transactional: no table is touched and no
- * transaction is held). pg_current_wal_lsn() of a quiet server can point
- * where no record the walsender decodes ends, so the slot might never be
- * confirmed to it; the message is a record of its own, which the capture
- * reads and whose end comes back as a keepalive position, so its position
- * is always reached. On MySQL and MariaDB it is the binlog's file and
- * offset now (the capture's positions follow every event outside a
- * transaction, so a quiet server's is reached too).
+ * The position is the source's pos_now (source_ops.h): one the capture
+ * is sure to reach even on a quiet server - on PostgreSQL that of a
+ * logical message written for it, on MySQL and MariaDB the binlog's file
+ * and offset now.
  *
  * The requests and answers are frames private to this file, which owns
  * both ends: {"k":"ask","what":"source_now"|"refresh","seq":N} in,
@@ -24,18 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libpq-fe.h>
-#include <mysql.h>
-
 #include "config.h"
 #include "frame.h"
 #include "http.h"
 #include "jscan.h"
 #include "log.h"
-#include "mysql/myconn.h"
 #include "p2o.h"
-#include "source.h"
-#include "pg/pgconn.h"
+#include "source_ops.h"
 #include "supervisor.h"
 #include "target.h"
 #include "xio.h"
@@ -49,8 +39,7 @@ static const char *const asks[] = {
 
 struct helper {
 	const struct config *cf;
-	PGconn	*pg;
-	MYSQL	*my;
+	void	*src;		/* the source's connection (pos_now) */
 	struct target_conn tc;
 	int	 have_tc;
 	char	*indices;	/* every index the sections write, a list */
@@ -84,42 +73,11 @@ index_list(const struct config *cf)
 	return b.buf ? b.buf : xstrdup("");
 }
 
+/* the source's position now, on a connection kept between asks */
 static int
 source_now(struct helper *h, struct sbuf *text, struct p2o_err *e)
 {
-	PGresult *res;
-	char file[512];
-	uint32_t off;
-
-	if (strcmp(h->cf->source->kind, "mysql") == 0) {
-		if (h->my == NULL && (h->my = myconn_open(h->cf, "synced",
-		    e)) == NULL)
-			return -1;
-		if (myconn_binlog_now(h->my, file, sizeof(file), &off,
-		    e) == -1) {
-			myconn_close(h->my);
-			h->my = NULL;
-			return -1;
-		}
-		sbuf_addf(text, "%s:%u", file, (unsigned)off);
-		return 0;
-	}
-	if (h->pg == NULL && (h->pg = pgconn_open(h->cf, PGCONN_SQL,
-	    "pg2osync-supervise", e)) == NULL)
-		return -1;
-	res = pgconn_query(h->pg, "writing "
-	    "the logical message /synced waits for", "SELECT "
-	    "pg_catalog.pg_logical_emit_message(false, 'pg2osync', "
-	    "'synced')::text", 0, NULL, e);
-	if (res == NULL) {
-		/* the next ask connects afresh */
-		PQfinish(h->pg);
-		h->pg = NULL;
-		return -1;
-	}
-	sbuf_adds(text, PQgetvalue(res, 0, 0));
-	PQclear(res);
-	return 0;
+	return source_ops_of(h->cf)->pos_now(h->cf, &h->src, text, e);
 }
 
 static int
@@ -187,10 +145,7 @@ helper_main(void *arg)
 	frame_reader_release(&rd);
 	sbuf_release(&out);
 	sbuf_release(&text);
-	if (h.pg)
-		PQfinish(h.pg);
-	if (h.my)
-		myconn_close(h.my);
+	source_ops_of(h.cf)->pos_close(h.src);
 	if (h.have_tc)
 		target_conn_release(&h.tc);
 	free(h.indices);

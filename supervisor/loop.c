@@ -1,15 +1,18 @@
 /*
- * loop.c - the supervisor's one poll loop and the pipeline's states. An
- * incarnation goes: ask ckpt for the checkpoint, start the stages from it,
- * wait for their hellos, then carry durable -> put -> stored -> ack until
- * something ends. Any stage ending tears the whole pipeline down; once
- * every child is reaped it starts again after a backoff, unless the cause
- * (cause.c) is permanent. SIGTERM/SIGINT drain it (framing.md §6
- * "Shutdown"); SIGHUP goes to reload.c.
+ * loop.c - the supervisor's one poll loop, and what each move of its
+ * state does. An incarnation goes: ask ckpt for the checkpoint, start the
+ * stages from it, wait for their hellos, then carry durable -> put ->
+ * stored -> ack until something ends. Any stage ending tears the whole
+ * pipeline down; once every child is reaped it starts again after a
+ * backoff, unless the cause (cause.c) is permanent. SIGTERM/SIGINT drain
+ * it (framing.md §6 "Shutdown"); SIGHUP goes to reload.c.
  *
- * What each state allows is data (states[]); the loop reaps, keeps the
- * deadlines and moves between states. Starting children is wire.c's, the
- * frames they send dispatch.c's. It never exits: sv_run returns the code.
+ * Which event each state allows and where it leads is state.c's table.
+ * sv_event here is the only writer of the state, and does what entering a
+ * phase means (enter[]: start ckpt, start the stages, drain, stop every
+ * child); the loop reaps, keeps the deadlines and fires the events.
+ * Starting children is wire.c's, the frames they send dispatch.c's. It
+ * never exits: sv_run returns the code.
  */
 #include <sys/wait.h>
 #include <errno.h>
@@ -38,35 +41,16 @@
  * their exits reached us */
 #define END_GRACE_MS	200
 
-/* what SIGTERM or SIGINT does in a state */
-enum on_term { TERM_EXIT, TERM_TEARDOWN, TERM_DRAIN, TERM_NONE };
-
-static const struct {
-	const char *name;	/* /healthz's answer outside up */
-	unsigned flags;		/* PLF_* */
-	enum on_term term;
-} states[PL_NSTATES] = {
-	[PL_WAIT] = { "waiting", 0, TERM_EXIT },
-	/* no stage runs yet: nothing to drain */
-	[PL_CHECKPOINT] = { "reading checkpoint", PLF_CHANNELS,
-	    TERM_TEARDOWN },
-	[PL_STARTING] = { "starting", PLF_STAGES | PLF_CHANNELS | PLF_FLOW,
-	    TERM_DRAIN },
-	[PL_UP] = { "up", PLF_STAGES | PLF_CHANNELS | PLF_FLOW, TERM_DRAIN },
-	[PL_DRAIN] = { "draining", PLF_FLOW | PLF_STOPPING, TERM_NONE },
-	[PL_TEARDOWN] = { "stopping", PLF_STOPPING, TERM_NONE },
-};
-
 int
 sv_state_is(const struct sv *sv, unsigned plf)
 {
-	return (states[sv->state].flags & plf) != 0;
+	return sv_pl_has(sv->st.pl, plf);
 }
 
 const char *
 sv_state_name(const struct sv *sv)
 {
-	return states[sv->state].name;
+	return sv_pl_names[sv->st.pl];
 }
 
 const char *
@@ -75,13 +59,52 @@ sv_kname(const struct sv *sv, int k)
 	return sv->kidname[k];
 }
 
-void
-sv_finish(struct sv *sv, int code)
+static void	enter_checkpoint(struct sv *, const struct sv_state *,
+		    long long);
+static void	enter_starting(struct sv *, const struct sv_state *,
+		    long long);
+static void	enter_up(struct sv *, const struct sv_state *, long long);
+static void	enter_drain(struct sv *, const struct sv_state *, long long);
+static void	close_channels(struct sv *, const struct sv_state *,
+		    long long);
+static void	enter_teardown(struct sv *, const struct sv_state *,
+		    long long);
+
+/* what entering a phase does (was: the state before the move) */
+static void (*const enter[PL_NSTATES])(struct sv *, const struct sv_state *,
+    long long) = {
+	[PL_CHECKPOINT] = enter_checkpoint,
+	[PL_STARTING] = enter_starting,
+	[PL_UP] = enter_up,
+	[PL_DRAIN] = enter_drain,
+	[PL_DRAINED] = close_channels,
+	[PL_DRAIN_FAILED] = close_channels,
+	[PL_TEARDOWN] = enter_teardown,
+};
+
+int
+sv_event(struct sv *sv, enum sv_event ev, long long now)
 {
-	if (sv->done)
-		return;
-	sv->done = 1;
+	struct sv_state was = sv->st, to;
+	char what[256];
+
+	if (sv_state_next(&was, ev, &to) == -1)
+		return -1;
+	sv->st = to;
+	if (memcmp(&was, &to, sizeof(to)) != 0)
+		log_debug("state: %s (%s)", sv_state_diff(&was, &to, what,
+		    sizeof(what)), sv_event_names[ev]);
+	if (to.pl != was.pl && enter[to.pl] != NULL)
+		enter[to.pl](sv, &was, now);
+	return 0;
+}
+
+/* the loop ends with code once the current step is done */
+static void
+finish(struct sv *sv, enum sv_event ev, int code, long long now)
+{
 	sv->exit_code = code;
+	sv_event(sv, ev, now);
 }
 
 static int
@@ -124,7 +147,7 @@ reap(struct sv *sv, long long now)
 			log_status("%s", "");
 			log_info("'%s' finished: every table is loaded",
 			    sv_kname(sv, k));
-			sv_sweep_maybe(sv);
+			sv_sweep_maybe(sv, now);
 			continue;
 		}
 		/* the tap of a stage whose clean end is done (the loads tap)
@@ -137,12 +160,13 @@ reap(struct sv *sv, long long now)
 			log_debug("'%s' %s", sv_kname(sv, k), what);
 			continue;
 		}
-		if (sv->state == PL_TEARDOWN ||
-		    (sv->state == PL_DRAIN && (sv_child_code(&sv->kid[k]) == 0 ||
+		if (sv->st.pl == PL_TEARDOWN ||
+		    (sv_state_is(sv, PLF_DRAIN) &&
+		    (sv_child_code(&sv->kid[k]) == 0 ||
 		    (sv->kid[k].signalled_ms &&
 		    sv_child_code(&sv->kid[k]) == -SIGTERM))))
 			log_debug("'%s' %s", sv_kname(sv, k), what);
-		else if (sv->state == PL_DRAIN)
+		else if (sv_state_is(sv, PLF_DRAIN))
 			log_warnx("'%s' %s while draining", sv_kname(sv, k),
 			    what);
 		else if (sv->end_at_ms == 0) {
@@ -160,23 +184,31 @@ void
 sv_teardown(struct sv *sv, long long now, int code, const char *fmt, ...)
 {
 	va_list ap;
-	int k;
 
-	if (code != 0 && sv->fatal_code == 0 && sv->state != PL_TEARDOWN)
-		sv->fatal_code = code;
-	if (sv->state == PL_TEARDOWN)
+	/* already stopping (or nothing runs): the first reason stands */
+	if (!sv_state_allows(&sv->st, EV_FAIL))
 		return;
-	sv->end_at_ms = 0;
+	if (code != 0 && sv->fatal_code == 0)
+		sv->fatal_code = code;
 	va_start(ap, fmt);
 	vsnprintf(sv->reason, sizeof(sv->reason), fmt, ap);
 	va_end(ap);
+	sv_event(sv, EV_FAIL, now);
+}
+
+/* every child stops, for sv->reason */
+static void
+enter_teardown(struct sv *sv, const struct sv_state *was, long long now)
+{
+	int k;
+
+	sv->end_at_ms = 0;
 	/* what the stages already wrote comes first: a stage that exited
 	 * said why on its stderr before it ended, and the operator reads
 	 * that before the supervisor's summary of it */
 	flush_logs(sv);
 	log_status("%s", "");
 	log_info("stopping the pipeline: %s", sv->reason);
-	sv->state = PL_TEARDOWN;
 	sv->m.up = 0;
 	/* collect whatever already ended, so it is not taken for a child
 	 * that ended because we signalled it */
@@ -210,9 +242,14 @@ all_up(const struct sv *sv)
 void
 sv_check_up(struct sv *sv, long long now)
 {
-	if (sv->state != PL_STARTING || !all_up(sv))
+	if (!sv_state_allows(&sv->st, EV_UP) || !all_up(sv))
 		return;
-	sv->state = PL_UP;
+	sv_event(sv, EV_UP, now);
+}
+
+static void
+enter_up(struct sv *sv, const struct sv_state *was, long long now)
+{
 	sv->up_since_ms = now;
 	sv->m.up = 1;
 	sv_health_reset(&sv->health, now);
@@ -220,7 +257,26 @@ sv_check_up(struct sv *sv, long long now)
 	/* a sweep still owed from an incarnation that died in it: with
 	 * nothing left to load and an idle source, no loader's end and no
 	 * stored checkpoint would ever come to start it */
-	sv_sweep_maybe(sv);
+	sv_sweep_maybe(sv, now);
+}
+
+/* an incarnation begins: ckpt asked for the checkpoint */
+static void
+enter_checkpoint(struct sv *sv, const struct sv_state *was, long long now)
+{
+	if (was->plan == PLAN_RELOAD)
+		log_info("reload: starting the stages on the new configuration "
+		    "(the supervisor runs on)");
+	else
+		log_info("starting the pipeline");
+	sv_start_incarnation(sv, now);
+}
+
+/* ckpt answered the checkpoint and the load */
+static void
+enter_starting(struct sv *sv, const struct sv_state *was, long long now)
+{
+	sv_start_stages(sv, now);
 }
 
 /* a load runs now */
@@ -248,13 +304,13 @@ sv_health_update(struct sv *sv, long long now)
 		done = sv->bc.durable;
 	halted = sv_child_running(&sv->kid[SV_WRITER]) &&
 	    sv_metrics_total(&sv->m, MC_WRITER_HALTED, NULL) != 0;
-	sv->m.state = sv_source_state_of(sv->state, sv->in_backoff,
-	    sv->stopping, loading(sv), halted);
-	if (sv->state == PL_UP)
+	sv->m.state = sv_source_state_of(sv->st.pl,
+	    sv->st.plan == PLAN_STOP, loading(sv), halted);
+	if (sv->st.pl == PL_UP)
 		sv_health_observe(&sv->health, now,
 		    sv_metrics_total(&sv->m, MC_RECEIVED_POS, NULL), done,
 		    written, loading(sv));
-	sv->m.stalled = sv->state == PL_UP &&
+	sv->m.stalled = sv->st.pl == PL_UP &&
 	    sv_health_stalled(&sv->health, now);
 	sv->m.ready = (sv->m.state == SS_LOADING ||
 	    sv->m.state == SS_STREAMING) && !sv->m.stalled;
@@ -271,7 +327,7 @@ sv_not_ready(struct sv *sv, long long now, char *buf, size_t len)
 		return buf;
 	switch (sv->m.state) {
 	case SS_BACKOFF:
-		in = sv->state == PL_WAIT && sv->restart_at_ms > now ?
+		in = sv->st.pl == PL_BACKOFF && sv->restart_at_ms > now ?
 		    sv->restart_at_ms - now : 0;
 		snprintf(buf, len, "backoff: starting again in %lld.%lld s "
 		    "after: %s", in / 1000, in % 1000 / 100, sv->reason);
@@ -421,11 +477,12 @@ incarnation_over(struct sv *sv, long long now)
 
 	ends_of(sv, ends);
 	k = sv_cause_permanent(ends);
-	/* a new stream that loses its position before it stored one would
-	 * reload for ever: that one stops */
+	/* the table refuses a new stream to a stop, and to a new stream
+	 * that loses its position before it stored one (it would reload for
+	 * ever): those stop */
 	if (k == SV_CAPTURE && ends[k].code == P2O_EXIT_LOST &&
-	    config_reload_on_lost(&sv->cf) && !sv->new_stream &&
-	    !sv->stopping && sv->fatal_code == 0) {
+	    config_reload_on_lost(&sv->cf) && sv->fatal_code == 0 &&
+	    sv_state_allows(&sv->st, EV_LOST)) {
 		release_all(sv);
 		/* one loud line: what was lost is in the capture's message
 		 * just above; what happens now is here */
@@ -434,11 +491,9 @@ incarnation_over(struct sv *sv, long long now)
 		    "loading every table again beside it "
 		    "(source.on_lost_position: reload)", sv_kname(sv, k));
 		sv->m.full_reloads++;
-		sv->new_stream = 1;
 		sv->kill_at_ms = 0;
-		sv->state = PL_WAIT;
-		sv->in_backoff = 0;
 		sv->restart_at_ms = now;
+		sv_event(sv, EV_LOST, now);
 		return;
 	}
 	if (k != -1) {
@@ -446,10 +501,10 @@ incarnation_over(struct sv *sv, long long now)
 		release_all(sv);
 		log_error("stopping: %s %s: see its message above",
 		    sv_kname(sv, k), what);
-		sv_finish(sv, ends[k].code);
+		finish(sv, EV_FATAL, ends[k].code, now);
 		return;
 	}
-	if (sv->fatal_code == 0 && !sv->stopping &&
+	if (sv->fatal_code == 0 && sv->st.plan != PLAN_STOP &&
 	    (k = sv_cause_first(ends)) != -1) {
 		sv_child_describe(&sv->kid[k], what, sizeof(what));
 		snprintf(sv->reason, sizeof(sv->reason), "%s %s",
@@ -458,12 +513,12 @@ incarnation_over(struct sv *sv, long long now)
 	release_all(sv);
 	if (sv->fatal_code != 0) {
 		log_error("stopping: %s", sv->reason);
-		sv_finish(sv, sv->fatal_code);
+		finish(sv, EV_FATAL, sv->fatal_code, now);
 		return;
 	}
-	if (sv->stopping) {
+	if (sv->st.plan == PLAN_STOP) {
 		log_info("stopped");
-		sv_finish(sv, P2O_EXIT_OK);
+		finish(sv, EV_STOPPED, P2O_EXIT_OK, now);
 		return;
 	}
 	up_ms = sv->up_since_ms ? now - sv->up_since_ms : 0;
@@ -472,7 +527,7 @@ incarnation_over(struct sv *sv, long long now)
 	if (sv->backoff.failures >= max) {
 		log_error("giving up after %d consecutive failures; the last: "
 		    "%s", sv->backoff.failures, sv->reason);
-		sv_finish(sv, P2O_EXIT_TEMPFAIL);
+		finish(sv, EV_FATAL, P2O_EXIT_TEMPFAIL, now);
 		return;
 	}
 	sv->kill_at_ms = 0;
@@ -480,45 +535,39 @@ incarnation_over(struct sv *sv, long long now)
 	    delay / 1000, delay % 1000 / 100, sv->backoff.failures, max,
 	    sv->reason);
 	sv->m.reconnects++;
-	sv->state = PL_WAIT;
-	sv->in_backoff = 1;
 	sv->restart_at_ms = now + delay;
+	sv_event(sv, EV_RESTART, now);
 }
 
+/* the drain's steps, as far as what the children did allows */
 static void
 drain_step(struct sv *sv, long long now)
 {
 	struct sv_child *ck = &sv->kid[SV_CKPT], *wr = &sv->kid[SV_WRITER];
-	int s;
+	int failed;
 
 	/* the writer's last durable is in once its channel ended */
-	if (!sv->drain_final_put && !sv_child_running(wr) && wr->ctl_rfd == -1) {
-		sv->drain_final_put = 1;
+	if (sv_state_allows(&sv->st, EV_WRITER_DONE) &&
+	    !sv_child_running(wr) && wr->ctl_rfd == -1) {
 		log_debug("writer done: storing the last durable position");
+		sv_event(sv, EV_WRITER_DONE, now);
 	}
-	if (!sv->drain_final_put)
-		return;
-	if (!sv->drain_closed) {
-		if (!sv_bc_settled(&sv->bc) && sv_child_running(ck) &&
-		    ck->ctl_rfd != -1)
-			return;		/* waiting for 'stored' */
-		if (!sv_bc_settled(&sv->bc))
-			sv->drain_failed = 1;
-		/* the ack, if any, is queued: flushed, then EOF on fd 3 */
-		for (s = 0; s < SV_NSTAGES; s++)
-			if (s == SV_CKPT || sv_stages[s].gets_ack) {
-				sv->kid[s].close_after = 1;
-				sv_child_flush(&sv->kid[s]);
-			}
-		sv->drain_closed = 1;
+	/* the last put answered, or never to be: the channels close */
+	if (sv->st.pl == PL_DRAIN_PUT) {
+		if (sv_bc_settled(&sv->bc))
+			sv_event(sv, EV_SETTLED, now);
+		else if (!sv_child_running(ck) || ck->ctl_rfd == -1)
+			sv_event(sv, EV_CKPT_GONE, now);
 	}
-	if (!all_reaped(sv))
+	if ((sv->st.pl != PL_DRAINED && sv->st.pl != PL_DRAIN_FAILED) ||
+	    !all_reaped(sv))
 		return;
+	failed = sv->st.pl == PL_DRAIN_FAILED;
 	release_all(sv);
-	if (sv->reload_cycle && !sv->stopping) {
+	if (sv->st.plan == PLAN_RELOAD) {
 		/* what was read is stored (or, failed, replayed from the
 		 * stored checkpoint by the stages to come): start at once */
-		if (sv->drain_failed)
+		if (failed)
 			log_warnx("reload: the last durable position %" PRIu64
 			    " was not stored; the stages start again from %"
 			    PRIu64 " and write what follows it again",
@@ -527,18 +576,15 @@ drain_step(struct sv *sv, long long now)
 			log_info("reload: the stages drained (checkpoint at %"
 			    PRIu64 "); starting them on the new configuration",
 			    sv->bc.stored);
-		sv->reload_cycle = 0;
-		sv->reload_start = 1;
-		sv->state = PL_WAIT;
-		sv->in_backoff = 0;
 		sv->restart_at_ms = now;
+		sv_event(sv, EV_CYCLE, now);
 		return;
 	}
-	if (sv->drain_failed) {
+	if (failed) {
 		log_error("stopped without storing the last durable position "
 		    "%" PRIu64 ": the next start replays from %" PRIu64,
 		    sv->bc.durable, sv->bc.stored);
-		sv_finish(sv, P2O_EXIT_TEMPFAIL);
+		finish(sv, EV_STOPPED, P2O_EXIT_TEMPFAIL, now);
 		return;
 	}
 	if (sv->bc.have_stored)
@@ -546,15 +592,20 @@ drain_step(struct sv *sv, long long now)
 		    sv->bc.stored);
 	else
 		log_info("stopped after draining; no checkpoint stored yet");
-	sv_finish(sv, P2O_EXIT_OK);
+	finish(sv, EV_STOPPED, P2O_EXIT_OK, now);
 }
 
 /* the capture stops reading, the rest is written and stored; the
  * stages end on their own (drain_step) */
 static void
-drain_stages(struct sv *sv, long long now)
+enter_drain(struct sv *sv, const struct sv_state *was, long long now)
 {
-	sv->state = PL_DRAIN;
+	if (sv->st.plan == PLAN_RELOAD)
+		log_info("reload: draining the stages (the capture stops "
+		    "reading, what it read is written and stored), then they "
+		    "start again on the new configuration");
+	else
+		log_info("draining: stopping the capture, flushing the rest");
 	sv->m.up = 0;
 	sv_child_kill(&sv->kid[SV_CAPTURE], SIGTERM, now);
 	/* a load in progress stops at its last recorded range; one
@@ -567,50 +618,36 @@ drain_stages(struct sv *sv, long long now)
 	sv->kill_at_ms = now + DRAIN_MAX_MS;
 }
 
-void
-sv_reload_cycle(struct sv *sv, long long now)
+/* the ack, if any, is queued: flushed, then EOF on the capture's fd 3
+ * and ckpt's stdin */
+static void
+close_channels(struct sv *sv, const struct sv_state *was, long long now)
 {
-	/* stopping, or no stage runs (waiting, a teardown that ends in a
-	 * restart): the next start reads the file anyway */
-	if (sv->stopping || sv->state == PL_WAIT || sv->state == PL_TEARDOWN)
-		return;
-	if (sv->state == PL_DRAIN) {
-		/* one drain already under way serves */
-		sv->reload_cycle = 2;
-		return;
-	}
-	sv->reload_cycle = 1;
-	/* the stages that run started on the old file: they drain once up
-	 * (step), not while ckpt still reads the checkpoint */
-	if (sv->state == PL_UP || sv->state == PL_STARTING) {
-		log_info("reload: draining the stages (the capture stops "
-		    "reading, what it read is written and stored), then they "
-		    "start again on the new configuration");
-		sv->reload_cycle = 2;
-		drain_stages(sv, now);
-	}
+	int s;
+
+	for (s = 0; s < SV_NSTAGES; s++)
+		if (s == SV_CKPT || sv_stages[s].gets_ack) {
+			sv->kid[s].close_after = 1;
+			sv_child_flush(&sv->kid[s]);
+		}
 }
 
 static void
 begin_drain(struct sv *sv, long long now)
 {
-	sv->stopping = 1;
-	switch (states[sv->state].term) {
-	case TERM_EXIT:
+	struct sv_state to;
+
+	if (sv_state_next(&sv->st, EV_TERM, &to) == -1)
+		return;
+	if (to.pl == PL_DONE) {
 		log_info("stopped");
-		sv_finish(sv, P2O_EXIT_OK);
-		break;
-	case TERM_TEARDOWN:
-		sv_teardown(sv, now, 0, "stop requested");
-		break;
-	case TERM_DRAIN:
-		log_info("draining: stopping the capture, flushing the rest");
-		drain_stages(sv, now);
-		break;
-	case TERM_NONE:
+		sv->exit_code = P2O_EXIT_OK;
+	} else if (to.pl == sv->st.pl)
 		log_info("already stopping");
-		break;
-	}
+	else if (to.pl == PL_TEARDOWN)
+		/* no stage runs yet: nothing to drain */
+		snprintf(sv->reason, sizeof(sv->reason), "stop requested");
+	sv_event(sv, EV_TERM, now);
 }
 
 /* what the state says to do without waiting for I/O */
@@ -627,11 +664,10 @@ step(struct sv *sv, long long now)
 				    sv_kname(sv, k));
 				sv_child_kill(&sv->kid[k], SIGKILL, now);
 			}
-		if (sv->state == PL_DRAIN) {
+		if (sv_state_is(sv, PLF_DRAIN)) {
 			log_error("draining took over %d s", DRAIN_MAX_MS /
 			    1000);
-			sv->drain_failed = 1;
-			sv->drain_final_put = sv->drain_closed = 1;
+			sv_event(sv, EV_DRAIN_LATE, now);
 		}
 		sv->kill_at_ms = 0;
 	}
@@ -639,32 +675,38 @@ step(struct sv *sv, long long now)
 		sv_teardown(sv, now, 0, "%s", sv->first_end);
 	check_silent(sv, now);
 	check_hello(sv, now);
-	switch (sv->state) {
+	switch (sv->st.pl) {
 	case PL_WAIT:
+	case PL_BACKOFF:
 		if (now >= sv->restart_at_ms)
-			sv_start_incarnation(sv, now);
+			sv_event(sv, EV_START, now);
 		break;
 	case PL_STARTING:
+	case PL_UP:
 		/* a stage that needs no hello is up by running */
 		sv_check_up(sv, now);
-		if (sv->reload_cycle == 1)
-			sv_reload_cycle(sv, now);
-		break;
-	case PL_UP:
-		if (sv->reload_cycle == 1)
-			sv_reload_cycle(sv, now);
+		/* a reload applied while ckpt read the checkpoint on the file
+		 * before it: the stages cycle now that they run */
+		if (sv->st.plan == PLAN_RELOAD_DUE)
+			sv_event(sv, EV_RELOAD, now);
 		break;
 	case PL_DRAIN:
+	case PL_DRAIN_NOCKPT:
+	case PL_DRAIN_PUT:
+	case PL_DRAINED:
+	case PL_DRAIN_FAILED:
 		drain_step(sv, now);
 		break;
 	case PL_TEARDOWN:
 		if (all_reaped(sv))
 			incarnation_over(sv, now);
 		break;
-	default:
+	case PL_CHECKPOINT:
+	case PL_DONE:
+	case PL_NSTATES:
 		break;
 	}
-	if (!sv->done)
+	if (sv->st.pl != PL_DONE)
 		sv_pump_checkpoint(sv, now);
 }
 
@@ -700,7 +742,7 @@ poll_timeout(struct sv *sv, long long now)
 	long long at = -1;
 	int k;
 
-	if (sv->state == PL_WAIT)
+	if (sv_state_allows(&sv->st, EV_START))
 		at = sv->restart_at_ms;
 	/* a kill deadline matters only while something is stopping: a stale
 	 * one in the past would make every poll return at once */
@@ -788,12 +830,12 @@ sv_run(struct sv *sv)
 	long long now;
 	int n, k, h0, a0;
 
-	sv->state = PL_WAIT;
+	/* a zeroed state waits for the first start, due now */
 	sv->restart_at_ms = now_ms();
-	while (!sv->done) {
+	while (sv->st.pl != PL_DONE) {
 		now = now_ms();
 		step(sv, now);
-		if (sv->done)
+		if (sv->st.pl == PL_DONE)
 			break;
 		n = 0;
 		pfd[n].fd = stage_sigfd();
@@ -810,7 +852,7 @@ sv_run(struct sv *sv)
 			if (errno == EINTR)
 				continue;
 			log_warn("poll");
-			sv_finish(sv, P2O_EXIT_INTERNAL);
+			finish(sv, EV_ABORT, P2O_EXIT_INTERNAL, now);
 			break;
 		}
 		now = now_ms();
@@ -824,7 +866,7 @@ sv_run(struct sv *sv)
 			begin_drain(sv, now);
 		if (stage_signalled(STAGE_HUP))
 			sv_reload(sv, now);
-		if (sv->done)
+		if (sv->st.pl == PL_DONE)
 			break;
 		sv_httpd_handle(&sv->httpd, pfd + h0, now);
 		sv_httpd_handle(&sv->api, pfd + a0, now);

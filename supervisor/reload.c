@@ -11,9 +11,10 @@
  * source's url, slot, publication and server_id, the target's url, the
  * listeners' binds, source.name) naming it, and a change the documents
  * already written cannot follow (lib/config_diff.c) naming its line and
- * remedy, runs the checks, and on
- * PostgreSQL adds the tables of new sections to the publication (the one
- * change a reload makes on the source). It answers one frame, private to
+ * remedy, runs the checks (the source's validate operation), and applies
+ * what the checks left for the source (its reload_apply: on PostgreSQL
+ * the tables of new sections added to their publication, the one change
+ * a reload makes on the source). It answers one frame, private to
  * this file: {"k":"reload","result":"applied"|"unchanged"|"refused",
  * "why":...}.
  *
@@ -46,7 +47,7 @@
 #include "log.h"
 #include "p2o.h"
 #include "source.h"
-#include "pg/pgconn.h"
+#include "source_ops.h"
 #include "supervisor.h"
 #include "validate/check.h"
 #include "xio.h"
@@ -174,55 +175,21 @@ failures(const char *report, struct sbuf *why)
 	}
 }
 
-/* each "publication\ttable" line of adds added: 0, or -1 with why */
+/* what the checks left for the source to apply, applied: 0, or -1 with
+ * why */
 static int
-add_tables(const struct config *cf, const char *adds, struct sbuf *done,
-    struct sbuf *why)
+apply(const struct config *cf, const struct source_ops *ops,
+    const char *applies, struct sbuf *done, struct sbuf *why)
 {
-	struct pg_conn *c;
 	struct p2o_err e;
-	const char *p, *tab, *nl;
-	struct sbuf sql = SBUF_INIT;
-	char *pub, *ident;
-	int rc = 0;
 
-	if (*adds == '\0')
+	if (ops->reload_apply == NULL || *applies == '\0')
 		return 0;
 	p2o_err_clear(&e);
-	if ((c = pgconn_open(cf, PGCONN_SQL, "pg2osync-supervise", &e)) ==
-	    NULL) {
-		sbuf_addf(why, "adding the new tables to the publication: %s",
-		    e.msg);
-		return -1;
-	}
-	for (p = adds; rc == 0 && *p; p = nl + 1) {
-		tab = strchr(p, '\t');
-		nl = strchr(p, '\n');
-		pub = xstrndup(p, (size_t)(tab - p));
-		ident = pgconn_ident(c, pub, &e);
-		sbuf_reset(&sql);
-		if (ident != NULL) {
-			sbuf_addf(&sql, "ALTER PUBLICATION %s ADD TABLE %.*s",
-			    ident, (int)(nl - tab - 1), tab + 1);
-			if (pgconn_exec(c, "adding a table to the publication",
-			    sql.buf, &e) == -1) {
-				free(ident);
-				ident = NULL;
-			}
-		}
-		if (ident == NULL) {
-			sbuf_addf(why, "adding table %.*s to publication '%s': "
-			    "%s", (int)(nl - tab - 1), tab + 1, pub, e.msg);
-			rc = -1;
-		} else
-			sbuf_addf(done, "%s%.*s", done->len ? ", " : "",
-			    (int)(nl - tab - 1), tab + 1);
-		free(ident);
-		free(pub);
-	}
-	sbuf_release(&sql);
-	pgconn_close(c);
-	return rc;
+	if (ops->reload_apply(cf, applies, done, &e) == 0)
+		return 0;
+	sbuf_addf(why, "applying the reload to the source: %s", e.msg);
+	return -1;
 }
 
 static int
@@ -230,6 +197,7 @@ reload_main(void *arg)
 {
 	struct sv *sv = arg;
 	struct config nc;
+	const struct source_ops *ops;
 	struct config_diff changed;
 	struct check_report r;
 	struct sbuf why = SBUF_INIT, adds = SBUF_INIT, added = SBUF_INIT;
@@ -280,12 +248,10 @@ reload_main(void *arg)
 		return P2O_EXIT_OK;
 	}
 	check_init(&r, mem);
-	if (strcmp(nc.source->kind, "mysql") == 0)
-		validate_my(&r, &nc);
-	else {
-		r.pub_adds = &adds;
-		validate_pg(&r, &nc);
-	}
+	ops = source_ops_of(&nc);
+	if (ops->reload_apply != NULL)
+		r.applies = &adds;
+	ops->validate(&r, &nc);
 	validate_target(&r, &nc);
 	failed = check_end(&r) != 0;
 	fclose(mem);
@@ -293,13 +259,12 @@ reload_main(void *arg)
 		sbuf_addf(&why, "%s: ", sv->cfgpath);
 		failures(report, &why);
 		verdict(RL_REFUSED, why.buf);
-	} else if (add_tables(&nc, adds.buf ? adds.buf : "", &added,
+	} else if (apply(&nc, ops, adds.buf ? adds.buf : "", &added,
 	    &why) == -1)
 		verdict(RL_REFUSED, why.buf);
 	else {
 		sbuf_addf(&why, "every check passed (%d)%s%s", r.passed,
-		    added.len ? "; added to the publication: " : "",
-		    added.len ? added.buf : "");
+		    added.len ? "; " : "", added.len ? added.buf : "");
 		verdict(RL_APPLIED, why.buf);
 	}
 	free(report);
@@ -350,7 +315,8 @@ take(struct sv *sv, const char *why, long long now)
 	sv_helper_forget(sv);
 	count(sv, RL_APPLIED);
 	log_info("reload applied: %s", why);
-	sv_reload_cycle(sv, now);
+	/* the stages cycle onto it, or the next start reads it */
+	sv_event(sv, EV_RELOAD, now);
 }
 
 static void

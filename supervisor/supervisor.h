@@ -4,25 +4,35 @@
  * checkpoint -> ack), restarts on failure, drains on SIGTERM and serves
  * /metrics and /healthz. It never sits on the data path.
  *
- * Modules:
+ * Modules, in the order of their sections below:
  *   main.c         the command line: options, the stage programs, the
  *                  configuration, the listener; then the loop
- *   loop.c         the poll loop and the pipeline's states (a table):
- *                  reaping, teardown, restart or stop, the drain
- *   wire.c         wiring and spawning an incarnation's children
- *   dispatch.c     the control frames the children send, and the puts
- *   cause.c        which child's end caused a failure (pure)
- *   reload.c       what a SIGHUP does
- *   routes.c       what each HTTP path answers
+ *   logpipe.c      forwarding a child's stderr line by line; log.format
+ *                  and log.level
+ *   child.c        spawning, signalling and describing one child process
  *   stages.c       the stage table: programs, pipes, control frames,
  *                  secrets; the children's topology
- *   child.c        spawning, signalling and describing one child process
  *   tap.c          the copying process a --tap puts on one boundary
  *   backchannel.c  durable -> put -> stored -> ack, and the restart backoff
  *                  (pure: no I/O, no clock of its own)
+ *   reload.c       what a SIGHUP does
  *   metrics.c      counters from stats frames and the Prometheus text
+ *   cause.c        which child's end caused a failure (pure)
+ *   state.c        the states and the events that move them (a table,
+ *                  pure)
+ *   health.c       the source state and whether the pipeline makes
+ *                  progress (pure)
  *   httpd.c        the tiny non-blocking HTTP/1.1 server and its parser
- *   logpipe.c      forwarding a child's stderr line by line
+ *   aux.c          the supervisor's own helper processes
+ *   helper.c       what /synced asks of the servers, in a helper
+ *   synced.c       GET /synced: the waiters and their answers
+ *   routes.c       what each HTTP path answers
+ *   loop.c         the poll loop and what each move of the state does
+ *                  (sv_event): reaping, teardown, restart or stop, the
+ *                  drain
+ *   wire.c         wiring and spawning an incarnation's children
+ *   dispatch.c     the control frames the children send, and the puts
+ *   sweep.c        the deletes a full reload owes, in a helper
  */
 #ifndef SUPERVISOR_H
 #define SUPERVISOR_H
@@ -35,6 +45,9 @@
 #include "frame.h"
 #include "msg.h"
 #include "sbuf.h"
+
+struct pollfd;
+struct sv;
 
 /* logpipe.c */
 
@@ -55,6 +68,9 @@ void	sv_logpipe_init(struct sv_logpipe *, int fd, int out, const char *name);
  * EOF (a last unterminated line is forwarded then, and fd closed) */
 int	sv_logpipe_read(struct sv_logpipe *);
 void	sv_logpipe_close(struct sv_logpipe *);
+
+/* log.format and log.level, for the supervisor and its stages */
+void	sv_apply_log(const struct config *);
 
 /* child.c */
 
@@ -269,10 +285,16 @@ struct sv_backoff {
  * SV_BACKOFF_MAX_MS (or first_ms when that is more) */
 int	sv_backoff_failure(struct sv_backoff *, long long up_ms);
 
-/* what became of a SIGHUP (reload.c), by pg2osync_config_reloads_total's
- * result label */
+/* reload.c */
+
+/* what became of a SIGHUP: pg2osync_config_reloads_total's result label */
 enum sv_reload_result { RL_APPLIED, RL_UNCHANGED, RL_REFUSED, RL_N };
 extern const char *const sv_reload_results[RL_N];
+
+/* SIGHUP arrived */
+void	sv_reload(struct sv *, long long now);
+/* the file as it is now is the running one (what "unchanged" compares) */
+void	sv_reload_remember(struct sv *);
 
 /* metrics.c */
 
@@ -332,12 +354,143 @@ void	sv_hist_observe(struct sv_hist *, long long us);
 /* the Prometheus text exposition */
 void	sv_metrics_render(const struct sv_metrics *, struct sbuf *out);
 
+/* cause.c */
+
+/* what one child did in an incarnation, as far as its cause goes */
+struct sv_end {
+	int	 started;	/* it ran in this incarnation */
+	int	 exited;	/* reaped */
+	int	 code;		/* its exit code, or -signo for a signal */
+	int	 signalled;	/* the supervisor had signalled it */
+	unsigned round;		/* the reaping round that collected it */
+};
+
+/* the child whose permanent exit code stops the supervisor, or -1: a 65
+ * from a stage whose input its upstream's end explains is no cause */
+int	sv_cause_permanent(const struct sv_end ends[SV_NKIDS]);
+/* the child that ended the incarnation, for the restart message, or -1:
+ * of those that ended on their own, a failure before a clean end, and
+ * the one nearest the source before those downstream of it */
+int	sv_cause_first(const struct sv_end ends[SV_NKIDS]);
+
+/* state.c: the supervisor's states and the events that move them, a
+ * table (pure); loop.c's sv_event is the only writer of sv->st */
+
+/* the pipeline's phase */
+enum sv_pl_state {
+	PL_WAIT,	/* nothing runs; a start is due at restart_at_ms (the
+			 * first, a reload's, a new stream's) */
+	PL_BACKOFF,	/* nothing runs; a failure's restart waits until
+			 * restart_at_ms */
+	PL_CHECKPOINT,	/* ckpt asked for the checkpoint */
+	PL_STARTING,	/* stages running, not all said hello */
+	PL_UP,
+	PL_DRAIN,	/* the capture stops, the rest flush: the writer's
+			 * last durable position is awaited */
+	PL_DRAIN_NOCKPT,	/* the same with ckpt gone: that position
+				 * cannot be stored */
+	PL_DRAIN_PUT,	/* the put of the last durable position awaited */
+	PL_DRAINED,	/* it is stored and acked, the control channels
+			 * closed: the exits awaited */
+	PL_DRAIN_FAILED,	/* the same, the last position not stored */
+	PL_TEARDOWN,	/* every child stopping after a failure */
+	PL_DONE,	/* the loop ends with exit_code */
+	PL_NSTATES
+};
+
+/* what comes after this incarnation */
+enum sv_plan {
+	PLAN_RUN,	/* restart after a failure */
+	PLAN_RELOAD_DUE,	/* ckpt read the checkpoint on the file before
+				 * a reload: the stages cycle once they run */
+	PLAN_RELOAD,	/* the stages drain for a reload, then start at
+			 * once on the new file */
+	PLAN_STOP,	/* SIGTERM or SIGINT: the supervisor ends */
+	PLAN_N
+};
+
+enum sv_stream {
+	STREAM_KEPT,	/* a restart resumes from the stored checkpoint */
+	STREAM_NEW,	/* the position was gone: the next start forgets
+			 * the load progress and the checkpoint, until the
+			 * new stream stores one */
+	STREAM_N
+};
+
+/* the deletes a full reload owes (sweep.c) */
+enum sv_sweep { SWEEP_NONE, SWEEP_OWED, SWEEP_RUNNING, SWEEP_N };
+
+/* all zero: the state before the first start */
+struct sv_state {
+	enum sv_pl_state pl;
+	enum sv_plan	 plan;
+	enum sv_stream	 stream;
+	enum sv_sweep	 sweep;
+};
+
+enum sv_event {
+	EV_START,	/* the start is due: ckpt starts */
+	EV_LOADED,	/* ckpt sent the checkpoint and the load frame */
+	EV_UP,		/* every stage that must said hello */
+	EV_FAIL,	/* a child ended, a protocol error, a missing hello */
+	EV_TERM,	/* SIGTERM or SIGINT */
+	EV_RELOAD,	/* a reload was applied: the stages cycle onto it */
+	EV_WRITER_DONE,	/* the writer ended and its channel with it */
+	EV_CKPT_GONE,	/* ckpt or its channel ended while draining */
+	EV_SETTLED,	/* the last durable position is stored */
+	EV_DRAIN_LATE,	/* the drain ran out of time: all killed */
+	EV_CYCLE,	/* every child reaped after a reload's drain */
+	EV_STOPPED,	/* every child reaped, as the stop asked */
+	EV_RESTART,	/* every child of a failure reaped: back off */
+	EV_LOST,	/* the same, the position gone: a new stream */
+	EV_FATAL,	/* the same, a permanent failure: the end */
+	EV_ABORT,	/* the supervisor's own loop failed */
+	EV_STORED,	/* ckpt stored a checkpoint */
+	EV_SWEEP_OWED,	/* ckpt's load frame: a sweep is owed */
+	EV_SWEEP_CLEAR,	/* ckpt's load frame: none is */
+	EV_SWEEP_START,	/* its helper started */
+	EV_SWEEP_DONE,	/* it ended and ckpt was told */
+	EV_SWEEP_FAILED,	/* it ended, not recorded: owed again */
+	EV_N
+};
+
+extern const char *const sv_pl_names[PL_NSTATES];
+extern const char *const sv_plan_names[PLAN_N];
+extern const char *const sv_stream_names[STREAM_N];
+extern const char *const sv_sweep_names[SWEEP_N];
+extern const char *const sv_event_names[EV_N];
+
+/* what a phase allows, for the modules that act on it */
+#define PLF_STAGES	0x01u	/* stages run, not stopping: hellos are
+				 * awaited, a waiting stage may start */
+#define PLF_CHANNELS	0x02u	/* a control channel that ends early is a
+				 * failure */
+#define PLF_FLOW	0x04u	/* durable -> put -> stored -> ack runs */
+#define PLF_STOPPING	0x08u	/* children are being stopped: the kill
+				 * deadline holds */
+#define PLF_DRAIN	0x10u	/* one of the drain's steps */
+#define PLF_FINAL	0x20u	/* the last durable position goes to ckpt
+				 * at once, not at the interval */
+
+/* where ev leads from st: 0 with *to, or -1 when the table refuses it */
+int	sv_state_next(const struct sv_state *st, enum sv_event ev,
+	    struct sv_state *to);
+int	sv_state_allows(const struct sv_state *, enum sv_event);
+/* whether phase pl allows what PLF_* flags say */
+int	sv_pl_has(enum sv_pl_state pl, unsigned plf);
+/* what changed from a to b ("up -> draining, plan run on -> stop") */
+const char *sv_state_diff(const struct sv_state *a, const struct sv_state *b,
+	    char *buf, size_t len);
+
 /* health.c */
 
 /* what pg2osync_source_state and /ready say the stream is doing */
 enum sv_source_state { SS_STARTING, SS_LOADING, SS_STREAMING, SS_BACKOFF,
 	SS_HALTED, SS_DRAINING, SS_N };
 extern const char *const sv_source_states[SS_N];
+/* the source state in a pipeline phase. stopping: SIGTERM arrived */
+enum sv_source_state sv_source_state_of(enum sv_pl_state, int stopping,
+	    int loading, int halted);
 
 /* whether a running pipeline makes progress (see health.c) */
 struct sv_health {
@@ -429,7 +582,6 @@ int	sv_httpd_open(struct sv_httpd *, const char *bind, sv_http_handler,
 void	sv_httpd_close(struct sv_httpd *);
 /* fill at most SV_HTTPD_POLLFDS pollfds from pfd; returns how many */
 #define SV_HTTPD_POLLFDS	(SV_HTTP_CONNS + 1)
-struct pollfd;
 int	sv_httpd_pollfds(struct sv_httpd *, struct pollfd *pfd);
 /* after poll: serve the fds the last sv_httpd_pollfds call listed, and
  * drop connections past their deadline */
@@ -448,30 +600,10 @@ int	sv_bind_is_loopback(const char *bind);
  * time independent of where they differ) */
 int	sv_http_bearer_ok(const struct sv_http_req *, const char *token);
 
-/* cause.c */
-
-/* what one child did in an incarnation, as far as its cause goes */
-struct sv_end {
-	int	 started;	/* it ran in this incarnation */
-	int	 exited;	/* reaped */
-	int	 code;		/* its exit code, or -signo for a signal */
-	int	 signalled;	/* the supervisor had signalled it */
-	unsigned round;		/* the reaping round that collected it */
-};
-
-/* the child whose permanent exit code stops the supervisor, or -1: a 65
- * from a stage whose input its upstream's end explains is no cause */
-int	sv_cause_permanent(const struct sv_end ends[SV_NKIDS]);
-/* the child that ended the incarnation, for the restart message, or -1:
- * of those that ended on their own, a failure before a clean end, and
- * the one nearest the source before those downstream of it */
-int	sv_cause_first(const struct sv_end ends[SV_NKIDS]);
-
 /* aux.c: the supervisor's own helper processes */
 
 enum sv_aux_kind { SV_AUX_HELPER, SV_AUX_RELOAD, SV_AUX_SWEEP, SV_NAUX };
 
-struct sv;
 struct sv_aux_ops {
 	const char *name;	/* in log lines */
 	/* a frame it sent; its end (after its last frames), code as
@@ -497,7 +629,6 @@ void	sv_aux_stop(struct sv *, int a);
 /* for the poll loop: the fds to poll from n on (the new count), their
  * I/O after poll, a write of what is queued, and a reaped pid (1 if it
  * was one) */
-struct pollfd;
 int	sv_aux_pollfds(struct sv *, struct pollfd *, int n);
 void	sv_aux_io(struct sv *, const struct pollfd *);
 void	sv_aux_flush(struct sv *);
@@ -543,35 +674,14 @@ void	sv_synced_step(struct sv *, long long now);
 /* the earliest waiter's deadline, or -1 */
 long long sv_synced_deadline(const struct sv *);
 
-/* loop.c */
+/* routes.c */
 
-/* the pipeline's states; loop.c's table says what each means */
-enum sv_pl_state {
-	PL_WAIT,	/* between incarnations, until restart_at_ms */
-	PL_CHECKPOINT,	/* ckpt asked for the checkpoint */
-	PL_STARTING,	/* stages running, not all said hello */
-	PL_UP,
-	PL_DRAIN,	/* SIGTERM: the capture stops, the rest flush */
-	PL_TEARDOWN,	/* everything stopping after a failure */
-	PL_NSTATES
-};
+/* the answer to one HTTP request on metrics.bind (an sv_http_handler;
+ * arg: the sv) */
+void	sv_route(void *arg, const struct sv_http_req *, struct sv_http_resp *);
 
-/* health.c: the source state in a pipeline state. failed: the pipeline
- * waits after a failure (not before its first start); stopping: SIGTERM
- * arrived */
-enum sv_source_state sv_source_state_of(enum sv_pl_state, int failed,
-	    int stopping, int loading, int halted);
-
-/* what a state allows, for the modules that act on it */
-#define PLF_STAGES	0x1u	/* stages run, not stopping: hellos are
-				 * awaited, a waiting stage may start */
-#define PLF_CHANNELS	0x2u	/* a control channel that ends early is a
-				 * failure */
-#define PLF_FLOW	0x4u	/* durable -> put -> stored -> ack runs */
-#define PLF_STOPPING	0x8u	/* children are being stopped: the kill
-				 * deadline holds */
-
-/* one stream's supervisor: its configuration, children and state */
+/* one stream's supervisor: its configuration, children and state (main.c
+ * fills it, loop.c runs it) */
 struct sv {
 	const char	*cfgpath;
 	struct config	 cf;
@@ -579,7 +689,7 @@ struct sv {
 	char		 kidname[SV_NKIDS][48];
 	struct sv_tap	 tap[SV_NSTAGES];	/* stdin boundary; path NULL: none */
 	struct sv_tap	 tap4[SV_NSTAGES];	/* fd 4 boundary */
-	enum sv_pl_state state;
+	struct sv_state	 st;		/* written by sv_event alone */
 	struct sv_backchannel bc;
 	struct sv_backoff backoff;
 	struct sv_metrics m;
@@ -587,7 +697,6 @@ struct sv {
 					 * /ready */
 	struct sv_httpd	 api;		/* api.bind: /synced */
 	struct sv_health health;
-	int		 in_backoff;	/* waiting to start after a failure */
 	char		 source_name[160];	/* every series' source label */
 	struct sv_aux	 aux[SV_NAUX];
 	/* helper.c: the asks out, oldest first */
@@ -618,24 +727,12 @@ struct sv {
 	unsigned	 reap_round;
 	char		 reason[512];	/* what ended this incarnation first */
 	int		 fatal_code;	/* a permanent failure we found */
-	int		 stopping;	/* SIGTERM or SIGINT arrived */
 	/* reload.c: the running file's bytes; the checks answered; a
-	 * SIGHUP came during them; the stages drain to start on a new file */
+	 * SIGHUP came during them */
 	char		*cfg_text;
 	size_t		 cfg_len;
 	int		 reload_answered, reload_again;
-	int		 reload_cycle;	/* 1 due once the stages are up, 2
-					 * draining for it */
-	int		 reload_start;	/* the next start is a reload's */
-	int		 sweep_pending;	/* ckpt says a reload's sweep is owed */
-	int		 new_stream;	/* the position is gone: the next start
-					 * forgets the load progress and the
-					 * checkpoint, until one is stored */
-	int		 drain_final_put;	/* the writer is done */
-	int		 drain_closed;	/* capture fd 3 and ckpt stdin closed */
-	int		 drain_failed;	/* the last checkpoint may be missing */
-	int		 done;		/* the loop ends: exit with exit_code */
-	int		 exit_code;
+	int		 exit_code;	/* once st.pl is PL_DONE */
 	int		 pidx[SV_NKIDS][3];	/* pollfd indexes: ctl r, ctl w, log */
 };
 
@@ -643,9 +740,14 @@ struct sv {
 
 /* run until the supervisor stops: its exit code */
 int	sv_run(struct sv *);
+/* the only writer of sv->st: ev's move (state.c's table) made, logged at
+ * debug, and what entering the new phase means done (ckpt started, the
+ * stages started, drained or stopped); 0, or -1 when the table refuses
+ * ev (nothing changes) */
+int	sv_event(struct sv *, enum sv_event, long long now);
 /* whether the current state allows what PLF_* flags say */
 int	sv_state_is(const struct sv *, unsigned plf);
-/* the state's name, as /healthz answers it */
+/* the phase's name (/ready says 'starting: <it>' before up) */
 const char *sv_state_name(const struct sv *);
 /* a child's name in log lines */
 const char *sv_kname(const struct sv *, int k);
@@ -664,8 +766,6 @@ void	sv_check_up(struct sv *, long long now);
 void	sv_health_update(struct sv *, long long now);
 /* why /ready says no, into buf ("" when it says yes) */
 const char *sv_not_ready(struct sv *, long long now, char *buf, size_t len);
-/* the loop ends with this exit code once the current step is done */
-void	sv_finish(struct sv *, int code);
 
 /* wire.c */
 
@@ -679,10 +779,6 @@ void	sv_start_stages(struct sv *, long long now);
 /* the stages waiting for child k's hello, now that it came */
 void	sv_start_after(struct sv *, int k, long long now);
 
-/* sweep.c: once a reload's loads are done and the new stream has a
- * checkpoint, the documents of rows deleted meanwhile are removed */
-void	sv_sweep_maybe(struct sv *);
-
 /* dispatch.c */
 
 /* read what child k's control channel holds and act on every frame */
@@ -690,25 +786,8 @@ void	sv_kid_read(struct sv *, int k, long long now);
 /* queue a put to ckpt when the back-channel says so */
 void	sv_pump_checkpoint(struct sv *, long long now);
 
-/* reload.c */
-
-/* SIGHUP arrived */
-void	sv_reload(struct sv *, long long now);
-/* the file as it is now is the running one (what "unchanged" compares) */
-void	sv_reload_remember(struct sv *);
-
-/* logpipe.c: log.format and log.level, for the supervisor and its
- * stages */
-void	sv_apply_log(const struct config *);
-
-/* loop.c: a reload was applied: the stages drain and start again on the
- * new file (or the next start takes it, when none run) */
-void	sv_reload_cycle(struct sv *, long long now);
-
-/* routes.c */
-
-/* the answer to one HTTP request on metrics.bind (an sv_http_handler;
- * arg: the sv) */
-void	sv_route(void *arg, const struct sv_http_req *, struct sv_http_resp *);
+/* sweep.c: once a reload's loads are done and the new stream has a
+ * checkpoint, the documents of rows deleted meanwhile are removed */
+void	sv_sweep_maybe(struct sv *, long long now);
 
 #endif

@@ -26,6 +26,7 @@
 #include "msg.h"
 #include "p2o.h"
 #include "supervisor.h"
+#include "xio.h"
 
 /* what the verb exits with when it wrote what it could: 1 leaves only
  * documents the stream wrote a newer version of, or refused ones it
@@ -68,6 +69,7 @@ on_end(struct sv *sv, int code)
 		/* the marker stays: the next incarnation sweeps again */
 		log_warnx("sweep: 'pg2osync verify --repair' ended with %d; "
 		    "it runs again at the next start", code);
+		sv_event(sv, EV_SWEEP_FAILED, now_ms());
 		return;
 	}
 	if (code == VERIFY_DIFFERED)
@@ -77,12 +79,13 @@ on_end(struct sv *sv, int code)
 	if (!sv_child_running(ck)) {
 		log_warnx("sweep: done, but ckpt is not running to record "
 		    "it; it runs again at the next start");
+		sv_event(sv, EV_SWEEP_FAILED, now_ms());
 		return;
 	}
 	log_info("sweep: the documents of rows deleted while the position "
 	    "was gone are removed");
 	msg_put_swept(sv_child_out(ck));
-	sv->sweep_pending = 0;
+	sv_event(sv, EV_SWEEP_DONE, now_ms());
 }
 
 static const struct sv_aux_ops sweep_ops = {
@@ -92,14 +95,14 @@ static const struct sv_aux_ops sweep_ops = {
 };
 
 void
-sv_sweep_maybe(struct sv *sv)
+sv_sweep_maybe(struct sv *sv, long long now)
 {
 	const struct sv_child *ld = &sv->kid[SV_LOADER];
 	char err[256];
 
-	if (!sv->sweep_pending || sv->new_stream || sv->stopping ||
-	    !sv_state_is(sv, PLF_STAGES) ||
-	    sv_aux_running(sv, SV_AUX_SWEEP))
+	/* owed, not running, the stream's checkpoint its own, the stages
+	 * running: the table says */
+	if (!sv_state_allows(&sv->st, EV_SWEEP_START))
 		return;
 	/* after the last table's load: the sweep reads what it wrote */
 	if (sv_will_run(sv, SV_LOADER) &&
@@ -108,6 +111,9 @@ sv_sweep_maybe(struct sv *sv)
 	log_info("sweep: every table is loaded again; removing the "
 	    "documents whose rows are gone ('pg2osync verify --repair')");
 	if (sv_aux_start(sv, SV_AUX_SWEEP, &sweep_ops, sweep_main, sv, err,
-	    sizeof(err)) == -1)
+	    sizeof(err)) == -1) {
 		log_warnx("sweep: %s", err);
+		return;
+	}
+	sv_event(sv, EV_SWEEP_START, now);
 }

@@ -50,24 +50,15 @@ sv_start_incarnation(struct sv *sv, long long now)
 	/* a gauge of the writer that ended, not of the one to come (which
 	 * reports it only once it changes) */
 	sv->m.last[MC_WRITER_HALTED] = 0;
-	sv->in_backoff = 0;
 	sv->reason[0] = '\0';
 	sv->fatal_code = 0;
 	sv->up_since_ms = 0;
 	sv->kill_at_ms = sv->end_at_ms = 0;
-	sv->drain_final_put = sv->drain_closed = sv->drain_failed = 0;
 	sv->cp_have = 0;
 	free(sv->cp_text);
 	free(sv->load_frame);
 	sv->cp_text = sv->load_frame = NULL;
 	sv->load_tables = 0;
-	sv->state = PL_CHECKPOINT;
-	if (sv->reload_start)
-		log_info("reload: starting the stages on the new configuration "
-		    "(the supervisor runs on)");
-	else
-		log_info("starting the pipeline");
-	sv->reload_start = 0;
 	r = sv_child_spawn(ck, argv, SV_CTL_STDIO, -1, -1, -1, P2O_FD_LOG, err,
 	    sizeof(err));
 	sv_argv_free(argv);
@@ -75,7 +66,9 @@ sv_start_incarnation(struct sv *sv, long long now)
 		spawn_failed(sv, now, err);
 		return;
 	}
-	msg_put_get(sv_child_out(ck), sv->new_stream);
+	/* a new stream's start: ckpt forgets the load progress and answers
+	 * no checkpoint */
+	msg_put_get(sv_child_out(ck), sv->st.stream == STREAM_NEW);
 }
 
 static void
@@ -103,7 +96,8 @@ spawn_stage(struct sv *sv, int s, int in, int out, int fd4, int null,
 	}
 	snprintf(token, sizeof(token), "%" PRIu64, sv->cp_pos);
 	argv = sv_stage_argv(s, sv->kid[s].path, sv->cfgpath,
-	    sv->cp_have ? sv->cp_text : NULL, token, sv->new_stream, fd4 != -1);
+	    sv->cp_have ? sv->cp_text : NULL, token,
+	    sv->st.stream == STREAM_NEW, fd4 != -1);
 	rc = sv_child_spawn(&sv->kid[s], argv, sv_stages[s].ctl,
 	    in != -1 ? in : null, out != -1 ? out : null, fd4, P2O_FD_LOG, err,
 	    errlen);
@@ -144,7 +138,6 @@ sv_start_stages(struct sv *sv, long long now)
 	if (sv->load_tables > 0)
 		log_info("%d table%s to load beside the stream",
 		    sv->load_tables, sv->load_tables == 1 ? "" : "s");
-	sv->state = PL_STARTING;
 	memset(edge, -1, sizeof(edge));
 	for (s = 0; s < SV_NSTAGES; s++)
 		in[s] = out[s] = fd4[s] = -1;

@@ -64,5 +64,9 @@ struct mycat_name {
 int	mycat_tables(struct st_mysql *, const char *db, struct mycat_name **v,
 	    int *n, struct p2o_err *);
 void	mycat_names_free(struct mycat_name *, int n);
+/* the server's estimate of a table's rows (information_schema's
+ * TABLE_ROWS, 0 when it has none): 0, or -1 with err */
+int	mycat_row_estimate(struct st_mysql *, const char *db,
+	    const char *table, uint64_t *rows, struct p2o_err *);
 
 #endif

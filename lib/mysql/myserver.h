@@ -1,8 +1,13 @@
 /*
- * myserver.h - what a MySQL or MariaDB server says about itself, for the
- * programs that look before or beside the stream (the pg2osync command's
- * validate and status): the binary log settings a capture needs, the
- * server's own id, what the user may do, the binlog files it still holds.
+ * myserver.h - a MySQL or MariaDB server's side of the pipeline, with one
+ * owner: what the server says about itself (the binary log settings, the
+ * server's own id, what the user may do, the binlog files it still holds,
+ * its position now, the binlog dumps it serves) and the contract a
+ * pipeline needs it to keep, as a list of checks over those facts, each
+ * yielding verdicts (source_ops.h). capture-mysql refuses at the first
+ * failure of the checks marked as its own; validate reports every one;
+ * setup-sql prints the block that keeps them.
+ *
  * Reads variables and SHOW output only; never writes and never exits.
  */
 #ifndef MYSERVER_H
@@ -12,7 +17,9 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "source_ops.h"
 
+struct config;
 struct st_mysql;
 
 struct mysrv_facts {
@@ -22,6 +29,8 @@ struct mysrv_facts {
 	char	 binlog_format[32];	/* "ROW" */
 	char	 row_image[32];		/* "FULL" */
 	char	 value_options[64];	/* MySQL: "" or "PARTIAL_JSON" */
+	char	 checksum[16];		/* binlog_checksum: "CRC32", "NONE" */
+	char	 gtid_mode[32];		/* MySQL: "ON", "OFF"; MariaDB: "" */
 	char	 expire[64];		/* the retention setting, as text */
 	unsigned long server_id;	/* the server's own */
 	int	 repl_slave;		/* the user holds REPLICATION SLAVE */
@@ -41,6 +50,20 @@ int	mysrv_facts(struct st_mysql *, struct mysrv_facts *, struct p2o_err *);
 int	mysrv_binlogs(struct st_mysql *, char ***files, uint64_t **sizes,
 	    int *n, struct p2o_err *);
 void	mysrv_binlogs_free(char **files, uint64_t *sizes, int n);
+/* the binlog dumps of the user the connection runs as, running now (the
+ * server does not say which replica id a dump serves): 0 with *n and the
+ * first one's thread id in id, or -1 with err */
+int	mysrv_dump_threads(struct st_mysql *, int *n, char *id, size_t idlen,
+	    struct p2o_err *);
+/*
+ * The contract: log_bin, binlog_format ROW, binlog_row_image FULL, no
+ * PARTIAL_JSON, a replica id (cfg's server_id) other than the server's,
+ * the user's replication grants. A capture judges only the checks it
+ * cannot stream without (at_start: what it refused by before the list
+ * was one); validate every one.
+ */
+int	mysrv_judge(const struct mysrv_facts *, const struct config *,
+	    int at_start, source_emit, void *);
 /* 0 when "SELECT 1 FROM qrel WHERE (cond) LIMIT 0" compiles, 1 when the
  * server refuses it (its words in why), -1 when it could not be asked */
 int	mysrv_where_compiles(struct st_mysql *, const char *qrel,

@@ -47,19 +47,14 @@ static const char identity_sql[] =
  * Every column, by attnum: its type (the exact one, which a boundary is
  * cast to: bit(4), not bit), whether pgoutput sends it (from PostgreSQL
  * 15 a publication may list columns; generated columns never), whether a
- * value may be stored out of line (a variable length type whose storage
- * allows it, unless a varchar(n) or char(n) too short to ever reach the
- * TOAST threshold, about 2 kB at 4 bytes a character) and whether the
- * role may read it.
+ * value may be stored out of line (PGCAT_TOASTABLE) and whether the role
+ * may read it.
  */
 #define COLUMNS_HEAD \
     "SELECT a.attname, a.atttypid, " \
     "pg_catalog.format_type(a.atttypid, a.atttypmod), "
 #define COLUMNS_TAIL \
-    ", a.attlen = -1 AND a.attstorage IN ('x', 'e') " \
-    "AND NOT (a.atttypid IN ('pg_catalog.varchar'::pg_catalog.regtype, " \
-    "'pg_catalog.bpchar'::pg_catalog.regtype) " \
-    "AND a.atttypmod BETWEEN 5 AND 504), " \
+    ", " PGCAT_TOASTABLE ", " \
     "pg_catalog.has_column_privilege(a.attrelid, a.attnum, 'SELECT') " \
     "FROM pg_catalog.pg_attribute a WHERE a.attrelid = $1 " \
     "AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum"
@@ -379,6 +374,31 @@ pgcat_tree_has_identity(const struct pgcat_table *t)
 	return 1;
 }
 
+int
+pgcat_in_append(const struct pgcat_table *t)
+{
+	return t->sec->append_only && !pgcat_tree_has_identity(t);
+}
+
+/* has_identity() of the relation aliased c, as SQL */
+#define HAS_IDENTITY_SQL \
+    "(c.relreplident = 'f' OR (c.relreplident <> 'n' AND EXISTS (" \
+    "SELECT 1 FROM pg_catalog.pg_index i WHERE i.indrelid = c.oid AND " \
+    "(CASE c.relreplident WHEN 'i' THEN i.indisreplident ELSE " \
+    "i.indisprimary END))))"
+
+void
+pgcat_tree_identity_sql(struct sbuf *b, const char *oid)
+{
+	/* the table itself, and every table under it that holds rows:
+	 * pgcat_tree_has_identity's tree */
+	sbuf_addf(b, "(WITH RECURSIVE tree(oid) AS (SELECT %s::pg_catalog.oid "
+	    "UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree t "
+	    "ON i.inhparent = t.oid) SELECT pg_catalog.bool_and(" HAS_IDENTITY_SQL
+	    ") FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.oid WHERE "
+	    "c.oid = %s::pg_catalog.oid OR c.relkind = 'r')", oid, oid);
+}
+
 /* one table's replica identity, as the checks below read it */
 struct idview {
 	const char *qname;
@@ -623,4 +643,41 @@ pgcat_names_free(struct pgcat_name *v, int n)
 		free(v[i].name);
 	}
 	free(v);
+}
+
+/* per heap (the table, each inheritance child, each leaf partition): the
+ * planner's numbers and the pages it has now */
+static const char heaps_sql[] =
+    "WITH RECURSIVE tree(oid) AS (SELECT $1::pg_catalog.oid "
+    "  UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i "
+    "  JOIN tree t ON i.inhparent = t.oid) "
+    "SELECT c.reltuples, c.relpages, pg_catalog.pg_relation_size(c.oid) / "
+    "pg_catalog.current_setting('block_size')::pg_catalog.int8 "
+    "FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.oid "
+    "WHERE c.relkind = 'r'";
+
+int
+pgcat_heaps(struct pg_conn *c, uint32_t oid, struct pgcat_heap **v, int *n,
+    struct p2o_err *e)
+{
+	char buf[16];
+	const char *params[1] = { buf };
+	PGresult *res;
+	int i;
+
+	*v = NULL;
+	*n = 0;
+	snprintf(buf, sizeof(buf), "%u", oid);
+	if ((res = pgconn_query(c, "reading the table's size", heaps_sql, 1,
+	    params, e)) == NULL)
+		return -1;
+	*v = xcalloc((size_t)PQntuples(res) + 1, sizeof(**v));
+	for (i = 0; i < PQntuples(res); i++) {
+		(*v)[i].tuples = strtod(PQgetvalue(res, i, 0), NULL);
+		(*v)[i].relpages = strtoll(PQgetvalue(res, i, 1), NULL, 10);
+		(*v)[i].pages = strtoll(PQgetvalue(res, i, 2), NULL, 10);
+	}
+	*n = PQntuples(res);
+	PQclear(res);
+	return 0;
 }

@@ -2,8 +2,9 @@
  * pgcat.h - what the PostgreSQL catalogue says about a synced table, for
  * every program that reads one (capture-pg, the loader): its columns and
  * their types, its replica identity, the tables a publication of it
- * carries with it (inheritance children, partitions), and the one rule
- * for the key a row is filed by:
+ * carries with it (inheritance children, partitions), the one rule placing
+ * it in <publication> or <publication>_append (pgcat_in_append), and the
+ * one rule for the key a row is filed by:
  *
  *   the section's primary_key when it names one (every column in the
  *   replica identity, unless that is FULL), else the replica identity's
@@ -69,6 +70,17 @@ struct pgcat_table {
 	int	 nchildren;	/* of them inheritance children */
 };
 
+/* a column (pg_attribute a) whose values may be stored out of line: a
+ * variable length type whose storage allows it, unless a varchar(n) or
+ * char(n) too short to ever reach the TOAST threshold, about 2 kB at 4
+ * bytes a character. Such a value is left out of an UPDATE that does not
+ * change it, unless the table's replica identity is FULL */
+#define PGCAT_TOASTABLE \
+    "a.attlen = -1 AND a.attstorage IN ('x', 'e') " \
+    "AND NOT (a.atttypid IN ('pg_catalog.varchar'::pg_catalog.regtype, " \
+    "'pg_catalog.bpchar'::pg_catalog.regtype) " \
+    "AND a.atttypmod BETWEEN 5 AND 504)"
+
 /* pgcat.c */
 
 /*
@@ -89,6 +101,19 @@ const struct pgcat_column *pgcat_column(const struct pgcat_table *,
  * replica identity, so that a publication publishing its updates and
  * deletes leaves the application's UPDATE and DELETE working */
 int	pgcat_tree_has_identity(const struct pgcat_table *);
+/*
+ * The one placement rule: 1 when the table goes in the publication
+ * <publication>_append, which publishes inserts and truncates only - an
+ * append_only table whose tree lacks a replica identity somewhere, so
+ * that the application's own UPDATE and DELETE of it keep working - and
+ * 0 when it goes in <publication>.
+ */
+int	pgcat_in_append(const struct pgcat_table *);
+/* pgcat_tree_has_identity of the table whose oid the SQL expression oid
+ * gives, as an SQL expression: for a script that places tables on the
+ * server (setup-sql) by the same rule */
+struct sbuf;
+void	pgcat_tree_identity_sql(struct sbuf *, const char *oid);
 /*
  * Every column a document's identity or filter reads from a row's
  * before-image (id, index, routing, join.column, fan_out.column, where)
@@ -118,5 +143,18 @@ struct pgcat_name {
 int	pgcat_tables(struct pg_conn *, struct pgcat_name **v, int *n,
 	    struct p2o_err *);
 void	pgcat_names_free(struct pgcat_name *, int n);
+
+/* one heap of a table (itself, an inheritance child, a leaf partition):
+ * the planner's numbers and the pages it has now */
+struct pgcat_heap {
+	double	 tuples;	/* reltuples: -1 from PostgreSQL 14 when
+				 * never analysed */
+	long long relpages;	/* the pages reltuples was counted in */
+	long long pages;	/* the pages it has now */
+};
+
+/* every heap of the table oid: 0 with *v (free()) and *n, or -1 */
+int	pgcat_heaps(struct pg_conn *, uint32_t oid, struct pgcat_heap **v,
+	    int *n, struct p2o_err *);
 
 #endif

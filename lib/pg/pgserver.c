@@ -1,11 +1,10 @@
 /*
- * pgserver.c - the server's own state, as pgserver.h lists it: settings,
- * the role, slots, publications, the WAL position now. Each answer is one
- * statement, so that a slot's retained WAL and the position it is
- * measured against come from the same instant.
- *
- * Read-only but for the two functions whose names say otherwise; never
- * exits.
+ * pgserver.c - what a PostgreSQL server says (settings, the role, slots,
+ * publications, the WAL position now), each answer one statement so that
+ * a slot's retained WAL and the position it is measured against come from
+ * the same instant; and the statements that create, change or drop a
+ * publication or a slot, built here and nowhere else. The contract judged
+ * on these answers is pgcontract.c's. Never exits.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,7 +115,9 @@ pgsrv_wal_now(struct pg_conn *c, uint64_t *lsn, struct p2o_err *e)
     ", coalesce(s.confirmed_flush_lsn::text, ''), " \
     "extract(epoch FROM r.flush_lag), w.now::text " \
     "FROM (SELECT " WAL_NOW " AS now) w " \
-    "LEFT JOIN pg_catalog.pg_replication_slots s ON true " \
+    "LEFT JOIN pg_catalog.pg_replication_slots s " \
+    "ON ($1::pg_catalog.text IS NULL OR " \
+    "s.slot_name::pg_catalog.text = $1::pg_catalog.text) " \
     "LEFT JOIN pg_catalog.pg_stat_replication r ON r.pid = s.active_pid " \
     "ORDER BY s.slot_name"
 static const char slots13_sql[] = SLOTS_HEAD
@@ -124,10 +125,12 @@ static const char slots13_sql[] = SLOTS_HEAD
 static const char slots10_sql[] = SLOTS_HEAD
     "NULL::bigint, ''" SLOTS_TAIL;
 
-int
-pgsrv_slots(struct pg_conn *c, struct pgsrv_slot **v, int *n, uint64_t *now,
-    struct p2o_err *e)
+/* the slots named name, or every one (name NULL), with the position now */
+static int
+read_slots(struct pg_conn *c, const char *name, struct pgsrv_slot **v,
+    int *n, uint64_t *now, struct p2o_err *e)
 {
+	const char *params[1] = { name };
 	struct pgsrv_slot *s;
 	PGresult *res;
 	int i, rows;
@@ -135,8 +138,8 @@ pgsrv_slots(struct pg_conn *c, struct pgsrv_slot **v, int *n, uint64_t *now,
 	*v = NULL;
 	*n = 0;
 	if ((res = pgconn_query(c, "reading the replication slots",
-	    PQserverVersion(c) >= 130000 ? slots13_sql : slots10_sql, 0, NULL,
-	    e)) == NULL)
+	    PQserverVersion(c) >= 130000 ? slots13_sql : slots10_sql, 1,
+	    params, e)) == NULL)
 		return -1;
 	rows = PQntuples(res);
 	if (rows < 1 || PQgetisnull(res, 0, 12) ||
@@ -173,17 +176,50 @@ pgsrv_slots(struct pg_conn *c, struct pgsrv_slot **v, int *n, uint64_t *now,
 	return 0;
 }
 
+int
+pgsrv_slots(struct pg_conn *c, struct pgsrv_slot **v, int *n, uint64_t *now,
+    struct p2o_err *e)
+{
+	return read_slots(c, NULL, v, n, now, e);
+}
+
+int
+pgsrv_slot_get(struct pg_conn *c, const char *name, struct pgsrv_slot *s,
+    int *found, struct p2o_err *e)
+{
+	struct pgsrv_slot *v;
+	uint64_t now;
+	int n;
+
+	memset(s, 0, sizeof(*s));
+	*found = 0;
+	if (read_slots(c, name, &v, &n, &now, e) == -1)
+		return -1;
+	if (n > 0) {
+		*s = v[0];
+		*found = 1;
+	}
+	free(v);
+	return 0;
+}
+
+void
+pgsrv_slot_release(struct pgsrv_slot *s)
+{
+	free(s->name);
+	free(s->plugin);
+	free(s->database);
+	free(s->wal_status);
+	memset(s, 0, sizeof(*s));
+}
+
 void
 pgsrv_slots_free(struct pgsrv_slot *v, int n)
 {
 	int i;
 
-	for (i = 0; i < n; i++) {
-		free(v[i].name);
-		free(v[i].plugin);
-		free(v[i].database);
-		free(v[i].wal_status);
-	}
+	for (i = 0; i < n; i++)
+		pgsrv_slot_release(&v[i]);
 	free(v);
 }
 
@@ -198,22 +234,39 @@ pgsrv_slot_find(const struct pgsrv_slot *v, int n, const char *name)
 	return NULL;
 }
 
+void
+pgsrv_drop_slot_sql(struct sbuf *b, const char *name)
+{
+	sbuf_adds(b, "SELECT pg_drop_replication_slot(");
+	pgconn_put_literal(b, name);
+	sbuf_adds(b, ");");
+}
+
+/* pubviaroot exists from PostgreSQL 13 */
+#define PUB_HEAD "SELECT pubinsert, pubupdate, pubdelete, pubtruncate, "
+#define PUB_TAIL ", puballtables FROM pg_catalog.pg_publication " \
+    "WHERE pubname = $1"
+static const char pub13_sql[] = PUB_HEAD "pubviaroot" PUB_TAIL;
+static const char pub10_sql[] = PUB_HEAD "false" PUB_TAIL;
+static const char members_sql[] =
+    "SELECT c.oid, pt.schemaname || '.' || pt.tablename "
+    "FROM pg_catalog.pg_publication_tables pt "
+    "JOIN pg_catalog.pg_namespace n ON n.nspname = pt.schemaname "
+    "JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid "
+    "AND c.relname = pt.tablename WHERE pt.pubname = $1";
+
 int
 pgsrv_publication(struct pg_conn *c, const char *name, struct pgsrv_pub *p,
     struct p2o_err *e)
 {
 	const char *params[1] = { name };
 	PGresult *res;
+	int i;
 
 	memset(p, 0, sizeof(*p));
-	/* pubviaroot exists from PostgreSQL 13 */
-	res = pgconn_query(c, "reading the publication", PQserverVersion(c) >=
-	    130000 ? "SELECT pubinsert, pubupdate, pubdelete, pubtruncate, "
-	    "pubviaroot, puballtables FROM pg_catalog.pg_publication "
-	    "WHERE pubname = $1" : "SELECT pubinsert, pubupdate, pubdelete, "
-	    "pubtruncate, false, puballtables FROM pg_catalog.pg_publication "
-	    "WHERE pubname = $1", 1, params, e);
-	if (res == NULL)
+	if ((res = pgconn_query(c, "reading the publication",
+	    PQserverVersion(c) >= 130000 ? pub13_sql : pub10_sql, 1, params,
+	    e)) == NULL)
 		return -1;
 	if (PQntuples(res) == 1) {
 		p->exists = 1;
@@ -225,51 +278,59 @@ pgsrv_publication(struct pg_conn *c, const char *name, struct pgsrv_pub *p,
 		p->all_tables = is_true(res, 0, 5);
 	}
 	PQclear(res);
+	if (!p->exists)
+		return 0;
+	if ((res = pgconn_query(c, "reading the publication's tables",
+	    members_sql, 1, params, e)) == NULL)
+		return -1;
+	p->members = xcalloc((size_t)PQntuples(res) + 1, sizeof(*p->members));
+	for (i = 0; i < PQntuples(res); i++) {
+		p->members[i].oid = (uint32_t)strtoul(PQgetvalue(res, i, 0),
+		    NULL, 10);
+		p->members[i].qname = xstrdup(PQgetvalue(res, i, 1));
+	}
+	p->nmembers = PQntuples(res);
+	PQclear(res);
+	return 0;
+}
+
+void
+pgsrv_pub_release(struct pgsrv_pub *p)
+{
+	int i;
+
+	for (i = 0; i < p->nmembers; i++)
+		free(p->members[i].qname);
+	free(p->members);
+	memset(p, 0, sizeof(*p));
+}
+
+int
+pgsrv_pub_has(const struct pgsrv_pub *p, uint32_t oid)
+{
+	int i;
+
+	for (i = 0; i < p->nmembers; i++)
+		if (p->members[i].oid == oid)
+			return 1;
 	return 0;
 }
 
 int
-pgsrv_publishes(struct pg_conn *c, const char *pub, uint32_t oid,
-    struct p2o_err *e)
+pgsrv_pub_has_name(const struct pgsrv_pub *p, const char *qname)
 {
-	char buf[16];
-	const char *params[2] = { pub, buf };
-	PGresult *res;
-	int found;
+	int i;
 
-	snprintf(buf, sizeof(buf), "%u", oid);
-	res = pgconn_query(c, "reading the publication's tables",
-	    "SELECT 1 FROM pg_catalog.pg_publication_tables pt "
-	    "JOIN pg_catalog.pg_namespace n ON n.nspname = pt.schemaname "
-	    "JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid "
-	    "AND c.relname = pt.tablename "
-	    "WHERE pt.pubname = $1 AND c.oid = $2", 2, params, e);
-	if (res == NULL)
-		return -1;
-	found = PQntuples(res) > 0;
-	PQclear(res);
-	return found;
+	for (i = 0; i < p->nmembers; i++)
+		if (strcmp(p->members[i].qname, qname) == 0)
+			return 1;
+	return 0;
 }
 
-int
-pgsrv_owns(struct pg_conn *c, uint32_t oid, struct p2o_err *e)
+void
+pgsrv_append_name(const char *pub, char *buf, size_t len)
 {
-	char buf[16];
-	const char *params[1] = { buf };
-	PGresult *res;
-	int owns;
-
-	snprintf(buf, sizeof(buf), "%u", oid);
-	res = pgconn_query(c, "reading the table's owner",
-	    "SELECT pg_catalog.pg_has_role(c.relowner, 'USAGE') OR "
-	    "(SELECT rolsuper FROM pg_catalog.pg_roles "
-	    " WHERE rolname = current_user) "
-	    "FROM pg_catalog.pg_class c WHERE c.oid = $1", 1, params, e);
-	if (res == NULL)
-		return -1;
-	owns = PQntuples(res) == 1 && is_true(res, 0, 0);
-	PQclear(res);
-	return owns;
+	snprintf(buf, len, "%s_append", pub);
 }
 
 int
@@ -300,6 +361,87 @@ pgsrv_where_compiles(struct pg_conn *c, const char *qrel, const char *cond,
 	rc = 1;
 	return rc;
 }
+
+int
+pgsrv_mark(struct pg_conn *c, struct sbuf *text, struct p2o_err *e)
+{
+	PGresult *res;
+
+	if ((res = pgconn_query(c, "writing a logical message to wait for",
+	    "SELECT pg_catalog.pg_logical_emit_message(false, 'pg2osync', "
+	    "'synced')::pg_catalog.text", 0, NULL, e)) == NULL)
+		return -1;
+	sbuf_adds(text, PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return 0;
+}
+
+/* ---- the statements ---- */
+
+void
+pgsrv_qname_sql(struct sbuf *b, const char *qname)
+{
+	const char *dot = strchr(qname, '.');
+	char *schema;
+
+	if (dot == NULL) {
+		pgconn_put_ident(b, qname);
+		return;
+	}
+	schema = xstrndup(qname, (size_t)(dot - qname));
+	pgconn_put_ident(b, schema);
+	free(schema);
+	sbuf_addc(b, '.');
+	pgconn_put_ident(b, dot + 1);
+}
+
+void
+pgsrv_create_pub_head(struct sbuf *b, const char *name)
+{
+	sbuf_adds(b, "CREATE PUBLICATION ");
+	pgconn_put_ident(b, name);
+}
+
+const char *
+pgsrv_pub_options(enum pgsrv_which which)
+{
+	/* a partitioned table's rows then arrive under its own name; the
+	 * append publication publishes no update or delete, so a table
+	 * without a replica identity may be in it and still be updated */
+	return which == PGSRV_APPEND ? " WITH (publish = 'insert, truncate', "
+	    "publish_via_partition_root = true)" :
+	    " WITH (publish_via_partition_root = true)";
+}
+
+void
+pgsrv_add_table_sql(struct sbuf *b, const char *pub, const char *qname)
+{
+	sbuf_adds(b, "ALTER PUBLICATION ");
+	pgconn_put_ident(b, pub);
+	sbuf_adds(b, " ADD TABLE ");
+	pgsrv_qname_sql(b, qname);
+}
+
+void
+pgsrv_set_publish_sql(struct sbuf *b, const char *pub, enum pgsrv_which which)
+{
+	sbuf_adds(b, "ALTER PUBLICATION ");
+	pgconn_put_ident(b, pub);
+	sbuf_adds(b, which == PGSRV_APPEND ? " SET (publish = 'insert, "
+	    "truncate')" : " SET (publish = 'insert, update, delete, "
+	    "truncate')");
+}
+
+void
+pgsrv_drop_table_sql(struct sbuf *b, const char *pub, const char *qname)
+{
+	sbuf_adds(b, "ALTER PUBLICATION ");
+	pgconn_put_ident(b, pub);
+	sbuf_adds(b, " DROP TABLE ");
+	pgsrv_qname_sql(b, qname);
+}
+
+/* ---- the writes ---- */
 
 int
 pgsrv_create_slot(struct pg_conn *c, const char *name, uint64_t *lsn,
@@ -336,23 +478,36 @@ pgsrv_drop_slot(struct pg_conn *c, const char *name, struct p2o_err *e)
 }
 
 int
-pgsrv_create_publication(struct pg_conn *c, const char *name,
-    const char *const *rels, int n, int append, struct p2o_err *e)
+pgsrv_drop_pub(struct pg_conn *c, const char *name, struct p2o_err *e)
 {
 	struct sbuf sql = SBUF_INIT;
-	char *q;
-	int i, rc;
+	int rc;
 
-	if ((q = pgconn_ident(c, name, e)) == NULL)
-		return -1;
-	sbuf_addf(&sql, "CREATE PUBLICATION %s", q);
-	free(q);
-	for (i = 0; i < n; i++)
-		sbuf_addf(&sql, "%s%s", i ? ", " : " FOR TABLE ", rels[i]);
-	sbuf_adds(&sql, append ? " WITH (publish = 'insert, truncate', "
-	    "publish_via_partition_root = true)" :
-	    " WITH (publish_via_partition_root = true)");
-	rc = pgconn_exec(c, "creating the publication", sql.buf, e);
+	sbuf_adds(&sql, "DROP PUBLICATION ");
+	pgconn_put_ident(&sql, name);
+	rc = pgconn_exec(c, "dropping the publication", sql.buf, e);
 	sbuf_release(&sql);
+	return rc;
+}
+
+int
+pgsrv_apply(struct pg_conn *c, const char *lines, struct sbuf *done,
+    struct p2o_err *e)
+{
+	const char *p, *nl;
+	char *stmt;
+	int rc = 0;
+
+	for (p = lines; rc == 0 && *p; p = nl + 1) {
+		if ((nl = strchr(p, '\n')) == NULL)
+			nl = p + strlen(p) - 1;
+		stmt = xstrndup(p, (size_t)(nl - p + (*nl != '\n')));
+		if ((rc = pgconn_exec(c, "applying a reload's change", stmt,
+		    e)) == 0)
+			sbuf_addf(done, "%s%s", done->len ? "; " : "ran ", stmt);
+		else
+			p2o_err_prefix(e, "%s", stmt);
+		free(stmt);
+	}
 	return rc;
 }

@@ -11,6 +11,7 @@
 
 #include "validate/check.h"
 #include "p2o.h"
+#include "source_ops.h"
 #include "where.h"
 
 const char *
@@ -25,7 +26,7 @@ check_init(struct check_report *r, FILE *out)
 {
 	r->passed = r->failed = r->skipped = 0;
 	r->out = out;
-	r->pub_adds = NULL;
+	r->applies = NULL;
 }
 
 static void
@@ -68,6 +69,23 @@ check_skip(struct check_report *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	line(r, "skip", fmt, ap);
 	va_end(ap);
+}
+
+int
+check_verdict(void *arg, const struct source_verdict *v)
+{
+	struct check_report *r = arg;
+	const char *subject = v->subject ? v->subject : "";
+	const char *sep = v->subject ? ": " : "";
+
+	if (v->kind == SV_FAIL && v->apply && r->applies != NULL) {
+		sbuf_addf(r->applies, "%s\n", v->remedy);
+		check_ok(r, "the reload runs: %s", v->remedy);
+	} else if (v->kind == SV_FAIL)
+		check_fail(r, "%s%s%s", subject, sep, v->text);
+	else
+		check_ok(r, "%s%s%s", subject, sep, v->text);
+	return 0;
 }
 
 int

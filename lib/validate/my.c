@@ -1,9 +1,10 @@
 /*
  * validate/my.c - validate's MySQL and MariaDB checks: the connection and
- * its TLS, the binary log settings capture-mysql refuses to stream
- * without, the replica id, the user's replication grants, and every
- * table (lib/mysql/mycat.c's rules, the columns a section names, its
- * 'where' compiled with LIMIT 0). Read-only.
+ * its TLS, the server's contract (lib/mysql/myserver.c's verdicts: the
+ * binary log settings capture-mysql refuses to stream without, the
+ * replica id, the user's replication grants), and every table
+ * (lib/mysql/mycat.c's rules, the columns a section names, its 'where'
+ * compiled with LIMIT 0). Read-only.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,68 +20,6 @@
 #include "where.h"
 
 #define MAX_NAMED	256
-
-/* where a managed service keeps the binlog settings */
-static const char *
-where_set(const struct mysrv_facts *f)
-{
-	if (strcmp(f->managed, "aurora") == 0)
-		return "on Aurora MySQL: in the DB cluster parameter group, "
-		    "then reboot the writer";
-	if (strcmp(f->managed, "rds") == 0)
-		return "on Amazon RDS: in the DB parameter group (and automated "
-		    "backups on, which enables the binary log)";
-	return "in my.cnf under [mysqld] (pg2osync setup-sql prints the "
-	    "block)";
-}
-
-static void
-settings(struct check_report *r, const struct config *cfg,
-    const struct mysrv_facts *f)
-{
-	if (strcasecmp(f->log_bin, "ON") == 0 || strcmp(f->log_bin, "1") == 0)
-		check_ok(r, "source: log_bin = ON");
-	else
-		check_fail(r, "source: the server writes no binary log (log_bin "
-		    "is %s): set log_bin = binlog %s, and restart the server",
-		    f->log_bin[0] ? f->log_bin : "missing", where_set(f));
-	if (strcasecmp(f->binlog_format, "ROW") == 0)
-		check_ok(r, "source: binlog_format = ROW");
-	else
-		check_fail(r, "source: binlog_format is %s: row-based logging "
-		    "is required (SET GLOBAL binlog_format = ROW, and "
-		    "binlog_format = ROW %s)", f->binlog_format, where_set(f));
-	if (strcasecmp(f->row_image, "FULL") == 0)
-		check_ok(r, "source: binlog_row_image = FULL");
-	else
-		check_fail(r, "source: binlog_row_image is %s: MINIMAL and "
-		    "NOBLOB leave unchanged columns out of an update (SET GLOBAL "
-		    "binlog_row_image = FULL, and %s)", f->row_image,
-		    where_set(f));
-	if (strcasestr(f->value_options, "PARTIAL_JSON") != NULL)
-		check_fail(r, "source: binlog_row_value_options is "
-		    "PARTIAL_JSON: JSON updates would be logged as diffs and "
-		    "lost (SET GLOBAL binlog_row_value_options = '')");
-	if (f->server_id == cfg->server_id)
-		check_fail(r, "source: source.server_id %lu is the server's own "
-		    "server_id: choose another replica id", cfg->server_id);
-	else
-		check_ok(r, "source: replica id %lu differs from the server's "
-		    "own (%lu)", cfg->server_id, f->server_id);
-	if (f->repl_client)
-		check_ok(r, "source: the user may read the binlog position "
-		    "(REPLICATION CLIENT)");
-	else
-		check_fail(r, "source: SHOW MASTER STATUS is refused: GRANT "
-		    "REPLICATION CLIENT ON *.* TO the user%s", f->mariadb ?
-		    " (BINLOG MONITOR on MariaDB 10.5 and later)" : "");
-	if (f->repl_slave)
-		check_ok(r, "source: the user may dump the binlog (REPLICATION "
-		    "SLAVE)");
-	else
-		check_fail(r, "source: the user lacks REPLICATION SLAVE: GRANT "
-		    "REPLICATION SLAVE ON *.* TO the user");
-}
 
 static char *
 quote(void *arg, const char *s, int ident)
@@ -176,7 +115,7 @@ validate_my(struct check_report *r, const struct config *cfg)
 	check_ok(r, "source: connected to %s %s (%s, sslmode %s)",
 	    f.mariadb ? "MariaDB" : "MySQL", f.version, f.tls ? "TLS" :
 	    "no TLS", cfg->sslmode ? cfg->sslmode : "prefer");
-	settings(r, cfg, &f);
+	mysrv_judge(&f, cfg, 0, check_verdict, r);
 	for (i = 0; i < cfg->nsyncs; i++)
 		table(r, m, f.mariadb, &cfg->syncs[i]);
 	myconn_close(m);

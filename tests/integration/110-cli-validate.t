@@ -7,7 +7,9 @@
 # mapping a field otherwise than its mapping file); a wrong password and
 # an unreachable target; a second server with wal_level = replica; and
 # setup-sql's script, run by psql as the superuser on that fresh server,
-# makes validate pass for a role that owns nothing.
+# makes validate pass for a role that owns nothing, placing an append-only
+# table in <publication>_append when a table under it has no replica
+# identity; a publication without the table a collection reads fails.
 # Run under tests/servers/run-with.sh --pg --os.
 . "$(dirname "$0")/../lib.sh"
 
@@ -122,6 +124,29 @@ ok $([ "$(lines "$T/out" '^FAIL  source: .*authentication failed')" = 1 ]; echo 
 ok $([ "$(lines "$T/out" '^FAIL  target: http://127.0.0.1:[0-9]+ is unreachable')" = 1 ]; echo $?) "the unreachable target: one line"
 ok $(! grep -q 'not-the-password' "$T/out"; echo $?) "the password is in no line"
 
+# a publication made by hand without the table a collection reads: the
+# capture refuses it at its start, so validate says so
+psql_q -c "drop table if exists t11_c, t11_o; create table t11_c (id int primary key);
+	create table t11_o (id int primary key, c_id int); alter table t11_o replica identity full;
+	drop publication if exists t11n; create publication t11n for table t11_c" || exit 1
+mkhead "$T/nest.yaml" t11n
+cat >> "$T/nest.yaml" <<EOF
+sync:
+  c:
+    table: public.t11_c
+    index: t11_c
+    children:
+      - table: public.t11_o
+        field: orders
+        foreign_key: c_id
+EOF
+pg2osync validate -c "$T/nest.yaml" > "$T/out" 2>&1
+st=$?
+ok $([ $st = 1 ] && [ "$(lines "$T/out" "^FAIL  publication 't11n' does not include table 'public.t11_o', which a collection reads")" = 1 ] &&
+	[ "$(lines "$T/out" '^FAIL')" = 1 ]; echo $?) "a publication without the table a collection reads: exit 1, one line (exit $st)"
+grep '^FAIL' "$T/out" | sed 's/^/#   /'
+psql_q -c "drop publication t11n; drop table t11_c, t11_o"
+
 # a second server, fresh: setup-sql's script makes validate pass for a role
 # that owns nothing; then with wal_level = replica validate says so
 chmod 755 "$T"
@@ -133,6 +158,8 @@ as_super() { runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 -h "$P2" -p "$
 as_super -c "create schema app;
 	create table app.items (id int primary key, status text, body text);
 	create table app.log (at timestamptz, what text);
+	create table app.hist (id int primary key, at int);
+	create table app.hist_old () inherits (app.hist);
 	insert into app.items values (1, 'new', 'x')" || exit 1
 export P2O_T11_SYNC="postgres://t11sync:t11-pw@127.0.0.1:$P2PORT/p2o"
 cat > "$T/p2.yaml" <<EOF
@@ -150,6 +177,10 @@ sync:
   log:
     table: app.log
     index: t11b_log
+    append_only: true
+  hist:
+    table: app.hist
+    index: t11b_hist
     append_only: true
 EOF
 pg2osync validate -c "$T/p2.yaml" > "$T/out" 2>&1
@@ -173,6 +204,9 @@ ok $([ $st = 0 ] && tail -1 "$T/out" | grep -qx 'all checks passed'; echo $?) "a
 [ $st = 0 ] || sed 's/^/#   /' "$T/out"
 ok $([ "$(as_super -At -c "select relreplident from pg_class where oid = 'app.items'::regclass")" = f ]; echo $?) "... app.items got REPLICA IDENTITY FULL (its filter reads status)"
 ok $([ "$(as_super -At -c "select string_agg(pubname, ',' order by pubname) from pg_publication")" = "t11b,t11b_append" ]; echo $?) "... the publications exist, the keyless table in t11b_append"
+# app.hist has a key, its inheritance child none: the tree goes in
+# t11b_append by the capture's rule, which the script applies on the server
+ok $([ "$(as_super -At -c "select string_agg(pubname || ':' || tablename, ',' order by tablename) from pg_publication_tables where tablename like 'hist%'")" = "t11b_append:hist,t11b_append:hist_old" ]; echo $?) "... the append-only table whose child has no replica identity in t11b_append"
 ok $([ "$(as_super -At -c "select rolsuper::text || rolcreatedb::text from pg_roles where rolname = 't11sync'")" = falsefalse ]; echo $?) "... for a role that is no superuser"
 
 as_super -c "alter system set wal_level = replica" &&

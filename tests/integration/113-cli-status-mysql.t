@@ -2,9 +2,9 @@
 # pg2osync status on MariaDB: the checkpoint against SHOW MASTER STATUS
 # (the bytes between them), whether the binlog file it resumes from is
 # still on the server (a purged one: exit 1, said so), --caught-up with the
-# pipeline running and stopped, --json, and --max-retained-mb refused
-# (a MySQL source has no slot). Run under tests/servers/run-with.sh
-# --mariadb --os.
+# pipeline running and stopped, --json, and --max-retained-mb and
+# drop-slot refused (a MySQL source has no slot). Run under
+# tests/servers/run-with.sh --mariadb --os.
 . "$(dirname "$0")/../mysql-lib.sh"
 
 export MY_SERVER_ID=4218
@@ -40,6 +40,8 @@ pg2osync status -c "$T/cfg.yaml" --caught-up --timeout 3 > /dev/null 2>&1
 ok $([ $? = 1 ]; echo $?) "--caught-up with the pipeline stopped: 1"
 pg2osync status -c "$T/cfg.yaml" --max-retained-mb 10 > /dev/null 2> "$T/err"
 ok $([ $? = 64 ] && grep -q 'no slot' "$T/err"; echo $?) "--max-retained-mb on MySQL: a usage error, no slot to measure"
+pg2osync drop-slot -c "$T/cfg.yaml" > /dev/null 2> "$T/err"
+ok $([ $? = 64 ] && grep -q "a MySQL source has no slot" "$T/err"; echo $?) "drop-slot on MySQL: a usage error, no slot to drop"
 
 # the file the checkpoint needs, purged
 my_root "FLUSH BINARY LOGS"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # pg2osync bootstrap then run: bootstrap creates the slot, the publications
-# and the indices (with their mapping) and exits; the pipeline then starts
-# without creating anything and syncs; drop-slot refuses a slot a pipeline
+# (the table a collection reads in the publication, as the capture would
+# make it) and the indices (with their mapping) and exits; the pipeline
+# then starts without creating anything and syncs, the collection too; drop-slot refuses a slot a pipeline
 # streams from, then drops the slot and keeps the publication unless
 # --publication; bootstrap against a database that is not there exits at
 # once (75), it does not wait. Run under tests/servers/run-with.sh --pg --os.
@@ -9,12 +10,17 @@
 
 SLOT=t14
 drop_slot $SLOT
-drop_loads $SLOT t14 t14_log
-psql_q -c "drop table if exists t14, t14_log; create table t14 (id int primary key, v text);
+drop_loads $SLOT t14 t14_log t14_cust
+psql_q -c "drop table if exists t14, t14_log, t14_cust, t14_ord; create table t14 (id int primary key, v text);
 	create table t14_log (at int, what text);
+	create table t14_cust (id int primary key, name text);
+	create table t14_ord (id int primary key, cust_id int, v int);
+	alter table t14_ord replica identity full;
 	insert into t14 select g, 'v' || g from generate_series(1, 500) g;
-	insert into t14_log values (1, 'a')" || exit 1
-for i in t14 t14_log; do os_drop $i; done
+	insert into t14_log values (1, 'a');
+	insert into t14_cust values (1, 'a'), (2, 'b');
+	insert into t14_ord values (1, 1, 10), (2, 1, 20)" || exit 1
+for i in t14 t14_log t14_cust; do os_drop $i; done
 mkhead "$T/cfg.yaml" $SLOT
 echo '{"properties":{"v":{"type":"keyword"}}}' > "$T/t14.json"
 cat >> "$T/cfg.yaml" <<EOF
@@ -27,6 +33,13 @@ sync:
     table: public.t14_log
     index: t14_log
     append_only: true
+  cust:
+    table: public.t14_cust
+    index: t14_cust
+    children:
+      - table: public.t14_ord
+        field: orders
+        foreign_key: cust_id
 EOF
 
 pg2osync bootstrap -c "$T/cfg.yaml" > "$T/out" 2>&1
@@ -36,6 +49,7 @@ ok $([ $st = 0 ]; echo $?) "bootstrap: exit 0"
 ok $([ "$(psql_q -c "select count(*) from pg_replication_slots where slot_name = '$SLOT' and plugin = 'pgoutput' and not active")" = 1 ]; echo $?) "... the slot exists, nothing reads it"
 ok $([ "$(psql_q -c "select string_agg(pubname, ',' order by pubname) from pg_publication where pubname like '$SLOT%'")" = "$SLOT,${SLOT}_append" ]; echo $?) "... both publications"
 ok $([ "$(psql_q -c "select count(*) from pg_publication_tables where pubname = '${SLOT}_append' and tablename = 't14_log'")" = 1 ]; echo $?) "... the keyless table in ${SLOT}_append"
+ok $([ "$(psql_q -c "select count(*) from pg_publication_tables where pubname = '$SLOT' and tablename = 't14_ord'")" = 1 ]; echo $?) "... the table a collection reads in $SLOT"
 ok $([ "$(os_get /t14/_mapping | jq -r '.t14.mappings.properties.v.type')" = keyword ]; echo $?) "... index t14 with its mapping"
 ok $([ "$(os_get /_cat/indices/.pg2osync_meta?h=index\&expand_wildcards=all)" = .pg2osync_meta ]; echo $?) "... and the state index"
 pg2osync bootstrap -c "$T/cfg.yaml" > "$T/out2" 2>&1
@@ -51,6 +65,10 @@ ok $? "run: the pipeline loads the table"
 psql_q -c "update t14 set v = 'changed' where id < 50; insert into t14_log values (2, 'b')"
 wait_equal public.t14 t14 30 > /dev/null
 ok $? "... and streams"
+orders() { [ "$(os_get /t14_cust/_doc/1 | jq -c '[._source.orders[].v] | sort')" = "$1" ]; }
+psql_q -c "insert into t14_ord values (3, 1, 30)"
+wait_for 30 orders '[10,20,30]'
+ok $? "... the collection too: a child row inserted reaches its parent's document"
 ok $(! grep -iE "created (publication|replication slot|index)" "$T/sup.log"; echo $?) "the pipeline created nothing: no slot, publication or index"
 m=$(metrics_text | awk '$1 == "pg2osync_indices_created_total" {print $2}')
 ok $([ "$m" = 0 ]; echo $?) "... pg2osync_indices_created_total is 0 (got '$m')"

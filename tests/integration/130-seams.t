@@ -3,7 +3,10 @@
 # program folder includes a header of another program folder, the
 # Makefile links no program's archive into another program, and no two
 # program archives define the same global name (a module's globals carry
-# its own prefix). Reads the tree and the build; needs no server.
+# its own prefix); the source servers' contract is lib/pg's and
+# lib/mysql's, kinds of source are data (lib/source.h) no other file
+# compares, and the supervisor parses no position. Reads the tree and the
+# build; needs no server.
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 P2O_BIN=${P2O_BIN:-$TOP/build/bin}
@@ -96,6 +99,55 @@ ok $([ -z "$bad$dup" ]; echo $?) "integration tests: three-digit family numbers,
 out=$(python3 "$TOP/tests/helper/header-index.py" "$TOP" 2>&1)
 ok $? "every header files its declarations under the file that defines them (${out##*$'\n'})"
 echo "$out" | grep -v 'declarations checked' | head -n 20 | sed 's/^/#   /'
+
+# A source server's contract has one owner per kind, lib/pg and lib/mysql
+# (pgcontract.c, pgserver.c, myserver.c): what the server must provide is judged, created
+# and dropped there, and every program asks them. So no program folder
+# spells a statement that makes, changes or drops a publication or a
+# slot, reads the binlog settings or position, or reads a catalogue
+# (pg_catalog's relations - its functions and types are not catalogue
+# reads - information_schema, performance_schema). CREATE_REPLICATION_SLOT
+# is a slot made like any other (lib/pg makes it); capture-pg keeps
+# START_REPLICATION and the standby status updates, which are the stream
+# itself rather than a question about the server, and no other program
+# speaks the replication protocol. Comments do not count (the compiler's
+# -fpreprocessed strips them) and adjacent string literals are joined
+# first, so a statement split across two literals is found too.
+contract='CREATE\s+PUBLICATION|ALTER\s+PUBLICATION|DROP\s+PUBLICATION'
+contract+='|pg_create_logical_replication_slot|pg_drop_replication_slot'
+contract+='|CREATE_REPLICATION_SLOT|DROP_REPLICATION_SLOT'
+contract+='|SHOW\s+GLOBAL\s+VARIABLES|SHOW\s+MASTER\s+STATUS'
+contract+='|SHOW\s+BINARY\s+LOG\s+STATUS|SHOW\s+BINARY\s+LOGS'
+contract+='|information_schema|performance_schema'
+contract+='|pg_catalog\.pg_\w++(?!\s*\()'
+contract+='|(?:FROM|JOIN)\s+(?!pg_catalog\.)pg_\w++(?!\s*\()'
+bad=$(for p in "${progs[@]}"; do
+	for f in "$p"/*.[ch]; do
+		[ -e "$f" ] || continue
+		cc -fpreprocessed -dD -E -P "$f" 2>/dev/null |
+		    F=$f RE=$contract perl -0777 -ne 's/"\s*"//g;
+			while (/(.{0,30}?)($ENV{RE})/gi) {
+				print "$ENV{F}: ...$1$2\n";
+			}'
+	done
+done)
+ok $([ -z "$bad" ]; echo $?) "no program folder spells the source servers' contract (publications, slots, binlog settings, catalogue reads): lib/pg and lib/mysql own it"
+[ -n "$bad" ] && echo "$bad" | tr -s ' \t' ' ' | head -n 40 | sed 's/^/#   /'
+
+# the kinds of source are data (lib/source.h): no file outside the source
+# table and the kinds' own modules tests which kind it runs with - it asks
+# the module for the fact it needs. Forbidden: the old enum, a kind
+# compared with a name, a kind's module compared by address.
+kindfiles=$(git ls-files '*.c' '*.h' | grep -vE '^(tests/|lib/source[^/]*\.[ch]$|lib/pg/pgkind\.c$|lib/mysql/mykind\.c$)')
+bad=$(grep -nE 'SOURCE_(POSTGRES|MYSQL)|enum source_kind|source_kind|kind, *"(postgres|mysql)"|"(postgres|mysql)", *[a-z_.>-]*kind\)|[=!]= *&source_(postgres|mysql)|&source_(postgres|mysql) *[=!]=' $kindfiles)
+ok $([ -z "$bad" ]; echo $?) "no file outside lib/source* and the kinds' modules compares a kind of source"
+[ -n "$bad" ] && echo "$bad" | head -n 20 | sed 's/^/#   /'
+
+# positions are opaque text to the supervisor: only the source orders
+# them (lib/source.h pos_coord)
+bad=$(grep -nE '#[[:space:]]*include[[:space:]]*"(lsn\.h|mysql/mygtid\.h|mygtid\.h)"|lsn_(parse|format)|mypos_|binlog_file_index' supervisor/*.[ch])
+ok $([ -z "$bad" ]; echo $?) "supervisor/ parses no position"
+[ -n "$bad" ] && echo "$bad" | head -n 20 | sed 's/^/#   /'
 
 echo "1..$n"
 [ "$fail" -eq 0 ]

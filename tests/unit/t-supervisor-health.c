@@ -8,25 +8,31 @@
 static void
 test_states(void)
 {
-	is_str(sv_source_states[sv_source_state_of(PL_WAIT, 0, 0, 0, 0)],
-	    "starting", "before the first start: starting");
-	is_str(sv_source_states[sv_source_state_of(PL_WAIT, 1, 0, 0, 0)],
+	static const enum sv_pl_state drains[] = { PL_DRAIN, PL_DRAIN_NOCKPT,
+	    PL_DRAIN_PUT, PL_DRAINED, PL_DRAIN_FAILED };
+	size_t i;
+
+	is_str(sv_source_states[sv_source_state_of(PL_WAIT, 0, 0, 0)],
+	    "starting", "before a start (the first, a reload's): starting");
+	is_str(sv_source_states[sv_source_state_of(PL_BACKOFF, 0, 0, 0)],
 	    "backoff", "waiting after a failure: backoff");
-	is_str(sv_source_states[sv_source_state_of(PL_CHECKPOINT, 1, 0, 0,
-	    0)], "starting", "reading the checkpoint: starting");
-	is_str(sv_source_states[sv_source_state_of(PL_STARTING, 0, 0, 1, 0)],
+	is_str(sv_source_states[sv_source_state_of(PL_CHECKPOINT, 0, 0, 0)],
+	    "starting", "reading the checkpoint: starting");
+	is_str(sv_source_states[sv_source_state_of(PL_STARTING, 0, 1, 0)],
 	    "starting", "stages saying hello: starting");
-	is_str(sv_source_states[sv_source_state_of(PL_UP, 0, 0, 0, 0)],
+	is_str(sv_source_states[sv_source_state_of(PL_UP, 0, 0, 0)],
 	    "streaming", "up: streaming");
-	is_str(sv_source_states[sv_source_state_of(PL_UP, 0, 0, 1, 0)],
+	is_str(sv_source_states[sv_source_state_of(PL_UP, 0, 1, 0)],
 	    "loading", "up with a load: loading");
-	is_str(sv_source_states[sv_source_state_of(PL_UP, 0, 0, 1, 1)],
+	is_str(sv_source_states[sv_source_state_of(PL_UP, 0, 1, 1)],
 	    "halted", "a refusal holding the writer: halted, load or not");
-	is_str(sv_source_states[sv_source_state_of(PL_DRAIN, 0, 1, 0, 0)],
-	    "draining", "draining");
-	is_str(sv_source_states[sv_source_state_of(PL_TEARDOWN, 0, 0, 0, 0)],
+	for (i = 0; i < sizeof(drains) / sizeof(drains[0]); i++)
+		is_str(sv_source_states[sv_source_state_of(drains[i], 0, 0,
+		    0)], "draining", "'%s': draining, for a reload's cycle as "
+		    "for a stop", sv_pl_names[drains[i]]);
+	is_str(sv_source_states[sv_source_state_of(PL_TEARDOWN, 0, 0, 0)],
 	    "backoff", "stopping after a failure: on the way to the backoff");
-	is_str(sv_source_states[sv_source_state_of(PL_TEARDOWN, 0, 1, 0, 0)],
+	is_str(sv_source_states[sv_source_state_of(PL_TEARDOWN, 1, 0, 0)],
 	    "draining", "stopping for SIGTERM: draining");
 }
 
