@@ -20,6 +20,7 @@
 
 #include "config_sections.h"
 #include "datepat.h"
+#include "hex.h"
 #include "jscan.h"
 #include "sbuf.h"
 #include "where.h"
@@ -309,18 +310,6 @@ xf_path(struct sbuf *buf, const char *path, const char *col,
 	return buf->buf;
 }
 
-static int
-hex_digit(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * A pseudonym's key, from the variable key_env names, for a program that
  * asked for CONFIG_SECRET_TRANSFORM: 128 hex digits, else refused naming
@@ -341,12 +330,12 @@ resolve_key(struct cs_walk *w, struct sync_pseudonym *p, const char *kpath,
 	n = strlen(hex);
 	ok = n == 2 * PSEUDONYM_KEY_LEN;
 	for (i = 0; ok && i < n; i++)
-		ok = hex_digit((unsigned char)hex[i]) >= 0;
+		ok = hex_value((unsigned char)hex[i]) >= 0;
 	if (ok) {
 		p->key = xmalloc(PSEUDONYM_KEY_LEN);
 		for (i = 0; i < PSEUDONYM_KEY_LEN; i++)
-			p->key[i] = (unsigned char)(hex_digit(hex[2 * i]) << 4 |
-			    hex_digit(hex[2 * i + 1]));
+			p->key[i] = (unsigned char)(hex_value(hex[2 * i]) << 4 |
+			    hex_value(hex[2 * i + 1]));
 	}
 	OPENSSL_cleanse(hex, n);
 	free(hex);

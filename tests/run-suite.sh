@@ -76,10 +76,12 @@ san_integ=(tests/integration/100-*.t tests/integration/11[0-6]-*.t tests/integra
 # transforms, append-only, a load (403-405), the load plan of 50 sections
 # sharing one index in batched requests (812), the mapping options of issue
 # 37 and writing only through aliases (406, 407; the join part needs
-# parent-join), and credentials and TLS on a secured node (910)
-es_integ=(tests/integration/115-*.t tests/integration/300-*.t tests/integration/301-*.t tests/integration/900-*.t
+# parent-join), credentials and TLS on a secured node (910), verify and its
+# repair (140), the quarantine of refused documents and its replay (930)
+es_integ=(tests/integration/115-*.t tests/integration/140-*.t
+	tests/integration/300-*.t tests/integration/301-*.t tests/integration/900-*.t
 	tests/integration/501-*.t tests/integration/40[1-6]-shape-*.t tests/integration/407-*.t
-	tests/integration/812-*.t tests/integration/910-*.t)
+	tests/integration/812-*.t tests/integration/910-*.t tests/integration/930-*.t)
 es9_integ=(tests/integration/300-*.t tests/integration/501-*.t tests/integration/910-*.t)
 P2O_ES9_VERSION=${P2O_ES9_VERSION:-9.2.0}
 golden=(tests/golden/run.sh tests/golden/writer/run.sh tests/golden/capture-pg.sh

@@ -102,4 +102,9 @@ const struct target_module target_elasticsearch = {
 	    TCAP_STATE_DOCS | TCAP_ALIASES | TCAP_COMPLETE_DOCS |
 	    TCAP_NODES,
 	.ops = &ops,
+	/* the quarantine and the read-back speak _bulk, _search and the
+	 * scroll API, which both engines answer the same */
+	.rejects = &os_rejects_ops,
+	.rejects_place = "index '" OS_REJECTS_INDEX "'",
+	.scan = &os_scan_ops,
 };

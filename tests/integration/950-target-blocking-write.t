@@ -15,7 +15,7 @@ OS_URL=${OS_URL:-http://127.0.0.1:9}	# no OpenSearch needed
 TW=${P2O_BIN:-$TOP/build/bin}/../tests/target-write
 S=p2o_meiliw
 IX=${S}_w
-meili_start 30; ok $? "contract server up"
+meili_contract_start 30; ok $? "contract server up"
 mkmeili "$T/cfg.yaml" $S $S w
 
 # a write a line: index, id, version and document (- a delete), by tabs
