@@ -157,6 +157,10 @@ EOF
     ) || exit 1
 fi
 [ -z "$want_os" ] && exit 0
+# a 3.x cached with analysis-common (before the module was dropped, below)
+if d=$(p2o_os_dist) && [ "$(cut -d. -f1 "$d/.p2o-version")" -ge 3 ]; then
+    rm -rf "${d:?}/modules/analysis-common"
+fi
 p2o_os_dist >/dev/null && exit 0
 
 JAVA_HOME=$(p2o_java17_home) || p2o_die "no Java 17 under /usr/lib/jvm"
@@ -317,6 +321,13 @@ if [ "${version%%.*}" -ge 3 ]; then
     # Elasticsearch 9); Lucene then computes vector similarities in scalar
     # code, which no test here measures
     sed -i '/--add-modules=jdk.incubator.vector/d' "$dist/config/jvm.options"
+    # nor has it the data of Thai word segmentation (jlink kept few
+    # locales), so analysis-common's prebuilt 'thai' analyzer fails to
+    # build, and 3.x then refuses to create any index ('Failed to build
+    # analyzers: [thai]'): the module goes. Nothing here analyses text
+    # with more than the core's standard analyzer; Elasticsearch's
+    # integ-test zip has no analysis-common either
+    rm -rf "$dist/modules/analysis-common"
 fi
 
 echo "$version" >"$dist/.p2o-version"
