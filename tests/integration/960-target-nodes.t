@@ -68,7 +68,11 @@ grep -q "warn: target node '$(node $DEAD)' left: .*onnect" "$T/sup.log"
 ok $? "the log says the node that refuses connections left: $(grep -m1 "node '$(node $DEAD)' left" "$T/sup.log" | cut -c1-200)"
 grep -q "warn: target node '$(node $P1)' left: HTTP 503" "$T/sup.log"
 ok $? "and the node that answers 503: $(grep -m1 "node '$(node $P1)' left" "$T/sup.log" | cut -c1-200)"
-ok $([ "$a2" -ge 20 ] && [ "$a3" -ge 20 ]; echo $?) "the two healthy nodes share the requests ($a2 and $a3)"
+# a share, not a rate: how many requests 20 s hold depends on the machine's
+# load (44 at a load average of 12, 18 at 54 under ASan); each healthy
+# node takes at least a third of what the two took
+ok $([ $((a2 + a3)) -ge 10 ] && [ $((3 * a2)) -ge $((a2 + a3)) ] && [ $((3 * a3)) -ge $((a2 + a3)) ]; echo $?) \
+	"the two healthy nodes share the requests ($a2 and $a3)"
 # two processes (the writer, ckpt) each try it after a rest of 1, 2, 4, 8,
 # 16 s: some ten trials in 20 s, where every fourth request is hundreds
 ok $([ "${h1:-0}" -ge 2 ] && [ "${h1:-0}" -le 14 ]; echo $?) \
@@ -82,11 +86,15 @@ ok $([ "$(grep -c "target '.*' unavailable" "$T/sup.log")" = 0 ]; echo $?) "and 
 back() { grep "writer: info: target node '$(node $P1)' answers again" "$T/sup.log"; }
 b0=$(back | wc -l)
 curl -sf "http://127.0.0.1:$P1/_faultproxy?mode=none" >/dev/null
-a1=$(lines "$T/p1.acc")
 wait_for 45 eval '[ "$(back | wc -l)" -gt "$b0" ]'
 ok $? "a node answering again is taken back: $(back | tail -n 1 | cut -c1-160)"
+# from then on it takes requests in turn with the other two: at least a
+# quarter of what the three take (a third is its even share)
+a1=$(lines "$T/p1.acc"); a23=$(($(lines "$T/p2.acc") + $(lines "$T/p3.acc")))
 sleep 5
-ok $([ "$(lines "$T/p1.acc")" -ge $((a1 + 10)) ]; echo $?) "and takes its share of the requests again ($a1 -> $(lines "$T/p1.acc"))"
+d1=$(($(lines "$T/p1.acc") - a1)); d23=$(($(lines "$T/p2.acc") + $(lines "$T/p3.acc") - a23))
+ok $([ "$d1" -ge 2 ] && [ $((4 * d1)) -ge $((d1 + d23)) ]; echo $?) \
+	"and takes its share of the requests again ($d1 of $((d1 + d23)) in 5 s)"
 
 # a node lost under writes
 kill -KILL $P2_PID
