@@ -4,7 +4,8 @@
 # lanes of tests/run-suite.sh at once, each with its own real PostgreSQL 15,
 # MariaDB 10.11, OpenSearch 2.19 and Meilisearch 1.x (P2O_MEILI_BIN, by
 # default ../shared/tools/meilisearch/meilisearch beside the checkout) on
-# loopback in a temp dir (lane b also Elasticsearch 8.19 and 9.2), always
+# loopback in a temp dir (lane a also OpenSearch 3.6, lane b Elasticsearch
+# 8.19 and 9.2 and a cluster of three OpenSearch 2.19 nodes), always
 # stopped; one closing count.
 set -u
 cd "$(dirname "$0")/.."
@@ -18,6 +19,7 @@ make -j2 FUZZ=1 fuzz-bins >/dev/null || { make FUZZ=1 fuzz-bins; exit 1; }
 # install the same one at once
 tests/servers/install.sh pg mariadb opensearch elasticsearch meilisearch || exit 1
 P2O_ES_VERSION=${P2O_ES9_VERSION:-9.2.0} tests/servers/install.sh elasticsearch || exit 1
+P2O_OS_VERSION=${P2O_OS3_VERSION:-3.6.0} tests/servers/install.sh opensearch || exit 1
 # and what the deployment forms' tests (15x) build with: podman and
 # mmdebstrap, dpkg-dev and lintian, helm and kustomize (built once from
 # the Go module proxy)
