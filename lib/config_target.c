@@ -45,7 +45,9 @@ static const struct cs_node url_elem = { NULL, CS_STR };
 
 /* the names of the modules (lib/target.c), the default first */
 static const char *const flavors[] = { "opensearch", "elasticsearch",
-    "meilisearch", NULL };
+    "meilisearch",
+    "qdrant",
+    NULL };
 
 const struct cs_node config_target_keys[] = {
 	{ "url", CS_STR, CFG(target_url) },

@@ -24,12 +24,14 @@
 extern const struct target_module target_opensearch;
 extern const struct target_module target_elasticsearch;
 extern const struct target_module target_meilisearch;
+extern const struct target_module target_qdrant;
 
 /* the first is the default */
 static const struct target_module *const modules[] = {
 	&target_opensearch,
 	&target_elasticsearch,
 	&target_meilisearch,
+	&target_qdrant,
 };
 
 static const struct {

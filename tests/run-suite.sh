@@ -46,19 +46,21 @@ san_unit=(build-san/tests/t-*)
 # 90-150 and 70 s, go with them, the package, the chart and the guides,
 # 151, 153 and 154, about 150-170, 10 and 4 s, stay in lane a; the
 # Meilisearch acceptance tests, about 100 s, go to lane a, which does not
-# run the ASan pass of the Meilisearch data path)
+# run the ASan pass of the Meilisearch data path; so do the Qdrant tests on
+# their contract server, 970-972, about 85 s)
 b_only='mysql|/9[0-9][0-9]-|/15[02]-'
 # the tests that need the three-node cluster (run-with.sh --os-cluster)
 # run in a pass of their own, below, not in plain-b
 cluster_only='/96[12]-'
-a_too='/94[6-9]-'
+a_too='/94[6-9]-|/97[0-2]-'
 a_integ=($(ls tests/integration/*.t | grep -Ev "$b_only") $(ls tests/integration/*.t | grep -E "$a_too")
 	tests/chaos/chaos.t)
 b_integ=($(ls tests/integration/*.t | grep -E "$b_only" | grep -Ev "$a_too|$cluster_only"))
 # the sanitizer pass repeats what exercises the most code per minute; the
 # 30-second target outage, the long kill loop and the 200,000-row load stay
 # in the plain pass; Meilisearch's data path (940) and read-back (947), the
-# mapping options and writing only through aliases (406, 407)
+# mapping options and writing only through aliases (406, 407); Qdrant's
+# data path on its contract server (970)
 san_integ=(tests/integration/100-*.t tests/integration/11[0-6]-*.t tests/integration/120-*.t
 	tests/integration/200-*.t tests/integration/300-*.t tests/integration/900-*.t
 	tests/integration/310-*.t tests/integration/313-*.t
@@ -66,6 +68,7 @@ san_integ=(tests/integration/100-*.t tests/integration/11[0-6]-*.t tests/integra
 	tests/integration/147-*.t tests/integration/42[0-3]-*.t tests/integration/532-*.t
 	tests/integration/40[67]-*.t
 	tests/integration/940-*.t tests/integration/947-*.t
+	tests/integration/970-*.t
 	tests/integration/800-*.t tests/integration/81[012]-*.t tests/integration/506-*.t
 	tests/integration/60[0-3]-mysql-*.t tests/integration/620-mysql-*.t
 	tests/integration/630-mysql-*.t tests/integration/650-mysql-*.t

@@ -229,6 +229,15 @@ probe_answer(long status, const struct sbuf *resp, char *node,
 		os_error_text(resp->buf, resp->len, why, whylen);
 		return a == TA_AUTH ? TA_AUTH : TA_RETRY;
 	}
+	/* a version that is not an object is another engine's (Qdrant
+	 * answers GET / with a version string) */
+	if (os_body_object(resp->buf, resp->len, &obj) == 0 &&
+	    jobj_get(obj, "version", &ver) && jspan_type(ver) != J_OBJECT) {
+		snprintf(why, whylen, "target.flavor is opensearch but GET / "
+		    "is not an OpenSearch node's answer (its version is not "
+		    "an object)");
+		return TA_REFUSED;
+	}
 	if (os_body_object(resp->buf, resp->len, &obj) == 0 &&
 	    jobj_get(obj, "version", &ver) && jspan_type(ver) == J_OBJECT) {
 		if (jobj_get(ver, "distribution", &v))
