@@ -39,11 +39,34 @@ load(struct check_report *r, const char *path, unsigned secrets,
 	return -1;
 }
 
+/* the target as the file names it: its url, its nodes, or the variable
+ * holding its url (not read before the secrets are) */
+static const char *
+target_named(const struct config *cfg, struct sbuf *out)
+{
+	const char *const *urls;
+	int i, n;
+
+	urls = config_target_urls(cfg, &n);
+	if (n == 0) {
+		sbuf_addf(out, "from '%s'", cfg->target_url_env ?
+		    cfg->target_url_env : "");
+		return out->buf;
+	}
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			sbuf_adds(out, ", ");
+		sbuf_adds(out, urls[i]);
+	}
+	return out->buf;
+}
+
 static int
 run(const struct verb *v, int argc, char **argv)
 {
 	struct check_report r;
 	struct config cfg, src, tgt, xf;
+	struct sbuf named = SBUF_INIT;
 	const char *path = CLI_DEFAULT_CONFIG, *arg;
 	int ch, have_src, have_tgt, have_xf;
 
@@ -60,7 +83,9 @@ run(const struct verb *v, int argc, char **argv)
 		return check_end(&r);
 	}
 	check_ok(&r, "configuration '%s': %d sync section(s), a %s source, "
-	    "target %s", path, cfg.nsyncs, cfg.source->title, cfg.target_url);
+	    "target %s", path, cfg.nsyncs, cfg.source->title,
+	    target_named(&cfg, &named));
+	sbuf_release(&named);
 	config_release(&cfg);
 
 	/* each side's secrets on their own: one missing does not hide the

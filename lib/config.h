@@ -261,6 +261,9 @@ struct config {
 					 * inline, or resolved from url_env
 					 * (NULL when that was not resolved) */
 	char	*target_url_env;
+	char	**target_urls;		/* target.urls: the nodes of a cluster
+					 * (NULL: url or url_env names one) */
+	int	 ntarget_urls;
 	char	*target_api_key;	/* resolved from api_key_env */
 	char	*target_api_key_env;
 	char	*target_ca_file;	/* a CA bundle for https, or NULL */
@@ -391,6 +394,9 @@ int	config_check_target(const struct config *,
  * one): 0, or -1 with why */
 int	config_check_index_name(const struct config *, const char *,
 	    char *why, size_t);
+/* the target's nodes: target.urls, else the one url (url or url_env's
+ * value), into *n; *n 0 when the url was not resolved */
+const char *const *config_target_urls(const struct config *, int *n);
 /* config_traces.c */
 
 /* the variable that names the collector when traces.endpoint does not */

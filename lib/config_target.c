@@ -7,7 +7,9 @@
  * module declares (lib/target.h): refused at load, naming the key. The
  * target also answers, through its table, whether each index name is one
  * it takes and what body each index is created with: config knows no
- * engine's naming rules or request bodies.
+ * engine's naming rules or request bodies. target.urls names the nodes
+ * of one cluster: a target whose nodes each keep documents of their own
+ * does not take it (TCAP_NODES).
  *
  * It never quotes the url or a password.
  */
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include "config_sections.h"
+#include "nodes.h"
 #include "sbuf.h"
 #include "target.h"
 
@@ -38,6 +41,8 @@ static const struct {
 	    "the mapping" },
 };
 
+static const struct cs_node url_elem = { NULL, CS_STR };
+
 /* the names of the modules (lib/target.c), the default first */
 static const char *const flavors[] = { "opensearch", "elasticsearch",
     "meilisearch", "qdrant", "postgres", NULL };
@@ -46,6 +51,10 @@ const struct cs_node config_target_keys[] = {
 	{ "url", CS_STR, CFG(target_url) },
 	{ "url_env", CS_STR, CFG(target_url_env),
 	    .check = config_check_envname },
+	{ "urls", CS_LIST, CFG(target_urls), .elem = &url_elem,
+	    .elem_size = sizeof(char *), .count_off = CFG(ntarget_urls),
+	    .distinct = 1, .expect = "must be a list of urls, one per node",
+	    .empty = "must name at least one node" },
 	{ "api_key_env", CS_STR, CFG(target_api_key_env),
 	    .check = config_check_envname },
 	{ "ca_file", CS_STR, CFG(target_ca_file) },
@@ -108,6 +117,32 @@ check_target_url(char *url, char *why, size_t len)
 	return 0;
 }
 
+/* each node of target.urls as target.url is checked, none named twice */
+static int
+check_target_urls(struct cs_walk *w, struct config *cfg)
+{
+	char why[256];
+	int i, k;
+
+	if (cfg->ntarget_urls > NODES_MAX)
+		return cs_err(w, cs_line(w, "target.urls"), "'target.urls' "
+		    "lists %d nodes: at most %d", cfg->ntarget_urls,
+		    NODES_MAX);
+	for (i = 0; i < cfg->ntarget_urls; i++) {
+		if (check_target_url(cfg->target_urls[i], why, sizeof(why))
+		    == -1)
+			return cs_err(w, cs_line(w, "target.urls[%d]", i),
+			    "'target.urls[%d]' %s", i, why);
+		for (k = 0; k < i; k++)
+			if (strcmp(cfg->target_urls[k], cfg->target_urls[i])
+			    == 0)
+				return cs_err(w, cs_line(w, "target.urls[%d]",
+				    i), "'target.urls[%d]' names the node of "
+				    "'target.urls[%d]' again", i, k);
+	}
+	return 0;
+}
+
 int
 config_target_finish(struct cs_walk *w, void *base, const char *path,
     int line)
@@ -139,15 +174,22 @@ config_target_finish(struct cs_walk *w, void *base, const char *path,
 	int lenv = cs_line(w, "target.password_env");
 
 	int lurlenv = cs_line(w, "target.url_env");
+	int lurls = cs_line(w, "target.urls");
 	int lkey = cs_line(w, "target.api_key_env");
 	int lca = cs_line(w, "target.ca_file");
 
 	if (lurl && lurlenv)
 		return cs_err(w, lurl > lurlenv ? lurl : lurlenv, "'target.url' "
 		    "and 'target.url_env' cannot both be set");
-	if (!lurl && !lurlenv)
+	if (lurls && (lurl || lurlenv))
+		return cs_err(w, lurls, "'target.urls' and 'target.%s' cannot "
+		    "both be set: list every node in 'target.urls'",
+		    lurl ? "url" : "url_env");
+	if (!lurl && !lurlenv && !lurls)
 		return cs_err(w, line, "missing required key 'target.url' (or "
-		    "'target.url_env')");
+		    "'target.url_env', or 'target.urls')");
+	if (lurls && check_target_urls(w, cfg) == -1)
+		return -1;
 	if (lurlenv && config_resolve_env(w, "target.url_env", lurlenv,
 	    cfg->target_url_env, &cfg->target_url) == -1)
 		return -1;
@@ -251,6 +293,10 @@ config_target_needs(struct cs_walk *w, struct config *cfg)
 		add_need(cfg, TCAP_ALIASES, cs_line(w, "target.require_alias"),
 		    "target.require_alias", "it has no aliases for the writes "
 		    "to name");
+	if (cfg->ntarget_urls > 1)
+		add_need(cfg, TCAP_NODES, cs_line(w, "target.urls"),
+		    "target.urls", "each of its servers keeps documents of its "
+		    "own: name one with 'target.url'");
 	if (cfg->write_concurrency > 1) {
 		line = cs_line(w, "engine.write_concurrency");
 		add_need(cfg, TCAP_CONCURRENT_WRITES, line,
@@ -368,6 +414,17 @@ config_check_index_name(const struct config *cfg, const char *name,
 
 	return ops->index_name ? ops->index_name(name, TNAME_WHOLE, why,
 	    len) : 0;
+}
+
+const char *const *
+config_target_urls(const struct config *cfg, int *n)
+{
+	if (cfg->ntarget_urls > 0) {
+		*n = cfg->ntarget_urls;
+		return (const char *const *)cfg->target_urls;
+	}
+	*n = cfg->target_url != NULL;
+	return (const char *const *)&cfg->target_url;
 }
 
 void

@@ -8,7 +8,12 @@
  * A target that is no HTTP server (opts.local) is answered in-process by
  * its module's handler instead, at the same calls, so that the writer's
  * and ckpt's loops stay the same for it.
- * Also the one percent-escaper of what goes into a path or a query.
+ * Sends each attempt to the node nodes.c picks and, when the node cannot
+ * be reached or answers 5xx, the same request to the next (every request
+ * to our targets is one a retry may repeat: versioned writes, reads,
+ * creations that find the index there), saying in the log when a node
+ * leaves and when it answers again. Also the one percent-escaper of what
+ * goes into a path or a query.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +23,13 @@
 #include "http.h"
 #include "log.h"
 #include "p2o.h"
+#include "xio.h"
 
-#define HTTP_TIMEOUT_MS_DEFAULT	60000L
+/* above the minute a search engine's node waits for a shard that is not
+ * active before it answers a write (the bulk's own default timeout): its
+ * answer, which writes it could not make, arrives rather than a timeout
+ * that would blame the node */
+#define HTTP_TIMEOUT_MS_DEFAULT	90000L
 
 _Static_assert(sizeof(((struct http_client *)0)->curlerr) >= CURL_ERROR_SIZE,
     "curl's error buffer size");
@@ -84,45 +94,32 @@ url_has_userinfo(const char *url)
 	return memchr(auth, '@', end - auth) != NULL;
 }
 
-int
-http_init(struct http_client *c, const char *base_url,
+/* c's handle and credentials, sending to nodes (which it owns when own) */
+static int
+client_init(struct http_client *c, struct nodes *nodes, int own,
     const struct http_opts *o)
 {
 	static const struct http_opts none;
-	size_t n;
 	CURL *h;
 
 	memset(c, 0, sizeof(*c));
 	c->timeout_ms = HTTP_TIMEOUT_MS_DEFAULT;
+	c->nodes = nodes;
+	c->own_nodes = own;
+	sbuf_init(&c->req.path);
 	if (o == NULL)
 		o = &none;
 	if (o->local != NULL) {
-		/* the module's own url, which may carry its password: kept
-		 * for the handler; base, which messages name the target by,
-		 * has it redacted */
+		/* answered by the module: no curl handle (the url it opens
+		 * is set by the caller, which has it) */
 		c->local = o->local;
-		c->local_url = xstrdup(base_url);
-		n = strlen(base_url) + 16;
-		c->base = xmalloc(n);
-		log_redact_url(base_url, c->base, n);
 		return 0;
-	}
-	if (url_has_userinfo(base_url)) {
-		/* curl would send them, and every error would print them */
-		snprintf(c->err, sizeof(c->err), "credentials in the target "
-		    "url are not accepted: give a username and password "
-		    "instead");
-		return -1;
 	}
 	if ((h = curl_easy_init()) == NULL) {
 		snprintf(c->err, sizeof(c->err), "could not create a curl "
 		    "handle");
 		return -1;
 	}
-	n = strlen(base_url);
-	while (n > 0 && base_url[n - 1] == '/')
-		n--;
-	c->base = xstrndup(base_url, n);
 	c->curl = h;
 
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -155,6 +152,68 @@ http_init(struct http_client *c, const char *base_url,
 	return 0;
 }
 
+/* the nodes of urls, each a url curl may be given: 0, or -1 with why. An
+ * in-process target (o->local) has one url, which may carry its password:
+ * its node is named by the url with the password redacted, since messages
+ * name a target by its node */
+static int
+nodes_of(struct nodes *ns, const char *const *urls, int n,
+    const struct http_opts *o, char *why, size_t len)
+{
+	char shown[512];
+	const char *one;
+	int i;
+
+	if (o != NULL && o->local != NULL) {
+		if (n != 1) {
+			snprintf(why, len, "%d target urls: this target takes "
+			    "one", n);
+			return -1;
+		}
+		one = log_redact_url(urls[0], shown, sizeof(shown));
+		return nodes_init(ns, &one, 1);
+	}
+	for (i = 0; i < n; i++)
+		if (url_has_userinfo(urls[i])) {
+			/* curl would send them, and every error would
+			 * print them */
+			snprintf(why, len, "credentials in the target url are "
+			    "not accepted: give a username and password "
+			    "instead");
+			return -1;
+		}
+	if (nodes_init(ns, urls, n) == -1) {
+		snprintf(why, len, "%d target urls: give 1 to %d", n,
+		    NODES_MAX);
+		return -1;
+	}
+	return 0;
+}
+
+int
+http_init(struct http_client *c, const char *const *urls, int n,
+    const struct http_opts *o)
+{
+	struct nodes *ns = xcalloc(1, sizeof(*ns));
+	char why[sizeof(c->err)];
+
+	if (nodes_of(ns, urls, n, o, why, sizeof(why)) == -1) {
+		free(ns);
+		memset(c, 0, sizeof(*c));
+		snprintf(c->err, sizeof(c->err), "%s", why);
+		return -1;
+	}
+	if (client_init(c, ns, 1, o) == -1) {
+		nodes_release(ns);
+		free(ns);
+		c->nodes = NULL;
+		return -1;
+	}
+	if (c->local != NULL)
+		c->local_url = xstrdup(urls[0]);
+	return 0;
+}
+
 void
 http_release(struct http_client *c)
 {
@@ -169,7 +228,11 @@ http_release(struct http_client *c)
 	if (c->curl != NULL)
 		curl_easy_cleanup(c->curl);
 	curl_slist_free_all(c->headers);
-	free(c->base);
+	if (c->own_nodes && c->nodes != NULL) {
+		nodes_release(c->nodes);
+		free(c->nodes);
+	}
+	sbuf_release(&c->req.path);
 	if (c->auth != NULL) {
 		explicit_bzero(c->auth, strlen(c->auth));
 		free(c->auth);
@@ -177,7 +240,7 @@ http_release(struct http_client *c)
 	c->auth = NULL;
 	c->curl = NULL;
 	c->headers = NULL;
-	c->base = NULL;
+	c->nodes = NULL;
 }
 
 /* the header list for ctype, rebuilt only when the type changes */
@@ -213,25 +276,50 @@ set_headers(struct http_client *c, const char *ctype)
 	return 0;
 }
 
-/* the options of one request on c's handle: everything but running it */
-static int
-prepare(struct http_client *c, const char *method, const char *path,
+/* a request's first attempt: remembered, to be sent again elsewhere */
+static void
+begin(struct http_client *c, const char *method, const char *path,
     const char *ctype, const char *body, size_t len, struct sbuf *resp,
     long timeout_ms)
 {
+	struct http_req *r = &c->req;
+
+	r->method = method;
+	r->ctype = ctype;
+	r->body = body;
+	r->len = len;
+	r->resp = resp;
+	r->timeout_ms = timeout_ms;
+	sbuf_reset(&r->path);
+	sbuf_adds(&r->path, path);
+	r->tried = 0;
+	r->attempts = 0;
+	r->node = nodes_pick(c->nodes, 0, now_ms(), &r->trial);
+}
+
+/* the options of the request's attempt on its node, on c's handle:
+ * everything but running it */
+static int
+prepare(struct http_client *c)
+{
+	const struct http_req *r = &c->req;
 	struct sbuf url = SBUF_INIT;
+	const char *method = r->method;
 	CURL *h = c->curl;
+	long timeout_ms = r->timeout_ms;
 
 	c->err[0] = '\0';
 	c->curlerr[0] = '\0';
-	if (resp != NULL)
-		sbuf_reset(resp);
-	if (set_headers(c, ctype ? ctype : "application/json") < 0) {
+	if (r->resp != NULL)
+		sbuf_reset(r->resp);
+	if (set_headers(c, r->ctype ? r->ctype : "application/json") < 0) {
 		snprintf(c->err, sizeof(c->err), "out of memory for headers");
 		return -1;
 	}
-	sbuf_adds(&url, c->base);
-	sbuf_adds(&url, path);
+	c->req.tried |= 1ul << r->node;
+	c->req.attempts++;
+	sbuf_adds(&url, c->nodes->v[r->node].base);
+	sbuf_add(&url, r->path.buf, r->path.len);
 
 	/* the handle keeps options between requests: reset the method */
 	curl_easy_setopt(h, CURLOPT_URL, url.buf);
@@ -241,15 +329,15 @@ prepare(struct http_client *c, const char *method, const char *path,
 	curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
 	if (strcmp(method, "HEAD") == 0)
 		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-	else if (body != NULL || strcmp(method, "GET") != 0) {
+	else if (r->body != NULL || strcmp(method, "GET") != 0) {
 		/* a body, or a method that sends one: Content-Length: 0
 		 * rather than none for an empty PUT/POST */
-		if (body != NULL || strcmp(method, "DELETE") != 0) {
+		if (r->body != NULL || strcmp(method, "DELETE") != 0) {
 			curl_easy_setopt(h, CURLOPT_POST, 1L);
 			curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
-			    (curl_off_t)(body ? len : 0));
+			    (curl_off_t)(r->body ? r->len : 0));
 			curl_easy_setopt(h, CURLOPT_POSTFIELDS,
-			    body ? body : "");
+			    r->body ? r->body : "");
 		}
 		if (strcmp(method, "POST") != 0)
 			curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
@@ -258,7 +346,7 @@ prepare(struct http_client *c, const char *method, const char *path,
 		timeout_ms = c->timeout_ms > 0 ? c->timeout_ms :
 		    HTTP_TIMEOUT_MS_DEFAULT;
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, r->resp);
 	/* set per request: the client may have moved since the last one */
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->curlerr);
 	curl_easy_setopt(h, CURLOPT_PRIVATE, c);
@@ -305,36 +393,103 @@ local_request(struct http_client *c, const char *method, const char *path,
 	    len, resp, status, c->err, sizeof(c->err));
 }
 
+/*
+ * After an attempt (rc finish's, status its answer): what it says of its
+ * node, and 1 when the request goes on to another node. A TLS failure is
+ * the configuration's, not the node's: it ends the request as it is.
+ */
+static int
+next_node(struct http_client *c, int rc, long status)
+{
+	struct http_req *r = &c->req;
+	struct nodes *ns = c->nodes;
+	struct node *nd = &ns->v[r->node];
+	long long now = now_ms();
+	char why[sizeof(c->err)];
+	int from = r->node;
+
+	if (rc == -1 && c->tls_failed)
+		return 0;
+	if (rc == 0 && status < 500) {
+		if (nodes_ok(ns, r->node, r->trial))
+			log_info("target node '%s' answers again, after %llds",
+			    nd->base, (now - nd->down_since + 500) / 1000);
+		return 0;
+	}
+	if (rc == -1)
+		snprintf(why, sizeof(why), "%s", c->err);
+	else
+		snprintf(why, sizeof(why), "HTTP %ld", status);
+	switch (nodes_failed(ns, r->node, r->trial, now)) {
+	case NODE_LEFT:
+		log_warnx("target node '%s' left: %s; the other nodes take "
+		    "its requests, it is tried again in %llds", nd->base, why,
+		    nd->rest_ms / 1000);
+		break;
+	case NODE_STILL:
+		log_debug("target node '%s' still fails: %s; tried again in "
+		    "%llds", nd->base, why, nd->rest_ms / 1000);
+		break;
+	case NODE_SAME:
+		break;
+	}
+	if ((r->node = nodes_pick(ns, r->tried, now, &r->trial)) == -1) {
+		r->node = from;
+		if (rc == -1 && r->attempts > 1)
+			snprintf(c->err, sizeof(c->err), "no node answered "
+			    "(%d tried); the last, '%.80s': %.100s", r->attempts,
+			    nd->base, why);
+		else if (rc == -1 && ns->n > 1)
+			snprintf(c->err, sizeof(c->err), "node '%.80s': "
+			    "%.160s", nd->base, why);
+		return 0;
+	}
+	log_debug("request %s %s: node '%s' failed (%s), sent to '%s'",
+	    r->method, r->path.buf, nd->base, why, ns->v[r->node].base);
+	return 1;
+}
+
 int
 http_request(struct http_client *c, const char *method, const char *path,
     const char *ctype, const char *body, size_t len, struct sbuf *resp,
     long *status)
 {
+	int rc;
+
 	*status = 0;
 	if (c->local != NULL)
 		return local_request(c, method, path, body, len, resp, status);
-	if (prepare(c, method, path, ctype, body, len, resp, 0) == -1)
-		return -1;
-	return finish(c, curl_easy_perform(c->curl), status);
+	begin(c, method, path, ctype, body, len, resp, 0);
+	do {
+		if (prepare(c) == -1)
+			return -1;
+		rc = finish(c, curl_easy_perform(c->curl), status);
+	} while (next_node(c, rc, *status));
+	return rc;
 }
 
 int
-http_pool_init(struct http_pool *p, int nslots, const char *base_url,
-    const struct http_opts *opts, struct p2o_err *err)
+http_pool_init(struct http_pool *p, int nslots, const char *const *urls,
+    int n, const struct http_opts *opts, struct p2o_err *err)
 {
+	char why[256];
 	int i;
 
 	memset(p, 0, sizeof(*p));
+	if (nodes_of(&p->nodes, urls, n, opts, why, sizeof(why)) == -1)
+		return p2o_fail(err, P2O_EXIT_CONFIG, "%s", why);
 	if (nslots < 1)
 		nslots = 1;
 	p->slot = xcalloc(nslots, sizeof(*p->slot));
 	p->open = xcalloc(nslots, sizeof(*p->open));
 	p->answered = xcalloc(nslots, sizeof(*p->answered));
 	for (i = 0; i < nslots; i++) {
-		if (http_init(&p->slot[i], base_url, opts) == -1) {
+		if (client_init(&p->slot[i], &p->nodes, 0, opts) == -1) {
 			p2o_fail(err, P2O_EXIT_CONFIG, "%s", p->slot[i].err);
 			goto fail;
 		}
+		if (p->slot[i].local != NULL)
+			p->slot[i].local_url = xstrdup(urls[0]);
 		p->nslots = i + 1;
 	}
 	if ((p->multi = curl_multi_init()) == NULL) {
@@ -363,6 +518,7 @@ http_pool_release(struct http_pool *p)
 	free(p->slot);
 	free(p->open);
 	free(p->answered);
+	nodes_release(&p->nodes);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -384,8 +540,8 @@ http_pool_start(struct http_pool *p, int slot, const char *method,
 		p->nopen++;
 		return 0;
 	}
-	if (prepare(c, method, path, ctype, body, len, resp, timeout_ms)
-	    == -1)
+	begin(c, method, path, ctype, body, len, resp, timeout_ms);
+	if (prepare(c) == -1)
 		return -1;
 	if (curl_multi_add_handle(p->multi, c->curl) != CURLM_OK) {
 		snprintf(c->err, sizeof(c->err), "curl refused a request");
@@ -438,7 +594,7 @@ http_pool_done(struct http_pool *p, struct http_done *d)
 	struct http_client *c;
 	CURLMsg *m;
 	void *priv;
-	int left, i;
+	int left, i, rc;
 
 	for (i = 0; i < p->nslots; i++) {
 		if (!p->answered[i])
@@ -458,10 +614,22 @@ http_pool_done(struct http_pool *p, struct http_done *d)
 		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &priv);
 		c = priv;
 		d->slot = (int)(c - p->slot);
-		d->err = finish(c, m->data.result, &d->status) == -1 ?
-		    c->err : NULL;
-		d->tls = d->err != NULL && c->tls_failed;
+		rc = finish(c, m->data.result, &d->status);
 		curl_multi_remove_handle(p->multi, c->curl);
+		/* the same request to the next node, under way at once: the
+		 * caller sees only its last answer */
+		if (next_node(c, rc, d->status)) {
+			if (prepare(c) == 0 && curl_multi_add_handle(p->multi,
+			    c->curl) == CURLM_OK)
+				continue;
+			if (c->err[0] == '\0')
+				snprintf(c->err, sizeof(c->err), "curl refused "
+				    "a request");
+			rc = -1;
+			d->status = 0;
+		}
+		d->err = rc == -1 ? c->err : NULL;
+		d->tls = d->err != NULL && c->tls_failed;
 		p->open[d->slot] = 0;
 		p->nopen--;
 		return 1;

@@ -4,11 +4,18 @@
  * whose transfers the caller's own poll loop drives (writer). Credentials
  * are handed to curl directly and never appear in a URL, an argv or a log
  * line.
+ *
+ * A client sends to the nodes of a cluster (nodes.h): each request to
+ * the next healthy node in turn, and an attempt that cannot connect, fails
+ * on the way or is answered 5xx goes on to another node at once, the node
+ * left to rest; the caller sees the answer of the last attempt. With one
+ * node every request is sent to it once, as a plain client would.
  */
 #ifndef HTTP_H
 #define HTTP_H
 
 #include "err.h"
+#include "nodes.h"
 #include "sbuf.h"
 
 /* a request for a caller to make; the pointers stay valid until it is
@@ -62,14 +69,29 @@ struct http_opts {
 	const struct http_local *local;	/* NULL: HTTP over curl */
 };
 
+/* the request a client has under way, kept to send it to another node */
+struct http_req {
+	const char *method, *ctype, *body;
+	size_t	 len;
+	struct sbuf *resp;
+	long	 timeout_ms;
+	struct sbuf path;
+	unsigned long tried;	/* bit i: node i had an attempt */
+	int	 node;		/* the node of the attempt under way */
+	int	 trial;		/* that attempt is the node's trial */
+	int	 attempts;
+};
+
 struct http_client {
 	void	*curl;		/* CURL * */
 	char	*auth;		/* the API key's header line, or NULL */
 	int	 tls_failed;	/* the last transport error was the TLS check
 				 * of the server (permanent: a CA, a name) */
 	void	*headers;	/* struct curl_slist * */
-	char	*base;		/* "http://127.0.0.1:9200", no trailing slash */
-	long	 timeout_ms;	/* whole-request timeout, default 60000 */
+	struct nodes *nodes;	/* where it sends: its own, or its pool's */
+	int	 own_nodes;
+	long	 timeout_ms;	/* whole-request timeout, default 90000 */
+	struct http_req req;
 	char	 err[256];	/* transport error text after -1 */
 	char	 curlerr[256];	/* curl's detail (CURL_ERROR_SIZE) */
 	/* an in-process target (opts.local): its handler, its connection,
@@ -83,9 +105,11 @@ struct http_client {
 };
 
 int	http_global_init(void);		/* once per process, before threads */
-/* opts may be NULL (no credentials, the system's CAs). Every credential
- * and TLS setting of a target is handed to curl here and nowhere else */
-int	http_init(struct http_client *, const char *base_url,
+/* a client of the n nodes at urls (trailing '/' dropped; nodes.h's
+ * NODES_MAX at most). opts may be NULL (no credentials, the system's CAs).
+ * Every credential and TLS setting of a target is handed to curl here and
+ * nowhere else */
+int	http_init(struct http_client *, const char *const *urls, int n,
 	    const struct http_opts *opts);
 void	http_release(struct http_client *);
 /* method "GET"/"PUT"/"POST"/"DELETE"/"HEAD"; path starts with '/'; body may
@@ -105,6 +129,8 @@ int	http_request(struct http_client *, const char *method, const char *path,
  */
 struct http_pool {
 	void	*multi;		/* CURLM * */
+	struct nodes nodes;	/* every slot's, so that a node one slot found
+				 * failing rests for all */
 	struct http_client *slot;
 	int	*open;		/* slot has a request in flight */
 	int	*answered;	/* an in-process slot's request is answered,
@@ -120,9 +146,10 @@ struct http_done {
 	int	 tls;		/* err is the server's certificate check */
 };
 
-/* 0, or -1 with err: 78 for a url or credentials curl cannot use */
-int	http_pool_init(struct http_pool *, int nslots, const char *base_url,
-	    const struct http_opts *opts, struct p2o_err *err);
+/* nslots clients of the n nodes at urls: 0, or -1 with err: 78 for a url
+ * or credentials curl cannot use */
+int	http_pool_init(struct http_pool *, int nslots, const char *const *urls,
+	    int n, const struct http_opts *opts, struct p2o_err *err);
 void	http_pool_release(struct http_pool *);
 /* the same arguments as http_request, plus a timeout (0: the default).
  * body and resp must stay valid until the request is done. -1 if the slot
@@ -140,7 +167,9 @@ int	http_pool_start(struct http_pool *, int slot, const char *method,
  * due. -1 only when polling itself fails. */
 int	http_pool_wait(struct http_pool *, const int *fds, int nfds,
 	    unsigned *ready, long timeout_ms);
-/* 1 and *d for a request that finished since the last call, 0 when none */
+/* 1 and *d for a request that finished since the last call, 0 when none
+ * (an attempt that failed on a node and went on to another is no request
+ * finished) */
 int	http_pool_done(struct http_pool *, struct http_done *d);
 
 #endif

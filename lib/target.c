@@ -51,6 +51,7 @@ static const struct {
 	{ TCAP_ALIASES, "aliases" },
 	{ TCAP_INDEX_SWAP, "index swaps" },
 	{ TCAP_COMPLETE_DOCS, "completing a document from its stored copy" },
+	{ TCAP_NODES, "several nodes" },
 };
 
 const struct target_module *
@@ -101,17 +102,20 @@ int
 target_conn_open(struct target_conn *c, const struct config *cf,
     struct p2o_err *err)
 {
+	const char *const *urls;
 	struct http_opts o;
+	int n;
 
 	memset(c, 0, sizeof(*c));
 	c->mod = cf->target_module ? cf->target_module :
 	    target_module_find(NULL);
-	if (cf->target_url == NULL)
+	urls = config_target_urls(cf, &n);
+	if (n == 0)
 		return p2o_fail(err, P2O_EXIT_CONFIG, "%s: target.url: missing",
 		    cf->path);
 	c->state_dir = cf->target_state_dir;
 	target_http_opts(cf, &o);
-	if (http_init(&c->http, cf->target_url, &o) == -1)
+	if (http_init(&c->http, urls, n, &o) == -1)
 		return p2o_fail(err, P2O_EXIT_CONFIG, "target: %s",
 		    c->http.err);
 	return 0;

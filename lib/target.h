@@ -85,8 +85,11 @@ enum target_cap {
 	 * from the stored copy (read_call / read_answer); without it such a
 	 * table needs REPLICA IDENTITY FULL, which sends every value */
 	TCAP_COMPLETE_DOCS	= 1 << 10,
+	/* several nodes serve one store of documents: any of them takes any
+	 * request (target.urls) */
+	TCAP_NODES		= 1 << 11,
 };
-#define TCAP_ALL	((1u << 11) - 1)
+#define TCAP_ALL	((1u << 12) - 1)
 
 /* a span of an arena (offsets stay valid when the arena grows) */
 struct aspan {

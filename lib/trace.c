@@ -494,7 +494,8 @@ exporter(void *arg)
 	size_t k, i;
 
 	(void)arg;
-	client = http_init(&c, ex.base, NULL) == 0;
+	/* the collector is one node */
+	client = http_init(&c, (const char *const *)&ex.base, 1, NULL) == 0;
 	if (client)
 		c.timeout_ms = TRACE_TIMEOUT_MS;
 	log_redact_url(ex.base, redacted, sizeof(redacted));

@@ -92,6 +92,27 @@ differs(const char *a, const char *b)
 	return (a == NULL) != (b == NULL) || (a != NULL && strcmp(a, b) != 0);
 }
 
+/* the nodes of two files' targets differ (a list in another order is
+ * the same nodes) */
+static int
+nodes_differ(const struct config *was, const struct config *now)
+{
+	const char *const *a, *const *b;
+	int na, nb, i, k;
+
+	a = config_target_urls(was, &na);
+	b = config_target_urls(now, &nb);
+	if (na != nb)
+		return 1;
+	for (i = 0; i < na; i++) {
+		for (k = 0; k < nb && strcmp(a[i], b[k]) != 0; k++)
+			;
+		if (k == nb)
+			return 1;
+	}
+	return 0;
+}
+
 /* the first key that may not change live, or NULL */
 static const char *
 fixed_key(const struct config *was, const struct config *now)
@@ -108,8 +129,9 @@ fixed_key(const struct config *was, const struct config *now)
 		return "source.server_id";
 	if (differs(was->source_name, now->source_name))
 		return "source.name";
-	if (differs(was->target_url, now->target_url))
-		return "target.url";
+	if (nodes_differ(was, now))
+		return was->ntarget_urls || now->ntarget_urls ? "target.urls" :
+		    "target.url";
 	if (differs(was->metrics_bind, now->metrics_bind))
 		return "metrics.bind";
 	if (differs(was->api_bind, now->api_bind))

@@ -293,6 +293,37 @@ faultproxy_start() {
 	wait_for 10 curl -sf "http://127.0.0.1:$PPORT/"
 	sed -i "s#url: $OS_URL#url: http://127.0.0.1:$PPORT#" "$1"
 }
+# set_urls FILE URL... : FILE's target.url turned into target.urls, the
+# nodes given
+set_urls() {
+	python3 - "$@" <<'EOF'
+import re, sys
+f, *urls = sys.argv[1:]
+nodes = "".join(f"    - {u}\n" for u in urls)
+s = re.sub(r"(?m)^  url: .*\n", lambda m: "  urls:\n" + nodes, open(f).read(), count=1)
+open(f, "w").write(s)
+EOF
+}
+# the three-node cluster of run-with.sh --os-cluster (OSC_URLS, OSC_URL1..3):
+# needs_cluster skips a test file without it; cluster_node CMD N runs
+# opensearch-cluster.sh's start or kill on node N; cluster_whole starts
+# again a node an earlier test left down and waits until the cluster has
+# all three and every shard is assigned (green)
+needs_cluster() {
+	if [ -z "${OSC_URLS:-}" ]; then
+		echo "1..0 # skip needs an OpenSearch cluster (run-with.sh --os-cluster)"
+		exit 0
+	fi
+}
+cluster_node() { "$TOP/tests/servers/opensearch-cluster.sh" "$1" "$P2O_SERVERS_DIR/osc" "$2"; }
+cluster_whole() {
+	local i
+	for i in 1 2 3; do
+		"$TOP/tests/servers/opensearch.sh" status "$P2O_SERVERS_DIR/osc/n$i" ||
+			cluster_node start $i || return 1
+	done
+	curl -sf -m 200 "$OSC_URL1/_cluster/health?wait_for_nodes=3&wait_for_status=green&timeout=180s" >/dev/null
+}
 # wait_for SECONDS CMD... : poll until CMD succeeds
 wait_for() {
 	local secs=$1 i; shift

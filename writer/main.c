@@ -76,7 +76,7 @@ static const char usage_text[] =
 "\n"
 "Reads operation frames (index, delete, clear, commit, pos, mark) on stdin\n"
 "and writes them to the target with bulk requests, in order, with\n"
-"external versions. Uses target.url, target.username,\n"
+"external versions. Uses target.url (or target.urls), target.username,\n"
 "target.password(_env), engine.batch_size, engine.batch_max_bytes,\n"
 "engine.write_concurrency, engine.on_permanent_rejection and\n"
 "engine.max_rejects.\n"
@@ -110,6 +110,10 @@ static const char usage_text[] =
 "written, up to max_rejects records (then it halts). engine.retry_max\n"
 "and engine.retry_max_elapsed_ms end the retries of one request (exit\n"
 "75, the log names the limit); by default there is no limit.\n"
+"With several nodes (target.urls) each request goes to the next healthy\n"
+"node in turn; a node that refuses the connection, fails on the way or\n"
+"answers 5xx is left for the next at once and tried again after a rest\n"
+"(1 s, doubling to 30 s while it keeps failing).\n"
 "\n"
 "exit codes:\n"
 "  0   end of input, or SIGTERM, after everything complete was written\n"
@@ -550,16 +554,17 @@ wait_for_work(struct writer *wr, int busy)
 static void
 setup(struct writer *wr, const char *cfgpath)
 {
-	char redacted[512];
+	const char *const *urls;
 	struct http_opts hopts;
 	struct p2o_err perr;
-	int depth;
+	int nurls, depth;
 
 	/* the target's secret only: an ops file replays at a desk without
 	 * the source database's credentials */
 	if (config_load_with(cfgpath, CONFIG_SECRET_TARGET, &cfg, &perr) == -1)
 		exit(stage_report(&perr));
-	if (!cfg.target_url)
+	urls = config_target_urls(&cfg, &nurls);
+	if (nurls == 0)
 		fatalx(P2O_EXIT_CONFIG, "%s: target.url is required", cfgpath);
 	if (http_global_init() == -1)
 		fatalx(P2O_EXIT_INTERNAL, "could not initialise libcurl");
@@ -571,11 +576,9 @@ setup(struct writer *wr, const char *cfgpath)
 		    "certificate is not checked, anyone on the path can read "
 		    "and change what is written");
 	depth = window_depth(cfg.target_module, cfg.write_concurrency);
-	if (http_pool_init(&wr->pool, WINDOW_SLOTS(depth), cfg.target_url,
-	    &hopts, &perr) == -1)
-		fatalx(perr.code, "target '%s': %s",
-		    log_redact_url(cfg.target_url, redacted, sizeof(redacted)),
-		    perr.msg);
+	if (http_pool_init(&wr->pool, WINDOW_SLOTS(depth), urls, nurls, &hopts,
+	    &perr) == -1)
+		fatalx(perr.code, "target: %s", perr.msg);
 	if (stage_hello(&st, &perr) == -1)
 		exit(stage_report(&perr));
 	frame_reader_init(&wr->in, P2O_FD_IN, "stdin");
@@ -583,14 +586,13 @@ setup(struct writer *wr, const char *cfgpath)
 	    cfg.batch_max_bytes);
 	if (cfg.target_require_alias)
 		wr->b.aliases = &cfg;
-	if (sink_init(&wr->sink, cfg.target_module, wr->pool.slot[0].base,
+	if (sink_init(&wr->sink, cfg.target_module, wr->pool.nodes.names,
 	    &stats, &cfg, &perr) == -1)
 		fatalx(perr.code, "%s", perr.msg);
 	window_init(&wr->w, depth, &wr->sink);
 	log_debug("writing to '%s', batches of %d operations or %zu bytes, "
-	    "%d open at once",
-	    log_redact_url(cfg.target_url, redacted, sizeof(redacted)),
-	    cfg.batch_size, cfg.batch_max_bytes, depth);
+	    "%d open at once", wr->pool.nodes.names, cfg.batch_size,
+	    cfg.batch_max_bytes, depth);
 	wr->st = W_PROBE;
 }
 

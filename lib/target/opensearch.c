@@ -625,7 +625,8 @@ const struct target_module target_opensearch = {
 	.state_place = "index '" OS_STATE_INDEX "'",
 	.caps = TCAP_EXTERNAL_VERSIONS | TCAP_CONCURRENT_WRITES |
 	    TCAP_ROUTING | TCAP_JOIN | TCAP_PIPELINES | TCAP_MAPPINGS |
-	    TCAP_STATE_DOCS | TCAP_ALIASES | TCAP_COMPLETE_DOCS,
+	    TCAP_STATE_DOCS | TCAP_ALIASES | TCAP_COMPLETE_DOCS |
+	    TCAP_NODES,
 	.ops = &ops,
 	.rejects = &os_rejects_ops,
 	.rejects_place = "index '" OS_REJECTS_INDEX "'",

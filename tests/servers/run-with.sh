@@ -2,17 +2,19 @@
 # shellcheck disable=SC1091,SC2329 # env files exist only at run time; trap handlers
 # Run a command with throw-away servers, always stopping them afterwards.
 #   tests/servers/run-with.sh [--pg[=VERSION]] [--mariadb[=VERSION] | --mysql[=VERSION]]
-#                             [--os] [--es] [--meili] [--jaeger] -- CMD ARGS...
+#                             [--os] [--es] [--meili] [--jaeger] [--os-cluster] -- CMD ARGS...
 # CMD sees the variables of each server's env file (see pg.sh, mariadb.sh,
 # mysql.sh, opensearch.sh, elasticsearch.sh, meilisearch.sh, jaeger.sh) and
 # P2O_SERVERS_DIR; the servers' DIRs are $P2O_SERVERS_DIR/pg,
 # $P2O_SERVERS_DIR/mariadb (or /mysql), $P2O_SERVERS_DIR/os,
-# $P2O_SERVERS_DIR/es, $P2O_SERVERS_DIR/meili and $P2O_SERVERS_DIR/jaeger. A VERSION other than
-# bookworm's (PostgreSQL 15, MariaDB 10.11) runs from a tree
-# (tree-lib.sh); --mysql is MySQL 9.7. With --es and without --os, the
-# tests' target is the Elasticsearch node: OS_URL names it and
-# P2O_TARGET=elasticsearch. Every server started below P2O_SERVERS_DIR,
-# also by CMD (a test's own primary and replica), is stopped at the end.
+# $P2O_SERVERS_DIR/es, $P2O_SERVERS_DIR/meili and $P2O_SERVERS_DIR/jaeger.
+# A VERSION other than bookworm's (PostgreSQL 15, MariaDB 10.11) runs from
+# a tree (tree-lib.sh); --mysql is MySQL 9.7. With --es and without --os,
+# the tests' target is the Elasticsearch node: OS_URL names it and
+# P2O_TARGET=elasticsearch. --os-cluster adds an OpenSearch cluster of
+# three nodes in $P2O_SERVERS_DIR/osc (opensearch-cluster.sh: OSC_URLS,
+# OSC_URL1..3). Every server started below P2O_SERVERS_DIR, also by CMD (a
+# test's own primary and replica), is stopped at the end.
 # Exits with CMD's status (or non-zero when a server could not start).
 set -eu
 # A closed stdin would be taken over by the first file opened here: use /dev/null.
@@ -20,8 +22,8 @@ set -eu
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-usage() { p2o_die "usage: $p2o_prog [--pg[=VERSION]] [--mariadb[=VERSION] | --mysql[=VERSION]] [--os] [--es] [--meili] [--jaeger] -- CMD [ARGS...]"; }
-want_pg='' want_mariadb='' want_mysql='' want_os='' want_es='' want_meili='' want_jaeger=''
+usage() { p2o_die "usage: $p2o_prog [--pg[=VERSION]] [--mariadb[=VERSION] | --mysql[=VERSION]] [--os] [--es] [--meili] [--jaeger] [--os-cluster] -- CMD [ARGS...]"; }
+want_pg='' want_mariadb='' want_mysql='' want_os='' want_es='' want_meili='' want_jaeger='' want_osc=''
 my_flavor=mariadb
 while [ $# -gt 0 ]; do
     case $1 in
@@ -35,6 +37,7 @@ while [ $# -gt 0 ]; do
         --es | --elasticsearch) want_es=1 ;;
         --meili | --meilisearch) want_meili=1 ;;
         --jaeger) want_jaeger=1 ;;
+        --os-cluster) want_osc=1 ;;
         --) shift; break ;;
         *) usage ;;
     esac
@@ -58,6 +61,7 @@ fi
 [ -n "$want_es" ] && comps+=(elasticsearch)
 [ -n "$want_meili" ] && comps+=(meilisearch)
 [ -n "$want_jaeger" ] && comps+=(jaeger)
+[ -n "$want_osc" ] && [ -z "$want_os" ] && comps+=(opensearch)
 if [ ${#comps[@]} -gt 0 ]; then
     "$P2O_SERVERS_HOME/install.sh" "${comps[@]}"
 fi
@@ -65,7 +69,7 @@ fi
 P2O_SERVERS_DIR=$(mktemp -d /tmp/p2o-servers.XXXXXX)
 chmod 755 "$P2O_SERVERS_DIR"
 export P2O_SERVERS_DIR
-cmd_pid='' os_start_pid='' es_start_pid=''
+cmd_pid='' os_start_pid='' es_start_pid='' osc_start_pid=''
 
 kill_tree() { # TERM a process and its descendants
     local c
@@ -85,7 +89,7 @@ cleanup() {
     # let finish and then stopped: killing its start script mid-way left the
     # node's launcher, in a session of its own, to start the JVM after the
     # stop below had found nothing to stop
-    for p in $os_start_pid $es_start_pid; do
+    for p in $os_start_pid $es_start_pid $osc_start_pid; do
         wait "$p" 2>/dev/null || true
     done
     p2o_vlog "stopping servers"
@@ -100,6 +104,9 @@ cleanup() {
     fi
     if [ -d "$P2O_SERVERS_DIR/meili" ]; then
         "$P2O_SERVERS_HOME/meilisearch.sh" stop "$P2O_SERVERS_DIR/meili" || src=1
+    fi
+    if [ -d "$P2O_SERVERS_DIR/osc" ]; then
+        "$P2O_SERVERS_HOME/opensearch-cluster.sh" stop "$P2O_SERVERS_DIR/osc" || src=1
     fi
     # every database below the directory, the ones CMD started too (a
     # test killed before it could stop its own): each DIR names its
@@ -134,6 +141,11 @@ if [ -n "$want_es" ]; then
     mkdir -p "$P2O_SERVERS_DIR/es"
     "$P2O_SERVERS_HOME/elasticsearch.sh" start "$P2O_SERVERS_DIR/es" &
     es_start_pid=$!
+fi
+if [ -n "$want_osc" ]; then
+    mkdir -p "$P2O_SERVERS_DIR/osc"
+    "$P2O_SERVERS_HOME/opensearch-cluster.sh" start "$P2O_SERVERS_DIR/osc" &
+    osc_start_pid=$!
 fi
 if [ -n "$want_pg" ]; then
     mkdir -p "$P2O_SERVERS_DIR/pg"
@@ -173,6 +185,14 @@ if [ -n "$want_es" ]; then
         export OS_URL=$ES_URL OS_PORT=$ES_PORT OS_PID=$ES_PID
         export P2O_TARGET=elasticsearch
     fi
+fi
+
+if [ -n "$want_osc" ]; then
+    rc=0
+    wait "$osc_start_pid" || rc=$?
+    osc_start_pid=
+    [ "$rc" = 0 ] || exit "$rc"
+    . "$P2O_SERVERS_DIR/osc/env"
 fi
 
 # CMD runs in the background (stdin passed on) so that a TERM or INT sent to

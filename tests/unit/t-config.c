@@ -902,7 +902,7 @@ test_errors(void)
 	expect_err("missing target.url",
 	    SRC "target:\n  username: admin\n" SYNC, 3,
 	    "missing required key 'target.url' (or "
-	    "'target.url_env')");
+	    "'target.url_env', or 'target.urls')");
 	expect_err("missing target", SRC SYNC, 1,
 	    "missing required key 'target'");
 	expect_err("missing sync", SRC TGT, 1, "missing required key 'sync'");
@@ -1929,6 +1929,73 @@ test_nest(void)
 	}
 }
 
+/* target.urls: the nodes of one cluster, each checked as target.url is */
+static void
+test_target_urls(void)
+{
+	const char *const *urls;
+	struct config cfg;
+	char err[512];
+	int n;
+
+	ok(load(SRC "target:\n  urls:\n    - http://10.0.0.1:9200/\n"
+	    "    - https://10.0.0.2:9200/prefix//\n"
+	    "    - http://10.0.0.3:9200\n" SYNC, &cfg, err, sizeof(err)) == 0,
+	    "three nodes load");
+	urls = config_target_urls(&cfg, &n);
+	ok(n == 3 && strcmp(urls[0], "http://10.0.0.1:9200") == 0 &&
+	    strcmp(urls[1], "https://10.0.0.2:9200/prefix") == 0 &&
+	    strcmp(urls[2], "http://10.0.0.3:9200") == 0,
+	    "in their order, trailing slashes stripped");
+	ok(cfg.target_url == NULL, "and no target.url beside them");
+	config_release(&cfg);
+
+	ok(load(SRC TGT SYNC, &cfg, err, sizeof(err)) == 0, "one url loads");
+	urls = config_target_urls(&cfg, &n);
+	ok(n == 1 && strcmp(urls[0], "http://127.0.0.1:9200") == 0,
+	    "target.url is a list of one node");
+	config_release(&cfg);
+
+	expect_err("urls beside url", SRC TGT "  urls:\n    - http://a:9200\n"
+	    SYNC, 5, "'target.urls' and 'target.url' cannot both be set: list "
+	    "every node in 'target.urls'");
+	expect_err("urls beside url_env", SRC "target:\n  url_env: X\n"
+	    "  urls: [http://a:9200]\n" SYNC, 5, "'target.urls' and "
+	    "'target.url_env' cannot both be set: list every node in "
+	    "'target.urls'");
+	expect_err("urls: a bad node", SRC "target:\n  urls:\n"
+	    "    - http://a:9200\n    - ftp://b\n" SYNC, 6,
+	    "'target.urls[1]' must start with http:// or https://");
+	expect_err("urls: credentials", SRC "target:\n  urls:\n"
+	    "    - http://u:tsecret@a:9200\n" SYNC, 5,
+	    "'target.urls[0]' must not hold credentials; use "
+	    "'target.username' and 'target.password_env'");
+	expect_err("urls: one node twice", SRC "target:\n  urls:\n"
+	    "    - http://a:9200\n    - http://b:9200\n"
+	    "    - http://a:9200/\n" SYNC, 7,
+	    "'target.urls[2]' names the node of 'target.urls[0]' again");
+	expect_err("urls: a scalar", SRC "target:\n  urls: http://a:9200\n"
+	    SYNC, 4, "'target.urls' must be a list of urls, one per node");
+	expect_err("urls: empty", SRC "target:\n  urls: []\n" SYNC, 4,
+	    "'target.urls' must name at least one node");
+	expect_err("urls: 33 nodes", SRC "target:\n  urls: [h1:1, h2:1, h3:1, "
+	    "h4:1, h5:1, h6:1, h7:1, h8:1, h9:1, h10:1, h11:1, h12:1, h13:1, "
+	    "h14:1, h15:1, h16:1, h17:1, h18:1, h19:1, h20:1, h21:1, h22:1, "
+	    "h23:1, h24:1, h25:1, h26:1, h27:1, h28:1, h29:1, h30:1, h31:1, "
+	    "h32:1, h33:1]\n" SYNC, 4, "'target.urls' lists 33 nodes: at "
+	    "most 32");
+	expect_err("urls on meilisearch", SRC "target:\n  flavor: meilisearch\n"
+	    "  state_dir: /tmp\n  urls:\n    - http://a:7700\n"
+	    "    - http://b:7700\n" SYNC, 6, "'target.urls' needs several "
+	    "nodes, which target 'meilisearch' does not offer: each of its "
+	    "servers keeps documents of its own: name one with 'target.url'");
+	ok(load(SRC "target:\n  flavor: meilisearch\n  state_dir: /tmp\n"
+	    "  urls:\n    - http://a:7700\n" SYNC, &cfg, err,
+	    sizeof(err)) == 0, "a list of one node is one server, on "
+	    "meilisearch too");
+	config_release(&cfg);
+}
+
 int
 main(void)
 {
@@ -1944,6 +2011,7 @@ main(void)
 	test_full();
 	test_defaults();
 	test_errors();
+	test_target_urls();
 	test_shaping();
 	test_shaping_errors();
 	test_mapping();

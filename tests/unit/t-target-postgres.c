@@ -265,14 +265,16 @@ test_transport(void)
 	struct http_done d;
 	struct sbuf r0 = SBUF_INIT, r1 = SBUF_INIT;
 	struct p2o_err err = { 0 };
+	const char *secret = "postgres://u:secret@h/db", *plain = "postgres://h/db";
 	unsigned ready;
 	long status;
 	int n = 0;
 
-	ok(http_init(&c, "postgres://u:secret@h/db", &o) == 0,
+	ok(http_init(&c, &secret, 1, &o) == 0,
 	    "an in-process client takes a url with a password");
-	ok(strstr(c.base, "secret") == NULL && strstr(c.base, "u:***@h"),
-	    "and names the target without it: %s", c.base);
+	ok(strstr(c.nodes->names, "secret") == NULL &&
+	    strstr(c.nodes->names, "u:***@h"),
+	    "and names the target without it: %s", c.nodes->names);
 	ok(http_request(&c, "POST", "/bulk", NULL, "x", 1, &r0, &status) ==
 	    0 && status == 200 && strcmp(r0.buf, "/bulk") == 0,
 	    "a blocking request answered by the handler");
@@ -282,7 +284,7 @@ test_transport(void)
 	http_release(&c);
 	is_int(nopen, 1, "one connection opened");
 
-	ok(http_pool_init(&p, 2, "postgres://h/db", &o, &err) == 0,
+	ok(http_pool_init(&p, 2, &plain, 1, &o, &err) == 0,
 	    "a pool of in-process slots");
 	ok(http_pool_start(&p, 0, "GET", "/probe", NULL, NULL, 0, &r0, 0) ==
 	    0 && http_pool_start(&p, 1, "GET", "/down", NULL, NULL, 0, &r1,
