@@ -125,6 +125,7 @@ struct ckpt_view {
 	uint64_t pos;
 	char	 text[1024];
 	char	 updated_at[64];
+	char	 instance[160];	/* the process that wrote it, "" unknown */
 	char	 why[P2O_ERR_MAX];	/* when it is not known */
 };
 /* the stored checkpoint, through `ckpt get` */

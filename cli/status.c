@@ -82,6 +82,8 @@ status_checkpoint(const struct config *cfg, struct ckpt_view *ck)
 		(void)jstr_copy(v, ck->text, sizeof(ck->text));
 	if (jobj_get(obj, "updated_at", &v))
 		(void)jstr_copy(v, ck->updated_at, sizeof(ck->updated_at));
+	if (jobj_get(obj, "instance", &v))
+		(void)jstr_copy(v, ck->instance, sizeof(ck->instance));
 out:
 	sbuf_release(&out);
 }
@@ -276,6 +278,10 @@ json(const struct config *cfg, const struct status_opts *so,
 		sbuf_add_u64(&j, ck->pos);
 		sbuf_adds(&j, ",\"text\":");
 		sbuf_add_jstr(&j, ck->text, strlen(ck->text));
+		if (ck->instance[0]) {
+			sbuf_adds(&j, ",\"instance\":");
+			sbuf_add_jstr(&j, ck->instance, strlen(ck->instance));
+		}
 		if (c->resume_file[0]) {
 			sbuf_adds(&j, ",\"file\":");
 			sbuf_add_jstr(&j, c->resume_file, strlen(c->resume_file));
@@ -328,8 +334,9 @@ text(const struct config *cfg, const struct status_opts *so,
 		    "the stream cannot resume from it; the tables must be "
 		    "loaded again into a fresh index\n", ck->text, c->resume);
 	else {
-		printf("checkpoint  %s (stored %s): %s behind", ck->text,
-		    ck->updated_at, check_mb(c->lag_bytes > 0 ? c->lag_bytes :
+		printf("checkpoint  %s (stored %s%s%s): %s behind", ck->text,
+		    ck->updated_at, ck->instance[0] ? " by " : "",
+		    ck->instance, check_mb(c->lag_bytes > 0 ? c->lag_bytes :
 		    0, mb, sizeof(mb)));
 		if (c->has_lag_s)
 			printf(", %.1f s", c->lag_s);

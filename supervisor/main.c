@@ -64,7 +64,8 @@ static const char usage_text[] =
 "  -V, --version          print the version\n"
 "\n"
 "environment: P2O_HELLO_TIMEOUT_S, seconds a stage may take to say hello\n"
-"(default: 600 for the capture, 60 for the writer).\n"
+"(default: 600 for the capture, 60 for the writer); PG2OSYNC_INSTANCE_ID,\n"
+"recorded in every checkpoint as the writer's id (default: <host>:<pid>).\n"
 "\n"
 "exit codes: 0 stopped by a signal after draining; 1 internal error or a\n"
 "tool's executable not found; 64 usage; 75 gave up after reconnect_max\n"
@@ -273,6 +274,24 @@ name_source(struct sv *sv, struct p2o_err *e)
 	return 0;
 }
 
+/* the writer's id every checkpoint its ckpt children store records
+ * (PG2OSYNC_INSTANCE_ID): the operator's, else this host and process, so
+ * that two supervisors writing one stream show as two */
+static void
+name_instance(void)
+{
+	char host[128], id[160];
+
+	if (getenv("PG2OSYNC_INSTANCE_ID") != NULL)
+		return;
+	if (gethostname(host, sizeof(host)) == -1)
+		snprintf(host, sizeof(host), "unknown");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(id, sizeof(id), "%s:%ld", host, (long)getpid());
+	if (setenv("PG2OSYNC_INSTANCE_ID", id, 1) == -1)
+		fatal(P2O_EXIT_INTERNAL, "setenv");
+}
+
 /* log.format and log.level of the file, applied before it is loaded
  * for good (its errors are that load's to report) */
 static void
@@ -342,6 +361,7 @@ main(int argc, char *argv[])
 	if (stage_begin(&st, &spec, &a, argc, argv, &e) != STAGE_RUN)
 		exit(stage_report(&e));
 	sv.cfgpath = st.cfgpath;
+	name_instance();
 	if ((env = getenv("P2O_HELLO_TIMEOUT_S")) != NULL &&
 	    (sv.hello_timeout_s = atoi(env)) <= 0)
 		fatalx(P2O_EXIT_USAGE, "P2O_HELLO_TIMEOUT_S='%s' is not a "
