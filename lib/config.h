@@ -251,6 +251,9 @@ struct config {
 	 * progress, or is kept aside in the target's rejects store */
 	char	*on_permanent_rejection;
 	int	 max_rejects;		/* quarantined at most, default 100 */
+	/* rows a second a load (initial, resnapshot, reindex, a reload's
+	 * new tables) reads at most; 0 when not set: no cap */
+	int	 load_max_rows_per_sec;
 
 	/* metrics */
 	char	*metrics_bind;		/* "127.0.0.1:9187"; NULL = no endpoint */
