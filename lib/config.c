@@ -28,7 +28,8 @@ static int finish_config(struct cs_walk *, void *, const char *, int);
 
 static const struct cs_node sections[] = {
 	{ "source", CS_STRUCT, .required = 1, .keys = config_source_keys,
-	    .finish = config_source_finish },
+	    .finish = config_source_finish,
+	    .release = config_source_release },
 	{ "target", CS_STRUCT, .required = 1, .keys = config_target_keys,
 	    .finish = config_target_finish,
 	    .release = config_target_release },

@@ -204,6 +204,12 @@ struct config {
 					 * NULL when url_env was not resolved
 					 * (may hold a password: never log) */
 	char	*source_url_env;	/* the env var name, if used */
+	/* PostgreSQL: a second url for the catalogue, setup, the re-reads of
+	 * nested parents and validate (which may go through a pooler), the
+	 * stream keeping source_url's direct replication connection;
+	 * resolved from admin_url_env (NULL: none, or not resolved) */
+	char	*source_admin_url;
+	char	*source_admin_url_env;
 	/* PostgreSQL; default "pg2osync", NULL for a MySQL source */
 	char	*slot_name;
 	char	*publication;

@@ -21,6 +21,7 @@
 /* config_source.c */
 extern const struct cs_node config_source_keys[];
 int	config_source_finish(struct cs_walk *, void *, const char *, int);
+void	config_source_release(void *);
 
 /* config_target.c */
 extern const struct cs_node config_target_keys[];

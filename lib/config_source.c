@@ -2,7 +2,7 @@
  * config_source.c - the source section: where changes are read from. Owns
  * its keys, the kind of source a connection string names, and the rules
  * between its keys (url or url_env, the keys only one kind of source
- * takes, sslcert with sslkey). Without the url (a program that does not
+ * takes, sslcert with sslkey, an admin url of the source's own kind). Without the url (a program that does not
  * resolve url_env) the kind of source is the one its keys name.
  *
  * It never quotes a connection string: it may hold a password.
@@ -66,6 +66,8 @@ static const char *const sslmodes[] = {
 const struct cs_node config_source_keys[] = {
 	{ "url", CS_STR, CFG(source_url) },
 	{ "url_env", CS_STR, CFG(source_url_env),
+	    .check = config_check_envname },
+	{ "admin_url_env", CS_STR, CFG(source_admin_url_env),
 	    .check = config_check_envname },
 	{ "slot_name", CS_STR, CFG(slot_name), .def = "pg2osync",
 	    .check = check_slot },
@@ -186,6 +188,28 @@ check_kind_keys(struct cs_walk *w, struct config *cfg, int line)
 	return 0;
 }
 
+/* the admin url, resolved with the source's url and of the same kind
+ * (a kind that takes none refused it in check_kind_keys) */
+static int
+admin_url(struct cs_walk *w, struct config *cfg)
+{
+	int l = cs_line(w, "source.admin_url_env");
+
+	if (!l)
+		return 0;
+	if (config_resolve_env(w, "source.admin_url_env", l,
+	    cfg->source_admin_url_env, &cfg->source_admin_url) == -1)
+		return -1;
+	/* a program that reads no secret of the source's */
+	if (cfg->source_admin_url == NULL)
+		return 0;
+	if (source_for_url(cfg->source_admin_url) != cfg->source)
+		return cs_err(w, l, "'source.admin_url_env': the value of '%s' "
+		    "must be a url of the same %s source",
+		    cfg->source_admin_url_env, cfg->source->noun);
+	return 0;
+}
+
 int
 config_source_finish(struct cs_walk *w, void *base, const char *path,
     int line)
@@ -218,5 +242,16 @@ config_source_finish(struct cs_walk *w, void *base, const char *path,
 	if (!lcert != !lkey)
 		return cs_err(w, lcert ? lcert : lkey, "'source.sslcert' and "
 		    "'source.sslkey' must be set together");
-	return check_kind_keys(w, cfg, line);
+	if (check_kind_keys(w, cfg, line) == -1)
+		return -1;
+	return admin_url(w, cfg);
+}
+
+void
+config_source_release(void *base)
+{
+	struct config *cfg = base;
+
+	free(cfg->source_admin_url);
+	cfg->source_admin_url = NULL;
 }

@@ -316,15 +316,21 @@ pgconn_open(const struct config *cfg, enum pgconn_kind kind, const char *app,
 {
 	const char *kw[16], *val[16];
 	const char *what = kind == PGCONN_REPLICATION ? "replication" : "sql";
+	const char *url = cfg->source_url;
 	PQconninfoOption *opts;
 	PGconn *c;
 	PGresult *res;
 	int n = 0;
 
+	if (kind == PGCONN_ADMIN && cfg->source_admin_url != NULL) {
+		url = cfg->source_admin_url;
+		what = "admin";
+	}
 	/* parse first: libpq's parse errors can quote the password */
-	if ((opts = PQconninfoParse(cfg->source_url, NULL)) == NULL) {
-		p2o_fail(e, P2O_EXIT_CONFIG, "%s: the source url is not a "
-		    "valid postgres url or conninfo string", cfg->path);
+	if ((opts = PQconninfoParse(url, NULL)) == NULL) {
+		p2o_fail(e, P2O_EXIT_CONFIG, "%s: the source %s is not a "
+		    "valid postgres url or conninfo string", cfg->path,
+		    url == cfg->source_url ? "url" : "admin url");
 		return NULL;
 	}
 	PQconninfoFree(opts);
@@ -334,7 +340,7 @@ pgconn_open(const struct config *cfg, enum pgconn_kind kind, const char *app,
 	kw[n] = "keepalives_idle", val[n++] = "30";
 	kw[n] = "keepalives_interval", val[n++] = "10";
 	kw[n] = "keepalives_count", val[n++] = "3";
-	kw[n] = "dbname", val[n++] = cfg->source_url;
+	kw[n] = "dbname", val[n++] = url;
 	/*
 	 * After it: the configuration's own keys win. Values are read in
 	 * the session the type mapping expects on every connection, and

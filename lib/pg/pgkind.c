@@ -12,7 +12,8 @@
 #include "source.h"
 
 static const char *const schemes[] = { "postgres://", "postgresql://", NULL };
-static const char *const own_keys[] = { "slot_name", "publication", NULL };
+static const char *const own_keys[] = { "slot_name", "publication",
+	"admin_url_env", NULL };
 
 /* a slot is one stream; the publication says which tables it carries,
  * so a checkpoint of another publication on the same slot name is not

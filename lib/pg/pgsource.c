@@ -39,7 +39,7 @@ pg_reload_apply(const struct config *cfg, const char *applies,
 
 	if (*applies == '\0')
 		return 0;
-	if ((c = pgconn_open(cfg, PGCONN_SQL, "pg2osync-supervise", e)) ==
+	if ((c = pgconn_open(cfg, PGCONN_ADMIN, "pg2osync-supervise", e)) ==
 	    NULL)
 		return -1;
 	rc = pgsrv_apply(c, applies, done, e);
@@ -118,7 +118,7 @@ pg_bootstrap(const struct config *cfg, FILE *out, struct p2o_err *e)
 	struct pg_conn *c;
 	int rc;
 
-	if ((c = pgconn_open(cfg, PGCONN_SQL, "pg2osync bootstrap", e)) == NULL)
+	if ((c = pgconn_open(cfg, PGCONN_ADMIN, "pg2osync bootstrap", e)) == NULL)
 		return -1;
 	pgsrv_contract_init(&k, cfg);
 	rc = bootstrap_contract(c, &k, out, e);
@@ -171,7 +171,7 @@ pg_drop_stream(const struct config *cfg, int publications, FILE *out,
 	struct pg_conn *c;
 	int found, rc = -1;
 
-	if ((c = pgconn_open(cfg, PGCONN_SQL, "pg2osync drop-slot", e)) ==
+	if ((c = pgconn_open(cfg, PGCONN_ADMIN, "pg2osync drop-slot", e)) ==
 	    NULL)
 		return -1;
 	if (pgsrv_slot_get(c, cfg->slot_name, &s, &found, e) == -1)
@@ -231,7 +231,7 @@ pg_status(const struct config *cfg, struct source_status *st,
 	int i, n;
 
 	memset(st, 0, sizeof(*st));
-	if ((c = pgconn_open(cfg, PGCONN_SQL, "pg2osync status", e)) == NULL)
+	if ((c = pgconn_open(cfg, PGCONN_ADMIN, "pg2osync status", e)) == NULL)
 		return -1;
 	if (pgsrv_slots(c, &v, &n, &st->pos, e) == -1) {
 		pgconn_close(c);
@@ -292,7 +292,7 @@ pg_stream_live(const struct config *cfg, char *why, size_t len,
 	struct pg_conn *c;
 	int found, rc = 0;
 
-	if ((c = pgconn_open(cfg, PGCONN_SQL, "pg2osync reindex", e)) == NULL)
+	if ((c = pgconn_open(cfg, PGCONN_ADMIN, "pg2osync reindex", e)) == NULL)
 		return -1;
 	if (pgsrv_slot_get(c, cfg->slot_name, &s, &found, e) == -1)
 		rc = -1;
@@ -317,7 +317,7 @@ static int
 pg_pos_now(const struct config *cfg, void **conn, struct sbuf *text,
     struct p2o_err *e)
 {
-	if (*conn == NULL && (*conn = pgconn_open(cfg, PGCONN_SQL,
+	if (*conn == NULL && (*conn = pgconn_open(cfg, PGCONN_ADMIN,
 	    "pg2osync-supervise", e)) == NULL)
 		return -1;
 	if (pgsrv_mark(*conn, text, e) == -1) {

@@ -227,7 +227,7 @@ validate_pg(struct check_report *r, const struct config *cfg)
 	char tls[128];
 
 	p2o_err_clear(&e);
-	if ((c = pgconn_open(cfg, PGCONN_SQL, "pg2osync validate", &e)) ==
+	if ((c = pgconn_open(cfg, PGCONN_ADMIN, "pg2osync validate", &e)) ==
 	    NULL) {
 		check_fail(r, "source: %s", e.msg);
 		check_skip(r, "source: the server, the slot, the publication "
@@ -240,17 +240,23 @@ validate_pg(struct check_report *r, const struct config *cfg)
 		goto out;
 	}
 	check_ok(r, "source: connected to PostgreSQL %s as '%s', database "
-	    "'%s' (%s)", k.facts.version_text, k.facts.role, k.facts.db,
-	    tls_text((PGconn *)c, tls, sizeof(tls)));
+	    "'%s' (%s%s)", k.facts.version_text, k.facts.role, k.facts.db,
+	    tls_text((PGconn *)c, tls, sizeof(tls)), cfg->source_admin_url ?
+	    "; through source.admin_url_env, for the catalogue and setup" :
+	    "");
 	pgsrv_judge_server(&k.facts, check_verdict, r);
-	if (k.facts.replication || k.facts.superuser) {
+	/* the stream never goes through the admin url: its own url must
+	 * take the replication connection, whoever the admin role is */
+	if (k.facts.replication || k.facts.superuser ||
+	    cfg->source_admin_url != NULL) {
 		/* pg_hba.conf has its own lines for replication */
 		if ((repl = pgconn_open(cfg, PGCONN_REPLICATION,
 		    "pg2osync validate", &e)) == NULL)
 			check_fail(r, "source: %s", e.msg);
 		else {
 			check_ok(r, "source: a replication connection is "
-			    "accepted");
+			    "accepted%s", cfg->source_admin_url ? " on the "
+			    "source url (direct, for the stream)" : "");
 			pgconn_close(repl);
 		}
 	}
