@@ -43,6 +43,32 @@ pos_show(const char *text, char *buf, size_t len)
 	snprintf(buf, len, "%s", text);
 }
 
+/* a slot is the server's (every database shares them), a publication
+ * its database's */
+static int
+clash(const struct config *a, const struct config *b, char *why,
+    size_t len)
+{
+	struct source_server sa, sb;
+
+	source_server_of(a, 5432, &sa);
+	source_server_of(b, 5432, &sb);
+	if (strcmp(sa.server, sb.server) != 0)
+		return 0;
+	if (strcmp(a->slot_name, b->slot_name) == 0) {
+		snprintf(why, len, "slot '%s' on server %s",
+		    a->slot_name, sa.server);
+		return 1;
+	}
+	if (strcmp(sa.db, sb.db) == 0 &&
+	    strcmp(a->publication, b->publication) == 0) {
+		snprintf(why, len, "publication '%s' in database '%s' on "
+		    "server %s", a->publication, sa.db, sa.server);
+		return 1;
+	}
+	return 0;
+}
+
 const struct source_module source_postgres = {
 	.kind = "postgres",
 	.noun = "postgresql",
@@ -61,4 +87,5 @@ const struct source_module source_postgres = {
 	.ident = ident,
 	.pos_coord = lsn_parse,
 	.pos_show = pos_show,
+	.clash = clash,
 };
