@@ -35,6 +35,7 @@ struct status_opts {
 
 static const struct cli_opt opts[] = {
 	CLI_OPT_CONFIG,
+	CLI_OPTS_DIR,
 	{ "json", O_JSON, NULL, "one JSON object on stdout, for machines" },
 	{ "caught-up", O_CAUGHT_UP, NULL, "wait until the checkpoint reaches "
 	    "the position the source had when status was called" },
@@ -467,7 +468,8 @@ const struct verb verb_status = {
 	.name = "status",
 	.summary = "the stream against the source, the loads, every slot "
 	    "and what it retains",
-	.synopsis = "[-c FILE] [--json] [--caught-up [--timeout S]] "
+	.synopsis = "[-c FILE | --config-dir DIR [--source NAME]] "
+	    "[--json] [--caught-up [--timeout S]] "
 	    "[--max-retained-mb MB]",
 	.about = "Shows the stored checkpoint against the source's current "
 	    "position (the lag in bytes, and in seconds where the server "
@@ -487,4 +489,5 @@ const struct verb verb_status = {
 	    "source or the target is unreachable\n  77  authentication "
 	    "failed\n  78  invalid configuration\n",
 	.run = run,
+	.dir = CLI_DIR_EACH,
 };
