@@ -126,6 +126,13 @@ int	cli_config(const char *path, unsigned secrets, struct config *);
 /* the error as one line on stderr; returns its code */
 int	cli_fail(const struct p2o_err *);
 
+/* main.c: with --config-dir, what the set says beyond the file a verb
+ * is given (NULL otherwise): the listener one file of it holds */
+struct cli_set_view {
+	const char *metrics_bind;
+};
+extern const struct cli_set_view *cli_set;
+
 /* tools.c */
 
 /* the path of a pg2osync program: beside this executable if it is there,

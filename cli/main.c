@@ -36,6 +36,8 @@ const struct verb *const cli_verbs[] = {
 	NULL,
 };
 
+const struct cli_set_view *cli_set;
+
 /* the value of option name at argv[*i] ("--name V" or "--name=V"), *i
  * moved past it; NULL when argv[*i] is not it */
 static const char *
@@ -76,6 +78,7 @@ static int
 run_dir(const struct verb *v, int argc, char **argv)
 {
 	struct config_set set;
+	struct cli_set_view view = { NULL };
 	struct sbuf why = SBUF_INIT, names = SBUF_INIT;
 	struct p2o_err e;
 	const char *dir = NULL, *source = NULL, *val, *p, *nl;
@@ -120,6 +123,10 @@ run_dir(const struct verb *v, int argc, char **argv)
 		goto out;
 	}
 	config_set_names(&set, &names);
+	for (k = 0; k < set.n; k++)
+		if (set.cf[k].metrics_bind != NULL)
+			view.metrics_bind = set.cf[k].metrics_bind;
+	cli_set = &view;
 	first = 0;
 	last = set.n - 1;
 	if (source != NULL) {
@@ -145,6 +152,7 @@ run_dir(const struct verb *v, int argc, char **argv)
 		if (r != 0 && rc == 0)
 			rc = r;
 	}
+	cli_set = NULL;
 	config_set_release(&set);
 out:
 	sbuf_release(&why);

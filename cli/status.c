@@ -1,7 +1,9 @@
 /*
- * status.c - pg2osync status: where the stream is against the source, the
- * initial load of each table, and (a source whose server keeps slots)
- * every replication slot on the server with what it retains. Works while
+ * status.c - pg2osync status: where the stream is against the source, what
+ * the supervisor running it says (its /ready/<name>, a halted source
+ * included, when a metrics listener is configured), the initial load of
+ * each table, and (a source whose server keeps slots) every replication
+ * slot on the server with what it retains. Works while
  * the pipeline is down, which is when a slot fills a disk:
  * --max-retained-mb makes it a cron job's check. --caught-up waits for
  * the checkpoint to reach the source's position at the call.
@@ -17,6 +19,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "config_set.h"
+#include "http.h"
 #include "jscan.h"
 #include "p2o.h"
 #include "source.h"
@@ -258,18 +262,69 @@ json_slot(struct sbuf *j, const struct source_slot *s, int first)
 	sbuf_addc(j, '}');
 }
 
+/*
+ * What the supervisor running this source says of it, when a metrics
+ * listener is configured: its /ready/<name> ("ready: streaming", "not
+ * ready: halted: ..."), or why it could not be asked. 1 with the answer
+ * in buf, 0 none configured.
+ */
+static int
+supervisor_view(const struct config *cfg, char *buf, size_t len)
+{
+	const char *bind = cfg->metrics_bind ? cfg->metrics_bind :
+	    cli_set ? cli_set->metrics_bind : NULL;
+	struct http_client hc;
+	struct sbuf base = SBUF_INIT, path = SBUF_INIT, resp = SBUF_INIT;
+	char name[CONFIG_NAME_MAX];
+	long status = 0;
+
+	if (bind == NULL)
+		return 0;
+	sbuf_addf(&base, "http://%s", bind);
+	sbuf_adds(&path, "/ready/");
+	http_escape(&path, config_source_name(cfg, name, sizeof(name)),
+	    ":");
+	if (http_init(&hc, base.buf, NULL) == -1)
+		snprintf(buf, len, "not asked: %s", hc.err);
+	else {
+		hc.timeout_ms = 5000;
+		if (http_request(&hc, "GET", path.buf, NULL, NULL, 0, &resp,
+		    &status) == -1)
+			snprintf(buf, len, "not running (or not reachable at "
+			    "%s: %s)", bind, hc.err);
+		else if (status == 404)
+			snprintf(buf, len, "the one at %s runs no source named "
+			    "'%s'", bind, name);
+		else {
+			while (resp.len > 0 && resp.buf[resp.len - 1] == '\n')
+				resp.buf[--resp.len] = '\0';
+			snprintf(buf, len, "%s", resp.buf ? resp.buf : "");
+		}
+		http_release(&hc);
+	}
+	sbuf_release(&base);
+	sbuf_release(&path);
+	sbuf_release(&resp);
+	return 1;
+}
+
 static void
 json(const struct config *cfg, const struct status_opts *so,
     const struct source_status *st, const struct ckpt_view *ck,
     const struct source_ckpt *c, int over, int rc)
 {
 	struct sbuf j = SBUF_INIT;
+	char sup[600];
 	int i;
 
 	sbuf_addf(&j, "{\"source\":\"%s\"", st->kind);
 	if (st->has_pos) {
 		sbuf_adds(&j, ",\"position\":");
 		sbuf_add_u64(&j, st->pos);
+	}
+	if (supervisor_view(cfg, sup, sizeof(sup))) {
+		sbuf_adds(&j, ",\"supervisor\":");
+		sbuf_add_jstr(&j, sup, strlen(sup));
 	}
 	sbuf_adds(&j, ",\"position_text\":");
 	sbuf_add_jstr(&j, st->pos_text, strlen(st->pos_text));
@@ -319,10 +374,12 @@ text(const struct config *cfg, const struct status_opts *so,
     const struct source_status *st, const struct ckpt_view *ck,
     const struct source_ckpt *c)
 {
-	char mb[32], lim[32];
+	char mb[32], lim[32], sup[600];
 	int i;
 
 	printf("source      %s, %s\n", st->engine, st->where);
+	if (supervisor_view(cfg, sup, sizeof(sup)))
+		printf("supervisor  %s\n", sup);
 	if (!ck->known)
 		printf("checkpoint  unknown: %s\n", ck->why);
 	else if (!ck->found)
