@@ -249,6 +249,14 @@ read_originals(struct ckpt_store *st, const struct config *cf,
 		if (ops_of(st)->load_settings(&st->conn, index, out, &found,
 		    &st->err) == -1)
 			return p2o_err_prefix(&st->err, "%s", what);
+		/* an alias is made with its index beforehand: one created
+		 * here would take the alias's name */
+		if (!found && cf->target_require_alias)
+			return p2o_fail(&st->err, P2O_EXIT_REFUSED, "%s: there "
+			    "is no index or alias '%s', and target."
+			    "require_alias writes only through an alias that "
+			    "exists: create an index and the alias naming it "
+			    "(pg2osync reindex builds both)", what, index);
 		if (!found && create_index(st, cf, index, what) == -1)
 			return -1;
 	}
@@ -266,8 +274,10 @@ suspend(struct ckpt_store *st, const struct config *cf, const char *index)
 	snprintf(what, sizeof(what), "suspending refresh and replicas on '%s'",
 	    index);
 	/* an index deleted since its originals were recorded is created
-	 * again, or the load would wait for it for ever */
-	if (create_index(st, cf, index, what) == -1)
+	 * again, or the load would wait for it for ever; an alias is never
+	 * ours to create (target.require_alias) */
+	if (!cf->target_require_alias && create_index(st, cf, index,
+	    what) == -1)
 		return -1;
 	if (ops_of(st)->load_suspend(&st->conn, index, &st->err) == -1)
 		return p2o_err_prefix(&st->err, "%s", what);

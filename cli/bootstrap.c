@@ -45,6 +45,12 @@ target(const struct config *cfg, struct p2o_err *e)
 			    "its first document\n", s->index);
 			continue;
 		}
+		if (cfg->target_require_alias) {
+			printf("index '%s': not created - target.require_alias "
+			    "writes through an alias made beforehand with its "
+			    "index (pg2osync reindex builds both)\n", s->index);
+			continue;
+		}
 		if (tc.mod->ops->index_create(&tc, s->index,
 		    config_index_body(cfg, s->index), &created, e) == -1) {
 			p2o_err_prefix(e, "creating index '%s'", s->index);

@@ -10,7 +10,8 @@
  *                 one for its output, exec
  *   init.c, validate.c, setup_sql.c, bootstrap.c, status.c,
  *   drop_slot.c, run.c, rejects.c,
- *   verify.c (+ verify_doc.c, verify_rows.c), resnapshot.c,
+ *   verify.c (+ verify_doc.c, verify_rows.c, verify_settle.c),
+ *   resnapshot.c,
  *   reconcile.c, reindex.c, switch_alias.c: the verbs
  *   relay.c       rows written as a load writes them (resnapshot,
  *                 reindex)
@@ -161,8 +162,9 @@ void	status_checkpoint(const struct config *, struct ckpt_view *);
 /* verify_doc.c: documents compared by content */
 
 /* a digest of a document's content: members in any order, strings
- * however escaped */
-uint64_t vdoc_digest(struct jspan doc);
+ * however escaped, numbers as written or (by_value, for a target that
+ * gives numbers back as it parsed them) by their value */
+uint64_t vdoc_digest(struct jspan doc, int by_value);
 
 /* one document the rows render, by index and id */
 struct ventry {
@@ -176,6 +178,8 @@ struct ventry {
 };
 
 struct vtab {
+	int	 numbers_by_value;	/* digests compare numbers by value
+					 * (the target's scan says so) */
 	struct ventry *e;
 	int	 n, cap;
 	int	*slot;		/* open addressing, -1 empty */
@@ -256,6 +260,14 @@ void	cli_write_retry(const struct config *, struct target_retry *);
  * was refused, or the credentials were */
 int	cli_send_writes(struct target_conn *, const struct config *,
 	    const struct target_write *w, int n, const char *done, int *fixed,
+	    uint64_t *requests, struct p2o_err *);
+
+/* verify_settle.c: on a target without versions, the n documents a
+ * repair wrote (w) compared with their rows read again, and written again
+ * (at version) until they stand still, a few rounds at most; *moved: how
+ * many still moved after the last. 0, or -1 with err */
+int	verify_settle(const struct config *, struct target_conn *,
+	    const struct target_write *w, int n, uint64_t version, int *moved,
 	    uint64_t *requests, struct p2o_err *);
 
 /* verify_rows.c: the rows as the pipeline renders them */

@@ -14,8 +14,10 @@
  * A delete keeps each hit's routing and carries the stored checkpoint's
  * position, read before the rows are: a row re-inserted while reconcile
  * runs is written by the stream at a higher version, which the target
- * keeps, and the delete is reported as not done. Without --delete nothing
- * is written anywhere.
+ * keeps, and the delete is reported as not done. A target without
+ * versions cannot keep it so: there the rows are read again after the
+ * deletes, and the document of a row there now is written back
+ * (verify_settle.c). Without --delete nothing is written anywhere.
  *
  * A section whose index is rendered from a column is refused: its
  * documents are spread over every index the template names, and a
@@ -103,7 +105,7 @@ run(const struct verb *v, int argc, char **argv)
 	struct config cfg;
 	struct p2o_err e;
 	uint64_t rows = 0;
-	int ch, i, code, del = 0, deleted = 0;
+	int ch, i, code, del = 0, deleted = 0, moved = 0;
 
 	memset(&rc, 0, sizeof(rc));
 	while ((ch = cli_getopt(v, argc, argv, &arg)) > 0) {
@@ -175,13 +177,19 @@ run(const struct verb *v, int argc, char **argv)
 			w[i].version = ck.pos;
 		}
 		if (cli_send_writes(&tc, &cfg, w, rc.orph.n, "deleted",
-		    &deleted, &rc.requests, &e) == -1) {
+		    &deleted, &rc.requests, &e) == -1 ||
+		    /* without versions a row inserted meanwhile may have
+		     * had its document deleted after the stream wrote it */
+		    (!target_can(cfg.target_module, TCAP_EXTERNAL_VERSIONS) &&
+		    verify_settle(&cfg, &tc, w, rc.orph.n, ck.pos, &moved,
+		    &rc.requests, &e) == -1)) {
 			code = cli_fail(&e);
 			goto conn;
 		}
 		printf("deleted %d of %d at version %llu (checkpoint %s)\n",
 		    deleted, rc.orph.n, (unsigned long long)ck.pos, ck.text);
-		code = deleted == rc.orph.n ? P2O_EXIT_OK : CLI_EXIT_FAILED;
+		code = deleted == rc.orph.n && moved == 0 ? P2O_EXIT_OK :
+		    CLI_EXIT_FAILED;
 	}
 conn:
 	target_conn_release(&tc);
@@ -209,8 +217,10 @@ const struct verb verb_reconcile = {
 	    "nothing is changed. With --delete they are deleted, each under "
 	    "its own routing, versioned by the stored checkpoint read before "
 	    "the rows: a row re-inserted meanwhile is written by the stream "
-	    "at a higher version and kept ('not deleted:'). A section whose "
-	    "index is rendered from a column is refused.",
+	    "at a higher version and kept ('not deleted:'); on a target "
+	    "without versions (Meilisearch) the rows are read again after "
+	    "the deletes and such a row's document is written back. A "
+	    "section whose index is rendered from a column is refused.",
 	.opts = opts,
 	.exits = "  0   no orphan (with --delete: every one deleted)\n"
 	    "  1   orphans found (with --delete: some were not deleted)\n"

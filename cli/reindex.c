@@ -233,8 +233,8 @@ run(const struct verb *v, int argc, char **argv)
 		return cli_opt_exit(ch);
 	if (table == NULL)
 		return cli_usage(v, "--table is required");
-	if ((rc = cli_config(path, CONFIG_SECRET_SOURCE | CONFIG_SECRET_TARGET,
-	    &cfg)) != 0)
+	if ((rc = cli_config(path, CONFIG_SECRET_SOURCE | CONFIG_SECRET_TARGET |
+	    CONFIG_SECRET_TRANSFORM, &cfg)) != 0)
 		return rc;
 	p2o_err_clear(&e);
 	rc = P2O_EXIT_CONFIG;

@@ -76,9 +76,10 @@ list(const struct target_rejects *set, const struct target_module *tm)
 /* records [from, from + n) sent again: the keys to clear into clear[],
  * how many still refused into *still; 0 or -1 with e */
 static int
-replay_chunk(struct target_conn *tc, const struct target_retry *retry,
-    const struct target_rejects *set, int from, int n, char **clear,
-    int *nclear, int *still, struct p2o_err *e)
+replay_chunk(const struct config *cfg, struct target_conn *tc,
+    const struct target_retry *retry, const struct target_rejects *set,
+    int from, int n, char **clear, int *nclear, int *still,
+    struct p2o_err *e)
 {
 	struct item_result *items;
 	struct target_write *w;
@@ -97,6 +98,10 @@ replay_chunk(struct target_conn *tc, const struct target_retry *retry,
 		w[i].pipeline = r->pipeline;
 		w[i].doc = r->doc;
 		w[i].version = r->version;
+		/* written as the writer wrote it: through the alias */
+		w[i].require_alias = cfg->target_require_alias && !r->del &&
+		    jstr_copy(r->index, name, sizeof(name)) == 0 &&
+		    config_find_index(cfg, name) != NULL;
 	}
 	if (target_write_all(tc, w, n, items, retry, NULL, e) == -1)
 		goto out;
@@ -151,7 +156,8 @@ replay(struct target_conn *tc, const struct config *cfg,
 	for (i = 0; i < set->n; i += n) {
 		n = set->n - i < TARGET_WRITE_CHUNK ? set->n - i :
 		    TARGET_WRITE_CHUNK;
-		if (replay_chunk(tc, &retry, set, i, n, clear, &nclear, &still,
+		if (replay_chunk(cfg, tc, &retry, set, i, n, clear, &nclear,
+		    &still,
 		    e) == -1 ||
 		    tc->mod->rejects->clear(tc, clear, nclear, e) == -1) {
 			free(clear);

@@ -44,9 +44,9 @@ static int
 run(const struct verb *v, int argc, char **argv)
 {
 	struct check_report r;
-	struct config cfg, src, tgt;
+	struct config cfg, src, tgt, xf;
 	const char *path = CLI_DEFAULT_CONFIG, *arg;
-	int ch, have_src, have_tgt;
+	int ch, have_src, have_tgt, have_xf;
 
 	while ((ch = cli_getopt(v, argc, argv, &arg)) > 0)
 		path = arg;
@@ -71,8 +71,12 @@ run(const struct verb *v, int argc, char **argv)
 	    "source secret") == 0;
 	have_tgt = load(&r, path, CONFIG_SECRET_TARGET, &tgt,
 	    "target secret") == 0;
+	/* the shaper's: the pseudonyms' keys, set and of their length */
+	if ((have_xf = load(&r, path, CONFIG_SECRET_TRANSFORM, &xf,
+	    "transform secret") == 0))
+		config_release(&xf);
 	log_set_level(LOG_LVL_WARN);
-	if (have_src && have_tgt)
+	if (have_src && have_tgt && have_xf)
 		check_ok(&r, "secrets: every variable the file names is set");
 
 	if (!have_src)

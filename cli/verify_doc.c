@@ -2,10 +2,13 @@
  * verify_doc.c - what pg2osync verify compares: a digest of a document's
  * content, the same whichever order its members are in and however its
  * strings are escaped (a TOAST completion appends members; the target
- * hands back what it stored), and the table of documents by index and
+ * hands back what it stored), its numbers as written or, for a target that
+ * keeps their values only, by value, and the table of documents by index and
  * id that the rows rendered fill and the stored documents are looked up
  * in. Pure: no I/O.
  */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,7 +43,40 @@ by_key(const void *a, const void *b)
 	return c ? c : (x->k.n > y->k.n) - (x->k.n < y->k.n);
 }
 
-static uint64_t canon(uint64_t h, struct jspan v);
+static uint64_t canon(uint64_t h, struct jspan v, int by_value);
+
+/* a number by its value: an integer that fits 64 bits as its digits,
+ * anything else as the double it parses to (an integral one as an
+ * integer, so that 1000.0 is 1000) */
+static uint64_t
+canon_number(uint64_t h, struct jspan v)
+{
+	char small[64], *buf = small, out[40];
+	long long i;
+	int64_t si;
+	uint64_t u;
+	double d;
+
+	if (jnum_i64(v, &si) == 0)
+		snprintf(out, sizeof(out), "%lld", (long long)si);
+	else if (jnum_u64(v, &u) == 0)
+		snprintf(out, sizeof(out), "%llu", (unsigned long long)u);
+	else {
+		if (v.n >= sizeof(small))
+			buf = xmalloc(v.n + 1);
+		memcpy(buf, v.p, v.n);
+		buf[v.n] = '\0';
+		d = strtod(buf, NULL);
+		if (buf != small)
+			free(buf);
+		i = (long long)d;
+		if (fabs(d) < 9e18 && (double)i == d)
+			snprintf(out, sizeof(out), "%lld", i);
+		else
+			snprintf(out, sizeof(out), "%.17g", d);
+	}
+	return mix(mix(h, "n", 1), out, strlen(out));
+}
 
 static uint64_t
 canon_string(uint64_t h, struct jspan s)
@@ -60,7 +96,7 @@ canon_string(uint64_t h, struct jspan s)
 }
 
 static uint64_t
-canon(uint64_t h, struct jspan v)
+canon(uint64_t h, struct jspan v, int by_value)
 {
 	struct member small[32], *m = small;
 	struct jspan k, e;
@@ -86,7 +122,7 @@ canon(uint64_t h, struct jspan v)
 		h = mix(h, "{", 1);
 		for (i = 0; i < n; i++) {
 			h = canon_string(h, m[i].k);
-			h = canon(h, m[i].v);
+			h = canon(h, m[i].v, by_value);
 		}
 		h = mix(h, "}", 1);
 		if (m != small)
@@ -96,21 +132,25 @@ canon(uint64_t h, struct jspan v)
 		jiter_init(&it, v);
 		h = mix(h, "[", 1);
 		while (jiter_elem(&it, &e))
-			h = canon(mix(h, ",", 1), e);
+			h = canon(mix(h, ",", 1), e, by_value);
 		return mix(h, "]", 1);
 	case J_STRING:
 		return canon_string(h, v);
+	case J_NUMBER:
+		if (by_value)
+			return canon_number(h, v);
+		/* as written: the target keeps the bytes it was sent */
+		return mix(mix(h, "n", 1), v.p, v.n);
 	default:
-		/* numbers, true, false, null: as written (the target keeps
-		 * the bytes it was sent) */
+		/* true, false, null */
 		return mix(mix(h, "n", 1), v.p, v.n);
 	}
 }
 
 uint64_t
-vdoc_digest(struct jspan doc)
+vdoc_digest(struct jspan doc, int by_value)
 {
-	return canon(FNV_INIT, doc);
+	return canon(FNV_INIT, doc, by_value);
 }
 
 /* "index\0id", both unescaped, into key: its length, or -1 */
@@ -210,7 +250,7 @@ vtab_add(struct vtab *t, const struct msg_op *m)
 	/* a later rendering of the same document is the one that counts,
 	 * as it would be at the target */
 	e = &t->e[*s];
-	e->digest = vdoc_digest(m->doc);
+	e->digest = vdoc_digest(m->doc, t->numbers_by_value);
 	e->rec = (size_t)-1;
 	return 0;
 }
@@ -345,14 +385,34 @@ olist_delete(const struct olist *l, int i, struct target_write *w)
 	}
 }
 
+/* a scan of a section's literal index name: every document found is
+ * that name's, an alias's included (the hit names the index behind it) */
+struct named_scan {
+	int	(*fn)(void *, const struct target_doc *);
+	void	*arg;
+	struct sbuf name;	/* as a JSON string */
+};
+
+static int
+as_named(void *arg, const struct target_doc *d)
+{
+	struct named_scan *ns = arg;
+	struct target_doc nd = *d;
+
+	nd.index.p = ns->name.buf;
+	nd.index.n = ns->name.len;
+	return ns->fn(ns->arg, &nd);
+}
+
 int
 docs_scan(const struct config *cfg, const unsigned char *want,
     struct target_conn *tc, int (*fn)(void *, const struct target_doc *),
     void *arg, uint64_t *requests, struct p2o_err *e)
 {
 	const struct sync_section *s, *t;
+	struct named_scan ns = { fn, arg, SBUF_INIT };
 	const char *name;
-	int i, j, dup;
+	int i, j, dup, rc = 0;
 
 	for (i = 0; i < cfg->nsyncs; i++) {
 		s = &cfg->syncs[i];
@@ -364,9 +424,15 @@ docs_scan(const struct config *cfg, const unsigned char *want,
 			dup = want[j] && strcmp(name, t->index_templated ?
 			    t->index_glob : t->index) == 0;
 		}
-		if (!dup && tc->mod->scan->scan(tc, name, fn, arg, requests,
-		    e) == -1)
-			return -1;
+		if (dup)
+			continue;
+		sbuf_reset(&ns.name);
+		sbuf_add_jstr(&ns.name, name, strlen(name));
+		if ((rc = tc->mod->scan->scan(tc, name, s->index_templated ? fn :
+		    as_named, s->index_templated ? arg : &ns, requests,
+		    e)) == -1)
+			break;
 	}
-	return 0;
+	sbuf_release(&ns.name);
+	return rc;
 }

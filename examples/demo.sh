@@ -17,13 +17,13 @@ BIN=${P2O_BIN:-$PWD/build/bin}
 D=$(mktemp -d "$P2O_SERVERS_DIR/demo.XXXXXX")
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 sql() { echo "postgres> $*"; psql -X -q -v ON_ERROR_STOP=1 -c "$*"; }
-# show N: wait (at most 10 s by the clock) until the index holds N documents,
-# then list them (the demo's own rows have ids below 1000, the loaded ones
-# above). The count is polled without a refresh: the index refreshes itself
-# every second, and a refresh forced every few hundred ms while a truncate
-# deletes 100,000 documents made that delete - and the demo - a minute longer
+# show N [S]: wait (at most S seconds by the clock, 10 by default) until the
+# index holds N documents, then list them (the demo's own rows have ids below
+# 1000, the loaded ones above). The count is polled without a refresh: the
+# index refreshes itself every second, and a refresh forced every few hundred
+# ms while a truncate deletes every document made that delete longer
 show() {
-	local end=$((SECONDS + 10)) q='{"query":{"range":{"id":{"lt":1000}}}}'
+	local end=$((SECONDS + ${2:-10})) q='{"query":{"range":{"id":{"lt":1000}}}}'
 	while [ $SECONDS -lt $end ]; do
 		[ "$(curl -s "$OS_URL/products/_count" -H 'Content-Type: application/json' -d "$q" | jq -r '.count // -1')" = "$1" ] && break
 		sleep 0.25
@@ -57,9 +57,9 @@ YAML
 say "config ($D/pg2osync.yaml)"
 cat "$D/pg2osync.yaml"
 
-say "a table that already holds 100,000 rows"
+say "a table that already holds 20,000 rows"
 sql "create table products (id int primary key, name text, price numeric(12,2), tags text[], cost numeric)"
-sql "insert into products select g, 'product ' || g, (g % 1000) + 0.99, array['tag' || (g % 7)], g % 50 from generate_series(1001, 101000) g"
+sql "insert into products select g, 'product ' || g, (g % 1000) + 0.99, array['tag' || (g % 7)], g % 50 from generate_series(1001, 21000) g"
 
 say "starting pg2osync-supervise"
 # sed -u: each log line as it comes, not a pipe buffer's worth at the end
@@ -101,7 +101,9 @@ sql "delete from products where id = 1"
 show 1
 say "truncate"
 sql "truncate products"
-show 0
+# a truncate deletes every document of the table at its version: the node
+# takes longer for 20,000 documents than for one row
+show 0 30
 curl -s -XPOST "$OS_URL/products/_refresh" >/dev/null
 echo "opensearch> GET products/_count"
 curl -s "$OS_URL/products/_count" | jq -c .

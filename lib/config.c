@@ -84,6 +84,9 @@ secret_of(const char *path)
 	if (config_has_prefix(path, "metrics.") ||
 	    config_has_prefix(path, "api."))
 		return CONFIG_SECRET_LISTEN;
+	/* a pseudonym's key_env, the only secret of a sync section */
+	if (config_has_prefix(path, "sync"))
+		return CONFIG_SECRET_TRANSFORM;
 	return 0;
 }
 
@@ -183,6 +186,9 @@ render_constants(struct sync_section *s)
 	int i, k;
 
 	for (i = 0; i < s->nconstants; i++) {
+		/* a number or a boolean is its JSON already */
+		if (s->constants[i].literal)
+			continue;
 		sbuf_reset(&v);
 		sbuf_add(&v, "", 0);
 		/* config_sync.c parsed it already */
@@ -262,6 +268,19 @@ find_section(struct config *cfg, const char *name)
 	return NULL;
 }
 
+/* the join parent section writing index, or NULL */
+static struct sync_section *
+join_parent_of(struct config *cfg, const char *index)
+{
+	int i;
+
+	for (i = 0; i < cfg->nsyncs; i++)
+		if (cfg->syncs[i].has_join && cfg->syncs[i].join.parent ==
+		    NULL && strcmp(cfg->syncs[i].index, index) == 0)
+			return &cfg->syncs[i];
+	return NULL;
+}
+
 /*
  * A join: one parent per index, children naming it, one field. A child
  * computes its parent's id from one column, so the parent's id names
@@ -278,7 +297,16 @@ check_joins(struct cs_walk *w, struct config *cfg)
 		s = &cfg->syncs[i];
 		if (!s->has_join || s->join.parent == NULL)
 			continue;
-		p = find_section(cfg, s->join.parent);
+		p = s->join.by_element ? join_parent_of(cfg, s->index) :
+		    find_section(cfg, s->join.parent);
+		if (p == NULL && s->join.by_element) {
+			cs_err(w, sec_line(w, s, "join.parent"), "'%s.join."
+			    "parent' is '%s', and index '%s' has no join parent "
+			    "section for the elements to name",
+			    config_sec_path(s, &path), s->join.parent,
+			    s->index);
+			goto fail;
+		}
 		if (p == NULL || !p->has_join || p->join.parent != NULL) {
 			cs_err(w, sec_line(w, s, "join.parent"), "'%s.join."
 			    "parent' names '%s', which is not a sync section "
@@ -294,6 +322,8 @@ check_joins(struct cs_walk *w, struct config *cfg)
 			    p->join.field);
 			goto fail;
 		}
+		if (config_sync_join_key(w, s, p) == -1)
+			goto fail;
 		s->join.parent_sec = (int)(p - cfg->syncs);
 		p->join.children = xrealloc(p->join.children,
 		    (size_t)(p->join.nchildren + 1) * sizeof(char *));
@@ -383,6 +413,7 @@ finish_syncs(struct cs_walk *w, struct config *cfg)
 		free(s->rel);
 		s->rel = rel;
 		render_constants(s);
+		config_sync_scopes(s);
 		if (config_nest_resolve(w, cfg, s, config_sec_path(s,
 		    &path)) == -1) {
 			sbuf_release(&path);
@@ -455,7 +486,8 @@ load_mem(const char *name, const char *buf, size_t len, unsigned secrets,
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->path = xstrdup(name);
-	cfg->secrets = secrets & (CONFIG_SECRETS_ALL | CONFIG_SECRET_LISTEN);
+	cfg->secrets = secrets & (CONFIG_SECRETS_ALL | CONFIG_SECRET_LISTEN |
+	    CONFIG_SECRET_TRANSFORM);
 	if (cs_load(&config_root, cfg, name, buf, len, err, errlen) == -1) {
 		config_release(cfg);
 		return -1;

@@ -29,7 +29,42 @@ struct target_need {
 };
 
 /* transform ops (docs/config.md "transform") */
-enum xf_op { XF_HASH = 1, XF_REDACT, XF_JSON, XF_SPLIT, XF_NUMBER, XF_DATE };
+enum xf_op { XF_HASH = 1, XF_REDACT, XF_JSON, XF_SPLIT, XF_NUMBER, XF_DATE,
+	XF_PSEUDONYM, XF_LOOKUP };
+
+/* a name mapped to a string: fields (column -> target name), constants
+ * (field name -> value) and a lookup's map (text -> label) */
+struct sync_pair {
+	char	*name;
+	char	*value;
+	int	 plain;		/* constants, a lookup's labels: the value was
+				 * written unquoted */
+	char	*json;		/* constants, labels: the value as JSON (a
+				 * string with {schema} and {table} rendered,
+				 * or a number or a boolean written plain) */
+	int	 literal;	/* json is a number or a boolean */
+	int	 line;
+};
+
+/* {pseudonym: {key_env, scope}}: the value's deterministic AES-SIV token */
+struct sync_pseudonym {
+	char	*key_env;	/* the variable holding the key, in hex */
+	char	*scope;		/* as written, or NULL */
+	char	*ad;		/* the scope the token is sealed under: scope,
+				 * else "schema.table.column" */
+	unsigned char *key;	/* the 64-byte AES-256-SIV key, resolved only
+				 * for CONFIG_SECRET_TRANSFORM; NULL before */
+};
+
+/* {lookup: {map, default}}: the value's text looked up */
+struct sync_lookup {
+	struct sync_pair *map;	/* sorted by name, for bsearch */
+	int	 nmap;
+	char	*def;		/* a miss's label as written, or NULL: a miss
+				 * keeps the value */
+	int	 def_plain;
+	char	*def_json;
+};
 
 /* one transform: sync.<name>.transform.<column> */
 struct sync_transform {
@@ -38,23 +73,17 @@ struct sync_transform {
 	/* the long form, {op: parameter}: one of these is set */
 	char	*redact, *split, *date;
 	char	*hash, *json, *number;	/* refused: they take none */
+	struct sync_pseudonym pseudonym;
+	struct sync_lookup lookup;
 	enum xf_op kind;	/* resolved when the section is finished */
 	const char *param;	/* points at the parameter, or NULL */
 	int	 line;
 };
 
-/* a name mapped to a string: fields (column -> target name) and
- * constants (field name -> value) */
-struct sync_pair {
-	char	*name;
-	char	*value;
-	char	*json;		/* constants: the value as a JSON string,
-				 * {schema} and {table} rendered */
-	int	 line;
-};
-
 struct sync_fan_out {
-	char	*column;	/* the JSON array column */
+	char	*column;	/* the JSON array column, or with by a text
+				 * column */
+	char	*by;		/* the text's element delimiter, or NULL */
 	char	*id;		/* the element id template */
 	char	*element;	/* the field a scalar element is put under;
 				 * defaults to column */
@@ -64,8 +93,12 @@ struct sync_fan_out {
 struct sync_join {
 	char	*field;		/* the join field, shared by the index */
 	char	*name;		/* this table's relation name */
-	char	*parent;	/* a child: the parent's section name */
+	char	*parent;	/* a child: the parent's section name, or
+				 * "{element}" */
 	char	*column;	/* a child: its column holding the parent key */
+	int	 by_element;	/* a fan-out child: each element is the key
+				 * of its document's parent (parent
+				 * "{element}", the index's parent section) */
 	int	 parent_sec;	/* a child: index of the parent in syncs */
 	char	**children;	/* a parent: its children's relation names */
 	int	 nchildren;
@@ -180,6 +213,10 @@ struct sync_section {
  * the listeners, reads them (not part of CONFIG_SECRETS_ALL: no stage
  * needs them set) */
 #define CONFIG_SECRET_LISTEN	4u
+/* sync.<name>.transform.<column>.pseudonym.key_env: the shaper's, and
+ * every program that shapes rows (resnapshot, reindex, verify) or checks
+ * for them (the supervisor, validate); not part of CONFIG_SECRETS_ALL */
+#define CONFIG_SECRET_TRANSFORM	8u
 
 /*
  * The writer holds write_concurrency + 1 bulk bodies (one per open request
@@ -234,6 +271,8 @@ struct config {
 	char	*target_password;	/* inline, or resolved from password_env
 					 * (NULL when that was not resolved) */
 	char	*target_password_env;
+	int	 target_require_alias;	/* every write to a section's index
+					 * names an alias, never an index */
 	char	*target_flavor;		/* the engine's name, default
 					 * "opensearch" */
 	char	*target_state_dir;	/* the checkpoint and load progress as
@@ -332,6 +371,9 @@ int	config_nest_tables(const struct config *, const char ***rels);
 
 /* config_sync.c */
 
+/* the transform of column name in section s, or NULL */
+const struct sync_transform *config_transform_of(const struct sync_section *,
+	    const char *name);
 /* 1 when s is one of the n names of list (a key's list of columns) */
 int	config_list_has(char *const *list, int n, const char *s);
 /* 1 when a projection keeps column col: columns names it, or (columns
@@ -339,9 +381,6 @@ int	config_list_has(char *const *list, int n, const char *s);
  * exclude_columns keys of a section and of a child alike */
 int	config_projects(char *const *columns, int ncolumns,
 	    char *const *exclude, int nexclude, const char *col);
-/* a transform's date pattern (YYYY MM DD hh mm ss and separators): 0,
- * or -1 with why */
-int	config_check_date_pattern(const char *, char *why, size_t);
 /* config_target.c */
 
 /* 0 when module offers every capability cfg needs, else -1 with

@@ -73,6 +73,10 @@ same_node(const struct cs_node *s, const void *a, const void *b)
 	switch (s->kind) {
 	case CS_STR:
 	case CS_ENUM:
+		/* a typed value quoted or not is a string or a number */
+		if (s->typed && *(const int *)at(a, s->plain_off) !=
+		    *(const int *)at(b, s->plain_off))
+			return 0;
 		return same_str(*(char *const *)at(a, s->off),
 		    *(char *const *)at(b, s->off));
 	case CS_INT:

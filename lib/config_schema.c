@@ -438,6 +438,8 @@ walk_scalar(struct cs_walk *w, size_t ni, const struct cs_node *s,
 		return expected(w, n->line, s);
 	if (n->has_nul)
 		return bad(w, n->line, "must not contain a NUL byte");
+	if (s->typed)
+		*(int *)at(base, s->plain_off) = n->plain;
 	return store(w, s, base, text(w, ni), n->line);
 }
 

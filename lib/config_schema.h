@@ -48,6 +48,11 @@ struct cs_node {
 	/* CS_STR: 0 if s is acceptable, else -1 and why ("must ...") */
 	int		(*check)(const char *s, char *why, size_t);
 	const char *const *choices;	/* CS_ENUM, NULL-terminated */
+	/* CS_STR: store in the int at plain_off whether the scalar was
+	 * written unquoted, for a key whose value may be a number or a
+	 * boolean as well as a string */
+	int		 typed;
+	size_t		 plain_off;
 
 	/* CS_LIST, CS_MAP: elem_size-byte elements in one array at off,
 	 * their int count at count_off */

@@ -65,6 +65,20 @@ void	config_nest_release(struct sync_section *);
 
 /* config_sync.c: 'schema.table' or 'table' (a CS_STR check) */
 int	config_check_table(const char *, char *why, size_t);
+/* each pseudonym's scope, its default "schema.table.column" once the
+ * section's schema is known */
+void	config_sync_scopes(struct sync_section *);
+/* a join child's key column and its parent's, pseudonymised alike or not
+ * at all: 0, or -1 with the error at the later pseudonym */
+int	config_sync_join_key(struct cs_walk *, const struct sync_section *child,
+	    const struct sync_section *parent);
+
+/* config_value.c: a constant's or a label's JSON from its text and
+ * whether it was written unquoted (*literal: a number or a boolean): 0,
+ * or -1 with why ("is ...") */
+struct sbuf;
+int	config_value_json(const char *text, int plain, struct sbuf *json,
+	    int *literal, char *why, size_t len);
 
 /* config.c */
 

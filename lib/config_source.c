@@ -98,12 +98,11 @@ static int
 own_key_line(struct cs_walk *w, const struct source_module *m,
     const char **key)
 {
-	char path[64];
 	int i, l, first = 0;
 
 	for (i = 0; m->own_keys[i] != NULL; i++) {
-		snprintf(path, sizeof(path), "source.%s", m->own_keys[i]);
-		if ((l = cs_line(w, path)) && (!first || l < first)) {
+		if ((l = cs_line(w, "source.%s", m->own_keys[i])) &&
+		    (!first || l < first)) {
 			first = l;
 			*key = m->own_keys[i];
 		}
@@ -118,15 +117,11 @@ static const struct source_module *
 kind_of_keys(struct cs_walk *w)
 {
 	const struct source_module *const *m;
-	char path[64];
 
-	for (m = source_modules; *m != NULL; m++) {
-		if ((*m)->required_key == NULL)
-			continue;
-		snprintf(path, sizeof(path), "source.%s", (*m)->required_key);
-		if (cs_line(w, path))
+	for (m = source_modules; *m != NULL; m++)
+		if ((*m)->required_key != NULL &&
+		    cs_line(w, "source.%s", (*m)->required_key))
 			return *m;
-	}
 	return source_modules[0];
 }
 
@@ -156,7 +151,6 @@ check_kind_keys(struct cs_walk *w, struct config *cfg, int line)
 {
 	const struct source_module *const *m, *k = cfg->source;
 	const char *key = NULL;
-	char path[64];
 	int l, llw = cs_line(w, "source.load_workers");
 
 	for (m = source_modules; *m != NULL; m++) {
@@ -165,12 +159,10 @@ check_kind_keys(struct cs_walk *w, struct config *cfg, int line)
 		return cs_err(w, l, "'source.%s' applies only to a %s source",
 		    key, (*m)->noun);
 	}
-	if (k->required_key != NULL) {
-		snprintf(path, sizeof(path), "source.%s", k->required_key);
-		if (!cs_line(w, path))
-			return cs_err(w, line, "missing required key '%s' for a "
-			    "%s source", path, k->noun);
-	}
+	if (k->required_key != NULL && !cs_line(w, "source.%s",
+	    k->required_key))
+		return cs_err(w, line, "missing required key 'source.%s' for a "
+		    "%s source", k->required_key, k->noun);
 	if (llw && cfg->load_workers > k->max_load_workers) {
 		for (m = source_modules; *m != NULL; m++)
 			if ((*m)->max_load_workers >= cfg->load_workers)

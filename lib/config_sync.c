@@ -6,7 +6,9 @@
  * sections, and those that depend on the kind of source, are
  * lib/config.c's; what an index name may hold and what the mapping file
  * must say are the target's, asked by config_target.c. Reads the
- * section's mapping file; never logs.
+ * section's mapping file, and a pseudonym's key from the environment for
+ * a program that asks for CONFIG_SECRET_TRANSFORM (decoded, the text
+ * wiped, never quoted); never logs.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -14,7 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "config_sections.h"
+#include "datepat.h"
 #include "jscan.h"
 #include "sbuf.h"
 #include "where.h"
@@ -22,12 +27,18 @@
 #define SYN(f)	offsetof(struct sync_section, f)
 #define XF(f)	offsetof(struct sync_transform, f)
 #define PAIR(f)	offsetof(struct sync_pair, f)
+#define PSEU(f)	offsetof(struct sync_pseudonym, f)
+#define LOOK(f)	offsetof(struct sync_lookup, f)
 #define FAN(f)	(SYN(fan_out) + offsetof(struct sync_fan_out, f))
 #define JOIN(f)	(SYN(join) + offsetof(struct sync_join, f))
 
 /* a mapping file larger than this is not a mapping */
 #define MAPPING_MAX	(16 * 1024 * 1024)
 #define DEFAULT_REDACT	"[redacted]"
+/* join.parent when each fan-out element names its document's parent */
+#define JOIN_BY_ELEMENT	"{element}"
+/* AES-256-SIV takes two AES-256 keys: 64 bytes, 128 hex digits */
+#define PSEUDONYM_KEY_LEN	64
 
 int
 config_check_table(const char *s, char *why, size_t len)
@@ -89,63 +100,11 @@ check_id(const char *s, char *why, size_t len)
 	return 0;
 }
 
-static int
-check_split(const char *s, char *why, size_t len)
-{
-	if (strlen(s) != 1) {
-		snprintf(why, len, "must be exactly one character, the "
-		    "separator");
-		return -1;
-	}
-	return 0;
-}
-
-/* a date pattern: the tokens YYYY MM DD hh mm ss, each at most once,
- * YYYY MM DD all present; any other byte (not a letter) must match
- * itself */
-int
-config_check_date_pattern(const char *s, char *why, size_t len)
-{
-	static const char *const tok[] = { "YYYY", "MM", "DD", "hh", "mm",
-	    "ss" };
-	int seen[6] = { 0 }, i;
-	const char *p = s;
-
-	while (*p) {
-		for (i = 0; i < 6; i++)
-			if (strncmp(p, tok[i], strlen(tok[i])) == 0)
-				break;
-		if (i < 6) {
-			if (seen[i]++) {
-				snprintf(why, len, "names %s twice", tok[i]);
-				return -1;
-			}
-			p += strlen(tok[i]);
-			continue;
-		}
-		if (isalpha((unsigned char)*p)) {
-			snprintf(why, len, "must be made of YYYY, MM, DD, hh, "
-			    "mm, ss and separators (found '%c')", *p);
-			return -1;
-		}
-		p++;
-	}
-	if (!seen[0] || !seen[1] || !seen[2]) {
-		snprintf(why, len, "must hold YYYY, MM and DD");
-		return -1;
-	}
-	if ((seen[5] && !seen[4]) || (seen[4] && !seen[3])) {
-		snprintf(why, len, "must not hold mm without hh or ss "
-		    "without mm");
-		return -1;
-	}
-	return 0;
-}
-
+/* the date patterns' one grammar is lib/datepat.c's */
 static int
 check_date(const char *s, char *why, size_t len)
 {
-	return config_check_date_pattern(s, why, len);
+	return datepat_check(s, why, len);
 }
 
 static int
@@ -162,10 +121,34 @@ static const char *const xf_names[] = {
 
 static const struct cs_node column = { NULL, CS_STR };
 
+/* a value copied into documents as written: a string, or unquoted a
+ * number or a boolean (config_value.c) */
+static const struct cs_node typed_value = { NULL, CS_STR, PAIR(value),
+	.typed = 1, .plain_off = PAIR(plain) };
+
+static const struct cs_node pseudonym_keys[] = {
+	{ "key_env", CS_STR, PSEU(key_env), .required = 1,
+	    .check = config_check_envname },
+	{ "scope", CS_STR, PSEU(scope) },
+	{ NULL }
+};
+
+static const struct cs_node lookup_keys[] = {
+	{ "map", CS_MAP, LOOK(map), .required = 1, .elem = &typed_value,
+	    .elem_size = sizeof(struct sync_pair), .count_off = LOOK(nmap),
+	    .name_off = PAIR(name), .has_line = 1, .line_off = PAIR(line),
+	    .expect = "must be a mapping of values (as text) to labels" },
+	{ "default", CS_STR, LOOK(def), .typed = 1,
+	    .plain_off = LOOK(def_plain) },
+	{ NULL }
+};
+
 static const struct cs_node transform_long_keys[] = {
 	{ "redact", CS_STR, XF(redact) },
-	{ "split", CS_STR, XF(split), .check = check_split },
+	{ "split", CS_STR, XF(split) },
 	{ "date", CS_STR, XF(date), .check = check_date },
+	{ "pseudonym", CS_STRUCT, XF(pseudonym), .keys = pseudonym_keys },
+	{ "lookup", CS_STRUCT, XF(lookup), .keys = lookup_keys },
 	{ "hash", CS_STR, XF(hash), .check = no_param },
 	{ "json", CS_STR, XF(json), .check = no_param },
 	{ "number", CS_STR, XF(number), .check = no_param },
@@ -179,13 +162,15 @@ static const struct cs_node transform_long = {
 static const struct cs_node transform = {
 	NULL, CS_ENUM, XF(op), .choices = xf_names, .alt = &transform_long,
 	.expect = "must be one of hash, redact, json, split, number, date, "
-	    "or a mapping of one of them to its parameter"
+	    "or a mapping of one operation to its parameter (pseudonym and "
+	    "lookup take a mapping of their own)"
 };
 
 static const struct cs_node pair_value = { NULL, CS_STR, PAIR(value) };
 
 static const struct cs_node fan_out_keys[] = {
 	{ "column", CS_STR, FAN(column), .required = 1 },
+	{ "by", CS_STR, FAN(by) },
 	{ "id", CS_STR, FAN(id), .required = 1, .check = check_id },
 	{ "element", CS_STR, FAN(element) },
 	{ NULL }
@@ -225,7 +210,7 @@ static const struct cs_node section_keys[] = {
 	    .elem_size = sizeof(struct sync_pair), .count_off = SYN(nfields),
 	    .name_off = PAIR(name), .has_line = 1, .line_off = PAIR(line),
 	    .expect = "must be a mapping of columns to field names" },
-	{ "constants", CS_MAP, SYN(constants), .elem = &pair_value,
+	{ "constants", CS_MAP, SYN(constants), .elem = &typed_value,
 	    .elem_size = sizeof(struct sync_pair),
 	    .count_off = SYN(nconstants), .name_off = PAIR(name),
 	    .has_line = 1, .line_off = PAIR(line),
@@ -308,12 +293,124 @@ target_name(const struct sync_section *s, const char *c)
 	return f ? f->value : c;
 }
 
+/* 'sync.x.transform.<column>', and '.rest' after it */
+static const char *
+xf_path(struct sbuf *buf, const char *path, const char *col,
+    const char *rest)
+{
+	sbuf_reset(buf);
+	sbuf_adds(buf, path);
+	cs_path_add(buf, "transform");
+	cs_path_add(buf, col);
+	if (rest != NULL) {
+		sbuf_addc(buf, '.');
+		sbuf_adds(buf, rest);
+	}
+	return buf->buf;
+}
+
+static int
+hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * A pseudonym's key, from the variable key_env names, for a program that
+ * asked for CONFIG_SECRET_TRANSFORM: 128 hex digits, else refused naming
+ * the variable. The text is wiped once decoded; no message quotes it.
+ */
+static int
+resolve_key(struct cs_walk *w, struct sync_pseudonym *p, const char *kpath,
+    int line)
+{
+	char *hex = NULL;
+	size_t i, n;
+	int ok;
+
+	if (config_resolve_env(w, kpath, line, p->key_env, &hex) == -1)
+		return -1;
+	if (hex == NULL)
+		return 0;
+	n = strlen(hex);
+	ok = n == 2 * PSEUDONYM_KEY_LEN;
+	for (i = 0; ok && i < n; i++)
+		ok = hex_digit((unsigned char)hex[i]) >= 0;
+	if (ok) {
+		p->key = xmalloc(PSEUDONYM_KEY_LEN);
+		for (i = 0; i < PSEUDONYM_KEY_LEN; i++)
+			p->key[i] = (unsigned char)(hex_digit(hex[2 * i]) << 4 |
+			    hex_digit(hex[2 * i + 1]));
+	}
+	OPENSSL_cleanse(hex, n);
+	free(hex);
+	if (!ok)
+		return cs_err(w, line, "'%s' names '%s', which must hold %d "
+		    "hexadecimal digits (a %d-byte AES-256-SIV key)", kpath,
+		    p->key_env, 2 * PSEUDONYM_KEY_LEN, PSEUDONYM_KEY_LEN);
+	return 0;
+}
+
+static int
+pair_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct sync_pair *)a)->name,
+	    ((const struct sync_pair *)b)->name);
+}
+
+/* a lookup's labels as JSON, its map sorted for the shaper's bsearch */
+static int
+finish_lookup(struct cs_walk *w, struct sync_lookup *l, struct sbuf *kp)
+{
+	struct sbuf json = SBUF_INIT;
+	char why[256];
+	size_t base = kp->len;
+	int i, lit;
+
+	for (i = 0; i < l->nmap; i++) {
+		sbuf_reset(&json);
+		if (config_value_json(l->map[i].value, l->map[i].plain, &json,
+		    &lit, why, sizeof(why)) == -1) {
+			cs_path_add(kp, l->map[i].name);
+			cs_err(w, l->map[i].line, "'%s' %s", kp->buf, why);
+			sbuf_release(&json);
+			return -1;
+		}
+		l->map[i].json = xstrdup(json.buf);
+		l->map[i].literal = lit;
+	}
+	qsort(l->map, (size_t)l->nmap, sizeof(*l->map), pair_cmp);
+	if (l->def != NULL) {
+		sbuf_reset(&json);
+		kp->len = base - strlen("map");
+		kp->buf[kp->len] = '\0';
+		sbuf_adds(kp, "default");
+		if (config_value_json(l->def, l->def_plain, &json, &lit, why,
+		    sizeof(why)) == -1) {
+			cs_err(w, cs_line(w, "%s", kp->buf), "'%s' %s", kp->buf,
+			    why);
+			sbuf_release(&json);
+			return -1;
+		}
+		l->def_json = xstrdup(json.buf);
+	}
+	sbuf_release(&json);
+	return 0;
+}
+
 static int
 finish_transforms(struct cs_walk *w, struct sync_section *s,
     const char *path)
 {
 	struct sync_transform *t;
-	int i, k, n;
+	struct sbuf kp = SBUF_INIT;
+	int i, k, n, rc = -1;
 
 	for (i = 0; i < s->ntransforms; i++) {
 		t = &s->transforms[i];
@@ -329,26 +426,49 @@ finish_transforms(struct cs_walk *w, struct sync_section *s,
 				n++, t->kind = XF_SPLIT, t->param = t->split;
 			if (t->date)
 				n++, t->kind = XF_DATE, t->param = t->date;
-			if (n != 1)
-				return cs_err(w, t->line, "'%s.transform.%s' "
-				    "must name exactly one operation%s", path,
-				    t->name, n > 1 ? ", not several (no "
-				    "chaining)" : "");
+			if (cs_line(w, "%s", xf_path(&kp, path, t->name,
+			    "pseudonym")))
+				n++, t->kind = XF_PSEUDONYM;
+			if (cs_line(w, "%s", xf_path(&kp, path, t->name,
+			    "lookup")))
+				n++, t->kind = XF_LOOKUP;
+			if (n != 1) {
+				cs_err(w, t->line, "'%s.transform.%s' must name "
+				    "exactly one operation%s", path, t->name,
+				    n > 1 ? ", not several (no chaining)" : "");
+				goto out;
+			}
 		}
-		if (!projected(s, t->name))
-			return cs_err(w, t->line, "'%s.transform.%s': column "
-			    "'%s' is not in the documents (columns or "
-			    "exclude_columns drops it)", path, t->name,
-			    t->name);
-		if (s->has_fan_out && strcmp(t->name, s->fan_out.column) == 0)
-			return cs_err(w, t->line, "'%s.transform.%s': column "
-			    "'%s' is the fan_out column, which fan_out reads "
-			    "raw and no document carries", path, t->name,
-			    t->name);
+		if (!projected(s, t->name)) {
+			cs_err(w, t->line, "'%s.transform.%s': column '%s' is "
+			    "not in the documents (columns or exclude_columns "
+			    "drops it)", path, t->name, t->name);
+			goto out;
+		}
+		if (s->has_fan_out && strcmp(t->name, s->fan_out.column) == 0) {
+			cs_err(w, t->line, "'%s.transform.%s': column '%s' is "
+			    "the fan_out column, which fan_out reads raw and no "
+			    "document carries", path, t->name, t->name);
+			goto out;
+		}
 		if (t->kind == XF_REDACT && t->param == NULL)
 			t->param = DEFAULT_REDACT;
+		if (t->kind == XF_LOOKUP) {
+			xf_path(&kp, path, t->name, "lookup.map");
+			if (finish_lookup(w, &t->lookup, &kp) == -1)
+				goto out;
+		}
+		if (t->kind == XF_PSEUDONYM) {
+			xf_path(&kp, path, t->name, "pseudonym.key_env");
+			if (resolve_key(w, &t->pseudonym, kp.buf,
+			    cs_line(w, "%s", kp.buf)) == -1)
+				goto out;
+		}
 	}
-	return 0;
+	rc = 0;
+out:
+	sbuf_release(&kp);
+	return rc;
 }
 
 /* renames: the last step, so every other key speaks of source names */
@@ -389,33 +509,55 @@ finish_fields(struct cs_walk *w, struct sync_section *s, const char *path)
 	return 0;
 }
 
+/*
+ * A constant's value: a number or a boolean is the JSON it is written as;
+ * a string is a template of {schema} and {table}, rendered once the
+ * source's kind is known (lib/config.c)
+ */
+static int
+constant_value(struct cs_walk *w, struct sync_pair *c, const char *path)
+{
+	struct sbuf json = SBUF_INIT;
+	struct tmpl t;
+	char why[256];
+	int k, rc = 0;
+
+	if (config_value_json(c->value, c->plain, &json, &c->literal, why,
+	    sizeof(why)) == -1)
+		rc = cs_err(w, c->line, "'%s.constants.%s' %s", path, c->name,
+		    why);
+	else if (c->literal)
+		c->json = xstrdup(json.buf);
+	else if (tmpl_parse(c->value, &t, why, sizeof(why)) == -1)
+		rc = cs_err(w, c->line, "'%s.constants.%s' %s", path, c->name,
+		    why);
+	else {
+		for (k = 0; rc == 0 && k < t.nparts; k++)
+			if (t.parts[k].column &&
+			    strcmp(t.parts[k].text, "schema") != 0 &&
+			    strcmp(t.parts[k].text, "table") != 0)
+				rc = cs_err(w, c->line, "'%s.constants.%s' "
+				    "names '{%s}': a constant takes only "
+				    "{schema} and {table}", path, c->name,
+				    t.parts[k].text);
+		tmpl_release(&t);
+	}
+	sbuf_release(&json);
+	return rc;
+}
+
 /* the names a document carries besides its columns */
 static int
 finish_constants(struct cs_walk *w, struct sync_section *s,
     const char *path)
 {
-	const struct sync_pair *c;
-	struct tmpl t;
-	char why[256];
+	struct sync_pair *c;
 	int i, k;
 
 	for (i = 0; i < s->nconstants; i++) {
 		c = &s->constants[i];
-		if (tmpl_parse(c->value, &t, why, sizeof(why)) == -1)
-			return cs_err(w, c->line, "'%s.constants.%s' %s", path,
-			    c->name, why);
-		for (k = 0; k < t.nparts; k++)
-			if (t.parts[k].column &&
-			    strcmp(t.parts[k].text, "schema") != 0 &&
-			    strcmp(t.parts[k].text, "table") != 0) {
-				cs_err(w, c->line, "'%s.constants.%s' names "
-				    "'{%s}': a constant takes only {schema} "
-				    "and {table}", path, c->name,
-				    t.parts[k].text);
-				tmpl_release(&t);
-				return -1;
-			}
-		tmpl_release(&t);
+		if (constant_value(w, c, path) == -1)
+			return -1;
 		if (s->columns != NULL && config_list_has(s->columns, s->ncolumns,
 		    c->name) && strcmp(target_name(s, c->name), c->name) == 0)
 			return cs_err(w, c->line, "'%s.constants.%s' has the "
@@ -533,12 +675,30 @@ finish_join(struct cs_walk *w, struct sync_section *s, const char *path)
 	struct sync_join *j = &s->join;
 	int lj = cs_line(w, "%s.join", path);
 
-	if (contradicts(w, path, "join", "fan_out") == -1 ||
-	    contradicts(w, path, "join", "routing") == -1)
+	if (contradicts(w, path, "join", "routing") == -1)
 		return -1;
-	if (j->parent != NULL && j->column == NULL)
+	/* a parent's children name it by its row's id: one document */
+	if (s->has_fan_out && j->parent == NULL)
+		return cs_err(w, cs_line(w, "%s.fan_out", path), "'%s.fan_out' "
+		    "cannot be combined with a join parent ('%s.join' names no "
+		    "'parent'): its children name one document per row",
+		    path, path);
+	j->by_element = j->parent != NULL &&
+	    strcmp(j->parent, JOIN_BY_ELEMENT) == 0;
+	if (j->by_element && !s->has_fan_out)
+		return cs_err(w, cs_line(w, "%s.join.parent", path), "'%s.join."
+		    "parent: %s' needs 'fan_out': only a fan-out element can "
+		    "name its document's parent", path, JOIN_BY_ELEMENT);
+	if (j->by_element && j->column != NULL)
+		return cs_err(w, cs_line(w, "%s.join.column", path), "'%s.join."
+		    "column' cannot be combined with 'parent: %s': the element "
+		    "names each document's parent, and a column would name "
+		    "another", path, JOIN_BY_ELEMENT);
+	if (j->parent != NULL && !j->by_element && j->column == NULL)
 		return cs_err(w, lj, "'%s.join' names a parent and so needs "
-		    "'column', the column holding the parent's key", path);
+		    "'column', the column holding the parent's key (or 'parent: "
+		    "%s' with fan_out, each element naming its own)", path,
+		    JOIN_BY_ELEMENT);
 	if (j->parent == NULL && j->column != NULL)
 		return cs_err(w, cs_line(w, "%s.join.column", path), "'%s.join."
 		    "column' applies only to a child, which names its "
@@ -612,6 +772,27 @@ finish_section(struct cs_walk *w, void *base, const char *path, int line)
 	return 0;
 }
 
+/* what finish_transforms and config_sync_scopes made */
+static void
+release_transform(struct sync_transform *t)
+{
+	struct sync_lookup *l = &t->lookup;
+	int i;
+
+	if (t->pseudonym.key != NULL)
+		OPENSSL_cleanse(t->pseudonym.key, PSEUDONYM_KEY_LEN);
+	free(t->pseudonym.key);
+	free(t->pseudonym.ad);
+	t->pseudonym.key = NULL;
+	t->pseudonym.ad = NULL;
+	for (i = 0; i < l->nmap; i++) {
+		free(l->map[i].json);
+		l->map[i].json = NULL;
+	}
+	free(l->def_json);
+	l->def_json = NULL;
+}
+
 static void
 release_section(void *base)
 {
@@ -633,6 +814,8 @@ release_section(void *base)
 		free(s->constants[i].json);
 		s->constants[i].json = NULL;
 	}
+	for (i = 0; i < s->ntransforms; i++)
+		release_transform(&s->transforms[i]);
 	free(s->join.children);
 	s->join.children = NULL;
 	s->join.nchildren = 0;
@@ -645,3 +828,81 @@ const struct cs_node config_sync_section = {
 	NULL, CS_STRUCT, .keys = section_keys, .finish = finish_section,
 	.release = release_section
 };
+
+const struct sync_transform *
+config_transform_of(const struct sync_section *s, const char *name)
+{
+	int i;
+
+	for (i = 0; i < s->ntransforms; i++)
+		if (strcmp(s->transforms[i].name, name) == 0)
+			return &s->transforms[i];
+	return NULL;
+}
+
+void
+config_sync_scopes(struct sync_section *s)
+{
+	struct sync_pseudonym *p;
+	int i;
+
+	for (i = 0; i < s->ntransforms; i++) {
+		if (s->transforms[i].kind != XF_PSEUDONYM)
+			continue;
+		p = &s->transforms[i].pseudonym;
+		free(p->ad);
+		if (p->scope != NULL)
+			p->ad = xstrdup(p->scope);
+		else {
+			p->ad = xmalloc(strlen(s->rel) + strlen(s->transforms[i].
+			    name) + 2);
+			sprintf(p->ad, "%s.%s", s->rel, s->transforms[i].name);
+		}
+	}
+}
+
+/* does pseudonym p have an explicit scope and key that q shares? */
+static int
+shares_scope(const struct sync_transform *p, const struct sync_transform *q)
+{
+	return p != NULL && q != NULL && p->kind == XF_PSEUDONYM &&
+	    q->kind == XF_PSEUDONYM && p->pseudonym.scope != NULL &&
+	    q->pseudonym.scope != NULL && strcmp(p->pseudonym.scope,
+	    q->pseudonym.scope) == 0 && strcmp(p->pseudonym.key_env,
+	    q->pseudonym.key_env) == 0;
+}
+
+int
+config_sync_join_key(struct cs_walk *w, const struct sync_section *child,
+    const struct sync_section *parent)
+{
+	const struct sync_transform *c, *p;
+	struct sbuf path = SBUF_INIT;
+	const char *pcol = NULL;
+	int i, line;
+
+	if (child->join.column == NULL)
+		return 0;
+	for (i = 0; i < parent->id_t.nparts; i++)
+		if (parent->id_t.parts[i].column)
+			pcol = parent->id_t.parts[i].text;
+	c = config_transform_of(child, child->join.column);
+	p = pcol ? config_transform_of(parent, pcol) : NULL;
+	if ((c == NULL || c->kind != XF_PSEUDONYM) &&
+	    (p == NULL || p->kind != XF_PSEUDONYM))
+		return 0;
+	if (shares_scope(c, p))
+		return 0;
+	/* the later of the two pseudonyms, or the one there is */
+	line = c && c->kind == XF_PSEUDONYM ? c->line : 0;
+	if (p && p->kind == XF_PSEUDONYM && p->line > line)
+		line = p->line;
+	config_sec_path(child, &path);
+	cs_err(w, line, "'%s.join': the join key columns '%s' and '%s' (of "
+	    "'%s') are pseudonymised apart: both must be pseudonyms with the "
+	    "same 'key_env' and the same explicit 'scope', or their documents "
+	    "hold different tokens for one key", path.buf,
+	    child->join.column, pcol ? pcol : "?", parent->name);
+	sbuf_release(&path);
+	return -1;
+}

@@ -53,6 +53,8 @@ const struct cs_node config_target_keys[] = {
 	{ "flavor", CS_ENUM, CFG(target_flavor), .choices = flavors,
 	    .def = "opensearch" },
 	{ "state_dir", CS_STR, CFG(target_state_dir) },
+	{ "require_alias", CS_BOOL, CFG(target_require_alias),
+	    .def = "false" },
 	{ "username", CS_STR, CFG(target_username) },
 	{ "password", CS_STR, CFG(target_password) },
 	{ "password_env", CS_STR, CFG(target_password_env),
@@ -219,6 +221,18 @@ config_target_needs(struct cs_walk *w, struct config *cfg)
 
 	for (i = 0; i < cfg->nsyncs; i++) {
 		s = &cfg->syncs[i];
+		/* every rendered name would need an alias made beforehand */
+		if (cfg->target_require_alias && s->index_templated) {
+			sbuf_release(&key);
+			config_sec_path(s, &key);
+			line = cs_line(w, "%s.index", key.buf);
+			cs_err(w, line, "'%s.index' is a template, and "
+			    "'target.require_alias' writes only through aliases: "
+			    "an index rendered from a row has no alias to write "
+			    "through", key.buf);
+			sbuf_release(&key);
+			return -1;
+		}
 		for (k = 0; k < sizeof(section_needs) /
 		    sizeof(section_needs[0]); k++) {
 			sbuf_reset(&key);
@@ -232,6 +246,10 @@ config_target_needs(struct cs_walk *w, struct config *cfg)
 		}
 	}
 	sbuf_release(&key);
+	if (cfg->target_require_alias)
+		add_need(cfg, TCAP_ALIASES, cs_line(w, "target.require_alias"),
+		    "target.require_alias", "it has no aliases for the writes "
+		    "to name");
 	if (cfg->write_concurrency > 1) {
 		line = cs_line(w, "engine.write_concurrency");
 		add_need(cfg, TCAP_CONCURRENT_WRITES, line,

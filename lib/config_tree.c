@@ -174,6 +174,7 @@ scalar(struct build *b, const yaml_event_t *ev)
 
 	n->null = is_null(ev);
 	n->has_nul = strlen(s) != len;
+	n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
 	n->text = b->t->text.len;
 	n->len = len;
 	sbuf_add(&b->t->text, s, len);

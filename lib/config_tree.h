@@ -19,6 +19,8 @@ struct cnode {
 	int	 line;		/* 1-based, where the node starts */
 	int	 null;		/* a plain "", "~" or "null" scalar */
 	int	 has_nul;	/* the scalar holds a NUL byte */
+	int	 plain;		/* written unquoted, as a YAML number or
+				   boolean would be */
 	size_t	 text;		/* CN_SCALAR: its bytes' offset in text */
 	size_t	 len;
 	size_t	 first;		/* first child or CN_NONE; a map's children

@@ -982,8 +982,13 @@ const struct msg_counter_def msg_counters[MC_N] = {
 	    "hand." },
 	[MC_TRANSFORM_UNCONVERTED] = { "transform_unconverted", "shaper",
 	    "pg2osync_transform_unconverted_total", "table", NULL, 0,
-	    "Values a transform could not convert, indexed as they arrived, "
-	    "per table and column.", "column" },
+	    "Values a transform could not convert, indexed as they arrived "
+	    "(a pseudonym's as a fixed marker), per table and column.",
+	    "column" },
+	[MC_LOOKUP_MISSES] = { "lookup_misses", "shaper",
+	    "pg2osync_transform_lookup_misses_total", "table", NULL, 0,
+	    "Values a lookup transform had no label for, indexed as they "
+	    "arrived or as its default, per table and column.", "column" },
 	[MC_DOCS_INDEXED] = { "docs_indexed", "writer",
 	    "pg2osync_documents_total", "op", "index", 0,
 	    "Documents written to the target, by operation." },

@@ -46,6 +46,7 @@ static const struct {
 	{ TCAP_STATE_DOCS, "state documents" },
 	{ TCAP_ALIASES, "aliases" },
 	{ TCAP_INDEX_SWAP, "index swaps" },
+	{ TCAP_COMPLETE_DOCS, "completing a document from its stored copy" },
 };
 
 const struct target_module *
@@ -182,6 +183,7 @@ target_proc_init(struct target_proc *p)
 	sbuf_init(&p->body);
 	sbuf_init(&p->query);
 	sbuf_init(&p->scroll);
+	sbuf_init(&p->plan);
 }
 
 void
@@ -200,6 +202,7 @@ target_proc_reset(struct target_proc *p)
 	p->at = p->next_at = 0;
 	p->done = 0;
 	p->poll_ms = 0;
+	p->sent_all = 0;
 	p->page_done = 0;
 	p->page_bytes = 0;
 	p->deleted = p->newer = 0;
@@ -207,6 +210,7 @@ target_proc_reset(struct target_proc *p)
 	sbuf_reset(&p->body);
 	sbuf_reset(&p->query);
 	sbuf_reset(&p->scroll);
+	sbuf_reset(&p->plan);
 }
 
 void
@@ -216,6 +220,7 @@ target_proc_release(struct target_proc *p)
 	sbuf_release(&p->body);
 	sbuf_release(&p->query);
 	sbuf_release(&p->scroll);
+	sbuf_release(&p->plan);
 	free(p->items);
 	memset(p, 0, sizeof(*p));
 }

@@ -80,8 +80,13 @@ enum target_cap {
 	/* two indexes can exchange their contents (and names) atomically:
 	 * a rebuild without aliases swaps a fresh index with the live one */
 	TCAP_INDEX_SWAP		= 1 << 9,
+	/* a document written without fields its update left unchanged
+	 * (PostgreSQL's unchanged out-of-line TOAST values) is completed
+	 * from the stored copy (read_call / read_answer); without it such a
+	 * table needs REPLICA IDENTITY FULL, which sends every value */
+	TCAP_COMPLETE_DOCS	= 1 << 10,
 };
-#define TCAP_ALL	((1u << 10) - 1)
+#define TCAP_ALL	((1u << 11) - 1)
 
 /* a span of an arena (offsets stay valid when the arena grows) */
 struct aspan {
@@ -103,6 +108,8 @@ struct target_write {
 	struct jspan pipeline;	/* raw JSON string, p NULL: none */
 	struct jspan doc;	/* an index: the document as it arrived */
 	uint64_t version;
+	int	 require_alias;	/* an index: refused unless its index name
+				 * is an alias (target.require_alias) */
 };
 
 /* where encode put a write in the arena: the entry is head, document,
@@ -209,6 +216,14 @@ struct target_proc {
 	size_t	 at, next_at;
 	int	 done;
 	long	 poll_ms;
+	/* a write procedure's own memory (the module's): what it planned
+	 * for the body, kept until the procedure ends */
+	struct sbuf plan;
+	/* a write procedure: every request that writes is answered, what
+	 * is left only asks about them (set by the module). A target whose
+	 * writes are tasks applies one index's tasks in the order they were
+	 * sent, so another procedure may start writing behind this one */
+	int	 sent_all;
 	/* after an answer that wrote a page of deletes: its items and
 	 * bytes, for the caller's counters (it zeroes page_done) */
 	int	 page_done;
@@ -328,7 +343,13 @@ struct target_ops {
 	 * unchanged until the end), its next request, and what its answer
 	 * means: TA_NEXT go on (after proc->poll_ms), TA_OK done with
 	 * items[] of the nsent entries filled, else TA_RETRY, TA_REFUSED or
-	 * TA_AUTH with why. A task is done only when it succeeded. */
+	 * TA_AUTH with why (the next call goes on where it stopped). A task
+	 * is done only when it succeeded. The module may send several tasks
+	 * before it asks about any, and may write a document once for
+	 * several entries of it (its last state): an entry whose write a
+	 * later one replaced gets that one's verdict. Once it set sent_all
+	 * it sends nothing that writes: what must be written again is an
+	 * item to retry (ITEM_RETRY), left to the caller. */
 	void	(*write_call)(struct target_proc *, const char *body,
 		    size_t len, struct http_call *);
 	enum target_answer (*write_answer)(struct target_proc *, long status,
@@ -474,14 +495,18 @@ struct target_doc {
 /*
  * Reading every stored document back, for pg2osync verify (NULL: the
  * target cannot, and verify refuses to run). Blocking: every document of
- * the indices a name or glob matches (none when none exists), each to fn,
- * which returns 0 or -1 to stop; *requests counts the requests made. 0,
- * or -1 with err (fn's -1 with err set by fn).
+ * the indices a name or glob matches (none when none exists), each to fn
+ * once, which returns 0 or -1 to stop; *requests counts the requests
+ * made. 0, or -1 with err (fn's -1 with err set by fn). numbers_by_value:
+ * the target gives a number back as the value it parsed (12.50 as 12.5,
+ * digits past a double's lost), not as the text it was sent, so a
+ * comparison of documents compares numbers by value.
  */
 struct target_scan_ops {
 	int	(*scan)(struct target_conn *, const char *index,
 		    int (*fn)(void *arg, const struct target_doc *),
 		    void *arg, uint64_t *requests, struct p2o_err *);
+	int	 numbers_by_value;
 };
 
 struct target_module {

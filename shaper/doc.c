@@ -47,17 +47,6 @@ target(const struct sync_section *sec, const char *name)
 	return name;
 }
 
-static const struct sync_transform *
-transform_of(const struct sync_section *sec, const char *name)
-{
-	int i;
-
-	for (i = 0; i < sec->ntransforms; i++)
-		if (strcmp(sec->transforms[i].name, name) == 0)
-			return &sec->transforms[i];
-	return NULL;
-}
-
 /* is tname a name the document gives something other than column name? */
 static int
 taken(const struct sync_section *sec, const struct view *v,
@@ -81,22 +70,33 @@ taken(const struct sync_section *sec, const struct view *v,
 	return 0;
 }
 
-/* a value that could not be converted: counted per (table, column),
- * warned about once */
+/* a value a transform could not convert, or a lookup found no label
+ * for: counted per (table, column), warned about once. The warning names
+ * the column, never the value (a pseudonym's is not to be seen) */
 static void
-unconverted(struct shaper *sh, const char *rel, const char *column)
+unconverted(struct shaper *sh, const char *rel,
+    const struct sync_transform *t, enum xf_result r)
 {
+	struct kcount *k = r == XF_MISSED ? &sh->lookup_misses :
+	    &sh->unconverted;
 	struct sbuf key = SBUF_INIT;
 
 	sbuf_adds(&key, rel);
 	sbuf_addc(&key, MSG_KEY_SEP);
-	sbuf_adds(&key, column);
-	if (kcount_get(&sh->unconverted, key.buf) == 0)
+	sbuf_adds(&key, t->name);
+	if (kcount_get(k, key.buf) == 0 && r == XF_MISSED)
+		log_warnx("table '%s' column '%s': a value the lookup has no "
+		    "label for is indexed %s (counted in "
+		    "pg2osync_transform_lookup_misses_total; this is said "
+		    "once)", rel, t->name, t->lookup.def_json ? "as the "
+		    "default" : "as it arrived");
+	else if (kcount_get(k, key.buf) == 0)
 		log_warnx("table '%s' column '%s': a value the transform could "
-		    "not convert is indexed as it arrived (counted in "
+		    "not convert is indexed %s (counted in "
 		    "pg2osync_transform_unconverted_total; this is said once)",
-		    rel, column);
-	kcount_add(&sh->unconverted, key.buf, key.len, 1);
+		    rel, t->name, t->kind == XF_PSEUDONYM ? "as the marker '"
+		    XF_PSEUDONYM_MARKER "', never in clear" : "as it arrived");
+	kcount_add(k, key.buf, key.len, 1);
 	sbuf_release(&key);
 }
 
@@ -109,6 +109,7 @@ add_member(struct shaper *sh, const struct sync_section *sec,
     struct sbuf *op, int *first, const char *rel, int element)
 {
 	const struct sync_transform *t;
+	enum xf_result r;
 	const char *tname;
 
 	if (!element && !keep(sec, name))
@@ -121,10 +122,10 @@ add_member(struct shaper *sh, const struct sync_section *sec,
 	*first = 0;
 	sbuf_add_jstr(op, tname, strlen(tname));
 	sbuf_addc(op, ':');
-	if ((t = transform_of(sec, name)) == NULL)
+	if ((t = config_transform_of(sec, name)) == NULL)
 		sbuf_add(op, val.p, val.n);
-	else if (!xf_apply(t, val, op))
-		unconverted(sh, rel, name);
+	else if ((r = xf_apply(t, val, op)) != XF_CONVERTED)
+		unconverted(sh, rel, t, r);
 }
 
 /* a member name as a C string: into buf, or the heap */

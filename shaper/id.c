@@ -221,6 +221,33 @@ id_content(struct jspan row, struct sbuf *id)
 }
 
 int
+id_parent_of(const struct config *cfg, const struct sync_section *child,
+    struct jspan val, struct sbuf *out, char *err, size_t errlen)
+{
+	const struct sync_section *p = &cfg->syncs[child->join.parent_sec];
+	int i;
+
+	/* an element naming its parent is one key: a scalar, never absent */
+	if (jspan_type(val) == J_NULL || jspan_type(val) == J_OBJECT ||
+	    jspan_type(val) == J_ARRAY || has_nul_escape(val)) {
+		snprintf(err, errlen, "join: a fan_out element of column '%s' "
+		    "is %s, and 'parent: {element}' needs each element to be "
+		    "its parent's key", child->fan_out.column,
+		    jspan_type(val) == J_NULL ? "null" : jspan_type(val) ==
+		    J_OBJECT ? "an object" : jspan_type(val) == J_ARRAY ?
+		    "an array" : "a string holding a NUL character");
+		return -1;
+	}
+	for (i = 0; i < p->id_t.nparts; i++) {
+		if (p->id_t.parts[i].column)
+			add_value(out, val, 0);
+		else
+			sbuf_adds(out, p->id_t.parts[i].text);
+	}
+	return 0;
+}
+
+int
 id_parent(const struct config *cfg, const struct sync_section *child,
     const struct view *v, struct sbuf *out, char *err, size_t errlen)
 {
@@ -298,7 +325,10 @@ id_ident(const struct config *cfg, const struct sync_section *sec,
 			return -1;
 		}
 		d->routed = 1;
-	} else if (sec->has_join && sec->join.parent != NULL) {
+	} else if (sec->has_join && sec->join.parent != NULL &&
+	    !sec->join.by_element) {
+		/* (a child whose elements name parents is routed per element,
+		 * shape.c) */
 		if (id_parent(cfg, sec, v, &d->routing, err, errlen) == -1)
 			return -1;
 		d->routed = 1;

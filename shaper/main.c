@@ -106,7 +106,7 @@ static int
 stats_changed(const struct shaperd *d)
 {
 	return d->sh.drift.changed || d->sh.truncates_skipped.changed ||
-	    d->sh.unconverted.changed ||
+	    d->sh.unconverted.changed || d->sh.lookup_misses.changed ||
 	    memcmp(&d->sent, &d->sh.n, sizeof(d->sent)) != 0;
 }
 
@@ -126,6 +126,7 @@ send_stats(struct shaperd *d, long long now)
 	kcount_put_stats(&d->sh.drift, &j, MC_DRIFT);
 	kcount_put_stats(&d->sh.truncates_skipped, &j, MC_TRUNCATES_SKIPPED);
 	kcount_put_stats(&d->sh.unconverted, &j, MC_TRANSFORM_UNCONVERTED);
+	kcount_put_stats(&d->sh.lookup_misses, &j, MC_LOOKUP_MISSES);
 	msg_stats_end(&d->st.ctl.out, &j);
 	sbuf_release(&j);
 	if (ctl_flush(&d->st.ctl) == -1)
@@ -203,7 +204,7 @@ main(int argc, char **argv)
 	}
 	/* the shaper connects to nothing: it needs no secret, so a captured
 	 * stream replays at a desk without the production credentials */
-	if (config_load_with(d.st.cfgpath, CONFIG_SECRETS_NONE, &cfg, &e) == -1 ||
+	if (config_load_with(d.st.cfgpath, CONFIG_SECRET_TRANSFORM, &cfg, &e) == -1 ||
 	    stage_hello(&d.st, &e) == -1)
 		exit(stage_report(&e));
 

@@ -10,6 +10,7 @@
  * doc.c. This file never reads or writes a file descriptor; it logs only
  * schema drift and skipped truncates.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,17 +39,23 @@ idl_reset(struct idlist *l)
 	l->n = 0;
 }
 
+/* a new document: its id to fill (and its routing, rt[n - 1]) */
 static struct sbuf *
 idl_add(struct idlist *l)
 {
 	if (l->n == l->cap) {
 		l->cap = l->cap ? l->cap * 2 : 8;
 		l->id = xrealloc(l->id, (size_t)l->cap * sizeof(*l->id));
+		l->rt = xrealloc(l->rt, (size_t)l->cap * sizeof(*l->rt));
 		memset(l->id + l->n, 0, (size_t)(l->cap - l->n) *
 		    sizeof(*l->id));
+		memset(l->rt + l->n, 0, (size_t)(l->cap - l->n) *
+		    sizeof(*l->rt));
 	}
 	sbuf_reset(&l->id[l->n]);
 	sbuf_add(&l->id[l->n], "", 0);
+	sbuf_reset(&l->rt[l->n]);
+	sbuf_add(&l->rt[l->n], "", 0);
 	return &l->id[l->n++];
 }
 
@@ -57,22 +64,127 @@ idl_release(struct idlist *l)
 {
 	int i;
 
-	for (i = 0; i < l->cap; i++)
+	for (i = 0; i < l->cap; i++) {
 		sbuf_release(&l->id[i]);
+		sbuf_release(&l->rt[i]);
+	}
 	free(l->id);
+	free(l->rt);
 	memset(l, 0, sizeof(*l));
 }
 
+/* the index of document id in l, or -1 */
 static int
-idl_has(const struct idlist *l, const struct sbuf *id)
+idl_find(const struct idlist *l, const struct sbuf *id)
 {
 	int i;
 
 	for (i = 0; i < l->n; i++)
 		if (l->id[i].len == id->len && memcmp(l->id[i].buf, id->buf,
 		    id->len) == 0)
-			return 1;
-	return 0;
+			return i;
+	return -1;
+}
+
+/* the routing of document i of ids (of identity d), NULL when none */
+static const struct sbuf *
+doc_routing(const struct ident *d, const struct idlist *ids, int i)
+{
+	if (ids->own)
+		return &ids->rt[i];
+	return d->routed ? &d->routing : NULL;
+}
+
+static void
+fan_reset(struct fanlist *l)
+{
+	sbuf_reset(&l->text);
+	l->n = 0;
+}
+
+static void
+fan_add(struct fanlist *l, const char *p, size_t n, int quote)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 8;
+		l->end = xrealloc(l->end, (size_t)l->cap * sizeof(*l->end));
+	}
+	if (quote)
+		sbuf_add_jstr(&l->text, p, n);
+	else
+		sbuf_add(&l->text, p, n);
+	l->end[l->n++] = l->text.len;
+}
+
+/* element k of l (valid until l changes) */
+static struct jspan
+fan_elem(const struct fanlist *l, int k)
+{
+	struct jspan e;
+	size_t start = k > 0 ? l->end[k - 1] : 0;
+
+	e.p = l->text.buf + start;
+	e.n = l->end[k] - start;
+	return e;
+}
+
+static void
+fan_release(struct fanlist *l)
+{
+	sbuf_release(&l->text);
+	free(l->end);
+	memset(l, 0, sizeof(*l));
+}
+
+/*
+ * The elements of a fan-out column's value: a JSON array's, or with
+ * fan_out.by a text's, cut at each delimiter, trimmed, the empty ones
+ * dropped (each a JSON string); NULL has none, any other value is one.
+ */
+static void
+fan_elements(const struct sync_section *sec, struct jspan val,
+    struct fanlist *l)
+{
+	const char *by = sec->fan_out.by, *p, *end, *hit, *a, *b;
+	struct jiter it;
+	struct jspan el;
+	char *heap = NULL;
+	size_t n;
+
+	fan_reset(l);
+	if (jspan_type(val) == J_NULL)
+		return;
+	if (jspan_type(val) == J_ARRAY) {
+		jiter_init(&it, val);
+		while (jiter_elem(&it, &el))
+			fan_add(l, el.p, el.n, 0);
+		return;
+	}
+	if (by == NULL || jspan_type(val) != J_STRING) {
+		fan_add(l, val.p, val.n, 0);
+		return;
+	}
+	p = val.p + 1;
+	n = val.n - 2;
+	if (memchr(p, '\\', n) != NULL) {
+		heap = xmalloc(val.n);
+		n = jstr_unescape(val, heap);
+		p = heap;
+	}
+	for (end = p + n; p <= end; p = hit + strlen(by)) {
+		if ((hit = memmem(p, (size_t)(end - p), by, strlen(by))) ==
+		    NULL)
+			hit = end;
+		for (a = p; a < hit && isspace((unsigned char)*a); a++)
+			;
+		for (b = hit; b > a && isspace((unsigned char)b[-1]); b--)
+			;
+		if (b > a)
+			fan_add(l, a, (size_t)(b - a), 1);
+		if (hit == end)
+			break;
+	}
+	free(heap);
 }
 
 /* a section's primary_key as the JSON array a row's "key" is */
@@ -123,6 +235,7 @@ shaper_release(struct shaper *sh)
 	kcount_release(&sh->drift);
 	kcount_release(&sh->truncates_skipped);
 	kcount_release(&sh->unconverted);
+	kcount_release(&sh->lookup_misses);
 	tomb_release(&sh->tombs);
 	tw_release(&sh->toasts);
 	sbuf_release(&sh->fields);
@@ -130,6 +243,8 @@ shaper_release(struct shaper *sh)
 	ident_release(&sh->was);
 	idl_release(&sh->now_ids);
 	idl_release(&sh->was_ids);
+	fan_release(&sh->now_el);
+	fan_release(&sh->was_el);
 	sbuf_release(&sh->parent);
 	sbuf_release(&sh->op);
 	for (i = 0; sh->cfg && i < sh->cfg->nsyncs; i++)
@@ -182,15 +297,18 @@ buf_of(const struct sbuf *b)
 	return b->buf ? b->buf : "";
 }
 
-/* kind, index, id, v and routing of an operation on a document of d */
+/* kind, index, id, v and routing of an operation on document i of ids
+ * (of identity d) */
 static void
 op_begin(struct sbuf *op, enum msg_kind kind, const struct ident *d,
-    const struct sbuf *id, uint64_t v)
+    const struct idlist *ids, int i, uint64_t v)
 {
-	msg_op_begin(op, kind, buf_of(&d->index), d->index.len, buf_of(id),
-	    id->len, v);
-	if (d->routed)
-		msg_op_routing(op, buf_of(&d->routing), d->routing.len);
+	const struct sbuf *rt = doc_routing(d, ids, i);
+
+	msg_op_begin(op, kind, buf_of(&d->index), d->index.len,
+	    buf_of(&ids->id[i]), ids->id[i].len, v);
+	if (rt != NULL)
+		msg_op_routing(op, buf_of(rt), rt->len);
 }
 
 static void
@@ -202,22 +320,25 @@ op_end(struct shaper *sh, struct sbuf *out)
 
 /*
  * The ids of the documents of one version of a row: its id, or one per
- * element of a fan-out column. An element id renders from the merged
- * row: the element (its members, or itself under the element name), then
- * the row without the array.
+ * element of a fan-out column (kept in els for the index ops). An element
+ * id renders from the merged row: the element (its members, or itself
+ * under the element name), then the row without the array. A join child
+ * whose elements name their parents routes each to its own.
  */
 static int
 doc_ids(struct shaper *sh, struct row *r, const struct view *v,
-    const struct ident *d, struct idlist *ids, const char *which,
-    char *err, size_t errlen)
+    const struct ident *d, struct idlist *ids, struct fanlist *els,
+    const char *which, char *err, size_t errlen)
 {
 	const struct sync_section *sec = r->sec;
 	struct view m = *v;
-	struct jspan arr, el;
-	struct jiter it;
+	struct jspan arr;
+	struct sbuf *id;
 	char why[512];
+	int k;
 
 	idl_reset(ids);
+	ids->own = sec->has_join && sec->join.by_element;
 	if (!sec->has_fan_out) {
 		sbuf_add(idl_add(ids), buf_of(&d->id), d->id.len);
 		return 0;
@@ -227,22 +348,16 @@ doc_ids(struct shaper *sh, struct row *r, const struct view *v,
 		    sec->fan_out.column);
 		return row_fail(r, which, why, err, errlen);
 	}
-	if (jspan_type(arr) == J_NULL)
-		return 0;
+	fan_elements(sec, arr, els);
 	m.elem_name = sec->fan_out.element;
 	m.skip = sec->fan_out.column;
-	/* a value that is not an array is one element */
-	if (jspan_type(arr) != J_ARRAY) {
-		m.elem = arr;
-		if (id_template(&sec->fan_out.id_t, &m, idl_add(ids), why,
-		    sizeof(why)) == -1)
+	for (k = 0; k < els->n; k++) {
+		m.elem = fan_elem(els, k);
+		id = idl_add(ids);
+		if (ids->own && id_parent_of(sh->cfg, sec, m.elem,
+		    &ids->rt[ids->n - 1], why, sizeof(why)) == -1)
 			return row_fail(r, which, why, err, errlen);
-		return 0;
-	}
-	jiter_init(&it, arr);
-	while (jiter_elem(&it, &el)) {
-		m.elem = el;
-		if (id_template(&sec->fan_out.id_t, &m, idl_add(ids), why,
+		if (id_template(&sec->fan_out.id_t, &m, id, why,
 		    sizeof(why)) == -1) {
 			snprintf(why + strlen(why), sizeof(why) - strlen(why),
 			    " (fan_out id)");
@@ -255,16 +370,17 @@ doc_ids(struct shaper *sh, struct row *r, const struct view *v,
 /* a document of identity d (its id one of d's documents') for the TOAST
  * window */
 static struct twdoc
-twdoc_of(const struct ident *d, const struct sbuf *id)
+twdoc_of(const struct ident *d, const struct idlist *ids, int i)
 {
+	const struct sbuf *rt = doc_routing(d, ids, i);
 	struct twdoc t;
 
 	t.index = buf_of(&d->index);
 	t.ilen = d->index.len;
-	t.id = buf_of(id);
-	t.idlen = id->len;
-	t.routing = d->routed ? buf_of(&d->routing) : NULL;
-	t.rlen = d->routed ? d->routing.len : 0;
+	t.id = buf_of(&ids->id[i]);
+	t.idlen = ids->id[i].len;
+	t.routing = rt ? buf_of(rt) : NULL;
+	t.rlen = rt ? rt->len : 0;
 	return t;
 }
 
@@ -273,14 +389,14 @@ twdoc_of(const struct ident *d, const struct sbuf *id)
  * unchanged values ending in the document ends */
 static void
 remember_delete(struct shaper *sh, const struct ident *d,
-    const struct sbuf *id, uint64_t v, int ends_chain)
+    const struct idlist *ids, int i, uint64_t v, int ends_chain)
 {
-	struct twdoc t = twdoc_of(d, id);
+	struct twdoc t = twdoc_of(d, ids, i);
 
 	if (!sh->loading)
 		return;
-	tomb_delete(&sh->tombs, buf_of(&d->index), d->index.len, buf_of(id),
-	    id->len, v);
+	tomb_delete(&sh->tombs, buf_of(&d->index), d->index.len,
+	    buf_of(&ids->id[i]), ids->id[i].len, v);
 	if (ends_chain)
 		tw_gone(&sh->toasts, &t);
 }
@@ -311,6 +427,13 @@ same_buf(const struct sbuf *a, const struct sbuf *b)
 	    memcmp(a->buf, b->buf, a->len) == 0);
 }
 
+/* two routings (NULL: none) alike? */
+static int
+same_routing(const struct sbuf *a, const struct sbuf *b)
+{
+	return (a == NULL) == (b == NULL) && (a == NULL || same_buf(a, b));
+}
+
 /*
  * When a row's documents are deleted relative to where they are now:
  * DEL_ALL every one; DEL_AFTER (behind the index ops) those no longer
@@ -327,12 +450,13 @@ selected(const struct shaper *sh, const struct ident *d,
     const struct idlist *ids, int i, enum del_when when)
 {
 	const struct ident *now = &sh->now;
-	int stays, rerouted;
+	int j, stays, rerouted;
 
-	stays = when != DEL_ALL && same_buf(&d->index, &now->index) &&
-	    idl_has(&sh->now_ids, &ids->id[i]);
-	rerouted = stays && !(d->routed == now->routed &&
-	    same_buf(&d->routing, &now->routing));
+	j = when != DEL_ALL && same_buf(&d->index, &now->index) ?
+	    idl_find(&sh->now_ids, &ids->id[i]) : -1;
+	stays = j >= 0;
+	rerouted = stays && !same_routing(doc_routing(d, ids, i),
+	    doc_routing(now, &sh->now_ids, j));
 	return !((when == DEL_BEFORE && !rerouted) ||
 	    (when == DEL_AFTER && stays));
 }
@@ -354,8 +478,8 @@ delete_docs(struct shaper *sh, const struct row *r, const struct ident *d,
 		 * (rerouted()): that op completes its unchanged values
 		 * from the document this delete removes */
 		if (r->src == SHAPE_STREAM && when != DEL_BEFORE)
-			remember_delete(sh, d, &ids->id[i], r->m.v, 1);
-		op_begin(&sh->op, MSG_DELETE, d, &ids->id[i], r->m.v);
+			remember_delete(sh, d, ids, i, r->m.v, 1);
+		op_begin(&sh->op, MSG_DELETE, d, ids, i, r->m.v);
 		op_end(sh, out);
 		if (sec->has_join && sec->join.parent == NULL)
 			cascade(sh, r, d, &ids->id[i], out);
@@ -375,8 +499,8 @@ rerouted(struct shaper *sh, const struct row *r)
 		return;
 	for (i = 0; i < sh->was_ids.n; i++)
 		if (selected(sh, &sh->was, &sh->was_ids, i, DEL_BEFORE))
-			remember_delete(sh, &sh->was, &sh->was_ids.id[i],
-			    r->m.v, 0);
+			remember_delete(sh, &sh->was, &sh->was_ids, i, r->m.v,
+			    0);
 }
 
 /* the toast members of an index op whose document may have moved; 1
@@ -422,7 +546,7 @@ toast_members(struct shaper *sh, const struct row *r, struct sbuf *op,
 static void
 note_write(struct shaper *sh, const struct row *r, int i, int marked)
 {
-	struct twdoc dst = twdoc_of(&sh->now, &sh->now_ids.id[i]), src;
+	struct twdoc dst = twdoc_of(&sh->now, &sh->now_ids, i), src;
 	struct jspan f;
 	uint64_t before;
 
@@ -434,7 +558,7 @@ note_write(struct shaper *sh, const struct row *r, int i, int marked)
 	}
 	/* where toast_members says the values live */
 	src = r->have_was && !r->sec->has_fan_out ?
-	    twdoc_of(&sh->was, &sh->was_ids.id[0]) : dst;
+	    twdoc_of(&sh->was, &sh->was_ids, 0) : dst;
 	before = tomb_removed(&sh->tombs, r->relname, strlen(r->relname),
 	    src.index, src.ilen, src.id, src.idlen);
 	f.p = sh->fields.buf;
@@ -455,7 +579,7 @@ static void
 fill_heads(struct shaper *sh, struct row *r, int i, const struct view *m,
     const char *parent, struct sbuf *out)
 {
-	struct twdoc d = twdoc_of(&sh->now, &sh->now_ids.id[i]);
+	struct twdoc d = twdoc_of(&sh->now, &sh->now_ids, i);
 	const struct tw_chain *c;
 	struct jspan list, name;
 	struct jiter it;
@@ -498,11 +622,9 @@ index_docs(struct shaper *sh, struct row *r, struct sbuf *out)
 	const struct sync_section *sec = r->sec;
 	const char *parent = NULL;
 	struct view m = r->now;
-	struct jspan arr, el = { NULL, 0 };
-	struct jiter it;
-	int i, many, marked;
+	int i, marked;
 
-	if (sec->has_join && sec->join.parent != NULL) {
+	if (sec->has_join && sec->join.parent != NULL && !sh->now_ids.own) {
 		/* the routing is the parent's id (id_ident) */
 		sbuf_reset(&sh->parent);
 		sbuf_add(&sh->parent, buf_of(&sh->now.routing),
@@ -510,20 +632,16 @@ index_docs(struct shaper *sh, struct row *r, struct sbuf *out)
 		sbuf_add(&sh->parent, "", 0);
 		parent = sh->parent.buf;
 	}
-	many = sec->has_fan_out && view_get(&r->now, sec->fan_out.column,
-	    &arr) && jspan_type(arr) == J_ARRAY;
 	if (sec->has_fan_out) {
 		m.elem_name = sec->fan_out.element;
 		m.skip = sec->fan_out.column;
-		if (many)
-			jiter_init(&it, arr);
-		else
-			el = arr;
 	}
 	for (i = 0; i < sh->now_ids.n; i++) {
-		if (many)
-			jiter_elem(&it, &el);
-		m.elem = el;
+		if (sec->has_fan_out)
+			m.elem = fan_elem(&sh->now_el, i);
+		/* each element's parent is its own routing (doc_ids) */
+		if (sh->now_ids.own)
+			parent = buf_of(&sh->now_ids.rt[i]);
 		if (r->src == SHAPE_LOAD) {
 			fill_heads(sh, r, i, &m, parent, out);
 			if (tomb_drops(&sh->tombs, r->relname,
@@ -534,8 +652,7 @@ index_docs(struct shaper *sh, struct row *r, struct sbuf *out)
 				continue;
 			}
 		}
-		op_begin(&sh->op, MSG_INDEX, &sh->now, &sh->now_ids.id[i],
-		    r->m.v);
+		op_begin(&sh->op, MSG_INDEX, &sh->now, &sh->now_ids, i, r->m.v);
 		if (sec->pipeline)
 			msg_op_pipeline(&sh->op, sec->pipeline,
 			    strlen(sec->pipeline));
@@ -635,16 +752,16 @@ shape_row(struct shaper *sh, enum shape_source src, struct jspan obj,
 		if (id_ident(sh->cfg, r.sec, &r.now, r.keys, &sh->now, why,
 		    sizeof(why)) == -1)
 			return row_fail(&r, "new", why, err, errlen);
-		if (doc_ids(sh, &r, &r.now, &sh->now, &sh->now_ids, "new", err,
-		    errlen) == -1)
+		if (doc_ids(sh, &r, &r.now, &sh->now, &sh->now_ids,
+		    &sh->now_el, "new", err, errlen) == -1)
 			return -1;
 	}
 	if (r.have_was) {
 		if (id_ident(sh->cfg, r.sec, &r.was, r.keys, &sh->was, why,
 		    sizeof(why)) == -1)
 			return row_fail(&r, "old", why, err, errlen);
-		if (doc_ids(sh, &r, &r.was, &sh->was, &sh->was_ids, "old", err,
-		    errlen) == -1)
+		if (doc_ids(sh, &r, &r.was, &sh->was, &sh->was_ids,
+		    &sh->was_el, "old", err, errlen) == -1)
 			return -1;
 	}
 

@@ -12,7 +12,8 @@
  *                filed under the hash of
  *   doc.c        a document's body: projection, transforms, renames,
  *                constants, a fan-out element, a join field
- *   transform.c  the six transform operations on one value
+ *   transform.c  the transform operations on one value
+ *   pseudonym.c  AES-SIV (RFC 5297) and the pseudonym tokens made with it
  *   tombstone.c  the tombstone window and the TOAST window
  *   main.c       the loop: stdin, the load fd, stdout, stats
  */
@@ -112,6 +113,7 @@ struct shaper {
 	struct kcount drift;	/* schema drift events, per table */
 	struct kcount truncates_skipped;	/* per table */
 	struct kcount unconverted;	/* per "table<US>column" */
+	struct kcount lookup_misses;	/* per "table<US>column" */
 	struct tombstones tombs;	/* the tombstone window */
 	struct toastwin toasts;		/* the TOAST window */
 	int	 loading;	/* copies may still come: the windows are kept */
@@ -124,8 +126,16 @@ struct shaper {
 	struct ident now, was;
 	struct idlist {
 		struct sbuf *id;
+		struct sbuf *rt;	/* with own: each document's routing */
 		int	 n, cap;
+		int	 own;	/* each document has a routing of its own (a
+				 * join child whose elements name parents) */
 	} now_ids, was_ids;	/* the ids of a row's documents */
+	struct fanlist {
+		struct sbuf text;	/* each element's JSON, in a row */
+		size_t	*end;		/* where each ends in text */
+		int	 n, cap;
+	} now_el, was_el;	/* a fan-out row's elements, now and before */
 	struct sbuf parent, op;
 	struct sbuf fields;	/* an index op's toast list, raw */
 };
@@ -219,6 +229,10 @@ int	id_ident(const struct config *, const struct sync_section *,
 /* a join child's parent id, from the child's parent column */
 int	id_parent(const struct config *, const struct sync_section *child,
 	    const struct view *, struct sbuf *out, char *err, size_t errlen);
+/* the same from the parent's key itself (a fan-out element naming its
+ * document's parent): a scalar, else -1 with err */
+int	id_parent_of(const struct config *, const struct sync_section *child,
+	    struct jspan key, struct sbuf *out, char *err, size_t errlen);
 void	ident_init(struct ident *);
 void	ident_release(struct ident *);
 /* the same document? */
@@ -242,9 +256,43 @@ int	doc_toast(const struct sync_section *, struct jspan toast,
 	    struct sbuf *op);
 
 /* transform.c */
-/* the transformed value of val appended to out: 1 converted or already in
- * the target shape, 0 unconverted (val appended as it arrived) */
-int	xf_apply(const struct sync_transform *, struct jspan val,
+enum xf_result {
+	XF_UNCONVERTED,	/* val appended as it arrived (a pseudonym: the
+			 * fixed marker, never the value) */
+	XF_CONVERTED,	/* converted, or already in the target shape */
+	XF_MISSED	/* a lookup found no label: the value, or the
+			 * default */
+};
+/* the transformed value of val appended to out */
+enum xf_result xf_apply(const struct sync_transform *, struct jspan val,
 	    struct sbuf *out);
+/* what a pseudonym becomes when it cannot be made: never the value */
+#define XF_PSEUDONYM_MARKER	"[unconvertible]"
+
+/* pseudonym.c */
+/* one part of the associated data S2V authenticates */
+struct siv_ad {
+	const unsigned char *p;
+	size_t	 n;
+};
+/* SIV ‖ ciphertext of pt (ptlen bytes) under key (32 bytes: AES-128-SIV,
+ * 64: AES-256-SIV) and the associated data ad[0..nad), into out (room
+ * for 16 + ptlen bytes): 0, or -1 */
+int	siv_seal(const unsigned char *key, size_t keylen,
+	    const struct siv_ad *ad, int nad, const unsigned char *pt,
+	    size_t ptlen, unsigned char *out);
+/* the reverse of in (SIV ‖ ciphertext, len bytes) into out (len - 16
+ * bytes): 0 when it authenticates, else -1 with out wiped */
+int	siv_open(const unsigned char *key, size_t keylen,
+	    const struct siv_ad *ad, int nad, const unsigned char *in,
+	    size_t len, unsigned char *out);
+/* the token of text (n bytes) under p's key and scope appended to out as
+ * a JSON string: 1, or 0 with nothing appended (no key resolved, the
+ * cipher failed) */
+int	pseudonym_seal(const struct sync_pseudonym *, const char *text,
+	    size_t n, struct sbuf *out);
+/* is text a token p's key and scope made? */
+int	pseudonym_is_token(const struct sync_pseudonym *, const char *text,
+	    size_t n);
 
 #endif

@@ -1,20 +1,23 @@
 /*
- * transform.c - the six transform operations (docs/config.md "transform")
- * on one JSON value: hash, redact, json, split, number, date. A closed set
- * with at most one literal parameter each, applied to a value as it
- * arrived; no chaining and nothing evaluated.
+ * transform.c - the transform operations (docs/config.md "transform") on
+ * one JSON value: hash, redact, json, split, number, date, pseudonym and
+ * lookup. A closed set with at most one literal parameter each (a
+ * pseudonym's key and scope, a lookup's map, count as one), applied to a
+ * value as it arrived; no chaining and nothing evaluated.
  *
- * Every operation is idempotent: a value already in the target shape is
- * left as it is, so a replayed row, or a document completed from its
- * stored copy, never changes again. A value an operation cannot convert is
- * written as it arrived, and the caller counts it: the target's mapping
- * decides what a field may hold. NULL stays NULL. Pure: no I/O.
+ * Every operation gives a replayed row the same result, and all but
+ * redact and lookup leave a value already in the target shape as it is. A
+ * value an operation cannot convert is written as it arrived - except by
+ * pseudonym, which fails closed and writes a fixed marker, never the
+ * clear value - and the caller counts it. NULL stays NULL. Pure: no I/O.
  */
 #include <ctype.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "datepat.h"
 #include "shaper.h"
 
 /* a string value's bytes, unescaped (heap when it had escapes) */
@@ -149,25 +152,30 @@ as_is(struct jspan v, enum jtype done, struct sbuf *out)
 	return t == done;
 }
 
+/* an empty string is no element, as string_to_array has it; sep is a
+ * string of any length */
 static int
-op_split(struct jspan v, char sep, struct sbuf *out)
+op_split(struct jspan v, const char *sep, struct sbuf *out)
 {
 	struct text t;
-	size_t i, start = 0;
+	size_t seplen = strlen(sep), start = 0, i;
+	const char *hit;
 	int ok;
 
 	if ((ok = as_is(v, J_ARRAY, out)) != -1)
 		return ok;
 	text_of(v, &t);
 	sbuf_addc(out, '[');
-	/* an empty string is no element, as string_to_array has it */
-	for (i = 0; t.n > 0 && i <= t.n; i++) {
-		if (i < t.n && t.p[i] != sep)
-			continue;
-		if (start > 0)
+	for (i = 0; t.n > 0; i++) {
+		hit = seplen ? memmem(t.p + start, t.n - start, sep, seplen) :
+		    NULL;
+		if (i > 0)
 			sbuf_addc(out, ',');
-		sbuf_add_jstr(out, t.p + start, i - start);
-		start = i + 1;
+		sbuf_add_jstr(out, t.p + start, hit ? (size_t)(hit - t.p) -
+		    start : t.n - start);
+		if (hit == NULL)
+			break;
+		start = (size_t)(hit - t.p) + seplen;
 	}
 	sbuf_addc(out, ']');
 	free(t.heap);
@@ -206,145 +214,10 @@ op_number(struct jspan v, struct sbuf *out)
 	return ok;
 }
 
-/* ---- date ---- */
-
-struct when {
-	int	 y, mo, d, h, mi, s;
-	int	 has_time, has_sec;
-};
-
-/* n to m digits at p[*i]: the value, or -1 */
-static int
-digits(const char *p, size_t len, size_t *i, int min, int max)
-{
-	int v = 0, k = 0;
-
-	while (*i < len && k < max && isdigit((unsigned char)p[*i])) {
-		v = v * 10 + (p[*i] - '0');
-		(*i)++;
-		k++;
-	}
-	return k >= min ? v : -1;
-}
-
-static int
-leap(int y)
-{
-	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-}
-
-static int
-valid(const struct when *w)
-{
-	static const int mdays[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31,
-	    30, 31 };
-	int dim;
-
-	if (w->y < 1 || w->mo < 1 || w->mo > 12 || w->d < 1)
-		return 0;
-	dim = mdays[w->mo - 1] + (w->mo == 2 && leap(w->y));
-	return w->d <= dim && w->h >= 0 && w->h <= 23 && w->mi >= 0 &&
-	    w->mi <= 59 && w->s >= 0 && w->s <= 59;
-}
-
-/* YYYY-MM-DD, then optionally sep hh:mm[:ss[.fraction]][Z|+hh[[:]mm]]:
- * 1 with *date_end (the index after the date) when s is exactly that */
-static int
-iso_like(const char *s, size_t n, char sep, struct when *w)
-{
-	size_t i = 0;
-
-	memset(w, 0, sizeof(*w));
-	if ((w->y = digits(s, n, &i, 4, 4)) < 0 || i >= n || s[i++] != '-' ||
-	    (w->mo = digits(s, n, &i, 2, 2)) < 0 || i >= n ||
-	    s[i++] != '-' || (w->d = digits(s, n, &i, 2, 2)) < 0)
-		return 0;
-	if (i == n)
-		return valid(w);
-	if (s[i++] != sep || (w->h = digits(s, n, &i, 2, 2)) < 0 ||
-	    i >= n || s[i++] != ':' || (w->mi = digits(s, n, &i, 2, 2)) < 0)
-		return 0;
-	w->has_time = 1;
-	if (i < n && s[i] == ':') {
-		i++;
-		if ((w->s = digits(s, n, &i, 2, 2)) < 0)
-			return 0;
-		w->has_sec = 1;
-		if (i < n && s[i] == '.') {
-			i++;
-			if (digits(s, n, &i, 1, 9) < 0)
-				return 0;
-		}
-	}
-	if (i < n && s[i] == 'Z')
-		i++;
-	else if (i < n && (s[i] == '+' || s[i] == '-')) {
-		i++;
-		if (digits(s, n, &i, 2, 2) < 0)
-			return 0;
-		if (i < n && s[i] == ':')
-			i++;
-		if (i < n && digits(s, n, &i, 2, 2) < 0)
-			return 0;
-	}
-	return i == n && valid(w);
-}
-
-/* s by a pattern of YYYY MM DD hh mm ss and literal bytes */
-static int
-by_pattern(const char *pat, const char *s, size_t n, struct when *w)
-{
-	size_t i = 0;
-	int v;
-
-	memset(w, 0, sizeof(*w));
-	while (*pat) {
-		if (strncmp(pat, "YYYY", 4) == 0) {
-			if ((w->y = digits(s, n, &i, 4, 4)) < 0)
-				return 0;
-			pat += 4;
-			continue;
-		}
-		if (strncmp(pat, "MM", 2) == 0 || strncmp(pat, "DD", 2) == 0 ||
-		    strncmp(pat, "hh", 2) == 0 || strncmp(pat, "mm", 2) == 0 ||
-		    strncmp(pat, "ss", 2) == 0) {
-			if ((v = digits(s, n, &i, 1, 2)) < 0)
-				return 0;
-			switch (*pat) {
-			case 'M': w->mo = v; break;
-			case 'D': w->d = v; break;
-			case 'h': w->h = v, w->has_time = 1; break;
-			case 'm': w->mi = v; break;
-			default: w->s = v, w->has_sec = 1; break;
-			}
-			pat += 2;
-			continue;
-		}
-		if (i >= n || s[i] != *pat)
-			return 0;
-		i++;
-		pat++;
-	}
-	return i == n && valid(w);
-}
-
-static void
-add_iso(struct sbuf *out, const struct when *w)
-{
-	sbuf_addf(out, "\"%04d-%02d-%02d", w->y, w->mo, w->d);
-	if (w->has_time)
-		sbuf_addf(out, "T%02d:%02d", w->h, w->mi);
-	if (w->has_sec)
-		sbuf_addf(out, ":%02d", w->s);
-	sbuf_addc(out, '"');
-}
-
 static int
 op_date(struct jspan v, const char *pattern, struct sbuf *out)
 {
 	struct text t;
-	struct when w;
-	char *iso;
 	int ok = 1;
 
 	if (jspan_type(v) != J_STRING) {
@@ -352,46 +225,143 @@ op_date(struct jspan v, const char *pattern, struct sbuf *out)
 		return 0;
 	}
 	text_of(v, &t);
-	if (iso_like(t.p, t.n, 'T', &w))
+	switch (datepat_convert(pattern, t.p, t.n, out)) {
+	case DATEPAT_CONVERTED:
+		break;
+	case DATEPAT_ISO:
 		sbuf_add(out, v.p, v.n);
-	else if (pattern != NULL && by_pattern(pattern, t.p, t.n, &w))
-		add_iso(out, &w);
-	else if (pattern == NULL && iso_like(t.p, t.n, ' ', &w)) {
-		/* the SQL spelling: only the separator differs */
-		iso = xstrndup(t.p, t.n);
-		iso[10] = 'T';
-		sbuf_add_jstr(out, iso, t.n);
-		free(iso);
-	} else {
+		break;
+	default:
 		sbuf_add(out, v.p, v.n);
 		ok = 0;
+		break;
 	}
 	free(t.heap);
 	return ok;
 }
 
-int
+/* a scalar's text form: a string's text, a number or boolean as written;
+ * 0 for an array or an object, which has none */
+static int
+scalar_text(struct jspan v, struct text *t)
+{
+	switch (jspan_type(v)) {
+	case J_STRING:
+		text_of(v, t);
+		return 1;
+	case J_NUMBER:
+	case J_TRUE:
+	case J_FALSE:
+		t->p = v.p;
+		t->n = v.n;
+		t->heap = NULL;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * The value's token. Fails closed: a value with no text form (an array,
+ * an object), or one the cipher could not seal, becomes the fixed marker.
+ * A string that is a token of this key and scope already stays.
+ */
+static int
+op_pseudonym(const struct sync_pseudonym *p, struct jspan v,
+    struct sbuf *out)
+{
+	struct text t;
+	int ok = 0;
+
+	if (scalar_text(v, &t)) {
+		if (jspan_type(v) == J_STRING &&
+		    pseudonym_is_token(p, t.p, t.n)) {
+			sbuf_add(out, v.p, v.n);
+			ok = 1;
+		} else
+			ok = pseudonym_seal(p, t.p, t.n, out);
+		if (t.heap != NULL)
+			OPENSSL_cleanse(t.heap, t.n);
+		free(t.heap);
+	}
+	if (!ok)
+		sbuf_add_jstr(out, XF_PSEUDONYM_MARKER,
+		    strlen(XF_PSEUDONYM_MARKER));
+	return ok;
+}
+
+/* text (n bytes) against a map key: memcmp's order, shorter first */
+static int
+key_cmp(const char *text, size_t n, const char *key)
+{
+	size_t kn = strlen(key);
+	int c = memcmp(text, key, n < kn ? n : kn);
+
+	return c != 0 ? c : n < kn ? -1 : n > kn;
+}
+
+/* the label of the value's text form; an array or an object never
+ * matches */
+static enum xf_result
+op_lookup(const struct sync_lookup *l, struct jspan v, struct sbuf *out)
+{
+	struct text t;
+	int lo = 0, hi = l->nmap - 1, mid, c;
+	const char *hit = NULL;
+
+	if (scalar_text(v, &t)) {
+		while (lo <= hi && hit == NULL) {
+			mid = lo + (hi - lo) / 2;
+			if ((c = key_cmp(t.p, t.n, l->map[mid].name)) == 0)
+				hit = l->map[mid].json;
+			else if (c < 0)
+				hi = mid - 1;
+			else
+				lo = mid + 1;
+		}
+		free(t.heap);
+	}
+	if (hit != NULL) {
+		sbuf_adds(out, hit);
+		return XF_CONVERTED;
+	}
+	if (l->def_json != NULL)
+		sbuf_adds(out, l->def_json);
+	else
+		sbuf_add(out, v.p, v.n);
+	return XF_MISSED;
+}
+
+enum xf_result
 xf_apply(const struct sync_transform *t, struct jspan v, struct sbuf *out)
 {
 	if (jspan_type(v) == J_NULL) {
 		sbuf_add(out, v.p, v.n);
-		return 1;
+		return XF_CONVERTED;
 	}
 	switch (t->kind) {
 	case XF_HASH:
-		return op_hash(v, out);
+		return op_hash(v, out) ? XF_CONVERTED : XF_UNCONVERTED;
 	case XF_REDACT:
 		sbuf_add_jstr(out, t->param, strlen(t->param));
-		return 1;
+		return XF_CONVERTED;
 	case XF_JSON:
-		return op_json(v, out);
+		return op_json(v, out) ? XF_CONVERTED : XF_UNCONVERTED;
 	case XF_SPLIT:
-		return op_split(v, t->param[0], out);
+		return op_split(v, t->param, out) ? XF_CONVERTED :
+		    XF_UNCONVERTED;
 	case XF_NUMBER:
-		return op_number(v, out);
+		return op_number(v, out) ? XF_CONVERTED : XF_UNCONVERTED;
 	case XF_DATE:
-		return op_date(v, t->param, out);
+		return op_date(v, t->param, out) ? XF_CONVERTED :
+		    XF_UNCONVERTED;
+	case XF_PSEUDONYM:
+		return op_pseudonym(&t->pseudonym, v, out) ? XF_CONVERTED :
+		    XF_UNCONVERTED;
+	case XF_LOOKUP:
+		return op_lookup(&t->lookup, v, out);
 	}
+	/* no kind: a transform the configuration did not finish */
 	sbuf_add(out, v.p, v.n);
-	return 0;
+	return XF_UNCONVERTED;
 }

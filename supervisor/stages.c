@@ -35,7 +35,8 @@ const struct sv_stage_def sv_stages[SV_NSTAGES] = {
 	 * that never speaks it (a jq filter) is up once it runs */
 	[SV_SHAPER] = { .role = "shaper", .program = "shaper",
 	    .ctl = SV_CTL_FD3, .stdin_from = SV_CAPTURE, .tap = "events",
-	    .fd4_from = SV_LOADER, .fd4_tap = "loads", .after = -1 },
+	    .fd4_from = SV_LOADER, .fd4_tap = "loads", .after = -1,
+	    .secrets = CONFIG_SECRET_TRANSFORM },
 	[SV_WRITER] = { .role = "writer", .program = "writer",
 	    .ctl = SV_CTL_FD3, .stdin_from = SV_SHAPER, .tap = "ops",
 	    .fd4_from = -1, .needs_hello = 1, .hello_timeout_s = 60,

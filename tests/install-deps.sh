@@ -3,7 +3,7 @@
 # machine (run as root). Idempotent: packages already present are skipped.
 set -eu
 pkgs="gcc make pkg-config clang libclang-rt-14-dev libpq-dev libmariadb-dev libzstd-dev libcurl4-openssl-dev libssl-dev
-libjansson-dev libyaml-dev jq curl python3 perl procps time"
+libjansson-dev libyaml-dev jq curl python3 python3-cryptography perl procps time"
 missing=
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

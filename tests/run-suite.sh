@@ -3,11 +3,13 @@
 #   tests/run-suite.sh a|b|all
 # a: the plain build's unit and golden tests and every integration test
 #    whose source is PostgreSQL (files not named *mysql*) but the target's
-#    faults, the container image and the tarball, the short chaos run
-# b: the MySQL/MariaDB files, the target's faults, refusals and
-#    Meilisearch (9xx), the container image and the tarball (150, 152) on
-#    the plain build, the ASan+UBSan pass, the Elasticsearch 8 and 9
-#    passes and the fuzz targets (needs --es too)
+#    faults, the Meilisearch acceptance tests (946-949), the package, the
+#    chart and the guides (151, 153, 154), the short chaos run
+# b: the MySQL/MariaDB files, the target's faults, refusals and the other
+#    Meilisearch tests (9xx), the container image and the tarball (150,
+#    152) on the plain build, the ASan+UBSan pass, the Elasticsearch 8 and
+#    9 passes and the fuzz targets (needs --es too)
+# Both lanes have a real Meilisearch server (run-with.sh --meili).
 # tests/check.sh runs a and b at once, each with servers of its own: most
 # of a test's time is spent waiting on a server, so two lanes on two cores
 # finish in a little over the longer one's time. Each phase's TAP goes to
@@ -40,18 +42,25 @@ san_unit=(build-san/tests/t-*)
 # the split keeps the lanes about even (the 9xx family waits out outages;
 # of the deployment tests the image and the tarball, 150 and 152, about
 # 90-150 and 70 s, go with them, the package, the chart and the guides,
-# 151, 153 and 154, about 150-170, 10 and 4 s, stay in lane a)
+# 151, 153 and 154, about 150-170, 10 and 4 s, stay in lane a; the
+# Meilisearch acceptance tests, about 100 s, go to lane a, which does not
+# run the ASan pass of the Meilisearch data path)
 b_only='mysql|/9[0-9][0-9]-|/15[02]-'
-a_integ=($(ls tests/integration/*.t | grep -Ev "$b_only") tests/chaos/chaos.t)
-b_integ=($(ls tests/integration/*.t | grep -E "$b_only"))
+a_too='/94[6-9]-'
+a_integ=($(ls tests/integration/*.t | grep -Ev "$b_only") $(ls tests/integration/*.t | grep -E "$a_too")
+	tests/chaos/chaos.t)
+b_integ=($(ls tests/integration/*.t | grep -E "$b_only" | grep -Ev "$a_too"))
 # the sanitizer pass repeats what exercises the most code per minute; the
 # 30-second target outage, the long kill loop and the 200,000-row load stay
-# in the plain pass
+# in the plain pass; Meilisearch's data path (940) and read-back (947), the
+# mapping options and writing only through aliases (406, 407)
 san_integ=(tests/integration/100-*.t tests/integration/11[0-6]-*.t tests/integration/120-*.t
 	tests/integration/200-*.t tests/integration/300-*.t tests/integration/900-*.t
 	tests/integration/310-*.t tests/integration/313-*.t
 	tests/integration/907-*.t tests/integration/221-*.t
 	tests/integration/147-*.t tests/integration/42[0-3]-*.t tests/integration/532-*.t
+	tests/integration/40[67]-*.t
+	tests/integration/940-*.t tests/integration/947-*.t
 	tests/integration/800-*.t tests/integration/81[012]-*.t tests/integration/506-*.t
 	tests/integration/60[0-3]-mysql-*.t tests/integration/620-mysql-*.t
 	tests/integration/630-mysql-*.t tests/integration/650-mysql-*.t
@@ -65,10 +74,14 @@ san_integ=(tests/integration/100-*.t tests/integration/11[0-6]-*.t tests/integra
 # pipeline and join parts need ingest-common and parent-join, which the
 # Elasticsearch test node lacks; 400 needs both throughout), where,
 # transforms, append-only, a load (403-405), the load plan of 50 sections
-# sharing one index in batched requests (812), and credentials and TLS on a
-# secured node (910)
-es_integ=(tests/integration/115-*.t tests/integration/300-*.t tests/integration/301-*.t tests/integration/900-*.t
-	tests/integration/501-*.t tests/integration/40[1-5]-shape-*.t tests/integration/812-*.t tests/integration/910-*.t)
+# sharing one index in batched requests (812), the mapping options of issue
+# 37 and writing only through aliases (406, 407; the join part needs
+# parent-join), credentials and TLS on a secured node (910), verify and its
+# repair (140), the quarantine of refused documents and its replay (930)
+es_integ=(tests/integration/115-*.t tests/integration/140-*.t
+	tests/integration/300-*.t tests/integration/301-*.t tests/integration/900-*.t
+	tests/integration/501-*.t tests/integration/40[1-6]-shape-*.t tests/integration/407-*.t
+	tests/integration/812-*.t tests/integration/910-*.t tests/integration/930-*.t)
 es9_integ=(tests/integration/300-*.t tests/integration/501-*.t tests/integration/910-*.t)
 P2O_ES9_VERSION=${P2O_ES9_VERSION:-9.2.0}
 golden=(tests/golden/run.sh tests/golden/writer/run.sh tests/golden/capture-pg.sh

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "xio.h"
 #include "p2o.h"
 #include "writer.h"
@@ -60,6 +61,7 @@ forget_writers(struct batch *b)
 void
 batch_release(struct batch *b)
 {
+	const struct config *aliases = b->aliases;
 	int i, docs = b->limit_docs;
 	size_t bytes = b->limit_bytes;
 
@@ -69,6 +71,18 @@ batch_release(struct batch *b)
 	forget_writers(b);
 	sbuf_release(&b->arena);
 	batch_init(b, b->tm, docs, bytes);
+	b->aliases = aliases;
+}
+
+/* does the write of m name an alias (target.require_alias)? Those to a
+ * section's index do */
+static int
+names_alias(const struct batch *b, const struct msg_op *m)
+{
+	char name[512];
+
+	return b->aliases != NULL && jstr_copy(m->index, name,
+	    sizeof(name)) == 0 && config_find_index(b->aliases, name) != NULL;
 }
 
 static int
@@ -111,7 +125,8 @@ batch_add(struct batch *b, const struct frame *f, struct p2o_err *err)
 			b->arena.len = arena_len;
 			return p2o_fail(err, P2O_EXIT_DATA, "%s", why);
 		}
-		if (bulk_add_entry(&b->arena, b->tm, &m, op, err) == -1) {
+		if (bulk_add_entry(&b->arena, b->tm, &m, names_alias(b, &m), op,
+		    err) == -1) {
 			b->arena.len = arena_len;
 			return -1;
 		}

@@ -15,7 +15,8 @@
 
 int
 bulk_add_entry(struct sbuf *out, const struct target_module *tm,
-    const struct msg_op *m, struct op *op, struct p2o_err *err)
+    const struct msg_op *m, int require_alias, struct op *op,
+    struct p2o_err *err)
 {
 	struct target_write w;
 	struct target_entry e = { 0 };
@@ -28,6 +29,7 @@ bulk_add_entry(struct sbuf *out, const struct target_module *tm,
 	w.pipeline = m->pipeline;
 	w.doc = m->doc;
 	w.version = m->v;
+	w.require_alias = require_alias && !is_delete;
 	if (tm->ops->encode(out, &w, &e, err) == -1)
 		return -1;
 	op->kind = is_delete ? OP_DELETE : OP_INDEX;

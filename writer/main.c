@@ -96,7 +96,12 @@ static const char usage_text[] =
 "transaction larger than the limits is split. Up to write_concurrency\n"
 "bulk requests are open at once (a written one does not wait for those\n"
 "before it to free its place); a position is reported only when every\n"
-"request before it is written. A failed request is retried with backoff\n"
+"request before it is written. A target whose writes are tasks\n"
+"(Meilisearch) gets a batch's documents and deletes as one task each per\n"
+"index, each document in its last state, and up to 8 batches' tasks in its\n"
+"queue (within the bytes of two), sent in order, each batch's once the\n"
+"last one's are all enqueued; a position is reported only once every task\n"
+"before it succeeded. A failed request is retried with backoff\n"
 "(engine.retry_backoff_ms, 100 ms, doubling to 30 s); a refused document\n"
 "halts progress (it is retried, nothing past it is reported durable)\n"
 "until the target accepts it; with on_permanent_rejection: quarantine it\n"
@@ -509,6 +514,7 @@ setup(struct writer *wr, const char *cfgpath)
 	char redacted[512];
 	struct http_opts hopts;
 	struct p2o_err perr;
+	int depth;
 
 	/* the target's secret only: an ops file replays at a desk without
 	 * the source database's credentials */
@@ -523,8 +529,9 @@ setup(struct writer *wr, const char *cfgpath)
 		log_warnx("target.tls_verify is false: the target's "
 		    "certificate is not checked, anyone on the path can read "
 		    "and change what is written");
-	if (http_pool_init(&wr->pool, WINDOW_SLOTS(cfg.write_concurrency),
-	    cfg.target_url, &hopts, &perr) == -1)
+	depth = window_depth(cfg.target_module, cfg.write_concurrency);
+	if (http_pool_init(&wr->pool, WINDOW_SLOTS(depth), cfg.target_url,
+	    &hopts, &perr) == -1)
 		fatalx(perr.code, "target '%s': %s",
 		    log_redact_url(cfg.target_url, redacted, sizeof(redacted)),
 		    perr.msg);
@@ -533,14 +540,16 @@ setup(struct writer *wr, const char *cfgpath)
 	frame_reader_init(&wr->in, P2O_FD_IN, "stdin");
 	batch_init(&wr->b, cfg.target_module, cfg.batch_size,
 	    cfg.batch_max_bytes);
+	if (cfg.target_require_alias)
+		wr->b.aliases = &cfg;
 	if (sink_init(&wr->sink, cfg.target_module, wr->pool.slot[0].base,
 	    &stats, &cfg, &perr) == -1)
 		fatalx(perr.code, "%s", perr.msg);
-	window_init(&wr->w, cfg.write_concurrency, &wr->sink);
+	window_init(&wr->w, depth, &wr->sink);
 	log_debug("writing to '%s', batches of %d operations or %zu bytes, "
 	    "%d open at once",
 	    log_redact_url(cfg.target_url, redacted, sizeof(redacted)),
-	    cfg.batch_size, cfg.batch_max_bytes, cfg.write_concurrency);
+	    cfg.batch_size, cfg.batch_max_bytes, depth);
 	wr->st = W_PROBE;
 }
 

@@ -141,7 +141,9 @@ index_to_create(struct sink *s, const struct batch *b)
 	static char name[512];
 	int i;
 
-	if (s->cfg == NULL)
+	/* the alias names an index made beforehand; creating one under the
+	 * alias's name would take the name the writes must go through */
+	if (s->cfg == NULL || s->cfg->target_require_alias)
 		return NULL;
 	for (i = 0; i < b->nops; i++) {
 		op = &b->ops[i];
@@ -221,6 +223,7 @@ halt(struct sink *s, struct flush *fl)
 	if (!fl->halted)
 		s->stats->halted++;
 	fl->halted = 1;
+	fl->refused = 1;
 }
 
 /* a refusal is logged once per distinct text for the flush, not per retry */
@@ -343,6 +346,7 @@ flush_begin(struct flush *fl, uint64_t seq)
 	fl->retry_at = 0;
 	fl->poll_at = 0;
 	fl->tasking = 0;
+	fl->refused = 0;
 	fl->backoff_ms = 0;
 	fl->started_us = 0;
 	fl->nasked = fl->nsent = 0;

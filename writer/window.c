@@ -20,6 +20,20 @@
  * Writes of one document with one version are never open at once, since
  * the target cannot order them (overtakes).
  *
+ * A target whose writes are tasks (TCAP_ASYNC_TASKS) applies one index's
+ * tasks in the order they were sent, and writes its store once per batch
+ * of the tasks waiting in its queue, whatever their size: there the window
+ * holds up to WINDOW_TASK_DEPTH flushes (window_depth) within the bytes of
+ * two batches, and a flush sends its writes only once every flush before
+ * it has sent all of its own (may_send), so the later flushes' tasks wait
+ * in the queue behind the first one's, in cut order, and the server takes
+ * them in one batch; a flush that met a refusal holds the later ones back
+ * until it is written. Such
+ * a target keeps no versions: a write sent again lands after everything
+ * sent before it, so a flush building its body (again) leaves out each
+ * write a later flush in the window makes of the same document
+ * (drop_superseded), which is the newer one.
+ *
  * TOAST completion with flushes open: a document whose unchanged fields
  * must be copied may be written by an earlier flush that the target has
  * not taken yet, so the stored copy is stale. The completion then copies
@@ -37,6 +51,13 @@
 #include "xio.h"
 #include "writer.h"
 
+int
+window_depth(const struct target_module *tm, int write_concurrency)
+{
+	return target_can(tm, TCAP_ASYNC_TASKS) ? WINDOW_TASK_DEPTH :
+	    write_concurrency;
+}
+
 void
 window_init(struct window *w, int open_max, struct sink *s)
 {
@@ -44,6 +65,9 @@ window_init(struct window *w, int open_max, struct sink *s)
 
 	memset(w, 0, sizeof(*w));
 	w->open_max = open_max > 0 ? open_max : 1;
+	/* many small flushes of tasks, but not many large ones */
+	w->bytes_batches = target_can(s->tm, TCAP_ASYNC_TASKS) &&
+	    w->open_max > 2 ? 2 : w->open_max;
 	w->cap = WINDOW_SLOTS(w->open_max);
 	order_init(&w->ord, w->cap);
 	w->fl = xcalloc(w->cap, sizeof(*w->fl));
@@ -106,7 +130,7 @@ slot_of(const struct window *w, uint64_t seq)
 
 /*
  * The bytes every flush still in the window holds, written or not: with
- * the batch being read, the writer's bodies stay within open_max + 1
+ * the batch being read, the writer's bodies stay within bytes_batches + 1
  * batches of batch_max_bytes however many written flushes wait for an
  * earlier one.
  */
@@ -199,7 +223,7 @@ window_may_open(const struct window *w, const struct batch *b, int n)
 		return 0;
 	/* the whole arena of b: an upper bound of what ops [0, n) take */
 	if (!order_empty(&w->ord) && held(w) + b->arena.len >
-	    (size_t)w->open_max * b->limit_bytes)
+	    (size_t)w->bytes_batches * b->limit_bytes)
 		return 0;
 	if (overtakes(w, b, n))
 		return 0;
@@ -223,6 +247,55 @@ window_open(struct window *w, struct batch *b, int n)
 		flush_reuse(fl, &w->spare[--w->nspare]);
 	batch_move(b, n, &fl->b);
 	flush_begin(fl, seq);
+}
+
+/* may flush seq send a request that writes? With a target whose writes
+ * are tasks, only once every flush before it that is not written has
+ * sent all of its writes, and has met no refusal: behind a refused
+ * document nothing more is written, as with one flush open */
+static int
+may_send(const struct window *w, uint64_t seq)
+{
+	const struct flush *e;
+	uint64_t s;
+
+	if (!target_can(w->sink->tm, TCAP_ASYNC_TASKS))
+		return 1;
+	for (s = w->ord.head; s < seq; s++) {
+		e = slot_of(w, s);
+		if (order_pending(&w->ord, s) &&
+		    (e->refused || !(e->tasking && e->proc.sent_all)))
+			return 0;
+	}
+	return 1;
+}
+
+/* a target without versions: a flush about to build its body leaves out
+ * each write a later flush in the window makes of the same document */
+static void
+drop_superseded(const struct window *w, uint64_t seq)
+{
+	struct flush *fl = slot_of(w, seq);
+	struct batch *later;
+	struct docref r;
+	struct op *op;
+	uint64_t s;
+	int i;
+
+	if (target_can(w->sink->tm, TCAP_EXTERNAL_VERSIONS) || fl->tasking ||
+	    fl->phase > PH_BULK)
+		return;
+	for (s = seq + 1; s < w->ord.next; s++) {
+		later = &slot_of(w, s)->b;
+		for (i = 0; i < fl->b.nops; i++) {
+			op = &fl->b.ops[i];
+			if (!is_data(op) || op->written)
+				continue;
+			r = docref_of(&fl->b, op, 0);
+			if (batch_last_write(later, &r) >= 0)
+				op->written = 1;
+		}
+	}
 }
 
 /* the request a flush is failing on, for the message that ends it */
@@ -265,6 +338,10 @@ window_next(struct window *w, long long now, int retry, int *slot,
 				continue;
 			fl->poll_at = 0;
 		}
+		/* a flush only asking about its tasks may always ask */
+		if (!(fl->tasking && fl->proc.sent_all) && !may_send(w, seq))
+			continue;
+		drop_superseded(w, seq);
 		nearlier = 0;
 		for (e = w->ord.head; e < seq; e++)
 			w->earlier[nearlier++] = &slot_of(w, e)->b;

@@ -96,6 +96,10 @@ struct op_barrier {
 
 struct batch {
 	const struct target_module *tm;	/* encodes the entries */
+	/* with target.require_alias, the configuration whose sections'
+	 * indices are aliases (NULL: none is); a rebuild's own index
+	 * (pg2osync reindex) is no section's, and is written plainly */
+	const struct config *aliases;
 	struct sbuf arena;	/* bulk entries of the buffered index/delete ops */
 	struct op *ops;
 	int	 nops, cap;
@@ -187,7 +191,8 @@ int	batch_last_write(struct batch *, const struct docref *r);
  * module encodes it); records the spans in op; -1 with err set when the
  * target could not take it */
 int	bulk_add_entry(struct sbuf *out, const struct target_module *,
-	    const struct msg_op *m, struct op *op, struct p2o_err *);
+	    const struct msg_op *m, int require_alias, struct op *op,
+	    struct p2o_err *);
 /* the first attempt of ops [0, n): the arena itself when they are all
  * unwritten, uncompleted and one run of it; the number of entries, their
  * indexes in sent[], or -1 when the body must be built */
@@ -286,6 +291,7 @@ struct flush {
 	int	 attempts;	/* failed attempts since it last progressed */
 	long long failing_since;	/* monotonic ms of the first of them */
 	int	 halted;	/* its last answer was a refusal */
+	int	 refused;	/* it met a refusal since it was cut */
 	long long started_us;	/* wall clock µs: its first request left */
 	struct flush_arrays arr;
 	int	 nasked, nsent;
@@ -446,6 +452,8 @@ struct window {
 	int	 cap;		/* WINDOW_SLOTS(open_max): written flushes
 				 * wait here for the ones before them */
 	int	 open_max;	/* flushes not yet written, at most */
+	int	 bytes_batches;	/* the flushes in it hold at most the bytes
+				 * of as many batches */
 	int	 barrier;	/* a flush ending in a clear is open */
 	uint64_t reported_pos;	/* the last position window_report gave */
 	int	 reported_any;
@@ -459,6 +467,13 @@ struct window {
  * is written stays until every flush before it is, and must not take a
  * request's place meanwhile */
 #define WINDOW_SLOTS(open_max)	(2 * (open_max))
+/* the flushes a window keeps unwritten at once: write_concurrency, or
+ * WINDOW_TASK_DEPTH for a target whose writes are tasks (the later
+ * flushes' wait in its queue while the first one's run, and the server
+ * takes them in one batch; one flush sends writes at a time, and the
+ * window holds the bytes of two batches at most) */
+#define WINDOW_TASK_DEPTH	8
+int	window_depth(const struct target_module *, int write_concurrency);
 /* open_max flushes unwritten at once (write_concurrency) */
 void	window_init(struct window *, int open_max, struct sink *);
 void	window_release(struct window *);

@@ -47,19 +47,14 @@ static const char identity_sql[] =
  * Every column, by attnum: its type (the exact one, which a boundary is
  * cast to: bit(4), not bit), whether pgoutput sends it (from PostgreSQL
  * 15 a publication may list columns; generated columns never), whether a
- * value may be stored out of line (a variable length type whose storage
- * allows it, unless a varchar(n) or char(n) too short to ever reach the
- * TOAST threshold, about 2 kB at 4 bytes a character) and whether the
- * role may read it.
+ * value may be stored out of line (PGCAT_TOASTABLE) and whether the role
+ * may read it.
  */
 #define COLUMNS_HEAD \
     "SELECT a.attname, a.atttypid, " \
     "pg_catalog.format_type(a.atttypid, a.atttypmod), "
 #define COLUMNS_TAIL \
-    ", a.attlen = -1 AND a.attstorage IN ('x', 'e') " \
-    "AND NOT (a.atttypid IN ('pg_catalog.varchar'::pg_catalog.regtype, " \
-    "'pg_catalog.bpchar'::pg_catalog.regtype) " \
-    "AND a.atttypmod BETWEEN 5 AND 504), " \
+    ", " PGCAT_TOASTABLE ", " \
     "pg_catalog.has_column_privilege(a.attrelid, a.attnum, 'SELECT') " \
     "FROM pg_catalog.pg_attribute a WHERE a.attrelid = $1 " \
     "AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum"

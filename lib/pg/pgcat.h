@@ -70,6 +70,17 @@ struct pgcat_table {
 	int	 nchildren;	/* of them inheritance children */
 };
 
+/* a column (pg_attribute a) whose values may be stored out of line: a
+ * variable length type whose storage allows it, unless a varchar(n) or
+ * char(n) too short to ever reach the TOAST threshold, about 2 kB at 4
+ * bytes a character. Such a value is left out of an UPDATE that does not
+ * change it, unless the table's replica identity is FULL */
+#define PGCAT_TOASTABLE \
+    "a.attlen = -1 AND a.attstorage IN ('x', 'e') " \
+    "AND NOT (a.atttypid IN ('pg_catalog.varchar'::pg_catalog.regtype, " \
+    "'pg_catalog.bpchar'::pg_catalog.regtype) " \
+    "AND a.atttypmod BETWEEN 5 AND 504)"
+
 /* pgcat.c */
 
 /*

@@ -597,6 +597,7 @@ pg_setup_sql(struct sbuf *b, const struct config *cfg, const char *role)
 	    cfg->path, db[0] ? db : "the source url names", db[0] ? db : "DB");
 	script_role(b, cfg, role);
 	script_identity(b, cfg);
+	pg_toast_script(b, cfg);
 	script_publications(b, cfg);
 	sbuf_addf(b, "\n-- The replication slot '%s' is created by pg2osync "
 	    "(bootstrap, or the first start):\n-- it needs only the role's "

@@ -99,6 +99,11 @@ const struct target_module target_elasticsearch = {
 	.state_place = "index '" OS_STATE_INDEX "'",
 	.caps = TCAP_EXTERNAL_VERSIONS | TCAP_CONCURRENT_WRITES |
 	    TCAP_ROUTING | TCAP_JOIN | TCAP_PIPELINES | TCAP_MAPPINGS |
-	    TCAP_STATE_DOCS | TCAP_ALIASES,
+	    TCAP_STATE_DOCS | TCAP_ALIASES | TCAP_COMPLETE_DOCS,
 	.ops = &ops,
+	/* the quarantine and the read-back speak _bulk, _search and the
+	 * scroll API, which both engines answer the same */
+	.rejects = &os_rejects_ops,
+	.rejects_place = "index '" OS_REJECTS_INDEX "'",
+	.scan = &os_scan_ops,
 };

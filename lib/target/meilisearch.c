@@ -1,14 +1,10 @@
 /*
  * meilisearch.c - the Meilisearch 1.x target: its probe, index names,
- * errors, and the data path. A write is an asynchronous task: the
- * request that adds or deletes documents only enqueues one (202 and a
- * taskUid), and the documents count as written when GET /tasks/<uid>
- * says it succeeded. So the writes of a flush are a procedure
- * (write_call / write_answer): each run of entries of one index and one
- * kind is one task, sent and then polled to its end before the next run
- * is sent, and the flush is answered only when every task before its
- * position has succeeded. A failed task refuses the documents it held,
- * with the task's code and message.
+ * errors, the entries of the data path, and the clear of an index. A
+ * write is an asynchronous task: the request that adds or deletes
+ * documents only enqueues one (202 and a taskUid), and the documents
+ * count as written when the task succeeded - the writes of a flush are a
+ * procedure of tasks, meilisearch_write.c.
  *
  * Meilisearch keeps no versions of ours: only one write request is open
  * at a time (no TCAP_CONCURRENT_WRITES, so engine.write_concurrency above
@@ -104,14 +100,14 @@ ms_task_uid(const struct sbuf *resp, uint64_t *uid)
 }
 
 int
-ms_task_state(const struct sbuf *resp, char *code, size_t ccap,
-    char *message, size_t mcap)
+ms_task_view(struct jspan obj, char *code, size_t ccap, char *message,
+    size_t mcap)
 {
-	struct jspan obj, v, e;
+	struct jspan v, e;
 
 	code[0] = message[0] = '\0';
-	if (ms_body_object(resp->buf, resp->len, &obj) == -1 ||
-	    !jobj_get(obj, "status", &v) || jspan_type(v) != J_STRING)
+	if (jspan_type(obj) != J_OBJECT || !jobj_get(obj, "status", &v) ||
+	    jspan_type(v) != J_STRING)
 		return -1;
 	if (jstr_eq(v, "enqueued") || jstr_eq(v, "processing"))
 		return 0;
@@ -128,6 +124,18 @@ ms_task_state(const struct sbuf *resp, char *code, size_t ccap,
 			copy_cut(v, message, mcap);
 	}
 	return 2;
+}
+
+int
+ms_task_state(const struct sbuf *resp, char *code, size_t ccap,
+    char *message, size_t mcap)
+{
+	struct jspan obj;
+
+	code[0] = message[0] = '\0';
+	if (ms_body_object(resp->buf, resp->len, &obj) == -1)
+		return -1;
+	return ms_task_view(obj, code, ccap, message, mcap);
 }
 
 /* index uids: letters, digits, '-' and '_', at most 400 bytes */
@@ -239,17 +247,39 @@ add_raw(struct sbuf *out, struct jspan s, struct aspan *at)
 	sbuf_add(out, s.p, s.n);
 }
 
-/* an entry is one line of our own, read back by write_call:
- * {"index":<uid>,"id":<id>,"doc":<document>}  or  ..,"delete":true} */
+/*
+ * An entry is one line of our own, read back by the write procedure
+ * (meilisearch_write.c):
+ *   {"index":<uid>,"id":<id>,"doc":<document>}  or  ..,"delete":true}
+ * A document with a member named as our primary key is refused: the
+ * server takes the last of two members of one name, so that column's
+ * value, not our id, would name the document.
+ */
 static int
 encode(struct sbuf *out, const struct target_write *w,
     struct target_entry *e, struct p2o_err *err)
 {
 	size_t start = out->len;
+	struct jspan own;
+	char name[800];
 
 	if (w->routing.p || (w->pipeline.p && !w->del))
 		return p2o_fail(err, P2O_EXIT_CONFIG, "meilisearch takes no "
 		    "routing and no pipeline");
+	if (!w->del && jobj_get(w->doc, MS_PRIMARY_KEY, &own)) {
+		char ix[256], id[512];
+
+		if (jstr_copy(w->index, ix, sizeof(ix)) == -1)
+			snprintf(ix, sizeof(ix), "(long name)");
+		if (jstr_copy(w->id, id, sizeof(id)) == -1)
+			snprintf(id, sizeof(id), "(long id)");
+		snprintf(name, sizeof(name), "%s/%s", ix, id);
+		return p2o_fail(err, P2O_EXIT_DATA, "document '%s' has a "
+		    "member '" MS_PRIMARY_KEY "', the attribute target "
+		    "meilisearch keeps our document id in: rename that "
+		    "column (sync.<name>.transform, or leave it out with "
+		    "exclude_columns)", name);
+	}
 	e->entry.off = e->head.off = start;
 	sbuf_adds(out, "{\"index\":");
 	add_raw(out, w->index, &e->index);
@@ -269,128 +299,6 @@ encode(struct sbuf *out, const struct target_write *w,
 	}
 	e->entry.len = out->len - start;
 	return 0;
-}
-
-/* the entry at body[at..]: its index, id, document (p NULL: a delete) and
- * where the next begins; -1 at the end or on a line that is not ours */
-static int
-entry_at(const char *body, size_t len, size_t at, struct jspan *index,
-    struct jspan *id, struct jspan *doc, size_t *next)
-{
-	const char *nl;
-	struct jspan obj;
-	size_t off;
-
-	if (at >= len)
-		return -1;
-	nl = memchr(body + at, '\n', len - at);
-	*next = nl ? (size_t)(nl - body) + 1 : len;
-	obj.p = body + at;
-	obj.n = (nl ? (size_t)(nl - body) : len) - at;
-	if (jscan_validate(obj.p, obj.n, &off, NULL) == -1 ||
-	    !jobj_get(obj, "index", index) || !jobj_get(obj, "id", id))
-		return -1;
-	if (!jobj_get(obj, "doc", doc))
-		doc->p = NULL, doc->n = 0;
-	return 0;
-}
-
-/* a document with our id as its primary key, ahead of its own members
- * (a column of that name would be a second member: the task fails) */
-static void
-add_doc(struct sbuf *out, struct jspan id, struct jspan doc)
-{
-	size_t i = 1;
-
-	sbuf_adds(out, "{\"" MS_PRIMARY_KEY "\":");
-	sbuf_add(out, id.p, id.n);
-	while (i < doc.n && (doc.p[i] == ' ' || doc.p[i] == '\n' ||
-	    doc.p[i] == '\t' || doc.p[i] == '\r'))
-		i++;
-	if (i < doc.n && doc.p[i] != '}')
-		sbuf_addc(out, ',');
-	sbuf_add(out, doc.p + 1, doc.n - 1);
-}
-
-/*
- * The next request of the writes of body: the poll of the open task, or
- * the task of the next run of entries of one index and one kind (adds
- * replace whole documents; deletes are one delete-batch of ids).
- */
-static void
-write_call(struct target_proc *p, const char *body, size_t len,
-    struct http_call *call)
-{
-	struct jspan index, id, doc, i2, id2, doc2;
-	size_t next, at;
-	char uid[512];
-	int del, n = 0;
-
-	if (p->task_open) {
-		sbuf_reset(&p->path);
-		sbuf_addf(&p->path, "/tasks/%llu",
-		    (unsigned long long)p->task);
-		http_call_set(call, "GET", p->path.buf, NULL, NULL, 0);
-		return;
-	}
-	sbuf_reset(&p->body);
-	if (entry_at(body, len, p->at, &index, &id, &doc, &next) == -1) {
-		/* not ours: answered as refused by write_answer */
-		p->npage = 0;
-		http_call_set(call, "GET", "/health", NULL, NULL, 0);
-		return;
-	}
-	del = doc.p == NULL;
-	sbuf_addc(&p->body, '[');
-	for (at = p->at; entry_at(body, len, at, &i2, &id2, &doc2,
-	    &next) == 0; at = next) {
-		if (i2.n != index.n || memcmp(i2.p, index.p, index.n) != 0 ||
-		    (doc2.p == NULL) != del)
-			break;
-		if (n++)
-			sbuf_addc(&p->body, ',');
-		if (del)
-			sbuf_add(&p->body, id2.p, id2.n);
-		else
-			add_doc(&p->body, id2, doc2);
-	}
-	sbuf_addc(&p->body, ']');
-	p->npage = n;
-	p->next_at = at;
-	if (jstr_copy(index, uid, sizeof(uid)) == -1)
-		uid[0] = '\0';
-	ms_index_path(&p->path, uid, del ? "/documents/delete-batch" :
-	    "/documents?primaryKey=" MS_PRIMARY_KEY);
-	http_call_set(call, "POST", p->path.buf, "application/json",
-	    p->body.buf, p->body.len);
-}
-
-static void
-set_items(struct item_result *items, int from, int n, int del,
-    enum item_verdict v, const char *type, const char *reason)
-{
-	int i;
-
-	for (i = from; i < from + n; i++) {
-		items[i].verdict = v;
-		items[i].del = del;
-		items[i].status = v == ITEM_OK ? 200 : v == ITEM_RETRY ? 503 :
-		    400;
-		snprintf(items[i].type, sizeof(items[i].type), "%s", type);
-		snprintf(items[i].reason, sizeof(items[i].reason), "%s",
-		    reason);
-	}
-}
-
-/* the kind of the entries from p->at (1 deletes) */
-static int
-run_is_delete(const char *body, size_t len, size_t at)
-{
-	struct jspan index, id, doc;
-	size_t next;
-
-	return entry_at(body, len, at, &index, &id, &doc, &next) == 0 &&
-	    doc.p == NULL;
 }
 
 /* the answer to a request that enqueues a task (a write, a clear):
@@ -426,65 +334,10 @@ poll_failed(struct target_proc *p, long status, enum target_answer a,
 	return a == TA_AUTH ? TA_AUTH : TA_RETRY;
 }
 
-static enum target_answer
-write_answer(struct target_proc *p, long status, const struct sbuf *resp,
-    const char *body, size_t len, int nsent, struct item_result *items,
-    char *why, size_t whylen)
-{
-	enum target_answer a = ms_status_class(status);
-	char code[96], msg[320];
-	int del = run_is_delete(body, len, p->at);
-
-	p->poll_ms = 0;
-	if (!p->task_open) {
-		if (p->npage == 0) {
-			snprintf(why, whylen, "a write the module did not "
-			    "encode");
-			return TA_REFUSED;
-		}
-		return task_opened(p, a, resp, "write", why, whylen);
-	}
-	if (a != TA_OK)
-		return poll_failed(p, status, a, resp, why, whylen);
-	switch (ms_task_state(resp, code, sizeof(code), msg, sizeof(msg))) {
-	case 0:
-		p->poll_ms = MS_POLL_MS;
-		return TA_NEXT;
-	case 1:
-		set_items(items, p->done, p->npage, del, ITEM_OK, "", "");
-		p->done += p->npage;
-		p->at = p->next_at;
-		p->task_open = 0;
-		if (p->at < len && p->done < nsent)
-			return TA_NEXT;
-		return TA_OK;
-	case 2:
-		/* the run is refused; what follows it is not sent: it waits
-		 * behind the refusal as a retry */
-		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
-		    " (task %llu)", (unsigned long long)p->task);
-		set_items(items, p->done, p->npage, del, ITEM_REJECT,
-		    code[0] ? code : "task_failed", msg);
-		set_items(items, p->done + p->npage,
-		    nsent - p->done - p->npage, 0, ITEM_RETRY,
-		    "not_sent", "after a refused task");
-		p->task_open = 0;
-		return TA_OK;
-	case 3:
-		snprintf(why, whylen, "task %llu was canceled",
-		    (unsigned long long)p->task);
-		p->task_open = 0;
-		return TA_RETRY;
-	default:
-		snprintf(why, whylen, "GET /tasks/%llu is not a task",
-		    (unsigned long long)p->task);
-		return TA_RETRY;
-	}
-}
-
 /* TOAST completion would read the stored documents back: not written
- * for this module, so an unchanged TOAST value is a refusal the operator
- * sees (REPLICA IDENTITY FULL sends every value) */
+ * for this module (no TCAP_COMPLETE_DOCS: pg2osync validate fails such a
+ * table without REPLICA IDENTITY FULL), so an unchanged TOAST value met
+ * all the same is a refusal the operator sees */
 static void
 read_call(const struct docref *refs, int n, struct sbuf *body,
     struct http_call *call)
@@ -549,7 +402,10 @@ proc_answer(struct target_proc *p, long status, const struct sbuf *resp,
 		return poll_failed(p, status, a, resp, why, whylen);
 	switch (ms_task_state(resp, code, sizeof(code), msg, sizeof(msg))) {
 	case 0:
-		p->poll_ms = MS_POLL_MS;
+		/* asked again after a back-off, doubling from MS_POLL_MS */
+		p->poll_ms = MS_POLL_MS << (p->step < 5 ? p->step++ : 5);
+		if (p->poll_ms > MS_POLL_MAX_MS)
+			p->poll_ms = MS_POLL_MAX_MS;
 		return TA_NEXT;
 	case 1:
 		p->task_open = 0;
@@ -582,8 +438,8 @@ static const struct target_ops ops = {
 	.create_call = create_call,
 	.create_answer = create_answer,
 	.encode = encode,
-	.write_call = write_call,
-	.write_answer = write_answer,
+	.write_call = ms_write_call,
+	.write_answer = ms_write_answer,
 	.read_call = read_call,
 	.read_answer = read_answer,
 	.proc_call = proc_call,
@@ -614,6 +470,7 @@ const struct target_module target_meilisearch = {
 	.state_place = "files under target.state_dir",
 	.caps = TCAP_ASYNC_TASKS | TCAP_INDEX_SWAP,
 	.ops = &ops,
+	.scan = &ms_scan_ops,
 	/* a Meilisearch key, master or API, is a bearer token */
 	.api_key_scheme = "Bearer",
 };

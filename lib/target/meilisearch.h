@@ -15,8 +15,11 @@
 #define MS_MAJOR	1
 
 /* how long to wait before asking again about a task still enqueued or
- * processing: short, since the position it covers waits for it */
-#define MS_POLL_MS	20
+ * processing: short at first, since the position it covers waits for it,
+ * doubling up to MS_POLL_MAX_MS while it runs (a real server takes from
+ * tens of milliseconds to seconds a batch) */
+#define MS_POLL_MS	10
+#define MS_POLL_MAX_MS	200
 
 /* a blocking wait for a task gives up after this long: ckpt retries */
 #define MS_TASK_WAIT_MS	60000
@@ -35,6 +38,17 @@ int	ms_task_uid(const struct sbuf *resp, uint64_t *uid);
  * (code and message of its error), 3 canceled */
 int	ms_task_state(const struct sbuf *resp, char *code, size_t ccap,
 	    char *message, size_t mcap);
+/* the same of a task object (an element of GET /tasks' results) */
+int	ms_task_view(struct jspan task, char *code, size_t ccap,
+	    char *message, size_t mcap);
+
+/* meilisearch_write.c - the write procedure (target_ops.write_call,
+ * write_answer) */
+void	ms_write_call(struct target_proc *, const char *body, size_t len,
+	    struct http_call *);
+enum target_answer ms_write_answer(struct target_proc *, long status,
+	    const struct sbuf *resp, const char *body, size_t len, int nsent,
+	    struct item_result *items, char *why, size_t whylen);
 
 /* meilisearch_state.c */
 int	ms_state_get(struct target_conn *, const char *key, struct sbuf *doc,
@@ -67,6 +81,9 @@ int	ms_index_state(struct target_conn *, const char *name,
 int	ms_mapping_conflicts(struct target_conn *, const char *index,
 	    const char *body, struct sbuf *report, int *n, struct p2o_err *);
 int	ms_refresh(struct target_conn *, const char *indices, struct p2o_err *);
+
+/* meilisearch_scan.c */
+extern const struct target_scan_ops ms_scan_ops;
 
 /* meilisearch_rebuild.c */
 int	ms_doc_count(struct target_conn *, const char *index, uint64_t *n,

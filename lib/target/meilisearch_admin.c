@@ -46,15 +46,17 @@ int
 ms_wait_task(struct target_conn *c, uint64_t task, char *code, size_t ccap,
     char *msg, size_t mcap, struct p2o_err *err)
 {
-	struct timespec ts = { 0, MS_POLL_MS * 1000000L };
+	struct timespec ts;
 	struct sbuf path = SBUF_INIT, resp = SBUF_INIT;
 	struct http_call call;
-	long status, waited;
+	long status, waited, wait_ms = MS_POLL_MS;
 	int rc = -1, st;
 
 	sbuf_addf(&path, "/tasks/%llu", (unsigned long long)task);
 	http_call_set(&call, "GET", path.buf, NULL, NULL, 0);
-	for (waited = 0; waited < MS_TASK_WAIT_MS; waited += MS_POLL_MS) {
+	for (waited = 0; waited < MS_TASK_WAIT_MS; waited += wait_ms,
+	    wait_ms = wait_ms * 2 > MS_POLL_MAX_MS ? MS_POLL_MAX_MS :
+	    wait_ms * 2) {
 		if (target_request(c, &call, &resp, &status, err) == -1)
 			break;
 		if (status != 200) {
@@ -71,6 +73,8 @@ ms_wait_task(struct target_conn *c, uint64_t task, char *code, size_t ccap,
 			    "succeed", (unsigned long long)task);
 			break;
 		}
+		ts.tv_sec = wait_ms / 1000;
+		ts.tv_nsec = (wait_ms % 1000) * 1000000L;
 		nanosleep(&ts, NULL);
 	}
 	if (waited >= MS_TASK_WAIT_MS)

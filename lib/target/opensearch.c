@@ -287,6 +287,11 @@ os_create_answer(long status, const struct sbuf *resp, char *why,
 	if (status == 400 &&
 	    strcmp(type, "resource_already_exists_exception") == 0)
 		return TA_EXISTS;
+	/* an alias has the name: writes go through it to its index */
+	if (status == 400 &&
+	    strcmp(type, "invalid_index_name_exception") == 0 &&
+	    strstr(reason, "already exists as alias") != NULL)
+		return TA_EXISTS;
 	return os_answer_class(status, resp->buf, resp->len);
 }
 
@@ -329,6 +334,9 @@ os_encode(struct sbuf *out, const struct target_write *w,
 		sbuf_adds(out, ",\"pipeline\":");
 		add_raw(out, w->pipeline, &e->pipeline);
 	}
+	/* the engine reads the flag on index actions only */
+	if (w->require_alias && !w->del)
+		sbuf_adds(out, ",\"require_alias\":true");
 	sbuf_adds(out, "}}\n");
 	e->head.len = out->len - start;
 	e->doc.off = e->doc.len = 0;
@@ -367,6 +375,23 @@ item_verdict(int del, int status, const char *type, const char *reason)
 		return type[0] ? ITEM_REJECT : ITEM_RETRY;
 	}
 	return ITEM_REJECT;
+}
+
+/* the engine's words for a write refused because its name is not an
+ * alias, prefixed with the rule that asked for one */
+static void
+alias_rule(struct item_result *it)
+{
+	static const char rule[] = "target.require_alias: every write must "
+	    "name an alias, and this names an index or nothing: ";
+	char was[sizeof(it->reason)];
+	size_t n = sizeof(rule) - 1;
+
+	memcpy(was, it->reason, sizeof(was));
+	memcpy(it->reason, rule, n);
+	/* the engine's words, cut to what is left */
+	memcpy(it->reason + n, was, sizeof(it->reason) - n - 1);
+	it->reason[sizeof(it->reason) - 1] = '\0';
 }
 
 /*
@@ -471,6 +496,9 @@ read_items(const char *body, size_t len, int nsent,
 		if (jobj_get(val, "error", &e))
 			error_fields(e, items[i].type, sizeof(items[i].type),
 			    items[i].reason, sizeof(items[i].reason));
+		/* a write to an index, not an alias: say which rule it broke */
+		if (strstr(items[i].reason, "require_alias") != NULL)
+			alias_rule(&items[i]);
 		items[i].verdict = item_verdict(items[i].del, items[i].status,
 		    items[i].type, items[i].reason);
 		i++;
@@ -588,7 +616,7 @@ const struct target_module target_opensearch = {
 	.state_place = "index '" OS_STATE_INDEX "'",
 	.caps = TCAP_EXTERNAL_VERSIONS | TCAP_CONCURRENT_WRITES |
 	    TCAP_ROUTING | TCAP_JOIN | TCAP_PIPELINES | TCAP_MAPPINGS |
-	    TCAP_STATE_DOCS | TCAP_ALIASES,
+	    TCAP_STATE_DOCS | TCAP_ALIASES | TCAP_COMPLETE_DOCS,
 	.ops = &ops,
 	.rejects = &os_rejects_ops,
 	.rejects_place = "index '" OS_REJECTS_INDEX "'",

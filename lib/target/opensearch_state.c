@@ -253,15 +253,30 @@ os_load_settings(struct target_conn *c, const char *index,
     struct sbuf *orig, int *found, struct p2o_err *err)
 {
 	struct sbuf path = SBUF_INIT, resp = SBUF_INIT;
-	struct jspan obj, ix, settings, v;
-	int rc;
+	struct jspan obj, ix, settings, v, name;
+	struct jiter it;
+	int rc, n = 0;
 
 	*found = 0;
 	sbuf_reset(orig);
 	os_index_path(&path, index, "/_settings?flat_settings=true");
 	if ((rc = get_object(c, path.buf, &resp, &obj, err)) != 1)
 		goto out;
-	if (!jobj_get(obj, index, &ix) || jspan_type(ix) != J_OBJECT ||
+	/* an alias answers under the index it names: one index is the
+	 * load's, whose settings the alias's own suspend and restore reach */
+	if (!jobj_get(obj, index, &ix)) {
+		jiter_init(&it, obj);
+		while (jiter_member(&it, &name, &v))
+			if (n++ == 0)
+				ix = v;
+		if (n != 1) {
+			rc = p2o_fail(err, P2O_EXIT_REFUSED, "'%s' names %d "
+			    "indices: a load writes through a name of one",
+			    index, n);
+			goto out;
+		}
+	}
+	if (jspan_type(ix) != J_OBJECT ||
 	    !jobj_get(ix, "settings", &settings) ||
 	    jspan_type(settings) != J_OBJECT) {
 		rc = p2o_fail(err, P2O_EXIT_TEMPFAIL, "unexpected response");

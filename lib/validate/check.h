@@ -71,6 +71,24 @@ const char *check_mb(int64_t bytes, char *buf, size_t len);
 /* pg.c: the PostgreSQL checks (cfg holds the source's secret) */
 void	validate_pg(struct check_report *, const struct config *);
 
+/* pg_toast.c: a table whose updates the target cannot complete */
+struct pgcat_table;
+/* the tables of t (itself, each table under it that holds rows) whose
+ * replica identity must be FULL because cfg's target cannot complete a
+ * document an UPDATE sends without its unchanged out-of-line (TOAST)
+ * values: named in tables, their TOAST-able columns in cols, the ALTERs
+ * in alter (each a comma or "; " list); how many, 0 for none */
+int	pg_toast_needs_full(const struct pgcat_table *, const struct config *,
+	    struct sbuf *tables, struct sbuf *cols, struct sbuf *alter);
+/* validate's line for it: a failure naming the table, the columns and
+ * the ALTER (0), or nothing (1) */
+int	check_toast(struct check_report *, const struct pgcat_table *,
+	    const struct config *);
+/* setup-sql: the statements that make each section's tables FULL where
+ * such a column exists, decided on the server; nothing when cfg's target
+ * completes documents */
+void	pg_toast_script(struct sbuf *, const struct config *);
+
 /* my.c: the MySQL and MariaDB checks (cfg holds the source's secret) */
 void	validate_my(struct check_report *, const struct config *);
 

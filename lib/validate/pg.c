@@ -174,6 +174,7 @@ table(struct check_report *r, struct pg_conn *c, const struct config *cfg,
 		ok = 0;
 	}
 	readable(r, t, role);
+	ok &= check_toast(r, t, cfg);
 	/* a filter naming a missing column is said once, above */
 	if (named)
 		filter(r, c, t);

@@ -94,7 +94,13 @@ indices(struct check_report *r, struct target_conn *tc,
 			continue;
 		}
 		body = config_index_body(cfg, s->index);
-		if (st.alias && !st.write_index)
+		if (cfg->target_require_alias && !st.alias)
+			check_fail(r, "target: '%s' is %s, and target."
+			    "require_alias writes only through an alias: create "
+			    "an index and an alias '%s' naming it (pg2osync "
+			    "reindex builds both)", s->index, st.exists ?
+			    "an index, not an alias" : "not there", s->index);
+		else if (st.alias && !st.write_index)
 			check_fail(r, "target: index name '%s' is an alias of %d "
 			    "indices and none is its write index: the target "
 			    "refuses writes to it (name an index, or set "

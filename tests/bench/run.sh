@@ -11,8 +11,21 @@
 # one that cannot be installed keeps its column, which says why.
 # BENCH_TARGET=elasticsearch: the same against an Elasticsearch 8 node
 # (pg2osync and the ceiling; the peers only with BENCH_TOOLS).
+# BENCH_TARGET=meilisearch: pg2osync's loads and streaming beside a minimal
+# client's ceiling on a real Meilisearch server (tests/bench/meili.py;
+# ROWS defaults to 100,000 there, the server is P2O_MEILI_BIN's).
 set -eu
 cd "$(dirname "$0")/../.."
+if [ "${BENCH_TARGET:-opensearch}" = meilisearch ]; then
+	ROWS=${1:-100000}
+	case $ROWS in
+	'' | *[!0-9]*) echo "usage: $0 [ROWS]" >&2; exit 64 ;;
+	esac
+	tests/install-deps.sh
+	make -s all
+	export PGOPTIONS="-c client_min_messages=warning"
+	exec tests/servers/run-with.sh --pg --meili -- python3 tests/bench/meili.py "$ROWS"
+fi
 ROWS=${1:-1000000}
 case $ROWS in
 '' | *[!0-9]*) echo "usage: $0 [ROWS]" >&2; exit 64 ;;
@@ -31,6 +44,6 @@ node=--os
 case ${BENCH_TARGET:-opensearch} in
 opensearch) ;;
 elasticsearch) node=--es ;;
-*) echo "run.sh: BENCH_TARGET must be opensearch or elasticsearch" >&2; exit 64 ;;
+*) echo "run.sh: BENCH_TARGET must be opensearch, elasticsearch or meilisearch" >&2; exit 64 ;;
 esac
 exec tests/servers/run-with.sh --pg $node -- python3 tests/bench/bench.py "$ROWS"

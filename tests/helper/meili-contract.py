@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """meili-contract.py PORT [DELAY_MS] - a contract test server for the
 Meilisearch target: it behaves as Meilisearch 1.x's documented HTTP API
-says, on loopback, for the parts pg2osync uses. It is not a real
-Meilisearch server (none can be installed on these machines) and holds no
-search engine: it keeps documents in memory and answers what the
-documentation says a server answers.
+says, on loopback, for the parts pg2osync uses, and where a real server
+(tests/servers/meilisearch.sh, 1.50.0) was seen to answer otherwise, as
+that server does. It holds no search engine: it keeps documents in memory.
+The tests run against the real server; this one is for what a real server
+cannot do on demand (a task held enqueued or processing: /_contract).
 
 What the documentation says, and this server does:
   - Every write is an asynchronous task: the request is answered 202 with a
@@ -14,7 +15,9 @@ What the documentation says, and this server does:
     "succeeded" or "failed", a failed task carrying "error": {"message",
     "code", "type", "link"}. A task is processed DELAY_MS (default 30) after
     it is started.
-  - GET /tasks?statuses= lists tasks, newest first.
+  - GET /tasks?statuses=&types=&indexUids=&uids=&limit= lists tasks, newest
+    first, with "total" the count of all that match and "limit" (default
+    20) of them in "results".
   - GET /health {"status": "available"}; GET /version {"pkgVersion", ...}.
   - POST /indexes {"uid", "primaryKey"} (task indexCreation; fails with
     index_already_exists); GET /indexes/{uid} (404 index_not_found).
@@ -25,16 +28,21 @@ What the documentation says, and this server does:
     511 bytes) with invalid_document_id naming the document); PUT updates
     (merges) instead.
   - POST /indexes/{uid}/documents/delete-batch [ids] and DELETE
-    /indexes/{uid}/documents (task documentDeletion; index_not_found when
-    there is no index).
-  - GET /indexes/{uid}/documents/{id} (404 document_not_found) and GET
-    /indexes/{uid}/documents?offset=&limit= {"results", "offset", "limit",
-    "total"}.
+    /indexes/{uid}/documents (task documentDeletion; the task fails with
+    index_not_found when there is no index, as a real server's does).
+  - A document naming its primary key twice is written under the last
+    value (the real server takes the last member of a name).
+  - GET /indexes/{uid}/documents/{id} (404 document_not_found), GET
+    /indexes/{uid}/documents?offset=&limit= and POST
+    /indexes/{uid}/documents/fetch {"offset", "limit"}: {"results",
+    "offset", "limit", "total"} (404 index_not_found).
   - POST /swap-indexes [{"indexes": [a, b]}, ...] (task indexSwap,
     indexUid null, details {"swaps": [...]}): every pair exchanges its
     documents and settings, atomically - all or none; in the task history
-    every mention of one uid becomes the other. A missing index fails the
-    task with index_not_found ("Indexes `x` not found."); an index named
+    every mention of one uid becomes the other, an earlier swap's details
+    too (as a real server rewrites them). A missing index fails the
+    task with index_not_found ("Index `x` not found.", "Indexes `x`, `y`
+    not found." for several); an index named
     twice is answered 400 invalid_swap_duplicate_index_found at once.
   - DELETE /indexes/{uid} (task indexDeletion; index_not_found when there
     is none).
@@ -69,7 +77,7 @@ import urllib.parse
 
 PORT = int(sys.argv[1])
 DELAY = (int(sys.argv[2]) if len(sys.argv) > 2 else 30) / 1000.0
-VERSION = "1.11.3"
+VERSION = "1.50.0"
 MASTER_KEY = os.environ.get("MEILI_MASTER_KEY") or None
 ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,511}$")
 LINK = "https://docs.meilisearch.com/errors#"
@@ -160,8 +168,7 @@ def add_work(uid, docs, pk_param, replace):
                          "`primaryKey` query parameter.")
         if pk_param is not None and pk_param != pk:
             return error("index_primary_key_already_exists",
-                         "Index `%s`: Index already has a primary key: `%s`."
-                         % (uid, pk))
+                         "Index already has a primary key: `%s`." % pk)
         staged = {}
         # the whole task fails, none of its documents is written
         for d in docs:
@@ -221,15 +228,20 @@ def swap_work(pairs):
     def work(t):
         missing = sorted({u for p in pairs for u in p if u not in indexes})
         if missing:
-            return error("index_not_found", "Indexes %s not found."
-                         % ", ".join("`%s`" % u for u in missing))
+            return error("index_not_found", "%s %s not found." % (
+                "Index" if len(missing) == 1 else "Indexes",
+                ", ".join("`%s`" % u for u in missing)))
+        other = {}
         for a, b in pairs:
             indexes[a], indexes[b] = indexes[b], indexes[a]
-            for o in tasks:
-                if o["indexUid"] == a:
-                    o["indexUid"] = b
-                elif o["indexUid"] == b:
-                    o["indexUid"] = a
+            other[a], other[b] = b, a
+        # the whole history, as a real server rewrites it: each task's
+        # index and the uids an earlier swap named (this one's too)
+        for o in tasks:
+            o["indexUid"] = other.get(o["indexUid"], o["indexUid"])
+            for sw in (o["details"] or {}).get("swaps", []) \
+                    if o["type"] == "indexSwap" and o is not t else []:
+                sw["indexes"] = [other.get(u, u) for u in sw["indexes"]]
         return None
     return work
 
@@ -305,13 +317,23 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                    "commitDate": "2024-01-01T00:00:00Z",
                                    "pkgVersion": VERSION})
         if method == "GET" and parts == ["tasks"]:
-            want = set(filter(None, q.get("statuses", "").split(",")))
+            def among(name):
+                return set(filter(None, q.get(name, "").split(",")))
+            statuses, types = among("statuses"), among("types")
+            indexes_, uids = among("indexUids"), among("uids")
+            limit = int(q.get("limit", 20))
             with lock:
                 res = [public(t) for t in reversed(tasks)
-                       if not want or t["status"] in want]
-            return self.send(200, {"results": res, "total": len(res),
-                                   "limit": len(res), "from": None,
-                                   "next": None})
+                       if (not statuses or t["status"] in statuses) and
+                       (not types or t["type"] in types) and
+                       (not indexes_ or t["indexUid"] in indexes_) and
+                       (not uids or str(t["uid"]) in uids)]
+            page = res[:limit]
+            return self.send(200, {"results": page, "total": len(res),
+                                   "limit": limit,
+                                   "from": page[0]["uid"] if page else None,
+                                   "next": res[limit]["uid"]
+                                   if len(res) > limit else None})
         if method == "GET" and len(parts) == 2 and parts[0] == "tasks":
             with lock:
                 i = int(parts[1]) if parts[1].isdigit() else -1
@@ -345,7 +367,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     "several times." % ", ".join("`%s`" % u for u in dup)))
             return self.send(202, enqueue(
                 None, "indexSwap", swap_work(pairs),
-                {"swaps": [{"indexes": list(p)} for p in pairs]}))
+                {"swaps": [{"indexes": list(p), "rename": False}
+                           for p in pairs]}))
         if len(parts) >= 2 and parts[0] == "indexes":
             uid = parts[1]
             rest = parts[2:]
@@ -398,6 +421,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.send(202, enqueue(
                     uid, "documentDeletion", delete_work(uid, None),
                     {"deletedDocuments": None}))
+            if rest == ["documents", "fetch"] and method == "POST":
+                body = body if isinstance(body, dict) else {}
+                with lock:
+                    ix = indexes.get(uid)
+                    if ix is None:
+                        return self.send(404, error(
+                            "index_not_found", "Index `%s` not found." % uid))
+                    docs = list(ix["docs"].values())
+                off = int(body.get("offset", 0))
+                lim = int(body.get("limit", 20))
+                return self.send(200, {"results": docs[off:off + lim],
+                                       "offset": off, "limit": lim,
+                                       "total": len(docs)})
             if rest[:1] == ["documents"] and method == "GET":
                 with lock:
                     ix = indexes.get(uid)

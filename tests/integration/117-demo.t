@@ -63,7 +63,7 @@ ok $(awk -v t="$after" -v m=$BOUND 'BEGIN { exit !(t <= m) }'; echo $?) \
 
 # what the newcomer was shown: the count once the load is over, each step
 count=$(grep -A1 'opensearch> GET products/_count' "$T/demo.log" | sed -n 2p | cut -d' ' -f2- | jq -r .count 2>/dev/null)
-ok $([ "$count" = 100000 ]; echo $?) "after 'the initial load runs beside the stream' the index holds the 100,000 rows (shown: $count)"
+ok $([ "$count" = 20000 ]; echo $?) "after 'the initial load runs beside the stream' the index holds the 20,000 rows (shown: $count)"
 ids() {	# ids STEP: the ids the demo listed after the step's heading
 	awk -v s="== $1" 'index($0, s) {on = 1; next} on && /==/ {exit} on' "$T/demo.log" |
 		cut -d' ' -f2- | grep '^{"_id"' | jq -r ._id | tr '\n' ' '

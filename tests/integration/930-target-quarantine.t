@@ -58,19 +58,19 @@ ok $([ "$(lsn_num "$ck2")" -gt "$(lsn_num "$ck1")" ]; echo $?) "the checkpoint m
 rec=$(curl -sS -XPOST "$OS_URL/.pg2osync_rejects/_search" -H 'content-type: application/json' \
 	-d "{\"query\":{\"term\":{\"stream\":\"$STREAM\"}}}" | jq -c '.hits.hits[0]._source')
 ok $(echo "$rec" | jq -e '.op == "index" and .index == "'${S}_strict'" and .id == "2" and .table == "public.strict"
-	and (.position | length > 0) and (.reason | test("mapper_parsing_exception")) and .doc.b == "not a number"' >/dev/null; echo $?) \
+	and (.position | length > 0) and (.reason | test("mapper_parsing_exception|document_parsing_exception")) and .doc.b == "not a number"' >/dev/null; echo $?) \
 	"the record holds the operation, index, id, table, position, reason and document"
 wait_for 10 bash -c "curl -s http://127.0.0.1:$METRICS_PORT/metrics | grep -qE '^pg2osync_rejected_total\\{(.*,)?table=\"public.strict\"(,.*)?\\} 1$'"
 ok $? "pg2osync_rejected_total{table=\"public.strict\"} 1"
 grep -q "document '${S}_strict/2' quarantined" "$T/sup.log"; ok $? "the quarantine is logged"
 
 pg2osync rejects -c "$T/cfg.yaml" > "$T/list" 2>&1; rc=$?
-ok $([ $rc = 0 ] && grep -q "^${S}_strict/2 at [0-9A-F]*/[0-9A-F]*: mapper_parsing_exception" "$T/list" &&
+ok $([ $rc = 0 ] && grep -q "^${S}_strict/2 at [0-9A-F]*/[0-9A-F]*: \(mapper\|document\)_parsing_exception" "$T/list" &&
 	grep -q "^1 refused document in index '.pg2osync_rejects'" "$T/list"; echo $?) "rejects lists it and the total"
 sed 's/^/#   /' "$T/list"
 
 pg2osync rejects -c "$T/cfg.yaml" --replay > "$T/replay" 2>&1; rc=$?
-ok $([ $rc = 1 ] && grep -q "still refused: mapper_parsing_exception" "$T/replay" &&
+ok $([ $rc = 1 ] && grep -q "still refused: \(mapper\|document\)_parsing_exception" "$T/replay" &&
 	grep -q "^replayed 0, still refused 1" "$T/replay"; echo $?) "--replay while the mapping still refuses it: kept, exit $rc"
 ok $([ "$(records)" = 1 ]; echo $?) "... and its record stays"
 

@@ -12,7 +12,7 @@ OS_URL=${OS_URL:-http://127.0.0.1:9}	# no OpenSearch needed
 . "$TOP/tests/meili-lib.sh"
 
 S=p2o_meilistate
-meili_start 30
+meili_start
 mkmeili "$T/cfg.yaml" $S $S mstate
 F="$T/state/postgres%3A$S"
 whole() { jq -e '.version and .doc.pos and .doc.text' "$F" >/dev/null 2>&1; }
@@ -51,8 +51,11 @@ acked=$((pos + 1000))
 	done
 ) &
 LOOP=$!; cleanup_add $LOOP
+# (until 20 kills landed: a put takes a few milliseconds, and a kill sent
+# between two puts finds no ckpt to kill)
 bad=0; n=0
-for i in $(seq 1 40); do
+for i in $(seq 1 400); do
+	[ $n -ge 20 ] && break
 	sleep 0.0$((RANDOM % 10))
 	pid=$(pgrep -P $LOOP -x ckpt | head -1)
 	[ -n "$pid" ] && kill -KILL $pid 2>/dev/null && n=$((n + 1))

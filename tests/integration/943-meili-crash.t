@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# Meilisearch, against the contract server (the documented API, not a real
-# server): a client writes continuously while every process of the
-# pipeline is killed with -9, rounds of it; the slot's confirmed position
-# never passes the checkpoint in the state file, and in the end the
-# server's documents equal the table by content. Tasks enqueued before a
-# kill stay in the server's queue, as Meilisearch keeps them, and run
-# before those the restarted writer sends again.
+# Meilisearch, against a real server: a client writes continuously while
+# every process of the pipeline is killed with -9, rounds of it; the slot's
+# confirmed position never passes the checkpoint in the state file, and in
+# the end the server's documents equal the table by content. Tasks
+# enqueued before a kill stay in the server's queue and run before those
+# the restarted writer sends again.
 OS_URL=${OS_URL:-http://127.0.0.1:9}	# no OpenSearch needed
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/meili-lib.sh"
@@ -14,7 +13,8 @@ S=p2o_meilicrash
 ROUNDS=${P2O_CRASH_ROUNDS:-6}
 drop_slot $S
 psql_q -c "drop table if exists mcrash; create table mcrash (id int primary key, v int not null, note text)"
-meili_start 20; ok $? "contract server up"
+meili_start; ok $? "$MEILI_KIND up"
+meili_drop ${S}_mcrash
 METRICS_PORT=$(free_port)
 RECONNECT_MAX=50 mkmeili "$T/cfg.yaml" $S $S mcrash
 crash_load_sql "$T/load.sql" mcrash 1000
@@ -33,7 +33,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 done
 ok $viol "after $ROUNDS kill -9 of every process the slot never passed the checkpoint"
 kill $LOAD; wait $LOAD 2>/dev/null
-diag "table has $(psql_q -c 'select count(*) from mcrash') rows, the server ran $(meili_tasks succeeded) tasks"
+diag "table has $(psql_q -c 'select count(*) from mcrash') rows, the server ran $(meili_tasks succeeded ${S}_mcrash) tasks"
 check "the documents equal the table by content after the kills" -- meili_wait_equal mcrash ${S}_mcrash 120
 kill_pipeline
 check "slot not past the checkpoint at the end" -- slot_not_past_ckpt $S "$T/cfg.yaml" "$CREATED"

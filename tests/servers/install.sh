@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install what the test servers need. Idempotent, quiet unless failing.
-#   tests/servers/install.sh [pg] [mariadb] [opensearch] [elasticsearch]
+#   tests/servers/install.sh [pg] [mariadb] [opensearch] [elasticsearch] [meilisearch]
 #   (no args = pg mariadb opensearch)
 # OpenSearch: the integ-test zip from Maven Central plus the modules the
 # project uses (lang-painless, reindex, parent-join, ingest-common,
@@ -10,13 +10,16 @@
 # x-pack-security; the other modules are not published for 8.x) plus a
 # test-only analysis plugin built here from es-analysis-plugin/, into
 # .../elasticsearch-<version>/.
+# Meilisearch: nothing is downloaded (no registry ships its server for these
+# machines): the binary P2O_MEILI_BIN names is checked, and its service user
+# made.
 set -eu
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 p2o_need_root
 
-want_pg='' want_mariadb='' want_os='' want_es=''
+want_pg='' want_mariadb='' want_os='' want_es='' want_meili=''
 [ $# = 0 ] && set -- pg mariadb opensearch
 for a in "$@"; do
     case $a in
@@ -24,7 +27,8 @@ for a in "$@"; do
         mariadb | mysql) want_mariadb=1 ;;
         opensearch | os) want_os=1 ;;
         elasticsearch | es) want_es=1 ;;
-        *) p2o_die "unknown component '$a' (expected pg, mariadb, opensearch, elasticsearch)" ;;
+        meilisearch | meili) want_meili=1 ;;
+        *) p2o_die "unknown component '$a' (expected pg, mariadb, opensearch, elasticsearch, meilisearch)" ;;
     esac
 done
 
@@ -38,6 +42,17 @@ pkgs+=(procps)
 p2o_apt_ensure "${pkgs[@]}"
 
 [ -x "$P2O_PG_BIN/initdb" ] || [ -z "$want_pg" ] || p2o_die "$P2O_PG_BIN/initdb missing after install"
+
+# --- Meilisearch -----------------------------------------------------------
+
+if [ -n "$want_meili" ]; then
+    p2o_meili_bin >/dev/null || p2o_die "no Meilisearch $P2O_MEILI_MAJOR.x server at '$P2O_MEILI_BIN' (set P2O_MEILI_BIN to one)"
+    if ! id -u "$P2O_MEILI_USER" >/dev/null 2>&1; then
+        useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
+            "$P2O_MEILI_USER" 2>/dev/null || id -u "$P2O_MEILI_USER" >/dev/null 2>&1 \
+            || p2o_die "could not create user $P2O_MEILI_USER"
+    fi
+fi
 [ -z "$want_os$want_es" ] && exit 0
 
 # --- OpenSearch and Elasticsearch ------------------------------------------

@@ -226,3 +226,21 @@ p2o_es_dist() {
     [ "$(cat "$d/.p2o-plugin-digest" 2>/dev/null)" = "$(p2o_es_plugin_digest)" ] || return 1
     echo "$d"
 }
+
+# The Meilisearch server: no registry ships it for these machines, so it
+# is the binary P2O_MEILI_BIN names, by default the one beside a fresh
+# clone (../shared/tools/meilisearch/meilisearch from the checkout's top)
+P2O_MEILI_BIN=${P2O_MEILI_BIN:-$(cd "$P2O_SERVERS_HOME/../.." && pwd)/../shared/tools/meilisearch/meilisearch}
+P2O_MEILI_USER=p2o-meili
+# the major version the Meilisearch target serves
+P2O_MEILI_MAJOR=1
+
+# Echo the Meilisearch binary when it is there and is a 1.x server; fail
+# otherwise.
+p2o_meili_bin() {
+    local v
+    [ -x "$P2O_MEILI_BIN" ] || return 1
+    v=$("$P2O_MEILI_BIN" --version 2>/dev/null) || return 1
+    case $v in "meilisearch $P2O_MEILI_MAJOR."*) ;; *) return 1 ;; esac
+    echo "$P2O_MEILI_BIN"
+}

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC1091,SC2329 # env files exist only at run time; trap handlers
 # Run a command with throw-away servers, always stopping them afterwards.
-#   tests/servers/run-with.sh [--pg] [--mariadb] [--os] [--es] -- CMD ARGS...
+#   tests/servers/run-with.sh [--pg] [--mariadb] [--os] [--es] [--meili] -- CMD ARGS...
 # CMD sees the variables of each server's env file (see pg.sh, mariadb.sh,
-# opensearch.sh, elasticsearch.sh) and P2O_SERVERS_DIR; the servers' DIRs
-# are $P2O_SERVERS_DIR/pg, $P2O_SERVERS_DIR/mariadb, $P2O_SERVERS_DIR/os and
-# $P2O_SERVERS_DIR/es. With --es and without --os, the tests' target is the
+# opensearch.sh, elasticsearch.sh, meilisearch.sh) and P2O_SERVERS_DIR; the
+# servers' DIRs are $P2O_SERVERS_DIR/pg, $P2O_SERVERS_DIR/mariadb,
+# $P2O_SERVERS_DIR/os, $P2O_SERVERS_DIR/es and $P2O_SERVERS_DIR/meili. With --es and without --os, the tests' target is the
 # Elasticsearch node: OS_URL names it and P2O_TARGET=elasticsearch.
 # Exits with CMD's status (or non-zero when a server could not start).
 set -eu
@@ -14,14 +14,15 @@ set -eu
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-usage() { p2o_die "usage: $p2o_prog [--pg] [--mariadb] [--os] [--es] -- CMD [ARGS...]"; }
-want_pg='' want_mariadb='' want_os='' want_es=''
+usage() { p2o_die "usage: $p2o_prog [--pg] [--mariadb] [--os] [--es] [--meili] -- CMD [ARGS...]"; }
+want_pg='' want_mariadb='' want_os='' want_es='' want_meili=''
 while [ $# -gt 0 ]; do
     case $1 in
         --pg) want_pg=1 ;;
         --mariadb) want_mariadb=1 ;;
         --os | --opensearch) want_os=1 ;;
         --es | --elasticsearch) want_es=1 ;;
+        --meili | --meilisearch) want_meili=1 ;;
         --) shift; break ;;
         *) usage ;;
     esac
@@ -35,6 +36,7 @@ comps=()
 [ -n "$want_mariadb" ] && comps+=(mariadb)
 [ -n "$want_os" ] && comps+=(opensearch)
 [ -n "$want_es" ] && comps+=(elasticsearch)
+[ -n "$want_meili" ] && comps+=(meilisearch)
 if [ ${#comps[@]} -gt 0 ]; then
     "$P2O_SERVERS_HOME/install.sh" "${comps[@]}"
 fi
@@ -72,6 +74,9 @@ cleanup() {
     if [ -d "$P2O_SERVERS_DIR/es" ]; then
         "$P2O_SERVERS_HOME/elasticsearch.sh" stop "$P2O_SERVERS_DIR/es" || src=1
     fi
+    if [ -d "$P2O_SERVERS_DIR/meili" ]; then
+        "$P2O_SERVERS_HOME/meilisearch.sh" stop "$P2O_SERVERS_DIR/meili" || src=1
+    fi
     if [ -d "$P2O_SERVERS_DIR/pg" ]; then
         "$P2O_SERVERS_HOME/pg.sh" stop "$P2O_SERVERS_DIR/pg" || src=1
     fi
@@ -107,6 +112,11 @@ if [ -n "$want_pg" ]; then
     mkdir -p "$P2O_SERVERS_DIR/pg"
     "$P2O_SERVERS_HOME/pg.sh" start "$P2O_SERVERS_DIR/pg"
     . "$P2O_SERVERS_DIR/pg/env"
+fi
+if [ -n "$want_meili" ]; then
+    mkdir -p "$P2O_SERVERS_DIR/meili"
+    "$P2O_SERVERS_HOME/meilisearch.sh" start "$P2O_SERVERS_DIR/meili"
+    . "$P2O_SERVERS_DIR/meili/env"
 fi
 if [ -n "$want_mariadb" ]; then
     mkdir -p "$P2O_SERVERS_DIR/mariadb"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of the servers started by run-with.sh: checks each server whose
 # variables are set. Example:
-#   tests/servers/run-with.sh --pg --mariadb --os -- tests/servers/selftest.sh
+#   tests/servers/run-with.sh --pg --mariadb --os --meili -- tests/servers/selftest.sh
 set -eu
 pass=0 fail=0
 check() { # name command...
@@ -57,6 +57,34 @@ if [ -n "${OS_URL:-}" ]; then
     check os-count has '"count":1' json GET /p2o-selftest/_count
     check os-cleanup has '"acknowledged":true' json DELETE /p2o-selftest
     check os-pipeline-cleanup has '"acknowledged":true' json DELETE /_ingest/pipeline/p2o-selftest
+fi
+
+if [ -n "${MEILI_URL:-}" ]; then
+    # the key from a curl config file, on no argv
+    mcfg=$(mktemp)
+    trap 'rm -f "$mcfg"' EXIT
+    printf 'header = "Authorization: Bearer %s"\n' "$MEILI_MASTER_KEY" >"$mcfg"
+    meili() { # method path [body]
+        curl -sS -f -m 60 -K "$mcfg" -X "$1" "$MEILI_URL$2" -H 'content-type: application/json' ${3:+-d "$3"}
+    }
+    meili_task() { # method path [body]: the request's task waited for
+        local uid st i
+        uid=$(meili "$@" | sed -n 's/.*"taskUid":\([0-9]*\).*/\1/p')
+        [ -n "$uid" ] || return 1
+        for i in $(seq 1 300); do
+            st=$(meili GET "/tasks/$uid")
+            case $st in *'"status":"succeeded"'*) return 0 ;; *'"status":"failed"'*) echo "$st"; return 1 ;; esac
+            sleep 0.1
+        done
+        echo "task $uid still not done: $st"
+        return 1
+    }
+    check meili-version has '"pkgVersion":"1.' meili GET /version
+    check meili-key-needed has 401 curl -s -o /dev/null -w '%{http_code}' "$MEILI_URL/version"
+    check meili-add meili_task POST '/indexes/p2o-selftest/documents?primaryKey=k' '[{"k":"a","v":1},{"k":"b","v":2}]'
+    check meili-delete meili_task POST /indexes/p2o-selftest/documents/delete-batch '["b"]'
+    check meili-fetch has '"total":1' meili POST /indexes/p2o-selftest/documents/fetch '{"limit":10}'
+    check meili-cleanup meili_task DELETE /indexes/p2o-selftest
 fi
 
 echo "selftest: $pass passed, $fail failed"

@@ -1,7 +1,8 @@
 /*
  * t-cli-verify.c - what pg2osync verify compares: the digest of a
  * document's content (members in any order and strings however escaped
- * are the same document; any value, key or nesting changed is not), and
+ * are the same document; any value, key or nesting changed is not;
+ * numbers as written, or by value for a target that keeps values only), and
  * the table of rendered documents by index and id, with the write a
  * repair sends kept for the entries that need one.
  */
@@ -21,7 +22,14 @@ sp(const char *s)
 static uint64_t
 dg(const char *s)
 {
-	return vdoc_digest(sp(s));
+	return vdoc_digest(sp(s), 0);
+}
+
+/* by value, as for a target that gives numbers back as it parsed them */
+static uint64_t
+dv(const char *s)
+{
+	return vdoc_digest(sp(s), 1);
 }
 
 static void
@@ -43,6 +51,23 @@ test_digest(void)
 	    "elements do not run together");
 	ok(dg("{\"a\":1}") != dg("{\"a\":1,\"b\":null}"), "a member added "
 	    "differs");
+	ok(dg("{\"a\":12.50}") != dg("{\"a\":12.5}"), "numbers as written: "
+	    "12.50 is not 12.5");
+	/* what a Meilisearch server gives back for what it was sent */
+	ok(dv("{\"a\":12.50,\"b\":1e3,\"c\":[1.0]}") ==
+	    dv("{\"a\":12.5,\"b\":1000.0,\"c\":[1]}"), "by value: 12.50 "
+	    "is 12.5, 1e3 is 1000.0, 1.0 is 1");
+	ok(dv("{\"a\":100000000000000000000000000001}") ==
+	    dv("{\"a\":1e+29}"), "by value: digits past a double's are "
+	    "what the target kept");
+	ok(dv("{\"a\":12345678901234567890,\"b\":-9223372036854775808}") ==
+	    dv("{\"b\":-9223372036854775808,\"a\":12345678901234567890}") &&
+	    dv("{\"a\":12345678901234567890}") !=
+	    dv("{\"a\":12345678901234567891}"), "by value: a 64-bit integer "
+	    "is compared digit for digit");
+	ok(dv("{\"a\":12.5}") != dv("{\"a\":12.51}") &&
+	    dv("{\"a\":\"12.5\"}") != dv("{\"a\":12.5}"), "by value: "
+	    "another value, or a string, differs");
 }
 
 static void

@@ -161,9 +161,20 @@ each_key(void)
 		    CR_RESNAPSHOT },
 		{ "constants", "    constants: {k: v}\n",
 		    "    constants: {k: w}\n", CR_RESNAPSHOT },
+		{ "constants", "    constants: {k: 5}\n",
+		    "    constants: {k: \"5\"}\n", CR_RESNAPSHOT },
+		{ "transform", "    transform: {e: {pseudonym: {key_env: K}}}\n",
+		    "    transform: {e: {pseudonym: {key_env: K2}}}\n",
+		    CR_RESNAPSHOT },
+		{ "transform", "    transform: {c: {lookup: {map: {a: 1}}}}\n",
+		    "    transform: {c: {lookup: {map: {a: 1}, default: 0}}}\n",
+		    CR_RESNAPSHOT },
 		{ "where", "", "    where: \"grp <> 2\"\n", CR_REPAIR },
 		{ "fan_out", "", "    fan_out: {column: tags, id: \"{id}-{tag}\"}"
 		    "\n", CR_REPAIR },
+		{ "fan_out", "    fan_out: {column: tags, id: \"{id}-{tag}\"}\n",
+		    "    fan_out: {column: tags, by: \",\", id: \"{id}-{tag}\"}\n",
+		    CR_REPAIR },
 		{ "children", "", "    children:\n      - table: lines\n"
 		    "        field: lines\n        foreign_key: item_id\n",
 		    CR_RESNAPSHOT },
@@ -351,13 +362,15 @@ meilisearch(void)
 	    "  state_dir: %s\n", dir);
 	snprintf(was, sizeof(was), "%s" ITEMS, head);
 	snprintf(now, sizeof(now), "%s" ITEMS "    where: \"a = 1\"\n", head);
-	says("a filter on a target verify cannot read: a swapped index", was,
-	    now, "%s:10: sync.items.where changed: the documents of rows the "
-	    "new filter leaves out would stay, and the rows it lets in would "
-	    "be missing until each changes; to take it, stop "
-	    "pg2osync-supervise, run 'pg2osync reindex -c %s --table items', "
-	    "which builds a fresh index and swaps it with 'items', and start "
-	    "it again");
+	/* Meilisearch reads its documents back (documents/fetch): verify's
+	 * repair serves it as it serves the engines with versions */
+	says("a filter on Meilisearch: verify --repair, which reads it back",
+	    was, now, "%s:10: sync.items.where changed: the documents of rows "
+	    "the new filter leaves out would stay, and the rows it lets in "
+	    "would be missing until each changes; to take it, restart "
+	    "pg2osync-supervise on this file, then run 'pg2osync verify -c %s "
+	    "--table items --repair', which writes what the new file renders "
+	    "and deletes the documents no row renders");
 }
 
 int

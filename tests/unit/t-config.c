@@ -417,8 +417,56 @@ static const struct {
 	    "'sync.items.append_only'" },
 	{ "an unknown transform", ITEMS "    transform:\n      email: sha\n", 9,
 	    "'sync.items.transform.email' must be one of hash, redact, json, "
-	    "split, number, date, or a mapping of one of them to its "
-	    "parameter" },
+	    "split, number, date, or a mapping of one operation to its "
+	    "parameter (pseudonym and lookup take a mapping of their own)" },
+	{ "pseudonym in the short form", ITEMS "    transform:\n"
+	    "      email: pseudonym\n", 9,
+	    "'sync.items.transform.email' must be one of hash, redact, json, "
+	    "split, number, date, or a mapping of one operation to its "
+	    "parameter (pseudonym and lookup take a mapping of their own)" },
+	{ "a pseudonym without its key", ITEMS "    transform:\n"
+	    "      email: {pseudonym: {scope: people}}\n", 9,
+	    "missing required key "
+	    "'sync.items.transform.email.pseudonym.key_env'" },
+	{ "a pseudonym key_env that is no variable name", ITEMS
+	    "    transform:\n      email: {pseudonym: {key_env: 1KEY}}\n", 9,
+	    "'sync.items.transform.email.pseudonym.key_env' must be the name "
+	    "of an environment variable ([A-Za-z_][A-Za-z0-9_]*)" },
+	{ "a pseudonym and a hash at once", ITEMS "    transform:\n"
+	    "      email: {pseudonym: {key_env: K}, redact: x}\n", 9,
+	    "'sync.items.transform.email' must name exactly one operation, "
+	    "not several (no chaining)" },
+	{ "a lookup without its map", ITEMS "    transform:\n"
+	    "      code: {lookup: {default: other}}\n", 9,
+	    "missing required key 'sync.items.transform.code.lookup.map'" },
+	{ "a lookup's map that is a list", ITEMS "    transform:\n"
+	    "      code: {lookup: {map: [a, b]}}\n", 9,
+	    "'sync.items.transform.code.lookup.map' must be a mapping of "
+	    "values (as text) to labels" },
+	{ "a lookup's label YAML reads as a boolean", ITEMS "    transform:\n"
+	    "      code:\n        lookup:\n          map:\n"
+	    "            a: yes\n", 12,
+	    "'sync.items.transform.code.lookup.map.a' is a word YAML reads as "
+	    "a boolean: write true or false for one, or quote it for a "
+	    "string" },
+	{ "a lookup's default YAML numbers differently", ITEMS
+	    "    transform:\n      code:\n        lookup:\n"
+	    "          map: {a: x}\n          default: 0x1F\n", 12,
+	    "'sync.items.transform.code.lookup.default' is a number YAML "
+	    "readers disagree on: write it as JSON writes a number (12, -1.5, "
+	    "2e3), or quote it for a string" },
+	{ "a constant YAML reads as a boolean", ITEMS "    constants:\n"
+	    "      active: on\n", 9, "'sync.items.constants.active' is a word "
+	    "YAML reads as a boolean: write true or false for one, or quote "
+	    "it for a string" },
+	{ "a constant with a leading zero", ITEMS "    constants:\n"
+	    "      code: 012\n", 9, "'sync.items.constants.code' is a number "
+	    "YAML readers disagree on: write it as JSON writes a number (12, "
+	    "-1.5, 2e3), or quote it for a string" },
+	{ "a constant that is a time of day", ITEMS "    constants:\n"
+	    "      opens: 10:30\n", 9, "'sync.items.constants.opens' is a "
+	    "number YAML readers disagree on: write it as JSON writes a "
+	    "number (12, -1.5, 2e3), or quote it for a string" },
 	{ "two operations", ITEMS "    transform:\n"
 	    "      email: {redact: x, split: \",\"}\n", 9,
 	    "'sync.items.transform.email' must name exactly one operation, "
@@ -427,17 +475,37 @@ static const struct {
 	    "      email: {hash: x}\n", 9,
 	    "'sync.items.transform.email.hash' takes no parameter: write the "
 	    "operation alone, as 'column: op'" },
-	{ "a two-character separator", ITEMS "    transform:\n"
-	    "      tags: {split: \", \"}\n", 9,
-	    "'sync.items.transform.tags.split' must be exactly one character, "
-	    "the separator" },
+	{ "an empty separator", ITEMS "    transform:\n"
+	    "      tags: {split: \"\"}\n", 9,
+	    "'sync.items.transform.tags.split' must be a non-empty string" },
 	{ "a date pattern without a year", ITEMS "    transform:\n"
 	    "      born: {date: \"DD/MM\"}\n", 9,
 	    "'sync.items.transform.born.date' must hold YYYY, MM and DD" },
-	{ "a date pattern with a strptime letter", ITEMS "    transform:\n"
-	    "      born: {date: \"%d/%m/%Y\"}\n", 9,
+	{ "a date pattern with a stray letter", ITEMS "    transform:\n"
+	    "      born: {date: \"DD/MM/YYYY at hh\"}\n", 9,
 	    "'sync.items.transform.born.date' must be made of YYYY, MM, DD, "
-	    "hh, mm, ss and separators (found 'd')" },
+	    "hh, mm, ss and separators (found 'a'), or of strptime-style "
+	    "directives such as %Y" },
+	{ "a strptime pattern with a directive it does not read", ITEMS
+	    "    transform:\n      born: {date: \"%d/%m/%Y %Z\"}\n", 9,
+	    "'sync.items.transform.born.date' has '%Z', which the date "
+	    "transform does not read (it reads %Y %y %m %b %B %h %d %e %H %I "
+	    "%p %M %S %f %z %a %A %F %T %R %D %%)" },
+	{ "a strptime pattern without the day", ITEMS "    transform:\n"
+	    "      born: {date: \"%m/%Y\"}\n", 9,
+	    "'sync.items.transform.born.date' must read the year, the month "
+	    "and the day" },
+	{ "a strptime pattern reading the month twice", ITEMS
+	    "    transform:\n      born: {date: \"%F %b\"}\n", 9,
+	    "'sync.items.transform.born.date' reads the month twice" },
+	{ "%I without %p", ITEMS "    transform:\n"
+	    "      born: {date: \"%F %I:%M\"}\n", 9,
+	    "'sync.items.transform.born.date' must read %I and %p together (a "
+	    "12-hour clock needs its AM or PM)" },
+	{ "a lone % at the end", ITEMS "    transform:\n"
+	    "      born: {date: \"%F %\"}\n", 9,
+	    "'sync.items.transform.born.date' ends with a lone '%' (write %% "
+	    "for a percent sign)" },
 	{ "a transform of a column the documents drop",
 	    ITEMS "    columns: [id]\n    transform:\n      email: hash\n", 10,
 	    "'sync.items.transform.email': column 'email' is not in the "
@@ -480,16 +548,68 @@ static const struct {
 	    "      tags: {split: \",\"}\n", 10, "'sync.items.transform.tags': "
 	    "column 'tags' is the fan_out column, which fan_out reads raw and "
 	    "no document carries" },
-	{ "join with fan_out", ITEMS "    join: {field: j, name: a}\n"
+	{ "a join parent with fan_out", ITEMS "    join: {field: j, name: a}\n"
 	    "    fan_out: {column: t, id: \"{t}\"}\n", 9,
-	    "'sync.items.fan_out' cannot be combined with 'sync.items.join'" },
+	    "'sync.items.fan_out' cannot be combined with a join parent "
+	    "('sync.items.join' names no 'parent'): its children name one "
+	    "document per row" },
+	{ "parent {element} without fan_out", ITEMS "    id: \"k{id}\"\n"
+	    "    join:\n      field: j\n      name: k\n"
+	    "      parent: \"{element}\"\n", 12,
+	    "'sync.items.join.parent: {element}' needs 'fan_out': only a "
+	    "fan-out element can name its document's parent" },
+	{ "parent {element} and a column (ambiguous)", ITEMS
+	    "    id: \"k{id}\"\n    fan_out: {column: ps, id: \"{id}-{p}\", "
+	    "element: p}\n    join:\n      field: j\n      name: k\n"
+	    "      parent: \"{element}\"\n      column: pid\n", 14,
+	    "'sync.items.join.column' cannot be combined with 'parent: "
+	    "{element}': the element names each document's parent, and a "
+	    "column would name another" },
+	{ "parent {element} in an index without a parent", ITEMS
+	    "    id: \"k{id}\"\n    fan_out: {column: ps, id: \"{id}-{p}\", "
+	    "element: p}\n    join: {field: j, name: k, parent: "
+	    "\"{element}\"}\n", 10, "'sync.items.join.parent' is '{element}', "
+	    "and index 'items' has no join parent section for the elements to "
+	    "name" },
+	{ "a join key pseudonymised on one side only", ITEMS
+	    "    index: qa\n    id: \"p{id}\"\n    join: {field: j, name: p}\n"
+	    "  kids:\n    table: kids\n    index: qa\n    id: \"k{id}\"\n"
+	    "    join: {field: j, name: k, parent: items, column: pid}\n"
+	    "    transform:\n      pid: {pseudonym: {key_env: K, scope: p}}\n",
+	    17, "'sync.kids.join': the join key columns 'pid' and 'id' (of "
+	    "'items') are pseudonymised apart: both must be pseudonyms with "
+	    "the same 'key_env' and the same explicit 'scope', or their "
+	    "documents hold different tokens for one key" },
+	{ "a join key pseudonymised under default scopes", ITEMS
+	    "    index: qa\n    id: \"p{id}\"\n    join: {field: j, name: p}\n"
+	    "    transform:\n      id: {pseudonym: {key_env: K}}\n"
+	    "  kids:\n    table: kids\n    index: qa\n    id: \"k{id}\"\n"
+	    "    join: {field: j, name: k, parent: items, column: pid}\n"
+	    "    transform:\n      pid: {pseudonym: {key_env: K}}\n",
+	    19, "'sync.kids.join': the join key columns 'pid' and 'id' (of "
+	    "'items') are pseudonymised apart: both must be pseudonyms with "
+	    "the same 'key_env' and the same explicit 'scope', or their "
+	    "documents hold different tokens for one key" },
+	{ "require_alias with a templated index", SRC
+	    "target:\n  url: http://127.0.0.1:9200\n  require_alias: true\n"
+	    "sync:\n  items:\n    table: items\n    index: \"items-{t}\"\n", 9,
+	    "'sync.items.index' is a template, and 'target.require_alias' "
+	    "writes only through aliases: an index rendered from a row has no "
+	    "alias to write through" },
+	{ "require_alias on a target without aliases", SRC
+	    "target:\n  url: http://127.0.0.1:7700\n  flavor: meilisearch\n"
+	    "  state_dir: /tmp\n  require_alias: true\n"
+	    "sync:\n  items:\n    table: items\n", 7,
+	    "'target.require_alias' needs aliases, which target 'meilisearch' "
+	    "does not offer: it has no aliases for the writes to name" },
 	{ "join with routing", ITEMS "    routing: r\n"
 	    "    join: {field: j, name: a}\n", 9,
 	    "'sync.items.join' cannot be combined with 'sync.items.routing'" },
 	{ "a child without its column", ITEMS
 	    "    join: {field: j, name: a, parent: p}\n", 8,
 	    "'sync.items.join' names a parent and so needs 'column', the "
-	    "column holding the parent's key" },
+	    "column holding the parent's key (or 'parent: {element}' with "
+	    "fan_out, each element naming its own)" },
 	{ "a join in a templated index", ITEMS "    index: \"x-{t}\"\n"
 	    "    join: {field: j, name: a}\n", 9, "'sync.items.join' needs one "
 	    "index: the parent and its children share it, and "
@@ -548,6 +668,133 @@ static const struct {
 	    "is append_only: its keyless tables go in publication "
 	    "'<publication>_append'" },
 };
+
+/* issue 37's mapping keys: typed constants, lookup, pseudonym and its
+ * key, split by a string, fan_out.by, a join parent named by a fan-out
+ * element, target.require_alias */
+static void
+test_mapping(void)
+{
+	const char *text =
+	    SRC
+	    "target:\n  url: http://127.0.0.1:9200\n  require_alias: true\n"
+	    "sync:\n"						/* 6 */
+	    "  people:\n"
+	    "    table: people\n"
+	    "    transform:\n"
+	    "      email: {pseudonym: {key_env: P2O_T_PSEUDO}}\n"	/* 10 */
+	    "      phone: {pseudonym: {key_env: P2O_T_PSEUDO, scope: phone}}\n"
+	    "      tags: {split: \" | \"}\n"
+	    "      status:\n"
+	    "        lookup:\n"
+	    "          map: {\"2\": closed, \"1\": active, \"9\": 9, x: true}\n"
+	    "          default: unknown\n"
+	    "      land: {lookup: {map: {GB: \"United Kingdom\"}}}\n"
+	    "    constants:\n"
+	    "      n: 5\n"
+	    "      f: -1.5e3\n"					/* 20 */
+	    "      b: false\n"
+	    "      s: \"5\"\n"
+	    "      t: 'true'\n"
+	    "      d: 2024-01-01\n"
+	    "      o: \"{schema}.{table}\"\n"
+	    "  orders:\n"
+	    "    table: orders\n"
+	    "    index: qa\n"
+	    "    id: \"o{id}\"\n"
+	    "    join: {field: j, name: order}\n"			/* 30 */
+	    "  lines:\n"
+	    "    table: lines\n"
+	    "    index: qa\n"
+	    "    id: \"l{id}\"\n"
+	    "    fan_out: {column: order_ids, by: \",\", id: \"{id}-{oid}\", "
+	    "element: oid}\n"
+	    "    join: {field: j, name: line, parent: \"{element}\"}\n";
+	static const char key[] =
+	    "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	    "202122232425262728292a2b2c2d2e2f303132333435363738393A3B3C3D3E3F";
+	struct config cfg;
+	const struct sync_section *s;
+	const struct sync_transform *t;
+	struct p2o_err e;
+	char err[512], want[512];
+	int i, bytes_ok;
+
+	unsetenv("P2O_T_PSEUDO");
+	if (!ok(load(text, &cfg, err, sizeof(err)) == 0,
+	    "the mapping keys load (no transform secret asked for)"))
+		printf("# %s\n", err);
+	s = &cfg.syncs[0];
+	ok(cfg.target_require_alias == 1, "target.require_alias");
+	t = config_transform_of(s, "email");
+	ok(t && t->kind == XF_PSEUDONYM && t->pseudonym.key == NULL &&
+	    strcmp(t->pseudonym.key_env, "P2O_T_PSEUDO") == 0,
+	    "a pseudonym, its key not resolved for a program that does not "
+	    "shape");
+	is_str(t ? t->pseudonym.ad : NULL, "public.people.email",
+	    "its scope by default: schema.table.column");
+	t = config_transform_of(s, "phone");
+	is_str(t ? t->pseudonym.ad : NULL, "phone", "an explicit scope");
+	t = config_transform_of(s, "tags");
+	is_str(t ? t->param : NULL, " | ", "split by a string");
+	t = config_transform_of(s, "status");
+	ok(t && t->kind == XF_LOOKUP && t->lookup.nmap == 4, "a lookup");
+	if (t && t->lookup.nmap == 4) {
+		is_str(t->lookup.map[0].name, "1", "its map sorted by text");
+		is_str(t->lookup.map[0].json, "\"active\"", "a label");
+		is_str(t->lookup.map[2].json, "9", "an unquoted number label");
+		is_str(t->lookup.map[3].json, "true", "a boolean label");
+		is_str(t->lookup.def_json, "\"unknown\"", "its default");
+	}
+	t = config_transform_of(s, "land");
+	ok(t && t->lookup.def_json == NULL, "no default: a miss keeps the "
+	    "value");
+	is_str(s->constants[0].json, "5", "an unquoted number constant");
+	is_str(s->constants[1].json, "-1.5e3", "as written");
+	is_str(s->constants[2].json, "false", "a boolean constant");
+	is_str(s->constants[3].json, "\"5\"", "a quoted number is a string");
+	is_str(s->constants[4].json, "\"true\"", "so is a quoted boolean");
+	is_str(s->constants[5].json, "\"2024-01-01\"", "a date is a string");
+	is_str(s->constants[6].json, "\"public.people\"", "a template still "
+	    "renders");
+	s = &cfg.syncs[2];
+	ok(s->has_fan_out && strcmp(s->fan_out.by, ",") == 0, "fan_out.by");
+	ok(s->join.by_element && s->join.parent_sec == 1 &&
+	    cfg.syncs[1].join.nchildren == 1, "a join child whose elements "
+	    "name their parents finds the index's parent section");
+	config_release(&cfg);
+
+	/* the key: asked for, it must be set and 128 hex digits, and no
+	 * message quotes it */
+	snprintf(want, sizeof(want), "%s:10: 'sync.people.transform.email."
+	    "pseudonym.key_env' names 'P2O_T_PSEUDO', which is not set", path);
+	ok(config_load_with(path, CONFIG_SECRET_TRANSFORM, &cfg, &e) == -1 &&
+	    e.code == P2O_EXIT_CONFIG && strcmp(e.msg, want) == 0,
+	    "the shaper's secret asked for, the variable unset: refused "
+	    "naming it: %s", e.msg);
+	setenv("P2O_T_PSEUDO", "00112233445566778899aabbccddeeff", 1);
+	snprintf(want, sizeof(want), "%s:10: 'sync.people.transform.email."
+	    "pseudonym.key_env' names 'P2O_T_PSEUDO', which must hold 128 "
+	    "hexadecimal digits (a 64-byte AES-256-SIV key)", path);
+	ok(config_load_with(path, CONFIG_SECRET_TRANSFORM, &cfg, &e) == -1 &&
+	    strcmp(e.msg, want) == 0 && strstr(e.msg, "0011223344") == NULL,
+	    "a key too short: refused, the value not quoted: %s", e.msg);
+	setenv("P2O_T_PSEUDO", key, 1);
+	((char *)getenv("P2O_T_PSEUDO"))[5] = 'g';
+	ok(config_load_with(path, CONFIG_SECRET_TRANSFORM, &cfg, &e) == -1 &&
+	    strcmp(e.msg, want) == 0 && strstr(e.msg, "0001020") == NULL,
+	    "a key that is not hex: refused the same way");
+	setenv("P2O_T_PSEUDO", key, 1);
+	ok(config_load_with(path, CONFIG_SECRET_TRANSFORM, &cfg, &e) == 0,
+	    "a key of 128 hex digits, either case: loaded (%s)", e.msg);
+	t = config_transform_of(&cfg.syncs[0], "email");
+	bytes_ok = t && t->pseudonym.key != NULL;
+	for (i = 0; bytes_ok && i < 64; i++)
+		bytes_ok = t->pseudonym.key[i] == i;
+	ok(bytes_ok, "and decoded to its 64 bytes");
+	config_release(&cfg);
+	unsetenv("P2O_T_PSEUDO");
+}
 
 static void
 test_shaping_errors(void)
@@ -1693,6 +1940,7 @@ main(void)
 	test_errors();
 	test_shaping();
 	test_shaping_errors();
+	test_mapping();
 	test_nest();
 	test_warnings();
 	test_paths();

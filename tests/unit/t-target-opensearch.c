@@ -212,6 +212,11 @@ test_bulk(void)
 {
 	static const char proxy[] = "{\"errors\":true,\"items\":[{\"index\":"
 	    "{\"status\":400,\"error\":\"proxy says no\"}}]}";
+	static const char noalias[] = "{\"errors\":true,\"items\":[{\"index\":"
+	    "{\"_index\":\"items\",\"_id\":\"7\",\"status\":404,\"error\":"
+	    "{\"type\":\"index_not_found_exception\",\"reason\":\"no such "
+	    "index [items] and [require_alias] request flag is [true] and "
+	    "[items] is not an alias\",\"index\":\"items\"}}}]}";
 	struct item_result items[8];
 	char why[256], got[16];
 	enum target_answer v;
@@ -250,6 +255,14 @@ test_bulk(void)
 	ok(v == TA_OK && strcmp(items[0].type, "error") == 0 &&
 	    strcmp(items[0].reason, "proxy says no") == 0,
 	    "an error given as a string");
+
+	v = ops->bulk_answer(200, noalias, strlen(noalias), 1, items, why,
+	    sizeof(why));
+	ok(v == TA_OK && items[0].verdict == ITEM_REJECT &&
+	    strncmp(items[0].reason, "target.require_alias: every write must "
+	    "name an alias, and this names an index or nothing: no such index "
+	    "[items]", 109) == 0, "a write to an index, not an alias, is "
+	    "refused naming the rule: %s", items[0].reason);
 
 	ops->error_text(cases[13].body, strlen(cases[13].body), why,
 	    sizeof(why));
@@ -338,11 +351,18 @@ test_encode(void)
 	    "\"version\":42,\"version_type\":\"external_gte\",\"routing\":"
 	    "\"t1\",\"pipeline\":\"embed\"}}\n{\"id\":7,\"n\":1.50}\n",
 	    "routed, with a pipeline");
+	w.require_alias = 1;
+	encode_is(&w, "{\"index\":{\"_index\":\"items\",\"_id\":\"7\","
+	    "\"version\":42,\"version_type\":\"external_gte\",\"routing\":"
+	    "\"t1\",\"pipeline\":\"embed\",\"require_alias\":true}}\n"
+	    "{\"id\":7,\"n\":1.50}\n", "an index write through an alias only "
+	    "(target.require_alias)");
 	w.del = 1;
 	w.doc = span(NULL);
 	encode_is(&w, "{\"delete\":{\"_index\":\"items\",\"_id\":\"7\","
 	    "\"version\":42,\"version_type\":\"external_gte\",\"routing\":"
-	    "\"t1\"}}\n", "a delete carries no pipeline");
+	    "\"t1\"}}\n", "a delete carries no pipeline, nor the alias flag "
+	    "the engine ignores on it");
 	w.version = (uint64_t)INT64_MAX + 1;
 	ok(ops->encode(&a, &w, &e, &err) == -1 && err.code == P2O_EXIT_DATA &&
 	    a.len == 0, "a version past signed 64 bits refused (%s)", err.msg);
@@ -372,6 +392,18 @@ test_create(void)
 	    "\"reason\":\"index [x] already exists\"},\"status\":400}");
 	is_int(ops->create_answer(400, &r, why, sizeof(why)), TA_EXISTS,
 	    "already there");
+	sbuf_release(&r);
+	r = sb("{\"error\":{\"type\":\"invalid_index_name_exception\","
+	    "\"reason\":\"Invalid index name [items], already exists as "
+	    "alias\",\"index\":\"items\"},\"status\":400}");
+	is_int(ops->create_answer(400, &r, why, sizeof(why)), TA_EXISTS,
+	    "an alias of the name is there: writes go through it");
+	sbuf_release(&r);
+	r = sb("{\"error\":{\"type\":\"invalid_index_name_exception\","
+	    "\"reason\":\"Invalid index name [Items], must be lowercase\"},"
+	    "\"status\":400}");
+	is_int(ops->create_answer(400, &r, why, sizeof(why)), TA_REFUSED,
+	    "an invalid name is still refused");
 	sbuf_release(&r);
 	r = sb("{\"error\":{\"type\":\"mapper_parsing_exception\","
 	    "\"reason\":\"bad mapping\"},\"status\":400}");

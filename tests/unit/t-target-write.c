@@ -249,67 +249,75 @@ test_tasks(const struct target_module *ms)
 	char why[512];
 	int r;
 
-	/* two additions, then a delete: two runs, two tasks */
+	/* two additions, then a delete: one add task and one delete task,
+	 * both enqueued before either is asked about */
 	set_write(0, "\"a\"", "\"1\"", 0);
 	set_write(1, "\"a\"", "\"2\"", 0);
 	set_write(2, "\"a\"", "\"3\"", 1);
 	target_batch_init(&b, ms, w, 3, items);
 	r = target_batch_next(&b, &c, &e);
 	ok(r == 1 && strcmp(c.method, "POST") == 0 && strstr(c.path,
-	    "/indexes/a/documents?primaryKey="), "the first run's task: %s %s",
+	    "/indexes/a/documents?primaryKey="), "the adds' task: %s %s",
 	    c.method, c.path);
 	a = answer(&b, 202, "{\"taskUid\":7,\"status\":\"enqueued\"}", why,
 	    sizeof(why));
-	ok(a == TA_NEXT && b.wait_ms > 0, "enqueued: go on after a wait (%ld "
-	    "ms)", b.wait_ms);
+	ok(a == TA_NEXT && b.wait_ms == 0, "enqueued: the next task goes at "
+	    "once (%ld ms)", b.wait_ms);
+	r = target_batch_next(&b, &c, &e);
+	ok(r == 1 && strstr(c.path, "/indexes/a/documents/delete-batch"),
+	    "the delete's task: %s", c.path);
+	a = answer(&b, 202, "{\"taskUid\":8}", why, sizeof(why));
+	ok(a == TA_NEXT && b.wait_ms > 0, "both sent: the question waits the "
+	    "procedure's poll (%ld ms)", b.wait_ms);
 	ok(target_batch_next(&b, &c, &e) == 1 && strcmp(c.method, "GET") ==
-	    0 && strcmp(c.path, "/tasks/7") == 0, "the task is polled");
-	ok(answer(&b, 200, "{\"uid\":7,\"status\":\"processing\"}", why,
+	    0 && strstr(c.path, "/tasks?uids=7,8"), "both tasks are asked "
+	    "about at once: %s", c.path);
+	ok(answer(&b, 200, "{\"results\":[{\"uid\":7,\"status\":"
+	    "\"processing\"},{\"uid\":8,\"status\":\"enqueued\"}]}", why,
 	    sizeof(why)) == TA_NEXT, "processing: go on");
 	ok(items[0].verdict == ITEM_OK && items[0].status == 0,
 	    "nothing counts as written yet");
 	target_batch_next(&b, &c, &e);
 	ok(answer(&b, 503, "{}", why, sizeof(why)) == TA_RETRY &&
 	    !b.item_retry, "a poll that failed is the request's to retry");
-	ok(target_batch_next(&b, &c, &e) == 1 && strcmp(c.path, "/tasks/7") ==
-	    0, "asked again where the procedure stands: the same poll");
-	ok(answer(&b, 200, "{\"uid\":7,\"status\":\"succeeded\"}", why,
-	    sizeof(why)) == TA_NEXT, "succeeded: the next run follows");
-	r = target_batch_next(&b, &c, &e);
-	ok(r == 1 && strstr(c.path, "/indexes/a/documents/delete-batch"),
-	    "the delete's task: %s", c.path);
-	answer(&b, 202, "{\"taskUid\":8}", why, sizeof(why));
-	target_batch_next(&b, &c, &e);
-	ok(answer(&b, 200, "{\"uid\":8,\"status\":\"succeeded\"}", why,
-	    sizeof(why)) == TA_OK, "both tasks succeeded: the writes are "
-	    "read");
+	ok(target_batch_next(&b, &c, &e) == 1 && strstr(c.path,
+	    "/tasks?uids=7,8"), "asked again where the procedure stands: the "
+	    "same question");
+	ok(answer(&b, 200, "{\"results\":[{\"uid\":7,\"status\":"
+	    "\"succeeded\"},{\"uid\":8,\"status\":\"succeeded\"}]}", why,
+	    sizeof(why)) == TA_OK, "both tasks succeeded: the writes are read");
 	ok(target_batch_next(&b, &c, &e) == 0 && items[0].verdict == ITEM_OK &&
 	    items[1].verdict == ITEM_OK && items[2].verdict == ITEM_OK &&
 	    items[2].del, "then nothing is left, every write written");
 	target_batch_release(&b);
 
-	/* a failed task refuses its run; the writes after it are sent
-	 * afresh */
+	/* a failed task refuses the document its error names; the other
+	 * document of its task is owed, sent afresh */
 	target_batch_init(&b, ms, w, 3, items);
 	target_batch_next(&b, &c, &e);
 	answer(&b, 202, "{\"taskUid\":9}", why, sizeof(why));
 	target_batch_next(&b, &c, &e);
-	a = answer(&b, 200, "{\"uid\":9,\"status\":\"failed\",\"error\":"
-	    "{\"code\":\"invalid_document_id\",\"message\":\"bad id\"}}", why,
-	    sizeof(why));
-	ok(a == TA_RETRY && b.item_retry && strstr(why, "1 of 3"), "a failed "
-	    "task: the write after its run is owed (%s)", why);
-	ok(items[0].verdict == ITEM_REJECT && strcmp(items[0].type,
-	    "invalid_document_id") == 0 && items[1].verdict == ITEM_REJECT,
-	    "its run is refused with the task's code");
-	ok(target_batch_next(&b, &c, &e) == 1 && strstr(c.path,
-	    "delete-batch") && has(&c, "\"3\""), "a fresh procedure sends "
-	    "the delete alone");
 	answer(&b, 202, "{\"taskUid\":10}", why, sizeof(why));
 	target_batch_next(&b, &c, &e);
-	ok(answer(&b, 200, "{\"uid\":10,\"status\":\"succeeded\"}", why,
-	    sizeof(why)) == TA_OK && target_batch_next(&b, &c, &e) == 0 &&
-	    items[2].verdict == ITEM_OK, "and it is written");
+	a = answer(&b, 200, "{\"results\":[{\"uid\":9,\"status\":\"failed\","
+	    "\"error\":{\"code\":\"invalid_document_id\",\"message\":"
+	    "\"Document identifier `\\\"2\\\"` is invalid.\"}},{\"uid\":10,"
+	    "\"status\":\"succeeded\"}]}", why, sizeof(why));
+	ok(a == TA_RETRY && b.item_retry && strstr(why, "1 of 3"), "a failed "
+	    "task: the other document of its task is owed (%s)", why);
+	ok(items[1].verdict == ITEM_REJECT && strcmp(items[1].type,
+	    "invalid_document_id") == 0, "the document the error names is "
+	    "refused with the task's code");
+	ok(items[2].verdict == ITEM_OK, "the other task's delete is written");
+	ok(target_batch_next(&b, &c, &e) == 1 && strstr(c.path,
+	    "/indexes/a/documents?primaryKey=") && has(&c, "\"1\"") &&
+	    !has(&c, "\"2\""), "a fresh procedure sends the owed add alone");
+	answer(&b, 202, "{\"taskUid\":11}", why, sizeof(why));
+	target_batch_next(&b, &c, &e);
+	ok(answer(&b, 200, "{\"results\":[{\"uid\":11,\"status\":"
+	    "\"succeeded\"}]}", why, sizeof(why)) == TA_OK &&
+	    target_batch_next(&b, &c, &e) == 0 && items[0].verdict == ITEM_OK,
+	    "and it is written");
 	target_batch_release(&b);
 
 	/* what the module cannot encode stops the write */

@@ -1,0 +1,539 @@
+/*
+ * meilisearch_write.c - the writes of a flush as Meilisearch tasks, the
+ * module's write procedure (write_call / write_answer, lib/target.h).
+ *
+ * A real server writes and syncs its store once per batch of tasks (on
+ * these machines 0.5 to 2 s whatever the batch holds), and batches on its
+ * own the tasks of an index that wait in its queue, applying one index's
+ * tasks in the order they were enqueued. So a body is first reduced to
+ * what it leaves behind: each document's last entry alone, the adds of an
+ * index in one task and its deletes in another (their documents differ,
+ * so the two may land in either order). Every task is sent before any is
+ * asked about; then one GET /tasks?uids= asks about all still open,
+ * again after a back-off (MS_POLL_MS doubling to MS_POLL_MAX_MS) while one
+ * is enqueued or processing.
+ *
+ * The procedure ends when every task has ended. An entry counts as
+ * written only when its task succeeded (a delete whose index does not
+ * exist deleted nothing, which is what it asked for); a failed task
+ * refuses the document its error names - its other documents were not
+ * written either and are to be retried - or, naming none, all of its
+ * documents, with the task's code and message; the documents of a task
+ * canceled or gone from the queue are to be retried too. An entry a later
+ * one replaced gets the later one's verdict. Once every task is enqueued
+ * the procedure says so (sent_all) and sends nothing that writes again: a
+ * caller may start the next flush's tasks behind these, and what is to be
+ * written again is its to send, after what it sent since.
+ *
+ * Pure: never makes a request, logs or exits.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "meilisearch.h"
+#include "p2o.h"
+
+enum task_state { T_UNSENT, T_OPEN, T_DONE };
+
+/* one task of the procedure */
+struct ms_task {
+	size_t	 ioff, ilen;	/* its index uid, a raw JSON string in body */
+	int	 del;		/* a delete-batch, else an addition */
+	enum task_state state;
+	uint64_t uid;
+};
+
+/* one entry of the body, as encode wrote it */
+struct ms_ent {
+	size_t	 ioff, ilen;	/* raw JSON strings in body */
+	size_t	 idoff, idlen;
+	size_t	 doff, dlen;	/* the document, dlen 0 for a delete */
+	int	 del;
+	int	 last;		/* the entry whose write it ends as (itself:
+				 * its document's last entry) */
+	int	 task;		/* the task writing it, -1: replaced */
+};
+
+/* what the procedure planned for its body, in proc->plan */
+struct ms_plan {
+	int	 nent, ntask;
+	size_t	 tasks_off;	/* the ents follow the plan, then the tasks */
+	int	 polled;	/* the last request asked about the tasks */
+	int	 sending;	/* the task the last request enqueued */
+	long	 backoff_ms;	/* the next poll's delay */
+};
+
+static struct ms_plan *
+plan_of(const struct target_proc *p)
+{
+	return p->plan.len ? (struct ms_plan *)(void *)p->plan.buf : NULL;
+}
+
+static struct ms_ent *
+ents_of(struct ms_plan *pl)
+{
+	return (struct ms_ent *)(void *)(pl + 1);
+}
+
+static struct ms_task *
+tasks_of(struct ms_plan *pl)
+{
+	return (struct ms_task *)(void *)((char *)pl + pl->tasks_off);
+}
+
+/* the index after the JSON string opening at s[i], 0 if there is none */
+static size_t
+string_end(const char *s, size_t n, size_t i)
+{
+	if (i >= n || s[i] != '"')
+		return 0;
+	for (i++; i < n; i++)
+		if (s[i] == '\\')
+			i++;
+		else if (s[i] == '"')
+			return i + 1;
+	return 0;
+}
+
+static int
+has_at(const char *s, size_t n, size_t i, const char *lit)
+{
+	size_t l = strlen(lit);
+
+	return n - i >= l && memcmp(s + i, lit, l) == 0;
+}
+
+/* the entry at body[at..], as encode (meilisearch.c) wrote it:
+ * {"index":<uid>,"id":<id>,"doc":<document>}  or  ..,"delete":true};
+ * -1 for anything else */
+static int
+read_entry(const char *body, size_t len, size_t at, struct ms_ent *e,
+    size_t *next)
+{
+	const char *nl = memchr(body + at, '\n', len - at);
+	size_t end = nl ? (size_t)(nl - body) : len, i = at, j;
+
+	*next = nl ? end + 1 : len;
+	if (!has_at(body, end, i, "{\"index\":"))
+		return -1;
+	i += 9;
+	if ((j = string_end(body, end, i)) == 0)
+		return -1;
+	e->ioff = i, e->ilen = j - i;
+	if (!has_at(body, end, j, ",\"id\":"))
+		return -1;
+	i = j + 6;
+	if ((j = string_end(body, end, i)) == 0)
+		return -1;
+	e->idoff = i, e->idlen = j - i;
+	e->doff = e->dlen = 0;
+	if ((e->del = has_at(body, end, j, ",\"delete\":true}")))
+		return end - j == 15 ? 0 : -1;
+	if (!has_at(body, end, j, ",\"doc\":") || body[end - 1] != '}')
+		return -1;
+	e->doff = j + 7;
+	if (end - 1 <= e->doff + 1 || body[e->doff] != '{')
+		return -1;
+	e->dlen = end - 1 - e->doff;
+	return 0;
+}
+
+static int
+same_doc(const char *body, const struct ms_ent *a, const struct ms_ent *b)
+{
+	return a->ilen == b->ilen && a->idlen == b->idlen &&
+	    memcmp(body + a->ioff, body + b->ioff, a->ilen) == 0 &&
+	    memcmp(body + a->idoff, body + b->idoff, a->idlen) == 0;
+}
+
+static uint32_t
+doc_hash(const char *body, const struct ms_ent *e)
+{
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	for (i = 0; i < e->ilen; i++)
+		h = (h ^ (unsigned char)body[e->ioff + i]) * 16777619u;
+	h = (h ^ 0xff) * 16777619u;
+	for (i = 0; i < e->idlen; i++)
+		h = (h ^ (unsigned char)body[e->idoff + i]) * 16777619u;
+	return h;
+}
+
+/* each entry's last entry of its document: the one its write ends as */
+static void
+reduce(const char *body, struct ms_ent *ents, int n)
+{
+	size_t cap = 16, k;
+	int *slot, i, pass;
+
+	while (cap < (size_t)n * 2)
+		cap *= 2;
+	slot = xmalloc(cap * sizeof(*slot));
+	memset(slot, 0xff, cap * sizeof(*slot));
+	/* the first pass files each document under its latest entry, the
+	 * second reads that back for every entry */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < n; i++) {
+			k = doc_hash(body, &ents[i]) & (cap - 1);
+			while (slot[k] != -1 &&
+			    !same_doc(body, &ents[slot[k]], &ents[i]))
+				k = (k + 1) & (cap - 1);
+			if (pass == 0)
+				slot[k] = i;
+			else
+				ents[i].last = slot[k];
+		}
+	free(slot);
+}
+
+/*
+ * The plan of body: its entries, each document's last one, and a task per
+ * index and kind for those. -1 when an entry is not one encode wrote.
+ */
+static int
+plan(struct target_proc *p, const char *body, size_t len)
+{
+	struct ms_plan *pl;
+	struct ms_ent *ents, *e;
+	struct ms_task *tasks, *t;
+	size_t at, next, need;
+	int n = 0, i, k, ntask = 0;
+
+	for (at = 0; at < len; at = next, n++) {
+		const char *nl = memchr(body + at, '\n', len - at);
+
+		next = nl ? (size_t)(nl - body) + 1 : len;
+	}
+	if (n == 0)
+		return -1;
+	/* room for a task per entry at most, so nothing moves once filled */
+	need = sizeof(*pl) + (size_t)n * sizeof(*ents) +
+	    (size_t)n * sizeof(*tasks);
+	sbuf_reset(&p->plan);
+	sbuf_grow(&p->plan, need);
+	memset(p->plan.buf, 0, need);
+	p->plan.len = need;
+	pl = plan_of(p);
+	pl->nent = n;
+	pl->tasks_off = sizeof(*pl) + (size_t)n * sizeof(*ents);
+	ents = ents_of(pl);
+	tasks = tasks_of(pl);
+	for (at = 0, i = 0; i < n; i++, at = next)
+		if (read_entry(body, len, at, &ents[i], &next) == -1) {
+			sbuf_reset(&p->plan);
+			return -1;
+		}
+	reduce(body, ents, n);
+	for (i = 0; i < n; i++) {
+		e = &ents[i];
+		e->task = -1;
+		if (e->last != i)
+			continue;
+		for (k = ntask - 1; k >= 0; k--) {
+			t = &tasks[k];
+			if (t->del == e->del && t->ilen == e->ilen &&
+			    memcmp(body + t->ioff, body + e->ioff, e->ilen) == 0)
+				break;
+		}
+		if (k < 0) {
+			k = ntask++;
+			tasks[k].ioff = e->ioff;
+			tasks[k].ilen = e->ilen;
+			tasks[k].del = e->del;
+			tasks[k].state = T_UNSENT;
+		}
+		e->task = k;
+	}
+	pl->ntask = ntask;
+	pl->backoff_ms = MS_POLL_MS;
+	return 0;
+}
+
+/* a document with our id as its primary key, ahead of its own members
+ * (encode refused a document with a member of that name) */
+static void
+add_doc(struct sbuf *out, const char *id, size_t idlen, const char *doc,
+    size_t dlen)
+{
+	size_t i = 1;
+
+	sbuf_adds(out, "{\"" MS_PRIMARY_KEY "\":");
+	sbuf_add(out, id, idlen);
+	while (i < dlen && (doc[i] == ' ' || doc[i] == '\n' ||
+	    doc[i] == '\t' || doc[i] == '\r'))
+		i++;
+	if (i < dlen && doc[i] != '}')
+		sbuf_addc(out, ',');
+	sbuf_add(out, doc + 1, dlen - 1);
+}
+
+static int
+first_unsent(struct ms_plan *pl)
+{
+	struct ms_task *tasks = tasks_of(pl);
+	int k;
+
+	for (k = 0; k < pl->ntask; k++)
+		if (tasks[k].state == T_UNSENT)
+			return k;
+	return -1;
+}
+
+/* task k's request: the documents of its entries, or their ids */
+static void
+send_task(struct target_proc *p, const char *body, int k,
+    struct http_call *call)
+{
+	struct ms_plan *pl = plan_of(p);
+	struct ms_ent *ents = ents_of(pl), *e;
+	struct ms_task *t = &tasks_of(pl)[k];
+	struct jspan index = { body + t->ioff, t->ilen };
+	char uid[512];
+	int i, n = 0;
+
+	sbuf_reset(&p->body);
+	sbuf_addc(&p->body, '[');
+	for (i = 0; i < pl->nent; i++) {
+		e = &ents[i];
+		if (e->task != k)
+			continue;
+		if (n++)
+			sbuf_addc(&p->body, ',');
+		if (t->del)
+			sbuf_add(&p->body, body + e->idoff, e->idlen);
+		else
+			add_doc(&p->body, body + e->idoff, e->idlen,
+			    body + e->doff, e->dlen);
+	}
+	sbuf_addc(&p->body, ']');
+	if (jstr_copy(index, uid, sizeof(uid)) == -1)
+		uid[0] = '\0';
+	ms_index_path(&p->path, uid, t->del ? "/documents/delete-batch" :
+	    "/documents?primaryKey=" MS_PRIMARY_KEY);
+	http_call_set(call, "POST", p->path.buf, "application/json",
+	    p->body.buf, p->body.len);
+	pl->polled = 0;
+	pl->sending = k;
+}
+
+/* the next request: the next task not sent yet, else one question about
+ * every task still open */
+void
+ms_write_call(struct target_proc *p, const char *body, size_t len,
+    struct http_call *call)
+{
+	struct ms_plan *pl = plan_of(p);
+	struct ms_task *tasks;
+	int k, n = 0;
+
+	if (pl == NULL && plan(p, body, len) == -1) {
+		/* not ours: answered as refused by write_answer */
+		http_call_set(call, "GET", "/health", NULL, NULL, 0);
+		return;
+	}
+	pl = plan_of(p);
+	if ((k = first_unsent(pl)) != -1) {
+		send_task(p, body, k, call);
+		return;
+	}
+	tasks = tasks_of(pl);
+	sbuf_reset(&p->path);
+	sbuf_adds(&p->path, "/tasks?uids=");
+	for (k = 0; k < pl->ntask; k++)
+		if (tasks[k].state == T_OPEN)
+			sbuf_addf(&p->path, "%s%llu", n++ ? "," : "",
+			    (unsigned long long)tasks[k].uid);
+	sbuf_addf(&p->path, "&limit=%d", n);
+	http_call_set(call, "GET", p->path.buf, NULL, NULL, 0);
+	pl->polled = 1;
+}
+
+static void
+set_item(struct item_result *it, int del, enum item_verdict v,
+    const char *type, const char *reason)
+{
+	it->verdict = v;
+	it->del = del;
+	it->status = v == ITEM_OK ? 200 : v == ITEM_NOTFOUND ? 404 :
+	    v == ITEM_RETRY ? 503 : 400;
+	snprintf(it->type, sizeof(it->type), "%.*s",
+	    (int)sizeof(it->type) - 1, type);
+	snprintf(it->reason, sizeof(it->reason), "%.*s",
+	    (int)sizeof(it->reason) - 1, reason);
+}
+
+/* the entry of task k that a failure's message names (`<id>`, the id as
+ * JSON, as Meilisearch quotes one), or -1 */
+static int
+named_entry(struct ms_plan *pl, const char *body, int k, const char *msg)
+{
+	struct ms_ent *ents = ents_of(pl), *e;
+	const char *q;
+	size_t ml = strlen(msg);
+	int i;
+
+	for (i = 0; i < pl->nent; i++) {
+		e = &ents[i];
+		if (e->task != k)
+			continue;
+		for (q = msg; (q = memchr(q, '`', ml - (size_t)(q - msg)))
+		    != NULL; q++)
+			if ((size_t)(msg + ml - q) > e->idlen + 1 &&
+			    memcmp(q + 1, body + e->idoff, e->idlen) == 0 &&
+			    q[1 + e->idlen] == '`')
+				return i;
+	}
+	return -1;
+}
+
+/* task k ended (st as ms_task_view says, -1: gone from the queue): the
+ * verdicts of its entries */
+static void
+task_ended(struct ms_plan *pl, const char *body, int k, int st,
+    const char *code, const char *msg, int nsent,
+    struct item_result *items)
+{
+	struct ms_ent *ents = ents_of(pl);
+	struct ms_task *t = &tasks_of(pl)[k];
+	char reason[400], other[400];
+	int i, named = -1;
+
+	t->state = T_DONE;
+	if (st == 3 || st == -1)
+		/* canceled by someone, or deleted from the queue before we
+		 * saw it end: its documents are owed */
+		snprintf(other, sizeof(other), "not written: task %llu %s",
+		    (unsigned long long)t->uid, st == 3 ? "was canceled" :
+		    "is no longer in the task queue");
+	if (st == 2 && !(t->del && strcmp(code, "index_not_found") == 0)) {
+		snprintf(reason, sizeof(reason), "%s (task %llu)", msg,
+		    (unsigned long long)t->uid);
+		named = named_entry(pl, body, k, msg);
+		if (named != -1)
+			snprintf(other, sizeof(other), "not written: task %llu "
+			    "failed on another document",
+			    (unsigned long long)t->uid);
+	}
+	for (i = 0; i < pl->nent && i < nsent; i++) {
+		if (ents[i].task != k)
+			continue;
+		if (st == 1)
+			set_item(&items[i], t->del, ITEM_OK, "", "");
+		else if (st == 3 || st == -1)
+			set_item(&items[i], t->del, ITEM_RETRY, "not_written",
+			    other);
+		else if (t->del && strcmp(code, "index_not_found") == 0)
+			/* no index, so no such document: what was asked */
+			set_item(&items[i], 1, ITEM_NOTFOUND, "", "");
+		else if (named == -1 || named == i)
+			set_item(&items[i], t->del, ITEM_REJECT,
+			    code[0] ? code : "task_failed", reason);
+		else
+			set_item(&items[i], t->del, ITEM_RETRY, "not_written",
+			    other);
+	}
+}
+
+/* the delay before the next question, doubling up to MS_POLL_MAX_MS */
+static long
+next_wait(struct ms_plan *pl)
+{
+	long ms = pl->backoff_ms;
+
+	pl->backoff_ms = ms * 2 > MS_POLL_MAX_MS ? MS_POLL_MAX_MS : ms * 2;
+	return ms;
+}
+
+/* the answer to a poll: each task's end. TA_OK when all have ended, else
+ * TA_NEXT (a back-off first) */
+static enum target_answer
+tasks_answer(struct target_proc *p, const struct sbuf *resp,
+    const char *body, int nsent, struct item_result *items, char *why,
+    size_t whylen)
+{
+	struct ms_plan *pl = plan_of(p);
+	struct ms_task *tasks = tasks_of(pl);
+	struct ms_ent *ents = ents_of(pl);
+	struct jspan obj, arr, task, v;
+	struct jiter it;
+	uint64_t uid;
+	char code[96], msg[320];
+	int k, i, st, open = 0, *seen;
+
+	if (ms_body_object(resp->buf, resp->len, &obj) == -1 ||
+	    !jobj_get(obj, "results", &arr) || jiter_init(&it, arr) == -1) {
+		snprintf(why, whylen, "GET /tasks is not a list of tasks: %.200s",
+		    resp->buf);
+		return TA_RETRY;
+	}
+	seen = xcalloc((size_t)pl->ntask, sizeof(*seen));
+	while (jiter_elem(&it, &task)) {
+		if (!jobj_get(task, "uid", &v) || jnum_u64(v, &uid) == -1)
+			continue;
+		for (k = 0; k < pl->ntask; k++)
+			if (tasks[k].state == T_OPEN && tasks[k].uid == uid)
+				break;
+		if (k == pl->ntask)
+			continue;
+		seen[k] = 1;
+		st = ms_task_view(task, code, sizeof(code), msg, sizeof(msg));
+		if (st > 0)
+			task_ended(pl, body, k, st, code, msg, nsent, items);
+	}
+	for (k = 0; k < pl->ntask; k++) {
+		if (tasks[k].state == T_OPEN && !seen[k])
+			task_ended(pl, body, k, -1, "", "", nsent, items);
+		open += tasks[k].state != T_DONE;
+	}
+	free(seen);
+	if (open) {
+		p->poll_ms = next_wait(pl);
+		return TA_NEXT;
+	}
+	/* an entry a later one replaced ends as that one did */
+	for (i = 0; i < pl->nent && i < nsent; i++)
+		if (ents[i].last != i) {
+			items[i] = items[ents[i].last];
+			items[i].del = ents[i].del;
+		}
+	return TA_OK;
+}
+
+enum target_answer
+ms_write_answer(struct target_proc *p, long status, const struct sbuf *resp,
+    const char *body, size_t len, int nsent, struct item_result *items,
+    char *why, size_t whylen)
+{
+	enum target_answer a = ms_status_class(status);
+	struct ms_plan *pl = plan_of(p);
+	struct ms_task *t;
+
+	(void)len;
+	p->poll_ms = 0;
+	if (pl == NULL) {
+		snprintf(why, whylen, "a write the module did not encode");
+		return TA_REFUSED;
+	}
+	if (a != TA_OK) {
+		ms_error_text(resp->buf, resp->len, why, whylen);
+		/* a poll that failed is only asked again */
+		return pl->polled && a == TA_REFUSED ? TA_RETRY : a;
+	}
+	if (pl->polled)
+		return tasks_answer(p, resp, body, nsent, items, why, whylen);
+	t = &tasks_of(pl)[pl->sending];
+	if (!ms_task_uid(resp, &t->uid)) {
+		snprintf(why, whylen, "the write was answered without a "
+		    "taskUid");
+		return TA_RETRY;
+	}
+	t->state = T_OPEN;
+	/* the first question after the last task is sent */
+	if (first_unsent(pl) == -1) {
+		p->sent_all = 1;
+		p->poll_ms = next_wait(pl);
+	}
+	return TA_NEXT;
+}
