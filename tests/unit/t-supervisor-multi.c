@@ -277,8 +277,12 @@ test_halted_and_drain(void)
 	    strstr(strstr(s, "# TYPE pg2osync_up gauge") + 1,
 	    "# TYPE pg2osync_up gauge") == NULL),
 	    "one /metrics: each metric's TYPE once for every source");
-	ok(strstr(s, "\npg2osync_checkpoint_position{source=\"src-a\"} 300\n")
-	    && strstr(s, "\npg2osync_checkpoint_position{source=\"src-c\"} 300\n"),
+	/* streaming is said at the hello, the checkpoint stored a moment
+	 * later: waited for, a loaded machine being slow to it */
+	ok(wait_http("/metrics",
+	    "\npg2osync_checkpoint_position{source=\"src-a\"} 300\n", 8000) &&
+	    wait_http("/metrics",
+	    "\npg2osync_checkpoint_position{source=\"src-c\"} 300\n", 8000),
 	    "each streaming source stored its own checkpoint");
 	s = slurp(logpath);
 	ok(strstr(s, "capture-pg[src-b]: ") != NULL &&
