@@ -474,7 +474,8 @@ finish_config(struct cs_walk *w, void *base, const char *path, int line)
 	 * section's index, then the rules between sections (which compare
 	 * those bodies) */
 	if (config_target_needs(w, cfg) == -1 ||
-	    config_target_indices(w, cfg) == -1 || finish_syncs(w, cfg) == -1)
+	    config_target_indices(w, cfg) == -1 || finish_syncs(w, cfg) == -1 ||
+	    config_source_poll(w, cfg) == -1)
 		return -1;
 	warn_inline_secrets(w, cfg);
 	return 0;

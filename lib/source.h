@@ -69,6 +69,15 @@ struct source_module {
 	 */
 	int	 start_held;
 
+	/*
+	 * It offers poll mode (source.mode: poll): pages of each table read
+	 * again in the order of a column that grows, where the server gives
+	 * no replication connection. Its capture then reads no log, needs
+	 * no slot, and its positions are its own texts (the cursor of each
+	 * table). A kind without it refuses the mode.
+	 */
+	int	 poll;
+
 	/* the position's form, for a message: "an LSN, as 0/16B3748" */
 	const char *pos_form;
 
