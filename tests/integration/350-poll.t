@@ -30,7 +30,7 @@ create index on poll_items (rev, id);
 create or replace function poll_bump() returns trigger language plpgsql as
 	$$ begin new.rev := nextval('poll_rev'); return new; end $$;
 create trigger poll_bump before update on poll_items for each row execute function poll_bump();
-insert into poll_items (id, v) select g, 'row ' || g from generate_series(1, 6000) g;
+insert into poll_items (id, v) select g, 'row ' || g from generate_series(1, 20000) g;
 create view poll_live as select * from poll_items where not deleted;
 SQL
 # a role that may read the table and nothing more: no REPLICATION
@@ -77,10 +77,10 @@ ckpt_pos() { ckpt -c "$T/cfg.yaml" get 2>/dev/null | jq -r '.pos // 0'; }
 
 # the whole process killed -9 in the middle of the first round
 sup_start; ok $? "the poll pipeline comes up"
-wait_for 60 sh -c "[ \$(ckpt -c '$T/cfg.yaml' get 2>/dev/null | jq -r '.pos // 0') -ge 20 ]"
+wait_for 120 sh -c "[ \$(ckpt -c '$T/cfg.yaml' get 2>/dev/null | jq -r '.pos // 0') -ge 20 ]"
 kill_pipeline
 p1=$(ckpt_pos)
-ok $([ "$p1" -ge 20 ] && [ "$p1" -lt 120 ]; echo $?) "killed -9 mid-round, at page $p1 of 120"
+ok $([ "$p1" -ge 20 ] && [ "$p1" -lt 400 ]; echo $?) "killed -9 mid-round, at page $p1 of 400"
 ok $(ckpt -c "$T/cfg.yaml" get | jq -e '.text | fromjson | .at["public.poll_items"] | (.by == ["rev","id"] and (.v | length) == 2)' >/dev/null; echo $?) \
 	"the checkpoint holds the table's cursor (its poll column and key)"
 sup_start; ok $? "restarted"
@@ -89,7 +89,7 @@ ok $(grep -q "resuming the poll of 1 table(s) from the stored cursors (position 
 check "the first round ends equal by content" -- wait_equal poll_live $IX 120 "$SEL"
 
 # inserts, updates, soft deletes
-psql_q -c "insert into poll_items (id, v) select g, 'new ' || g from generate_series(6001, 6100) g;
+psql_q -c "insert into poll_items (id, v) select g, 'new ' || g from generate_series(20001, 20100) g;
 	update poll_items set v = v || ' changed' where id % 7 = 0;
 	update poll_items set deleted = true where id % 11 = 0"
 check "inserts, updates and soft deletes are indexed" -- wait_equal poll_live $IX 60 "$SEL"
@@ -100,9 +100,9 @@ check "a row no longer soft-deleted comes back" -- wait_equal poll_live $IX 30 "
 
 # one writer (the mode's documented limit: a second would commit a value
 # below a cursor already past it) while the capture, then everything, dies
-( i=0; while :; do i=$((i + 1)); id=$((RANDOM % 6100 + 1))
+( i=0; while :; do i=$((i + 1)); id=$((RANDOM % 20100 + 1))
 	psql_q -c "update poll_items set v = 'w$i', deleted = ($i % 5 = 0) where id = $id;
-		insert into poll_items (id, v) values (7000 + $i, 'i$i')" >/dev/null 2>&1
+		insert into poll_items (id, v) values (30000 + $i, 'i$i')" >/dev/null 2>&1
 	sleep 0.02; done ) &
 W=$!; cleanup_add $W
 for r in 1 2 3; do
