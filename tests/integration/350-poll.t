@@ -72,6 +72,13 @@ ok $(grep -qiE 'slot|publication|replication|wal_level' "$T/validate.out"; [ $? 
 ok $(grep -q "table 'public.poll_items'.*polled in the order of 'rev'" "$T/validate.out"; echo $?) \
 	"validate checks the table and its poll column"
 [ $_tap_fail -gt 0 ] && sed 's/^/#   /' "$T/validate.out"
+pg2osync bootstrap -c "$T/cfg.yaml" > "$T/boot.out" 2>&1
+ok $(grep -q "poll mode (source.mode: poll): nothing to create" "$T/boot.out"; echo $?) \
+	"bootstrap creates nothing"
+pg2osync setup-sql -c "$T/cfg.yaml" --role p2o_poll_ro > "$T/setup.sql" 2>&1
+ok $(grep -q 'GRANT SELECT ON TABLE "public"."poll_items"' "$T/setup.sql" &&
+	! grep -qE 'CREATE PUBLICATION|LOGIN REPLICATION|ALTER SYSTEM|REPLICA IDENTITY' "$T/setup.sql"; echo $?) \
+	"setup-sql grants SELECT and asks for no replication"
 
 ckpt_pos() { ckpt -c "$T/cfg.yaml" get 2>/dev/null | jq -r '.pos // 0'; }
 
