@@ -10,6 +10,8 @@
  *               standby status updates out, never past the ack
  *   slotwatch.c every logical slot's retained WAL, for /metrics, on the
  *               catalogue connection kept after the startup checks
+ *   poll.c      poll mode: each table's pages after its cursor, for a
+ *               server without a replication connection
  */
 #ifndef CAPTURE_PG_H
 #define CAPTURE_PG_H
@@ -243,6 +245,36 @@ struct walstream {
 void	walstream_init(struct walstream *, struct pg_conn *,
 	    struct pgo_decoder *, uint64_t start);
 extern const struct capture_ops walstream_ops;
+
+/* poll.c */
+
+struct poll_table;
+struct config;
+
+/* poll mode's side of the capture loop: pages of each table read again
+ * after the cursor of the last row sent (capture-pg/poll.c) */
+struct poller {
+	const struct config *cfg;
+	struct pg_conn *conn;	/* a plain connection, never replication */
+	struct poll_table *tables;
+	int	 ntables;
+	int	 cur;		/* the table read now, in the round */
+	long long next_ms;	/* the next page; a round's wait once caught up */
+	uint64_t pos;		/* the last page's position (pages sent) */
+	uint64_t acked;
+	struct sbuf json;	/* the row frame being built */
+	struct {
+		uint64_t updates, deletes, commits, received;
+	} n;
+	struct p2o_err err;
+};
+
+/* the tables described, each cursor from a->pos (--start-pos) when
+ * given: 0, or -1 with p->err */
+int	poller_init(struct poller *, const struct config *,
+	    const struct capture_args *a);
+void	poller_release(struct poller *);
+extern const struct capture_ops poll_ops;
 
 /* slotwatch.c */
 

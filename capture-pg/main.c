@@ -31,12 +31,15 @@ static const char usage_text[] =
 "\n"
 "Streams the changes to the tables of the config's sync sections from a\n"
 "PostgreSQL logical replication slot and writes event frames to stdout.\n"
-"Creates the publication and the slot when they do not exist.\n"
+"Creates the publication and the slot when they do not exist. In poll\n"
+"mode (source.mode: poll) it reads each table again a page at a time\n"
+"after its cursor, with plain queries: no slot, no publication.\n"
 "\n"
 "  -c, --config FILE      the pg2osync configuration\n"
 "      --start-pos X/Y    resume from this checkpoint position (an LSN);\n"
 "                         refused (exit 67) when the slot has confirmed\n"
-"                         past it\n"
+"                         past it. In poll mode (source.mode: poll) the\n"
+"                         checkpoint's cursors, {\"poll\":N,\"at\":{...}}\n"
 "      --new-stream       the tables are being loaded again because the\n"
 "                         position was lost: a slot that lost its WAL is\n"
 "                         dropped and created anew instead of refused\n"
@@ -91,6 +94,29 @@ check_start(const struct capture_args *a, uint64_t *start_lsn,
 	return capture_start_token(a, *start_lsn, 1, &token, e);
 }
 
+/* poll mode: no slot, no publication, no replication connection */
+static int
+run_poll(struct stage *st, struct config *cfg, const struct capture_args *a)
+{
+	struct p2o_err e;
+	struct poller p;
+	struct capture cap;
+
+	if (poller_init(&p, cfg, a) == -1)
+		return stage_report(&p.err);
+	if (stage_hello(st, &e) == -1)
+		return stage_report(&e);
+	capture_init(&cap, &poll_ops, &p, &st->ctl, stage_flag(STAGE_TERM));
+	if (capture_run(&cap) != 0)
+		return stage_report(&cap.err);
+	capture_release(&cap);
+	sbuf_release(&p.json);
+	poller_release(&p);
+	stage_end(st);
+	config_release(cfg);
+	return P2O_EXIT_OK;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -105,8 +131,7 @@ main(int argc, char **argv)
 	struct slotwatch sw;
 	uint64_t start_lsn;
 
-	if (stage_begin(&st, &spec, &a, argc, argv, &e) != STAGE_RUN ||
-	    check_start(&a, &start_lsn, &e) == -1)
+	if (stage_begin(&st, &spec, &a, argc, argv, &e) != STAGE_RUN)
 		exit(stage_report(&e));
 	/* the source's secret only: the target is the writer's */
 	if (config_load_with(st.cfgpath, CONFIG_SECRET_SOURCE, &cfg, &e) == -1)
@@ -116,6 +141,10 @@ main(int argc, char **argv)
 		    "reads; capture-pg reads PostgreSQL only", st.cfgpath,
 		    cfg.source->noun, cfg.source->capture);
 	if (config_traces_start(&cfg, "capture-pg", &e) == -1)
+		exit(stage_report(&e));
+	if (cfg.poll)
+		exit(run_poll(&st, &cfg, &a));
+	if (check_start(&a, &start_lsn, &e) == -1)
 		exit(stage_report(&e));
 	pgo_init(&dec);
 	slot_init(&src);

@@ -49,7 +49,7 @@ slot_connect_sql(struct pg_source *s, const struct config *cfg)
 {
 	pgsrv_contract_init(&s->k, cfg);
 	s->tables = s->k.tables;
-	s->sql = pgconn_open(cfg, PGCONN_SQL, "capture-pg", &s->err);
+	s->sql = pgconn_open(cfg, PGCONN_ADMIN, "capture-pg", &s->err);
 	return s->sql == NULL ? -1 : 0;
 }
 

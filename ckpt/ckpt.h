@@ -28,11 +28,17 @@
 
 /* store.c */
 
+/* PG2OSYNC_INSTANCE_ID at most this long */
+#define CKPT_INSTANCE_MAX	128
+
 struct ckpt_value {
 	int	 present;	/* 0: no checkpoint stored for this stream */
 	uint64_t pos;
 	char	*text;		/* the source's position text (heap) */
 	char	 updated_at[40];	/* as stored; "" when absent */
+	char	 instance[CKPT_INSTANCE_MAX + 1];	/* the process that wrote
+					 * it; "" when the document predates
+					 * the field */
 };
 void	ckpt_value_release(struct ckpt_value *);
 
@@ -42,6 +48,10 @@ struct ckpt_store {
 	int	 ready;		/* initialised */
 	int	 bound;		/* the stored document was checked against us */
 	int	 conflicts;	/* puts a newer stored checkpoint outranked */
+	/* who writes: PG2OSYNC_INSTANCE_ID, else the host's name, recorded
+	 * in every checkpoint written so that two processes writing one
+	 * stream can be told apart */
+	char	 instance[CKPT_INSTANCE_MAX + 1];
 	/* what the last load plan left to do (load.c), so that a mark is
 	 * stored without a read first: per sync section (nplan of them, 0
 	 * before a plan) whether its load is still running, and the

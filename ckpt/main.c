@@ -39,9 +39,11 @@ static const char usage_text[] =
 "for it (PostgreSQL '0/16B3748', MySQL 'binlog.000004:1234;gtid=...'),\n"
 "which is what a capture resumes from.\n"
 "\n"
-"  get     print {\"pos\":N,\"text\":\"...\",\"updated_at\":\"...\"} on\n"
-"          stdout; when nothing is stored, print nothing, say\n"
-"          'no checkpoint' on stderr and exit 0\n"
+"  get     print {\"pos\":N,\"text\":\"...\",\"updated_at\":\"...\",\n"
+"          \"instance\":\"...\"} on stdout (instance: who wrote it,\n"
+"          PG2OSYNC_INSTANCE_ID or the host's name); when nothing is\n"
+"          stored, print nothing, say 'no checkpoint' on stderr and\n"
+"          exit 0\n"
 "  put     store position N with its TEXT; a checkpoint never moves back:\n"
 "          if a later one is stored, it is kept (logged, exit 0)\n"
 "  serve   answer get with a checkpoint frame and a load frame (the\n"
@@ -64,6 +66,10 @@ static const char usage_text[] =
 "      --text TEXT     the source's text for it (put)\n"
 "  -h, --help          this text\n"
 "  -V, --version       print the version\n"
+"\n"
+"environment: PG2OSYNC_INSTANCE_ID, recorded in every checkpoint written\n"
+"as the writer's id (default: the host's name; the supervisor sets\n"
+"<host>:<pid> for its children).\n"
 "\n"
 "exit codes: 0 ok; 64 usage; 65 malformed frame on stdin (serve);\n"
 "66 the stored checkpoint belongs to another stream or is unreadable;\n"
@@ -118,6 +124,10 @@ print_value(const struct ckpt_value *v)
 	if (v->updated_at[0]) {
 		sbuf_adds(&out, ",\"updated_at\":");
 		sbuf_add_jstr(&out, v->updated_at, strlen(v->updated_at));
+	}
+	if (v->instance[0]) {
+		sbuf_adds(&out, ",\"instance\":");
+		sbuf_add_jstr(&out, v->instance, strlen(v->instance));
 	}
 	sbuf_adds(&out, "}\n");
 	fwrite(out.buf, 1, out.len, stdout);

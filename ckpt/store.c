@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ckpt.h"
 #include "jscan.h"
@@ -27,10 +28,40 @@ ckpt_value_release(struct ckpt_value *v)
 	memset(v, 0, sizeof(*v));
 }
 
+/*
+ * Who writes the checkpoints: PG2OSYNC_INSTANCE_ID (the supervisor sets
+ * "<host>:<pid>" for its children when the operator did not), else the
+ * host's name. A label shown by status and ckpt get, so a printable word.
+ */
+static int
+instance_id(struct ckpt_store *st)
+{
+	const char *v = getenv("PG2OSYNC_INSTANCE_ID");
+	size_t n;
+
+	if (v == NULL) {
+		if (gethostname(st->instance, sizeof(st->instance)) == -1 ||
+		    st->instance[0] == '\0')
+			snprintf(st->instance, sizeof(st->instance), "unknown");
+		st->instance[sizeof(st->instance) - 1] = '\0';
+		return 0;
+	}
+	n = strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789._:/@-");
+	if (v[n] != '\0' || n == 0 || n > CKPT_INSTANCE_MAX)
+		return p2o_fail(&st->err, P2O_EXIT_CONFIG, "PG2OSYNC_INSTANCE_ID "
+		    "must be 1 to %d characters from a-z, A-Z, 0-9 and . _ : / "
+		    "@ -", CKPT_INSTANCE_MAX);
+	snprintf(st->instance, sizeof(st->instance), "%s", v);
+	return 0;
+}
+
 int
 ckpt_store_init(struct ckpt_store *st, const struct config *cf)
 {
 	memset(st, 0, sizeof(*st));
+	if (instance_id(st) == -1)
+		return -1;
 	if (source_ident_init(&st->ident, cf, st->err.msg,
 	    sizeof(st->err.msg)) == -1) {
 		st->err.code = P2O_EXIT_CONFIG;
@@ -272,6 +303,8 @@ parse_source(struct ckpt_store *st, struct jspan src, struct ckpt_value *val)
 	val->text = jstr_dup(v);
 	if (jobj_get(src, "updated_at", &v) && jspan_type(v) == J_STRING)
 		jstr_copy(v, val->updated_at, sizeof(val->updated_at));
+	if (jobj_get(src, "instance", &v) && jspan_type(v) == J_STRING)
+		jstr_copy(v, val->instance, sizeof(val->instance));
 	val->present = 1;
 	return 0;
 bad:
@@ -349,6 +382,8 @@ ckpt_store_put(struct ckpt_store *st, uint64_t pos, const char *text,
 	sbuf_add_u64(&body, pos);
 	sbuf_adds(&body, ",\"text\":");
 	sbuf_add_jstr(&body, text, strlen(text));
+	sbuf_adds(&body, ",\"instance\":");
+	sbuf_add_jstr(&body, st->instance, strlen(st->instance));
 	sbuf_addf(&body, ",\"updated_at\":\"%s\"}", when);
 
 	if ((rc = doc_put(st, NULL, what, &body, pos, &conflict)) != 0 ||

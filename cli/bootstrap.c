@@ -18,6 +18,7 @@
 
 static const struct cli_opt opts[] = {
 	CLI_OPT_CONFIG,
+	CLI_OPTS_DIR,
 	CLI_OPT_HELP,
 	{ NULL, 0, NULL, NULL }
 };
@@ -95,7 +96,7 @@ const struct verb verb_bootstrap = {
 	.name = "bootstrap",
 	.summary = "create the slot, the publication and the indices, then "
 	    "exit",
-	.synopsis = "[-c FILE]",
+	.synopsis = "[-c FILE | --config-dir DIR [--source NAME]]",
 	.about = "Creates what the pipeline's first start would, and exits: "
 	    "on PostgreSQL, after the checks the capture starts by, the "
 	    "publication with the tables collections read (and "
@@ -111,4 +112,5 @@ const struct verb verb_bootstrap = {
 	    "the target is unreachable\n  77  authentication failed\n  78  "
 	    "invalid configuration\n",
 	.run = run,
+	.dir = CLI_DIR_EACH,
 };

@@ -63,6 +63,15 @@ struct verb {
 	const struct cli_opt *opts;	/* ends with { NULL } */
 	const char *exits;	/* "0 …\n1 …\n", for --help */
 	int	(*run)(const struct verb *, int argc, char **argv);
+	/* with --config-dir (main.c): how it takes a directory of several
+	 * sources and no --source */
+	enum cli_dir {
+		CLI_DIR_ONE,	/* refused, naming the sources */
+		CLI_DIR_EACH,	/* run once per source, in name order */
+		CLI_DIR_OWN,	/* the verb reads --config-dir itself (run
+				 * hands it to the supervisor, init writes a
+				 * file into it) */
+	} dir;
 };
 
 /* main.c */
@@ -71,9 +80,17 @@ extern const struct verb *const cli_verbs[];
 /* opts.c */
 
 #define CLI_DEFAULT_CONFIG	"pg2osync.yaml"
-/* the options every verb has: -c/--config and -h/--help */
+/* the options every verb has: -c/--config, or --config-dir and
+ * --source (main.c takes them off argv and hands the verb -c FILE), and
+ * -h/--help */
 #define CLI_OPT_CONFIG	{ "config", 'c', "FILE", "the configuration " \
 	"(default " CLI_DEFAULT_CONFIG ")" }
+#define CLI_OPT_CONFIG_DIR	0x7f01
+#define CLI_OPT_SOURCE		0x7f02
+#define CLI_OPTS_DIR	{ "config-dir", CLI_OPT_CONFIG_DIR, "DIR", \
+	"a directory of configurations, one source each (*.yaml)" }, \
+	{ "source", CLI_OPT_SOURCE, "NAME", "with --config-dir: the source " \
+	"to act on (source.name, or the stream's identity)" }
 #define CLI_OPT_HELP	{ "help", 'h', NULL, "this text" }
 
 /*
@@ -92,6 +109,9 @@ extern const struct verb *const cli_verbs[];
 #define CLI_OPT_BAD		(-2)
 int	cli_getopt(const struct verb *, int argc, char **argv,
 	    const char **arg);
+/* the next cli_getopt starts a fresh scan (a verb run again, once per
+ * source of a directory) */
+void	cli_getopt_reset(void);
 /* what main returns after a loop ended by ch < 0: 0 after --help, 64 */
 int	cli_opt_exit(int ch);
 void	cli_help(const struct verb *, FILE *);
@@ -106,6 +126,13 @@ long long cli_number(const struct verb *, const char *opt, const char *s);
 int	cli_config(const char *path, unsigned secrets, struct config *);
 /* the error as one line on stderr; returns its code */
 int	cli_fail(const struct p2o_err *);
+
+/* main.c: with --config-dir, what the set says beyond the file a verb
+ * is given (NULL otherwise): the listener one file of it holds */
+struct cli_set_view {
+	const char *metrics_bind;
+};
+extern const struct cli_set_view *cli_set;
 
 /* tools.c */
 
@@ -126,6 +153,7 @@ struct ckpt_view {
 	uint64_t pos;
 	char	 text[1024];
 	char	 updated_at[64];
+	char	 instance[160];	/* the process that wrote it, "" unknown */
 	char	 why[P2O_ERR_MAX];	/* when it is not known */
 };
 /* the stored checkpoint, through `ckpt get` */

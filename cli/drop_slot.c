@@ -18,6 +18,7 @@ enum { O_PUBLICATION = 0x100 };
 
 static const struct cli_opt opts[] = {
 	CLI_OPT_CONFIG,
+	CLI_OPTS_DIR,
 	{ "publication", O_PUBLICATION, NULL, "drop the configured "
 	    "publication too (and its _append companion)" },
 	CLI_OPT_HELP,
@@ -64,7 +65,8 @@ run(const struct verb *v, int argc, char **argv)
 const struct verb verb_drop_slot = {
 	.name = "drop-slot",
 	.summary = "drop the configured replication slot (PostgreSQL)",
-	.synopsis = "[-c FILE] [--publication]",
+	.synopsis = "[-c FILE | --config-dir DIR [--source NAME]] "
+	    "[--publication]",
 	.about = "Drops the configured replication slot, so that the server "
 	    "stops retaining WAL for it; never another slot, and never one "
 	    "a pipeline streams from. The publication is kept unless "

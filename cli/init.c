@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "config_sections.h"
+#include "config_set.h"
 #include "log.h"
 #include "p2o.h"
 #include "source.h"
@@ -32,11 +33,17 @@
 #define MAX_TABLES	256
 
 enum { O_SOURCE = 0x100, O_URL_ENV, O_TARGET, O_TABLE, O_FORCE, O_MAPPINGS,
-	O_DECIMAL, O_JSON, O_SLOT, O_PUBLICATION, O_SERVER_ID, O_FLAVOR };
+	O_DECIMAL, O_JSON, O_SLOT, O_PUBLICATION, O_SERVER_ID, O_FLAVOR,
+	O_DIR, O_NAME };
 
 static const struct cli_opt opts[] = {
 	{ "config", 'c', "FILE", "the file to write (default "
 	    CLI_DEFAULT_CONFIG ")" },
+	{ "config-dir", O_DIR, "DIR", "write it into this directory of "
+	    "configurations as NAME.yaml (--name), then check the directory "
+	    "as one set" },
+	{ "name", O_NAME, "NAME", "source.name, every metric's source label "
+	    "(and, without --slot and --publication, theirs too)" },
 	{ "source", O_SOURCE, "URL", "the source database (default: the "
 	    "value of the --url-env variable); the file names the variable, "
 	    "never the url" },
@@ -69,6 +76,8 @@ static const struct cli_opt opts[] = {
 
 struct init {
 	const char *path, *source, *url_env, *target, *slot, *pub;
+	const char *cfgdir, *name;	/* --config-dir, --name */
+	int	 path_given, slot_given, pub_given;
 	const char *tables[MAX_TABLES];
 	int	 ntables, force, mappings;
 	unsigned long server_id;
@@ -332,6 +341,12 @@ write_config(const struct init *in, const struct section *secs, int n,
 	fprintf(f, "source:\n  url_env: ");
 	yaml_scalar(f, in->url_env);
 	fprintf(f, "    # the connection string stays in the environment\n");
+	if (in->name != NULL) {
+		fprintf(f, "  name: ");
+		yaml_scalar(f, in->name);
+		fprintf(f, "    # every metric's source label; --source of "
+		    "the verbs\n");
+	}
 	for (i = 0; in->src->own_keys[i] != NULL; i++)
 		source_key(f, in, in->src->own_keys[i]);
 	fprintf(f, "target:\n  url: ");
@@ -381,7 +396,9 @@ option(struct init *in, const struct verb *v, int ch, const char *arg)
 	long long id;
 
 	switch (ch) {
-	case 'c': in->path = arg; break;
+	case 'c': in->path = arg; in->path_given = 1; break;
+	case O_DIR: in->cfgdir = arg; break;
+	case O_NAME: in->name = arg; break;
 	case O_SOURCE: in->source = arg; break;
 	case O_URL_ENV: in->url_env = arg; break;
 	case O_TARGET: in->target = arg; break;
@@ -404,8 +421,8 @@ option(struct init *in, const struct verb *v, int ch, const char *arg)
 			    "'flat_object'");
 		in->mo.json_flat = strcmp(arg, "flat_object") == 0;
 		break;
-	case O_SLOT: in->slot = arg; break;
-	case O_PUBLICATION: in->pub = arg; break;
+	case O_SLOT: in->slot = arg; in->slot_given = 1; break;
+	case O_PUBLICATION: in->pub = arg; in->pub_given = 1; break;
 	case O_FLAVOR:
 		if ((in->tmod = target_module_find(arg)) == NULL)
 			return cli_usage(v, "--flavor takes opensearch, "
@@ -525,6 +542,74 @@ check_kind_options(struct init *in, const struct verb *v)
 	return 0;
 }
 
+/* --config-dir DIR --name NAME: the file is DIR/NAME.yaml, and the
+ * slot and publication take NAME (as a slot may be spelt) unless given,
+ * so that a second source does not take the first one's */
+static int
+into_dir(struct init *in, const struct verb *v, char **pathbuf)
+{
+	static char slot[64];
+	struct sbuf p = SBUF_INIT;
+	size_t i, n;
+
+	if (in->name != NULL && (in->name[0] == '\0' || strlen(in->name) > 128
+	    || in->name[strspn(in->name, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-/")] != '\0'))
+		return cli_usage(v, "--name takes 1 to 128 characters from a-z, "
+		    "A-Z, 0-9 and _ . : - /");
+	if (in->cfgdir == NULL)
+		return 0;
+	if (in->path_given)
+		return cli_usage(v, "-c and --config-dir both name the file: "
+		    "give one");
+	if (in->name == NULL || strchr(in->name, '/') != NULL ||
+	    in->name[0] == '.')
+		return cli_usage(v, "--config-dir needs --name NAME (no '/', "
+		    "not starting with '.'): the file written is DIR/NAME.yaml");
+	sbuf_addf(&p, "%s/%s.yaml", in->cfgdir, in->name);
+	*pathbuf = p.buf;
+	in->path = p.buf;
+	n = strlen(in->name);
+	for (i = 0; i < n && i < sizeof(slot) - 1; i++)
+		slot[i] = isalnum((unsigned char)in->name[i]) ?
+		    (char)tolower((unsigned char)in->name[i]) : '_';
+	slot[i] = '\0';
+	if (!in->slot_given)
+		in->slot = slot;
+	if (!in->pub_given)
+		in->pub = slot;
+	return 0;
+}
+
+/* the directory written into, checked as one set: every rule the new
+ * file breaks with the others named (78; the file stays, to be fixed) */
+static int
+check_dir(const struct init *in)
+{
+	struct config_set set;
+	struct sbuf why = SBUF_INIT;
+	struct p2o_err e;
+	const char *p, *nl;
+	int rc = 0;
+
+	if (in->cfgdir == NULL)
+		return 0;
+	p2o_err_clear(&e);
+	if (config_set_load(in->cfgdir, CONFIG_SECRETS_NONE, &set, &why,
+	    &e) == -1) {
+		for (p = why.buf; p != NULL && *p; p = nl + 1) {
+			nl = strchr(p, '\n');
+			fprintf(stderr, "pg2osync init: %.*s\n", (int)(nl - p), p);
+		}
+		fprintf(stderr, "pg2osync init: wrote %s, but %s\n", in->path,
+		    e.msg);
+		rc = e.code;
+	}
+	config_set_release(&set);
+	sbuf_release(&why);
+	return rc;
+}
+
 static int
 run(const struct verb *v, int argc, char **argv)
 {
@@ -534,6 +619,7 @@ run(const struct verb *v, int argc, char **argv)
 	struct section secs[MAX_TABLES + 1];
 	struct config check;
 	char from[600] = "without the catalogue", why[1200] = "", *dirbuf;
+	char *pathbuf = NULL;
 	const char *arg, *url;
 	int ch, rc, n = 0, i, nmap = 0, nkeyless = 0, online = 0;
 
@@ -556,6 +642,8 @@ run(const struct verb *v, int argc, char **argv)
 	} else
 		in.src = kind_of_options(&in);
 	if ((rc = check_kind_options(&in, v)) != 0)
+		return rc;
+	if ((rc = into_dir(&in, v, &pathbuf)) != 0)
 		return rc;
 	if (in.source && has_password(in.source))
 		log_warnx("the password in --source is not written to '%s'; "
@@ -600,6 +688,8 @@ run(const struct verb *v, int argc, char **argv)
 	if ((rc = cli_config(in.path, CONFIG_SECRETS_NONE, &check)) != 0)
 		goto out;
 	config_release(&check);
+	if ((rc = check_dir(&in)) != 0)
+		goto out;
 
 	for (i = 0; i < n; i++) {
 		nmap += secs[i].mapping_rel != NULL;
@@ -614,13 +704,22 @@ run(const struct verb *v, int argc, char **argv)
 	if (getenv(in.url_env) == NULL)
 		printf("  export %s='%sUSER:PASSWORD@HOST/DB'\n", in.url_env,
 		    in.src->schemes[0]);
-	printf("  pg2osync validate -c %s     # every prerequisite, nothing "
-	    "changed\n", in.path);
-	printf("  pg2osync setup-sql -c %s    # the SQL a DBA runs when "
-	    "validate asks for it\n", in.path);
-	printf("  pg2osync bootstrap -c %s    # what the source needs, and "
-	    "the indices\n", in.path);
-	printf("  pg2osync run -c %s\n", in.path);
+	if (in.cfgdir != NULL)
+		snprintf(why, sizeof(why), "--config-dir %s --source %s",
+		    in.cfgdir, in.name);
+	else
+		snprintf(why, sizeof(why), "-c %s", in.path);
+	printf("  pg2osync validate %s     # every prerequisite, nothing "
+	    "changed\n", why);
+	printf("  pg2osync setup-sql %s    # the SQL a DBA runs when "
+	    "validate asks for it\n", why);
+	printf("  pg2osync bootstrap %s    # what the source needs, and "
+	    "the indices\n", why);
+	if (in.cfgdir != NULL)
+		printf("  pg2osync run --config-dir %s    # every source of "
+		    "the directory, one process\n", in.cfgdir);
+	else
+		printf("  pg2osync run %s\n", why);
 	rc = 0;
 out:
 	for (i = 0; i < n; i++) {
@@ -631,14 +730,15 @@ out:
 		free(secs[i].mapping_rel);
 	}
 	free(dirbuf);
+	free(pathbuf);
 	return rc;
 }
 
 const struct verb verb_init = {
 	.name = "init",
 	.summary = "write a starter configuration from the live catalogue",
-	.synopsis = "[-c FILE] [--source URL] [--table TABLE]... "
-	    "[--mappings] [options]",
+	.synopsis = "[-c FILE | --config-dir DIR --name NAME] [--source URL] "
+	    "[--table TABLE]... [--mappings] [options]",
 	.about = "Writes a configuration for the tables named (or every "
 	    "table the role can read), qualified from the source's "
 	    "catalogue: a table without a primary key is declared "
@@ -649,7 +749,10 @@ const struct verb verb_init = {
 	    "kept whole - flat_object, flattened on Elasticsearch -, text as "
 	    "text with a keyword sub-field). The url is read from --source or "
 	    "the --url-env variable and never written: the file names the "
-	    "variable. The --target node is asked which engine it is, for "
+	    "variable. With --config-dir the file is DIR/NAME.yaml, its "
+	    "source named NAME (its slot and publication too unless given), "
+	    "and the directory is checked as one set once it is written. "
+	    "The --target node is asked which engine it is, for "
 	    "target.flavor (--flavor names it without asking). Without a "
 	    "connection the file is written from the names given, with a "
 	    "note. Prints the commands that come next.",
@@ -657,6 +760,8 @@ const struct verb verb_init = {
 	.exits = "  0   written\n  1   a file exists (without --force), a "
 	    "table is not in the catalogue,\n      or a file could not be "
 	    "written\n  64  bad command line\n  77  authentication failed\n"
-	    "  78  the url cannot be used\n",
+	    "  78  the url cannot be used, or the directory written into "
+	    "breaks a rule of a\n      set (the file is written)\n",
 	.run = run,
+	.dir = CLI_DIR_OWN,
 };

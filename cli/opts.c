@@ -16,10 +16,17 @@
 
 #define OPT_MAX	32
 
+static const struct verb *built;
+
+void
+cli_getopt_reset(void)
+{
+	built = NULL;
+}
+
 int
 cli_getopt(const struct verb *v, int argc, char **argv, const char **arg)
 {
-	static const struct verb *built;
 	static struct option longopts[OPT_MAX + 1];
 	static char shortopts[OPT_MAX * 2 + 2];
 	const struct cli_opt *o;

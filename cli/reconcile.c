@@ -35,6 +35,7 @@ enum { O_TABLE = 0x100, O_DELETE };
 
 static const struct cli_opt opts[] = {
 	CLI_OPT_CONFIG,
+	CLI_OPTS_DIR,
 	{ "table", O_TABLE, "T", "only the sync section T (its name, its "
 	    "table or schema.table) and the sections sharing its index" },
 	{ "delete", O_DELETE, NULL, "delete the documents found, versioned "
@@ -205,7 +206,8 @@ const struct verb verb_reconcile = {
 	.name = "reconcile",
 	.summary = "name the documents no row accounts for; --delete removes "
 	    "them",
-	.synopsis = "[-c FILE] [--table T] [--delete]",
+	.synopsis = "[-c FILE | --config-dir DIR [--source NAME]] "
+	    "[--table T] [--delete]",
 	.about = "Renders every row as the pipeline would (the loader and the "
 	    "shaper themselves: ids, fan-out and the section's where "
 	    "included), pages every stored document of the indices and "

@@ -43,6 +43,7 @@ enum { O_TABLE = 0x100, O_ALIAS, O_DROP_OLD };
 
 static const struct cli_opt opts[] = {
 	CLI_OPT_CONFIG,
+	CLI_OPTS_DIR,
 	{ "table", O_TABLE, "T", "the sync section to rebuild (its name, its "
 	    "table or schema.table); required" },
 	{ "alias", O_ALIAS, "A", "the name readers use, moved onto the new "
@@ -366,7 +367,8 @@ out:
 const struct verb verb_reindex = {
 	.name = "reindex",
 	.summary = "rebuild a table's index fresh and move an alias onto it",
-	.synopsis = "[-c FILE] --table T --alias A [--drop-old]",
+	.synopsis = "[-c FILE | --config-dir DIR [--source NAME]] "
+	    "--table T --alias A [--drop-old]",
 	.about = "Refuses while the pipeline streams (the slot active, a "
 	    "binlog dump thread of the source's user, or the stored "
 	    "checkpoint seen moving). Then creates <index>-<unix seconds> "

@@ -26,6 +26,7 @@ enum { O_REPLAY = 0x100, O_LIMIT };
 
 static const struct cli_opt opts[] = {
 	CLI_OPT_CONFIG,
+	CLI_OPTS_DIR,
 	{ "replay", O_REPLAY, NULL, "send each refused document again and "
 	    "clear the records of those the target takes now" },
 	{ "limit", O_LIMIT, "N", "at most the N oldest records (default: "
@@ -239,7 +240,8 @@ const struct verb verb_rejects = {
 	.name = "rejects",
 	.summary = "list the refused documents kept aside; --replay sends "
 	    "them again",
-	.synopsis = "[-c FILE] [--replay] [--limit N]",
+	.synopsis = "[-c FILE | --config-dir DIR [--source NAME]] "
+	    "[--replay] [--limit N]",
 	.about = "Lists the documents the target refused that the writer "
 	    "kept aside (engine.on_permanent_rejection: quarantine), oldest "
 	    "first, as 'index/id at position: reason', and their total.\n"

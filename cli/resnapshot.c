@@ -27,6 +27,7 @@ enum { O_TABLE = 0x100, O_WHERE };
 
 static const struct cli_opt opts[] = {
 	CLI_OPT_CONFIG,
+	CLI_OPTS_DIR,
 	{ "table", O_TABLE, "T", "the sync section to read again (its name, "
 	    "its table or schema.table); required" },
 	{ "where", O_WHERE, "P", "only the rows matching P, in the syntax of "
@@ -89,7 +90,8 @@ const struct verb verb_resnapshot = {
 	.name = "resnapshot",
 	.summary = "read one table again into its index, beside the running "
 	    "pipeline",
-	.synopsis = "[-c FILE] --table T [--where P]",
+	.synopsis = "[-c FILE | --config-dir DIR [--source NAME]] "
+	    "--table T [--where P]",
 	.about = "Reads the table of sync section T again (with --where, only "
 	    "the rows matching P) and writes every row through the ordinary "
 	    "write path - the loader, the shaper, the writer: mapping, "

@@ -10,6 +10,7 @@
 
 static const struct cli_opt opts[] = {
 	CLI_OPT_CONFIG,
+	CLI_OPTS_DIR,
 	{ "stage", 0x100, "NAME=PROGRAM", "run PROGRAM in a stage's place "
 	    "(pg2osync-supervise(1))" },
 	{ "tap", 0x101, "POINT=FILE", "copy the frames crossing a boundary "
@@ -36,7 +37,8 @@ run(const struct verb *v, int argc, char **argv)
 	args[n++] = "pg2osync-supervise";
 	for (i = 1; i < argc; i++)
 		args[n++] = argv[i];
-	/* the supervisor has no default file: give it ours */
+	/* the supervisor has no default file: give it ours, unless a file
+	 * or a directory (--config, --config-dir) is named */
 	for (i = 1; i < argc; i++)
 		if (strcmp(argv[i], "-c") == 0 ||
 		    strncmp(argv[i], "--config", 8) == 0 ||
@@ -55,10 +57,12 @@ run(const struct verb *v, int argc, char **argv)
 const struct verb verb_run = {
 	.name = "run",
 	.summary = "run the pipeline (pg2osync-supervise)",
-	.synopsis = "[-c FILE] [pg2osync-supervise options]",
+	.synopsis = "[-c FILE | --config-dir DIR [--source NAME]] "
+	    "[pg2osync-supervise options]",
 	.about = "Runs the pipeline: execs pg2osync-supervise with every "
 	    "argument given, and -c " CLI_DEFAULT_CONFIG " when none names a "
-	    "file. On its first start the capture creates the replication "
+	    "file or a directory (--config-dir: every source of it in one "
+	    "process). On its first start the capture creates the replication "
 	    "slot and the publication when they do not exist (pg2osync "
 	    "bootstrap creates them ahead).",
 	.opts = opts,
@@ -67,4 +71,5 @@ const struct verb verb_run = {
 	    "failure; 75 gave up after\n  source.reconnect_max failures; 1 "
 	    "internal, or the program was not found.\n",
 	.run = run,
+	.dir = CLI_DIR_OWN,
 };

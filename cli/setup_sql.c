@@ -23,6 +23,7 @@ enum { O_ROLE = 0x100 };
 
 static const struct cli_opt opts[] = {
 	CLI_OPT_CONFIG,
+	CLI_OPTS_DIR,
 	{ "role", O_ROLE, "NAME", "the role (user) pg2osync connects as "
 	    "(default: the url's user when its variable is set, else "
 	    "pg2osync)" },
@@ -75,7 +76,8 @@ const struct verb verb_setup_sql = {
 	.name = "setup-sql",
 	.summary = "print the SQL a DBA runs for this configuration "
 	    "(offline)",
-	.synopsis = "[-c FILE] [--role NAME]",
+	.synopsis = "[-c FILE | --config-dir DIR [--source NAME]] "
+	    "[--role NAME]",
 	.about = "Prints the script that prepares the source for this "
 	    "configuration, without connecting anywhere. PostgreSQL: "
 	    "wal_level = logical (and its restart, with the managed services' "
@@ -93,4 +95,5 @@ const struct verb verb_setup_sql = {
 	.exits = "  0   printed\n  64  bad command line\n  78  invalid "
 	    "configuration\n",
 	.run = run,
+	.dir = CLI_DIR_EACH,
 };

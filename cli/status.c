@@ -1,7 +1,9 @@
 /*
- * status.c - pg2osync status: where the stream is against the source, the
- * initial load of each table, and (a source whose server keeps slots)
- * every replication slot on the server with what it retains. Works while
+ * status.c - pg2osync status: where the stream is against the source, what
+ * the supervisor running it says (its /ready/<name>, a halted source
+ * included, when a metrics listener is configured), the initial load of
+ * each table, and (a source whose server keeps slots) every replication
+ * slot on the server with what it retains. Works while
  * the pipeline is down, which is when a slot fills a disk:
  * --max-retained-mb makes it a cron job's check. --caught-up waits for
  * the checkpoint to reach the source's position at the call.
@@ -17,6 +19,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "config_set.h"
+#include "http.h"
 #include "jscan.h"
 #include "p2o.h"
 #include "source.h"
@@ -35,6 +39,7 @@ struct status_opts {
 
 static const struct cli_opt opts[] = {
 	CLI_OPT_CONFIG,
+	CLI_OPTS_DIR,
 	{ "json", O_JSON, NULL, "one JSON object on stdout, for machines" },
 	{ "caught-up", O_CAUGHT_UP, NULL, "wait until the checkpoint reaches "
 	    "the position the source had when status was called" },
@@ -82,6 +87,8 @@ status_checkpoint(const struct config *cfg, struct ckpt_view *ck)
 		(void)jstr_copy(v, ck->text, sizeof(ck->text));
 	if (jobj_get(obj, "updated_at", &v))
 		(void)jstr_copy(v, ck->updated_at, sizeof(ck->updated_at));
+	if (jobj_get(obj, "instance", &v))
+		(void)jstr_copy(v, ck->instance, sizeof(ck->instance));
 out:
 	sbuf_release(&out);
 }
@@ -271,18 +278,69 @@ standby_word(const struct source_verdict *v)
 	    "ok";
 }
 
+/*
+ * What the supervisor running this source says of it, when a metrics
+ * listener is configured: its /ready/<name> ("ready: streaming", "not
+ * ready: halted: ..."), or why it could not be asked. 1 with the answer
+ * in buf, 0 none configured.
+ */
+static int
+supervisor_view(const struct config *cfg, char *buf, size_t len)
+{
+	const char *bind = cfg->metrics_bind ? cfg->metrics_bind :
+	    cli_set ? cli_set->metrics_bind : NULL;
+	struct http_client hc;
+	struct sbuf base = SBUF_INIT, path = SBUF_INIT, resp = SBUF_INIT;
+	char name[CONFIG_NAME_MAX];
+	long status = 0;
+
+	if (bind == NULL)
+		return 0;
+	sbuf_addf(&base, "http://%s", bind);
+	sbuf_adds(&path, "/ready/");
+	http_escape(&path, config_source_name(cfg, name, sizeof(name)),
+	    ":");
+	if (http_init(&hc, (const char *const *)&base.buf, 1, NULL) == -1)
+		snprintf(buf, len, "not asked: %s", hc.err);
+	else {
+		hc.timeout_ms = 5000;
+		if (http_request(&hc, "GET", path.buf, NULL, NULL, 0, &resp,
+		    &status) == -1)
+			snprintf(buf, len, "not running (or not reachable at "
+			    "%s: %s)", bind, hc.err);
+		else if (status == 404)
+			snprintf(buf, len, "the one at %s runs no source named "
+			    "'%s'", bind, name);
+		else {
+			while (resp.len > 0 && resp.buf[resp.len - 1] == '\n')
+				resp.buf[--resp.len] = '\0';
+			snprintf(buf, len, "%s", resp.buf ? resp.buf : "");
+		}
+		http_release(&hc);
+	}
+	sbuf_release(&base);
+	sbuf_release(&path);
+	sbuf_release(&resp);
+	return 1;
+}
+
 static void
 json(const struct config *cfg, const struct status_opts *so,
     const struct source_status *st, const struct ckpt_view *ck,
     const struct source_ckpt *c, int over, int rc)
 {
 	struct sbuf j = SBUF_INIT;
+	char sup[600];
 	int i;
 
 	sbuf_addf(&j, "{\"source\":\"%s\"", st->kind);
 	if (st->has_pos) {
 		sbuf_adds(&j, ",\"position\":");
 		sbuf_add_u64(&j, st->pos);
+	}
+	if (supervisor_view(cfg, sup, sizeof(sup))) {
+		sbuf_adds(&j, ",\"supervisor\":");
+		sbuf_add_jstr(&j, sup, strlen(sup));
 	}
 	sbuf_adds(&j, ",\"position_text\":");
 	sbuf_add_jstr(&j, st->pos_text, strlen(st->pos_text));
@@ -292,6 +350,10 @@ json(const struct config *cfg, const struct status_opts *so,
 		sbuf_add_u64(&j, ck->pos);
 		sbuf_adds(&j, ",\"text\":");
 		sbuf_add_jstr(&j, ck->text, strlen(ck->text));
+		if (ck->instance[0]) {
+			sbuf_adds(&j, ",\"instance\":");
+			sbuf_add_jstr(&j, ck->instance, strlen(ck->instance));
+		}
 		if (c->resume_file[0]) {
 			sbuf_adds(&j, ",\"file\":");
 			sbuf_add_jstr(&j, c->resume_file, strlen(c->resume_file));
@@ -334,10 +396,12 @@ text(const struct config *cfg, const struct status_opts *so,
     const struct source_status *st, const struct ckpt_view *ck,
     const struct source_ckpt *c)
 {
-	char mb[32], lim[32];
+	char mb[32], lim[32], sup[600];
 	int i;
 
 	printf("source      %s, %s\n", st->engine, st->where);
+	if (supervisor_view(cfg, sup, sizeof(sup)))
+		printf("supervisor  %s\n", sup);
 	if (!ck->known)
 		printf("checkpoint  unknown: %s\n", ck->why);
 	else if (!ck->found)
@@ -350,8 +414,9 @@ text(const struct config *cfg, const struct status_opts *so,
 		    "the stream cannot resume from it; the tables must be "
 		    "loaded again into a fresh index\n", ck->text, c->resume);
 	else {
-		printf("checkpoint  %s (stored %s): %s behind", ck->text,
-		    ck->updated_at, check_mb(c->lag_bytes > 0 ? c->lag_bytes :
+		printf("checkpoint  %s (stored %s%s%s): %s behind", ck->text,
+		    ck->updated_at, ck->instance[0] ? " by " : "",
+		    ck->instance, check_mb(c->lag_bytes > 0 ? c->lag_bytes :
 		    0, mb, sizeof(mb)));
 		if (c->has_lag_s)
 			printf(", %.1f s", c->lag_s);
@@ -486,7 +551,8 @@ const struct verb verb_status = {
 	.name = "status",
 	.summary = "the stream against the source, the loads, every slot "
 	    "and what it retains",
-	.synopsis = "[-c FILE] [--json] [--caught-up [--timeout S]] "
+	.synopsis = "[-c FILE | --config-dir DIR [--source NAME]] "
+	    "[--json] [--caught-up [--timeout S]] "
 	    "[--max-retained-mb MB]",
 	.about = "Shows the stored checkpoint against the source's current "
 	    "position (the lag in bytes, and in seconds where the server "
@@ -509,4 +575,5 @@ const struct verb verb_status = {
 	    "source or the target is unreachable\n  77  authentication "
 	    "failed\n  78  invalid configuration\n",
 	.run = run,
+	.dir = CLI_DIR_EACH,
 };

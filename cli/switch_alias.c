@@ -21,6 +21,7 @@ enum { O_ALIAS = 0x100, O_INDEX };
 
 static const struct cli_opt opts[] = {
 	CLI_OPT_CONFIG,
+	CLI_OPTS_DIR,
 	{ "alias", O_ALIAS, "A", "the alias to move (Meilisearch: the index "
 	    "readers search); required" },
 	{ "index", O_INDEX, "I", "the index it is to name, alone "
@@ -128,7 +129,8 @@ const struct verb verb_switch_alias = {
 	.name = "switch-alias",
 	.summary = "move an alias onto an index atomically, or swap two "
 	    "indexes where there are no aliases (a reindex's rollback)",
-	.synopsis = "[-c FILE] --alias A --index I",
+	.synopsis = "[-c FILE | --config-dir DIR [--source NAME]] "
+	    "--alias A --index I",
 	.about = "Makes alias A name index I alone, in one atomic request: "
 	    "readers never see A resolve to nothing or to two indices. The "
 	    "rollback of a reindex is switch-alias back onto the index the "

@@ -21,6 +21,7 @@
 
 static const struct cli_opt opts[] = {
 	CLI_OPT_CONFIG,
+	CLI_OPTS_DIR,
 	CLI_OPT_HELP,
 	{ NULL, 0, NULL, NULL }
 };
@@ -122,7 +123,7 @@ const struct verb verb_validate = {
 	.name = "validate",
 	.summary = "check every prerequisite against the live servers, "
 	    "changing nothing",
-	.synopsis = "[-c FILE]",
+	.synopsis = "[-c FILE | --config-dir DIR [--source NAME]]",
 	.about = "Checks the configuration against the live source and "
 	    "target, one line per check, and reports every failure, each "
 	    "with what fixes it: the file and its secrets; the source "
@@ -146,4 +147,5 @@ const struct verb verb_validate = {
 	.exits = "  0   all checks passed\n  1   a check failed (each "
 	    "failure is a line starting with FAIL)\n  64  bad command line\n",
 	.run = run,
+	.dir = CLI_DIR_EACH,
 };

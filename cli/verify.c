@@ -30,6 +30,7 @@ enum { O_TABLE = 0x100, O_REPAIR };
 
 static const struct cli_opt opts[] = {
 	CLI_OPT_CONFIG,
+	CLI_OPTS_DIR,
 	{ "table", O_TABLE, "T", "only the sync section T (its name, its "
 	    "table or schema.table) and the sections sharing its index" },
 	{ "repair", O_REPAIR, NULL, "write the differing and missing "
@@ -300,7 +301,8 @@ const struct verb verb_verify = {
 	.name = "verify",
 	.summary = "compare the tables with their indices by content; "
 	    "--repair fixes what differs",
-	.synopsis = "[-c FILE] [--table T] [--repair]",
+	.synopsis = "[-c FILE | --config-dir DIR [--source NAME]] "
+	    "[--table T] [--repair]",
 	.about = "Renders every row as the pipeline would (the loader and "
 	    "the shaper themselves: transforms, renames and ids included), "
 	    "reads every stored document back, and compares the two by "

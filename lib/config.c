@@ -28,7 +28,8 @@ static int finish_config(struct cs_walk *, void *, const char *, int);
 
 static const struct cs_node sections[] = {
 	{ "source", CS_STRUCT, .required = 1, .keys = config_source_keys,
-	    .finish = config_source_finish },
+	    .finish = config_source_finish,
+	    .release = config_source_release },
 	{ "target", CS_STRUCT, .required = 1, .keys = config_target_keys,
 	    .finish = config_target_finish,
 	    .release = config_target_release },
@@ -474,7 +475,8 @@ finish_config(struct cs_walk *w, void *base, const char *path, int line)
 	 * section's index, then the rules between sections (which compare
 	 * those bodies) */
 	if (config_target_needs(w, cfg) == -1 ||
-	    config_target_indices(w, cfg) == -1 || finish_syncs(w, cfg) == -1)
+	    config_target_indices(w, cfg) == -1 || finish_syncs(w, cfg) == -1 ||
+	    config_source_poll(w, cfg) == -1)
 		return -1;
 	warn_inline_secrets(w, cfg);
 	return 0;

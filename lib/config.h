@@ -196,6 +196,13 @@ struct sync_section {
 	int	 naggregates;
 	struct sync_fan_out fan_out;
 	struct sync_join join;
+
+	/* poll mode (source.mode: poll): the column whose growth says a
+	 * row changed (NULL: source.poll_column), and the filter that
+	 * turns a row matching it into a delete (NULL: none) */
+	char	*poll_column;
+	char	*soft_delete;
+	struct where *soft_delete_expr;
 };
 
 /*
@@ -241,6 +248,12 @@ struct config {
 					 * NULL when url_env was not resolved
 					 * (may hold a password: never log) */
 	char	*source_url_env;	/* the env var name, if used */
+	/* PostgreSQL: a second url for the catalogue, setup, the re-reads of
+	 * nested parents and validate (which may go through a pooler), the
+	 * stream keeping source_url's direct replication connection;
+	 * resolved from admin_url_env (NULL: none, or not resolved) */
+	char	*source_admin_url;
+	char	*source_admin_url_env;
 	/* PostgreSQL; default "pg2osync", NULL for a MySQL source */
 	char	*slot_name;
 	char	*publication;
@@ -255,6 +268,15 @@ struct config {
 	int	 reconnect_max;		/* default 10 */
 	char	*on_lost_position;	/* reload (default) | halt */
 	int	 load_workers;		/* ranges read at once in a load, 1 */
+	/* source.mode: "stream" (the log, the default) or "poll" (pages of
+	 * each table read again in the order of a column that grows, for a
+	 * server that gives no replication connection); poll is set for
+	 * the latter, only for a kind whose module offers it */
+	char	*source_mode;
+	int	 poll;
+	char	*poll_column;		/* every section's, unless its own */
+	int	 poll_interval_secs;	/* between rounds once caught up, 5 */
+	int	 poll_page_size;	/* rows a page, 1000 */
 
 	/* target */
 	char	*target_url;		/* http(s)://host:port, no trailing /;
@@ -297,6 +319,9 @@ struct config {
 	 * progress, or is kept aside in the target's rejects store */
 	char	*on_permanent_rejection;
 	int	 max_rejects;		/* quarantined at most, default 100 */
+	/* rows a second a load (initial, resnapshot, reindex, a reload's
+	 * new tables) reads at most; 0 when not set: no cap */
+	int	 load_max_rows_per_sec;
 
 	/* metrics */
 	char	*metrics_bind;		/* "127.0.0.1:9187"; NULL = no endpoint */
@@ -360,6 +385,13 @@ int	config_quarantine(const struct config *);
 /* 1 when a lost position (exit 67) reloads every table instead of stopping
  * (source.on_lost_position: reload, the default) */
 int	config_reload_on_lost(const struct config *);
+
+/* config_source.c */
+
+/* the column a poll-mode section's pages are ordered by: its own
+ * poll_column, else source.poll_column */
+const char *config_poll_column(const struct config *,
+	    const struct sync_section *);
 
 /* config_nest.c */
 

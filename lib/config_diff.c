@@ -230,6 +230,37 @@ same_join(const struct config *wc, const struct sync_section *a,
  * fresh index when the index itself must differ (its mapping, where its
  * documents are routed).
  */
+/* a key no document depends on: a poll column changed, the capture
+ * reads its table again from the first row (capture-pg/poll.c: a
+ * cursor of another column is dropped) */
+static int
+same_documents(const struct config *wc, const struct sync_section *a,
+    const struct config *nc, const struct sync_section *b)
+{
+	(void)wc; (void)a; (void)nc; (void)b;
+	return 1;
+}
+
+static int
+same_soft_delete(const struct config *wc, const struct sync_section *a,
+    const struct config *nc, const struct sync_section *b)
+{
+	struct sbuf x = SBUF_INIT, y = SBUF_INIT;
+	int same;
+
+	(void)wc; (void)nc;
+	if ((a->soft_delete_expr == NULL) != (b->soft_delete_expr == NULL))
+		return 0;
+	if (a->soft_delete_expr == NULL)
+		return 1;
+	same = where_sql(a->soft_delete_expr, &x, quote_plain, NULL) == 0 &&
+	    where_sql(b->soft_delete_expr, &y, quote_plain, NULL) == 0 &&
+	    x.len == y.len && memcmp(x.buf, y.buf, x.len) == 0;
+	sbuf_release(&x);
+	sbuf_release(&y);
+	return same;
+}
+
 static const struct rule rules[] = {
 	{ "table", CR_REPAIR, "the documents of the old table would stay "
 	    "in the index" },
@@ -272,6 +303,11 @@ static const struct rule rules[] = {
 	    "the old collections" },
 	{ "aggregates", CR_RESNAPSHOT, "the documents already written carry "
 	    "the old counts" },
+	/* poll mode */
+	{ "poll_column", CR_RESNAPSHOT, NULL, same_documents },
+	{ "soft_delete", CR_REPAIR, "the documents of rows the new soft "
+	    "delete matches would stay, and the rows it no longer matches "
+	    "would be missing until each changes", same_soft_delete },
 	{ NULL }
 };
 

@@ -1,7 +1,7 @@
 /*
  * config_engine.c - the engine section: batching, bulk requests in flight,
- * checkpointing, the limits of the writer's retries and what a refused
- * document does. Owns its keys, their ranges and defaults; it has no rule
+ * checkpointing, the limits of the writer's retries, what a refused
+ * document does and the read rate a load is held to. Owns its keys, their ranges and defaults; it has no rule
  * between keys.
  */
 #include <limits.h>
@@ -33,6 +33,9 @@ const struct cs_node config_engine_keys[] = {
 	{ "on_permanent_rejection", CS_ENUM, CFG(on_permanent_rejection),
 	    .def = "halt", .choices = on_rejection },
 	{ "max_rejects", CS_INT, CFG(max_rejects), .def = "100",
+	    .min = 1, .max = INT_MAX },
+	/* unset: no cap. A cap of 0 would never load: refused */
+	{ "load_max_rows_per_sec", CS_INT, CFG(load_max_rows_per_sec),
 	    .min = 1, .max = INT_MAX },
 	{ NULL }
 };

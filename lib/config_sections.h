@@ -21,6 +21,10 @@
 /* config_source.c */
 extern const struct cs_node config_source_keys[];
 int	config_source_finish(struct cs_walk *, void *, const char *, int);
+/* the poll-mode rules of the sections and the listeners, once all are
+ * read: 0, or -1 with the error */
+int	config_source_poll(struct cs_walk *, const struct config *);
+void	config_source_release(void *);
 
 /* config_target.c */
 extern const struct cs_node config_target_keys[];

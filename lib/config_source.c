@@ -2,7 +2,7 @@
  * config_source.c - the source section: where changes are read from. Owns
  * its keys, the kind of source a connection string names, and the rules
  * between its keys (url or url_env, the keys only one kind of source
- * takes, sslcert with sslkey). Without the url (a program that does not
+ * takes, sslcert with sslkey, an admin url of the source's own kind). Without the url (a program that does not
  * resolve url_env) the kind of source is the one its keys name.
  *
  * It never quotes a connection string: it may hold a password.
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "config_sections.h"
+#include "sbuf.h"
 #include "source.h"
 
 static int
@@ -58,6 +59,9 @@ check_source_name(const char *s, char *why, size_t len)
 /* what the supervisor does when the position a checkpoint names is gone */
 static const char *const on_lost[] = { "reload", "halt", NULL };
 
+/* the log (a slot, a binlog) or pages read again (poll mode) */
+static const char *const modes[] = { "stream", "poll", NULL };
+
 static const char *const sslmodes[] = {
 	"disable", "allow", "prefer", "require", "verify-ca", "verify-full",
 	NULL
@@ -66,6 +70,8 @@ static const char *const sslmodes[] = {
 const struct cs_node config_source_keys[] = {
 	{ "url", CS_STR, CFG(source_url) },
 	{ "url_env", CS_STR, CFG(source_url_env),
+	    .check = config_check_envname },
+	{ "admin_url_env", CS_STR, CFG(source_admin_url_env),
 	    .check = config_check_envname },
 	{ "slot_name", CS_STR, CFG(slot_name), .def = "pg2osync",
 	    .check = check_slot },
@@ -89,6 +95,13 @@ const struct cs_node config_source_keys[] = {
 	{ "reconnect_backoff_ms", CS_INT, CFG(reconnect_backoff_ms),
 	    .def = "1000", .min = 100, .max = 300000 },
 	{ "name", CS_STR, CFG(source_name), .check = check_source_name },
+	{ "mode", CS_ENUM, CFG(source_mode), .def = "stream",
+	    .choices = modes },
+	{ "poll_column", CS_STR, CFG(poll_column), .check = check_ident63 },
+	{ "poll_interval_secs", CS_INT, CFG(poll_interval_secs), .def = "5",
+	    .min = 1, .max = 86400 },
+	{ "poll_page_size", CS_INT, CFG(poll_page_size), .def = "1000",
+	    .min = 1, .max = 100000 },
 	{ NULL }
 };
 
@@ -180,6 +193,30 @@ check_kind_keys(struct cs_walk *w, struct config *cfg, int line)
 	return 0;
 }
 
+/* the admin url, resolved with the source's url and of the same kind
+ * (a kind that takes none refused it in check_kind_keys) */
+static int
+admin_url(struct cs_walk *w, struct config *cfg)
+{
+	int l = cs_line(w, "source.admin_url_env");
+
+	if (!l)
+		return 0;
+	if (config_resolve_env(w, "source.admin_url_env", l,
+	    cfg->source_admin_url_env, &cfg->source_admin_url) == -1)
+		return -1;
+	/* a program that reads no secret of the source's */
+	if (cfg->source_admin_url == NULL)
+		return 0;
+	if (source_for_url(cfg->source_admin_url) != cfg->source)
+		return cs_err(w, l, "'source.admin_url_env': the value of '%s' "
+		    "must be a url of the same %s source",
+		    cfg->source_admin_url_env, cfg->source->noun);
+	return 0;
+}
+
+static int poll_mode(struct cs_walk *, struct config *);
+
 int
 config_source_finish(struct cs_walk *w, void *base, const char *path,
     int line)
@@ -212,5 +249,103 @@ config_source_finish(struct cs_walk *w, void *base, const char *path,
 	if (!lcert != !lkey)
 		return cs_err(w, lcert ? lcert : lkey, "'source.sslcert' and "
 		    "'source.sslkey' must be set together");
-	return check_kind_keys(w, cfg, line);
+	if (check_kind_keys(w, cfg, line) == -1 || poll_mode(w, cfg) == -1)
+		return -1;
+	return admin_url(w, cfg);
+}
+
+const char *
+config_poll_column(const struct config *cfg, const struct sync_section *s)
+{
+	return s->poll_column ? s->poll_column : cfg->poll_column;
+}
+
+/* a section's poll-mode key, refused outside the mode */
+static int
+section_poll_keys(struct cs_walk *w, const struct config *cfg,
+    const struct sync_section *s)
+{
+	static const char *const keys[] = { "poll_column", "soft_delete",
+		NULL };
+	struct sbuf path = SBUF_INIT;
+	int i, l, rc = 0;
+
+	config_sec_path(s, &path);
+	for (i = 0; !cfg->poll && keys[i] != NULL && rc == 0; i++)
+		if ((l = cs_line(w, "%s.%s", path.buf, keys[i])))
+			rc = cs_err(w, l, "'%s.%s' applies only in poll mode "
+			    "(source.mode: poll)", path.buf, keys[i]);
+	if (!cfg->poll || rc == -1)
+		goto out;
+	/* the pages are ordered by it, and by the key after it */
+	if (config_poll_column(cfg, s) == NULL)
+		rc = cs_err(w, s->line, "'%s' has no poll column: set "
+		    "'source.poll_column' or '%s.poll_column'", path.buf,
+		    path.buf);
+	else if (s->append_only)
+		rc = cs_err(w, cs_line(w, "%s.append_only", path.buf), "'%s."
+		    "append_only' cannot be polled: a page resumes after the "
+		    "key of its last row", path.buf);
+	/* a collection's rows change without their parent's column
+	 * moving: nothing would ever read them again */
+	else if (s->nchildren || s->naggregates)
+		rc = cs_err(w, cs_line(w, "%s.%s", path.buf, s->nchildren ?
+		    "children" : "aggregates"), "'%s.%s' cannot be polled: "
+		    "its rows change without the parent's poll column moving",
+		    path.buf, s->nchildren ? "children" : "aggregates");
+out:
+	sbuf_release(&path);
+	return rc;
+}
+
+/*
+ * Poll mode is a kind's (its module says so); its keys mean nothing in
+ * the other mode. Runs twice: at the source (the mode, the source's own
+ * poll keys) and once the sections are read (config_source_poll).
+ */
+static int
+poll_mode(struct cs_walk *w, struct config *cfg)
+{
+	static const char *const keys[] = { "poll_column",
+		"poll_interval_secs", "poll_page_size", NULL };
+	const struct source_module *const *m;
+	int i, l, lmode = cs_line(w, "source.mode");
+
+	cfg->poll = strcmp(cfg->source_mode, "poll") == 0;
+	if (cfg->poll && !cfg->source->poll) {
+		for (m = source_modules; *m != NULL && !(*m)->poll; m++)
+			;
+		return cs_err(w, lmode, "'source.mode: poll' applies only to "
+		    "a %s source (a %s source streams its log)",
+		    *m ? (*m)->noun : "other", cfg->source->noun);
+	}
+	for (i = 0; !cfg->poll && keys[i] != NULL; i++)
+		if ((l = cs_line(w, "source.%s", keys[i])))
+			return cs_err(w, l, "'source.%s' applies only in poll "
+			    "mode (source.mode: poll)", keys[i]);
+	return 0;
+}
+
+int
+config_source_poll(struct cs_walk *w, const struct config *cfg)
+{
+	int i, l;
+
+	for (i = 0; i < cfg->nsyncs; i++)
+		if (section_poll_keys(w, cfg, &cfg->syncs[i]) == -1)
+			return -1;
+	/* /synced waits for a position of the log; a poll has none */
+	if (cfg->poll && (l = cs_line(w, "api.bind")))
+		return cs_err(w, l, "'api.bind' (/synced) needs a position in "
+		    "the source's log, which poll mode does not read");
+	return 0;
+}
+
+void
+config_source_release(void *base)
+{
+	struct config *cfg = base;
+
+	free(cfg->source_admin_url);
+	cfg->source_admin_url = NULL;
 }

@@ -218,6 +218,8 @@ static const struct cs_node section_keys[] = {
 	    .has_line = 1, .line_off = PAIR(line),
 	    .expect = "must be a mapping of field names to values" },
 	{ "where", CS_STR, SYN(where), .check = where_check },
+	{ "poll_column", CS_STR, SYN(poll_column) },
+	{ "soft_delete", CS_STR, SYN(soft_delete), .check = where_check },
 	{ "mapping_file", CS_STR, SYN(mapping_file) },
 	{ "fan_out", CS_STRUCT, .keys = fan_out_keys },
 	{ "join", CS_STRUCT, .keys = join_keys },
@@ -764,6 +766,10 @@ finish_section(struct cs_walk *w, void *base, const char *path, int line)
 	    sizeof(why))) == NULL)
 		return cs_err(w, cs_line(w, "%s.where", path), "'%s.where' %s",
 		    path, why);
+	if (s->soft_delete && (s->soft_delete_expr = where_parse(s->soft_delete,
+	    why, sizeof(why))) == NULL)
+		return cs_err(w, cs_line(w, "%s.soft_delete", path),
+		    "'%s.soft_delete' %s", path, why);
 	if (finish_transforms(w, s, path) == -1 ||
 	    finish_fields(w, s, path) == -1 ||
 	    finish_constants(w, s, path) == -1 ||
@@ -812,6 +818,8 @@ release_section(void *base)
 	tmpl_release(&s->index_t);
 	tmpl_release(&s->fan_out.id_t);
 	where_free(s->where_expr);
+	where_free(s->soft_delete_expr);
+	s->soft_delete_expr = NULL;
 	for (i = 0; i < s->nconstants; i++) {
 		free(s->constants[i].json);
 		s->constants[i].json = NULL;

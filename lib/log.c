@@ -24,6 +24,8 @@
 #define LOG_LINE_MAX	4096
 
 static char log_tool[64] = "pg2osync";
+/* "tool[source]" while a source is set, else the tool */
+static char log_label[64 + 160] = "pg2osync";
 static enum log_level log_level = LOG_LVL_INFO;
 static enum log_format log_format = LOG_FMT_PLAIN;
 static int log_tty = -1;		/* stderr is a terminal; -1 unknown */
@@ -37,12 +39,23 @@ static const char *const level_names[] = {
 };
 
 void
+log_set_source(const char *source)
+{
+	if (source == NULL || *source == '\0')
+		snprintf(log_label, sizeof(log_label), "%s", log_tool);
+	else
+		snprintf(log_label, sizeof(log_label), "%s[%.150s]", log_tool,
+		    source);
+}
+
+void
 log_init(const char *tool)
 {
 	enum log_level lvl;
 	const char *env;
 
 	snprintf(log_tool, sizeof(log_tool), "%s", tool);
+	log_set_source(getenv("P2O_LOG_SOURCE"));
 	/* the format first: a warning about the level is written in it */
 	env = getenv("P2O_LOG_FORMAT");
 	if (env != NULL && *env != '\0' && log_format_of(env,
@@ -294,7 +307,7 @@ vlog(enum log_level lvl, int err, const char *fmt, va_list ap)
 			    sizeof(msg) - 1 : len + n;
 	}
 	/* a line a pipe takes in one atomic write */
-	len = format_line(line, LOG_LINE_MAX, log_tool, level_names[lvl],
+	len = format_line(line, LOG_LINE_MAX, log_label, level_names[lvl],
 	    msg, len);
 	log_line(line, len);
 }

@@ -17,8 +17,13 @@ enum log_level { LOG_LVL_ERROR, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DEBUG };
 enum log_format { LOG_FMT_PLAIN, LOG_FMT_TEXT, LOG_FMT_JSON };
 
 /* level from P2O_LOG_LEVEL, format from P2O_LOG_FORMAT (text or json;
- * plain when unset): the supervisor sets both for its stages */
+ * plain when unset), the source from P2O_LOG_SOURCE: the supervisor sets
+ * them for its stages */
 void	log_init(const char *tool);
+/* the source the lines are about, when one process runs several: the
+ * tool is written "tool[source]" ("capture-pg[shop]: info: ..."); NULL
+ * or "" none */
+void	log_set_source(const char *);
 void	log_set_level(enum log_level);
 void	log_set_format(enum log_format);
 enum log_format log_get_format(void);

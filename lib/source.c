@@ -1,7 +1,8 @@
 /*
  * source.c - the list of kinds of source and what is asked of the list:
- * which kind a url names, every accepted url form, and the stream's
- * identity through its kind. The kinds themselves are data in their own
+ * which kind a url names, every accepted url form, the stream's identity
+ * through its kind, and the server a url's text names (for the rules of a
+ * set of files, read without connecting). The kinds themselves are data in their own
  * folders (lib/pg/pgkind.c, lib/mysql/mykind.c).
  */
 #include <stdio.h>
@@ -101,4 +102,77 @@ source_ident_release(struct source_ident *id)
 		free(id->bind_value[i]);
 	free(id->doc_id);
 	memset(id, 0, sizeof(*id));
+}
+
+/* a conninfo keyword's value ("host=db port=5433"), unquoted; 0 none */
+static int
+conninfo_value(const char *s, const char *key, char *buf, size_t len)
+{
+	size_t kl = strlen(key), n;
+	const char *p = s;
+
+	while ((p = strstr(p, key)) != NULL) {
+		if ((p == s || p[-1] == ' ') && p[kl] == '=') {
+			p += kl + 1;
+			if (*p == '\'') {
+				p++;
+				n = strcspn(p, "'");
+			} else
+				n = strcspn(p, " ");
+			snprintf(buf, len, "%.*s", (int)n, p);
+			return 1;
+		}
+		p += kl;
+	}
+	return 0;
+}
+
+void
+source_server_of(const struct config *cf, int default_port,
+    struct source_server *sv)
+{
+	const char *u = cf->source_url, *auth, *end, *at, *hp, *colon, *db;
+	char host[256] = "", port[32] = "";
+	size_t n;
+
+	memset(sv, 0, sizeof(*sv));
+	if (u == NULL) {
+		snprintf(sv->server, sizeof(sv->server), "$%s",
+		    cf->source_url_env ? cf->source_url_env : "?");
+		return;
+	}
+	if ((auth = strstr(u, "://")) == NULL) {
+		if (!conninfo_value(u, "host", host, sizeof(host)))
+			snprintf(host, sizeof(host), "localhost");
+		conninfo_value(u, "port", port, sizeof(port));
+		conninfo_value(u, "dbname", sv->db, sizeof(sv->db));
+	} else {
+		auth += 3;
+		end = auth + strcspn(auth, "/?#");
+		for (at = NULL, hp = auth; hp < end; hp++)
+			if (*hp == '@')
+				at = hp;
+		hp = at ? at + 1 : auth;
+		/* [v6]:port, host:port, host */
+		colon = *hp == '[' ? memchr(hp, ']', (size_t)(end - hp)) : hp;
+		colon = colon ? memchr(colon, ':', (size_t)(end - colon)) : NULL;
+		n = (size_t)((colon ? colon : end) - hp);
+		snprintf(host, sizeof(host), "%.*s", (int)n, hp);
+		if (colon)
+			snprintf(port, sizeof(port), "%.*s",
+			    (int)(end - colon - 1), colon + 1);
+		if (*end == '/') {
+			db = end + 1;
+			snprintf(sv->db, sizeof(sv->db), "%.*s",
+			    (int)strcspn(db, "?#"), db);
+		}
+	}
+	if (strcmp(host, "127.0.0.1") == 0 || strcmp(host, "::1") == 0 ||
+	    strcmp(host, "[::1]") == 0)
+		snprintf(host, sizeof(host), "localhost");
+	snprintf(sv->server, sizeof(sv->server), "%s:%s", host[0] ? host :
+	    "localhost", port[0] ? port : "");
+	if (!port[0])
+		snprintf(sv->server + strlen(sv->server), sizeof(sv->server) -
+		    strlen(sv->server), "%d", default_port);
 }

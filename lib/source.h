@@ -69,6 +69,15 @@ struct source_module {
 	 */
 	int	 start_held;
 
+	/*
+	 * It offers poll mode (source.mode: poll): pages of each table read
+	 * again in the order of a column that grows, where the server gives
+	 * no replication connection. Its capture then reads no log, needs
+	 * no slot, and its positions are its own texts (the cursor of each
+	 * table). A kind without it refuses the mode.
+	 */
+	int	 poll;
+
 	/* the position's form, for a message: "an LSN, as 0/16B3748" */
 	const char *pos_form;
 
@@ -83,6 +92,23 @@ struct source_module {
 	/* the part of a position text an operator compares (without the
 	 * GTID set a MySQL position carries), into buf */
 	void	(*pos_show)(const char *text, char *buf, size_t len);
+	/*
+	 * Two sources of this kind in one set of files (a --config-dir)
+	 * that would take what one stream owns on its server - a slot, a
+	 * publication, a replica id: 1 with why ("slot 'x' on server
+	 * db:5432"), else 0.
+	 */
+	int	(*clash)(const struct config *, const struct config *,
+		    char *why, size_t len);
+};
+
+/* the server a configuration's url names, as far as the text says:
+ * "host:port" (the kind's default port when it names none) and the
+ * database; an unresolved url (url_env not read) is named by its
+ * variable, so two files reading one variable are one server */
+struct source_server {
+	char	 server[300];
+	char	 db[130];
 };
 
 /* source.c */
@@ -103,5 +129,9 @@ void	source_ident_release(struct source_ident *);
  * on the heap, owned by the identity from here on) */
 void	source_ident_bind(struct source_ident *, const char *name,
 	    char *value);
+/* cf's server (for a kind's clash) by its url's text, default_port when
+ * it names none */
+void	source_server_of(const struct config *, int default_port,
+	    struct source_server *);
 
 #endif

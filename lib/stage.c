@@ -83,6 +83,9 @@ usage_to(const struct stage_spec *spec, FILE *f)
 	fflush(f);
 }
 
+/* --config-dir's key: beyond any short option */
+#define STAGE_OPT_CONFIG_DIR	0x7f10
+
 /* the common options first, then the program's own, in one table */
 static struct option *
 options(const struct stage_spec *spec, char *shortopts, size_t len)
@@ -92,15 +95,19 @@ options(const struct stage_spec *spec, char *shortopts, size_t len)
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 	};
+	static const struct option dir = { "config-dir", required_argument,
+	    NULL, STAGE_OPT_CONFIG_DIR };
 	struct option *all;
-	size_t n = 0, i;
+	size_t n = 0, i, k = 3;
 
 	while (spec->longopts && spec->longopts[n].name)
 		n++;
-	all = xcalloc(n + 4, sizeof(*all));
+	all = xcalloc(n + 5, sizeof(*all));
 	memcpy(all, common, sizeof(common));
+	if (spec->config_dir)
+		all[k++] = dir;
 	for (i = 0; i < n; i++)
-		all[3 + i] = spec->longopts[i];
+		all[k + i] = spec->longopts[i];
 	snprintf(shortopts, len, "c:hV%s", spec->shortopts ?
 	    spec->shortopts : "");
 	return all;
@@ -135,6 +142,9 @@ stage_begin(struct stage *st, const struct stage_spec *spec, void *arg,
 		case 'c':
 			st->cfgpath = optarg;
 			break;
+		case STAGE_OPT_CONFIG_DIR:
+			st->cfgdir = optarg;
+			break;
 		case 'h':
 			usage_to(spec, stdout);
 			rc = STAGE_EXIT;
@@ -167,7 +177,13 @@ stage_begin(struct stage *st, const struct stage_spec *spec, void *arg,
 		return rc;
 	st->operands = argv + optind;
 	st->noperands = argc - optind;
-	if (st->cfgpath == NULL || st->noperands > spec->operands) {
+	if (st->cfgpath != NULL && st->cfgdir != NULL) {
+		p2o_fail(e, P2O_EXIT_USAGE, "-c and --config-dir both name the "
+		    "configuration: give one");
+		return STAGE_EXIT;
+	}
+	if ((st->cfgpath == NULL && st->cfgdir == NULL) ||
+	    st->noperands > spec->operands) {
 		usage_to(spec, stderr);
 		e->code = P2O_EXIT_USAGE;
 		return STAGE_EXIT;

@@ -63,11 +63,15 @@ struct stage_spec {
 				 * hello in stage_hello); 0: none (ckpt, which
 				 * talks on stdin/stdout, and the supervisor) */
 	int	 stats_ms;	/* the stats timer's period; 0: none */
+	/* it also takes --config-dir DIR (st->cfgdir), a directory of
+	 * configurations, instead of -c: one of the two is required */
+	int	 config_dir;
 };
 
 struct stage {
 	const struct stage_spec *spec;
 	const char *cfgpath;	/* -c */
+	const char *cfgdir;	/* --config-dir (spec->config_dir) */
 	char	**operands;	/* the arguments after the options */
 	int	 noperands;
 	struct ctl ctl;		/* fd 3; inactive stand-alone */

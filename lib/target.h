@@ -110,7 +110,7 @@ struct target_write {
 	struct jspan routing;	/* raw JSON string, p NULL: none */
 	struct jspan pipeline;	/* raw JSON string, p NULL: none */
 	struct jspan doc;	/* an index: the document as it arrived */
-	uint64_t version;
+	uint64_t version;	/* 0: none, a plain write (poll mode) */
 	int	 require_alias;	/* an index: refused unless its index name
 				 * is an alias (target.require_alias) */
 };

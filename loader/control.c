@@ -194,9 +194,26 @@ control_stat(struct loader *ld, const char *rel)
 void
 control_rows(struct loader *ld, const char *rel, uint64_t n)
 {
+	long long owe;
+
 	meter_rows(&ld->meter, n);
 	control_stat(ld, rel)->rows += n;
 	ld->stats_dirty = 1;
+	if ((owe = pace_take(&ld->pace, n, now_us_mono())) > ld->owed_us)
+		ld->owed_us = owe;
+}
+
+int
+control_pace(struct loader *ld)
+{
+	long long owe = ld->owed_us;
+
+	ld->owed_us = 0;
+	if (owe <= 0)
+		return 0;
+	if (load_flush(ld) == -1)
+		return -1;
+	return control_idle(ld, (int)((owe + 999) / 1000));
 }
 
 /* one keyed counter over every table started */

@@ -118,6 +118,9 @@ load_table(struct loader *ld, const struct sync_section *sec,
 		goto out;
 	stat_units(ld, v);
 	meter_start(&ld->meter, v->rel, v->estimate, v->rows, v->of);
+	/* each table's load is held to the cap from its own start: the
+	 * time spent describing and counting banks no rows */
+	pace_init(&ld->pace, ld->pace.rate, now_us_mono());
 
 	/* a table finished before: its last mark again, so that whoever
 	 * asked hears that it is done */

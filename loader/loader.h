@@ -13,6 +13,7 @@
  *   control.c   fd 3: the load frame, confirmations, stats
  *   meter.c     progress people can see: a terminal line or a log line
  *               per unit
+ *   pace.c      engine.load_max_rows_per_sec: the token bucket (pure)
  *   copytext.c  COPY's text format: one row into its fields (pure)
  * Modules (PostgreSQL, the operations in pgload.c):
  *   pgload.c    the operations: connections and their session, a table's
@@ -262,12 +263,20 @@ struct ld_tstat {
 struct meter {
 	int	 tty;		/* one updating line instead of log lines */
 	const char *unit;	/* what a log line counts: "range", "chunk" */
+	int	 cap;		/* engine.load_max_rows_per_sec, 0: none */
 	const char *rel;
 	uint64_t estimate;	/* rows in the table */
 	uint64_t before;	/* rows of ranges done by an earlier run */
 	uint64_t rows;		/* rows read by this run */
 	int	 of;
 	long long t0, drawn;	/* ms */
+};
+
+/* the rows a load may read, engine.load_max_rows_per_sec (pace.c) */
+struct pace {
+	int	 rate;		/* rows a second; 0: no cap */
+	double	 tokens;	/* rows that may be read now; below 0, owed */
+	long long at_us;	/* when tokens was last brought up to date */
 };
 
 struct loader {
@@ -297,6 +306,8 @@ struct loader {
 	struct sbuf json;	/* one frame being built */
 
 	struct meter meter;
+	struct pace pace;
+	long long owed_us;	/* the wait the rows read so far owe */
 	struct ld_tstat *stats;
 	int	 nstats;
 	long long stats_ms;	/* last sent */
@@ -332,10 +343,21 @@ int	control_wait_confirm(struct loader *);
  * gone */
 int	control_idle(struct loader *, int ms);
 struct ld_tstat *control_stat(struct loader *, const char *rel);
-/* n more rows of rel read: the meter and the stats */
+/* n more rows of rel read: the meter, the stats and the rate cap's
+ * bucket (what they owe is paid by control_pace) */
 void	control_rows(struct loader *, const char *rel, uint64_t n);
+/* under engine.load_max_rows_per_sec: wait what the rows read owe, after
+ * writing out what is buffered (the rows flow on at the capped pace and
+ * fd 3 is watched meanwhile); 0, or -1 with err */
+int	control_pace(struct loader *);
 /* a stats frame if one is due (or force), on fd 3 */
 int	control_stats(struct loader *, int force);
+
+/* pace.c */
+void	pace_init(struct pace *, int rate, long long now_us);
+/* n rows read at now_us: the microseconds to wait before reading on
+ * (0: none), the bucket debited */
+long long pace_take(struct pace *, uint64_t n, long long now_us);
 
 /* meter.c */
 void	meter_start(struct meter *, const char *rel, uint64_t estimate,

@@ -216,6 +216,8 @@ main(int argc, char **argv)
 	ld.supervised = ctl_active(&st.ctl);
 	ld.meter.tty = !ld.supervised && isatty(P2O_FD_LOG);
 	ld.meter.unit = ld.ops->unit;
+	ld.meter.cap = cfg.load_max_rows_per_sec;
+	pace_init(&ld.pace, cfg.load_max_rows_per_sec, now_us_mono());
 
 	if (ld.supervised && (ld.only || ld.scope || ld.cp_present ||
 	    ld.count_only))

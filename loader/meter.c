@@ -78,12 +78,13 @@ void
 meter_start(struct meter *m, const char *rel, uint64_t estimate,
     uint64_t before, int of)
 {
-	int tty = m->tty;
+	int tty = m->tty, cap = m->cap;
 	const char *unit = m->unit;
 
 	memset(m, 0, sizeof(*m));
 	m->tty = tty;
 	m->unit = unit;
+	m->cap = cap;
 	m->rel = rel;
 	m->estimate = estimate;
 	m->before = before;
@@ -133,12 +134,16 @@ void
 meter_end(struct meter *m)
 {
 	double secs = (now_ms() - m->t0) / 1000.0;
+	char cap[96] = "";
 
 	if (m->tty) {
 		draw(m, 1);
 		meter_break(m);
 	}
-	log_info("table '%s': loaded, %llu rows read in %.1f s (%.0f rows/s)",
+	if (m->cap > 0)
+		snprintf(cap, sizeof(cap), ", capped at %d rows/s "
+		    "(engine.load_max_rows_per_sec)", m->cap);
+	log_info("table '%s': loaded, %llu rows read in %.1f s (%.0f rows/s%s)",
 	    m->rel, (unsigned long long)m->rows, secs,
-	    secs > 0 ? m->rows / secs : 0.0);
+	    secs > 0 ? m->rows / secs : 0.0, cap);
 }

@@ -214,7 +214,7 @@ chunk_nested(struct loader *ld, const struct my_table *t, MYSQL_RES *r,
 	mynest_flush(nest);
 	control_rows(ld, t->rel, nr);
 	*rows = nr;
-	return 0;
+	return control_pace(ld);
 }
 
 static int
@@ -279,6 +279,10 @@ chunk_once(struct loader *ld, const struct my_table *t, const char *sql,
 	*rows = n;
 	if (e != 0)
 		goto failed;
+	/* the rate cap waits between chunks: a server streaming a result
+	 * gives up on a reader that stops (net_write_timeout) */
+	if (control_pace(ld) == -1)
+		return -1;
 done:
 	/* the snapshot ends with its one SELECT (and a parent's
 	 * collections) */

@@ -127,6 +127,8 @@ drain(struct loader *ld, const struct ld_table *t, uint64_t v,
 			return -1;
 	}
 	control_rows(ld, t->rel, r->rows - before);
+	if (control_pace(ld) == -1)
+		return -1;
 	if (len == 0)
 		return 0;
 	if (len == -2)

@@ -42,6 +42,7 @@ sv_aux_start(struct sv *sv, int a, const struct sv_aux_ops *ops,
 	}
 	/* its log lines say they are the supervisor's: it is one */
 	sv_child_init(&x->c, "pg2osync-supervise", NULL);
+	x->c.tag = sv->tag;
 	x->ops = ops;
 	rc = sv_child_fork(&x->c, fn, arg, in[0], out[1], P2O_FD_LOG, err,
 	    errlen);

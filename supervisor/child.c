@@ -81,8 +81,8 @@ sv_child_init(struct sv_child *c, const char *name, char *path)
  * targets so that wiring one target cannot clobber another's source.
  */
 static void __attribute__((noreturn))
-child_exec(const char *path, char *const argv[], const int fds[SV_CHILD_FDS],
-    int errfd, pid_t parent)
+child_exec(const char *path, char *const argv[], char *const envp[],
+    const int fds[SV_CHILD_FDS], int errfd, pid_t parent)
 {
 	struct sigaction sa;
 	sigset_t none;
@@ -115,11 +115,55 @@ child_exec(const char *path, char *const argv[], const int fds[SV_CHILD_FDS],
 		} else
 			close(i);
 	}
-	execv(path, argv);
+	if (envp != NULL)
+		execve(path, argv, envp);
+	else
+		execv(path, argv);
 fail:
 	e = errno;
 	(void)!write(errfd, &e, sizeof(e));
 	_exit(127);
+}
+
+/* the label of the child's lines: "name", or "name[tag]" */
+static void
+log_name(const struct sv_child *c, char *buf, size_t len)
+{
+	if (c->tag != NULL)
+		snprintf(buf, len, "%s[%s]", c->name, c->tag);
+	else
+		snprintf(buf, len, "%s", c->name);
+}
+
+/* the environment with P2O_LOG_SOURCE=tag in place of any it had: a heap
+ * array of heap strings (env_free), built before the fork */
+static char **
+env_with_tag(const char *tag)
+{
+	extern char **environ;
+	char **env;
+	size_t n = 0, i, k = 0;
+
+	while (environ[n] != NULL)
+		n++;
+	env = xcalloc(n + 2, sizeof(*env));
+	for (i = 0; i < n; i++)
+		if (strncmp(environ[i], "P2O_LOG_SOURCE=", 15) != 0)
+			env[k++] = xstrdup(environ[i]);
+	env[k] = xmalloc(strlen(tag) + 16);
+	snprintf(env[k], strlen(tag) + 16, "P2O_LOG_SOURCE=%s", tag);
+	env[k + 1] = NULL;
+	return env;
+}
+
+static void
+env_free(char **env)
+{
+	char **e;
+
+	for (e = env; e != NULL && *e != NULL; e++)
+		free(*e);
+	free(env);
 }
 
 static void
@@ -139,6 +183,7 @@ sv_child_spawn(struct sv_child *c, char *const argv[], enum sv_ctl mode,
 	int e = 0;
 	pid_t pid, parent = getpid();
 	ssize_t n;
+	char **envp = NULL, label[sizeof(c->log.name)];
 
 	if (pipe2(errp, O_CLOEXEC) == -1 || pipe2(logp, O_CLOEXEC) == -1)
 		goto syserr;
@@ -156,10 +201,15 @@ sv_child_spawn(struct sv_child *c, char *const argv[], enum sv_ctl mode,
 	fds[2] = logp[1];
 	fds[3] = sp[1];
 	fds[4] = fd4;
+	/* the source its lines are about, when the process runs several */
+	if (c->tag != NULL)
+		envp = env_with_tag(c->tag);
 	if ((pid = fork()) == -1)
 		goto syserr;
 	if (pid == 0)
-		child_exec(c->path, argv, fds, errp[1], parent);
+		child_exec(c->path, argv, envp, fds, errp[1], parent);
+	env_free(envp);
+	envp = NULL;
 
 	close_fd(&errp[1]);
 	close_fd(&logp[1]);
@@ -194,7 +244,8 @@ sv_child_spawn(struct sv_child *c, char *const argv[], enum sv_ctl mode,
 	set_nonblock(c->ctl_rfd, 1);
 	set_nonblock(c->ctl_wfd, 1);
 	set_nonblock(logp[0], 1);
-	sv_logpipe_init(&c->log, logp[0], log_out, c->name);
+	log_name(c, label, sizeof(label));
+	sv_logpipe_init(&c->log, logp[0], log_out, label);
 	frame_reader_init(&c->rd, c->ctl_rfd, mode == SV_CTL_FD3 ?
 	    "control fd 3" : "ckpt stdout");
 	/* control frames are small; a confused child gets no 64 MiB */
@@ -206,6 +257,7 @@ sv_child_spawn(struct sv_child *c, char *const argv[], enum sv_ctl mode,
 syserr:
 	snprintf(err, errlen, "could not start '%s': %s", c->name,
 	    strerror(errno));
+	env_free(envp);
 fail:
 	close_fd(&errp[0]);
 	close_fd(&errp[1]);
@@ -228,6 +280,7 @@ sv_child_fork(struct sv_child *c, int (*fn)(void *), void *arg, int in_fd,
 	sigset_t none;
 	int logp[2], code;
 	pid_t pid, parent = getpid();
+	char label[sizeof(c->log.name)];
 
 	if (pipe2(logp, O_CLOEXEC) == -1) {
 		snprintf(err, errlen, "could not start '%s': %s", c->name,
@@ -274,7 +327,8 @@ sv_child_fork(struct sv_child *c, int (*fn)(void *), void *arg, int in_fd,
 	c->signalled_ms = c->ctl_eof_ms = 0;
 	c->ctl_rfd = c->ctl_wfd = -1;
 	set_nonblock(logp[0], 1);
-	sv_logpipe_init(&c->log, logp[0], log_out, c->name);
+	log_name(c, label, sizeof(label));
+	sv_logpipe_init(&c->log, logp[0], log_out, label);
 	sbuf_init(&c->out);
 	c->close_after = 0;
 	return 0;

@@ -173,9 +173,13 @@ on_load(struct sv *sv, const struct frame *f, long long now)
 	jiter_init(&it, tables);
 	while ((r = msg_load_next(&it, &table, &progress, why,
 	    sizeof(why))) == 1) {
-		log_info("'%s' %s", table, progress.p ? "resumes its initial "
-		    "load" : "needs its initial load");
-		sv->load_tables++;
+		/* poll mode loads nothing: its first round reads every row,
+		 * from the cursor the checkpoint keeps */
+		if (!sv->cf.poll) {
+			log_info("'%s' %s", table, progress.p ? "resumes its "
+			    "initial load" : "needs its initial load");
+			sv->load_tables++;
+		}
 		free(table);
 	}
 	if (r == -1) {

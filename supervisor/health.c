@@ -1,8 +1,10 @@
 /*
  * health.c - what the pipeline's health is, as arithmetic: the source
  * state /metrics and /ready report (starting, loading, streaming,
- * backoff, halted, draining) from the loop's state and what the stages
- * said, and whether a running pipeline is making progress.
+ * backoff, halted - a write the target refuses holds it, or it stopped
+ * for good while the process runs on -, draining) from the loop's state
+ * and what the stages said, and whether a running pipeline is making
+ * progress.
  *
  * A quiet pipeline and a stuck one both confirm nothing new; what tells
  * them apart is whether there is work waiting. There is when the capture
@@ -48,6 +50,10 @@ sv_source_state_of(enum sv_pl_state pl, int stopping, int loading,
 	case PL_DRAINED:
 	case PL_DRAIN_FAILED:
 		return SS_DRAINING;
+	case PL_DONE:
+		/* stopped for good without being asked to: halted (the
+		 * others of the process go on) */
+		return stopping ? SS_DRAINING : SS_HALTED;
 	case PL_TEARDOWN:
 	default:
 		/* a failure stops the pipeline on its way to the backoff */

@@ -1,18 +1,20 @@
 /*
- * loop.c - the supervisor's one poll loop, and what each move of its
- * state does. An incarnation goes: ask ckpt for the checkpoint, start the
- * stages from it, wait for their hellos, then carry durable -> put ->
- * stored -> ack until something ends. Any stage ending tears the whole
- * pipeline down; once every child is reaped it starts again after a
- * backoff, unless the cause (cause.c) is permanent. SIGTERM/SIGINT drain
- * it (framing.md §6 "Shutdown"); SIGHUP goes to reload.c.
+ * loop.c - one pipeline's turn in the process's poll loop (proc.c), and
+ * what each move of its state does. An incarnation goes: ask ckpt for the
+ * checkpoint, start the stages from it, wait for their hellos, then carry
+ * durable -> put -> stored -> ack until something ends. Any stage ending
+ * tears the whole pipeline down; once every child is reaped it starts
+ * again after a backoff, unless the cause (cause.c) is permanent: then it
+ * is done, halted. SIGTERM/SIGINT drain it (framing.md §6 "Shutdown");
+ * SIGHUP goes to reload.c.
  *
  * Which event each state allows and where it leads is state.c's table.
  * sv_event here is the only writer of the state, and does what entering a
  * phase means (enter[]: start ckpt, start the stages, drain, stop every
- * child); the loop reaps, keeps the deadlines and fires the events.
- * Starting children is wire.c's, the frames they send dispatch.c's. It
- * never exits: sv_run returns the code.
+ * child); its turn (sv_step, sv_io, sv_ended) keeps the deadlines and
+ * fires the events. Starting children is wire.c's, the frames they send
+ * dispatch.c's, the loop around every pipeline proc.c's. It never exits:
+ * a pipeline's code is its exit_code once it is done.
  */
 #include <sys/wait.h>
 #include <errno.h>
@@ -118,28 +120,38 @@ kid_by_pid(struct sv *sv, pid_t pid)
 	return -1;
 }
 
+int
+sv_reaped(struct sv *sv, pid_t pid, int status)
+{
+	int k;
+
+	if ((k = kid_by_pid(sv, pid)) == -1)
+		/* a helper of the supervisor's, not a stage */
+		return sv_aux_reaped(sv, pid, status);
+	sv->kid[k].exited = 1;
+	sv->kid[k].wstatus = status;
+	sv->kid[k].exit_round = sv->reap_round;
+	sv->ended[k] = 1;
+	return 1;
+}
+
+/* every child of the process reaped, this pipeline's ends taken */
 static void
 reap(struct sv *sv, long long now)
 {
-	char what[128];
-	pid_t pid;
-	int status, k, ended[SV_NKIDS] = { 0 };
+	sv_proc_reap(sv->proc, now);
+}
 
-	sv->reap_round++;
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		if ((k = kid_by_pid(sv, pid)) == -1) {
-			/* a helper of the supervisor's, not a stage */
-			(void)sv_aux_reaped(sv, pid, status);
-			continue;
-		}
-		sv->kid[k].exited = 1;
-		sv->kid[k].wstatus = status;
-		sv->kid[k].exit_round = sv->reap_round;
-		ended[k] = 1;
-	}
+void
+sv_ended(struct sv *sv, long long now)
+{
+	char what[128];
+	int k;
+
 	for (k = 0; k < SV_NKIDS; k++) {
-		if (!ended[k])
+		if (!sv->ended[k])
 			continue;
+		sv->ended[k] = 0;
 		sv_child_describe(&sv->kid[k], what, sizeof(what));
 		if (k < SV_NSTAGES && sv_stages[k].exit0_done &&
 		    sv_child_code(&sv->kid[k]) == 0 &&
@@ -333,9 +345,14 @@ sv_not_ready(struct sv *sv, long long now, char *buf, size_t len)
 		    "after: %s", in / 1000, in % 1000 / 100, sv->reason);
 		break;
 	case SS_HALTED:
-		snprintf(buf, len, "halted: a write the target refuses holds "
-		    "the pipeline; nothing after it is acknowledged until the "
-		    "target takes it (the writer's log says what it refused)");
+		if (sv->st.pl == PL_DONE)
+			snprintf(buf, len, "halted: %s", sv->halted[0] ?
+			    sv->halted : "stopped");
+		else
+			snprintf(buf, len, "halted: a write the target refuses "
+			    "holds the pipeline; nothing after it is "
+			    "acknowledged until the target takes it (the "
+			    "writer's log says what it refused)");
 		break;
 	case SS_STARTING:
 		snprintf(buf, len, "starting: %s", sv_state_name(sv));
@@ -501,6 +518,8 @@ incarnation_over(struct sv *sv, long long now)
 		release_all(sv);
 		log_error("stopping: %s %s: see its message above",
 		    sv_kname(sv, k), what);
+		snprintf(sv->halted, sizeof(sv->halted), "%s %s (see its "
+		    "message above)", sv_kname(sv, k), what);
 		finish(sv, EV_FATAL, ends[k].code, now);
 		return;
 	}
@@ -513,6 +532,7 @@ incarnation_over(struct sv *sv, long long now)
 	release_all(sv);
 	if (sv->fatal_code != 0) {
 		log_error("stopping: %s", sv->reason);
+		snprintf(sv->halted, sizeof(sv->halted), "%s", sv->reason);
 		finish(sv, EV_FATAL, sv->fatal_code, now);
 		return;
 	}
@@ -527,6 +547,9 @@ incarnation_over(struct sv *sv, long long now)
 	if (sv->backoff.failures >= max) {
 		log_error("giving up after %d consecutive failures; the last: "
 		    "%s", sv->backoff.failures, sv->reason);
+		snprintf(sv->halted, sizeof(sv->halted), "gave up after %d "
+		    "consecutive failures; the last: %s",
+		    sv->backoff.failures, sv->reason);
 		finish(sv, EV_FATAL, P2O_EXIT_TEMPFAIL, now);
 		return;
 	}
@@ -632,8 +655,8 @@ close_channels(struct sv *sv, const struct sv_state *was, long long now)
 		}
 }
 
-static void
-begin_drain(struct sv *sv, long long now)
+void
+sv_term(struct sv *sv, long long now)
 {
 	struct sv_state to;
 
@@ -650,9 +673,8 @@ begin_drain(struct sv *sv, long long now)
 	sv_event(sv, EV_TERM, now);
 }
 
-/* what the state says to do without waiting for I/O */
-static void
-step(struct sv *sv, long long now)
+void
+sv_step(struct sv *sv, long long now)
 {
 	int k;
 
@@ -736,12 +758,15 @@ hello_deadline(const struct sv *sv)
 	return at;
 }
 
-static int
-poll_timeout(struct sv *sv, long long now)
+long long
+sv_deadline(struct sv *sv, long long now)
 {
 	long long at = -1;
 	int k;
 
+	(void)now;
+	if (sv->st.pl == PL_DONE)
+		return -1;
 	if (sv_state_allows(&sv->st, EV_START))
 		at = sv->restart_at_ms;
 	/* a kill deadline matters only while something is stopping: a stale
@@ -753,20 +778,15 @@ poll_timeout(struct sv *sv, long long now)
 	at = earliest(at, hello_deadline(sv));
 	if (sv->end_at_ms)
 		at = earliest(at, sv->end_at_ms);
-	at = earliest(at, sv_httpd_deadline(&sv->httpd));
-	at = earliest(at, sv_httpd_deadline(&sv->api));
 	at = earliest(at, sv_synced_deadline(sv));
 	for (k = 0; k < SV_NKIDS; k++)
 		if (sv->kid[k].ctl_eof_ms && sv_child_running(&sv->kid[k]))
 			at = earliest(at, sv->kid[k].ctl_eof_ms + EOF_GRACE_MS);
-	if (at < 0)
-		return -1;
-	return at <= now ? 0 : at - now > 60000 ? 60000 : (int)(at - now);
+	return at;
 }
 
-/* the children's fds into pfd from n on; returns the new count */
-static int
-kid_pollfds(struct sv *sv, struct pollfd *pfd, int n)
+int
+sv_pollfds(struct sv *sv, struct pollfd *pfd, int n)
 {
 	int k;
 
@@ -795,13 +815,13 @@ kid_pollfds(struct sv *sv, struct pollfd *pfd, int n)
 			pfd[n++].events = POLLIN;
 		}
 	}
-	return n;
+	return sv_aux_pollfds(sv, pfd, n);
 }
 
 /* children's fds before their exits: a stage's last log lines and
  * frames come before what its end means */
-static void
-kid_io(struct sv *sv, const struct pollfd *pfd, long long now)
+void
+sv_io(struct sv *sv, const struct pollfd *pfd, long long now)
 {
 	int k;
 
@@ -820,66 +840,13 @@ kid_io(struct sv *sv, const struct pollfd *pfd, long long now)
 			log_debug("'%s': its control input is closed",
 			    sv_kname(sv, k));
 	}
+	sv_aux_io(sv, pfd);
 }
 
-int
-sv_run(struct sv *sv)
+void
+sv_end(struct sv *sv)
 {
-	struct pollfd pfd[1 + SV_NKIDS * 3 + 2 * SV_HTTPD_POLLFDS +
-	    SV_NAUX * 3];
-	long long now;
-	int n, k, h0, a0;
-
-	/* a zeroed state waits for the first start, due now */
-	sv->restart_at_ms = now_ms();
-	while (sv->st.pl != PL_DONE) {
-		now = now_ms();
-		step(sv, now);
-		if (sv->st.pl == PL_DONE)
-			break;
-		n = 0;
-		pfd[n].fd = stage_sigfd();
-		pfd[n++].events = POLLIN;
-		n = kid_pollfds(sv, pfd, n);
-		h0 = n;
-		n += sv_httpd_pollfds(&sv->httpd, pfd + h0);
-		a0 = n;
-		n += sv_httpd_pollfds(&sv->api, pfd + a0);
-		n = sv_aux_pollfds(sv, pfd, n);
-		for (k = 0; k < n; k++)
-			pfd[k].revents = 0;
-		if (poll(pfd, (nfds_t)n, poll_timeout(sv, now)) == -1) {
-			if (errno == EINTR)
-				continue;
-			log_warn("poll");
-			finish(sv, EV_ABORT, P2O_EXIT_INTERNAL, now);
-			break;
-		}
-		now = now_ms();
-		kid_io(sv, pfd, now);
-		sv_aux_io(sv, pfd);
-		if (pfd[0].revents)
-			stage_sigfd_drain();
-		if (stage_signalled(STAGE_CHLD))
-			reap(sv, now);
-		if (stage_signalled(STAGE_TERM))
-			begin_drain(sv, now);
-		if (stage_signalled(STAGE_HUP))
-			sv_reload(sv, now);
-		if (sv->st.pl == PL_DONE)
-			break;
-		sv_httpd_handle(&sv->httpd, pfd + h0, now);
-		sv_httpd_handle(&sv->api, pfd + a0, now);
-		/* an ack above may have reached what a /synced waits for */
-		sv_synced_step(sv, now);
-		sv_aux_flush(sv);
-		/* frames queued by the handlers above go out now when they
-		 * can, without waiting a round for POLLOUT */
-		for (k = 0; k < SV_NKIDS; k++)
-			if (sv->kid[k].out.len > 0 || sv->kid[k].close_after)
-				sv_child_flush(&sv->kid[k]);
-	}
 	release_all(sv);
 	sv_aux_release(sv);
-	return sv->exit_code;
+	sv->m.up = 0;
 }

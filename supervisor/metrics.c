@@ -6,6 +6,7 @@
  * the table is rendered, so a counter a stage reports cannot go missing
  * here. Never touches a socket.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,20 +229,31 @@ labels_end(struct labels *l, uint64_t v)
 	sbuf_addc(l->out, '\n');
 }
 
+/* a gauge or counter of one value a source, of every source: the value
+ * at off in struct sv_metrics, an int when isint, else a uint64_t */
 static void
-one(struct sbuf *out, const struct sv_metrics *m, const char *name,
-    const char *type, const char *help, uint64_t v)
+one(struct sbuf *out, const struct sv_metrics *const *ms, int n,
+    const char *name, const char *type, const char *help, size_t off,
+    int isint)
 {
 	struct labels l;
+	const char *base;
+	uint64_t v;
+	int j;
 
 	head(out, name, type, help);
-	labels_begin(&l, out, m, name);
-	labels_end(&l, v);
+	for (j = 0; j < n; j++) {
+		base = (const char *)ms[j];
+		v = isint ? (uint64_t)(*(const int *)(base + off) != 0) :
+		    *(const uint64_t *)(base + off);
+		labels_begin(&l, out, ms[j], name);
+		labels_end(&l, v);
+	}
 }
 
 static void
-hist(struct sbuf *out, const struct sv_metrics *m, const char *name,
-    const char *help, const struct sv_hist *h)
+hist1(struct sbuf *out, const struct sv_metrics *m, const char *name,
+    const struct sv_hist *h)
 {
 	struct sbuf series = SBUF_INIT;
 	struct labels l;
@@ -249,7 +261,6 @@ hist(struct sbuf *out, const struct sv_metrics *m, const char *name,
 	char le[32];
 	int i;
 
-	head(out, name, "histogram", help);
 	sbuf_addf(&series, "%s_bucket", name);
 	for (i = 0; i <= SV_LAT_BUCKETS; i++) {
 		if (i < SV_LAT_BUCKETS) {
@@ -274,6 +285,19 @@ hist(struct sbuf *out, const struct sv_metrics *m, const char *name,
 	sbuf_release(&series);
 }
 
+/* a histogram of every source: the one at off in struct sv_metrics */
+static void
+hist(struct sbuf *out, const struct sv_metrics *const *ms, int n,
+    const char *name, const char *help, size_t off)
+{
+	int j;
+
+	head(out, name, "histogram", help);
+	for (j = 0; j < n; j++)
+		hist1(out, ms[j], name, (const struct sv_hist *)
+		    ((const char *)ms[j] + off));
+}
+
 /* a keyed counter with two labels has keys "first<US>second" */
 static void
 sample(struct sbuf *out, const struct sv_metrics *m, const char *name,
@@ -292,28 +316,36 @@ sample(struct sbuf *out, const struct sv_metrics *m, const char *name,
 	labels_end(&l, v);
 }
 
-/* every sample of the counters that share def's metric name */
+/* every sample of the counters that share def's metric name, of every
+ * source */
 static void
-render_metric(const struct sv_metrics *m, struct sbuf *out, int first)
+render_metric(const struct sv_metrics *const *ms, int n, struct sbuf *out,
+    int first)
 {
 	const struct msg_counter_def *d = &msg_counters[first], *e;
-	int c, i;
+	const struct sv_metrics *m;
+	int c, i, j;
 
 	head(out, d->metric, d->gauge ? "gauge" : "counter", d->help);
-	for (c = first; c < MC_N; c++) {
-		e = &msg_counters[c];
-		if (strcmp(e->metric, d->metric) != 0)
-			continue;
-		if (e->label == NULL || e->label_value != NULL) {
-			sample(out, m, e->metric, e->label, NULL,
-			    e->label_value, sv_metrics_total(m, c, NULL));
-			continue;
+	for (j = 0; j < n; j++) {
+		m = ms[j];
+		for (c = first; c < MC_N; c++) {
+			e = &msg_counters[c];
+			if (strcmp(e->metric, d->metric) != 0)
+				continue;
+			if (e->label == NULL || e->label_value != NULL) {
+				sample(out, m, e->metric, e->label, NULL,
+				    e->label_value, sv_metrics_total(m, c,
+				    NULL));
+				continue;
+			}
+			for (i = 0; i < m->nkeyed; i++)
+				if (m->keyed[i].counter == c)
+					sample(out, m, e->metric, e->label,
+					    e->label2, m->keyed[i].key,
+					    m->keyed[i].base +
+					    m->keyed[i].last);
 		}
-		for (i = 0; i < m->nkeyed; i++)
-			if (m->keyed[i].counter == c)
-				sample(out, m, e->metric, e->label, e->label2,
-				    m->keyed[i].key, m->keyed[i].base +
-				    m->keyed[i].last);
 	}
 }
 
@@ -321,13 +353,11 @@ render_metric(const struct sv_metrics *m, struct sbuf *out, int first)
  * always there, so a query for one that is 0 finds a series */
 static void
 each_of(struct sbuf *out, const struct sv_metrics *m, const char *name,
-    const char *help, const char *lname, const char *const *values, int n,
-    int current)
+    const char *lname, const char *const *values, int n, int current)
 {
 	struct labels l;
 	int i;
 
-	head(out, name, "gauge", help);
 	for (i = 0; i < n; i++) {
 		labels_begin(&l, out, m, name);
 		label(&l, lname, values[i], strlen(values[i]));
@@ -337,13 +367,12 @@ each_of(struct sbuf *out, const struct sv_metrics *m, const char *name,
 
 static void
 count_of(struct sbuf *out, const struct sv_metrics *m, const char *name,
-    const char *help, const char *lname, const char *const *values, int n,
+    const char *lname, const char *const *values, int n,
     const uint64_t *counts)
 {
 	struct labels l;
 	int i;
 
-	head(out, name, "counter", help);
 	for (i = 0; i < n; i++) {
 		labels_begin(&l, out, m, name);
 		label(&l, lname, values[i], strlen(values[i]));
@@ -351,10 +380,13 @@ count_of(struct sbuf *out, const struct sv_metrics *m, const char *name,
 	}
 }
 
+#define OFF(f)	offsetof(struct sv_metrics, f)
+
 void
-sv_metrics_render(const struct sv_metrics *m, struct sbuf *out)
+sv_metrics_render_all(const struct sv_metrics *const *ms, int n,
+    struct sbuf *out)
 {
-	int c, k, seen;
+	int c, k, j, seen;
 
 	/* the table lists a metric's samples one after another; each
 	 * metric is rendered once, from its first entry, which has the
@@ -364,51 +396,62 @@ sv_metrics_render(const struct sv_metrics *m, struct sbuf *out)
 			seen = strcmp(msg_counters[k].metric,
 			    msg_counters[c].metric) == 0;
 		if (!seen)
-			render_metric(m, out, c);
+			render_metric(ms, n, out, c);
 	}
-	one(out, m, "pg2osync_position_confirmed", "gauge",
+	one(out, ms, n, "pg2osync_position_confirmed", "gauge",
 	    "Source position last acknowledged to the capture, after it was "
-	    "stored as the checkpoint.", m->position_confirmed);
-	one(out, m, "pg2osync_checkpoint_position", "gauge",
+	    "stored as the checkpoint.", OFF(position_confirmed), 0);
+	one(out, ms, n, "pg2osync_checkpoint_position", "gauge",
 	    "Source position of the last stored checkpoint.",
-	    m->checkpoint_position);
-	one(out, m, "pg2osync_reconnects_total", "counter",
-	    "Pipeline restarts after a failure.", m->reconnects);
-	one(out, m, "pg2osync_full_reloads_total", "counter",
+	    OFF(checkpoint_position), 0);
+	one(out, ms, n, "pg2osync_reconnects_total", "counter",
+	    "Pipeline restarts after a failure.", OFF(reconnects), 0);
+	one(out, ms, n, "pg2osync_full_reloads_total", "counter",
 	    "Full loads of every table because the stream's position was "
-	    "gone (a lost slot, a purged binlog).", m->full_reloads);
-	hist(out, m, "pg2osync_commit_to_streamed_seconds",
+	    "gone (a lost slot, a purged binlog).", OFF(full_reloads), 0);
+	hist(out, ms, n, "pg2osync_commit_to_streamed_seconds",
 	    "Time from a source commit to the source sending it to the "
 	    "capture (PostgreSQL: the walsender's send time, after the "
-	    "commit's WAL flush).", &m->streamed);
-	hist(out, m, "pg2osync_commit_to_received_seconds",
+	    "commit's WAL flush).", OFF(streamed));
+	hist(out, ms, n, "pg2osync_commit_to_received_seconds",
 	    "Time from a source commit to the capture reading it from the "
-	    "source.", &m->received);
-	hist(out, m, "pg2osync_commit_to_writer_seconds",
+	    "source.", OFF(received));
+	hist(out, ms, n, "pg2osync_commit_to_writer_seconds",
 	    "Time from a source commit to the writer reading it (the capture, "
-	    "the shaper and the pipes between).", &m->writer);
-	hist(out, m, "pg2osync_commit_to_indexed_seconds",
+	    "the shaper and the pipes between).", OFF(writer));
+	hist(out, ms, n, "pg2osync_commit_to_indexed_seconds",
 	    "Time from a source commit to the target accepting its last "
-	    "write.", &m->indexed);
-	hist(out, m, "pg2osync_commit_to_sent_seconds",
+	    "write.", OFF(indexed));
+	hist(out, ms, n, "pg2osync_commit_to_sent_seconds",
 	    "Time from a source commit to the bulk request carrying its last "
 	    "write leaving the writer: the pipeline's own share of the "
-	    "latency, without the target's.", &m->sent);
-	one(out, m, "pg2osync_up", "gauge",
-	    "1 when every stage of the pipeline is up.", m->up ? 1 : 0);
-	each_of(out, m, "pg2osync_source_state", "1 for what the stream is "
+	    "latency, without the target's.", OFF(sent));
+	one(out, ms, n, "pg2osync_up", "gauge",
+	    "1 when every stage of the pipeline is up.", OFF(up), 1);
+	head(out, "pg2osync_source_state", "gauge", "1 for what the stream is "
 	    "doing now (starting, loading, streaming, backoff: waiting to "
 	    "start again after a failure, halted: a write the target refuses "
-	    "holds it, draining), 0 for the others.", "state",
-	    sv_source_states, SS_N, m->state);
-	one(out, m, "pg2osync_ready", "gauge", "1 when /ready answers 200: "
-	    "loading or streaming, and making progress.", m->ready ? 1 : 0);
-	one(out, m, "pg2osync_stalled", "gauge", "1 while changes wait and "
+	    "holds it, or it stopped for good while the process runs on, "
+	    "draining), 0 for the others.");
+	for (j = 0; j < n; j++)
+		each_of(out, ms[j], "pg2osync_source_state", "state",
+		    sv_source_states, SS_N, ms[j]->state);
+	one(out, ms, n, "pg2osync_ready", "gauge", "1 when /ready answers 200: "
+	    "loading or streaming, and making progress.", OFF(ready), 1);
+	one(out, ms, n, "pg2osync_stalled", "gauge", "1 while changes wait and "
 	    "nothing has been confirmed or written for metrics.ready_stall_s.",
-	    m->stalled ? 1 : 0);
-	count_of(out, m, "pg2osync_config_reloads_total", "SIGHUP reloads of "
-	    "the configuration, by what became of them (applied, unchanged: "
-	    "the file said nothing new, refused: nothing changed and the "
-	    "pipeline went on).", "result", sv_reload_results, RL_N,
-	    m->reloads);
+	    OFF(stalled), 1);
+	head(out, "pg2osync_config_reloads_total", "counter", "SIGHUP reloads "
+	    "of the configuration, by what became of them (applied, "
+	    "unchanged: the file said nothing new, refused: nothing changed "
+	    "and the pipeline went on).");
+	for (j = 0; j < n; j++)
+		count_of(out, ms[j], "pg2osync_config_reloads_total", "result",
+		    sv_reload_results, RL_N, ms[j]->reloads);
+}
+
+void
+sv_metrics_render(const struct sv_metrics *m, struct sbuf *out)
+{
+	sv_metrics_render_all(&m, 1, out);
 }

@@ -313,6 +313,8 @@ take(struct sv *sv, const char *why, long long now)
 	sv->backoff.first_ms = sv->cf.reconnect_backoff_ms;
 	/* /synced's helper reads the indices from the configuration */
 	sv_helper_forget(sv);
+	/* a listener's token follows the file holding its bind */
+	sv_proc_tokens(sv->proc);
 	count(sv, RL_APPLIED);
 	log_info("reload applied: %s", why);
 	/* the stages cycle onto it, or the next start reads it */

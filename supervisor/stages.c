@@ -103,9 +103,10 @@ sv_stage_secrets(void)
 }
 
 const char *
-sv_stage_program(enum sv_stage s, const struct source_module *src)
+sv_stage_program(enum sv_stage s, const struct config *cf)
 {
-	return sv_stages[s].program ? sv_stages[s].program : src->capture;
+	return sv_stages[s].program ? sv_stages[s].program :
+	    cf->source->capture;
 }
 
 char **

@@ -1,8 +1,9 @@
 /*
- * supervisor.h - pg2osync-supervise: runs ckpt and the pipeline of stages
- * its stage table describes, carries the back-channel (durable -> stored
- * checkpoint -> ack), restarts on failure, drains on SIGTERM and serves
- * /metrics and /healthz. It never sits on the data path.
+ * supervisor.h - pg2osync-supervise: runs, for each source of its
+ * configuration (one file, or a directory of them), ckpt and the pipeline
+ * of stages its stage table describes, carries the back-channel (durable
+ * -> stored checkpoint -> ack), restarts on failure, drains on SIGTERM and
+ * serves /metrics, /healthz and /ready. It never sits on the data path.
  *
  * Modules, in the order of their sections below:
  *   main.c         the command line: options, the stage programs, the
@@ -27,9 +28,11 @@
  *   helper.c       what /synced asks of the servers, in a helper
  *   synced.c       GET /synced: the waiters and their answers
  *   routes.c       what each HTTP path answers
- *   loop.c         the poll loop and what each move of the state does
- *                  (sv_event): reaping, teardown, restart or stop, the
- *                  drain
+ *   proc.c         the process: its sources' pipelines under one poll
+ *                  loop, the signals, a directory's reload, the exit
+ *   loop.c         one pipeline's turn in the loop and what each move
+ *                  of its state does (sv_event): reaping, teardown,
+ *                  restart or stop, the drain
  *   wire.c         wiring and spawning an incarnation's children
  *   dispatch.c     the control frames the children send, and the puts
  *   sweep.c        the deletes a full reload owes, in a helper
@@ -57,7 +60,7 @@ struct sv;
 struct sv_logpipe {
 	int	 fd;		/* read end of the child's stderr, -1 at EOF */
 	int	 out;		/* where lines go (the supervisor's stderr) */
-	char	 name[32];	/* prefixed to lines that lack "name: " */
+	char	 name[200];	/* prefixed to lines that lack "name: " */
 	char	 buf[SV_LOGLINE_MAX];
 	size_t	 len;
 	int	 cut;		/* dropping the rest of an over-long line */
@@ -86,6 +89,9 @@ enum sv_ctl {
 
 struct sv_child {
 	const char *name;	/* for log lines: the program's base name */
+	const char *tag;	/* the source, when the process runs several:
+				 * its P2O_LOG_SOURCE and its lines' label
+				 * "name[tag]"; NULL none */
 	char	*path;		/* resolved executable */
 	enum sv_child_state state;
 	pid_t	 pid;		/* 0 when none */
@@ -186,8 +192,8 @@ int	sv_stage_by_tap(const char *point, int *fd4);
 /* the secrets the stages need, every one (CONFIG_SECRET_*): checked
  * before any starts */
 unsigned sv_stage_secrets(void);
-/* the program a stage runs by default */
-const char *sv_stage_program(enum sv_stage, const struct source_module *);
+/* the program a stage runs by default, for a configuration */
+const char *sv_stage_program(enum sv_stage, const struct config *);
 /* the argv of a stage, heap strings in a NULL-terminated heap array;
  * start_text/start_token: the checkpoint the capture resumes from, or
  * NULL; load_fd: the shaper reads copy rows on fd 4 */
@@ -354,6 +360,10 @@ uint64_t sv_metrics_total(const struct sv_metrics *, enum msg_counter,
 void	sv_hist_observe(struct sv_hist *, long long us);
 /* the Prometheus text exposition */
 void	sv_metrics_render(const struct sv_metrics *, struct sbuf *out);
+/* the same for n sources: each metric's HELP and TYPE once, then every
+ * source's samples */
+void	sv_metrics_render_all(const struct sv_metrics *const *, int n,
+	    struct sbuf *out);
 
 /* cause.c */
 
@@ -687,11 +697,20 @@ long long sv_synced_deadline(const struct sv *);
  * arg: the sv) */
 void	sv_route(void *arg, const struct sv_http_req *, struct sv_http_resp *);
 
-/* one stream's supervisor: its configuration, children and state (main.c
- * fills it, loop.c runs it) */
+/* one source's pipeline: its configuration, children, back-channel,
+ * checkpoint stream and state (proc.c makes it, loop.c runs its turn in
+ * the process's loop) */
 struct sv {
-	const char	*cfgpath;
+	struct sv_proc	*proc;		/* the process it runs in */
+	char		*cfgpath;	/* its file (heap) */
 	struct config	 cf;
+	const char	*tag;		/* its name in log lines when the process
+					 * runs several, else NULL */
+	int		 removed;	/* its file left the directory: it
+					 * drains, then goes */
+	char		 halted[640];	/* why it stopped for good, "" */
+	int		 finished;	/* done, and its helpers gone */
+	int		 is_halted;	/* done without a stop asked for */
 	struct sv_child	 kid[SV_NKIDS];
 	char		 kidname[SV_NKIDS][48];
 	struct sv_tap	 tap[SV_NSTAGES];	/* stdin boundary; path NULL: none */
@@ -700,9 +719,6 @@ struct sv {
 	struct sv_backchannel bc;
 	struct sv_backoff backoff;
 	struct sv_metrics m;
-	struct sv_httpd	 httpd;		/* metrics.bind: /metrics, /healthz,
-					 * /ready */
-	struct sv_httpd	 api;		/* api.bind: /synced */
 	struct sv_health health;
 	char		 source_name[160];	/* every series' source label */
 	struct sv_aux	 aux[SV_NAUX];
@@ -732,6 +748,7 @@ struct sv {
 	long long	 end_at_ms;	/* tear down then: a child ended; 0 none */
 	char		 first_end[256];	/* what that child did */
 	unsigned	 reap_round;
+	int		 ended[SV_NKIDS];	/* reaped, not yet looked at */
 	char		 reason[512];	/* what ended this incarnation first */
 	int		 fatal_code;	/* a permanent failure we found */
 	/* reload.c: the running file's bytes; the checks answered; a
@@ -743,10 +760,67 @@ struct sv {
 	int		 pidx[SV_NKIDS][3];	/* pollfd indexes: ctl r, ctl w, log */
 };
 
-/* loop.c */
+/* proc.c: the process, the pipelines of its sources under one loop */
 
-/* run until the supervisor stops: its exit code */
-int	sv_run(struct sv *);
+struct sv_proc {
+	const char	*cfgdir;	/* --config-dir, NULL: one file */
+	struct sv	**pipes;	/* one per source, by file name */
+	int		 npipes;
+	struct sv_httpd	 httpd;		/* metrics.bind: /metrics, /healthz,
+					 * /ready */
+	struct sv_httpd	 api;		/* api.bind: /synced */
+	/* the listeners' binds and tokens, as the set said at the start
+	 * (a bind cannot change while it listens; a token follows a
+	 * reload of the file holding it) */
+	char		*metrics_bind, *api_bind;
+	char		*metrics_token, *api_token;
+	/* what every pipeline is started with (main.c) */
+	const char	*program[SV_NSTAGES];	/* --stage, or NULL */
+	struct sv_tap	 tap[SV_NSTAGES], tap4[SV_NSTAGES];	/* --tap */
+	uint64_t	 tap_max;
+	int		 hello_timeout_s;
+	int		 stopping;	/* SIGTERM came: every pipeline drains */
+	/* a directory's reload: a file added is started once the checks
+	 * of the directory passed (pg2osync_config_reloads_total counts
+	 * refused ones on every source) */
+	struct pollfd	*pfd;		/* the loop's, grown as pipelines are */
+	int		 npfd;
+};
+
+/* a pipeline for the file at path, cf loaded from it (taken over): its
+ * programs, children and name; NULL with err (64 a --stage program that
+ * is not one, 1 a program not found, 78 no name) */
+struct sv *sv_pipe_new(struct sv_proc *, const char *path, struct config *cf,
+	    struct p2o_err *);
+void	sv_pipe_free(struct sv *);
+/* the pipeline a name (source.name, or the stream's identity) names */
+struct sv *sv_proc_find(struct sv_proc *, const char *name);
+/* every pipeline's children reaped (waitpid), each marked where it
+ * belongs, and what their ends mean taken by each pipeline */
+void	sv_proc_reap(struct sv_proc *, long long now);
+/* the tokens of the listeners, from the file that holds each bind */
+void	sv_proc_tokens(struct sv_proc *);
+/* run until every pipeline is done: the process's exit code */
+int	sv_proc_run(struct sv_proc *);
+void	sv_proc_release(struct sv_proc *);
+
+/* loop.c: one pipeline's turn in the process's loop */
+
+/* what its state says to do now */
+void	sv_step(struct sv *, long long now);
+/* its fds into pfd from n on (the new count), their I/O after poll */
+int	sv_pollfds(struct sv *, struct pollfd *, int n);
+void	sv_io(struct sv *, const struct pollfd *, long long now);
+/* when it next needs the loop, or -1 */
+long long sv_deadline(struct sv *, long long now);
+/* a reaped pid: 1 when it was one of its children or helpers */
+int	sv_reaped(struct sv *, pid_t, int status);
+/* what the children reaped since the last call did */
+void	sv_ended(struct sv *, long long now);
+/* SIGTERM or SIGINT: it drains and stops */
+void	sv_term(struct sv *, long long now);
+/* done: every child and helper gone */
+void	sv_end(struct sv *);
 /* the only writer of sv->st: ev's move (state.c's table) made, logged at
  * debug, and what entering the new phase means done (ckpt started, the
  * stages started, drained or stopped); 0, or -1 when the table refuses

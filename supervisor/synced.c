@@ -1,6 +1,8 @@
 /*
  * synced.c - read-your-writes: GET /synced[?position=P][&timeout=MS]
- * [&refresh=true] on api.bind answers once the acknowledged position (the
+ * [&refresh=true][&source=NAME] on api.bind answers once the acknowledged
+ * position of that source's pipeline (the only one when the process runs
+ * one; several need source=, 400 without it) (the
  * one stored as the checkpoint and sent to the capture as an ack, so every
  * change before it is in the target) reaches P, or the source's position
  * at the time of the request when P is not given (helper.c asks the
@@ -107,7 +109,7 @@ finish(struct sv *sv, struct sv_waiter *w, int status, const char *error,
 			    200 ? "true" : "false");
 	}
 	sbuf_adds(&resp.body, "}\n");
-	sv_httpd_answer(&sv->api, w->conn, w->gen, &resp);
+	sv_httpd_answer(&sv->proc->api, w->conn, w->gen, &resp);
 	sbuf_release(&resp.body);
 	if (w->traced)
 		trace_wait(w, status, ctext);
@@ -207,6 +209,8 @@ parse_query(const struct sv *sv, const char *query, struct sv_waiter *w,
 				return -1;
 			}
 			*timeout = t;
+		} else if (strcmp(p, "source") == 0) {
+			/* which pipeline: sv_route_api chose it */
 		} else if (strcmp(p, "refresh") == 0) {
 			if (strcmp(eq, "true") != 0 && strcmp(eq, "false") != 0) {
 				snprintf(why, len, "refresh must be true or "
@@ -216,7 +220,7 @@ parse_query(const struct sv *sv, const char *query, struct sv_waiter *w,
 			w->refresh = eq[0] == 't';
 		} else {
 			snprintf(why, len, "unknown parameter '%.60s' (position, "
-			    "timeout, refresh)", p);
+			    "timeout, refresh, source)", p);
 			return -1;
 		}
 	}
@@ -233,11 +237,63 @@ answer_now(struct sv_http_resp *resp, int status, const char *error)
 	sbuf_adds(&resp->body, "}\n");
 }
 
+/* the source= of a query, decoded, into buf: 1, or 0 when none */
+static int
+source_param(const char *query, char *buf, size_t len)
+{
+	const char *p = query, *v;
+	size_t n;
+
+	for (; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
+		if (strncmp(p, "source=", 7) != 0)
+			continue;
+		v = p + 7;
+		n = strcspn(v, "&");
+		snprintf(buf, len, "%.*s", (int)n, v);
+		unescape(buf);
+		return 1;
+	}
+	return 0;
+}
+
+/* the pipeline a request asks about: 0 with *sv, or -1 answered */
+static int
+which(struct sv_proc *p, const struct sv_http_req *req, struct sv **sv,
+    struct sv_http_resp *resp)
+{
+	struct sbuf names = SBUF_INIT;
+	char name[256], why[600];
+	int i;
+
+	if (!source_param(req->query, name, sizeof(name))) {
+		if (p->npipes == 1) {
+			*sv = p->pipes[0];
+			return 0;
+		}
+		for (i = 0; i < p->npipes; i++)
+			sbuf_addf(&names, "%s%s", i ? ", " : "",
+			    p->pipes[i]->source_name);
+		snprintf(why, sizeof(why), "this process runs %d sources: name "
+		    "one with source= (%.400s)", p->npipes, names.buf ?
+		    names.buf : "");
+		sbuf_release(&names);
+		answer_now(resp, 400, why);
+		return -1;
+	}
+	if ((*sv = sv_proc_find(p, name)) == NULL) {
+		snprintf(why, sizeof(why), "no source named '%.200s'", name);
+		answer_now(resp, 400, why);
+		return -1;
+	}
+	return 0;
+}
+
 void
 sv_route_api(void *arg, const struct sv_http_req *req,
     struct sv_http_resp *resp)
 {
-	struct sv *sv = arg;
+	struct sv_proc *p = arg;
+	struct sv *sv;
 	struct sv_waiter *w = NULL, tmp;
 	long long now = now_ms(), timeout;
 	char why[256];
@@ -247,8 +303,7 @@ sv_route_api(void *arg, const struct sv_http_req *req,
 		answer_now(resp, 404, "not found: this listener serves /synced");
 		return;
 	}
-	if (sv->cf.api_token != NULL &&
-	    !sv_http_bearer_ok(req, sv->cf.api_token)) {
+	if (p->api_token != NULL && !sv_http_bearer_ok(req, p->api_token)) {
 		resp->challenge = 1;
 		answer_now(resp, 401, "a bearer token is required");
 		return;
@@ -256,6 +311,14 @@ sv_route_api(void *arg, const struct sv_http_req *req,
 	memset(&tmp, 0, sizeof(tmp));
 	if (req->query_cut) {
 		answer_now(resp, 400, "the query is too long");
+		return;
+	}
+	if (which(p, req, &sv, resp) == -1)
+		return;
+	if (sv->st.pl == PL_DONE) {
+		snprintf(why, sizeof(why), "source '%.100s' is halted: %.100s",
+		    sv->source_name, sv->halted);
+		answer_now(resp, 503, why);
 		return;
 	}
 	if (parse_query(sv, req->query, &tmp, &timeout, why,

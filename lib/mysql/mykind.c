@@ -62,6 +62,22 @@ pos_show(const char *text, char *buf, size_t len)
 	snprintf(buf, len, "%.*s", (int)strcspn(text, ";"), text);
 }
 
+/* a server ends the older of two dumps announcing one replica id */
+static int
+clash(const struct config *a, const struct config *b, char *why,
+    size_t len)
+{
+	struct source_server sa, sb;
+
+	source_server_of(a, 3306, &sa);
+	source_server_of(b, 3306, &sb);
+	if (strcmp(sa.server, sb.server) != 0 || a->server_id != b->server_id)
+		return 0;
+	snprintf(why, len, "replica id (server_id) %lu on server %s",
+	    a->server_id, sa.server);
+	return 1;
+}
+
 const struct source_module source_mysql = {
 	.kind = "mysql",
 	.noun = "mysql",
@@ -80,4 +96,5 @@ const struct source_module source_mysql = {
 	.ident = ident,
 	.pos_coord = pos_coord,
 	.pos_show = pos_show,
+	.clash = clash,
 };

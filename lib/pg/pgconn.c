@@ -329,7 +329,8 @@ open_conn(const char *url, const char *side, const char *path,
     int secure_path, struct p2o_err *e)
 {
 	const char *kw[16], *val[16];
-	const char *what = kind == PGCONN_REPLICATION ? "replication" : "sql";
+	const char *what = kind == PGCONN_REPLICATION ? "replication" :
+	    kind == PGCONN_ADMIN ? "admin" : "sql";
 	PQconninfoOption *opts;
 	PGconn *c;
 	PGresult *res;
@@ -410,6 +411,13 @@ pgconn_open(const struct config *cfg, enum pgconn_kind kind, const char *app,
 	struct tls_keys tls = { cfg->sslmode, cfg->sslrootcert, cfg->sslcert,
 	    cfg->sslkey };
 
+	/* the admin url, where one is given, for what may go through a
+	 * pooler; the stream and the load keep the direct one */
+	if (kind == PGCONN_ADMIN && cfg->source_admin_url != NULL)
+		return open_conn(cfg->source_admin_url, "source admin",
+		    cfg->path, &tls, kind, app, 1, e);
+	if (kind == PGCONN_ADMIN)
+		kind = PGCONN_SQL;	/* no second url: the one connection */
 	return open_conn(cfg->source_url, "source", cfg->path, &tls, kind, app,
 	    1, e);
 }

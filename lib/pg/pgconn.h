@@ -23,8 +23,14 @@ struct pg_result;		/* libpq's PGresult */
 #define PGCONN_TIMEOUT_MS	30000
 
 enum pgconn_kind {
-	PGCONN_SQL,		/* a plain connection */
+	PGCONN_SQL,		/* a plain connection on the source url: the
+				 * load's reads */
 	PGCONN_REPLICATION,	/* a walsender: replication=database */
+	PGCONN_ADMIN,		/* a plain connection for the catalogue,
+				 * setup, the re-reads of nested parents,
+				 * validate and the verbs: on source.admin_url
+				 * when set (it may go through a pooler), else
+				 * the source url */
 };
 
 /* pgconn.c */

@@ -134,7 +134,7 @@ pglist_catalogue(const struct config *cf, const char *const *want, int n,
 	struct pg_conn *c;
 	int nall = 0, i, rc = -1;
 
-	if ((c = pgconn_open(cf, PGCONN_SQL, "pg2osync init", e)) == NULL)
+	if ((c = pgconn_open(cf, PGCONN_ADMIN, "pg2osync init", e)) == NULL)
 		return -1;
 	snprintf(cat->from, sizeof(cat->from), "the catalogue of database "
 	    "'%s'", PQdb((PGconn *)c));

@@ -421,7 +421,7 @@ source_open(void *arg, const struct config *cfg, struct p2o_err *e)
 {
 	struct pgnr *s = arg;
 
-	return (s->sql = pgconn_open(cfg, PGCONN_SQL, "capture-pg refetch",
+	return (s->sql = pgconn_open(cfg, PGCONN_ADMIN, "capture-pg refetch",
 	    e)) == NULL ? -1 : 0;
 }
 

@@ -39,7 +39,7 @@ pg_reload_apply(const struct config *cfg, const char *applies,
 
 	if (*applies == '\0')
 		return 0;
-	if ((c = pgconn_open(cfg, PGCONN_SQL, "pg2osync-supervise", e)) ==
+	if ((c = pgconn_open(cfg, PGCONN_ADMIN, "pg2osync-supervise", e)) ==
 	    NULL)
 		return -1;
 	rc = pgsrv_apply(c, applies, done, e);
@@ -122,7 +122,13 @@ pg_bootstrap(const struct config *cfg, FILE *out, struct p2o_err *e)
 	struct pg_conn *c;
 	int rc;
 
-	if ((c = pgconn_open(cfg, PGCONN_SQL, "pg2osync bootstrap", e)) == NULL)
+	/* a poll reads with plain queries: the server has nothing of ours */
+	if (cfg->poll) {
+		fprintf(out, "source: poll mode (source.mode: poll): nothing to "
+		    "create, no slot and no publication\n");
+		return 0;
+	}
+	if ((c = pgconn_open(cfg, PGCONN_ADMIN, "pg2osync bootstrap", e)) == NULL)
 		return -1;
 	pgsrv_contract_init(&k, cfg);
 	rc = bootstrap_contract(c, &k, out, e);
@@ -175,7 +181,7 @@ pg_drop_stream(const struct config *cfg, int publications, FILE *out,
 	struct pg_conn *c;
 	int found, rc = -1;
 
-	if ((c = pgconn_open(cfg, PGCONN_SQL, "pg2osync drop-slot", e)) ==
+	if ((c = pgconn_open(cfg, PGCONN_ADMIN, "pg2osync drop-slot", e)) ==
 	    NULL)
 		return -1;
 	if (pgsrv_slot_get(c, cfg->slot_name, &s, &found, e) == -1)
@@ -263,7 +269,7 @@ pg_status(const struct config *cfg, struct source_status *st,
 	int i, n;
 
 	memset(st, 0, sizeof(*st));
-	if ((c = pgconn_open(cfg, PGCONN_SQL, "pg2osync status", e)) == NULL)
+	if ((c = pgconn_open(cfg, PGCONN_ADMIN, "pg2osync status", e)) == NULL)
 		return -1;
 	if (pgsrv_slots(c, &v, &n, &st->pos, e) == -1) {
 		pgconn_close(c);
@@ -331,7 +337,7 @@ pg_stream_live(const struct config *cfg, char *why, size_t len,
 	struct pg_conn *c;
 	int found, rc = 0;
 
-	if ((c = pgconn_open(cfg, PGCONN_SQL, "pg2osync reindex", e)) == NULL)
+	if ((c = pgconn_open(cfg, PGCONN_ADMIN, "pg2osync reindex", e)) == NULL)
 		return -1;
 	if (pgsrv_slot_get(c, cfg->slot_name, &s, &found, e) == -1)
 		rc = -1;
@@ -356,7 +362,7 @@ static int
 pg_pos_now(const struct config *cfg, void **conn, struct sbuf *text,
     struct p2o_err *e)
 {
-	if (*conn == NULL && (*conn = pgconn_open(cfg, PGCONN_SQL,
+	if (*conn == NULL && (*conn = pgconn_open(cfg, PGCONN_ADMIN,
 	    "pg2osync-supervise", e)) == NULL)
 		return -1;
 	if (pgsrv_mark(*conn, text, e) == -1) {
@@ -436,17 +442,22 @@ image_columns(const struct sync_section *s, const char **v, int max)
 static void
 script_role(struct sbuf *b, const struct config *cfg, const char *role)
 {
+	/* a poll reads the tables and nothing else */
+	const char *attrs = cfg->poll ? " LOGIN" : " LOGIN REPLICATION";
 	int i, k, seen;
 
-	sbuf_adds(b, "\n-- 2. The role pg2osync connects as: it may replicate "
-	    "and read the tables,\n--    and owns nothing.\nDO $$ BEGIN\n"
-	    "  IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = ");
+	sbuf_addf(b, "\n-- %d. The role pg2osync connects as: it may %s the "
+	    "tables,\n--    and owns nothing.\nDO $$ BEGIN\n"
+	    "  IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = ",
+	    cfg->poll ? 1 : 2, cfg->poll ? "read" : "replicate and read");
 	pgconn_put_literal(b, role);
 	sbuf_adds(b, ") THEN\n    CREATE ROLE ");
 	pgconn_put_ident(b, role);
-	sbuf_adds(b, " LOGIN REPLICATION;\n  ELSE\n    ALTER ROLE ");
+	sbuf_adds(b, attrs);
+	sbuf_adds(b, ";\n  ELSE\n    ALTER ROLE ");
 	pgconn_put_ident(b, role);
-	sbuf_adds(b, " LOGIN REPLICATION;\n  END IF;\nEND $$;\n"
+	sbuf_adds(b, attrs);
+	sbuf_adds(b, ";\n  END IF;\nEND $$;\n"
 	    "--    its password is never written in a file: in psql, \\password ");
 	sbuf_adds(b, role);
 	sbuf_adds(b, "\nDO $$ BEGIN EXECUTE pg_catalog.format('GRANT CONNECT ON "
@@ -620,6 +631,18 @@ pg_setup_sql(struct sbuf *b, const struct config *cfg, const char *role)
 	char db[128] = "";
 
 	url_names(cfg, NULL, 0, db, sizeof(db));
+	if (cfg->poll) {
+		/* no WAL decoding, no replica identity, no publication */
+		sbuf_addf(b, "-- pg2osync setup-sql for '%s' (PostgreSQL, poll "
+		    "mode)\n-- Run as a superuser in database %s:\n"
+		    "--   psql -v ON_ERROR_STOP=1 -d %s -f setup.sql\n"
+		    "-- Every statement can be run again. Poll mode reads the "
+		    "tables with plain\n-- queries: no wal_level, no slot, no "
+		    "publication.\n", cfg->path, db[0] ? db :
+		    "the source url names", db[0] ? db : "DB");
+		script_role(b, cfg, role);
+		return;
+	}
 	sbuf_addf(b, "-- pg2osync setup-sql for '%s' (PostgreSQL)\n"
 	    "-- Run as a superuser in database %s:\n"
 	    "--   psql -v ON_ERROR_STOP=1 -d %s -f setup.sql\n"

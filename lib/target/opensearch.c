@@ -329,9 +329,13 @@ os_encode(struct sbuf *out, const struct target_write *w,
 	add_raw(out, w->index, &e->index);
 	sbuf_adds(out, ",\"_id\":");
 	add_raw(out, w->id, &e->id);
-	sbuf_adds(out, ",\"version\":");
-	sbuf_add_u64(out, w->version);
-	sbuf_adds(out, ",\"version_type\":\"external_gte\"");
+	/* version 0: a row of poll mode, which has no position and relies
+	 * on the order of its writes alone (a plain write) */
+	if (w->version != 0) {
+		sbuf_adds(out, ",\"version\":");
+		sbuf_add_u64(out, w->version);
+		sbuf_adds(out, ",\"version_type\":\"external_gte\"");
+	}
 	e->routing.off = e->routing.len = 0;
 	if (w->routing.p) {
 		sbuf_adds(out, ",\"routing\":");

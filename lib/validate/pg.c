@@ -3,7 +3,8 @@
  * TLS, the server's contract (lib/pg/pgcontract.c's verdicts: the settings,
  * the role, the slot, the publications - the judgments the capture
  * refuses by), a replication connection, and every table (through
- * lib/pg/pgcat.c, the rules the capture and the loader apply). Read-only:
+ * lib/pg/pgcat.c, the rules the capture and the loader apply); in poll
+ * mode the tables alone, as plain queries read them. Read-only:
  * a filter is compiled with LIMIT 0, nothing is created.
  */
 #include <stdlib.h>
@@ -191,6 +192,79 @@ table(struct check_report *r, struct pg_conn *c, const struct config *cfg,
 	return ok;
 }
 
+/* poll mode's soft delete, compiled as its filter is */
+static void
+soft_delete(struct check_report *r, struct pg_conn *c,
+    const struct sync_section *s)
+{
+	struct sbuf cond = SBUF_INIT;
+	struct p2o_err e;
+	char why[512], *rel;
+	int rc;
+
+	p2o_err_clear(&e);
+	if ((rel = qrel(c, s, &e)) == NULL ||
+	    where_sql(s->soft_delete_expr, &cond, quote, c) == -1)
+		check_fail(r, "table '%s': the soft_delete could not be quoted",
+		    s->rel);
+	else if ((rc = pgsrv_where_compiles(c, rel, cond.buf, why,
+	    sizeof(why), &e)) == -1)
+		check_fail(r, "table '%s': %s", s->rel, e.msg);
+	else if (rc == 1)
+		check_fail(r, "table '%s': 'sync.%s.soft_delete' is refused by "
+		    "the server: %s", s->rel, s->name, why);
+	free(rel);
+	sbuf_release(&cond);
+}
+
+/*
+ * Poll mode reads the tables with plain queries: no slot, no publication,
+ * no replication connection, no replica identity is asked for. Each table
+ * needs its key, its poll column and the role's SELECT.
+ */
+static void
+poll_tables(struct check_report *r, struct pg_conn *c,
+    const struct config *cfg, const char *role)
+{
+	const struct sync_section *s;
+	struct pgcat_table t;
+	struct p2o_err e;
+	const char *pc;
+	int i, ok;
+
+	for (i = 0; i < cfg->nsyncs; i++) {
+		s = &cfg->syncs[i];
+		pc = config_poll_column(cfg, s);
+		memset(&t, 0, sizeof(t));
+		p2o_err_clear(&e);
+		if (pgcat_describe(c, "", s, &t, &e) == -1) {
+			table_fail(r, s, &e);
+			continue;
+		}
+		ok = named_columns(r, &t);
+		if (pgcat_column(&t, pc) == NULL) {
+			check_fail(r, "table '%s' has no column '%s' (its "
+			    "poll_column)", s->rel, pc);
+			ok = 0;
+		}
+		if (t.nkey == 0) {
+			check_fail(r, "table '%s' has no key: a page resumes "
+			    "after the key of its last row", s->rel);
+			ok = 0;
+		}
+		readable(r, &t, role);
+		if (ok) {
+			filter(r, c, &t);
+			if (s->soft_delete_expr != NULL)
+				soft_delete(r, c, s);
+			check_ok(r, "table '%s': %d column(s), polled in the "
+			    "order of '%s' and its key, every %d s once caught "
+			    "up", s->rel, t.ncols, pc, cfg->poll_interval_secs);
+		}
+		pgcat_table_release(&t);
+	}
+}
+
 /* the slot, the tables, the publications: read, then judged */
 static void
 contract(struct check_report *r, struct pg_conn *c, struct pgsrv_contract *k)
@@ -228,7 +302,7 @@ validate_pg(struct check_report *r, const struct config *cfg)
 	char tls[128];
 
 	p2o_err_clear(&e);
-	if ((c = pgconn_open(cfg, PGCONN_SQL, "pg2osync validate", &e)) ==
+	if ((c = pgconn_open(cfg, PGCONN_ADMIN, "pg2osync validate", &e)) ==
 	    NULL) {
 		check_fail(r, "source: %s", e.msg);
 		check_skip(r, "source: the server, the slot, the publication "
@@ -241,17 +315,27 @@ validate_pg(struct check_report *r, const struct config *cfg)
 		goto out;
 	}
 	check_ok(r, "source: connected to PostgreSQL %s as '%s', database "
-	    "'%s' (%s)", k.facts.version_text, k.facts.role, k.facts.db,
-	    tls_text((PGconn *)c, tls, sizeof(tls)));
+	    "'%s' (%s%s)", k.facts.version_text, k.facts.role, k.facts.db,
+	    tls_text((PGconn *)c, tls, sizeof(tls)), cfg->source_admin_url ?
+	    "; through source.admin_url_env, for the catalogue and setup" :
+	    "");
+	if (cfg->poll) {
+		poll_tables(r, c, cfg, k.facts.role);
+		goto out;
+	}
 	pgsrv_judge_server(&k.facts, check_verdict, r);
-	if (k.facts.replication || k.facts.superuser) {
+	/* the stream never goes through the admin url: its own url must
+	 * take the replication connection, whoever the admin role is */
+	if (k.facts.replication || k.facts.superuser ||
+	    cfg->source_admin_url != NULL) {
 		/* pg_hba.conf has its own lines for replication */
 		if ((repl = pgconn_open(cfg, PGCONN_REPLICATION,
 		    "pg2osync validate", &e)) == NULL)
 			check_fail(r, "source: %s", e.msg);
 		else {
 			check_ok(r, "source: a replication connection is "
-			    "accepted");
+			    "accepted%s", cfg->source_admin_url ? " on the "
+			    "source url (direct, for the stream)" : "");
 			pgconn_close(repl);
 		}
 	}

@@ -49,7 +49,9 @@ P2O_BIN, P2O_CACHE; BENCH_ONLY=latency runs the latency row alone, for
 pg2osync, and prints it; BENCH_ONLY=nested the nested rows alone (nested.py,
 BENCH_NESTED_PARENTS parents, default 100,000), for every tool; BENCH_ONLY=many
 the many-tables row alone (many.py: BENCH_MANY_TABLES, BENCH_MANY_ROWS);
-BENCH_SKIP=nested,many leaves either out of a full run."""
+BENCH_ONLY=sources the PSS of 1, 3 and 10 sources in one process (sources.py,
+BENCH_SOURCES_ROWS); BENCH_SKIP=nested,many,sources leaves any out of a full
+run."""
 import http.client
 import json
 import os
@@ -69,6 +71,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import many  # noqa: E402  (the many-tables row, and
 import nested  # noqa: E402   the nested rows: they use this module's parts)
 import raw_bulk  # noqa: E402  (the ceiling's client, and the streaming floor's)
+import sources  # noqa: E402  (the sources row: PSS of 1, 3, 10 in one process)
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.environ.get("P2O_BIN", os.path.join(TOP, "build", "bin"))
@@ -1206,7 +1209,7 @@ def main():
         psql(f"delete from {table} where id > {n}")
         psql(f"vacuum {table}")
     skip = os.environ.get("BENCH_SKIP", "").split(",")
-    for part in (nested, many):
+    for part in (nested, many, sources):
         if part.__name__ not in skip:
             part.run(sys.modules[__name__], res)
     finish(res)
@@ -1225,11 +1228,11 @@ if __name__ == "__main__":
     try:
         if os.environ.get("BENCH_ONLY") == "latency":
             latency_only()
-        elif os.environ.get("BENCH_ONLY") in ("nested", "many"):
+        elif os.environ.get("BENCH_ONLY") in ("nested", "many", "sources"):
             os.makedirs(OUT, exist_ok=True)
             only = {"tools": {}, "ceiling": {}, "servers": "", "machine": "",
                     "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-            {"nested": nested, "many": many}[os.environ["BENCH_ONLY"]].run(
+            {"nested": nested, "many": many, "sources": sources}[os.environ["BENCH_ONLY"]].run(
                 sys.modules[__name__], only)
             finish(only)
         else:

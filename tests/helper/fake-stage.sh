@@ -5,7 +5,9 @@
 # of the supervisor). Stand-ins talk to each other in plain lines
 # ("commit N"); only what the supervisor sees is framed.
 #
-# $FAKE_DIR holds the state and the records the test checks:
+# $FAKE_DIR holds the state and the records the test checks (under a
+# directory of its own per source, $FAKE_DIR/<name>, when the supervisor
+# runs several and names each stage's in P2O_LOG_SOURCE):
 #   ckpt.pos         the "stored" checkpoint (survives restarts)
 #   load.tables      optional: the JSON array ckpt's load frame lists
 #   argv.<tool>      each start's arguments, one line per start
@@ -26,6 +28,10 @@
 set -u
 me=$(basename "$0")
 dir=${FAKE_DIR:?}
+if [ -n "${P2O_LOG_SOURCE:-}" ]; then
+	dir=$dir/$P2O_LOG_SOURCE
+	mkdir -p "$dir"
+fi
 echo "$*" >> "$dir/argv.$me"
 
 frame() { printf '%d %s\n' $((${#1} + 1)) "$1"; }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # ckpt from the shell: put and get, a checkpoint never moving back, and a
-# checkpoint of another stream refused (exit 66).
+# checkpoint of another stream refused (exit 66); the writer's id
+# (PG2OSYNC_INSTANCE_ID) recorded in the checkpoint, shown by get and by
+# pg2osync status, and an unusable one refused (exit 78).
 . "$(dirname "$0")/../lib.sh"
 
 S=p2o_ckpt
@@ -20,6 +22,20 @@ curl -sS -XDELETE "$OS_URL/.pg2osync_meta/_doc/postgres:$S?refresh=true" >/dev/n
 ckpt -c "$T/cfg.yaml" put --pos 4096 --text 0/1000 2>/dev/null
 check "after a delete a lower checkpoint is stored again, not lost to the tombstone" -- \
 	test "$(ckpt_lsn "$T/cfg.yaml")" = 0/1000
+PG2OSYNC_INSTANCE_ID=sync-a:17 ckpt -c "$T/cfg.yaml" put --pos $(lsn_num 0/2000000) --text 0/2000000 2>/dev/null
+got=$(ckpt -c "$T/cfg.yaml" get 2>/dev/null | jq -r .instance)
+ok $([ "$got" = sync-a:17 ]; echo $?) "get names the writer PG2OSYNC_INSTANCE_ID named ($got)"
+pg2osync status -c "$T/cfg.yaml" > "$T/status" 2>&1
+ok $(grep -q '^checkpoint  0/2000000 (stored .* by sync-a:17)' "$T/status"; echo $?) \
+	"status says who stored it: $(grep '^checkpoint' "$T/status")"
+got=$(pg2osync status -c "$T/cfg.yaml" --json 2>/dev/null | jq -r .checkpoint.instance)
+ok $([ "$got" = sync-a:17 ]; echo $?) "and so does status --json ($got)"
+ckpt -c "$T/cfg.yaml" put --pos $(lsn_num 0/2000001) --text 0/2000001 2>/dev/null
+got=$(ckpt -c "$T/cfg.yaml" get 2>/dev/null | jq -r .instance)
+ok $([ "$got" = "$(hostname)" ]; echo $?) "without it, the host's name ($got)"
+PG2OSYNC_INSTANCE_ID='two words' ckpt -c "$T/cfg.yaml" put --pos $(lsn_num 0/2000002) --text 0/2000002 2>"$T/err"; st=$?
+ok $([ $st = 78 ] && grep -q PG2OSYNC_INSTANCE_ID "$T/err"; echo $?) \
+	"an instance id with a space is refused, exit 78 ($st: $(head -c 160 "$T/err"))"
 ckpt -c "$T/cfg.yaml" put --pos junk --text 0/1 2>/dev/null; st=$?
 ok $([ $st = 64 ]; echo $?) "a malformed position is refused (exit $st)"
 ckpt -c "$T/cfg.yaml" put --pos 4096 2>/dev/null; st=$?
