@@ -45,9 +45,12 @@ msg_kind_of(struct jspan kind)
 
 	if (kind.n < 2 || kind.p[0] != '"')
 		return MSG_UNKNOWN;
-	/* kind names hold no escapes; an escaped spelling is not a kind */
+	/* kind names hold no escapes; an escaped spelling is not a kind.
+	 * The first byte turns most names away before any length is taken:
+	 * every frame of the data path is asked its kind. */
 	for (k = 1; k < MSG_NKINDS; k++)
-		if (strlen(kind_names[k]) == n &&
+		if (n > 0 && kind_names[k][0] == p[0] &&
+		    strlen(kind_names[k]) == n &&
 		    memcmp(kind_names[k], p, n) == 0)
 			return (enum msg_kind)k;
 	return MSG_UNKNOWN;
@@ -75,7 +78,7 @@ bad(char *err, size_t errlen, const char *fmt, ...)
 }
 
 /* {"k":"<kind>" into a reset j */
-static void
+static inline void
 open_kind(struct sbuf *j, enum msg_kind k)
 {
 	sbuf_reset(j);
@@ -85,7 +88,7 @@ open_kind(struct sbuf *j, enum msg_kind k)
 }
 
 /* a comma unless the container in j was just opened */
-static void
+static inline void
 sep(struct sbuf *j)
 {
 	char last = j->len ? j->buf[j->len - 1] : '{';
@@ -94,7 +97,7 @@ sep(struct sbuf *j)
 		sbuf_addc(j, ',');
 }
 
-static void
+static inline void
 member(struct sbuf *j, const char *name)
 {
 	sep(j);
@@ -103,7 +106,7 @@ member(struct sbuf *j, const char *name)
 	sbuf_adds(j, "\":");
 }
 
-static void
+static inline void
 member_u64(struct sbuf *j, const char *name, uint64_t v)
 {
 	member(j, name);
@@ -117,7 +120,7 @@ member_i64(struct sbuf *j, const char *name, long long v)
 	sbuf_add_i64(j, v);
 }
 
-static void
+static inline void
 member_str(struct sbuf *j, const char *name, const char *s, size_t n)
 {
 	member(j, name);
