@@ -513,6 +513,7 @@ jkey_is(struct jspan key, const char *name, size_t len)
 struct picker {
 	const char *const *names;
 	int	 n, left;
+	int	 next;	/* the name after the last one found: tried first */
 	struct jspan *vals;
 };
 
@@ -525,6 +526,7 @@ picker_init(struct picker *pk, const char *const *names, int n,
 	pk->names = names;
 	pk->n = n;
 	pk->left = n;
+	pk->next = 0;
 	pk->vals = vals;
 	for (i = 0; i < n; i++)
 		vals[i].p = NULL, vals[i].n = 0;
@@ -548,6 +550,12 @@ picker_offer(struct picker *pk, struct jspan k, struct jspan v)
 {
 	int i;
 
+	/* readers list the names in the order the stages write them: the
+	 * name after the last one found is most often the next member */
+	i = pk->next;
+	if (i < pk->n && pk->vals[i].p == NULL &&
+	    name_is(k.p + 1, k.n - 2, pk->names[i]))
+		goto found;
 	for (i = 0; i < pk->n; i++)
 		if (pk->vals[i].p == NULL && name_is(k.p + 1, k.n - 2,
 		    pk->names[i]))
@@ -561,6 +569,7 @@ picker_offer(struct picker *pk, struct jspan k, struct jspan v)
 found:
 	pk->vals[i] = v;
 	pk->left--;
+	pk->next = i + 1;
 }
 
 void
