@@ -49,7 +49,10 @@ P2O_BIN, P2O_CACHE; BENCH_ONLY=latency runs the latency row alone, for
 pg2osync, and prints it; BENCH_ONLY=nested the nested rows alone (nested.py,
 BENCH_NESTED_PARENTS parents, default 100,000), for every tool; BENCH_ONLY=many
 the many-tables row alone (many.py: BENCH_MANY_TABLES, BENCH_MANY_ROWS);
-BENCH_SKIP=nested,many leaves either out of a full run."""
+BENCH_ONLY=bounded the bounded-memory rows alone (bounded.py: BENCH_BIG_ROWS,
+BENCH_BIG_BLOBS, BENCH_BIG_BLOB_BYTES, BENCH_BOUNDED_TABLES, and
+BENCH_BOUNDED_ONLY=txn_pg,blobs_pg,txn_mariadb,blobs_mariadb,tables to run
+some of them); BENCH_SKIP=nested,many,bounded leaves any out of a full run."""
 import http.client
 import json
 import os
@@ -66,7 +69,8 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import many  # noqa: E402  (the many-tables row, and
+import bounded  # noqa: E402  (the bounded-memory rows,
+import many  # noqa: E402  the many-tables row, and
 import nested  # noqa: E402   the nested rows: they use this module's parts)
 import raw_bulk  # noqa: E402  (the ceiling's client, and the streaming floor's)
 
@@ -1206,7 +1210,7 @@ def main():
         psql(f"delete from {table} where id > {n}")
         psql(f"vacuum {table}")
     skip = os.environ.get("BENCH_SKIP", "").split(",")
-    for part in (nested, many):
+    for part in (nested, many, bounded):
         if part.__name__ not in skip:
             part.run(sys.modules[__name__], res)
     finish(res)
@@ -1225,11 +1229,11 @@ if __name__ == "__main__":
     try:
         if os.environ.get("BENCH_ONLY") == "latency":
             latency_only()
-        elif os.environ.get("BENCH_ONLY") in ("nested", "many"):
+        elif os.environ.get("BENCH_ONLY") in ("nested", "many", "bounded"):
             os.makedirs(OUT, exist_ok=True)
             only = {"tools": {}, "ceiling": {}, "servers": "", "machine": "",
                     "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-            {"nested": nested, "many": many}[os.environ["BENCH_ONLY"]].run(
+            {"nested": nested, "many": many, "bounded": bounded}[os.environ["BENCH_ONLY"]].run(
                 sys.modules[__name__], only)
             finish(only)
         else:
