@@ -317,7 +317,7 @@ def bounded_text():
     if m:
         saved, res = res, {"many": m}
         try:
-            lines_.append(many_text().rstrip("\n").replace("many tables:", "  ten thousand:", 1))
+            lines_.append(many_text().rstrip("\n").replace("many tables:", "  many tables:", 1))
         finally:
             res = saved
     return "\n".join(lines_) + "\n"
