@@ -35,9 +35,19 @@ def name(i):
     return f"m{i:0{WIDTH}d}"
 
 
+# tables a transaction creates or drops: each holds a lock to its end, and
+# ten thousand overflow the lock table (max_locks_per_transaction)
+CHUNK = 500
+
+
 def make_tables(B, n, rows):
+    for a in range(1, n + 1, CHUNK):
+        make_chunk(B, a, min(n, a + CHUNK - 1), rows)
+
+
+def make_chunk(B, a, b, rows):
     B.psql(f"""do $$ begin
-  for i in 1..{n} loop
+  for i in {a}..{b} loop
     execute format('drop table if exists m%s', lpad(i::text, {WIDTH}, '0'));
     execute format('create table m%s (id int primary key, v int not null, note text)',
                    lpad(i::text, {WIDTH}, '0'));
@@ -47,8 +57,13 @@ def make_tables(B, n, rows):
 
 
 def drop_tables(B, n):
+    for a in range(1, n + 1, CHUNK):
+        drop_chunk(B, a, min(n, a + CHUNK - 1))
+
+
+def drop_chunk(B, a, b):
     B.psql(f"""do $$ begin
-  for i in 1..{n} loop
+  for i in {a}..{b} loop
     execute format('drop table if exists m%s', lpad(i::text, {WIDTH}, '0'));
   end loop; end $$""")
 
