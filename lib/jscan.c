@@ -32,7 +32,8 @@ static const unsigned char is_digit[256] = {
 static inline uptr
 skip_ws(uptr p, uptr end)
 {
-	while (p < end && is_ws[*p])
+	/* frames are compact: a byte above the space ends it at once */
+	while (p < end && *p <= ' ' && is_ws[*p])
 		p++;
 	return p;
 }
@@ -65,7 +66,7 @@ struct verr {
 
 /* p is just past the opening quote; returns just past the closing one */
 static uptr
-scan_string(uptr p, uptr end, struct verr *e)
+scan_string_slow(uptr p, uptr end, struct verr *e)
 {
 	unsigned cp, lo;
 	unsigned char c, l, h;
@@ -182,6 +183,17 @@ scan_literal(uptr p, uptr end, const char *lit, size_t n, struct verr *e)
 }
 
 #undef FAIL
+
+/* scan_string_slow, with the common case inline: a member name or a
+ * short value whose first special byte is its closing quote */
+static inline uptr
+scan_string(uptr p, uptr end, struct verr *e)
+{
+	p = swar_json_plain(p, end);
+	if (p < end && *p == '"')
+		return p + 1;
+	return scan_string_slow(p, end, e);
+}
 
 int
 jscan_validate(const char *s, size_t n, size_t *err_off, const char **why)
@@ -513,6 +525,7 @@ jkey_is(struct jspan key, const char *name, size_t len)
 struct picker {
 	const char *const *names;
 	int	 n, left;
+	int	 next;	/* the name after the last one found: tried first */
 	struct jspan *vals;
 };
 
@@ -525,6 +538,7 @@ picker_init(struct picker *pk, const char *const *names, int n,
 	pk->names = names;
 	pk->n = n;
 	pk->left = n;
+	pk->next = 0;
 	pk->vals = vals;
 	for (i = 0; i < n; i++)
 		vals[i].p = NULL, vals[i].n = 0;
@@ -548,6 +562,12 @@ picker_offer(struct picker *pk, struct jspan k, struct jspan v)
 {
 	int i;
 
+	/* readers list the names in the order the stages write them: the
+	 * name after the last one found is most often the next member */
+	i = pk->next;
+	if (i < pk->n && pk->vals[i].p == NULL &&
+	    name_is(k.p + 1, k.n - 2, pk->names[i]))
+		goto found;
 	for (i = 0; i < pk->n; i++)
 		if (pk->vals[i].p == NULL && name_is(k.p + 1, k.n - 2,
 		    pk->names[i]))
@@ -561,6 +581,7 @@ picker_offer(struct picker *pk, struct jspan k, struct jspan v)
 found:
 	pk->vals[i] = v;
 	pk->left--;
+	pk->next = i + 1;
 }
 
 void

@@ -46,9 +46,12 @@ msg_kind_of(struct jspan kind)
 
 	if (kind.n < 2 || kind.p[0] != '"')
 		return MSG_UNKNOWN;
-	/* kind names hold no escapes; an escaped spelling is not a kind */
+	/* kind names hold no escapes; an escaped spelling is not a kind.
+	 * The first byte turns most names away before any length is taken:
+	 * every frame of the data path is asked its kind. */
 	for (k = 1; k < MSG_NKINDS; k++)
-		if (strlen(kind_names[k]) == n &&
+		if (n > 0 && kind_names[k][0] == p[0] &&
+		    strlen(kind_names[k]) == n &&
 		    memcmp(kind_names[k], p, n) == 0)
 			return (enum msg_kind)k;
 	return MSG_UNKNOWN;
@@ -76,7 +79,7 @@ bad(char *err, size_t errlen, const char *fmt, ...)
 }
 
 /* {"k":"<kind>" into a reset j */
-static void
+static inline void
 open_kind(struct sbuf *j, enum msg_kind k)
 {
 	sbuf_reset(j);
@@ -86,7 +89,7 @@ open_kind(struct sbuf *j, enum msg_kind k)
 }
 
 /* a comma unless the container in j was just opened */
-static void
+static inline void
 sep(struct sbuf *j)
 {
 	char last = j->len ? j->buf[j->len - 1] : '{';
@@ -95,7 +98,7 @@ sep(struct sbuf *j)
 		sbuf_addc(j, ',');
 }
 
-static void
+static inline void
 member(struct sbuf *j, const char *name)
 {
 	sep(j);
@@ -104,7 +107,7 @@ member(struct sbuf *j, const char *name)
 	sbuf_adds(j, "\":");
 }
 
-static void
+static inline void
 member_u64(struct sbuf *j, const char *name, uint64_t v)
 {
 	member(j, name);
@@ -118,7 +121,7 @@ member_i64(struct sbuf *j, const char *name, long long v)
 	sbuf_add_i64(j, v);
 }
 
-static void
+static inline void
 member_str(struct sbuf *j, const char *name, const char *s, size_t n)
 {
 	member(j, name);
@@ -744,6 +747,67 @@ void
 msg_image_end(struct sbuf *j)
 {
 	sbuf_addc(j, '}');
+}
+
+void
+msg_rowtpl_init(struct msg_rowtpl *t, char op, const char *rel,
+    const char *const *keys, int nkeys, const char *const *cols, int ncols)
+{
+	struct sbuf j = SBUF_INIT;
+	size_t at;
+	int i;
+
+	memset(t, 0, sizeof(*t));
+	/* a row begun with version 0 is the head, then that 0, then what
+	 * follows it: the builders' own bytes, cut around the digit */
+	msg_row_begin(&j, op, rel, strlen(rel), 0);
+	at = j.len - 1;
+	msg_list_begin(&j, ML_KEY);
+	for (i = 0; i < nkeys; i++)
+		msg_list_item(&j, keys[i], strlen(keys[i]));
+	msg_list_end(&j);
+	msg_image_begin(&j, MI_NEW);
+	sbuf_add(&t->head, j.buf, at);
+	sbuf_add(&t->mid, j.buf + at + 1, j.len - at - 1);
+	/* each name as it follows the image's opening brace (the first) or
+	 * a value (the others: a digit stands for one) */
+	t->off = xcalloc((size_t)ncols + 1, sizeof(*t->off));
+	t->n = ncols;
+	for (i = 0; i < ncols; i++) {
+		t->off[i] = t->names.len;
+		sbuf_reset(&j);
+		sbuf_addc(&j, i == 0 ? '{' : '0');
+		msg_column(&j, cols[i], strlen(cols[i]));
+		sbuf_add(&t->names, j.buf + 1, j.len - 1);
+	}
+	t->off[ncols] = t->names.len;
+	sbuf_release(&j);
+}
+
+void
+msg_rowtpl_release(struct msg_rowtpl *t)
+{
+	sbuf_release(&t->head);
+	sbuf_release(&t->mid);
+	sbuf_release(&t->names);
+	free(t->off);
+	t->off = NULL;
+	t->n = 0;
+}
+
+void
+msg_rowtpl_begin(struct sbuf *j, const struct msg_rowtpl *t, uint64_t v)
+{
+	sbuf_reset(j);
+	sbuf_add(j, t->head.buf, t->head.len);
+	sbuf_add_u64(j, v);
+	sbuf_add(j, t->mid.buf, t->mid.len);
+}
+
+void
+msg_rowtpl_column(struct sbuf *j, const struct msg_rowtpl *t, int i)
+{
+	sbuf_add(j, t->names.buf + t->off[i], t->off[i + 1] - t->off[i]);
 }
 
 int

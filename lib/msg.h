@@ -214,6 +214,32 @@ void	msg_image_end(struct sbuf *j);
 /* close the object in j, append it to out as a frame, reset j */
 void	msg_end(struct sbuf *out, struct sbuf *j);
 
+/*
+ * The bytes every row frame of one table shares, built once by the
+ * builders above: a load writes millions of rows of one table, and
+ * spelling its name, key and column names again for each was a third of
+ * the loader's work on narrow rows. A row is then msg_rowtpl_begin,
+ * per column msg_rowtpl_column and the value, msg_image_end, msg_end:
+ * the same bytes as msg_row_begin, msg_list_*(ML_KEY), msg_image_begin(MI_NEW)
+ * and msg_column.
+ */
+struct msg_rowtpl {
+	struct sbuf head;	/* up to the version's digits */
+	struct sbuf mid;	/* after them, up to the first column */
+	struct sbuf names;	/* the columns' names, each as msg_column
+				 * writes it after a value */
+	size_t	*off;		/* column i: names.buf[off[i] .. off[i + 1]) */
+	int	 n;
+};
+void	msg_rowtpl_init(struct msg_rowtpl *, char op, const char *rel,
+	    const char *const *keys, int nkeys, const char *const *cols,
+	    int ncols);
+void	msg_rowtpl_release(struct msg_rowtpl *);
+void	msg_rowtpl_begin(struct sbuf *j, const struct msg_rowtpl *,
+	    uint64_t v);
+/* column i of the names given to msg_rowtpl_init */
+void	msg_rowtpl_column(struct sbuf *j, const struct msg_rowtpl *, int i);
+
 /* commit and pos are complete frames: no builder needed */
 /* the latency breakdown: tx_us when the source sent the commit, rx_us when
  * the capture read it (0: unknown, left out); trace the batch's

@@ -126,12 +126,6 @@ sbuf_add(struct sbuf *sb, const void *p, size_t n)
 }
 
 void
-sbuf_adds(struct sbuf *sb, const char *s)
-{
-	sbuf_add(sb, s, strlen(s));
-}
-
-void
 sbuf_addf(struct sbuf *sb, const char *fmt, ...)
 {
 	va_list ap;

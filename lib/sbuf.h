@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct sbuf {
 	char	*buf;	/* always NUL-terminated when cap > 0 */
@@ -36,7 +37,13 @@ sbuf_addc(struct sbuf *sb, char c)
 	sb->buf[sb->len++] = c;
 	sb->buf[sb->len] = '\0';
 }
-void	sbuf_adds(struct sbuf *, const char *);
+/* inline, so a literal's length is known where it is added (the frame
+ * builders add member names a row at a time) */
+static inline void
+sbuf_adds(struct sbuf *sb, const char *s)
+{
+	sbuf_add(sb, s, strlen(s));
+}
 void	sbuf_addf(struct sbuf *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	sbuf_add_u64(struct sbuf *, uint64_t);

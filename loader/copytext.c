@@ -108,7 +108,7 @@ copy_split(char *row, size_t len, struct copy_field *f, int nf, char *err,
 {
 	const char *end, *fend, *r, *run, *why;
 	char *w, *start;
-	uint64_t x;
+	uint64_t x, m;
 	int i, c;
 
 	if (len == 0 || row[len - 1] != '\n') {
@@ -137,10 +137,16 @@ copy_split(char *row, size_t len, struct copy_field *f, int nf, char *err,
 			start = w = (char *)r;
 			while (r < fend) {
 				run = r;
+				r = (const char *)swar_none_of4(
+				    (const unsigned char *)r,
+				    (const unsigned char *)fend, '\\', '\n',
+				    '\r', '\0');
 				while (fend - r >= 8) {
 					memcpy(&x, r, 8);
-					if (copy_special8(x))
+					if ((m = copy_special8(x)) != 0) {
+						r += swar_first(m);
 						break;
+					}
 					r += 8;
 				}
 				while (r < fend && !copy_special[(unsigned char)*r])

@@ -53,6 +53,8 @@
 #include "sbuf.h"
 #include "pg/pgnest.h"
 
+struct msg_rowtpl;
+
 struct config;
 struct sync_section;
 struct where;
@@ -142,6 +144,9 @@ struct ld_table {
 	 * columns, and the key column naming the parent in warnings */
 	struct pgnest nest;
 	int	 nest_key;
+	/* its row frames' shared bytes (table_template); NULL: each row is
+	 * built name by name, as a table put together by hand is */
+	struct msg_rowtpl *tpl;
 };
 void	table_release(struct ld_table *);
 
@@ -399,6 +404,9 @@ int	table_count(struct pg_conn *, const struct ld_table *, uint64_t *n,
 	    struct p2o_err *);
 /* 1 if progress was written for this key (same names and types) */
 int	table_key_matches(const struct ld_table *, const struct progress *);
+/* t->tpl, from its key and the columns that are sent (table_describe
+ * builds it; a table put together by hand may) */
+void	table_template(struct ld_table *t);
 /* COPY (SELECT ... WHERE range r AND (filter)) TO STDOUT into sql */
 int	table_copy_sql(struct sbuf *sql, struct pg_conn *,
 	    const struct ld_table *, const struct progress *, int r,

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "msg.h"
 #include "p2o.h"
 #include "pg/pgcat.h"
 #include "pg/pgconn.h"
@@ -39,7 +40,26 @@ table_release(struct ld_table *t)
 	free(t->from);
 	free(t->select);
 	pgnest_release(&t->nest);
+	if (t->tpl != NULL) {
+		msg_rowtpl_release(t->tpl);
+		free(t->tpl);
+	}
 	memset(t, 0, sizeof(*t));
+}
+
+void
+table_template(struct ld_table *t)
+{
+	const char *keys[t->nkeys + 1], *cols[t->ncols + 1];
+	int i, n = 0;
+
+	for (i = 0; i < t->nkeys; i++)
+		keys[i] = t->keys[i].name;
+	for (i = 0; i < t->ncols; i++)
+		if (!t->cols[i].hidden)
+			cols[n++] = t->cols[i].name;
+	t->tpl = xmalloc(sizeof(*t->tpl));
+	msg_rowtpl_init(t->tpl, 'c', t->rel, keys, t->nkeys, cols, n);
 }
 
 /* the section's collections, read after the columns: a child names its
@@ -193,6 +213,8 @@ table_describe(struct pg_conn *c, const char *pub, const struct config *cfg,
 	pgcat_table_release(&pt);
 	if (rc == -1)
 		table_release(t);
+	else
+		table_template(t);
 	return rc;
 }
 

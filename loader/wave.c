@@ -43,20 +43,30 @@ wave_row_frame(struct sbuf *out, struct sbuf *j, const struct ld_table *t,
 	const char *vals[t->nest.n + 1];
 	size_t lens[t->nest.n + 1];
 	char *key;
-	int i, rc;
+	int i, rc, sent;
 
 	/* the same builders, names and value mapping as the stream's row,
-	 * so the two documents are the same bytes */
-	msg_row_begin(j, 'c', t->rel, strlen(t->rel), v);
-	msg_list_begin(j, ML_KEY);
-	for (i = 0; i < t->nkeys; i++)
-		msg_list_item(j, t->keys[i].name, strlen(t->keys[i].name));
-	msg_list_end(j);
-	msg_image_begin(j, MI_NEW);
-	for (i = 0; i < t->ncols; i++) {
+	 * so the two documents are the same bytes (the template is their
+	 * bytes, built once per table) */
+	if (t->tpl != NULL)
+		msg_rowtpl_begin(j, t->tpl, v);
+	else {
+		msg_row_begin(j, 'c', t->rel, strlen(t->rel), v);
+		msg_list_begin(j, ML_KEY);
+		for (i = 0; i < t->nkeys; i++)
+			msg_list_item(j, t->keys[i].name,
+			    strlen(t->keys[i].name));
+		msg_list_end(j);
+		msg_image_begin(j, MI_NEW);
+	}
+	for (i = 0, sent = 0; i < t->ncols; i++) {
 		if (t->cols[i].hidden)
 			continue;
-		msg_column(j, t->cols[i].name, strlen(t->cols[i].name));
+		if (t->tpl != NULL)
+			msg_rowtpl_column(j, t->tpl, sent++);
+		else
+			msg_column(j, t->cols[i].name,
+			    strlen(t->cols[i].name));
 		if (f[i].p == NULL)
 			sbuf_adds(j, "null");
 		else

@@ -395,6 +395,13 @@ pgtype_to_json(uint32_t typoid, const char *text, size_t len,
 	case OID_TIMESTAMPTZ:
 		rc = add_timestamp(out, text, len, 1);
 		break;
+	case OID_TEXT:
+	case OID_VARCHAR:
+	case OID_BPCHAR:
+	case OID_NUMERIC:
+		/* the common strings, without looking for an array type */
+		sbuf_add_jstr(out, text, len);
+		return;
 	default:
 		elem = array_elem_type(typoid);
 		if (elem == 0) {

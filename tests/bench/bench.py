@@ -50,8 +50,11 @@ pg2osync, and prints it; BENCH_ONLY=nested the nested rows alone (nested.py,
 BENCH_NESTED_PARENTS parents, default 100,000), for every tool; BENCH_ONLY=many
 the many-tables row alone (many.py: BENCH_MANY_TABLES, BENCH_MANY_ROWS);
 BENCH_ONLY=sources the PSS of 1, 3 and 10 sources in one process (sources.py,
-BENCH_SOURCES_ROWS); BENCH_SKIP=nested,many,sources leaves any out of a full
-run."""
+BENCH_SOURCES_ROWS); BENCH_ONLY=bounded the bounded-memory rows alone
+(bounded.py: BENCH_BIG_ROWS, BENCH_BIG_BLOBS, BENCH_BIG_BLOB_BYTES,
+BENCH_BOUNDED_TABLES, and BENCH_BOUNDED_ONLY=txn_pg,blobs_pg,txn_mariadb,
+blobs_mariadb,tables to run some of them); BENCH_SKIP=nested,many,sources,bounded
+leaves any out of a full run."""
 import http.client
 import json
 import os
@@ -68,7 +71,8 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import many  # noqa: E402  (the many-tables row, and
+import bounded  # noqa: E402  (the bounded-memory rows,
+import many  # noqa: E402  the many-tables row, and
 import nested  # noqa: E402   the nested rows: they use this module's parts)
 import raw_bulk  # noqa: E402  (the ceiling's client, and the streaming floor's)
 import sources  # noqa: E402  (the sources row: PSS of 1, 3, 10 in one process)
@@ -1209,7 +1213,7 @@ def main():
         psql(f"delete from {table} where id > {n}")
         psql(f"vacuum {table}")
     skip = os.environ.get("BENCH_SKIP", "").split(",")
-    for part in (nested, many, sources):
+    for part in (nested, many, sources, bounded):
         if part.__name__ not in skip:
             part.run(sys.modules[__name__], res)
     finish(res)
@@ -1228,11 +1232,11 @@ if __name__ == "__main__":
     try:
         if os.environ.get("BENCH_ONLY") == "latency":
             latency_only()
-        elif os.environ.get("BENCH_ONLY") in ("nested", "many", "sources"):
+        elif os.environ.get("BENCH_ONLY") in ("nested", "many", "sources", "bounded"):
             os.makedirs(OUT, exist_ok=True)
             only = {"tools": {}, "ceiling": {}, "servers": "", "machine": "",
                     "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-            {"nested": nested, "many": many, "sources": sources}[os.environ["BENCH_ONLY"]].run(
+            {"nested": nested, "many": many, "sources": sources, "bounded": bounded}[os.environ["BENCH_ONLY"]].run(
                 sys.modules[__name__], only)
             finish(only)
         else:

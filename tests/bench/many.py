@@ -26,25 +26,45 @@ TXNS = 1000
 PER_TXN = 10
 
 
+# the digits of a table's number: four, or as many as the largest has
+# (bounded.py's ten thousand tables)
+WIDTH = 4
+
+
 def name(i):
-    return f"m{i:04d}"
+    return f"m{i:0{WIDTH}d}"
+
+
+# tables a transaction creates or drops: each holds a lock to its end, and
+# ten thousand overflow the lock table (max_locks_per_transaction)
+CHUNK = 500
 
 
 def make_tables(B, n, rows):
+    for a in range(1, n + 1, CHUNK):
+        make_chunk(B, a, min(n, a + CHUNK - 1), rows)
+
+
+def make_chunk(B, a, b, rows):
     B.psql(f"""do $$ begin
-  for i in 1..{n} loop
-    execute format('drop table if exists m%s', lpad(i::text, 4, '0'));
+  for i in {a}..{b} loop
+    execute format('drop table if exists m%s', lpad(i::text, {WIDTH}, '0'));
     execute format('create table m%s (id int primary key, v int not null, note text)',
-                   lpad(i::text, 4, '0'));
+                   lpad(i::text, {WIDTH}, '0'));
     execute format('insert into m%s select g, g, ''row '' || g from generate_series(1, {rows}) g',
-                   lpad(i::text, 4, '0'));
+                   lpad(i::text, {WIDTH}, '0'));
   end loop; end $$""")
 
 
 def drop_tables(B, n):
+    for a in range(1, n + 1, CHUNK):
+        drop_chunk(B, a, min(n, a + CHUNK - 1))
+
+
+def drop_chunk(B, a, b):
     B.psql(f"""do $$ begin
-  for i in 1..{n} loop
-    execute format('drop table if exists m%s', lpad(i::text, 4, '0'));
+  for i in {a}..{b} loop
+    execute format('drop table if exists m%s', lpad(i::text, {WIDTH}, '0'));
   end loop; end $$""")
 
 
@@ -57,9 +77,13 @@ def ready(port):
         return False
 
 
-def run(B, res):
-    n = int(os.environ.get("BENCH_MANY_TABLES", 1000))
-    rows = int(os.environ.get("BENCH_MANY_ROWS", 10))
+def run(B, res, n=None, rows=None):
+    """n tables of rows rows: BENCH_MANY_TABLES and BENCH_MANY_ROWS unless
+    given (bounded.py's ten thousand tables)"""
+    global WIDTH
+    n = n or int(os.environ.get("BENCH_MANY_TABLES", 1000))
+    rows = rows or int(os.environ.get("BENCH_MANY_ROWS", 10))
+    WIDTH = max(4, len(str(n)))
     index = "bench_many"
     B.log(f"many: {n} tables of {rows} rows")
     make_tables(B, n, rows)

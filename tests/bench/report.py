@@ -282,6 +282,47 @@ def many_text():
     return "\n".join(lines_) + "\n"
 
 
+def bounded_text():
+    """the bounded-memory rows (bounded.py)"""
+    global res
+    b = res.get("bounded")
+    if not b:
+        return ""
+    bound = b.get("bound_mb", 30)
+    lines_ = [f"bounded memory: one transaction through a running pipeline, summed PSS "
+              f"bound {bound} MB, pg2osync"]
+    names = {"txn": "rows of ~{0} B", "blobs": "rows, each a {0:,} B value out of line"}
+    for key in ("txn_pg", "blobs_pg", "txn_mariadb", "blobs_mariadb"):
+        r = b.get(key)
+        if not r:
+            continue
+        what, src = key.split("_")
+        head_ = (f"  {'PostgreSQL' if src == 'pg' else 'MariaDB':10}  {r['rows']:>10,} "
+                 + names[what].format(r["row_bytes"]))
+        if "unavailable" in r:
+            lines_.append(f"{head_}: n/a* - {r['unavailable']}")
+            continue
+        pk = r.get("peak_pss_mb", {}).get("tool", 0)
+        cell = (f"{head_}: peak PSS {pk:.1f} MB ({'within' if pk < bound else 'OVER'} the "
+                f"bound), RSS {r.get('peak_rss_mb', {}).get('tool', 0):.0f} MB")
+        if "commit_to_all_s" in r:
+            cell += (f"; COMMIT->all {r['commit_to_all_s']:.1f} s (client "
+                     f"{r['client_s']:.1f} s), CPU {r.get('cpu_s', {}).get('tool', 0):.1f} s; "
+                     f"index {r.get('count', 0):,} of {r['rows']:,}, "
+                     f"{len(r.get('differ', []))} of {r.get('sampled', 0)} sampled differ")
+        if "error" in r:
+            cell += f"; FAILED* {r['error']}"
+        lines_.append(cell)
+    m = b.get("tables")
+    if m:
+        saved, res = res, {"many": m}
+        try:
+            lines_.append(many_text().rstrip("\n").replace("many tables:", "  many tables:", 1))
+        finally:
+            res = saved
+    return "\n".join(lines_) + "\n"
+
+
 def runs_text():
     """both runs of each alternated load row, so the spread is seen"""
     cr = res.get("ceiling_runs")
@@ -345,7 +386,7 @@ def cpu_split_text():
 
 if not ceil:
     # BENCH_ONLY=nested or many: its table alone
-    text = nested_text() + many_text()
+    text = nested_text() + many_text() + bounded_text()
     print(text, end="")
     with open(os.path.join(out, "bench.txt"), "w") as f:
         f.write(text)
@@ -442,7 +483,7 @@ for n in tools:
     if extra:
         notes.append(f"  fields beyond the table's columns (not compared): {', '.join(extra)}")
 text = "\n".join(lines) + "\n\n" + "\n".join(notes) + "\n"
-for part in (cpu_split_text(), nested_text(), many_text()):
+for part in (cpu_split_text(), nested_text(), many_text(), bounded_text()):
     if part:
         text += "\n" + part
 print(text, end="")

@@ -46,4 +46,8 @@ opensearch) ;;
 elasticsearch) node=--es ;;
 *) echo "run.sh: BENCH_TARGET must be opensearch, elasticsearch or meilisearch" >&2; exit 64 ;;
 esac
-exec tests/servers/run-with.sh --pg $node -- python3 tests/bench/bench.py "$ROWS"
+# the bounded-memory rows (bounded.py) run on MariaDB as well
+maria=--mariadb
+case ,${BENCH_SKIP:-}, in *,bounded,*) maria= ;; esac
+case ${BENCH_ONLY:-} in ?*) [ "$BENCH_ONLY" = bounded ] || maria= ;; esac
+exec tests/servers/run-with.sh --pg $maria $node -- python3 tests/bench/bench.py "$ROWS"

@@ -30,6 +30,7 @@
 #include "../../loader/loader.h"
 #include "mysql/mycat.h"
 #include "mysql/myval.h"
+#include "msg.h"
 #include "p2o.h"
 #include "sbuf.h"
 #include "spec.h"
@@ -154,6 +155,9 @@ main(int argc, char **argv)
 	mt.ncols = ncols;
 	mt.keys = mkeys;
 	mt.nkeys = nkeys;
+	/* as table_describe does: the rows go through the table's template */
+	if (!mysql)
+		table_template(&pt);
 
 	while ((len = getline(&line, &cap, stdin)) != -1) {
 		lineno++;
@@ -190,6 +194,10 @@ main(int argc, char **argv)
 			free(pcols[i].name);
 	for (k = 0; k < nkeys; k++)
 		free(keynames[k]);
+	if (pt.tpl != NULL) {
+		msg_rowtpl_release(pt.tpl);
+		free(pt.tpl);
+	}
 	free(pt.rel);
 	free(line);
 	sbuf_release(&out);

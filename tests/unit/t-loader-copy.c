@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "msg.h"
 #include "sbuf.h"
 #include "../../loader/loader.h"
 
@@ -140,6 +141,25 @@ frame_test(void)
 	ok(
 	    (size_t)atoi(out.buf) == strlen(want) + 1,
 	    "framed with its length");
+
+	/* the table's template writes the very bytes the builders do, with
+	 * a column hidden (a collection's member wins) and without */
+	for (int hide = 0; hide < 2; hide++) {
+		struct sbuf by_name = SBUF_INIT;
+
+		cols[6].hidden = hide;
+		/* f still holds the fields split above */
+		sbuf_reset(&out);
+		wave_row_frame(&by_name, &j, &t, 22817392, f, NULL);
+		table_template(&t);
+		wave_row_frame(&out, &j, &t, 22817392, f, NULL);
+		is_str(out.buf, by_name.buf, "the template's frame is the "
+		    "builders' (%s hidden column)", hide ? "a" : "no");
+		msg_rowtpl_release(t.tpl);
+		free(t.tpl);
+		t.tpl = NULL;
+		sbuf_release(&by_name);
+	}
 	sbuf_release(&out);
 	sbuf_release(&j);
 }

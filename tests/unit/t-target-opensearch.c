@@ -189,6 +189,21 @@ static const struct rcase cases[] = {
 	{ "200 errors false but a conflict", 200, 2,
 	  "{\"errors\":false,\"items\":[{\"index\":{\"status\":201}},"
 	  "{\"index\":{\"status\":409}}]}", TA_OK, "ok" },
+	/* the byte-for-byte reader of the filtered answer: its near misses
+	 * fall through to the readers above, which judge them as ever */
+	{ "200 all written, as the node writes it", 200, 3,
+	  "{\"errors\":false,\"items\":[{\"index\":{\"status\":201}},"
+	  "{\"delete\":{\"status\":200}},{\"index\":{\"status\":299}}]}",
+	  TA_OK, "ooo" },
+	{ "200 status of three digits past 2xx", 200, 1,
+	  "{\"errors\":false,\"items\":[{\"index\":{\"status\":2010}}]}",
+	  TA_OK, "r" },
+	{ "200 exact but a byte after the end", 200, 1,
+	  "{\"errors\":false,\"items\":[{\"index\":{\"status\":201}}]}x",
+	  TA_RETRY, NULL },
+	{ "200 exact but cut short", 200, 1,
+	  "{\"errors\":false,\"items\":[{\"index\":{\"status\":20",
+	  TA_RETRY, NULL },
 	{ "200 status not an integer", 200, 1,
 	  "{\"errors\":false,\"items\":[{\"index\":{\"status\":2.01e2}}]}",
 	  TA_RETRY, NULL },
