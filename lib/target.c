@@ -4,7 +4,9 @@
  * state and administration operations, the buffers of a barrier
  * procedure, and the one blocking write of documents the operator's
  * commands use (target_batch, target_write_all), through the bulk
- * request or the write procedure as the module has one. Knows no
+ * request or the write procedure as the module has one; and the readings
+ * of an answer the modules share (its status's class, its body as one
+ * JSON object). Knows no
  * engine's protocol: that is each module's (lib/target/). Never exits
  * and never quotes a credential.
  */
@@ -536,4 +538,42 @@ target_write_all(struct target_conn *c, const struct target_write *w, int n,
 	target_batch_release(&b);
 	sbuf_release(&resp);
 	return rc;
+}
+
+enum target_answer
+target_status_class(long status)
+{
+	if (status >= 200 && status < 300)
+		return TA_OK;
+	if (status == 401 || status == 403)
+		return TA_AUTH;
+	if (status == 429 || status >= 500 || status < 100 || status == 408)
+		return TA_RETRY;
+	return TA_REFUSED;
+}
+
+static int
+is_space(char c)
+{
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+int
+target_body_object(const char *body, size_t len, struct jspan *obj)
+{
+	const char *why;
+	size_t off;
+
+	if (body == NULL)
+		return -1;
+	/* jscan spans exclude surrounding white space */
+	while (len && is_space(*body))
+		body++, len--;
+	while (len && is_space(body[len - 1]))
+		len--;
+	if (len == 0 || jscan_validate(body, len, &off, &why) == -1)
+		return -1;
+	obj->p = body;
+	obj->n = len;
+	return jspan_type(*obj) == J_OBJECT ? 0 : -1;
 }

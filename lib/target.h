@@ -585,6 +585,12 @@ struct target_batch {
 /* the module of that name; NULL: the default target. NULL if unknown */
 const struct target_module *target_module_find(const char *name);
 int	target_can(const struct target_module *, unsigned caps);
+/* a module's reading of a status: TA_OK (2xx), TA_AUTH (401, 403),
+ * TA_RETRY (408, 429, 5xx, none), else TA_REFUSED */
+enum target_answer target_status_class(long status);
+/* an answer's body as one validated JSON object, surrounding white space
+ * trimmed: 0, or -1 when it is not one (or there is none) */
+int	target_body_object(const char *body, size_t len, struct jspan *obj);
 /* a capability's name for messages ("routing"), "" for none */
 const char *target_cap_name(unsigned cap);
 /* the credentials and TLS settings of cfg's target, for an http client */

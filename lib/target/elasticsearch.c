@@ -48,7 +48,7 @@ probe_answer(long status, const struct sbuf *resp, char *node,
 		os_error_text(resp->buf, resp->len, why, whylen);
 		return a == TA_AUTH ? TA_AUTH : TA_RETRY;
 	}
-	if (os_body_object(resp->buf, resp->len, &obj) == -1 ||
+	if (target_body_object(resp->buf, resp->len, &obj) == -1 ||
 	    !jobj_get(obj, "nodes", &nodes) || jiter_init(&it, nodes) == -1 ||
 	    !jiter_member(&it, &k, &one) || jspan_type(one) != J_OBJECT) {
 		snprintf(why, whylen, "the node's information is not the "

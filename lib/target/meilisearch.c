@@ -20,37 +20,8 @@
 #include <string.h>
 
 #include "meilisearch.h"
+#include "entry.h"
 #include "p2o.h"
-
-enum target_answer
-ms_status_class(long status)
-{
-	if (status >= 200 && status < 300)
-		return TA_OK;
-	if (status == 401 || status == 403)
-		return TA_AUTH;
-	if (status == 429 || status >= 500 || status < 100 || status == 408)
-		return TA_RETRY;
-	return TA_REFUSED;
-}
-
-int
-ms_body_object(const char *body, size_t len, struct jspan *obj)
-{
-	size_t off;
-
-	while (len && (body[len - 1] == ' ' || body[len - 1] == '\n' ||
-	    body[len - 1] == '\r' || body[len - 1] == '\t'))
-		len--;
-	while (len && (*body == ' ' || *body == '\n' || *body == '\r' ||
-	    *body == '\t'))
-		body++, len--;
-	if (len == 0 || jscan_validate(body, len, &off, NULL) == -1)
-		return -1;
-	obj->p = body;
-	obj->n = len;
-	return jspan_type(*obj) == J_OBJECT ? 0 : -1;
-}
 
 static void
 copy_cut(struct jspan s, char *buf, size_t cap)
@@ -67,7 +38,7 @@ ms_error_text(const char *body, size_t len, char *out, size_t outlen)
 	struct jspan obj, v;
 	char code[96] = "", msg[320] = "";
 
-	if (body != NULL && ms_body_object(body, len, &obj) == 0) {
+	if (body != NULL && target_body_object(body, len, &obj) == 0) {
 		if (jobj_get(obj, "code", &v))
 			copy_cut(v, code, sizeof(code));
 		if (jobj_get(obj, "message", &v))
@@ -95,7 +66,7 @@ ms_task_uid(const struct sbuf *resp, uint64_t *uid)
 {
 	struct jspan obj, v;
 
-	return ms_body_object(resp->buf, resp->len, &obj) == 0 &&
+	return target_body_object(resp->buf, resp->len, &obj) == 0 &&
 	    jobj_get(obj, "taskUid", &v) && jnum_u64(v, uid) == 0;
 }
 
@@ -133,7 +104,7 @@ ms_task_state(const struct sbuf *resp, char *code, size_t ccap,
 	struct jspan obj;
 
 	code[0] = message[0] = '\0';
-	if (ms_body_object(resp->buf, resp->len, &obj) == -1)
+	if (target_body_object(resp->buf, resp->len, &obj) == -1)
 		return -1;
 	return ms_task_view(obj, code, ccap, message, mcap);
 }
@@ -183,7 +154,7 @@ static enum target_answer
 probe_answer(long status, const struct sbuf *resp, char *node,
     size_t nodelen, char *why, size_t whylen)
 {
-	enum target_answer a = ms_status_class(status);
+	enum target_answer a = target_status_class(status);
 	struct jspan obj, v;
 	char num[32] = "";
 	int major = -1;
@@ -194,7 +165,7 @@ probe_answer(long status, const struct sbuf *resp, char *node,
 		ms_error_text(resp->buf, resp->len, why, whylen);
 		return a == TA_AUTH ? TA_AUTH : TA_RETRY;
 	}
-	if (ms_body_object(resp->buf, resp->len, &obj) == -1 ||
+	if (target_body_object(resp->buf, resp->len, &obj) == -1 ||
 	    !jobj_get(obj, "pkgVersion", &v)) {
 		snprintf(why, whylen, "target.flavor is meilisearch but GET "
 		    "/version is not a Meilisearch node's answer (no "
@@ -229,7 +200,7 @@ static enum target_answer
 create_answer(long status, const struct sbuf *resp, char *why,
     size_t whylen)
 {
-	enum target_answer a = ms_status_class(status);
+	enum target_answer a = target_status_class(status);
 
 	if (status == 404)
 		return TA_OK;
@@ -237,14 +208,6 @@ create_answer(long status, const struct sbuf *resp, char *why,
 		return TA_EXISTS;
 	ms_error_text(resp->buf, resp->len, why, whylen);
 	return a;
-}
-
-static void
-add_raw(struct sbuf *out, struct jspan s, struct aspan *at)
-{
-	at->off = out->len;
-	at->len = s.n;
-	sbuf_add(out, s.p, s.n);
 }
 
 /*
@@ -259,7 +222,6 @@ static int
 encode(struct sbuf *out, const struct target_write *w,
     struct target_entry *e, struct p2o_err *err)
 {
-	size_t start = out->len;
 	struct jspan own;
 	char name[800];
 
@@ -280,24 +242,7 @@ encode(struct sbuf *out, const struct target_write *w,
 		    "column (sync.<name>.transform, or leave it out with "
 		    "exclude_columns)", name);
 	}
-	e->entry.off = e->head.off = start;
-	sbuf_adds(out, "{\"index\":");
-	add_raw(out, w->index, &e->index);
-	sbuf_adds(out, ",\"id\":");
-	add_raw(out, w->id, &e->id);
-	e->routing.off = e->routing.len = 0;
-	e->pipeline.off = e->pipeline.len = 0;
-	e->doc.off = e->doc.len = 0;
-	if (w->del) {
-		sbuf_adds(out, ",\"delete\":true}\n");
-		e->head.len = out->len - start;
-	} else {
-		sbuf_adds(out, ",\"doc\":");
-		e->head.len = out->len - start;
-		add_raw(out, w->doc, &e->doc);
-		sbuf_adds(out, "}\n");
-	}
-	e->entry.len = out->len - start;
+	tentry_put(out, w, e);
 	return 0;
 }
 
@@ -380,7 +325,7 @@ static enum target_answer
 proc_answer(struct target_proc *p, long status, const struct sbuf *resp,
     char *why, size_t whylen)
 {
-	enum target_answer a = ms_status_class(status);
+	enum target_answer a = target_status_class(status);
 	char code[96], msg[320];
 
 	p->poll_ms = 0;

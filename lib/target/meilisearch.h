@@ -25,11 +25,7 @@
 #define MS_TASK_WAIT_MS	60000
 
 /* meilisearch.c */
-/* the answer class of a status: TA_OK (2xx), TA_AUTH, TA_RETRY, TA_REFUSED */
-enum target_answer ms_status_class(long status);
 void	ms_error_text(const char *body, size_t len, char *out, size_t outlen);
-/* a body that is one JSON object, blanks around it cut: 0, or -1 */
-int	ms_body_object(const char *body, size_t len, struct jspan *obj);
 /* "/indexes/<uid><rest>" with the uid escaped */
 void	ms_index_path(struct sbuf *path, const char *index, const char *rest);
 /* the answer to an enqueueing request: 1 with its task's uid, 0 none */

@@ -31,7 +31,7 @@ run_task(struct target_conn *c, const struct http_call *call,
 	if (rc == 0 && status != 202) {
 		rc = ms_status_error(status, &resp, err);
 		/* a request the server will never take is no outage */
-		if (ms_status_class(status) == TA_REFUSED)
+		if (target_status_class(status) == TA_REFUSED)
 			err->code = P2O_EXIT_REFUSED;
 		p2o_err_prefix(err, "%s", what);
 	} else if (rc == 0 && !ms_task_uid(&resp, &task))
@@ -62,7 +62,7 @@ ms_doc_count(struct target_conn *c, const char *index, uint64_t *n,
 		    "of '%s': no such index", index);
 	else if (rc == 0 && status != 200)
 		rc = ms_status_error(status, &resp, err);
-	else if (rc == 0 && (ms_body_object(resp.buf, resp.len, &obj) == -1 ||
+	else if (rc == 0 && (target_body_object(resp.buf, resp.len, &obj) == -1 ||
 	    !jobj_get(obj, "numberOfDocuments", &v) || jnum_u64(v, n) == -1))
 		rc = p2o_fail(err, P2O_EXIT_TEMPFAIL, "counting the documents "
 		    "of '%s': the stats have no numberOfDocuments", index);

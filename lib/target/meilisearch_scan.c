@@ -128,7 +128,7 @@ index_look(struct target_conn *c, const char *index, char *pk, size_t pkcap,
 			rc = 0;
 		else if (status != 200)
 			rc = fail(status, &resp, index, err);
-		else if (ms_body_object(resp.buf, resp.len, &obj) == -1)
+		else if (target_body_object(resp.buf, resp.len, &obj) == -1)
 			rc = p2o_fail(err, P2O_EXIT_TEMPFAIL, "reading index "
 			    "'%s': GET /indexes/%s is not an index", index,
 			    index);
@@ -245,7 +245,7 @@ pass(struct scan *sc, struct p2o_err *err)
 			fail(status, &resp, sc->index, err);
 			goto out;
 		}
-		if (ms_body_object(resp.buf, resp.len, &obj) == -1 ||
+		if (target_body_object(resp.buf, resp.len, &obj) == -1 ||
 		    !jobj_get(obj, "results", &arr) ||
 		    jiter_init(&it, arr) == -1 ||
 		    !jobj_get(obj, "total", &v) || jnum_u64(v, &total) == -1) {
@@ -324,7 +324,7 @@ index_glob(struct target_conn *c, const char *glob, struct sbuf *names,
 			fail(status, &resp, glob, err);
 			goto out;
 		}
-		if (ms_body_object(resp.buf, resp.len, &obj) == -1 ||
+		if (target_body_object(resp.buf, resp.len, &obj) == -1 ||
 		    !jobj_get(obj, "results", &arr) ||
 		    jiter_init(&it, arr) == -1 ||
 		    !jobj_get(obj, "total", &v) || jnum_u64(v, &total) == -1) {

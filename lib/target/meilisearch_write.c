@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "meilisearch.h"
+#include "entry.h"
 #include "p2o.h"
 
 enum task_state { T_UNSENT, T_OPEN, T_DONE };
@@ -82,28 +83,6 @@ tasks_of(struct ms_plan *pl)
 	return (struct ms_task *)(void *)((char *)pl + pl->tasks_off);
 }
 
-/* the index after the JSON string opening at s[i], 0 if there is none */
-static size_t
-string_end(const char *s, size_t n, size_t i)
-{
-	if (i >= n || s[i] != '"')
-		return 0;
-	for (i++; i < n; i++)
-		if (s[i] == '\\')
-			i++;
-		else if (s[i] == '"')
-			return i + 1;
-	return 0;
-}
-
-static int
-has_at(const char *s, size_t n, size_t i, const char *lit)
-{
-	size_t l = strlen(lit);
-
-	return n - i >= l && memcmp(s + i, lit, l) == 0;
-}
-
 /* the entry at body[at..], as encode (meilisearch.c) wrote it:
  * {"index":<uid>,"id":<id>,"doc":<document>}  or  ..,"delete":true};
  * -1 for anything else */
@@ -111,31 +90,14 @@ static int
 read_entry(const char *body, size_t len, size_t at, struct ms_ent *e,
     size_t *next)
 {
-	const char *nl = memchr(body + at, '\n', len - at);
-	size_t end = nl ? (size_t)(nl - body) : len, i = at, j;
+	struct tentry t;
 
-	*next = nl ? end + 1 : len;
-	if (!has_at(body, end, i, "{\"index\":"))
+	if (tentry_read(body, len, at, &t, next) == -1)
 		return -1;
-	i += 9;
-	if ((j = string_end(body, end, i)) == 0)
-		return -1;
-	e->ioff = i, e->ilen = j - i;
-	if (!has_at(body, end, j, ",\"id\":"))
-		return -1;
-	i = j + 6;
-	if ((j = string_end(body, end, i)) == 0)
-		return -1;
-	e->idoff = i, e->idlen = j - i;
-	e->doff = e->dlen = 0;
-	if ((e->del = has_at(body, end, j, ",\"delete\":true}")))
-		return end - j == 15 ? 0 : -1;
-	if (!has_at(body, end, j, ",\"doc\":") || body[end - 1] != '}')
-		return -1;
-	e->doff = j + 7;
-	if (end - 1 <= e->doff + 1 || body[e->doff] != '{')
-		return -1;
-	e->dlen = end - 1 - e->doff;
+	e->ioff = t.ioff, e->ilen = t.ilen;
+	e->idoff = t.idoff, e->idlen = t.idlen;
+	e->doff = t.doff, e->dlen = t.dlen;
+	e->del = t.del;
 	return 0;
 }
 
@@ -462,7 +424,7 @@ tasks_answer(struct target_proc *p, const struct sbuf *resp,
 	char code[96], msg[320];
 	int k, i, st, open = 0, *seen;
 
-	if (ms_body_object(resp->buf, resp->len, &obj) == -1 ||
+	if (target_body_object(resp->buf, resp->len, &obj) == -1 ||
 	    !jobj_get(obj, "results", &arr) || jiter_init(&it, arr) == -1) {
 		snprintf(why, whylen, "GET /tasks is not a list of tasks: %.200s",
 		    resp->buf);
@@ -506,7 +468,7 @@ ms_write_answer(struct target_proc *p, long status, const struct sbuf *resp,
     const char *body, size_t len, int nsent, struct item_result *items,
     char *why, size_t whylen)
 {
-	enum target_answer a = ms_status_class(status);
+	enum target_answer a = target_status_class(status);
 	struct ms_plan *pl = plan_of(p);
 	struct ms_task *t;
 

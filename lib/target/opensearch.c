@@ -69,32 +69,6 @@ os_answer_class(long status, const char *body, size_t len)
 	return TA_REFUSED;
 }
 
-static int
-is_space(char c)
-{
-	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
-
-int
-os_body_object(const char *body, size_t len, struct jspan *obj)
-{
-	const char *why;
-	size_t off;
-
-	if (body == NULL)
-		return -1;
-	/* jscan spans exclude surrounding white space */
-	while (len && is_space(*body))
-		body++, len--;
-	while (len && is_space(body[len - 1]))
-		len--;
-	if (len == 0 || jscan_validate(body, len, &off, &why) == -1)
-		return -1;
-	obj->p = body;
-	obj->n = len;
-	return jspan_type(*obj) == J_OBJECT ? 0 : -1;
-}
-
 void
 os_copy_cut(struct jspan s, char *buf, size_t cap)
 {
@@ -146,7 +120,7 @@ os_error(const char *body, size_t len, char *type, size_t tcap,
 {
 	struct jspan obj, e;
 
-	if (os_body_object(body, len, &obj) == -1 ||
+	if (target_body_object(body, len, &obj) == -1 ||
 	    !jobj_get(obj, "error", &e) || jspan_type(e) == J_NULL) {
 		if (tcap)
 			type[0] = '\0';
@@ -231,14 +205,14 @@ probe_answer(long status, const struct sbuf *resp, char *node,
 	}
 	/* a version that is not an object is another engine's (Qdrant
 	 * answers GET / with a version string) */
-	if (os_body_object(resp->buf, resp->len, &obj) == 0 &&
+	if (target_body_object(resp->buf, resp->len, &obj) == 0 &&
 	    jobj_get(obj, "version", &ver) && jspan_type(ver) != J_OBJECT) {
 		snprintf(why, whylen, "target.flavor is opensearch but GET / "
 		    "is not an OpenSearch node's answer (its version is not "
 		    "an object)");
 		return TA_REFUSED;
 	}
-	if (os_body_object(resp->buf, resp->len, &obj) == 0 &&
+	if (target_body_object(resp->buf, resp->len, &obj) == 0 &&
 	    jobj_get(obj, "version", &ver) && jspan_type(ver) == J_OBJECT) {
 		if (jobj_get(ver, "distribution", &v))
 			os_copy_cut(v, dist, sizeof(dist));
@@ -511,7 +485,7 @@ read_items(const char *body, size_t len, int nsent,
 	int64_t code;
 	int i = 0, n = 0;
 
-	if (os_body_object(body, len, &root) == -1) {
+	if (target_body_object(body, len, &root) == -1) {
 		if (body == NULL || jscan_validate(body, len, &off, &jwhy) == -1)
 			snprintf(why, whylen, "bulk response is not JSON: %s at "
 			    "byte %zu", body ? jwhy : "no body", body ? off : 0);
@@ -620,7 +594,7 @@ read_docs(const char *body, size_t len, int n, struct jspan *found)
 	struct jiter it;
 	int i = 0;
 
-	if (os_body_object(body, len, &root) == -1 ||
+	if (target_body_object(body, len, &root) == -1 ||
 	    !jobj_get(root, "docs", &docs) || jiter_init(&it, docs) == -1 ||
 	    jspan_type(docs) != J_ARRAY)
 		return -1;

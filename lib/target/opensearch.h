@@ -62,9 +62,6 @@ enum target_answer os_answer_class(long status, const char *body,
 	    size_t len);
 /* 1 if an error of this type and reason is a cluster or index block */
 int	os_blocked(const char *type, const char *reason);
-/* the body as a validated JSON object, surrounding white space trimmed:
- * 0, or -1 when it is not one */
-int	os_body_object(const char *body, size_t len, struct jspan *obj);
 /* the error of an answer, {"error":{"type":..,"reason":..}} or
  * {"error":"text"}: 1 with type and reason (truncated), 0 when there is
  * none */

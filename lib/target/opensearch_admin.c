@@ -198,7 +198,7 @@ body_fields(const char *body, struct fields *f)
 {
 	struct jspan obj, m, p;
 
-	if (os_body_object(body, strlen(body), &obj) == -1)
+	if (target_body_object(body, strlen(body), &obj) == -1)
 		return -1;
 	if (jobj_get(obj, "mappings", &m) && jobj_get(m, "properties", &p))
 		walk(p, "", f, 0);

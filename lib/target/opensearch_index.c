@@ -149,7 +149,7 @@ file_body(const struct sync_section *s, const char *mapping, size_t mlen,
 	int nbody = 0, nother = 0;
 	size_t k;
 
-	if (os_body_object(mapping, mlen, &obj) == -1) {
+	if (target_body_object(mapping, mlen, &obj) == -1) {
 		snprintf(why, len, "must hold a JSON object");
 		return -1;
 	}

@@ -204,7 +204,7 @@ read_page(struct target_proc *p, const struct sbuf *resp)
 	int n = 0, have_routing;
 
 	sbuf_reset(&p->body);
-	if (os_body_object(resp->buf, resp->len, &root) == -1 ||
+	if (target_body_object(resp->buf, resp->len, &root) == -1 ||
 	    !jobj_get(root, "hits", &hits) || jspan_type(hits) != J_OBJECT ||
 	    !jobj_get(hits, "hits", &list) || jspan_type(list) != J_ARRAY)
 		return -1;

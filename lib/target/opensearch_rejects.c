@@ -137,7 +137,7 @@ rejects_count_answer(long status, const struct sbuf *resp, uint64_t *n,
 		os_error_text(resp->buf, resp->len, why, whylen);
 		return a == TA_AUTH ? TA_AUTH : TA_RETRY;
 	}
-	if (os_body_object(resp->buf, resp->len, &obj) == -1 ||
+	if (target_body_object(resp->buf, resp->len, &obj) == -1 ||
 	    !jobj_get(obj, "count", &v) || jnum_u64(v, n) == -1) {
 		snprintf(why, whylen, "unusable _count response");
 		return TA_RETRY;
@@ -332,7 +332,7 @@ read_page(struct target_conn *c, const char *stream,
 		    why, err);
 		goto out;
 	}
-	if (os_body_object(resp->buf, resp->len, &root) == -1 ||
+	if (target_body_object(resp->buf, resp->len, &root) == -1 ||
 	    !jobj_get(root, "hits", &hits) ||
 	    !jobj_get(hits, "hits", &arr) || jiter_init(&it, arr) == -1) {
 		p2o_fail(err, P2O_EXIT_TEMPFAIL, "index '" REJECTS_INDEX

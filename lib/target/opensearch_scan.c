@@ -40,7 +40,7 @@ hand_over(const struct sbuf *resp, const char *index, struct sbuf *sid,
 	struct jiter it;
 	int n = 0;
 
-	if (os_body_object(resp->buf, resp->len, &root) == -1 ||
+	if (target_body_object(resp->buf, resp->len, &root) == -1 ||
 	    !jobj_get(root, "hits", &hits) || !jobj_get(hits, "hits", &arr) ||
 	    jiter_init(&it, arr) == -1)
 		return p2o_fail(err, P2O_EXIT_TEMPFAIL, "reading index '%s': "

@@ -86,7 +86,7 @@ get_object(struct target_conn *c, const char *path, struct sbuf *resp,
 		return 0;
 	if (status != 200)
 		return status_error(status, resp, err);
-	if (os_body_object(resp->buf, resp->len, obj) == -1)
+	if (target_body_object(resp->buf, resp->len, obj) == -1)
 		return p2o_fail(err, P2O_EXIT_TEMPFAIL, "the answer is not "
 		    "a JSON object");
 	return 1;

@@ -27,37 +27,8 @@
 
 #include "config.h"
 #include "qdrant.h"
+#include "entry.h"
 #include "p2o.h"
-
-enum target_answer
-qd_status_class(long status)
-{
-	if (status >= 200 && status < 300)
-		return TA_OK;
-	if (status == 401 || status == 403)
-		return TA_AUTH;
-	if (status == 429 || status >= 500 || status < 100 || status == 408)
-		return TA_RETRY;
-	return TA_REFUSED;
-}
-
-int
-qd_body_object(const char *body, size_t len, struct jspan *obj)
-{
-	size_t off;
-
-	while (len && (body[len - 1] == ' ' || body[len - 1] == '\n' ||
-	    body[len - 1] == '\r' || body[len - 1] == '\t'))
-		len--;
-	while (len && (*body == ' ' || *body == '\n' || *body == '\r' ||
-	    *body == '\t'))
-		body++, len--;
-	if (len == 0 || jscan_validate(body, len, &off, NULL) == -1)
-		return -1;
-	obj->p = body;
-	obj->n = len;
-	return jspan_type(*obj) == J_OBJECT ? 0 : -1;
-}
 
 /* {"status":{"error":".."},"time":..}; a 2xx has "status":"ok" */
 void
@@ -65,7 +36,7 @@ qd_error_text(const char *body, size_t len, char *out, size_t outlen)
 {
 	struct jspan obj, st, v;
 
-	if (body != NULL && qd_body_object(body, len, &obj) == 0 &&
+	if (body != NULL && target_body_object(body, len, &obj) == 0 &&
 	    jobj_get(obj, "status", &st) && jspan_type(st) == J_OBJECT &&
 	    jobj_get(st, "error", &v) && jspan_type(v) == J_STRING &&
 	    jstr_copy(v, out, outlen) == 0)
@@ -201,7 +172,7 @@ index_body(const struct sync_section *s, const char *mapping, size_t len,
 	*body = NULL;
 	if (mapping == NULL)
 		return 0;
-	if (qd_body_object(mapping, len, &obj) == -1) {
+	if (target_body_object(mapping, len, &obj) == -1) {
 		snprintf(why, whylen, "must be a JSON object (a Qdrant "
 		    "collection creation body)");
 		return -1;
@@ -243,7 +214,7 @@ static enum target_answer
 probe_answer(long status, const struct sbuf *resp, char *node,
     size_t nodelen, char *why, size_t whylen)
 {
-	enum target_answer a = qd_status_class(status);
+	enum target_answer a = target_status_class(status);
 	struct jspan obj, v;
 	char num[32] = "", title[64] = "";
 	int major = -1;
@@ -254,7 +225,7 @@ probe_answer(long status, const struct sbuf *resp, char *node,
 		qd_error_text(resp->buf, resp->len, why, whylen);
 		return a == TA_AUTH ? TA_AUTH : TA_RETRY;
 	}
-	if (qd_body_object(resp->buf, resp->len, &obj) == 0 &&
+	if (target_body_object(resp->buf, resp->len, &obj) == 0 &&
 	    jobj_get(obj, "title", &v))
 		copy_cut(v, title, sizeof(title));
 	if (strncmp(title, "qdrant", 6) != 0 || !jobj_get(obj, "version", &v)) {
@@ -291,7 +262,7 @@ static enum target_answer
 create_answer(long status, const struct sbuf *resp, char *why,
     size_t whylen)
 {
-	enum target_answer a = qd_status_class(status);
+	enum target_answer a = target_status_class(status);
 
 	if (a == TA_OK)
 		return TA_OK;
@@ -299,14 +270,6 @@ create_answer(long status, const struct sbuf *resp, char *why,
 	if (status == 409 || (status == 400 && strstr(why, "already exists")))
 		return TA_EXISTS;
 	return a;
-}
-
-static void
-add_raw(struct sbuf *out, struct jspan s, struct aspan *at)
-{
-	at->off = out->len;
-	at->len = s.n;
-	sbuf_add(out, s.p, s.n);
 }
 
 static int
@@ -336,7 +299,6 @@ static int
 encode(struct sbuf *out, const struct target_write *w,
     struct target_entry *e, struct p2o_err *err)
 {
-	size_t start = out->len;
 	struct jspan v;
 
 	if (w->routing.p || (w->pipeline.p && !w->del))
@@ -351,24 +313,7 @@ encode(struct sbuf *out, const struct target_write *w,
 	    jspan_type(v) != J_OBJECT && jspan_type(v) != J_NULL)
 		return doc_refusal(w, err, "has a member '" QD_VECTORS "' that "
 		    "is not an object of named vectors");
-	e->entry.off = e->head.off = start;
-	sbuf_adds(out, "{\"index\":");
-	add_raw(out, w->index, &e->index);
-	sbuf_adds(out, ",\"id\":");
-	add_raw(out, w->id, &e->id);
-	e->routing.off = e->routing.len = 0;
-	e->pipeline.off = e->pipeline.len = 0;
-	e->doc.off = e->doc.len = 0;
-	if (w->del) {
-		sbuf_adds(out, ",\"delete\":true}\n");
-		e->head.len = out->len - start;
-	} else {
-		sbuf_adds(out, ",\"doc\":");
-		e->head.len = out->len - start;
-		add_raw(out, w->doc, &e->doc);
-		sbuf_adds(out, "}\n");
-	}
-	e->entry.len = out->len - start;
+	tentry_put(out, w, e);
 	return 0;
 }
 
@@ -429,7 +374,7 @@ static enum target_answer
 proc_answer(struct target_proc *p, long status, const struct sbuf *resp,
     char *why, size_t whylen)
 {
-	enum target_answer a = qd_status_class(status);
+	enum target_answer a = target_status_class(status);
 
 	p->poll_ms = 0;
 	if (p->kind != PROC_CLEAR || strpbrk(p->index, "*,") != NULL) {

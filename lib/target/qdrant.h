@@ -32,12 +32,8 @@
 	"\x0f\x68\xc9\x11\xf4\x2e\x53\xf4\xbb\x91\x44\xce\x00\x81\x30\xfe"
 
 /* qdrant.c */
-/* the answer class of a status: TA_OK (2xx), TA_AUTH, TA_RETRY, TA_REFUSED */
-enum target_answer qd_status_class(long status);
 /* {"status":{"error":".."}} as its message, else an excerpt */
 void	qd_error_text(const char *body, size_t len, char *out, size_t outlen);
-/* a body that is one JSON object, blanks around it cut: 0, or -1 */
-int	qd_body_object(const char *body, size_t len, struct jspan *obj);
 /* "/collections/<name><rest>" with the name escaped */
 void	qd_collection_path(struct sbuf *path, const char *name,
 	    const char *rest);

@@ -188,7 +188,7 @@ qd_mapping_conflicts(struct target_conn *c, const char *index,
 
 	*n = 0;
 	sbuf_reset(report);
-	if (body == NULL || qd_body_object(body, strlen(body), &file) == -1 ||
+	if (body == NULL || target_body_object(body, strlen(body), &file) == -1 ||
 	    !jobj_get(file, "vectors", &fvecs) || jiter_init(&it, fvecs) == -1)
 		return 0;
 	if ((rc = collection_info(c, index, &resp, err)) != 1) {
@@ -197,7 +197,7 @@ qd_mapping_conflicts(struct target_conn *c, const char *index,
 	}
 	have.p = NULL;
 	have.n = 0;
-	if (qd_body_object(resp.buf, resp.len, &obj) == 0 &&
+	if (target_body_object(resp.buf, resp.len, &obj) == 0 &&
 	    jobj_get(obj, "result", &v) && jobj_get(v, "config", &v) &&
 	    jobj_get(v, "params", &v) && jobj_get(v, "vectors", &v))
 		have = v;

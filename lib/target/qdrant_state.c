@@ -47,7 +47,7 @@ read_state(struct target_conn *c, const char *key, struct sbuf *resp,
 	if (status != 200)
 		return qd_status_error(status, resp, err);
 	*version = 0;
-	if (qd_body_object(resp->buf, resp->len, &obj) == -1 ||
+	if (target_body_object(resp->buf, resp->len, &obj) == -1 ||
 	    !jobj_get(obj, "result", &v) || !jobj_get(v, "payload", &pl) ||
 	    !jobj_get(pl, "doc", doc) || jspan_type(*doc) != J_OBJECT)
 		return p2o_fail(err, P2O_EXIT_TEMPFAIL, "state point '%s' in "
