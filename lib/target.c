@@ -252,6 +252,29 @@ target_rejects_release(struct target_rejects *set)
 	memset(set, 0, sizeof(*set));
 }
 
+char *
+target_rejects_keep(struct target_rejects *set, char *p)
+{
+	if (set->nmem == set->capmem) {
+		set->capmem = set->capmem ? set->capmem * 2 : 16;
+		set->mem = xrealloc(set->mem, (size_t)set->capmem *
+		    sizeof(*set->mem));
+	}
+	set->mem[set->nmem++] = p;
+	return p;
+}
+
+const char *
+target_rejects_str(struct target_rejects *set, struct jspan obj,
+    const char *name)
+{
+	struct jspan v;
+
+	if (!jobj_get(obj, name, &v) || jspan_type(v) != J_STRING)
+		return NULL;
+	return target_rejects_keep(set, jstr_dup(v));
+}
+
 long long
 target_backoff(long long *cur_ms, long long first_ms)
 {

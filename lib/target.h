@@ -617,6 +617,11 @@ void	target_proc_init(struct target_proc *);
 void	target_proc_reset(struct target_proc *);
 void	target_proc_release(struct target_proc *);
 void	target_rejects_release(struct target_rejects *);
+/* p, a heap block set now owns (freed by target_rejects_release) */
+char	*target_rejects_keep(struct target_rejects *set, char *p);
+/* obj's string member name as a copy set owns, NULL when none */
+const char *target_rejects_str(struct target_rejects *set, struct jspan obj,
+	    const char *name);
 /* the next wait of a retry: *cur_ms doubled from first_ms (100 when 0)
  * up to 30 s, the wait somewhere in its upper half (the writer's and the
  * verbs' writes alike) */

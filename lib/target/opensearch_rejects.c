@@ -219,29 +219,6 @@ fail_answer(enum target_answer a, long status, const char *why,
 	    "index '" REJECTS_INDEX "': HTTP %ld: %s", status, why);
 }
 
-/* a heap block the set owns */
-static char *
-keep(struct target_rejects *set, char *p)
-{
-	if (set->nmem == set->capmem) {
-		set->capmem = set->capmem ? set->capmem * 2 : 16;
-		set->mem = xrealloc(set->mem, (size_t)set->capmem *
-		    sizeof(*set->mem));
-	}
-	set->mem[set->nmem++] = p;
-	return p;
-}
-
-static const char *
-plain(struct target_rejects *set, struct jspan obj, const char *name)
-{
-	struct jspan v;
-
-	if (!jobj_get(obj, name, &v) || jspan_type(v) != J_STRING)
-		return NULL;
-	return keep(set, jstr_dup(v));
-}
-
 static struct jspan
 member(struct jspan obj, const char *name)
 {
@@ -263,8 +240,8 @@ add_record(struct target_rejects *set, struct jspan src)
 	const char *key, *op;
 
 	if (jspan_type(src) != J_OBJECT ||
-	    (key = plain(set, src, "key")) == NULL ||
-	    (op = plain(set, src, "op")) == NULL)
+	    (key = target_rejects_str(set, src, "key")) == NULL ||
+	    (op = target_rejects_str(set, src, "op")) == NULL)
 		return -1;
 	if (set->n == set->cap) {
 		set->cap = set->cap ? set->cap * 2 : 64;
@@ -285,9 +262,9 @@ add_record(struct target_rejects *set, struct jspan src)
 	    (!r->del && (r->doc.p == NULL || jspan_type(r->doc) != J_OBJECT)) ||
 	    !jobj_get(src, "version", &v) || jnum_u64(v, &r->version) == -1)
 		return -1;
-	r->position = plain(set, src, "position");
-	r->table = plain(set, src, "table");
-	r->reason = plain(set, src, "reason");
+	r->position = target_rejects_str(set, src, "position");
+	r->table = target_rejects_str(set, src, "table");
+	r->reason = target_rejects_str(set, src, "reason");
 	set->key[set->n++] = (char *)key;
 	return 0;
 }
@@ -343,7 +320,7 @@ read_page(struct target_conn *c, const char *stream,
 	    jobj_get(total, "value", &total))
 		jnum_u64(total, &set->total);
 	/* the records point into the answer: the set keeps it */
-	keep(set, (char *)resp->buf);
+	target_rejects_keep(set, (char *)resp->buf);
 	resp->buf = NULL;
 	while (jiter_elem(&it, &hit)) {
 		n++;

@@ -257,29 +257,6 @@ pgt_rejects_request(struct pgt_session *s, const char *what,
 
 /* ---- the listing and the clearing, blocking ---- */
 
-/* a heap block the set owns */
-static char *
-keep(struct target_rejects *set, char *p)
-{
-	if (set->nmem == set->capmem) {
-		set->capmem = set->capmem ? set->capmem * 2 : 16;
-		set->mem = xrealloc(set->mem, (size_t)set->capmem *
-		    sizeof(*set->mem));
-	}
-	set->mem[set->nmem++] = p;
-	return p;
-}
-
-static const char *
-plain(struct target_rejects *set, struct jspan obj, const char *name)
-{
-	struct jspan v;
-
-	if (!jobj_get(obj, name, &v) || jspan_type(v) != J_STRING)
-		return NULL;
-	return keep(set, jstr_dup(v));
-}
-
 static struct jspan
 member(struct jspan obj, const char *name)
 {
@@ -298,13 +275,13 @@ add_record(struct target_rejects *set, const char *key, const char *text)
 	struct target_reject *r;
 	struct jspan src, v;
 	const char *op;
-	char *copy = keep(set, xstrdup(text));
+	char *copy = target_rejects_keep(set, xstrdup(text));
 	size_t off;
 
 	src.p = copy, src.n = strlen(copy);
 	if (jscan_validate(src.p, src.n, &off, NULL) == -1 ||
-	    jspan_type(src) != J_OBJECT || (op = plain(set, src, "op")) ==
-	    NULL)
+	    jspan_type(src) != J_OBJECT ||
+	    (op = target_rejects_str(set, src, "op")) == NULL)
 		return -1;
 	if (set->n == set->cap) {
 		set->cap = set->cap ? set->cap * 2 : 64;
@@ -325,11 +302,11 @@ add_record(struct target_rejects *set, const char *key, const char *text)
 	    (!r->del && (r->doc.p == NULL || jspan_type(r->doc) != J_OBJECT)) ||
 	    !jobj_get(src, "version", &v) || jnum_u64(v, &r->version) == -1)
 		return -1;
-	r->position = plain(set, src, "position");
-	r->table = plain(set, src, "table");
-	r->reason = plain(set, src, "reason");
-	r->stream = plain(set, src, "stream");
-	set->key[set->n++] = keep(set, xstrdup(key));
+	r->position = target_rejects_str(set, src, "position");
+	r->table = target_rejects_str(set, src, "table");
+	r->reason = target_rejects_str(set, src, "reason");
+	r->stream = target_rejects_str(set, src, "stream");
+	set->key[set->n++] = target_rejects_keep(set, xstrdup(key));
 	return 0;
 }
 
