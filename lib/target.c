@@ -575,6 +575,14 @@ target_status_class(long status)
 	return TA_REFUSED;
 }
 
+void
+target_span_add(struct sbuf *out, struct jspan s, struct aspan *at)
+{
+	at->off = out->len;
+	at->len = s.n;
+	sbuf_add(out, s.p, s.n);
+}
+
 static int
 is_space(char c)
 {

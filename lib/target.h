@@ -591,6 +591,8 @@ enum target_answer target_status_class(long status);
 /* an answer's body as one validated JSON object, surrounding white space
  * trimmed: 0, or -1 when it is not one (or there is none) */
 int	target_body_object(const char *body, size_t len, struct jspan *obj);
+/* s's bytes added to an encoded body, at says where they are */
+void	target_span_add(struct sbuf *out, struct jspan s, struct aspan *at);
 /* a capability's name for messages ("routing"), "" for none */
 const char *target_cap_name(unsigned cap);
 /* the credentials and TLS settings of cfg's target, for an http client */

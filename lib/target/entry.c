@@ -9,14 +9,6 @@
 
 #include "entry.h"
 
-static void
-add_span(struct sbuf *out, struct jspan s, struct aspan *at)
-{
-	at->off = out->len;
-	at->len = s.n;
-	sbuf_add(out, s.p, s.n);
-}
-
 void
 tentry_put(struct sbuf *out, const struct target_write *w,
     struct target_entry *e)
@@ -25,9 +17,9 @@ tentry_put(struct sbuf *out, const struct target_write *w,
 
 	e->entry.off = e->head.off = start;
 	sbuf_adds(out, "{\"index\":");
-	add_span(out, w->index, &e->index);
+	target_span_add(out, w->index, &e->index);
 	sbuf_adds(out, ",\"id\":");
-	add_span(out, w->id, &e->id);
+	target_span_add(out, w->id, &e->id);
 	e->routing.off = e->routing.len = 0;
 	e->pipeline.off = e->pipeline.len = 0;
 	e->doc.off = e->doc.len = 0;
@@ -37,7 +29,7 @@ tentry_put(struct sbuf *out, const struct target_write *w,
 	} else {
 		sbuf_adds(out, ",\"doc\":");
 		e->head.len = out->len - start;
-		add_span(out, w->doc, &e->doc);
+		target_span_add(out, w->doc, &e->doc);
 		sbuf_adds(out, "}\n");
 	}
 	e->entry.len = out->len - start;

@@ -278,14 +278,6 @@ os_create_answer(long status, const struct sbuf *resp, char *why,
 	return os_answer_class(status, resp->buf, resp->len);
 }
 
-static void
-add_raw(struct sbuf *out, struct jspan s, struct aspan *where)
-{
-	where->off = out->len;
-	where->len = s.n;
-	sbuf_add(out, s.p, s.n);
-}
-
 int
 os_encode(struct sbuf *out, const struct target_write *w,
     struct target_entry *e, struct p2o_err *err)
@@ -300,9 +292,9 @@ os_encode(struct sbuf *out, const struct target_write *w,
 	e->entry.off = e->head.off = start;
 	sbuf_adds(out, w->del ? "{\"delete\":{\"_index\":" :
 	    "{\"index\":{\"_index\":");
-	add_raw(out, w->index, &e->index);
+	target_span_add(out, w->index, &e->index);
 	sbuf_adds(out, ",\"_id\":");
-	add_raw(out, w->id, &e->id);
+	target_span_add(out, w->id, &e->id);
 	/* version 0: a row of poll mode, which has no position and relies
 	 * on the order of its writes alone (a plain write) */
 	if (w->version != 0) {
@@ -313,13 +305,13 @@ os_encode(struct sbuf *out, const struct target_write *w,
 	e->routing.off = e->routing.len = 0;
 	if (w->routing.p) {
 		sbuf_adds(out, ",\"routing\":");
-		add_raw(out, w->routing, &e->routing);
+		target_span_add(out, w->routing, &e->routing);
 	}
 	/* an ingest pipeline runs on index actions only */
 	e->pipeline.off = e->pipeline.len = 0;
 	if (w->pipeline.p && !w->del) {
 		sbuf_adds(out, ",\"pipeline\":");
-		add_raw(out, w->pipeline, &e->pipeline);
+		target_span_add(out, w->pipeline, &e->pipeline);
 	}
 	/* the engine reads the flag on index actions only */
 	if (w->require_alias && !w->del)
@@ -328,7 +320,7 @@ os_encode(struct sbuf *out, const struct target_write *w,
 	e->head.len = out->len - start;
 	e->doc.off = e->doc.len = 0;
 	if (!w->del) {
-		add_raw(out, w->doc, &e->doc);
+		target_span_add(out, w->doc, &e->doc);
 		sbuf_addc(out, '\n');
 	}
 	e->entry.len = out->len - start;

@@ -466,14 +466,6 @@ create_answer(long status, const struct sbuf *resp, char *why,
 	return a;
 }
 
-static void
-add_raw(struct sbuf *out, struct jspan s, struct aspan *at)
-{
-	at->off = out->len;
-	at->len = s.n;
-	sbuf_add(out, s.p, s.n);
-}
-
 /*
  * An entry is one line of our own, read back by postgres_exec.c:
  *   {"t":<table>,"id":<id>,"v":N,"doc":<document>}
@@ -494,9 +486,9 @@ encode(struct sbuf *out, const struct target_write *w,
 		    (unsigned long long)w->version);
 	e->entry.off = e->head.off = start;
 	sbuf_adds(out, "{\"t\":");
-	add_raw(out, w->index, &e->index);
+	target_span_add(out, w->index, &e->index);
 	sbuf_adds(out, ",\"id\":");
-	add_raw(out, w->id, &e->id);
+	target_span_add(out, w->id, &e->id);
 	sbuf_adds(out, ",\"v\":");
 	sbuf_add_u64(out, w->version);
 	e->routing.off = e->routing.len = 0;
@@ -508,7 +500,7 @@ encode(struct sbuf *out, const struct target_write *w,
 	} else {
 		sbuf_adds(out, ",\"doc\":");
 		e->head.len = out->len - start;
-		add_raw(out, w->doc, &e->doc);
+		target_span_add(out, w->doc, &e->doc);
 		sbuf_adds(out, "}\n");
 	}
 	e->entry.len = out->len - start;
