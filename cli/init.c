@@ -307,17 +307,27 @@ write_mappings(const struct init *in, struct section *secs, int n)
 	return 0;
 }
 
-/* one of the source kind's own keys (lib/source.h), from its option */
+/* one of the source kind's own keys (lib/source.h), from its option: the
+ * stream's names and the replica id; the kind's optional keys
+ * (admin_url_env, slot_failover) keep their defaults, unwritten */
 static void
 source_key(FILE *f, const struct init *in, const char *key)
 {
+	const char *v;
+
 	if (strcmp(key, "server_id") == 0) {
 		fprintf(f, "  server_id: %lu    # our replica id: unique among "
 		    "the server's replicas\n", in->server_id);
 		return;
 	}
+	if (strcmp(key, "slot_name") == 0)
+		v = in->slot;
+	else if (strcmp(key, "publication") == 0)
+		v = in->pub;
+	else
+		return;
 	fprintf(f, "  %s: ", key);
-	yaml_scalar(f, strcmp(key, "slot_name") == 0 ? in->slot : in->pub);
+	yaml_scalar(f, v);
 	fputc('\n', f);
 }
 
