@@ -4,8 +4,8 @@
 # lanes of tests/run-suite.sh at once, each with its own real PostgreSQL 15,
 # MariaDB 10.11, OpenSearch 2.19 and Meilisearch 1.x (P2O_MEILI_BIN, by
 # default ../shared/tools/meilisearch/meilisearch beside the checkout) on
-# loopback in a temp dir (lane a also OpenSearch 3.6 and a cluster of three
-# OpenSearch 2.19 nodes, lane b Elasticsearch 8.19 and 9.2), always
+# loopback in a temp dir (lane a also OpenSearch 3.6, lane b
+# Elasticsearch 8.19 and 9.2), always
 # stopped; each lane's compatibility phase also PostgreSQL 17 or 18 and
 # MariaDB 11.8 or MySQL 9.7 (trees of later Debian suites, cached), and
 # the traces test 334 a Jaeger built from the Go module proxy; one closing
