@@ -5,13 +5,12 @@
 #    whose source is PostgreSQL (files not named *mysql*) but the target's
 #    faults, the Meilisearch acceptance tests (946-949), the package, the
 #    chart and the guides (151, 153, 154), the short chaos run, and the
-#    compatibility lane on PostgreSQL 17 and MariaDB 11.8 and the
-#    OpenSearch 3 pass
+#    compatibility lane (PostgreSQL 17 and MariaDB 11.8, PostgreSQL 18 and
+#    MySQL 9.7) and the OpenSearch 3 pass
 # b: the MySQL/MariaDB files, the target's faults, refusals and the other
 #    Meilisearch tests (9xx), the container image and the tarball (150,
 #    152) on the plain build, the ASan+UBSan pass, the Elasticsearch 8 and
-#    9 passes, the fuzz targets (needs --es too) and the compatibility
-#    lane on PostgreSQL 18 and MySQL 9.7
+#    9 passes and the fuzz targets (needs --es too)
 # Both lanes have a real Meilisearch server (run-with.sh --meili).
 # tests/check.sh runs a and b at once, each with servers of its own: most
 # of a test's time is spent waiting on a server, so two lanes on two cores
@@ -96,8 +95,9 @@ P2O_ES9_VERSION=${P2O_ES9_VERSION:-9.2.0}
 # the compatibility lane (issue 36): the core scenarios of tests/compat
 # and the failover tests (680, 230) on the servers beside bookworm's,
 # started by a run-with.sh inside this one (the lane's OpenSearch node
-# stays the target); lane a takes PostgreSQL 17 and MariaDB 11.8, lane b
-# PostgreSQL 18 and MySQL 9.7, so that each lane carries half of it. 680
+# stays the target); lane a takes both halves (PostgreSQL 17 and MariaDB
+# 11.8, then PostgreSQL 18 and MySQL 9.7, about 2 minutes each): lane b,
+# with the ASan and Elasticsearch passes, is the longer. 680
 # on MariaDB 10.11 runs in lane b's plain pass like the other MySQL files.
 # tests/compat/table.sh makes the README's compatibility table of the logs.
 # 230 (PostgreSQL's failover slots, 17 on; it skips on 15) runs last: it
@@ -158,6 +158,7 @@ if [ "$lane" != b ]; then
 	# the compatibility lane's trees and Jaeger are built in the
 	# background while the plain phase runs (check.sh): waited for here
 	bg_wait trees && pass compat-pg17-mariadb11.8 --pg=17 --mariadb=11.8 -- "${compat_t[@]}"
+	bg_wait trees && pass compat-pg18-mysql9.7 --pg=18 --mysql -- "${compat_t[@]}"
 	bg_wait jaeger && phase traces build tests/integration/334-*.t
 	# OpenSearch 3 (on the JDK 21 install.sh fetches), the target of
 	# the same test files; lane a, as lane b has the Elasticsearch passes
@@ -169,7 +170,6 @@ if [ "$lane" != b ]; then
 fi
 if [ "$lane" != a ]; then
 	phase plain-b build "${b_integ[@]}"
-	bg_wait trees && pass compat-pg18-mysql9.7 --pg=18 --mysql -- "${compat_t[@]}"
 	phase asan build-san "${san_unit[@]}" "${golden[@]}" $(ls "${san_integ[@]}" 2>/dev/null)
 	if [ -n "${ES_URL:-}" ]; then
 		OS_URL=$ES_URL OS_PORT=$ES_PORT OS_PID=$ES_PID P2O_TARGET=elasticsearch \
