@@ -6,8 +6,8 @@
 # default ../shared/tools/meilisearch/meilisearch beside the checkout) on
 # loopback in a temp dir (lane a also OpenSearch 3.6, lane b
 # Elasticsearch 8.19 and 9.2), always
-# stopped; each lane's compatibility phase also PostgreSQL 17 or 18 and
-# MariaDB 11.8 or MySQL 9.7 (trees of later Debian suites, cached), and
+# stopped; lane a's compatibility phases also PostgreSQL 17 and 18,
+# MariaDB 11.8 and MySQL 9.7 (trees of later Debian suites, cached), and
 # the traces test 334 a Jaeger built from the Go module proxy; one closing
 # count, and the README's compatibility table checked against what those
 # phases ran.
