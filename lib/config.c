@@ -43,9 +43,11 @@ static const struct cs_node sections[] = {
 	    .empty = "must hold at least one section" },
 	{ "engine", CS_STRUCT, .keys = config_engine_keys },
 	{ "metrics", CS_STRUCT, .keys = config_metrics_keys,
-	    .finish = config_listen_finish },
+	    .finish = config_listen_finish,
+	    .release = config_listen_release },
 	{ "api", CS_STRUCT, .keys = config_api_keys,
-	    .finish = config_listen_finish },
+	    .finish = config_listen_finish,
+	    .release = config_listen_release },
 	{ "log", CS_STRUCT, .keys = config_log_keys },
 	{ "traces", CS_STRUCT, .keys = config_traces_keys },
 	{ NULL }

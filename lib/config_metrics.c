@@ -9,6 +9,7 @@
  */
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config_sections.h"
@@ -74,4 +75,17 @@ config_listen_finish(struct cs_walk *w, void *base, const char *path,
 	if (!lenv)
 		return 0;
 	return config_resolve_env(w, key, lenv, var, dst);
+}
+
+/* the tokens resolved from token_env: no key table holds them, so
+ * cs_release does not see them */
+void
+config_listen_release(void *base)
+{
+	struct config *cfg = base;
+
+	free(cfg->metrics_token);
+	cfg->metrics_token = NULL;
+	free(cfg->api_token);
+	cfg->api_token = NULL;
 }

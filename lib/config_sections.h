@@ -48,6 +48,7 @@ extern const struct cs_node config_metrics_keys[];
 extern const struct cs_node config_api_keys[];
 /* a listener's token_env resolved (for the supervisor only) */
 int	config_listen_finish(struct cs_walk *, void *, const char *, int);
+void	config_listen_release(void *);
 
 /* config_log.c */
 extern const struct cs_node config_log_keys[];

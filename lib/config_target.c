@@ -438,4 +438,8 @@ config_target_release(void *base)
 	free(cfg->target_needs);
 	cfg->target_needs = NULL;
 	cfg->ntarget_needs = 0;
+	/* resolved from api_key_env: no key table holds it, so cs_release
+	 * does not see it (target_url and target_password are table keys) */
+	free(cfg->target_api_key);
+	cfg->target_api_key = NULL;
 }

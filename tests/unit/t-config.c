@@ -1733,6 +1733,32 @@ test_secrets(void)
 	ok(config_load_with("/nonexistent/x.yaml", CONFIG_SECRETS_NONE, &cfg,
 	    &e) == -1 && e.code == P2O_EXIT_CONFIG &&
 	    strstr(e.msg, "No such file"), "a missing file: %s", e.msg);
+
+	/* the secrets no key table holds (an API key, the listeners'
+	 * tokens): resolved, then freed by config_release - the sanitizer
+	 * build's leak check fails this file when they are not */
+	setenv("P2O_T_NOSRC", "postgres://u:pw@db/app", 1);
+	setenv("P2O_T_KEY", "a-master-key-of-31-bytes-length", 1);
+	setenv("P2O_T_MTOK", "metrics-token", 1);
+	setenv("P2O_T_ATOK", "api-token", 1);
+	write_file("source:\n  url_env: P2O_T_NOSRC\n"
+	    "target:\n  url: http://127.0.0.1:7700\n  flavor: meilisearch\n"
+	    "  api_key_env: P2O_T_KEY\n  state_dir: /tmp\n"
+	    "sync:\n  items:\n    table: items\n"
+	    "metrics:\n  bind: 127.0.0.1:9187\n  token_env: P2O_T_MTOK\n"
+	    "api:\n  bind: 127.0.0.1:9188\n  token_env: P2O_T_ATOK\n");
+	if (!ok(config_load_with(path, CONFIG_SECRETS_ALL |
+	    CONFIG_SECRET_LISTEN, &cfg, &e) == 0 && cfg.target_api_key && strcmp(cfg.target_api_key,
+	    "a-master-key-of-31-bytes-length") == 0 && cfg.metrics_token &&
+	    strcmp(cfg.metrics_token, "metrics-token") == 0 && cfg.api_token &&
+	    strcmp(cfg.api_token, "api-token") == 0, "api_key_env and both "
+	    "token_env resolved", e.msg))
+		printf("# %s\n", e.msg);
+	config_release(&cfg);
+	unsetenv("P2O_T_NOSRC");
+	unsetenv("P2O_T_KEY");
+	unsetenv("P2O_T_MTOK");
+	unsetenv("P2O_T_ATOK");
 }
 
 /* sync.<name>.children and .aggregates: what loads, and every refusal */
