@@ -12,8 +12,9 @@
  * page before. The text names the last round that ended too (when, how
  * long it read, its rows: what `pg2osync status` judges the rounds by);
  * a round ending on an empty page moves the position by a pos frame of
- * its own, so that an idle source's rounds reach the checkpoint. Its rows carry no version (v 0): poll mode has no position
- * in the source's log, and the target keeps them by the order they are
+ * its own, so that an idle source's rounds reach the checkpoint. Its
+ * rows carry no version (v 0): poll mode has no position in the
+ * source's log, and the target keeps them by the order they are
  * written in. A row the section's soft_delete matches is sent as a
  * delete. The filter (where) is not pushed down: a row that left it must
  * still arrive, for the shaper to delete its document.
