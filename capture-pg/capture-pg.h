@@ -260,8 +260,18 @@ struct poller {
 	int	 ntables;
 	int	 cur;		/* the table read now, in the round */
 	long long next_ms;	/* the next page; a round's wait once caught up */
-	uint64_t pos;		/* the last page's position (pages sent) */
+	uint64_t pos;		/* the last page's position (pages sent,
+				 * and rounds ended with no page) */
 	uint64_t acked;
+	/* the round being read (its first page, monotonic ms; 0 none yet)
+	 * and the last that ended, which the position text carries for
+	 * `pg2osync status`: its end (wall clock ms), its length, its rows */
+	long long round_start;
+	uint64_t round_rows;
+	long long last_end, last_ms;
+	uint64_t last_rows;
+	int	 round_owed;	/* it ended on an empty page: no commit
+				 * carried it, a pos frame does */
 	struct sbuf json;	/* the row frame being built */
 	struct {
 		uint64_t updates, deletes, commits, received;

@@ -9,8 +9,12 @@
  * all to the checkpoint, so that a restart resumes each table after the
  * row the stored checkpoint names. A page is one transaction of the
  * stream: its rows, then a commit whose position is one more than the
- * page before. Its rows carry no version (v 0): poll mode has no position
- * in the source's log, and the target keeps them by the order they are
+ * page before. The text names the last round that ended too (when, how
+ * long it read, its rows: what `pg2osync status` judges the rounds by);
+ * a round ending on an empty page moves the position by a pos frame of
+ * its own, so that an idle source's rounds reach the checkpoint. Its
+ * rows carry no version (v 0): poll mode has no position in the
+ * source's log, and the target keeps them by the order they are
  * written in. A row the section's soft_delete matches is sent as a
  * delete. The filter (where) is not pushed down: a row that left it must
  * still arrive, for the shaper to delete its document.
@@ -38,8 +42,7 @@
 #include "xio.h"
 #include "pg/pgcat.h"
 #include "pg/pgconn.h"
-
-#define POLL_TEXT	"{\"poll\":"	/* how its position text begins */
+#include "pg/pgpoll.h"
 
 struct poll_table {
 	const struct sync_section *sec;
@@ -79,7 +82,6 @@ page_sql(const struct config *cfg, const struct pgcat_table *ct,
     const struct sync_section *s, const char *pc, const char *soft,
     int after)
 {
-	const struct pgcat_column *c = pgcat_column(ct, pc);
 	struct sbuf b = SBUF_INIT;
 	int i, n = 1;
 
@@ -103,19 +105,9 @@ page_sql(const struct config *cfg, const struct pgcat_table *ct,
 	sbuf_adds(&b, ".");
 	pgconn_put_ident(&b, s->table);
 	sbuf_adds(&b, " WHERE ");
-	if (after) {
-		sbuf_adds(&b, "(");
-		pgconn_put_ident(&b, pc);
-		for (i = 0; i < ct->nkey; i++) {
-			sbuf_adds(&b, ", ");
-			pgconn_put_ident(&b, ct->cols[ct->key[i]].name);
-		}
-		sbuf_addf(&b, ") > ($%d::%s", n++, c->type);
-		for (i = 0; i < ct->nkey; i++)
-			sbuf_addf(&b, ", $%d::%s", n++,
-			    ct->cols[ct->key[i]].type);
-		sbuf_adds(&b, ")");
-	} else {
+	if (after)
+		pgpoll_cmp(&b, ct, pc, ">", &n);
+	else {
 		pgconn_put_ident(&b, pc);
 		sbuf_adds(&b, " IS NOT NULL");
 	}
@@ -231,7 +223,7 @@ put_text(const struct poller *p, uint64_t pos, struct sbuf *b)
 	const struct poll_table *t;
 	int i, j, n = 0;
 
-	sbuf_addf(b, POLL_TEXT "%llu,\"at\":{", (unsigned long long)pos);
+	sbuf_addf(b, PGPOLL_TEXT "%llu,\"at\":{", (unsigned long long)pos);
 	for (i = 0; i < p->ntables; i++) {
 		t = &p->tables[i];
 		if (t->cur == NULL)
@@ -253,7 +245,12 @@ put_text(const struct poller *p, uint64_t pos, struct sbuf *b)
 		}
 		sbuf_adds(b, "]}");
 	}
-	sbuf_adds(b, "}}");
+	sbuf_adds(b, "}");
+	if (p->last_end != 0)
+		sbuf_addf(b, ",\"round\":{\"end\":%lld,\"ms\":%lld,\"rows\":"
+		    "%llu}", p->last_end, p->last_ms,
+		    (unsigned long long)p->last_rows);
+	sbuf_adds(b, "}");
 }
 
 /* by (a JSON array) names the table's cursor columns, in order */
@@ -275,6 +272,24 @@ same_names(const struct poll_table *t, struct jspan by)
 	return n == t->ncur;
 }
 
+/* the last round a checkpoint names, kept until the next one ends */
+static void
+resume_round(struct poller *p, struct jspan top)
+{
+	struct jspan round, v;
+	int64_t end, ms;
+	uint64_t rows;
+
+	if (jobj_get(top, "round", &round) && jobj_get(round, "end", &v) &&
+	    jnum_i64(v, &end) == 0 && jobj_get(round, "ms", &v) &&
+	    jnum_i64(v, &ms) == 0 && jobj_get(round, "rows", &v) &&
+	    jnum_u64(v, &rows) == 0) {
+		p->last_end = end;
+		p->last_ms = ms;
+		p->last_rows = rows;
+	}
+}
+
 /* --start-pos: the cursors a checkpoint stored (a table it does not name
  * starts from its first row) */
 static int
@@ -290,7 +305,7 @@ resume(struct poller *p, const char *text, uint64_t *pos)
 
 	top.p = text;
 	top.n = strlen(text);
-	if (strncmp(text, POLL_TEXT, strlen(POLL_TEXT)) != 0 ||
+	if (strncmp(text, PGPOLL_TEXT, strlen(PGPOLL_TEXT)) != 0 ||
 	    jscan_validate(text, top.n, &off, &why) == -1 ||
 	    !jobj_get(top, "poll", &v) || jnum_u64(v, pos) == -1 ||
 	    !jobj_get(top, "at", &at) || jiter_init(&it, at) == -1)
@@ -339,6 +354,7 @@ resume(struct poller *p, const char *text, uint64_t *pos)
 		cursor_set(t, cur);
 		free(cur);
 	}
+	resume_round(p, top);
 	return 0;
 }
 
@@ -432,6 +448,8 @@ page(struct poller *p, struct sbuf *out, long long now)
 	char **cur;
 	int i, nrows;
 
+	if (p->round_start == 0)
+		p->round_start = now;
 	r = (PGresult *)pgconn_query(p->conn, "a page of a polled table",
 	    t->cur ? t->next_sql : t->first_sql, t->cur ? t->ncur : 0,
 	    (const char *const *)t->cur, &p->err);
@@ -440,7 +458,19 @@ page(struct poller *p, struct sbuf *out, long long now)
 	nrows = PQntuples(r);
 	for (i = 0; i < nrows; i++)
 		put_row(p, t, r, i, out);
+	p->round_rows += (uint64_t)nrows;
+	/* a short page of the round's last table ends the round: its
+	 * commit, or a pos frame when it has no row, tells the checkpoint */
+	if (nrows < p->cfg->poll_page_size && p->cur + 1 == p->ntables) {
+		p->last_end = now_us_wall() / 1000;
+		p->last_ms = now - p->round_start;
+		p->last_rows = p->round_rows;
+		p->round_start = 0;
+		p->round_rows = 0;
+		p->round_owed = nrows == 0;
+	}
 	if (nrows > 0) {
+		p->round_owed = 0;
 		cur = xcalloc((size_t)t->ncur, sizeof(char *));
 		for (i = 0; i < t->ncur; i++)
 			cur[i] = xstrdup(PQgetvalue(r, nrows - 1,
@@ -513,17 +543,24 @@ pl_acked(void *src, uint64_t acked, struct p2o_err *e)
 	return 0;
 }
 
+/* a round that ended on an empty page: the checkpoint learns of it by a
+ * position of its own, so that status sees the rounds of an idle table */
 static int
 pl_pos_owed(void *src)
 {
-	(void)src;
-	return 0;
+	return ((struct poller *)src)->round_owed;
 }
 
 static void
 pl_put_pos(void *src, struct sbuf *out)
 {
-	(void)src; (void)out;
+	struct poller *p = src;
+	struct sbuf text = SBUF_INIT;
+
+	put_text(p, ++p->pos, &text);
+	msg_put_pos(out, p->pos, text.buf);
+	sbuf_release(&text);
+	p->round_owed = 0;
 }
 
 static void

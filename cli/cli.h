@@ -151,13 +151,14 @@ struct ckpt_view {
 	int	 known;		/* ckpt answered */
 	int	 found;		/* a checkpoint is stored */
 	uint64_t pos;
-	char	 text[1024];
+	char	*text;		/* on the heap, "" none: ckpt_view_release */
 	char	 updated_at[64];
 	char	 instance[160];	/* the process that wrote it, "" unknown */
 	char	 why[P2O_ERR_MAX];	/* when it is not known */
 };
 /* the stored checkpoint, through `ckpt get` */
 void	status_checkpoint(const struct config *, struct ckpt_view *);
+void	ckpt_view_release(struct ckpt_view *);
 
 /* verify_doc.c: documents compared by content */
 

@@ -101,7 +101,7 @@ run(const struct verb *v, int argc, char **argv)
 	struct reconcile rc;
 	struct target_conn tc;
 	struct target_write *w = NULL;
-	struct ckpt_view ck;
+	struct ckpt_view ck = { 0 };
 	struct config cfg;
 	struct p2o_err e;
 	uint64_t rows = 0;
@@ -194,6 +194,7 @@ run(const struct verb *v, int argc, char **argv)
 conn:
 	target_conn_release(&tc);
 out:
+	ckpt_view_release(&ck);
 	free(w);
 	free(rc.want);
 	vtab_release(&rc.tab);

@@ -75,13 +75,16 @@ streaming(const struct config *cfg, char *why, size_t len,
 	wait_ms = 3LL * cfg->checkpoint_interval_ms;
 	usleep((useconds_t)(wait_ms < 2000 ? 2000 : wait_ms) * 1000);
 	status_checkpoint(cfg, &b);
+	rc = 0;
 	if (a.found && b.found && (a.pos != b.pos ||
 	    strcmp(a.updated_at, b.updated_at) != 0)) {
 		snprintf(why, len, "the stored checkpoint moved from %.200s to "
 		    "%.200s while watched", a.text, b.text);
-		return 1;
+		rc = 1;
 	}
-	return 0;
+	ckpt_view_release(&a);
+	ckpt_view_release(&b);
+	return rc;
 }
 
 /* the rows a load of s would copy now: the loader's --count, spawned

@@ -84,15 +84,18 @@ relay_rows(const struct config *cfg, const struct sync_section *s,
 	 * stored is the first generation */
 	if (cfg->source->start_held) {
 		status_checkpoint(cfg, &ck);
-		if (!ck.known)
+		if (!ck.known) {
+			ckpt_view_release(&ck);
 			return p2o_fail(e, P2O_EXIT_TEMPFAIL, "the stored "
 			    "checkpoint could not be read: %s", ck.why);
+		}
 		if (ck.found) {
 			snprintf(cparg, sizeof(cparg), "%llu:%s",
 			    (unsigned long long)ck.pos, ck.text);
 			lextra[n++] = "--checkpoint";
 			lextra[n++] = cparg;
 		}
+		ckpt_view_release(&ck);
 	}
 	lextra[n] = NULL;
 

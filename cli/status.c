@@ -6,7 +6,9 @@
  * slot on the server with what it retains. Works while
  * the pipeline is down, which is when a slot fills a disk:
  * --max-retained-mb makes it a cron job's check. --caught-up waits for
- * the checkpoint to reach the source's position at the call.
+ * the checkpoint to reach the source's position at the call. A source
+ * read again in rounds (poll mode) has no load or slot to show: its
+ * tables' cursors and its last round instead.
  *
  * The source says what it is now and judges a checkpoint against it, as
  * facts (its status operation, source_ops.h); this file is their one
@@ -61,6 +63,7 @@ status_checkpoint(const struct config *cfg, struct ckpt_view *ck)
 	int st;
 
 	memset(ck, 0, sizeof(*ck));
+	ck->text = xstrdup("");
 	p2o_err_clear(&e);
 	if ((st = tool_output(argv, &out, &e)) != 0) {
 		snprintf(ck->why, sizeof(ck->why), "%s", st == -1 ? e.msg :
@@ -83,14 +86,24 @@ status_checkpoint(const struct config *cfg, struct ckpt_view *ck)
 		goto out;
 	}
 	ck->found = 1;
-	if (jobj_get(obj, "text", &v))
-		(void)jstr_copy(v, ck->text, sizeof(ck->text));
+	/* a poll's text names every table's cursor: as long as it is */
+	if (jobj_get(obj, "text", &v) && jspan_type(v) == J_STRING) {
+		free(ck->text);
+		ck->text = jstr_dup(v);
+	}
 	if (jobj_get(obj, "updated_at", &v))
 		(void)jstr_copy(v, ck->updated_at, sizeof(ck->updated_at));
 	if (jobj_get(obj, "instance", &v))
 		(void)jstr_copy(v, ck->instance, sizeof(ck->instance));
 out:
 	sbuf_release(&out);
+}
+
+void
+ckpt_view_release(struct ckpt_view *ck)
+{
+	free(ck->text);
+	ck->text = NULL;
 }
 
 /* a number member of obj as text, or NULL */
@@ -181,13 +194,33 @@ struct judge {
 	const struct source_status *st;
 };
 
+/* 1 reached, 0 not, -1 with err */
 static int
-reached(const struct ckpt_view *ck, const struct judge *j)
+reached(const struct ckpt_view *ck, const struct judge *j,
+    struct p2o_err *e)
 {
 	struct source_ckpt c;
+	int rc;
 
-	j->ops->status_ckpt(j->st, ck->text, ck->pos, &c);
-	return c.reached;
+	rc = j->ops->status_ckpt(j->st, ck->text, ck->pos, &c, e);
+	if (rc == 0)
+		rc = c.reached;
+	source_ckpt_release(&c);
+	return rc;
+}
+
+/* the checkpoint as a line says it: a source read in rounds names it by
+ * its number (its text is every table's cursor, shown apart) */
+static void
+ckpt_line(FILE *f, const struct ckpt_view *ck, const struct judge *j)
+{
+	if (!ck->found)
+		fputs("none", f);
+	else if (j->st->rounds)
+		fprintf(f, "position %llu", (unsigned long long)ck->pos);
+	else
+		fputs(ck->text, f);
+	fputc('\n', f);
 }
 
 /* --caught-up: poll the checkpoint until it reaches the source's
@@ -197,22 +230,32 @@ status_wait(const struct config *cfg, long long timeout_ms,
     const struct judge *j, FILE *f)
 {
 	struct ckpt_view ck;
+	struct p2o_err e;
 	long long end = now_ms() + timeout_ms;
+	int r;
 
+	p2o_err_clear(&e);
 	for (;;) {
 		status_checkpoint(cfg, &ck);
-		if (ck.found && reached(&ck, j)) {
-			if (f)
-				fprintf(f, "caught up: checkpoint %s\n", ck.text);
-			return 0;
+		if (ck.found && (r = reached(&ck, j, &e)) != 0) {
+			if (r == 1 && f) {
+				fputs("caught up: checkpoint ", f);
+				ckpt_line(f, &ck, j);
+			}
+			ckpt_view_release(&ck);
+			return r == 1 ? 0 : cli_fail(&e);
 		}
 		if (now_ms() >= end)
 			break;
+		ckpt_view_release(&ck);
 		usleep(250 * 1000);
 	}
-	if (f)
-		fprintf(f, "not caught up after %lld s: checkpoint %s\n",
-		    timeout_ms / 1000, ck.found ? ck.text : "none");
+	if (f) {
+		fprintf(f, "not caught up after %lld s: checkpoint ",
+		    timeout_ms / 1000);
+		ckpt_line(f, &ck, j);
+	}
+	ckpt_view_release(&ck);
 	return CLI_EXIT_FAILED;
 }
 
@@ -324,6 +367,127 @@ supervisor_view(const struct config *cfg, char *buf, size_t len)
 	return 1;
 }
 
+/* ms since the epoch as "2026-12-07T12:50:00.596Z" */
+static const char *
+iso_ms(long long ms, char *buf, size_t len)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+		snprintf(buf, len, "%lld", ms);
+	else
+		snprintf(buf + strlen(buf), len - strlen(buf), ".%03dZ",
+		    (int)(ms % 1000));
+	return buf;
+}
+
+/* "rev, id" or "2000, 17" */
+static void
+list(struct sbuf *b, char *const *v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		sbuf_addf(b, "%s%s", i ? ", " : "", v[i]);
+}
+
+static void
+json_list(struct sbuf *j, char *const *v, int n)
+{
+	int i;
+
+	sbuf_addc(j, '[');
+	for (i = 0; i < n; i++) {
+		if (i)
+			sbuf_addc(j, ',');
+		sbuf_add_jstr(j, v[i], strlen(v[i]));
+	}
+	sbuf_addc(j, ']');
+}
+
+/* a source read in rounds: the last round and each table's cursor */
+static void
+json_rounds(struct sbuf *j, const struct source_ckpt *c)
+{
+	const struct source_table *t;
+	char at[64];
+	int i;
+
+	sbuf_adds(j, ",\"rounds\":");
+	if (c->has_round) {
+		sbuf_adds(j, "{\"last_end\":");
+		iso_ms(c->round_end_ms, at, sizeof(at));
+		sbuf_add_jstr(j, at, strlen(at));
+		sbuf_addf(j, ",\"age_seconds\":%.3f,\"took_seconds\":%.3f,"
+		    "\"rows\":", c->round_age_s, c->round_took_s);
+		sbuf_add_u64(j, c->round_rows);
+		sbuf_addf(j, ",\"interval_seconds\":%d,\"late\":%s}",
+		    c->interval_s, c->round_late ? "true" : "false");
+	} else
+		sbuf_adds(j, "null");
+	sbuf_adds(j, ",\"tables\":[");
+	for (i = 0; i < c->ntables; i++) {
+		t = &c->tables[i];
+		sbuf_addf(j, "%s{\"table\":", i ? "," : "");
+		sbuf_add_jstr(j, t->table, strlen(t->table));
+		sbuf_adds(j, ",\"by\":");
+		json_list(j, t->by, t->ncur);
+		sbuf_adds(j, ",\"cursor\":");
+		if (t->at != NULL)
+			json_list(j, t->at, t->ncur);
+		else
+			sbuf_adds(j, "null");
+		sbuf_adds(j, ",\"rows_behind\":");
+		sbuf_add_i64(j, t->behind);
+		sbuf_addf(j, ",\"rows_behind_capped\":%s,\"caught_up\":%s}",
+		    t->capped ? "true" : "false", t->reached ? "true" : "false");
+	}
+	sbuf_addc(j, ']');
+}
+
+/* the same as lines */
+static void
+text_rounds(const struct source_ckpt *c)
+{
+	const struct source_table *t;
+	struct sbuf b = SBUF_INIT;
+	char at[64];
+	int i;
+
+	if (!c->has_round)
+		printf("rounds      none ended yet (the first reads every "
+		    "row)\n");
+	else
+		printf("rounds      the last ended %s, %.1f s ago, and read "
+		    "%llu row(s) in %.1f s: %s\n", iso_ms(c->round_end_ms, at,
+		    sizeof(at)), c->round_age_s,
+		    (unsigned long long)c->round_rows, c->round_took_s,
+		    c->round_late ? "LATE (one starts every few seconds): "
+		    "the round now running reads far more, or none runs" :
+		    "keeping up");
+	for (i = 0; i < c->ntables; i++) {
+		t = &c->tables[i];
+		sbuf_reset(&b);
+		sbuf_addf(&b, "table       %s: ", t->table);
+		if (t->at == NULL)
+			sbuf_adds(&b, "no cursor stored (read from its first "
+			    "row)");
+		else {
+			sbuf_adds(&b, "cursor (");
+			list(&b, t->by, t->ncur);
+			sbuf_adds(&b, ") = (");
+			list(&b, t->at, t->ncur);
+			sbuf_adds(&b, ")");
+		}
+		sbuf_addf(&b, ", %s%lld row(s) behind\n", t->capped ?
+		    "more than " : "", (long long)t->behind);
+		fputs(b.buf, stdout);
+	}
+	sbuf_release(&b);
+}
+
 static void
 json(const struct config *cfg, const struct status_opts *so,
     const struct source_status *st, const struct ckpt_view *ck,
@@ -334,6 +498,8 @@ json(const struct config *cfg, const struct status_opts *so,
 	int i;
 
 	sbuf_addf(&j, "{\"source\":\"%s\"", st->kind);
+	if (st->mode != NULL)
+		sbuf_addf(&j, ",\"mode\":\"%s\"", st->mode);
 	if (st->has_pos) {
 		sbuf_adds(&j, ",\"position\":");
 		sbuf_add_u64(&j, st->pos);
@@ -342,8 +508,10 @@ json(const struct config *cfg, const struct status_opts *so,
 		sbuf_adds(&j, ",\"supervisor\":");
 		sbuf_add_jstr(&j, sup, strlen(sup));
 	}
-	sbuf_adds(&j, ",\"position_text\":");
-	sbuf_add_jstr(&j, st->pos_text, strlen(st->pos_text));
+	if (st->pos_text[0]) {
+		sbuf_adds(&j, ",\"position_text\":");
+		sbuf_add_jstr(&j, st->pos_text, strlen(st->pos_text));
+	}
 	sbuf_adds(&j, ",\"checkpoint\":");
 	if (ck->found) {
 		sbuf_adds(&j, "{\"pos\":");
@@ -369,9 +537,13 @@ json(const struct config *cfg, const struct status_opts *so,
 		sbuf_addc(&j, '}');
 	} else
 		sbuf_adds(&j, "null");
-	sbuf_adds(&j, ",\"loads\":");
-	if (status_loads(cfg, NULL, &j) == -1)
-		sbuf_adds(&j, "null");
+	if (st->rounds && ck->found && c->parsed)
+		json_rounds(&j, c);
+	if (!st->rounds) {
+		sbuf_adds(&j, ",\"loads\":");
+		if (status_loads(cfg, NULL, &j) == -1)
+			sbuf_adds(&j, "null");
+	}
 	if (st->has_slots) {
 		sbuf_adds(&j, ",\"slots\":[");
 		for (i = 0; i < st->nslots; i++)
@@ -409,6 +581,13 @@ text(const struct config *cfg, const struct status_opts *so,
 	else if (!c->parsed)
 		printf("checkpoint  %s: not a %s position\n", ck->text,
 		    cfg->source->title);
+	else if (st->rounds) {
+		/* its text is every table's cursor: they have lines below */
+		printf("checkpoint  position %llu (stored %s%s%s)\n",
+		    (unsigned long long)ck->pos, ck->updated_at,
+		    ck->instance[0] ? " by " : "", ck->instance);
+		text_rounds(c);
+	}
 	else if (c->gone)
 		printf("checkpoint  %s: %s is no longer on the server (purged): "
 		    "the stream cannot resume from it; the tables must be "
@@ -424,7 +603,8 @@ text(const struct config *cfg, const struct status_opts *so,
 			printf("; %s is still on the server", c->resume);
 		putchar('\n');
 	}
-	status_loads(cfg, stdout, NULL);
+	if (!st->rounds)
+		status_loads(cfg, stdout, NULL);
 	if (!st->has_slots)
 		return;
 	printf("slots       %d on the server (* the configured one)\n",
@@ -471,8 +651,10 @@ show(const struct config *cfg, const struct status_opts *so)
 	status_checkpoint(cfg, &ck);
 	memset(&c, 0, sizeof(c));
 	c.lag_bytes = -1;
-	if (ck.found)
-		ops->status_ckpt(&st, ck.text, ck.pos, &c);
+	if (ck.found && ops->status_ckpt(&st, ck.text, ck.pos, &c, &e) == -1) {
+		rc = cli_fail(&e);
+		goto done;
+	}
 	for (i = 0; i < st.nslots; i++)
 		if (so->max_retained >= 0 && st.slots[i].has_retained &&
 		    st.slots[i].retained > so->max_retained)
@@ -485,6 +667,9 @@ show(const struct config *cfg, const struct status_opts *so)
 	    strcmp(st.mine->verdict, "lost") == 0) ||
 	    (st.has_standby && st.standby.kind == SV_FAIL))
 		rc = CLI_EXIT_FAILED;
+done:
+	source_ckpt_release(&c);
+	ckpt_view_release(&ck);
 out:
 	source_status_release(&st);
 	return rc;
@@ -536,9 +721,9 @@ run(const struct verb *v, int argc, char **argv)
 	}
 	/* a source without a slot to drop keeps none to measure */
 	if (so.max_retained >= 0 && source_ops_of(&cfg)->drop_stream == NULL) {
-		rc = cli_usage(v, "--max-retained-mb: a %s source has no slot; "
-		    "its server keeps what it keeps by its own retention",
-		    cfg.source->title);
+		rc = cli_usage(v, "--max-retained-mb: %s has no slot; its "
+		    "server keeps what it keeps by its own retention",
+		    source_ops_of(&cfg)->what);
 		config_release(&cfg);
 		return rc;
 	}
@@ -564,8 +749,10 @@ const struct verb verb_status = {
 	    "failover slot and the standby slots it waits for "
 	    "(synchronized_standby_slots; one this server lacks stalls it). On "
 	    "MySQL: the checkpoint against the binlog position now, and whether "
-	    "the binlog file it needs still exists. It reads only, and works "
-	    "while the pipeline is down.",
+	    "the binlog file it needs still exists. On PostgreSQL in poll "
+	    "mode: each table's cursor and the rows after it, the last "
+	    "round and whether the next is late, and no slot. It reads only, "
+	    "and works while the pipeline is down.",
 	.opts = opts,
 	.exits = "  0   shown (--caught-up: caught up)\n  1   a slot retains "
 	    "more than --max-retained-mb, a slot is lost,\n      a failover "

@@ -201,7 +201,7 @@ run(const struct verb *v, int argc, char **argv)
 	const char *path = CLI_DEFAULT_CONFIG, *arg, *table = NULL;
 	struct verify vf;
 	struct target_conn tc;
-	struct ckpt_view ck;
+	struct ckpt_view ck = { 0 };
 	struct config cfg;
 	struct p2o_err e;
 	long long t0, ms;
@@ -289,6 +289,7 @@ run(const struct verb *v, int argc, char **argv)
 conn:
 	target_conn_release(&tc);
 out:
+	ckpt_view_release(&ck);
 	vtab_release(&vf.tab);
 	olist_release(&vf.orph);
 	free(vf.want);

@@ -18,12 +18,14 @@
 
 extern const struct source_module source_postgres, source_mysql;
 
+/* poll: the operations of the kind's poll mode (source.mode: poll), whose
+ * server keeps nothing of the stream's; NULL for a kind without it */
 static const struct {
 	const struct source_module *mod;
-	const struct source_ops *ops;
+	const struct source_ops *ops, *poll;
 } kinds[] = {
-	{ &source_postgres, &pgsource_ops },
-	{ &source_mysql, &mysource_ops },
+	{ &source_postgres, &pgsource_ops, &pgpoll_ops },
+	{ &source_mysql, &mysource_ops, NULL },
 };
 
 const struct source_ops *
@@ -33,7 +35,8 @@ source_ops_of(const struct config *cf)
 
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (kinds[i].mod == cf->source)
-			return kinds[i].ops;
+			return cf->poll && kinds[i].poll != NULL ?
+			    kinds[i].poll : kinds[i].ops;
 	/* a configuration always names a kind its loader resolved */
 	return NULL;
 }
@@ -88,4 +91,24 @@ source_status_release(struct source_status *st)
 	if (st->priv_free != NULL)
 		st->priv_free(st->priv);
 	memset(st, 0, sizeof(*st));
+}
+
+void
+source_ckpt_release(struct source_ckpt *ck)
+{
+	int i, j;
+
+	for (i = 0; i < ck->ntables; i++) {
+		for (j = 0; j < ck->tables[i].ncur; j++) {
+			free(ck->tables[i].by[j]);
+			if (ck->tables[i].at != NULL)
+				free(ck->tables[i].at[j]);
+		}
+		free(ck->tables[i].by);
+		free(ck->tables[i].at);
+		free(ck->tables[i].table);
+	}
+	free(ck->tables);
+	ck->tables = NULL;
+	ck->ntables = 0;
 }

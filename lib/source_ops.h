@@ -88,6 +88,7 @@ struct source_slot {
  * cli/status.c alone renders */
 struct source_status {
 	const char *kind;	/* the module's kind: --json's "source" */
+	const char *mode;	/* --json's "mode" when not a stream: "poll" */
 	char	 engine[16];	/* "PostgreSQL", "MySQL", "MariaDB" */
 	char	 where[1200];	/* the rest of its line: "WAL at 0/3000148" */
 	char	 pos_text[600];	/* the position now, as a checkpoint says it */
@@ -103,8 +104,26 @@ struct source_status {
 	 * waits for); has_standby 0 when there is nothing to say */
 	int	 has_standby;
 	struct source_verdict standby;
+	/* the tables are read in rounds, no initial load (poll mode): no
+	 * load to show, each table's cursor and the last round instead
+	 * (struct source_ckpt) */
+	int	 rounds;
 	void	*priv;		/* the kind's own (files, coordinates) */
 	void	(*priv_free)(void *);
+};
+
+/* one table a source reads again in rounds (poll mode): its cursor as the
+ * checkpoint stores it, against the rows the table holds */
+struct source_table {
+	char	*table;		/* "public.items" */
+	int	 ncur;
+	char	**by;		/* the cursor's columns: poll column, key */
+	char	**at;		/* their values in the checkpoint, as text;
+				 * NULL: none (read from its first row) */
+	int64_t	 behind;	/* rows after the cursor, at most ... */
+	int	 capped;	/* ... the cap: at least behind */
+	int	 reached;	/* no row the table held at the call is
+				 * after the cursor */
 };
 
 /* a stored checkpoint judged against the source now */
@@ -119,9 +138,22 @@ struct source_ckpt {
 	char	 resume[600];
 	char	 resume_file[512];
 	int	 gone;
+	/* a source read in rounds (source_status.rounds): each table, and
+	 * the last round the checkpoint names (has_round) */
+	int	 ntables;
+	struct source_table *tables;
+	int	 has_round;
+	long long round_end_ms;	/* when it ended, ms since the epoch */
+	double	 round_age_s;	/* how long ago, at the judgement */
+	double	 round_took_s;	/* how long it read */
+	uint64_t round_rows;	/* the rows it sent */
+	int	 interval_s;	/* the rounds' period */
+	int	 round_late;	/* the round after it is overdue */
 };
 
 struct source_ops {
+	/* what messages call a source of it: "a MySQL source" */
+	const char *what;
 	/* init: the tables the role may read, those named chosen, their
 	 * fields by mo (NULL: none): 0, 1 a name is not eligible (why in
 	 * err), -1 with err */
@@ -158,9 +190,11 @@ struct source_ops {
 	 * -1 with err */
 	int	(*status)(const struct config *, struct source_status *,
 		    struct p2o_err *);
-	/* a stored checkpoint (its text and number) against st */
-	void	(*status_ckpt)(const struct source_status *, const char *text,
-		    uint64_t pos, struct source_ckpt *);
+	/* a stored checkpoint (its text and number) against st, into a
+	 * struct source_ckpt (source_ckpt_release): 0, or -1 with err (a
+	 * kind that asks its server again, through st) */
+	int	(*status_ckpt)(const struct source_status *, const char *text,
+		    uint64_t pos, struct source_ckpt *, struct p2o_err *);
 	/* 1 when a reader streams from the source now (why says what was
 	 * seen), 0 not, -1 with err */
 	int	(*stream_live)(const struct config *, char *why, size_t len,
@@ -190,9 +224,12 @@ void	source_verdict_set(struct source_verdict *, enum source_verdict_kind,
 	    int code, const char *subject, const char *fmt, ...)
 	    __attribute__((format(printf, 5, 6)));
 void	source_status_release(struct source_status *);
+void	source_ckpt_release(struct source_ckpt *);
 
 /* pgsource.c */
 extern const struct source_ops pgsource_ops;
+/* PostgreSQL in poll mode (source.mode: poll): no slot, no publication */
+extern const struct source_ops pgpoll_ops;
 
 /* mysource.c */
 extern const struct source_ops mysource_ops;

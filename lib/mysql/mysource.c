@@ -107,19 +107,21 @@ behind(const struct my_now *now, const char *file, uint32_t off)
 	return b + now->off;
 }
 
-static void
+static int
 my_status_ckpt(const struct source_status *st, const char *text,
-    uint64_t pos, struct source_ckpt *ck)
+    uint64_t pos, struct source_ckpt *ck, struct p2o_err *e)
 {
 	const struct my_now *now = st->priv;
 	struct mypos p;
 	char err[128];
 	long long a, b;
 
+	(void)pos;
+	(void)e;
 	memset(ck, 0, sizeof(*ck));
 	ck->lag_bytes = -1;
 	if (mypos_parse(&p, text, err, sizeof(err)) == -1)
-		return;
+		return 0;
 	ck->parsed = 1;
 	a = binlog_file_index(p.file, strlen(p.file));
 	b = binlog_file_index(now->file, strlen(now->file));
@@ -129,6 +131,7 @@ my_status_ckpt(const struct source_status *st, const char *text,
 	snprintf(ck->resume_file, sizeof(ck->resume_file), "%s", p.file);
 	snprintf(ck->resume, sizeof(ck->resume), "binlog file '%s'", p.file);
 	mypos_release(&p);
+	return 0;
 }
 
 /* a binlog dump thread of the user the source url names (the server does
@@ -265,6 +268,7 @@ my_setup_sql(struct sbuf *b, const struct config *cfg, const char *role)
 }
 
 const struct source_ops mysource_ops = {
+	.what = "a MySQL source",
 	.catalogue = mylist_catalogue,
 	.validate = validate_my,
 	.reload_apply = NULL,

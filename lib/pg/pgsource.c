@@ -22,6 +22,7 @@
 #include "pgcat.h"
 #include "pgconn.h"
 #include "pglist.h"
+#include "pgpoll.h"
 #include "pgserver.h"
 #include "source.h"
 #include "sbuf.h"
@@ -315,10 +316,12 @@ pg_status(const struct config *cfg, struct source_status *st,
 	return 0;
 }
 
-static void
+static int
 pg_status_ckpt(const struct source_status *st, const char *text,
-    uint64_t pos, struct source_ckpt *ck)
+    uint64_t pos, struct source_ckpt *ck, struct p2o_err *e)
 {
+	(void)text;
+	(void)e;
 	memset(ck, 0, sizeof(*ck));
 	ck->parsed = 1;
 	ck->reached = pos >= st->pos;
@@ -327,6 +330,7 @@ pg_status_ckpt(const struct source_status *st, const char *text,
 		ck->has_lag_s = 1;
 		ck->lag_s = st->mine->lag_s;
 	}
+	return 0;
 }
 
 static int
@@ -684,6 +688,7 @@ pg_setup_sql(struct sbuf *b, const struct config *cfg, const char *role)
 }
 
 const struct source_ops pgsource_ops = {
+	.what = "a PostgreSQL source",
 	.catalogue = pglist_catalogue,
 	.validate = validate_pg,
 	.reload_apply = pg_reload_apply,
@@ -693,6 +698,29 @@ const struct source_ops pgsource_ops = {
 	.drop_stream = pg_drop_stream,
 	.status = pg_status,
 	.status_ckpt = pg_status_ckpt,
+	.stream_live = pg_stream_live,
+	.pos_now = pg_pos_now,
+	.pos_close = pg_pos_close,
+};
+
+/*
+ * Poll mode reads the tables with plain queries (capture-pg/poll.c): the
+ * server keeps nothing of the stream's, so there is no slot to drop or
+ * to measure, and status shows each table's cursor and the rounds
+ * (pgpoll.c). The rest is the same as a stream's, each of which knows
+ * the mode (validate, setup-sql, bootstrap).
+ */
+const struct source_ops pgpoll_ops = {
+	.what = "a PostgreSQL source in poll mode",
+	.catalogue = pglist_catalogue,
+	.validate = validate_pg,
+	.reload_apply = pg_reload_apply,
+	.url_user = pg_url_user,
+	.setup_sql = pg_setup_sql,
+	.bootstrap = pg_bootstrap,
+	.drop_stream = NULL,
+	.status = pgpoll_status,
+	.status_ckpt = pgpoll_status_ckpt,
 	.stream_live = pg_stream_live,
 	.pos_now = pg_pos_now,
 	.pos_close = pg_pos_close,

@@ -7,10 +7,13 @@
 # killed -9 mid-page resumes from the cursor the checkpoint stores (not
 # from the first row), the capture killed -9 alone under writes too; the
 # index then equals the table's live rows by content, and nothing was
-# created on the server.
+# created on the server. pg2osync status shows each table's cursor, the
+# rows behind it and the last round, and no slot, WAL or load; --caught-up
+# judges by the rows; status changes nothing.
 # Fails when: a polled change is lost, a soft delete leaves its document,
-# a restart reads the table from its first row again, or the mode asks
-# for replication.
+# a restart reads the table from its first row again, the mode asks
+# for replication, or status shows a slot's facts (WAL, lag in bytes,
+# slots, loads) for a poll or misjudges its cursor, rows or rounds.
 . "$(dirname "$0")/../lib.sh"
 
 S=p2o_poll IX=p2o_poll_items
@@ -81,6 +84,19 @@ ok $(grep -q 'GRANT SELECT ON TABLE "public"."poll_items"' "$T/setup.sql" &&
 	"setup-sql grants SELECT and asks for no replication"
 
 ckpt_pos() { ckpt -c "$T/cfg.yaml" get 2>/dev/null | jq -r '.pos // 0'; }
+st_json() { pg2osync status -c "$T/cfg.yaml" --json 2>/dev/null; }
+
+# status before the first start: no slot, WAL or load line for a poll
+pg2osync status -c "$T/cfg.yaml" > "$T/st.out" 2>&1
+st=$?
+ok $([ $st = 0 ] && grep -q '^source .*poll mode' "$T/st.out" &&
+	! grep -qE '^(slots|load) |WAL at|behind|does not exist' "$T/st.out"; echo $?) \
+	"status before the first start: poll mode, no slot, WAL or load line (exit $st)"
+[ $_tap_fail -gt 0 ] && sed 's/^/#   /' "$T/st.out"
+pg2osync status -c "$T/cfg.yaml" --max-retained-mb 10 > /dev/null 2> "$T/st.err"
+st=$?
+ok $([ $st = 64 ] && grep -q 'poll mode has no slot' "$T/st.err"; echo $?) \
+	"status --max-retained-mb on a poll: a usage error, no slot (exit $st)"
 
 # the whole process killed -9 in the middle of the first round
 sup_start; ok $? "the poll pipeline comes up"
@@ -95,6 +111,25 @@ ok $(grep -q "resuming the poll of 1 table(s) from the stored cursors (position 
 	"the restart resumes from the stored cursor"
 check "the first round ends equal by content" -- wait_equal poll_live $IX 120 "$SEL"
 
+# status of a poll caught up: the cursor is the table's last row
+wait_for 30 sh -c "pg2osync status -c '$T/cfg.yaml' --json 2>/dev/null | jq -e '.rounds != null' >/dev/null"
+st_json > "$T/st.json"
+last=$(psql_q -c "select rev || ',' || id from poll_items order by rev desc, id desc limit 1")
+ok $(jq -e --arg last "$last" '.mode == "poll" and (has("slots") | not) and (has("loads") | not) and
+	(has("position") | not) and (.checkpoint | has("lag_bytes") | not) and
+	(.tables | length) == 1 and .tables[0].table == "public.poll_items" and
+	.tables[0].by == ["rev","id"] and (.tables[0].cursor | join(",")) == $last and
+	.tables[0].rows_behind == 0 and .tables[0].caught_up and
+	.rounds.late == false and .rounds.interval_seconds == 1 and .rounds.age_seconds < 10' "$T/st.json" >/dev/null; echo $?) \
+	"status --json: the table's cursor is its last row ($last), 0 rows behind, rounds keeping up, no slot, load or lag"
+[ $_tap_fail -gt 0 ] && sed 's/^/#   /' "$T/st.json"
+pg2osync status -c "$T/cfg.yaml" > "$T/st.out" 2>&1
+ok $(grep -qE "^table +public.poll_items: cursor \(rev, id\) = \(${last/,/, }\), 0 row\(s\) behind" "$T/st.out" &&
+	grep -qE '^rounds +the last ended .*: keeping up' "$T/st.out" &&
+	! grep -qE '^(slots|load) |WAL at|MB behind|does not exist' "$T/st.out"; echo $?) \
+	"status: the cursor, 0 rows behind, the rounds keeping up, no slot, WAL or load line"
+[ $_tap_fail -gt 0 ] && sed 's/^/#   /' "$T/st.out"
+
 # inserts, updates, soft deletes
 psql_q -c "insert into poll_items (id, v) select g, 'new ' || g from generate_series(20001, 20100) g;
 	update poll_items set v = v || ' changed' where id % 7 = 0;
@@ -103,6 +138,11 @@ check "inserts, updates and soft deletes are indexed" -- wait_equal poll_live $I
 c=$(os_count $IX); l=$(psql_q -c "select count(*) from poll_live")
 ok $([ "$c" = "$l" ]; echo $?) "soft-deleted rows have no document ($c documents, $l live rows)"
 psql_q -c "update poll_items set deleted = false where id = 11"
+pg2osync status -c "$T/cfg.yaml" --caught-up --timeout 30 > "$T/st.out" 2>&1
+st=$?
+ok $([ $st = 0 ] && grep -qE '^caught up: checkpoint position [0-9]+$' "$T/st.out"; echo $?) \
+	"status --caught-up after an update, the pipeline running: 0 (exit $st)"
+[ $_tap_fail -gt 0 ] && sed 's/^/#   /' "$T/st.out"
 check "a row no longer soft-deleted comes back" -- wait_equal poll_live $IX 30 "$SEL"
 
 # one writer (the mode's documented limit: a second would commit a value
@@ -131,5 +171,26 @@ ok $(psql_q -c "select count(*) from pg_publication where pubname like '$S%'" | 
 	"no publication was created"
 
 kill -TERM $SUP; wait $SUP; ok $? "SIGTERM drains, exit 0"
+
+# the pipeline stopped: rows changed since are behind the cursor, and
+# status, which reads only, changes neither the table nor the checkpoint
+psql_q -c "update poll_items set v = v || ' late' where id in (1, 2, 3, 20050)"
+sum() { psql_q -c "select md5(string_agg(id || ':' || v || ':' || deleted || ':' || rev, ',' order by id)) from poll_items"; }
+before="$(sum) $(ckpt -c "$T/cfg.yaml" get 2>/dev/null)"
+pg2osync status -c "$T/cfg.yaml" > "$T/st.out" 2>&1
+ok $(grep -qE '^table +public.poll_items: cursor .*, 4 row\(s\) behind$' "$T/st.out"; echo $?) \
+	"status with the pipeline stopped: the 4 rows updated since are behind the cursor"
+[ $_tap_fail -gt 0 ] && sed 's/^/#   /' "$T/st.out"
+pg2osync status -c "$T/cfg.yaml" --caught-up --timeout 3 > "$T/st.out" 2>&1
+st=$?
+ok $([ $st = 1 ] && grep -q '^not caught up after 3 s: checkpoint position' "$T/st.out"; echo $?) \
+	"status --caught-up --timeout 3 with the pipeline stopped: 1 (exit $st)"
+# a round is late past twice (interval + its length) and 10 s
+wait_for 40 sh -c "pg2osync status -c '$T/cfg.yaml' --json 2>/dev/null | jq -e '.rounds.late' >/dev/null"
+ok $? "the rounds are late once the pipeline has been stopped a while"
+pg2osync status -c "$T/cfg.yaml" > "$T/st.out" 2>&1
+ok $(grep -qE '^rounds +the last ended .*: LATE' "$T/st.out"; echo $?) "... and the lines say so"
+after="$(sum) $(ckpt -c "$T/cfg.yaml" get 2>/dev/null)"
+ok $([ "$before" = "$after" ]; echo $?) "status changed neither the table nor the checkpoint"
 [ $_tap_fail -gt 0 ] && { diag "supervisor log:"; grep -v ' info: ' "$T/sup.log" | tail -n 40 | sed 's/^/#   /'; }
 done_testing
