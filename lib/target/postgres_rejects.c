@@ -257,56 +257,22 @@ pgt_rejects_request(struct pgt_session *s, const char *what,
 
 /* ---- the listing and the clearing, blocking ---- */
 
-static struct jspan
-member(struct jspan obj, const char *name)
-{
-	struct jspan v = { NULL, 0 };
-
-	if (!jobj_get(obj, name, &v) || jspan_type(v) == J_NULL)
-		v.p = NULL, v.n = 0;
-	return v;
-}
-
 /* a record read back (its text kept by the set): 0, or -1 when it is
  * not one of ours */
 static int
 add_record(struct target_rejects *set, const char *key, const char *text)
 {
 	struct target_reject *r;
-	struct jspan src, v;
-	const char *op;
+	struct jspan src;
 	char *copy = target_rejects_keep(set, xstrdup(text));
 	size_t off;
 
 	src.p = copy, src.n = strlen(copy);
 	if (jscan_validate(src.p, src.n, &off, NULL) == -1 ||
-	    jspan_type(src) != J_OBJECT ||
-	    (op = target_rejects_str(set, src, "op")) == NULL)
+	    (r = target_rejects_add(set, src,
+	    target_rejects_keep(set, xstrdup(key)))) == NULL)
 		return -1;
-	if (set->n == set->cap) {
-		set->cap = set->cap ? set->cap * 2 : 64;
-		set->r = xrealloc(set->r, (size_t)set->cap * sizeof(*set->r));
-		set->key = xrealloc(set->key, (size_t)set->cap *
-		    sizeof(*set->key));
-	}
-	r = &set->r[set->n];
-	memset(r, 0, sizeof(*r));
-	r->del = strcmp(op, "delete") == 0;
-	r->index = member(src, "index");
-	r->id = member(src, "id");
-	r->routing = member(src, "routing");
-	r->pipeline = member(src, "pipeline");
-	r->doc = member(src, "doc");
-	if (r->index.p == NULL || jspan_type(r->index) != J_STRING ||
-	    r->id.p == NULL || jspan_type(r->id) != J_STRING ||
-	    (!r->del && (r->doc.p == NULL || jspan_type(r->doc) != J_OBJECT)) ||
-	    !jobj_get(src, "version", &v) || jnum_u64(v, &r->version) == -1)
-		return -1;
-	r->position = target_rejects_str(set, src, "position");
-	r->table = target_rejects_str(set, src, "table");
-	r->reason = target_rejects_str(set, src, "reason");
 	r->stream = target_rejects_str(set, src, "stream");
-	set->key[set->n++] = target_rejects_keep(set, xstrdup(key));
 	return 0;
 }
 
