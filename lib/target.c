@@ -322,6 +322,43 @@ target_rejects_add(struct target_rejects *set, struct jspan src,
 	return r;
 }
 
+static void
+add_str(struct sbuf *b, const char *name, const char *s)
+{
+	if (s == NULL)
+		return;
+	sbuf_addf(b, ",\"%s\":", name);
+	sbuf_add_jstr(b, s, strlen(s));
+}
+
+static void
+add_raw(struct sbuf *b, const char *name, struct jspan v)
+{
+	if (v.p == NULL)
+		return;
+	sbuf_addf(b, ",\"%s\":", name);
+	sbuf_add(b, v.p, v.n);
+}
+
+void
+target_reject_put(struct sbuf *b, const struct target_reject *r,
+    const char *nostream)
+{
+	add_raw(b, "index", r->index);
+	add_raw(b, "id", r->id);
+	add_raw(b, "routing", r->routing);
+	add_raw(b, "pipeline", r->pipeline);
+	sbuf_adds(b, ",\"version\":");
+	sbuf_add_u64(b, r->version);
+	add_str(b, "stream", r->stream ? r->stream : nostream);
+	add_str(b, "position", r->position);
+	add_str(b, "table", r->table);
+	add_str(b, "reason", r->reason ? r->reason : "");
+	if (!r->del)
+		add_raw(b, "doc", r->doc);
+	sbuf_adds(b, "}\n");
+}
+
 long long
 target_backoff(long long *cur_ms, long long first_ms)
 {
@@ -682,4 +719,29 @@ target_node_major(struct jspan v, int major, const char *flavor,
 	}
 	snprintf(node, nodelen, "%s %s", flavor, num);
 	return TA_OK;
+}
+
+int
+target_name_chars(const char *text, enum target_name_part part, size_t max,
+    const char *punct, const char *what, char *why, size_t whylen)
+{
+	char set[80];
+	size_t n = strlen(text);
+
+	if (part == TNAME_WHOLE && n == 0) {
+		snprintf(why, whylen, "must not be empty");
+		return -1;
+	}
+	if (n > max) {
+		snprintf(why, whylen, "must be at most %zu bytes", max);
+		return -1;
+	}
+	snprintf(set, sizeof(set), "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789%s", punct);
+	if (strspn(text, set) != n) {
+		snprintf(why, whylen, "must hold only letters, digits, %s",
+		    what);
+		return -1;
+	}
+	return 0;
 }

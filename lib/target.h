@@ -600,6 +600,12 @@ void	target_copy_cut(struct jspan s, char *buf, size_t cap);
 enum target_answer target_node_major(struct jspan v, int major,
 	    const char *flavor, const char *product, char *node,
 	    size_t nodelen, char *why, size_t whylen);
+/* a name of letters, digits and the punctuation punct, at most max
+ * bytes, not empty when whole: 0, or -1 with why ("must hold only letters,
+ * digits, " what) */
+int	target_name_chars(const char *text, enum target_name_part part,
+	    size_t max, const char *punct, const char *what, char *why,
+	    size_t whylen);
 /* s's bytes added to an encoded body, at says where they are */
 void	target_span_add(struct sbuf *out, struct jspan s, struct aspan *at);
 /* a capability's name for messages ("routing"), "" for none */
@@ -635,6 +641,11 @@ char	*target_rejects_keep(struct target_rejects *set, char *p);
  * to keep), or NULL when src is not one of ours */
 struct target_reject *target_rejects_add(struct target_rejects *set,
 	    struct jspan src, const char *key);
+/* the rest of a record's JSON line after the store's own first members:
+ * ,"index":..,"id":.. up to the document and }\n (a stream of NULL as
+ * nostream, NULL: none) - what target_rejects_add reads back */
+void	target_reject_put(struct sbuf *b, const struct target_reject *r,
+	    const char *nostream);
 /* obj's string member name as a copy set owns, NULL when none */
 const char *target_rejects_str(struct target_rejects *set, struct jspan obj,
 	    const char *name);

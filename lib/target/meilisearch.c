@@ -106,23 +106,8 @@ static int
 index_name(const char *text, enum target_name_part part, char *why,
     size_t whylen)
 {
-	size_t n = strlen(text);
-
-	if (part == TNAME_WHOLE && n == 0) {
-		snprintf(why, whylen, "must not be empty");
-		return -1;
-	}
-	if (n > 400) {
-		snprintf(why, whylen, "must be at most 400 bytes");
-		return -1;
-	}
-	if (strspn(text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "0123456789-_") != n) {
-		snprintf(why, whylen, "must hold only letters, digits, '-' and "
-		    "'_' (a Meilisearch index uid)");
-		return -1;
-	}
-	return 0;
+	return target_name_chars(text, part, 400, "-_", "'-' and '_' (a "
+	    "Meilisearch index uid)", why, whylen);
 }
 
 /* no mapping file (no TCAP_MAPPINGS) and no join: the defaults */

@@ -74,24 +74,6 @@ record_key(const struct target_reject *r, char key[17])
 }
 
 static void
-add_str(struct sbuf *b, const char *name, const char *s)
-{
-	if (s == NULL)
-		return;
-	sbuf_addf(b, ",\"%s\":", name);
-	sbuf_add_jstr(b, s, strlen(s));
-}
-
-static void
-add_raw(struct sbuf *b, const char *name, struct jspan v)
-{
-	if (v.p == NULL)
-		return;
-	sbuf_addf(b, ",\"%s\":", name);
-	sbuf_add(b, v.p, v.n);
-}
-
-static void
 rejects_prepare_call(struct sbuf *path, struct http_call *call)
 {
 	os_create_call(REJECTS_INDEX, REJECTS_BODY, path, call);
@@ -158,19 +140,7 @@ rejects_call(const struct target_reject *r, int n, struct sbuf *body,
 		sbuf_addf(body, "{\"index\":{\"_index\":\"" REJECTS_INDEX
 		    "\",\"_id\":\"%s\"}}\n{\"key\":\"%s\",\"op\":\"%s\"",
 		    key, key, r[i].del ? "delete" : "index");
-		add_raw(body, "index", r[i].index);
-		add_raw(body, "id", r[i].id);
-		add_raw(body, "routing", r[i].routing);
-		add_raw(body, "pipeline", r[i].pipeline);
-		sbuf_adds(body, ",\"version\":");
-		sbuf_add_u64(body, r[i].version);
-		add_str(body, "stream", r[i].stream);
-		add_str(body, "position", r[i].position);
-		add_str(body, "table", r[i].table);
-		add_str(body, "reason", r[i].reason ? r[i].reason : "");
-		if (!r[i].del)
-			add_raw(body, "doc", r[i].doc);
-		sbuf_adds(body, "}\n");
+		target_reject_put(body, &r[i], NULL);
 	}
 	http_call_set(call, "POST", REJECTS_BULK, "application/x-ndjson",
 	    body->buf, body->len);

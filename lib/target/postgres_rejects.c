@@ -77,24 +77,6 @@ count_answer(long status, const struct sbuf *resp, uint64_t *n, char *why,
 	return TA_OK;
 }
 
-static void
-add_str(struct sbuf *b, const char *name, const char *s)
-{
-	if (s == NULL)
-		return;
-	sbuf_addf(b, ",\"%s\":", name);
-	sbuf_add_jstr(b, s, strlen(s));
-}
-
-static void
-add_raw(struct sbuf *b, const char *name, struct jspan v)
-{
-	if (v.p == NULL)
-		return;
-	sbuf_addf(b, ",\"%s\":", name);
-	sbuf_add(b, v.p, v.n);
-}
-
 /* one line a record: {"op":..,"index":..,"id":..,"version":N,...} */
 static void
 records_call(const struct target_reject *r, int n, struct sbuf *body,
@@ -106,19 +88,7 @@ records_call(const struct target_reject *r, int n, struct sbuf *body,
 	for (i = 0; i < n; i++) {
 		sbuf_addf(body, "{\"op\":\"%s\"", r[i].del ? "delete" :
 		    "index");
-		add_raw(body, "index", r[i].index);
-		add_raw(body, "id", r[i].id);
-		add_raw(body, "routing", r[i].routing);
-		add_raw(body, "pipeline", r[i].pipeline);
-		sbuf_adds(body, ",\"version\":");
-		sbuf_add_u64(body, r[i].version);
-		add_str(body, "stream", r[i].stream ? r[i].stream : "");
-		add_str(body, "position", r[i].position);
-		add_str(body, "table", r[i].table);
-		add_str(body, "reason", r[i].reason ? r[i].reason : "");
-		if (!r[i].del)
-			add_raw(body, "doc", r[i].doc);
-		sbuf_adds(body, "}\n");
+		target_reject_put(body, &r[i], "");
 	}
 	http_call_set(call, "POST", "/rejects/put", "application/x-ndjson",
 	    body->buf, body->len);

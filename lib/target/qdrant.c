@@ -101,22 +101,9 @@ static int
 index_name(const char *text, enum target_name_part part, char *why,
     size_t whylen)
 {
-	size_t n = strlen(text);
-
-	if (part == TNAME_WHOLE && n == 0) {
-		snprintf(why, whylen, "must not be empty");
+	if (target_name_chars(text, part, 255, "-_.", "'-', '_' and '.' (a "
+	    "Qdrant collection name)", why, whylen) == -1)
 		return -1;
-	}
-	if (n > 255) {
-		snprintf(why, whylen, "must be at most 255 bytes");
-		return -1;
-	}
-	if (strspn(text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "0123456789-_.") != n) {
-		snprintf(why, whylen, "must hold only letters, digits, '-', '_' "
-		    "and '.' (a Qdrant collection name)");
-		return -1;
-	}
 	if (part != TNAME_INSIDE && text[0] == '.') {
 		snprintf(why, whylen, "must not start with '.'");
 		return -1;
