@@ -7,6 +7,7 @@
  * leaves behind. Pure; never trusts a line it reads to be one it wrote.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,6 +177,19 @@ tentry_plan(struct sbuf *plan, size_t head, size_t unitsize,
 		}
 	reduce(body, ents, n);
 	return n;
+}
+
+void
+tentry_verdict(struct item_result *it, int del, enum item_verdict v,
+    long status, const char *type, const char *reason)
+{
+	it->verdict = v;
+	it->del = del;
+	it->status = (int)status;
+	snprintf(it->type, sizeof(it->type), "%.*s",
+	    (int)sizeof(it->type) - 1, type);
+	snprintf(it->reason, sizeof(it->reason), "%.*s",
+	    (int)sizeof(it->reason) - 1, reason);
 }
 
 void

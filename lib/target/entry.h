@@ -44,6 +44,9 @@ int	tentry_read(const char *body, size_t len, size_t at,
  */
 int	tentry_plan(struct sbuf *plan, size_t head, size_t unitsize,
 	    const char *body, size_t len);
+/* an entry's verdict: type and reason cut to their fields */
+void	tentry_verdict(struct item_result *it, int del, enum item_verdict v,
+	    long status, const char *type, const char *reason);
 /* each of the first n entries a later one replaced ends as that one did:
  * its verdict in items[], with its own del */
 void	tentry_replaced(const struct tentry *ents, int n,

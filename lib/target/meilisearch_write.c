@@ -222,14 +222,9 @@ static void
 set_item(struct item_result *it, int del, enum item_verdict v,
     const char *type, const char *reason)
 {
-	it->verdict = v;
-	it->del = del;
-	it->status = v == ITEM_OK ? 200 : v == ITEM_NOTFOUND ? 404 :
-	    v == ITEM_RETRY ? 503 : 400;
-	snprintf(it->type, sizeof(it->type), "%.*s",
-	    (int)sizeof(it->type) - 1, type);
-	snprintf(it->reason, sizeof(it->reason), "%.*s",
-	    (int)sizeof(it->reason) - 1, reason);
+	/* a task's end has no HTTP status: the one its verdict stands for */
+	tentry_verdict(it, del, v, v == ITEM_OK ? 200 : v == ITEM_NOTFOUND ?
+	    404 : v == ITEM_RETRY ? 503 : 400, type, reason);
 }
 
 /* the entry of task k that a failure's message names (`<id>`, the id as

@@ -236,19 +236,6 @@ qd_write_call(struct target_proc *p, const char *body, size_t len,
 	    p->body.buf, p->body.len);
 }
 
-static void
-set_item(struct item_result *it, int del, enum item_verdict v,
-    long status, const char *type, const char *reason)
-{
-	it->verdict = v;
-	it->del = del;
-	it->status = (int)status;
-	snprintf(it->type, sizeof(it->type), "%.*s",
-	    (int)sizeof(it->type) - 1, type);
-	snprintf(it->reason, sizeof(it->reason), "%.*s",
-	    (int)sizeof(it->reason) - 1, reason);
-}
-
 /* the verdicts of the entries the last request carried */
 static void
 answered(struct qd_plan *pl, long status, const char *why, int nsent,
@@ -263,11 +250,13 @@ answered(struct qd_plan *pl, long status, const char *why, int nsent,
 		    i != pl->alone))
 			continue;
 		if (status >= 200 && status < 300)
-			set_item(&items[i], e->del, ITEM_OK, status, "", "");
+			tentry_verdict(&items[i], e->del, ITEM_OK, status, "",
+			    "");
 		else if (status == 404 && e->del)
-			set_item(&items[i], 1, ITEM_NOTFOUND, status, "", "");
+			tentry_verdict(&items[i], 1, ITEM_NOTFOUND, status,
+			    "", "");
 		else
-			set_item(&items[i], e->del, ITEM_REJECT, status,
+			tentry_verdict(&items[i], e->del, ITEM_REJECT, status,
 			    status == 404 ? "collection_not_found" :
 			    "wrong_input", why);
 	}
