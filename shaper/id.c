@@ -76,16 +76,8 @@ add_value(struct sbuf *id, struct jspan v, int escape)
 	size_t n = v.n, i;
 	char *heap = NULL;
 
-	if (jspan_type(v) == J_STRING) {
-		s = v.p + 1;
-		n = v.n - 2;
-		/* most values have no escapes: their bytes are the text */
-		if (memchr(s, '\\', n) != NULL) {
-			heap = xmalloc(v.n);
-			n = jstr_unescape(v, heap);
-			s = heap;
-		}
-	}
+	if (jspan_type(v) == J_STRING)
+		s = jstr_text(v, &n, &heap);
 	if (!escape) {
 		sbuf_add(id, s, n);
 	} else {
