@@ -767,6 +767,19 @@ jstr_unescape(struct jspan str, char *out)
 	return n == SIZE_MAX ? 0 : n;
 }
 
+const char *
+jstr_text(struct jspan str, size_t *n, char **heap)
+{
+	*heap = NULL;
+	*n = str.n - 2;
+	/* most values have no escapes: their bytes are the text */
+	if (memchr(str.p + 1, '\\', *n) == NULL)
+		return str.p + 1;
+	*heap = xmalloc(str.n);
+	*n = jstr_unescape(str, *heap);
+	return *heap;
+}
+
 char *
 jstr_dup(struct jspan str)
 {

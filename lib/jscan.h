@@ -74,6 +74,10 @@ char	*jstr_dup(struct jspan str);
 /* unescape into out, which has room for str.n bytes (unescaping never
  * lengthens a string); the length, NUL bytes included */
 size_t	jstr_unescape(struct jspan str, char *out);
+/* a string span's text, *n bytes: its own bytes when it holds no escape,
+ * else unescaped into *heap (xmalloc'd, the caller frees it; NULL when
+ * none was needed) */
+const char *jstr_text(struct jspan str, size_t *n, char **heap);
 /* unescape into buf (NUL-terminated); -1 if it does not fit */
 int	jstr_copy(struct jspan str, char *buf, size_t cap);
 /* an unsigned integer without sign, fraction or exponent, fitting 64 bits */

@@ -10,6 +10,7 @@
 #include "log.h"
 #include "msg.h"
 #include "nest.h"
+#include "p2o.h"
 
 int
 nest_keeps(const struct sync_child *c, const char *col)
@@ -133,4 +134,12 @@ nest_dups_flush(struct nest_dups *d, const char *rel,
 		    (unsigned long long)d->worst);
 	free(d->worst_key);
 	memset(d, 0, sizeof(*d));
+}
+
+int
+nest_no_column(const struct sync_section *sec, const char *rel,
+    const char *col, const char *what, struct p2o_err *e)
+{
+	return p2o_fail(e, P2O_EXIT_REFUSED, "sync section '%s': table '%s' has "
+	    "no column '%s' (%s)", sec->name, rel, col, what);
 }

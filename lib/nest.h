@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "err.h"
 #include "sbuf.h"
 
 /* OpenSearch's index.mapping.nested_objects.limit default */
@@ -49,5 +50,9 @@ void	nest_put_count(struct sbuf *img, const struct sync_aggregate *,
  * reset */
 void	nest_dups_flush(struct nest_dups *, const char *rel,
 	    const struct sync_child *);
+/* err for a column section sec's collection names that table rel lacks
+ * (what: which setting names it): 69, returns -1 */
+int	nest_no_column(const struct sync_section *sec, const char *rel,
+	    const char *col, const char *what, struct p2o_err *e);
 
 #endif

@@ -275,6 +275,90 @@ target_rejects_str(struct target_rejects *set, struct jspan obj,
 	return target_rejects_keep(set, jstr_dup(v));
 }
 
+static struct jspan
+member(struct jspan obj, const char *name)
+{
+	struct jspan v = { NULL, 0 };
+
+	if (!jobj_get(obj, name, &v) || jspan_type(v) == J_NULL)
+		v.p = NULL, v.n = 0;
+	return v;
+}
+
+struct target_reject *
+target_rejects_add(struct target_rejects *set, struct jspan src,
+    const char *key)
+{
+	struct target_reject *r;
+	struct jspan v;
+	const char *op;
+
+	if (jspan_type(src) != J_OBJECT ||
+	    (op = target_rejects_str(set, src, "op")) == NULL)
+		return NULL;
+	if (set->n == set->cap) {
+		set->cap = set->cap ? set->cap * 2 : 64;
+		set->r = xrealloc(set->r, (size_t)set->cap * sizeof(*set->r));
+		set->key = xrealloc(set->key, (size_t)set->cap *
+		    sizeof(*set->key));
+	}
+	r = &set->r[set->n];
+	memset(r, 0, sizeof(*r));
+	r->del = strcmp(op, "delete") == 0;
+	r->index = member(src, "index");
+	r->id = member(src, "id");
+	r->routing = member(src, "routing");
+	r->pipeline = member(src, "pipeline");
+	r->doc = member(src, "doc");
+	if (r->index.p == NULL || jspan_type(r->index) != J_STRING ||
+	    r->id.p == NULL || jspan_type(r->id) != J_STRING ||
+	    (!r->del && (r->doc.p == NULL || jspan_type(r->doc) != J_OBJECT)) ||
+	    !jobj_get(src, "version", &v) || jnum_u64(v, &r->version) == -1)
+		return NULL;
+	r->position = target_rejects_str(set, src, "position");
+	r->table = target_rejects_str(set, src, "table");
+	r->reason = target_rejects_str(set, src, "reason");
+	set->key[set->n++] = (char *)key;
+	return r;
+}
+
+static void
+add_str(struct sbuf *b, const char *name, const char *s)
+{
+	if (s == NULL)
+		return;
+	sbuf_addf(b, ",\"%s\":", name);
+	sbuf_add_jstr(b, s, strlen(s));
+}
+
+static void
+add_raw(struct sbuf *b, const char *name, struct jspan v)
+{
+	if (v.p == NULL)
+		return;
+	sbuf_addf(b, ",\"%s\":", name);
+	sbuf_add(b, v.p, v.n);
+}
+
+void
+target_reject_put(struct sbuf *b, const struct target_reject *r,
+    const char *nostream)
+{
+	add_raw(b, "index", r->index);
+	add_raw(b, "id", r->id);
+	add_raw(b, "routing", r->routing);
+	add_raw(b, "pipeline", r->pipeline);
+	sbuf_adds(b, ",\"version\":");
+	sbuf_add_u64(b, r->version);
+	add_str(b, "stream", r->stream ? r->stream : nostream);
+	add_str(b, "position", r->position);
+	add_str(b, "table", r->table);
+	add_str(b, "reason", r->reason ? r->reason : "");
+	if (!r->del)
+		add_raw(b, "doc", r->doc);
+	sbuf_adds(b, "}\n");
+}
+
 long long
 target_backoff(long long *cur_ms, long long first_ms)
 {
@@ -607,4 +691,57 @@ target_body_object(const char *body, size_t len, struct jspan *obj)
 	obj->p = body;
 	obj->n = len;
 	return jspan_type(*obj) == J_OBJECT ? 0 : -1;
+}
+
+void
+target_copy_cut(struct jspan s, char *buf, size_t cap)
+{
+	if (jspan_type(s) == J_STRING && jstr_copy(s, buf, cap) == 0)
+		return;
+	snprintf(buf, cap, "%.*s", (int)(s.n < cap ? s.n : cap - 1), s.p);
+}
+
+enum target_answer
+target_node_major(struct jspan v, int major, const char *flavor,
+    const char *product, char *node, size_t nodelen, char *why,
+    size_t whylen)
+{
+	char num[32] = "";
+	int got = -1;
+
+	target_copy_cut(v, num, sizeof(num));
+	if (num[0] >= '0' && num[0] <= '9')
+		sscanf(num, "%d", &got);
+	if (got != major) {
+		snprintf(why, whylen, "target.flavor is %s but the node runs "
+		    "%s %s; supported: %d.x", flavor, product, num, major);
+		return TA_REFUSED;
+	}
+	snprintf(node, nodelen, "%s %s", flavor, num);
+	return TA_OK;
+}
+
+int
+target_name_chars(const char *text, enum target_name_part part, size_t max,
+    const char *punct, const char *what, char *why, size_t whylen)
+{
+	char set[80];
+	size_t n = strlen(text);
+
+	if (part == TNAME_WHOLE && n == 0) {
+		snprintf(why, whylen, "must not be empty");
+		return -1;
+	}
+	if (n > max) {
+		snprintf(why, whylen, "must be at most %zu bytes", max);
+		return -1;
+	}
+	snprintf(set, sizeof(set), "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789%s", punct);
+	if (strspn(text, set) != n) {
+		snprintf(why, whylen, "must hold only letters, digits, %s",
+		    what);
+		return -1;
+	}
+	return 0;
 }

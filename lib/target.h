@@ -591,6 +591,21 @@ enum target_answer target_status_class(long status);
 /* an answer's body as one validated JSON object, surrounding white space
  * trimmed: 0, or -1 when it is not one (or there is none) */
 int	target_body_object(const char *body, size_t len, struct jspan *obj);
+/* a value of an answer as text for a message: a string's text, else its
+ * JSON, cut to cap */
+void	target_copy_cut(struct jspan s, char *buf, size_t cap);
+/* the version v a node of product answered, for target.flavor flavor:
+ * TA_OK and node "<flavor> <version>" when its major is major, else
+ * TA_REFUSED with why */
+enum target_answer target_node_major(struct jspan v, int major,
+	    const char *flavor, const char *product, char *node,
+	    size_t nodelen, char *why, size_t whylen);
+/* a name of letters, digits and the punctuation punct, at most max
+ * bytes, not empty when whole: 0, or -1 with why ("must hold only letters,
+ * digits, " what) */
+int	target_name_chars(const char *text, enum target_name_part part,
+	    size_t max, const char *punct, const char *what, char *why,
+	    size_t whylen);
 /* s's bytes added to an encoded body, at says where they are */
 void	target_span_add(struct sbuf *out, struct jspan s, struct aspan *at);
 /* a capability's name for messages ("routing"), "" for none */
@@ -621,6 +636,16 @@ void	target_proc_release(struct target_proc *);
 void	target_rejects_release(struct target_rejects *);
 /* p, a heap block set now owns (freed by target_rejects_release) */
 char	*target_rejects_keep(struct target_rejects *set, char *p);
+/* the record src, a store's JSON of it, appended to set under key (a
+ * copy set owns): the record (its spans point into src, which the set is
+ * to keep), or NULL when src is not one of ours */
+struct target_reject *target_rejects_add(struct target_rejects *set,
+	    struct jspan src, const char *key);
+/* the rest of a record's JSON line after the store's own first members:
+ * ,"index":..,"id":.. up to the document and }\n (a stream of NULL as
+ * nostream, NULL: none) - what target_rejects_add reads back */
+void	target_reject_put(struct sbuf *b, const struct target_reject *r,
+	    const char *nostream);
 /* obj's string member name as a copy set owns, NULL when none */
 const char *target_rejects_str(struct target_rejects *set, struct jspan obj,
 	    const char *name);

@@ -188,8 +188,7 @@ my_exact(struct loader *ld, struct load_view *v, uint64_t *n)
 	struct myload *my = ld->src;
 	struct mytab *tab = (struct mytab *)v;
 	struct sbuf q = SBUF_INIT;
-	struct st_mysql_res *r;
-	MYSQL_ROW row;
+	int rc;
 
 	sbuf_adds(&q, "SELECT COUNT(*) FROM ");
 	myconn_ident(&q, tab->t.db);
@@ -199,15 +198,10 @@ my_exact(struct loader *ld, struct load_view *v, uint64_t *n)
 		sbuf_adds(&q, " WHERE ");
 		sbuf_adds(&q, tab->filter);
 	}
-	r = myconn_query(my->conn, q.buf, "counting the rows", &ld->err);
+	rc = myconn_query_u64(my->conn, q.buf, "counting the rows", n,
+	    &ld->err);
 	sbuf_release(&q);
-	if (r == NULL)
-		return -1;
-	*n = 0;
-	if ((row = mysql_fetch_row(r)) != NULL && row[0] != NULL)
-		*n = strtoull(row[0], NULL, 10);
-	mysql_free_result(r);
-	return 0;
+	return rc;
 }
 
 static int

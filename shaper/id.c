@@ -76,16 +76,8 @@ add_value(struct sbuf *id, struct jspan v, int escape)
 	size_t n = v.n, i;
 	char *heap = NULL;
 
-	if (jspan_type(v) == J_STRING) {
-		s = v.p + 1;
-		n = v.n - 2;
-		/* most values have no escapes: their bytes are the text */
-		if (memchr(s, '\\', n) != NULL) {
-			heap = xmalloc(v.n);
-			n = jstr_unescape(v, heap);
-			s = heap;
-		}
-	}
+	if (jspan_type(v) == J_STRING)
+		s = jstr_text(v, &n, &heap);
 	if (!escape) {
 		sbuf_add(id, s, n);
 	} else {
@@ -220,12 +212,27 @@ id_content(struct jspan row, struct sbuf *id)
 	sbuf_release(&c);
 }
 
+/* the id of parent section p whose key column is val: its template names
+ * one column (config.c), so val stands for every column part */
+static void
+put_parent_id(const struct sync_section *p, struct jspan val,
+    struct sbuf *out)
+{
+	int i;
+
+	for (i = 0; i < p->id_t.nparts; i++) {
+		if (p->id_t.parts[i].column)
+			add_value(out, val, 0);
+		else
+			sbuf_adds(out, p->id_t.parts[i].text);
+	}
+}
+
 int
 id_parent_of(const struct config *cfg, const struct sync_section *child,
     struct jspan val, struct sbuf *out, char *err, size_t errlen)
 {
 	const struct sync_section *p = &cfg->syncs[child->join.parent_sec];
-	int i;
 
 	/* an element naming its parent is one key: a scalar, never absent */
 	if (jspan_type(val) == J_NULL || jspan_type(val) == J_OBJECT ||
@@ -238,12 +245,7 @@ id_parent_of(const struct config *cfg, const struct sync_section *child,
 		    "an array" : "a string holding a NUL character");
 		return -1;
 	}
-	for (i = 0; i < p->id_t.nparts; i++) {
-		if (p->id_t.parts[i].column)
-			add_value(out, val, 0);
-		else
-			sbuf_adds(out, p->id_t.parts[i].text);
-	}
+	put_parent_id(p, val, out);
 	return 0;
 }
 
@@ -254,7 +256,6 @@ id_parent(const struct config *cfg, const struct sync_section *child,
 	const struct sync_section *p = &cfg->syncs[child->join.parent_sec];
 	struct jspan val;
 	char why[NAME_BUF + 64];
-	int i;
 
 	/* the parent's id template names one column (config.c): the
 	 * child's parent column stands for it */
@@ -262,12 +263,7 @@ id_parent(const struct config *cfg, const struct sync_section *child,
 		snprintf(err, errlen, "join: %s", why);
 		return -1;
 	}
-	for (i = 0; i < p->id_t.nparts; i++) {
-		if (p->id_t.parts[i].column)
-			add_value(out, val, 0);
-		else
-			sbuf_adds(out, p->id_t.parts[i].text);
-	}
+	put_parent_id(p, val, out);
 	return 0;
 }
 

@@ -164,13 +164,7 @@ fan_elements(const struct sync_section *sec, struct jspan val,
 		fan_add(l, val.p, val.n, 0);
 		return;
 	}
-	p = val.p + 1;
-	n = val.n - 2;
-	if (memchr(p, '\\', n) != NULL) {
-		heap = xmalloc(val.n);
-		n = jstr_unescape(val, heap);
-		p = heap;
-	}
+	p = jstr_text(val, &n, &heap);
 	for (end = p + n; p <= end; p = hit + strlen(by)) {
 		if ((hit = memmem(p, (size_t)(end - p), by, strlen(by))) ==
 		    NULL)

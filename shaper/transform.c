@@ -30,14 +30,7 @@ struct text {
 static void
 text_of(struct jspan v, struct text *t)
 {
-	t->heap = NULL;
-	t->p = v.p + 1;
-	t->n = v.n - 2;
-	if (memchr(t->p, '\\', t->n) != NULL) {
-		t->heap = xmalloc(v.n);
-		t->n = jstr_unescape(v, t->heap);
-		t->p = t->heap;
-	}
+	t->p = jstr_text(v, &t->n, &t->heap);
 }
 
 static int

@@ -732,8 +732,8 @@ sv_step(struct sv *sv, long long now)
 		sv_pump_checkpoint(sv, now);
 }
 
-static long long
-earliest(long long a, long long b)
+long long
+sv_earliest(long long a, long long b)
 {
 	if (a < 0)
 		return b;
@@ -753,7 +753,7 @@ hello_deadline(const struct sv *sv)
 		return -1;
 	for (s = 0; s < SV_NSTAGES; s++)
 		if (awaits_hello(sv, s))
-			at = earliest(at, sv->started_ms[s] +
+			at = sv_earliest(at, sv->started_ms[s] +
 			    hello_limit(sv, s) * 1000LL);
 	return at;
 }
@@ -772,16 +772,17 @@ sv_deadline(struct sv *sv, long long now)
 	/* a kill deadline matters only while something is stopping: a stale
 	 * one in the past would make every poll return at once */
 	if (sv->kill_at_ms && sv_state_is(sv, PLF_STOPPING))
-		at = earliest(at, sv->kill_at_ms);
+		at = sv_earliest(at, sv->kill_at_ms);
 	if (sv_state_is(sv, PLF_FLOW))
-		at = earliest(at, sv_bc_deadline(&sv->bc));
-	at = earliest(at, hello_deadline(sv));
+		at = sv_earliest(at, sv_bc_deadline(&sv->bc));
+	at = sv_earliest(at, hello_deadline(sv));
 	if (sv->end_at_ms)
-		at = earliest(at, sv->end_at_ms);
-	at = earliest(at, sv_synced_deadline(sv));
+		at = sv_earliest(at, sv->end_at_ms);
+	at = sv_earliest(at, sv_synced_deadline(sv));
 	for (k = 0; k < SV_NKIDS; k++)
 		if (sv->kid[k].ctl_eof_ms && sv_child_running(&sv->kid[k]))
-			at = earliest(at, sv->kid[k].ctl_eof_ms + EOF_GRACE_MS);
+			at = sv_earliest(at, sv->kid[k].ctl_eof_ms +
+			    EOF_GRACE_MS);
 	return at;
 }
 

@@ -277,16 +277,6 @@ exit_code(const struct sv_proc *p)
 	return P2O_EXIT_OK;
 }
 
-static long long
-earliest(long long a, long long b)
-{
-	if (a < 0)
-		return b;
-	if (b < 0)
-		return a;
-	return a < b ? a : b;
-}
-
 /* room in the loop's pollfds for every pipeline */
 static void
 grow(struct sv_proc *p)
@@ -487,14 +477,14 @@ sv_proc_run(struct sv_proc *p)
 			if (sv->st.pl == PL_DONE)
 				continue;
 			n = sv_pollfds(sv, p->pfd, n);
-			at = earliest(at, sv_deadline(sv, now));
+			at = sv_earliest(at, sv_deadline(sv, now));
 		}
 		h0 = n;
 		n += sv_httpd_pollfds(&p->httpd, p->pfd + h0);
 		a0 = n;
 		n += sv_httpd_pollfds(&p->api, p->pfd + a0);
-		at = earliest(at, sv_httpd_deadline(&p->httpd));
-		at = earliest(at, sv_httpd_deadline(&p->api));
+		at = sv_earliest(at, sv_httpd_deadline(&p->httpd));
+		at = sv_earliest(at, sv_httpd_deadline(&p->api));
 		timeout = at < 0 ? -1 : at <= now ? 0 : at - now > 60000 ?
 		    60000 : (int)(at - now);
 		for (k = 0; k < n; k++)

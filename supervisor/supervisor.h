@@ -813,6 +813,8 @@ int	sv_pollfds(struct sv *, struct pollfd *, int n);
 void	sv_io(struct sv *, const struct pollfd *, long long now);
 /* when it next needs the loop, or -1 */
 long long sv_deadline(struct sv *, long long now);
+/* the earlier of two deadlines, -1 standing for none */
+long long sv_earliest(long long a, long long b);
 /* a reaped pid: 1 when it was one of its children or helpers */
 int	sv_reaped(struct sv *, pid_t, int status);
 /* what the children reaped since the last call did */

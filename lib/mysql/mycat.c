@@ -277,21 +277,14 @@ mycat_row_estimate(MYSQL *m, const char *db, const char *table,
     uint64_t *rows, struct p2o_err *e)
 {
 	struct sbuf q = SBUF_INIT;
-	MYSQL_RES *r;
-	MYSQL_ROW row;
+	int rc;
 
 	sbuf_adds(&q, "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE "
 	    "TABLE_SCHEMA = ");
 	myconn_quote(m, &q, db, strlen(db));
 	sbuf_adds(&q, " AND TABLE_NAME = ");
 	myconn_quote(m, &q, table, strlen(table));
-	r = myconn_query(m, q.buf, "reading the row estimate", e);
+	rc = myconn_query_u64(m, q.buf, "reading the row estimate", rows, e);
 	sbuf_release(&q);
-	if (r == NULL)
-		return -1;
-	*rows = 0;
-	if ((row = mysql_fetch_row(r)) != NULL && row[0] != NULL)
-		*rows = strtoull(row[0], NULL, 10);
-	mysql_free_result(r);
-	return 0;
+	return rc;
 }

@@ -426,6 +426,22 @@ myconn_query(struct st_mysql *m, const char *sql, const char *what,
 	return r;
 }
 
+int
+myconn_query_u64(struct st_mysql *m, const char *sql, const char *what,
+    uint64_t *n, struct p2o_err *e)
+{
+	MYSQL_RES *r;
+	MYSQL_ROW row;
+
+	if ((r = myconn_query(m, sql, what, e)) == NULL)
+		return -1;
+	*n = 0;
+	if ((row = mysql_fetch_row(r)) != NULL && row[0] != NULL)
+		*n = strtoull(row[0], NULL, 10);
+	mysql_free_result(r);
+	return 0;
+}
+
 void
 myconn_quote(struct st_mysql *m, struct sbuf *out, const char *s, size_t n)
 {

@@ -53,6 +53,10 @@ int	myconn_exec(struct st_mysql *, const char *sql, const char *what,
 	    struct p2o_err *);
 struct st_mysql_res *myconn_query(struct st_mysql *, const char *sql,
 	    const char *what, struct p2o_err *);
+/* a statement answering one number (a count): 0 with *n (0 for no row
+ * or NULL), or -1 with err */
+int	myconn_query_u64(struct st_mysql *, const char *sql, const char *what,
+	    uint64_t *n, struct p2o_err *);
 /* s[0..n) as a quoted string literal for the connection, appended */
 void	myconn_quote(struct st_mysql *, struct sbuf *out, const char *s,
 	    size_t n);

@@ -79,14 +79,6 @@ mynest_select_cols(struct sbuf *out, const struct my_table *t,
 }
 
 static int
-missing(const struct sync_section *sec, const char *rel, const char *col,
-    const char *what, struct p2o_err *e)
-{
-	return p2o_fail(e, P2O_EXIT_REFUSED, "sync section '%s': table '%s' has "
-	    "no column '%s' (%s)", sec->name, rel, col, what);
-}
-
-static int
 describe_table(struct st_mysql *m, int mariadb, const struct sync_section *sec,
     const char *db, const char *table, const char *rel, struct my_table *t,
     struct p2o_err *e)
@@ -136,8 +128,9 @@ describe_child(struct st_mysql *m, int mariadb,
 	    mycat_column(&jt, c->through_key) < 0 ? 1 : 2;
 	my_table_release(&jt);
 	if (i < 2)
-		return missing(sec, c->through_rel, i == 0 ? c->foreign_key :
-		    c->through_key, i == 0 ? "foreign_key" : "through_key", e);
+		return nest_no_column(sec, c->through_rel, i == 0 ?
+		    c->foreign_key : c->through_key, i == 0 ? "foreign_key" :
+		    "through_key", e);
 	return 0;
 }
 
@@ -169,7 +162,8 @@ plan_child(const struct sync_section *sec, const struct my_table *parent,
 		    "key order, and a single child's lowest key wins",
 		    sec->name, c->rel);
 	if (c->through == NULL && mycat_column(&k->t, c->foreign_key) < 0)
-		return missing(sec, c->rel, c->foreign_key, "foreign_key", e);
+		return nest_no_column(sec, c->rel, c->foreign_key,
+		    "foreign_key", e);
 	if (c->through != NULL && k->t.npk != 1)
 		return p2o_fail(e, P2O_EXIT_REFUSED, "sync section '%s': child "
 		    "table '%s' is read through '%s', which names one key "
@@ -177,7 +171,8 @@ plan_child(const struct sync_section *sec, const struct my_table *parent,
 		    c->through_rel, k->t.npk);
 	for (i = 0; c->columns && i < c->ncolumns; i++)
 		if (mycat_column(&k->t, c->columns[i]) < 0)
-			return missing(sec, c->rel, c->columns[i], "columns", e);
+			return nest_no_column(sec, c->rel, c->columns[i],
+			    "columns", e);
 	free(k->emb);
 	k->nemb = 0;
 	k->emb = xcalloc((size_t)k->t.ncols + 1, sizeof(int));
@@ -269,7 +264,8 @@ plan_agg(struct st_mysql *m, const struct sync_section *sec,
 	struct sbuf b = SBUF_INIT;
 
 	if (mycat_column(&k->t, a->foreign_key) < 0)
-		return missing(sec, a->rel, a->foreign_key, "foreign_key", e);
+		return nest_no_column(sec, a->rel, a->foreign_key,
+		    "foreign_key", e);
 	sbuf_adds(&b, "SELECT ");
 	put_col(&b, PARENT, pkey);
 	sbuf_adds(&b, ", COUNT(*) FROM ");

@@ -457,6 +457,14 @@ pgconn_put_ident(struct sbuf *b, const char *name)
 }
 
 void
+pgconn_put_qname(struct sbuf *b, const char *schema, const char *table)
+{
+	pgconn_put_ident(b, schema);
+	sbuf_addc(b, '.');
+	pgconn_put_ident(b, table);
+}
+
+void
 pgconn_put_literal(struct sbuf *b, const char *s)
 {
 	put_quoted(b, s, '\'');

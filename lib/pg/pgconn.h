@@ -83,6 +83,9 @@ char	*pgconn_literal(struct pg_conn *, const char *s, struct p2o_err *);
  * on since PostgreSQL 9.1, keeps backslashes plain */
 struct sbuf;
 void	pgconn_put_ident(struct sbuf *b, const char *name);
+/* schema.table, each quoted as an identifier */
+void	pgconn_put_qname(struct sbuf *b, const char *schema,
+	    const char *table);
 void	pgconn_put_literal(struct sbuf *b, const char *s);
 
 #endif

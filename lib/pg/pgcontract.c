@@ -72,9 +72,8 @@ pgsrv_create_pub_sql(struct sbuf *b, const struct pgsrv_contract *k,
 		if (!placed_in(k, which, i))
 			continue;
 		sbuf_adds(b, n++ == 0 ? " FOR TABLE " : ", ");
-		pgconn_put_ident(b, k->cfg->syncs[i].schema);
-		sbuf_addc(b, '.');
-		pgconn_put_ident(b, k->cfg->syncs[i].table);
+		pgconn_put_qname(b, k->cfg->syncs[i].schema,
+		    k->cfg->syncs[i].table);
 	}
 	/* a collection's tables: their changes rewrite the parents */
 	for (i = 0; which == PGSRV_MAIN && i < k->nnest; i++) {

@@ -34,14 +34,6 @@ static const char cols_sql[] =
     "  AND NOT a.attisdropped ORDER BY a.attnum";
 
 static void
-put_qname(struct sbuf *b, const char *schema, const char *table)
-{
-	pgconn_put_ident(b, schema);
-	sbuf_addc(b, '.');
-	pgconn_put_ident(b, table);
-}
-
-static void
 put_col(struct sbuf *b, const char *alias, const char *col)
 {
 	sbuf_adds(b, alias);
@@ -69,7 +61,7 @@ describe_table(struct pg_conn *c, const char *schema, const char *table,
 	PGresult *res;
 	int i;
 
-	put_qname(&q, schema, table);
+	pgconn_put_qname(&q, schema, table);
 	params[0] = q.buf;
 	res = (PGresult *)pgconn_query(c, "reading a child table's columns",
 	    cols_sql, 1, params, e);
@@ -131,14 +123,6 @@ quote(void *arg, const char *s, int ident)
 	return b.buf;
 }
 
-static int
-missing(const struct sync_section *sec, const char *rel, const char *col,
-    const char *what, struct p2o_err *e)
-{
-	return p2o_fail(e, P2O_EXIT_REFUSED, "sync section '%s': table '%s' has "
-	    "no column '%s' (%s)", sec->name, rel, col, what);
-}
-
 /* the keys in key order, as "p2o_c.a, p2o_c.b" */
 static int
 put_order(struct sbuf *b, const struct pgnest_coll *k)
@@ -180,8 +164,8 @@ build_child(struct pgnest *n, struct pgnest_coll *k, struct sbuf *b,
 	}
 	if (c->through == NULL && find_col(k, c->foreign_key) == NULL) {
 		sbuf_release(&order);
-		return missing(n->sec, c->rel, c->foreign_key, "foreign_key",
-		    e);
+		return nest_no_column(n->sec, c->rel, c->foreign_key,
+		    "foreign_key", e);
 	}
 	if (c->through != NULL && nkeys != 1) {
 		sbuf_release(&order);
@@ -193,7 +177,7 @@ build_child(struct pgnest *n, struct pgnest_coll *k, struct sbuf *b,
 	for (i = 0; c->columns && i < c->ncolumns; i++)
 		if (find_col(k, c->columns[i]) == NULL) {
 			sbuf_release(&order);
-			return missing(n->sec, c->rel, c->columns[i],
+			return nest_no_column(n->sec, c->rel, c->columns[i],
 			    "columns", e);
 		}
 	k->emb = xcalloc((size_t)k->ncols + 1, sizeof(int));
@@ -228,11 +212,11 @@ build_child(struct pgnest *n, struct pgnest_coll *k, struct sbuf *b,
 	    "OVER (ORDER BY ");
 	sbuf_add(b, order.buf, order.len);
 	sbuf_adds(b, ") AS n FROM ");
-	put_qname(b, c->schema, c->table);
+	pgconn_put_qname(b, c->schema, c->table);
 	sbuf_adds(b, " " CHILD);
 	if (c->through != NULL) {
 		sbuf_adds(b, " JOIN ");
-		put_qname(b, c->through_schema, c->through_table);
+		pgconn_put_qname(b, c->through_schema, c->through_table);
 		sbuf_adds(b, " " JUNC " ON ");
 		put_col(b, JUNC, c->through_key);
 		sbuf_adds(b, " = ");
@@ -261,10 +245,10 @@ build_agg(struct pgnest *n, struct pgnest_coll *k, struct sbuf *b,
 		    "'%s' (an aggregate) does not exist or has no columns",
 		    n->sec->name, a->rel);
 	if (find_col(k, a->foreign_key) == NULL)
-		return missing(n->sec, a->rel, a->foreign_key, "foreign_key",
-		    e);
+		return nest_no_column(n->sec, a->rel, a->foreign_key,
+		    "foreign_key", e);
 	sbuf_adds(b, ", (SELECT pg_catalog.count(*) FROM ");
-	put_qname(b, a->schema, a->table);
+	pgconn_put_qname(b, a->schema, a->table);
 	sbuf_adds(b, " " CHILD " WHERE ");
 	put_col(b, CHILD, a->foreign_key);
 	sbuf_adds(b, " = ");

@@ -79,14 +79,6 @@ keyset_literal(struct keyset *k, struct sbuf *lit)
 	sbuf_addc(lit, '}');
 }
 
-static void
-put_qname(struct sbuf *b, const char *schema, const char *table)
-{
-	pgconn_put_ident(b, schema);
-	sbuf_addc(b, '.');
-	pgconn_put_ident(b, table);
-}
-
 /* the statement reading parents whole: the columns the stream sends,
  * then each collection */
 static void
@@ -113,7 +105,7 @@ parent_sql(struct pgnr_parent *p, const struct pgcat_table *t)
 	}
 	sbuf_adds(&b, p->nest.select);
 	sbuf_adds(&b, " FROM ");
-	put_qname(&b, p->sec->schema, p->sec->table);
+	pgconn_put_qname(&b, p->sec->schema, p->sec->table);
 	sbuf_adds(&b, " " PGNEST_PARENT " WHERE " PGNEST_PARENT ".");
 	pgconn_put_ident(&b, key->name);
 	sbuf_addf(&b, " = ANY($1::%s[])", key->type);
@@ -224,7 +216,7 @@ through(struct pgnr_parent *p, int k, const struct pgcat_table *ct,
 	sbuf_adds(&b, "SELECT DISTINCT ");
 	pgconn_put_ident(&b, c->foreign_key);
 	sbuf_adds(&b, "::pg_catalog.text FROM ");
-	put_qname(&b, c->through_schema, c->through_table);
+	pgconn_put_qname(&b, c->through_schema, c->through_table);
 	sbuf_adds(&b, " WHERE ");
 	pgconn_put_ident(&b, c->through_key);
 	sbuf_addf(&b, " = ANY($1::%s[])", jk->type);

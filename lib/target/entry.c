@@ -1,10 +1,14 @@
 /*
  * entry.c - the one form of an entry line for the modules whose writes
  * are procedures over their own lines rather than _bulk bodies
- * (meilisearch_write.c, qdrant_write.c): written by their encode, read
- * back when the procedure plans its requests. Pure; never trusts a line
- * it reads to be one it wrote.
+ * (meilisearch_write.c, qdrant_write.c; postgres.c ends its own lines,
+ * which carry a version, with tentry_end): written by their encode, read
+ * back when the procedure plans its requests, each reduced to what it
+ * leaves behind. Pure; never trusts a line it reads to be one it wrote.
  */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "entry.h"
@@ -20,11 +24,18 @@ tentry_put(struct sbuf *out, const struct target_write *w,
 	target_span_add(out, w->index, &e->index);
 	sbuf_adds(out, ",\"id\":");
 	target_span_add(out, w->id, &e->id);
+	tentry_end(out, w, e, start, ",\"delete\":true}\n");
+}
+
+void
+tentry_end(struct sbuf *out, const struct target_write *w,
+    struct target_entry *e, size_t start, const char *delmark)
+{
 	e->routing.off = e->routing.len = 0;
 	e->pipeline.off = e->pipeline.len = 0;
 	e->doc.off = e->doc.len = 0;
 	if (w->del) {
-		sbuf_adds(out, ",\"delete\":true}\n");
+		sbuf_adds(out, delmark);
 		e->head.len = out->len - start;
 	} else {
 		sbuf_adds(out, ",\"doc\":");
@@ -87,4 +98,108 @@ tentry_read(const char *body, size_t len, size_t at, struct tentry *e,
 		return -1;
 	e->dlen = end - 1 - e->doff;
 	return 0;
+}
+
+static int
+same_doc(const char *body, const struct tentry *a, const struct tentry *b)
+{
+	return a->ilen == b->ilen && a->idlen == b->idlen &&
+	    memcmp(body + a->ioff, body + b->ioff, a->ilen) == 0 &&
+	    memcmp(body + a->idoff, body + b->idoff, a->idlen) == 0;
+}
+
+static uint32_t
+doc_hash(const char *body, const struct tentry *e)
+{
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	for (i = 0; i < e->ilen; i++)
+		h = (h ^ (unsigned char)body[e->ioff + i]) * 16777619u;
+	h = (h ^ 0xff) * 16777619u;
+	for (i = 0; i < e->idlen; i++)
+		h = (h ^ (unsigned char)body[e->idoff + i]) * 16777619u;
+	return h;
+}
+
+/* each entry's last entry of its document: the one its write ends as */
+static void
+reduce(const char *body, struct tentry *ents, int n)
+{
+	size_t cap = 16, k;
+	int *slot, i, pass;
+
+	while (cap < (size_t)n * 2)
+		cap *= 2;
+	slot = xmalloc(cap * sizeof(*slot));
+	memset(slot, 0xff, cap * sizeof(*slot));
+	/* the first pass files each document under its latest entry, the
+	 * second reads that back for every entry */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < n; i++) {
+			k = doc_hash(body, &ents[i]) & (cap - 1);
+			while (slot[k] != -1 &&
+			    !same_doc(body, &ents[slot[k]], &ents[i]))
+				k = (k + 1) & (cap - 1);
+			if (pass == 0)
+				slot[k] = i;
+			else
+				ents[i].last = slot[k];
+		}
+	free(slot);
+}
+
+int
+tentry_plan(struct sbuf *plan, size_t head, size_t unitsize,
+    const char *body, size_t len)
+{
+	struct tentry *ents;
+	size_t at, next, need;
+	int n = 0, i;
+
+	for (at = 0; at < len; at = next, n++) {
+		const char *nl = memchr(body + at, '\n', len - at);
+
+		next = nl ? (size_t)(nl - body) + 1 : len;
+	}
+	if (n == 0)
+		return -1;
+	need = head + (size_t)n * sizeof(*ents) + (size_t)n * unitsize;
+	sbuf_reset(plan);
+	sbuf_grow(plan, need);
+	memset(plan->buf, 0, need);
+	plan->len = need;
+	ents = (struct tentry *)(void *)(plan->buf + head);
+	for (at = 0, i = 0; i < n; i++, at = next)
+		if (tentry_read(body, len, at, &ents[i], &next) == -1) {
+			sbuf_reset(plan);
+			return -1;
+		}
+	reduce(body, ents, n);
+	return n;
+}
+
+void
+tentry_verdict(struct item_result *it, int del, enum item_verdict v,
+    long status, const char *type, const char *reason)
+{
+	it->verdict = v;
+	it->del = del;
+	it->status = (int)status;
+	snprintf(it->type, sizeof(it->type), "%.*s",
+	    (int)sizeof(it->type) - 1, type);
+	snprintf(it->reason, sizeof(it->reason), "%.*s",
+	    (int)sizeof(it->reason) - 1, reason);
+}
+
+void
+tentry_replaced(const struct tentry *ents, int n, struct item_result *items)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (ents[i].last != i) {
+			items[i] = items[ents[i].last];
+			items[i].del = ents[i].del;
+		}
 }

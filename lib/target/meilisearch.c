@@ -23,14 +23,6 @@
 #include "entry.h"
 #include "p2o.h"
 
-static void
-copy_cut(struct jspan s, char *buf, size_t cap)
-{
-	if (jspan_type(s) == J_STRING && jstr_copy(s, buf, cap) == 0)
-		return;
-	snprintf(buf, cap, "%.*s", (int)(s.n < cap ? s.n : cap - 1), s.p);
-}
-
 /* {"message":"..","code":"..","type":"..","link":".."} */
 void
 ms_error_text(const char *body, size_t len, char *out, size_t outlen)
@@ -40,9 +32,9 @@ ms_error_text(const char *body, size_t len, char *out, size_t outlen)
 
 	if (body != NULL && target_body_object(body, len, &obj) == 0) {
 		if (jobj_get(obj, "code", &v))
-			copy_cut(v, code, sizeof(code));
+			target_copy_cut(v, code, sizeof(code));
 		if (jobj_get(obj, "message", &v))
-			copy_cut(v, msg, sizeof(msg));
+			target_copy_cut(v, msg, sizeof(msg));
 	}
 	if (code[0] || msg[0])
 		snprintf(out, outlen, "%s%s%s", code, code[0] ? ": " : "",
@@ -90,9 +82,9 @@ ms_task_view(struct jspan obj, char *code, size_t ccap, char *message,
 		return -1;
 	if (jobj_get(obj, "error", &e) && jspan_type(e) == J_OBJECT) {
 		if (jobj_get(e, "code", &v))
-			copy_cut(v, code, ccap);
+			target_copy_cut(v, code, ccap);
 		if (jobj_get(e, "message", &v))
-			copy_cut(v, message, mcap);
+			target_copy_cut(v, message, mcap);
 	}
 	return 2;
 }
@@ -114,23 +106,8 @@ static int
 index_name(const char *text, enum target_name_part part, char *why,
     size_t whylen)
 {
-	size_t n = strlen(text);
-
-	if (part == TNAME_WHOLE && n == 0) {
-		snprintf(why, whylen, "must not be empty");
-		return -1;
-	}
-	if (n > 400) {
-		snprintf(why, whylen, "must be at most 400 bytes");
-		return -1;
-	}
-	if (strspn(text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "0123456789-_") != n) {
-		snprintf(why, whylen, "must hold only letters, digits, '-' and "
-		    "'_' (a Meilisearch index uid)");
-		return -1;
-	}
-	return 0;
+	return target_name_chars(text, part, 400, "-_", "'-' and '_' (a "
+	    "Meilisearch index uid)", why, whylen);
 }
 
 /* no mapping file (no TCAP_MAPPINGS) and no join: the defaults */
@@ -156,8 +133,6 @@ probe_answer(long status, const struct sbuf *resp, char *node,
 {
 	enum target_answer a = target_status_class(status);
 	struct jspan obj, v;
-	char num[32] = "";
-	int major = -1;
 
 	if (nodelen)
 		node[0] = '\0';
@@ -172,16 +147,8 @@ probe_answer(long status, const struct sbuf *resp, char *node,
 		    "pkgVersion)");
 		return TA_REFUSED;
 	}
-	copy_cut(v, num, sizeof(num));
-	if (num[0] >= '0' && num[0] <= '9')
-		sscanf(num, "%d", &major);
-	if (major != MS_MAJOR) {
-		snprintf(why, whylen, "target.flavor is meilisearch but the "
-		    "node runs Meilisearch %s; supported: %d.x", num, MS_MAJOR);
-		return TA_REFUSED;
-	}
-	snprintf(node, nodelen, "meilisearch %s", num);
-	return TA_OK;
+	return target_node_major(v, MS_MAJOR, "meilisearch", "Meilisearch",
+	    node, nodelen, why, whylen);
 }
 
 /* whether the index is there: a missing one is created by the first

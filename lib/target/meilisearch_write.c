@@ -45,21 +45,11 @@ struct ms_task {
 	uint64_t uid;
 };
 
-/* one entry of the body, as encode wrote it */
-struct ms_ent {
-	size_t	 ioff, ilen;	/* raw JSON strings in body */
-	size_t	 idoff, idlen;
-	size_t	 doff, dlen;	/* the document, dlen 0 for a delete */
-	int	 del;
-	int	 last;		/* the entry whose write it ends as (itself:
-				 * its document's last entry) */
-	int	 task;		/* the task writing it, -1: replaced */
-};
-
 /* what the procedure planned for its body, in proc->plan */
 struct ms_plan {
 	int	 nent, ntask;
-	size_t	 tasks_off;	/* the ents follow the plan, then the tasks */
+	size_t	 tasks_off;	/* the entries follow the plan (a task is
+				 * their unit), then the tasks */
 	int	 polled;	/* the last request asked about the tasks */
 	int	 sending;	/* the task the last request enqueued */
 	long	 backoff_ms;	/* the next poll's delay */
@@ -71,83 +61,16 @@ plan_of(const struct target_proc *p)
 	return p->plan.len ? (struct ms_plan *)(void *)p->plan.buf : NULL;
 }
 
-static struct ms_ent *
+static struct tentry *
 ents_of(struct ms_plan *pl)
 {
-	return (struct ms_ent *)(void *)(pl + 1);
+	return (struct tentry *)(void *)(pl + 1);
 }
 
 static struct ms_task *
 tasks_of(struct ms_plan *pl)
 {
 	return (struct ms_task *)(void *)((char *)pl + pl->tasks_off);
-}
-
-/* the entry at body[at..], as encode (meilisearch.c) wrote it:
- * {"index":<uid>,"id":<id>,"doc":<document>}  or  ..,"delete":true};
- * -1 for anything else */
-static int
-read_entry(const char *body, size_t len, size_t at, struct ms_ent *e,
-    size_t *next)
-{
-	struct tentry t;
-
-	if (tentry_read(body, len, at, &t, next) == -1)
-		return -1;
-	e->ioff = t.ioff, e->ilen = t.ilen;
-	e->idoff = t.idoff, e->idlen = t.idlen;
-	e->doff = t.doff, e->dlen = t.dlen;
-	e->del = t.del;
-	return 0;
-}
-
-static int
-same_doc(const char *body, const struct ms_ent *a, const struct ms_ent *b)
-{
-	return a->ilen == b->ilen && a->idlen == b->idlen &&
-	    memcmp(body + a->ioff, body + b->ioff, a->ilen) == 0 &&
-	    memcmp(body + a->idoff, body + b->idoff, a->idlen) == 0;
-}
-
-static uint32_t
-doc_hash(const char *body, const struct ms_ent *e)
-{
-	uint32_t h = 2166136261u;
-	size_t i;
-
-	for (i = 0; i < e->ilen; i++)
-		h = (h ^ (unsigned char)body[e->ioff + i]) * 16777619u;
-	h = (h ^ 0xff) * 16777619u;
-	for (i = 0; i < e->idlen; i++)
-		h = (h ^ (unsigned char)body[e->idoff + i]) * 16777619u;
-	return h;
-}
-
-/* each entry's last entry of its document: the one its write ends as */
-static void
-reduce(const char *body, struct ms_ent *ents, int n)
-{
-	size_t cap = 16, k;
-	int *slot, i, pass;
-
-	while (cap < (size_t)n * 2)
-		cap *= 2;
-	slot = xmalloc(cap * sizeof(*slot));
-	memset(slot, 0xff, cap * sizeof(*slot));
-	/* the first pass files each document under its latest entry, the
-	 * second reads that back for every entry */
-	for (pass = 0; pass < 2; pass++)
-		for (i = 0; i < n; i++) {
-			k = doc_hash(body, &ents[i]) & (cap - 1);
-			while (slot[k] != -1 &&
-			    !same_doc(body, &ents[slot[k]], &ents[i]))
-				k = (k + 1) & (cap - 1);
-			if (pass == 0)
-				slot[k] = i;
-			else
-				ents[i].last = slot[k];
-		}
-	free(slot);
 }
 
 /*
@@ -158,39 +81,22 @@ static int
 plan(struct target_proc *p, const char *body, size_t len)
 {
 	struct ms_plan *pl;
-	struct ms_ent *ents, *e;
+	struct tentry *ents, *e;
 	struct ms_task *tasks, *t;
-	size_t at, next, need;
-	int n = 0, i, k, ntask = 0;
+	int n, i, k, ntask = 0;
 
-	for (at = 0; at < len; at = next, n++) {
-		const char *nl = memchr(body + at, '\n', len - at);
-
-		next = nl ? (size_t)(nl - body) + 1 : len;
-	}
-	if (n == 0)
-		return -1;
 	/* room for a task per entry at most, so nothing moves once filled */
-	need = sizeof(*pl) + (size_t)n * sizeof(*ents) +
-	    (size_t)n * sizeof(*tasks);
-	sbuf_reset(&p->plan);
-	sbuf_grow(&p->plan, need);
-	memset(p->plan.buf, 0, need);
-	p->plan.len = need;
+	n = tentry_plan(&p->plan, sizeof(*pl), sizeof(*tasks), body, len);
+	if (n == -1)
+		return -1;
 	pl = plan_of(p);
 	pl->nent = n;
 	pl->tasks_off = sizeof(*pl) + (size_t)n * sizeof(*ents);
 	ents = ents_of(pl);
 	tasks = tasks_of(pl);
-	for (at = 0, i = 0; i < n; i++, at = next)
-		if (read_entry(body, len, at, &ents[i], &next) == -1) {
-			sbuf_reset(&p->plan);
-			return -1;
-		}
-	reduce(body, ents, n);
 	for (i = 0; i < n; i++) {
 		e = &ents[i];
-		e->task = -1;
+		e->unit = -1;
 		if (e->last != i)
 			continue;
 		for (k = ntask - 1; k >= 0; k--) {
@@ -206,7 +112,7 @@ plan(struct target_proc *p, const char *body, size_t len)
 			tasks[k].del = e->del;
 			tasks[k].state = T_UNSENT;
 		}
-		e->task = k;
+		e->unit = k;
 	}
 	pl->ntask = ntask;
 	pl->backoff_ms = MS_POLL_MS;
@@ -249,7 +155,7 @@ send_task(struct target_proc *p, const char *body, int k,
     struct http_call *call)
 {
 	struct ms_plan *pl = plan_of(p);
-	struct ms_ent *ents = ents_of(pl), *e;
+	struct tentry *ents = ents_of(pl), *e;
 	struct ms_task *t = &tasks_of(pl)[k];
 	struct jspan index = { body + t->ioff, t->ilen };
 	char uid[512];
@@ -259,7 +165,7 @@ send_task(struct target_proc *p, const char *body, int k,
 	sbuf_addc(&p->body, '[');
 	for (i = 0; i < pl->nent; i++) {
 		e = &ents[i];
-		if (e->task != k)
+		if (e->unit != k)
 			continue;
 		if (n++)
 			sbuf_addc(&p->body, ',');
@@ -316,14 +222,9 @@ static void
 set_item(struct item_result *it, int del, enum item_verdict v,
     const char *type, const char *reason)
 {
-	it->verdict = v;
-	it->del = del;
-	it->status = v == ITEM_OK ? 200 : v == ITEM_NOTFOUND ? 404 :
-	    v == ITEM_RETRY ? 503 : 400;
-	snprintf(it->type, sizeof(it->type), "%.*s",
-	    (int)sizeof(it->type) - 1, type);
-	snprintf(it->reason, sizeof(it->reason), "%.*s",
-	    (int)sizeof(it->reason) - 1, reason);
+	/* a task's end has no HTTP status: the one its verdict stands for */
+	tentry_verdict(it, del, v, v == ITEM_OK ? 200 : v == ITEM_NOTFOUND ?
+	    404 : v == ITEM_RETRY ? 503 : 400, type, reason);
 }
 
 /* the entry of task k that a failure's message names (`<id>`, the id as
@@ -331,14 +232,14 @@ set_item(struct item_result *it, int del, enum item_verdict v,
 static int
 named_entry(struct ms_plan *pl, const char *body, int k, const char *msg)
 {
-	struct ms_ent *ents = ents_of(pl), *e;
+	struct tentry *ents = ents_of(pl), *e;
 	const char *q;
 	size_t ml = strlen(msg);
 	int i;
 
 	for (i = 0; i < pl->nent; i++) {
 		e = &ents[i];
-		if (e->task != k)
+		if (e->unit != k)
 			continue;
 		for (q = msg; (q = memchr(q, '`', ml - (size_t)(q - msg)))
 		    != NULL; q++)
@@ -357,7 +258,7 @@ task_ended(struct ms_plan *pl, const char *body, int k, int st,
     const char *code, const char *msg, int nsent,
     struct item_result *items)
 {
-	struct ms_ent *ents = ents_of(pl);
+	struct tentry *ents = ents_of(pl);
 	struct ms_task *t = &tasks_of(pl)[k];
 	char reason[400], other[400];
 	int i, named = -1;
@@ -379,7 +280,7 @@ task_ended(struct ms_plan *pl, const char *body, int k, int st,
 			    (unsigned long long)t->uid);
 	}
 	for (i = 0; i < pl->nent && i < nsent; i++) {
-		if (ents[i].task != k)
+		if (ents[i].unit != k)
 			continue;
 		if (st == 1)
 			set_item(&items[i], t->del, ITEM_OK, "", "");
@@ -417,12 +318,12 @@ tasks_answer(struct target_proc *p, const struct sbuf *resp,
 {
 	struct ms_plan *pl = plan_of(p);
 	struct ms_task *tasks = tasks_of(pl);
-	struct ms_ent *ents = ents_of(pl);
+	struct tentry *ents = ents_of(pl);
 	struct jspan obj, arr, task, v;
 	struct jiter it;
 	uint64_t uid;
 	char code[96], msg[320];
-	int k, i, st, open = 0, *seen;
+	int k, st, open = 0, *seen;
 
 	if (target_body_object(resp->buf, resp->len, &obj) == -1 ||
 	    !jobj_get(obj, "results", &arr) || jiter_init(&it, arr) == -1) {
@@ -454,12 +355,7 @@ tasks_answer(struct target_proc *p, const struct sbuf *resp,
 		p->poll_ms = next_wait(pl);
 		return TA_NEXT;
 	}
-	/* an entry a later one replaced ends as that one did */
-	for (i = 0; i < pl->nent && i < nsent; i++)
-		if (ents[i].last != i) {
-			items[i] = items[ents[i].last];
-			items[i].del = ents[i].del;
-		}
+	tentry_replaced(ents, pl->nent < nsent ? pl->nent : nsent, items);
 	return TA_OK;
 }
 

@@ -74,24 +74,6 @@ record_key(const struct target_reject *r, char key[17])
 }
 
 static void
-add_str(struct sbuf *b, const char *name, const char *s)
-{
-	if (s == NULL)
-		return;
-	sbuf_addf(b, ",\"%s\":", name);
-	sbuf_add_jstr(b, s, strlen(s));
-}
-
-static void
-add_raw(struct sbuf *b, const char *name, struct jspan v)
-{
-	if (v.p == NULL)
-		return;
-	sbuf_addf(b, ",\"%s\":", name);
-	sbuf_add(b, v.p, v.n);
-}
-
-static void
 rejects_prepare_call(struct sbuf *path, struct http_call *call)
 {
 	os_create_call(REJECTS_INDEX, REJECTS_BODY, path, call);
@@ -158,19 +140,7 @@ rejects_call(const struct target_reject *r, int n, struct sbuf *body,
 		sbuf_addf(body, "{\"index\":{\"_index\":\"" REJECTS_INDEX
 		    "\",\"_id\":\"%s\"}}\n{\"key\":\"%s\",\"op\":\"%s\"",
 		    key, key, r[i].del ? "delete" : "index");
-		add_raw(body, "index", r[i].index);
-		add_raw(body, "id", r[i].id);
-		add_raw(body, "routing", r[i].routing);
-		add_raw(body, "pipeline", r[i].pipeline);
-		sbuf_adds(body, ",\"version\":");
-		sbuf_add_u64(body, r[i].version);
-		add_str(body, "stream", r[i].stream);
-		add_str(body, "position", r[i].position);
-		add_str(body, "table", r[i].table);
-		add_str(body, "reason", r[i].reason ? r[i].reason : "");
-		if (!r[i].del)
-			add_raw(body, "doc", r[i].doc);
-		sbuf_adds(body, "}\n");
+		target_reject_put(body, &r[i], NULL);
 	}
 	http_call_set(call, "POST", REJECTS_BULK, "application/x-ndjson",
 	    body->buf, body->len);
@@ -219,54 +189,16 @@ fail_answer(enum target_answer a, long status, const char *why,
 	    "index '" REJECTS_INDEX "': HTTP %ld: %s", status, why);
 }
 
-static struct jspan
-member(struct jspan obj, const char *name)
-{
-	struct jspan v = { NULL, 0 };
-
-	if (!jobj_get(obj, name, &v) || jspan_type(v) == J_NULL) {
-		v.p = NULL;
-		v.n = 0;
-	}
-	return v;
-}
-
 /* one hit's _source as a record: 0, or -1 when it is not one of ours */
 static int
 add_record(struct target_rejects *set, struct jspan src)
 {
-	struct target_reject *r;
-	struct jspan v;
-	const char *key, *op;
+	const char *key;
 
 	if (jspan_type(src) != J_OBJECT ||
-	    (key = target_rejects_str(set, src, "key")) == NULL ||
-	    (op = target_rejects_str(set, src, "op")) == NULL)
+	    (key = target_rejects_str(set, src, "key")) == NULL)
 		return -1;
-	if (set->n == set->cap) {
-		set->cap = set->cap ? set->cap * 2 : 64;
-		set->r = xrealloc(set->r, (size_t)set->cap * sizeof(*set->r));
-		set->key = xrealloc(set->key, (size_t)set->cap *
-		    sizeof(*set->key));
-	}
-	r = &set->r[set->n];
-	memset(r, 0, sizeof(*r));
-	r->del = strcmp(op, "delete") == 0;
-	r->index = member(src, "index");
-	r->id = member(src, "id");
-	r->routing = member(src, "routing");
-	r->pipeline = member(src, "pipeline");
-	r->doc = member(src, "doc");
-	if (r->index.p == NULL || jspan_type(r->index) != J_STRING ||
-	    r->id.p == NULL || jspan_type(r->id) != J_STRING ||
-	    (!r->del && (r->doc.p == NULL || jspan_type(r->doc) != J_OBJECT)) ||
-	    !jobj_get(src, "version", &v) || jnum_u64(v, &r->version) == -1)
-		return -1;
-	r->position = target_rejects_str(set, src, "position");
-	r->table = target_rejects_str(set, src, "table");
-	r->reason = target_rejects_str(set, src, "reason");
-	set->key[set->n++] = (char *)key;
-	return 0;
+	return target_rejects_add(set, src, key) ? 0 : -1;
 }
 
 /* one page after the last record read: how many hits it held, or -1 */

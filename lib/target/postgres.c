@@ -25,6 +25,7 @@
 #include "p2o.h"
 #include "pg/pgconn.h"
 #include "postgres.h"
+#include "entry.h"
 
 #define NAME_MAX_BYTES	63	/* NAMEDATALEN - 1 */
 
@@ -491,19 +492,7 @@ encode(struct sbuf *out, const struct target_write *w,
 	target_span_add(out, w->id, &e->id);
 	sbuf_adds(out, ",\"v\":");
 	sbuf_add_u64(out, w->version);
-	e->routing.off = e->routing.len = 0;
-	e->pipeline.off = e->pipeline.len = 0;
-	e->doc.off = e->doc.len = 0;
-	if (w->del) {
-		sbuf_adds(out, ",\"del\":true}\n");
-		e->head.len = out->len - start;
-	} else {
-		sbuf_adds(out, ",\"doc\":");
-		e->head.len = out->len - start;
-		target_span_add(out, w->doc, &e->doc);
-		sbuf_adds(out, "}\n");
-	}
-	e->entry.len = out->len - start;
+	tentry_end(out, w, e, start, ",\"del\":true}\n");
 	return 0;
 }
 

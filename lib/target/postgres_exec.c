@@ -302,8 +302,12 @@ write_sql(const struct pgt_table *t, int del, struct sbuf *sql)
 	    PGT_VERSION_COL);
 }
 
+/* the lines of a write body, {"t":..,"id":..,"v":N,"doc":..|"del":true}
+ * (whole), or of a /read body, {"t":..,"id":..}: 0, or -1 when one is
+ * not such a line */
 static int
-parse_entries(const char *body, size_t len, struct entry **out, int *n)
+parse_lines(const char *body, size_t len, int whole, struct entry **out,
+    int *n)
 {
 	const char *p = body, *end = body + len, *nl;
 	struct entry *e = NULL;
@@ -326,48 +330,13 @@ parse_entries(const char *body, size_t len, struct entry **out, int *n)
 		if (jscan_validate(obj.p, obj.n, &off, NULL) == -1 ||
 		    !jobj_get(obj, "t", &v) || jstr_copy(v, e[*n].table,
 		    sizeof(e[*n].table)) == -1 || !jobj_get(obj, "id",
-		    &e[*n].id) || !jobj_get(obj, "v", &v) ||
-		    jnum_u64(v, &e[*n].version) == -1) {
+		    &e[*n].id) || (whole && (!jobj_get(obj, "v", &v) ||
+		    jnum_u64(v, &e[*n].version) == -1))) {
 			free(e);
 			return -1;
 		}
-		e[*n].del = jobj_get(obj, "del", &v);
-		if (!e[*n].del && !jobj_get(obj, "doc", &e[*n].doc)) {
-			free(e);
-			return -1;
-		}
-		(*n)++;
-	}
-	*out = e;
-	return 0;
-}
-
-/* a /read body: lines of {"t":..,"id":..} */
-static int
-parse_read(const char *body, size_t len, struct entry **out, int *n)
-{
-	const char *p = body, *end = body + len, *nl;
-	struct entry *e = NULL;
-	struct jspan obj, v;
-	size_t off;
-	int cap = 0;
-
-	*n = 0;
-	for (; p < end; p = nl + 1) {
-		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
-			nl = end;
-		if (nl == p)
-			continue;
-		obj.p = p, obj.n = (size_t)(nl - p);
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 64;
-			e = xrealloc(e, (size_t)cap * sizeof(*e));
-		}
-		memset(&e[*n], 0, sizeof(e[*n]));
-		if (jscan_validate(obj.p, obj.n, &off, NULL) == -1 ||
-		    !jobj_get(obj, "t", &v) || jstr_copy(v, e[*n].table,
-		    sizeof(e[*n].table)) == -1 || !jobj_get(obj, "id",
-		    &e[*n].id)) {
+		e[*n].del = whole && jobj_get(obj, "del", &v);
+		if (whole && !e[*n].del && !jobj_get(obj, "doc", &e[*n].doc)) {
 			free(e);
 			return -1;
 		}
@@ -481,7 +450,7 @@ do_bulk(struct pgt_session *s, const char *body, size_t len,
 	int n, i, r;
 
 	s->requests++;
-	if (parse_entries(body, len, &e, &n) == -1) {
+	if (parse_lines(body, len, 1, &e, &n) == -1) {
 		answer_error(resp, status, 400, "a write request that is not "
 		    "the module's");
 		return 0;
@@ -523,7 +492,7 @@ do_read(struct pgt_session *s, const char *body, size_t len,
 	PGresult *res;
 	int n, i, rc = 0;
 
-	if (parse_read(body, len, &e, &n) == -1) {
+	if (parse_lines(body, len, 0, &e, &n) == -1) {
 		answer_error(resp, status, 400, "a read request that is not the "
 		    "module's");
 		return 0;

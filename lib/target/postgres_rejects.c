@@ -77,24 +77,6 @@ count_answer(long status, const struct sbuf *resp, uint64_t *n, char *why,
 	return TA_OK;
 }
 
-static void
-add_str(struct sbuf *b, const char *name, const char *s)
-{
-	if (s == NULL)
-		return;
-	sbuf_addf(b, ",\"%s\":", name);
-	sbuf_add_jstr(b, s, strlen(s));
-}
-
-static void
-add_raw(struct sbuf *b, const char *name, struct jspan v)
-{
-	if (v.p == NULL)
-		return;
-	sbuf_addf(b, ",\"%s\":", name);
-	sbuf_add(b, v.p, v.n);
-}
-
 /* one line a record: {"op":..,"index":..,"id":..,"version":N,...} */
 static void
 records_call(const struct target_reject *r, int n, struct sbuf *body,
@@ -106,19 +88,7 @@ records_call(const struct target_reject *r, int n, struct sbuf *body,
 	for (i = 0; i < n; i++) {
 		sbuf_addf(body, "{\"op\":\"%s\"", r[i].del ? "delete" :
 		    "index");
-		add_raw(body, "index", r[i].index);
-		add_raw(body, "id", r[i].id);
-		add_raw(body, "routing", r[i].routing);
-		add_raw(body, "pipeline", r[i].pipeline);
-		sbuf_adds(body, ",\"version\":");
-		sbuf_add_u64(body, r[i].version);
-		add_str(body, "stream", r[i].stream ? r[i].stream : "");
-		add_str(body, "position", r[i].position);
-		add_str(body, "table", r[i].table);
-		add_str(body, "reason", r[i].reason ? r[i].reason : "");
-		if (!r[i].del)
-			add_raw(body, "doc", r[i].doc);
-		sbuf_adds(body, "}\n");
+		target_reject_put(body, &r[i], "");
 	}
 	http_call_set(call, "POST", "/rejects/put", "application/x-ndjson",
 	    body->buf, body->len);
@@ -257,56 +227,22 @@ pgt_rejects_request(struct pgt_session *s, const char *what,
 
 /* ---- the listing and the clearing, blocking ---- */
 
-static struct jspan
-member(struct jspan obj, const char *name)
-{
-	struct jspan v = { NULL, 0 };
-
-	if (!jobj_get(obj, name, &v) || jspan_type(v) == J_NULL)
-		v.p = NULL, v.n = 0;
-	return v;
-}
-
 /* a record read back (its text kept by the set): 0, or -1 when it is
  * not one of ours */
 static int
 add_record(struct target_rejects *set, const char *key, const char *text)
 {
 	struct target_reject *r;
-	struct jspan src, v;
-	const char *op;
+	struct jspan src;
 	char *copy = target_rejects_keep(set, xstrdup(text));
 	size_t off;
 
 	src.p = copy, src.n = strlen(copy);
 	if (jscan_validate(src.p, src.n, &off, NULL) == -1 ||
-	    jspan_type(src) != J_OBJECT ||
-	    (op = target_rejects_str(set, src, "op")) == NULL)
+	    (r = target_rejects_add(set, src,
+	    target_rejects_keep(set, xstrdup(key)))) == NULL)
 		return -1;
-	if (set->n == set->cap) {
-		set->cap = set->cap ? set->cap * 2 : 64;
-		set->r = xrealloc(set->r, (size_t)set->cap * sizeof(*set->r));
-		set->key = xrealloc(set->key, (size_t)set->cap *
-		    sizeof(*set->key));
-	}
-	r = &set->r[set->n];
-	memset(r, 0, sizeof(*r));
-	r->del = strcmp(op, "delete") == 0;
-	r->index = member(src, "index");
-	r->id = member(src, "id");
-	r->routing = member(src, "routing");
-	r->pipeline = member(src, "pipeline");
-	r->doc = member(src, "doc");
-	if (r->index.p == NULL || jspan_type(r->index) != J_STRING ||
-	    r->id.p == NULL || jspan_type(r->id) != J_STRING ||
-	    (!r->del && (r->doc.p == NULL || jspan_type(r->doc) != J_OBJECT)) ||
-	    !jobj_get(src, "version", &v) || jnum_u64(v, &r->version) == -1)
-		return -1;
-	r->position = target_rejects_str(set, src, "position");
-	r->table = target_rejects_str(set, src, "table");
-	r->reason = target_rejects_str(set, src, "reason");
 	r->stream = target_rejects_str(set, src, "stream");
-	set->key[set->n++] = target_rejects_keep(set, xstrdup(key));
 	return 0;
 }
 

@@ -101,22 +101,9 @@ static int
 index_name(const char *text, enum target_name_part part, char *why,
     size_t whylen)
 {
-	size_t n = strlen(text);
-
-	if (part == TNAME_WHOLE && n == 0) {
-		snprintf(why, whylen, "must not be empty");
+	if (target_name_chars(text, part, 255, "-_.", "'-', '_' and '.' (a "
+	    "Qdrant collection name)", why, whylen) == -1)
 		return -1;
-	}
-	if (n > 255) {
-		snprintf(why, whylen, "must be at most 255 bytes");
-		return -1;
-	}
-	if (strspn(text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "0123456789-_.") != n) {
-		snprintf(why, whylen, "must hold only letters, digits, '-', '_' "
-		    "and '.' (a Qdrant collection name)");
-		return -1;
-	}
 	if (part != TNAME_INSIDE && text[0] == '.') {
 		snprintf(why, whylen, "must not start with '.'");
 		return -1;
@@ -201,14 +188,6 @@ probe_call(struct http_call *call)
 	http_call_set(call, "GET", "/", NULL, NULL, 0);
 }
 
-static void
-copy_cut(struct jspan s, char *buf, size_t cap)
-{
-	if (jspan_type(s) == J_STRING && jstr_copy(s, buf, cap) == 0)
-		return;
-	snprintf(buf, cap, "%.*s", (int)(s.n < cap ? s.n : cap - 1), s.p);
-}
-
 /* {"title":"qdrant - vector search engine","version":"1.12.4",..} */
 static enum target_answer
 probe_answer(long status, const struct sbuf *resp, char *node,
@@ -216,8 +195,7 @@ probe_answer(long status, const struct sbuf *resp, char *node,
 {
 	enum target_answer a = target_status_class(status);
 	struct jspan obj, v;
-	char num[32] = "", title[64] = "";
-	int major = -1;
+	char title[64] = "";
 
 	if (nodelen)
 		node[0] = '\0';
@@ -227,22 +205,14 @@ probe_answer(long status, const struct sbuf *resp, char *node,
 	}
 	if (target_body_object(resp->buf, resp->len, &obj) == 0 &&
 	    jobj_get(obj, "title", &v))
-		copy_cut(v, title, sizeof(title));
+		target_copy_cut(v, title, sizeof(title));
 	if (strncmp(title, "qdrant", 6) != 0 || !jobj_get(obj, "version", &v)) {
 		snprintf(why, whylen, "target.flavor is qdrant but GET / is "
 		    "not a Qdrant node's answer (no qdrant title and version)");
 		return TA_REFUSED;
 	}
-	copy_cut(v, num, sizeof(num));
-	if (num[0] >= '0' && num[0] <= '9')
-		sscanf(num, "%d", &major);
-	if (major != QD_MAJOR) {
-		snprintf(why, whylen, "target.flavor is qdrant but the node "
-		    "runs Qdrant %s; supported: %d.x", num, QD_MAJOR);
-		return TA_REFUSED;
-	}
-	snprintf(node, nodelen, "qdrant %s", num);
-	return TA_OK;
+	return target_node_major(v, QD_MAJOR, "qdrant", "Qdrant", node,
+	    nodelen, why, whylen);
 }
 
 /* the collection created with its body; one already there is answered

@@ -42,20 +42,11 @@ struct qd_group {
 	int	 next;		/* G_SPLIT: the entry sent alone next */
 };
 
-/* one entry of the body, as encode wrote it */
-struct qd_ent {
-	size_t	 ioff, ilen;	/* raw JSON strings in body */
-	size_t	 idoff, idlen;
-	size_t	 doff, dlen;	/* the document, dlen 0 for a delete */
-	int	 del;
-	int	 last;		/* the entry whose write it ends as */
-	int	 group;		/* the collection writing it, -1: replaced */
-};
-
 /* what the procedure planned for its body, in proc->plan */
 struct qd_plan {
 	int	 nent, ngroup;
-	size_t	 groups_off;	/* the ents follow the plan, then the groups */
+	size_t	 groups_off;	/* the entries follow the plan (a group is
+				 * their unit), then the groups */
 	int	 sending;	/* the group the last request wrote */
 	int	 alone;		/* the entry it carried alone, -1: all */
 };
@@ -66,33 +57,16 @@ plan_of(const struct target_proc *p)
 	return p->plan.len ? (struct qd_plan *)(void *)p->plan.buf : NULL;
 }
 
-static struct qd_ent *
+static struct tentry *
 ents_of(struct qd_plan *pl)
 {
-	return (struct qd_ent *)(void *)(pl + 1);
+	return (struct tentry *)(void *)(pl + 1);
 }
 
 static struct qd_group *
 groups_of(struct qd_plan *pl)
 {
 	return (struct qd_group *)(void *)((char *)pl + pl->groups_off);
-}
-
-/* the entry at body[at..], as encode (qdrant.c) wrote it; -1 for
- * anything else */
-static int
-read_entry(const char *body, size_t len, size_t at, struct qd_ent *e,
-    size_t *next)
-{
-	struct tentry t;
-
-	if (tentry_read(body, len, at, &t, next) == -1)
-		return -1;
-	e->ioff = t.ioff, e->ilen = t.ilen;
-	e->idoff = t.idoff, e->idlen = t.idlen;
-	e->doff = t.doff, e->dlen = t.dlen;
-	e->del = t.del;
-	return 0;
 }
 
 static int
@@ -102,86 +76,27 @@ same_span(const char *body, size_t aoff, size_t alen, size_t boff,
 	return alen == blen && memcmp(body + aoff, body + boff, alen) == 0;
 }
 
-static uint32_t
-doc_hash(const char *body, const struct qd_ent *e)
-{
-	uint32_t h = 2166136261u;
-	size_t i;
-
-	for (i = 0; i < e->ilen; i++)
-		h = (h ^ (unsigned char)body[e->ioff + i]) * 16777619u;
-	h = (h ^ 0xff) * 16777619u;
-	for (i = 0; i < e->idlen; i++)
-		h = (h ^ (unsigned char)body[e->idoff + i]) * 16777619u;
-	return h;
-}
-
-/* each entry's last entry of its document: the one its write ends as */
-static void
-reduce(const char *body, struct qd_ent *ents, int n)
-{
-	size_t cap = 16, k;
-	int *slot, i, pass;
-
-	while (cap < (size_t)n * 2)
-		cap *= 2;
-	slot = xmalloc(cap * sizeof(*slot));
-	memset(slot, 0xff, cap * sizeof(*slot));
-	for (pass = 0; pass < 2; pass++)
-		for (i = 0; i < n; i++) {
-			k = doc_hash(body, &ents[i]) & (cap - 1);
-			while (slot[k] != -1 && !(same_span(body,
-			    ents[slot[k]].ioff, ents[slot[k]].ilen,
-			    ents[i].ioff, ents[i].ilen) && same_span(body,
-			    ents[slot[k]].idoff, ents[slot[k]].idlen,
-			    ents[i].idoff, ents[i].idlen)))
-				k = (k + 1) & (cap - 1);
-			if (pass == 0)
-				slot[k] = i;
-			else
-				ents[i].last = slot[k];
-		}
-	free(slot);
-}
-
 /* the plan of body: its entries, each document's last one, a group per
  * collection for those. -1 when an entry is not one encode wrote */
 static int
 plan(struct target_proc *p, const char *body, size_t len)
 {
 	struct qd_plan *pl;
-	struct qd_ent *ents, *e;
+	struct tentry *ents, *e;
 	struct qd_group *groups;
-	size_t at, next, need;
-	int n = 0, i, k, ngroup = 0;
+	int n, i, k, ngroup = 0;
 
-	for (at = 0; at < len; at = next, n++) {
-		const char *nl = memchr(body + at, '\n', len - at);
-
-		next = nl ? (size_t)(nl - body) + 1 : len;
-	}
-	if (n == 0)
+	n = tentry_plan(&p->plan, sizeof(*pl), sizeof(*groups), body, len);
+	if (n == -1)
 		return -1;
-	need = sizeof(*pl) + (size_t)n * sizeof(*ents) +
-	    (size_t)n * sizeof(*groups);
-	sbuf_reset(&p->plan);
-	sbuf_grow(&p->plan, need);
-	memset(p->plan.buf, 0, need);
-	p->plan.len = need;
 	pl = plan_of(p);
 	pl->nent = n;
 	pl->groups_off = sizeof(*pl) + (size_t)n * sizeof(*ents);
 	ents = ents_of(pl);
 	groups = groups_of(pl);
-	for (at = 0, i = 0; i < n; i++, at = next)
-		if (read_entry(body, len, at, &ents[i], &next) == -1) {
-			sbuf_reset(&p->plan);
-			return -1;
-		}
-	reduce(body, ents, n);
 	for (i = 0; i < n; i++) {
 		e = &ents[i];
-		e->group = -1;
+		e->unit = -1;
 		if (e->last != i)
 			continue;
 		for (k = ngroup - 1; k >= 0; k--)
@@ -194,11 +109,27 @@ plan(struct target_proc *p, const char *body, size_t len)
 			groups[k].ilen = e->ilen;
 			groups[k].state = G_UNSENT;
 		}
-		e->group = k;
+		e->unit = k;
 	}
 	pl->ngroup = ngroup;
 	pl->alone = -1;
 	return 0;
+}
+
+/* the point id of our id (a raw JSON string), quoted */
+static void
+add_id(struct sbuf *out, const char *id, size_t idlen)
+{
+	char uuid[37], *text;
+	size_t tlen;
+
+	text = xmalloc(idlen + 1);
+	tlen = jstr_unescape((struct jspan){ id, idlen }, text);
+	qd_point_id(text, tlen, uuid);
+	free(text);
+	sbuf_addc(out, '"');
+	sbuf_adds(out, uuid);
+	sbuf_addc(out, '"');
 }
 
 void
@@ -207,16 +138,10 @@ qd_add_point(struct sbuf *out, const char *id, size_t idlen,
 {
 	struct jspan d = { doc, dlen }, key, val, vecs = { NULL, 0 };
 	struct jiter it;
-	char uuid[37], *text;
-	size_t tlen;
 
-	text = xmalloc(idlen + 1);
-	tlen = jstr_unescape((struct jspan){ id, idlen }, text);
-	qd_point_id(text, tlen, uuid);
-	free(text);
-	sbuf_adds(out, "{\"id\":\"");
-	sbuf_adds(out, uuid);
-	sbuf_adds(out, "\",\"vector\":");
+	sbuf_adds(out, "{\"id\":");
+	add_id(out, id, idlen);
+	sbuf_adds(out, ",\"vector\":");
 	jobj_get(d, QD_VECTORS, &vecs);
 	if (vecs.p != NULL && jspan_type(vecs) == J_OBJECT)
 		sbuf_add(out, vecs.p, vecs.n);
@@ -236,33 +161,18 @@ qd_add_point(struct sbuf *out, const char *id, size_t idlen,
 	sbuf_adds(out, "}}");
 }
 
-static void
-add_id(struct sbuf *out, const char *id, size_t idlen)
-{
-	char uuid[37], *text;
-	size_t tlen;
-
-	text = xmalloc(idlen + 1);
-	tlen = jstr_unescape((struct jspan){ id, idlen }, text);
-	qd_point_id(text, tlen, uuid);
-	free(text);
-	sbuf_addc(out, '"');
-	sbuf_adds(out, uuid);
-	sbuf_addc(out, '"');
-}
-
 /* the entries of group k (only entry `alone` when it is not -1) as one
  * operation of kind del, appended to p->body; 1 when there was any */
 static int
 add_operation(struct qd_plan *pl, const char *body, int k, int alone,
     int del, struct sbuf *out)
 {
-	struct qd_ent *ents = ents_of(pl), *e;
+	struct tentry *ents = ents_of(pl), *e;
 	int i, n = 0;
 
 	for (i = 0; i < pl->nent; i++) {
 		e = &ents[i];
-		if (e->group != k || e->del != del || (alone != -1 &&
+		if (e->unit != k || e->del != del || (alone != -1 &&
 		    i != alone))
 			continue;
 		if (n++ == 0)
@@ -326,38 +236,27 @@ qd_write_call(struct target_proc *p, const char *body, size_t len,
 	    p->body.buf, p->body.len);
 }
 
-static void
-set_item(struct item_result *it, int del, enum item_verdict v,
-    long status, const char *type, const char *reason)
-{
-	it->verdict = v;
-	it->del = del;
-	it->status = (int)status;
-	snprintf(it->type, sizeof(it->type), "%.*s",
-	    (int)sizeof(it->type) - 1, type);
-	snprintf(it->reason, sizeof(it->reason), "%.*s",
-	    (int)sizeof(it->reason) - 1, reason);
-}
-
 /* the verdicts of the entries the last request carried */
 static void
 answered(struct qd_plan *pl, long status, const char *why, int nsent,
     struct item_result *items)
 {
-	struct qd_ent *ents = ents_of(pl), *e;
+	struct tentry *ents = ents_of(pl), *e;
 	int i;
 
 	for (i = 0; i < pl->nent && i < nsent; i++) {
 		e = &ents[i];
-		if (e->group != pl->sending || (pl->alone != -1 &&
+		if (e->unit != pl->sending || (pl->alone != -1 &&
 		    i != pl->alone))
 			continue;
 		if (status >= 200 && status < 300)
-			set_item(&items[i], e->del, ITEM_OK, status, "", "");
+			tentry_verdict(&items[i], e->del, ITEM_OK, status, "",
+			    "");
 		else if (status == 404 && e->del)
-			set_item(&items[i], 1, ITEM_NOTFOUND, status, "", "");
+			tentry_verdict(&items[i], 1, ITEM_NOTFOUND, status,
+			    "", "");
 		else
-			set_item(&items[i], e->del, ITEM_REJECT, status,
+			tentry_verdict(&items[i], e->del, ITEM_REJECT, status,
 			    status == 404 ? "collection_not_found" :
 			    "wrong_input", why);
 	}
@@ -367,11 +266,11 @@ answered(struct qd_plan *pl, long status, const char *why, int nsent,
 static void
 split_next(struct qd_plan *pl, struct qd_group *g, int after)
 {
-	struct qd_ent *ents = ents_of(pl);
+	struct tentry *ents = ents_of(pl);
 	int i;
 
 	for (i = after + 1; i < pl->nent; i++)
-		if (ents[i].group == pl->sending) {
+		if (ents[i].unit == pl->sending) {
 			g->state = G_SPLIT;
 			g->next = i;
 			return;
@@ -382,11 +281,11 @@ split_next(struct qd_plan *pl, struct qd_group *g, int after)
 static int
 group_size(struct qd_plan *pl, int k)
 {
-	struct qd_ent *ents = ents_of(pl);
+	struct tentry *ents = ents_of(pl);
 	int i, n = 0;
 
 	for (i = 0; i < pl->nent; i++)
-		n += ents[i].group == k;
+		n += ents[i].unit == k;
 	return n;
 }
 
@@ -397,7 +296,6 @@ qd_write_answer(struct target_proc *p, long status, const struct sbuf *resp,
 {
 	enum target_answer a = target_status_class(status);
 	struct qd_plan *pl = plan_of(p);
-	struct qd_ent *ents;
 	struct qd_group *g;
 	int i;
 
@@ -426,12 +324,7 @@ qd_write_answer(struct target_proc *p, long status, const struct sbuf *resp,
 	for (i = 0; i < pl->ngroup; i++)
 		if (groups_of(pl)[i].state != G_DONE)
 			return TA_NEXT;
-	/* an entry a later one replaced ends as that one did */
-	ents = ents_of(pl);
-	for (i = 0; i < pl->nent && i < nsent; i++)
-		if (ents[i].last != i) {
-			items[i] = items[ents[i].last];
-			items[i].del = ents[i].del;
-		}
+	tentry_replaced(ents_of(pl), pl->nent < nsent ? pl->nent : nsent,
+	    items);
 	return TA_OK;
 }

@@ -237,6 +237,21 @@ test_unescape(void)
 	d = jstr_dup(span("\"\""));
 	is_str(d, "", "empty dup");
 	free(d);
+	{
+		struct jspan plain = span("\"a|b\""), esc = span("\"a\\tb\"");
+		const char *t;
+		char *heap;
+		size_t n;
+
+		t = jstr_text(plain, &n, &heap);
+		ok(t == plain.p + 1 && n == 3 && heap == NULL,
+		    "jstr_text: a string without escapes is its own bytes");
+		t = jstr_text(esc, &n, &heap);
+		ok(heap != NULL && t == heap && n == 3 &&
+		    memcmp(t, "a\tb", 3) == 0,
+		    "jstr_text: escapes unescaped into the heap copy");
+		free(heap);
+	}
 }
 
 static void
