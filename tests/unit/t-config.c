@@ -2035,17 +2035,27 @@ test_many(void)
 	struct config cfg;
 	struct sbuf t = SBUF_INIT;
 	char err[512];
-	double t0, secs;
+	double t0, secs, small;
 	int rc;
 
+	/* an eighth of them first: a loaded machine (or a sanitizer)
+	 * slows both alike, while pairs make eight times the sections
+	 * cost 64 times as much */
+	many_text(&t, 2500, "");
+	t0 = now_s();
+	rc = load(t.buf, &cfg, err, sizeof(err));
+	small = now_s() - t0;
+	if (rc == 0)
+		config_release(&cfg);
 	many_text(&t, 20000, "");
 	t0 = now_s();
 	rc = load(t.buf, &cfg, err, sizeof(err));
 	secs = now_s() - t0;
 	ok(rc == 0 && cfg.nsyncs == 20000, "20,000 sections sharing an "
 	    "index load (%s)", rc == 0 ? "ok" : err);
-	ok(secs < 10.0, "in under 10 s (%.2f s; 12 s when each pair was "
-	    "compared)", secs);
+	ok(secs < 10.0 || secs < 25 * small, "in under 10 s, or 25 times "
+	    "what 2,500 take (%.2f s, %.2f s; 31.7 s and 0.46 s when each "
+	    "pair was compared)", secs, small);
 	if (rc == 0) {
 		ok(cfg.syncs[0].shared && cfg.syncs[19999].shared,
 		    "every one shares the index");
