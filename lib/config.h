@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "err.h"
+#include "strindex.h"
 
 #include "template.h"
 
@@ -308,6 +309,12 @@ struct config {
 	/* sync.<name> */
 	struct sync_section *syncs;
 	int	 nsyncs;
+	/* syncs by rel, for config_find_rel: built once the rels are known
+	 * (finish_syncs), empty in a configuration built by hand (then the
+	 * list is walked). A row, a relation message, a mark each look a
+	 * section up, and with ten thousand tables a walk of the list was
+	 * ten thousand comparisons each time */
+	struct strindex relidx;
 
 	/* engine */
 	int	 batch_size;		/* default 1000 documents */

@@ -177,17 +177,28 @@ control_idle(struct loader *ld, int ms)
 	return control_stats(ld, 0);
 }
 
+static const char *
+stat_name(const void *arg, int pos, int *tag)
+{
+	const struct loader *ld = arg;
+
+	*tag = 0;
+	return ld->stats[pos].rel;
+}
+
 struct ld_tstat *
 control_stat(struct loader *ld, const char *rel)
 {
 	int i;
 
-	for (i = 0; i < ld->nstats; i++)
-		if (strcmp(ld->stats[i].rel, rel) == 0)
-			return &ld->stats[i];
+	if (ld->statidx.name_of == NULL)
+		strindex_init(&ld->statidx, stat_name);
+	if ((i = strindex_get(&ld->statidx, ld, 0, rel, strlen(rel))) >= 0)
+		return &ld->stats[i];
 	ld->stats = xrealloc(ld->stats, (ld->nstats + 1) * sizeof(*ld->stats));
 	memset(&ld->stats[ld->nstats], 0, sizeof(*ld->stats));
 	ld->stats[ld->nstats].rel = xstrdup(rel);
+	strindex_put(&ld->statidx, ld, ld->nstats);
 	return &ld->stats[ld->nstats++];
 }
 

@@ -51,6 +51,7 @@
 #include "err.h"
 #include "jscan.h"
 #include "sbuf.h"
+#include "strindex.h"
 #include "pg/pgnest.h"
 
 struct msg_rowtpl;
@@ -315,6 +316,9 @@ struct loader {
 	long long owed_us;	/* the wait the rows read so far owe */
 	struct ld_tstat *stats;
 	int	 nstats;
+	/* stats by rel: rows are counted per read, and a walk of every
+	 * table started grew with the tables (issue 38) */
+	struct strindex statidx;
 	long long stats_ms;	/* last sent */
 	int	 stats_dirty;
 

@@ -275,6 +275,7 @@ main(int argc, char **argv)
 	for (i = 0; i < ld.nstats; i++)
 		free(ld.stats[i].rel);
 	free(ld.stats);
+	strindex_release(&ld.statidx);
 	jobs_release(jobs, njobs);
 	sbuf_release(&ld.out);
 	sbuf_release(&ld.json);

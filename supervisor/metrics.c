@@ -21,10 +21,22 @@ static const double lat_bounds[SV_LAT_BUCKETS] = {
 	0.01, 0.015, 0.025, 0.035, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 };
 
+/* the name and tag of keyed[pos], for the index */
+static const char *
+keyed_name(const void *arg, int pos, int *tag)
+{
+	const struct sv_metrics *m = arg;
+
+	*tag = m->keyed[pos].counter;
+	return m->keyed[pos].key;
+}
+
 void
 sv_metrics_init(struct sv_metrics *m)
 {
 	memset(m, 0, sizeof(*m));
+	strindex_init(&m->kidx, keyed_name);
+	sbuf_init(&m->kname);
 }
 
 void
@@ -35,6 +47,8 @@ sv_metrics_release(struct sv_metrics *m)
 	for (i = 0; i < m->nkeyed; i++)
 		free(m->keyed[i].key);
 	free(m->keyed);
+	strindex_release(&m->kidx);
+	sbuf_release(&m->kname);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -63,9 +77,14 @@ keyed_slot(struct sv_metrics *m, int c, struct jspan key)
 	struct sv_keyed *k;
 	int i;
 
-	for (i = 0; i < m->nkeyed; i++)
-		if (m->keyed[i].counter == c && jstr_eq(key, m->keyed[i].key))
-			return &m->keyed[i];
+	/* the key as the stage meant it (escapes undone), then filed */
+	sbuf_reset(&m->kname);
+	sbuf_grow(&m->kname, key.n + 1);
+	m->kname.len = jstr_unescape(key, m->kname.buf);
+	m->kname.buf[m->kname.len] = '\0';
+	if ((i = strindex_get(&m->kidx, m, c, m->kname.buf,
+	    m->kname.len)) >= 0)
+		return &m->keyed[i];
 	if (m->nkeyed == m->capkeyed) {
 		m->capkeyed = m->capkeyed ? m->capkeyed * 2 : 16;
 		m->keyed = xrealloc(m->keyed, (size_t)m->capkeyed *
@@ -73,8 +92,9 @@ keyed_slot(struct sv_metrics *m, int c, struct jspan key)
 	}
 	k = &m->keyed[m->nkeyed++];
 	k->counter = c;
-	k->key = jstr_dup(key);
+	k->key = xstrndup(m->kname.buf, m->kname.len);
 	k->base = k->last = 0;
+	strindex_put(&m->kidx, m, m->nkeyed - 1);
 	return k;
 }
 
@@ -82,14 +102,21 @@ keyed_slot(struct sv_metrics *m, int c, struct jspan key)
 static void
 keyed_prune(struct sv_metrics *m, int c)
 {
-	int i;
+	int i, gone = 0;
 
 	for (i = 0; i < m->nkeyed; )
 		if (m->keyed[i].counter == c && !m->keyed[i].seen) {
 			free(m->keyed[i].key);
 			m->keyed[i] = m->keyed[--m->nkeyed];
+			gone = 1;
 		} else
 			i++;
+	/* entries moved: filed again where they are now */
+	if (gone) {
+		strindex_clear(&m->kidx);
+		for (i = 0; i < m->nkeyed; i++)
+			strindex_put(&m->kidx, m, i);
+	}
 }
 
 int

@@ -48,6 +48,7 @@
 #include "frame.h"
 #include "msg.h"
 #include "sbuf.h"
+#include "strindex.h"
 #include "trace.h"
 
 struct pollfd;
@@ -327,6 +328,11 @@ struct sv_metrics {
 	uint64_t last[MC_N];	/* the running incarnation's last report */
 	struct sv_keyed *keyed;
 	int	 nkeyed, capkeyed;
+	/* keyed[] by (counter, key): the loader reports four gauges per
+	 * table every second, and a walk of the list for each of them made
+	 * a frame of ten thousand tables cost 8 * 10^8 comparisons */
+	struct strindex kidx;
+	struct sbuf kname;	/* a key unescaped, for the look-up */
 	uint64_t reconnects;
 	uint64_t full_reloads;	/* position lost: every table loaded again */
 	uint64_t position_confirmed;

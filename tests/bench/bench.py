@@ -230,10 +230,19 @@ def pss(pid):
     return 0
 
 
-def tree_usage(root):
+def comm(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
+
+
+def tree_usage(root, each=None):
     """(cpu seconds, rss bytes, processes, pss bytes) of root and its
     descendants: every live process's own time plus what it reaped from
-    children, so a stage that ended (the loader) still counts, once."""
+    children, so a stage that ended (the loader) still counts, once.
+    each, a dict, gets each process's PSS under its name (its comm)."""
     t = proc_table()
     kids = {}
     for pid, (ppid, _, _) in t.items():
@@ -245,7 +254,10 @@ def tree_usage(root):
             continue
         cpu += t[p][1]
         rss += t[p][2]
-        ps += pss(p)
+        mine = pss(p)
+        ps += mine
+        if each is not None:
+            each[comm(p)] = each.get(comm(p), 0) + mine
         n += 1
         todo.extend(kids.get(p, []))
     return cpu / CLK, rss, n, ps
@@ -259,6 +271,9 @@ class Meter:
         self.roots = roots
         self.peak = {k: 0 for k in roots}
         self.peak_pss = {k: 0 for k in roots}
+        # each process's own peak PSS, by name: which stage a sum's
+        # growth is in (issue 38)
+        self.peak_each = {k: {} for k in roots}
         self.procs = {k: 0 for k in roots}
         self.stop_ev = threading.Event()
         self.th = threading.Thread(target=self.run, daemon=True)
@@ -267,7 +282,10 @@ class Meter:
     def sample(self):
         out = {}
         for k, pid in self.roots.items():
-            cpu, rss, n, ps = tree_usage(pid)
+            each = {}
+            cpu, rss, n, ps = tree_usage(pid, each)
+            for name, v in each.items():
+                self.peak_each[k][name] = max(self.peak_each[k].get(name, 0), v)
             self.peak[k] = max(self.peak[k], rss)
             self.peak_pss[k] = max(self.peak_pss[k], ps)
             self.procs[k] = max(self.procs[k], n)

@@ -154,6 +154,8 @@ def run(B, res, n=None, rows=None):
         meter.stop()
         r["peak_rss_mb"] = {k: v / 2**20 for k, v in meter.peak.items()}
         r["peak_pss_mb"] = {k: v / 2**20 for k, v in meter.peak_pss.items()}
+        r["peak_pss_each_mb"] = {k: round(v / 2**20, 1)
+                                 for k, v in meter.peak_each["tool"].items()}
         r["processes"] = dict(meter.procs)
         tool.stop()
         B.NODE.req("DELETE", f"/{index}")

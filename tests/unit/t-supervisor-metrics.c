@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <unistd.h>
 
@@ -288,6 +289,99 @@ test_readme(void)
 	sv_metrics_release(&m);
 }
 
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* a loader's stats frame: four gauges for each of tables n0..n-1 */
+static void
+load_frame(struct sbuf *j, int n0, int n, int rows)
+{
+	static const char *const names[] = { "load_rows",
+	    "load_rows_estimate", "load_ranges_done", "load_ranges" };
+	size_t c;
+	int i;
+
+	sbuf_reset(j);
+	sbuf_addc(j, '{');
+	for (c = 0; c < 4; c++) {
+		sbuf_addf(j, "%s\"%s\":{", c ? "," : "", names[c]);
+		for (i = n0; i < n; i++)
+			sbuf_addf(j, "%s\"public.m%05d\":%d", i > n0 ? "," : "",
+			    i, c == 0 ? rows : 1);
+		sbuf_addc(j, '}');
+	}
+	sbuf_addc(j, '}');
+}
+
+/* a slot watch's frame: slots n0..n-1 retaining v bytes each */
+static void
+slot_frame(struct sbuf *j, int n0, int n, int v)
+{
+	int i;
+
+	sbuf_reset(j);
+	sbuf_adds(j, "{\"slot_retained_bytes\":{");
+	for (i = n0; i < n; i++)
+		sbuf_addf(j, "%s\"s%05d\":%d", i > n0 ? "," : "", i, v);
+	sbuf_adds(j, "}}");
+}
+
+/*
+ * Issue 38: the loader reports four gauges for every table it started,
+ * each second. Each key was found by a walk of every series: a frame of
+ * ten thousand tables was 8 * 10^8 comparisons, and the supervisor's
+ * core went to it. A whole gauge's keys a frame leaves out still go, and
+ * the keys left are found again after they moved.
+ */
+static void
+test_many_keys(void)
+{
+	struct sv_metrics m;
+	struct sbuf j = SBUF_INIT;
+	double t0, secs;
+
+	sv_metrics_init(&m);
+	load_frame(&j, 0, 10000, 1);
+	t0 = now_s();
+	sv_metrics_stats(&m, (struct jspan){ j.buf, j.len });
+	load_frame(&j, 0, 10000, 2);
+	sv_metrics_stats(&m, (struct jspan){ j.buf, j.len });
+	secs = now_s() - t0;
+	is_int(m.nkeyed, 40000, "two frames of 10,000 tables: 40,000 series");
+	is_int(sv_metrics_total(&m, MC_LOAD_ROWS, NULL), 20000,
+	    "the second replaced the first");
+	ok(secs < 2.0, "in under 2 s (%.3f s; 8.6 s of CPU when each key "
+	    "walked the series)", secs);
+	/* a whole gauge (a slot's) reported for 10,000 keys, then for
+	 * half of them: the others go, and the series after them move */
+	slot_frame(&j, 0, 10000, 1);
+	sv_metrics_stats(&m, (struct jspan){ j.buf, j.len });
+	slot_frame(&j, 5000, 10000, 2);
+	sv_metrics_stats(&m, (struct jspan){ j.buf, j.len });
+	is_int(m.nkeyed, 45000, "a whole gauge's keys the frame left out "
+	    "are gone");
+	is_int(sv_metrics_total(&m, MC_SLOT_RETAINED, NULL), 5000 * 2,
+	    "the others replaced");
+	load_frame(&j, 0, 10000, 4);
+	sv_metrics_stats(&m, (struct jspan){ j.buf, j.len });
+	slot_frame(&j, 5000, 10000, 3);
+	sv_metrics_stats(&m, (struct jspan){ j.buf, j.len });
+	is_int(m.nkeyed, 45000, "the series that moved are found again, not "
+	    "added twice");
+	is_int(sv_metrics_total(&m, MC_LOAD_ROWS, NULL), 40000,
+	    "their values replaced");
+	is_int(sv_metrics_total(&m, MC_SLOT_RETAINED, "s07000"), 3,
+	    "one key's value");
+	sbuf_release(&j);
+	sv_metrics_release(&m);
+}
+
 int
 main(void)
 {
@@ -298,6 +392,7 @@ main(void)
 
 	test_every_counter();
 	test_readme();
+	test_many_keys();
 	sv_metrics_init(&m);
 	ok(sv_metrics_stats(&m, span("{\"events_insert\":10,"
 	    "\"events_update\":2,\"events_delete\":1,\"commits\":4,"
