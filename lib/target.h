@@ -228,7 +228,9 @@ struct target_proc {
 	 * sent, so another procedure may start writing behind this one */
 	int	 sent_all;
 	/* after an answer that wrote a page of deletes: its items and
-	 * bytes, for the caller's counters (it zeroes page_done) */
+	 * bytes, for the caller's counters (it zeroes page_done); a write
+	 * procedure may keep its verdicts here until its last answer
+	 * (target_proc_reset frees them) */
 	int	 page_done;
 	size_t	 page_bytes;
 	struct item_result *items;
@@ -346,7 +348,10 @@ struct target_ops {
 	 * unchanged until the end), its next request, and what its answer
 	 * means: TA_NEXT go on (after proc->poll_ms), TA_OK done with
 	 * items[] of the nsent entries filled, else TA_RETRY, TA_REFUSED or
-	 * TA_AUTH with why (the next call goes on where it stopped). A task
+	 * TA_AUTH with why (the next call goes on where it stopped). Only
+	 * the answer that returns TA_OK writes items[], all of them at once,
+	 * so the caller may lend each answer the same array rather than keep
+	 * one per procedure under way (the writer keeps dozens). A task
 	 * is done only when it succeeded. The module may send several tasks
 	 * before it asks about any, and may write a document once for
 	 * several entries of it (its last state): an entry whose write a
