@@ -266,13 +266,18 @@ enum flush_phase { PH_CREATE, PH_TOAST, PH_BULK, PH_REJECTS, PH_BARRIER,
 enum quarantine_step { Q_READY, Q_PREPARE, Q_COUNT };
 
 /* a cut of the batch on its way to the target */
-/* a flush's per-operation arrays, sized by flush_begin to its cut */
+/* a flush's per-operation arrays: sent[], sized by flush_begin to its
+ * cut, and those of a TOAST completion or a quarantine, made when one
+ * needs them (flush_room). The verdicts of an answer are not among them:
+ * the sink lends its own array to each answer (sink.items), since dozens
+ * of flushes may wait on a target's task queue at once */
 struct flush_arrays {
+	int	*sent;
+	int	 room;		/* entries of sent */
 	struct toast_from *from;
 	struct docref *refs;
-	int	*asked, *sent;
-	struct item_result *items;
-	int	 room;		/* entries of each */
+	int	*asked;
+	int	 troom;		/* entries of from (refs, asked: twice) */
 };
 
 struct flush {
@@ -314,6 +319,10 @@ struct sink {
 	long long down_since;	/* ms when the target became unavailable, 0 */
 	long long down_logged;	/* ms of the last "unavailable" line */
 	struct sbuf probe_resp;
+	/* the verdicts of the answer being read, one per entry it answers
+	 * (an answer's own: flush_answer reads them before it returns) */
+	struct item_result *items;
+	int	 nitems;
 	char	 node[64];	/* what the probe found there */
 	struct p2o_err err;	/* why the last step failed (code 77 for
 				 * refused credentials, else 75) */
@@ -349,6 +358,8 @@ enum step_result sink_start_answer(struct sink *, const char *terr,
 void	flush_init(struct flush *);
 /* start the flush of the ops its batch now holds */
 void	flush_begin(struct flush *, uint64_t seq);
+/* the arrays of a TOAST completion or a quarantine, for every op */
+void	flush_room(struct flush *);
 struct flush_spare;
 /* a retired flush's arena and arrays into an empty spare, and back into
  * a flush that holds none */
