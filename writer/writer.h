@@ -16,8 +16,8 @@
  * each owning its operations, and they are reported in the order they were
  * cut. A flush written before an earlier one waits in its slot for the
  * report without taking a request's place: the window has twice as many
- * slots, and the bytes of every flush in it stay within write_concurrency
- * batches of batch_max_bytes.
+ * slots, and the bytes of every flush in it (its documents and its ops)
+ * stay within write_concurrency batches of batch_max_bytes.
  */
 #ifndef WRITER_H
 #define WRITER_H
@@ -483,8 +483,12 @@ struct window {
  * WINDOW_TASK_DEPTH for a target whose writes are tasks (the later
  * flushes' wait in its queue while the first one's run, and the server
  * takes them in one batch; one flush sends writes at a time, and the
- * window holds the bytes of two batches at most) */
-#define WINDOW_TASK_DEPTH	8
+ * window holds the bytes of two batches at most, documents and ops). A
+ * server's batch costs about the same whatever it holds, so the rate
+ * follows the documents waiting in its queue: 32 lets small batches fill
+ * it, and the bytes bound a load of narrow rows first (some 19 batches
+ * of 1,000 in 4 MiB) */
+#define WINDOW_TASK_DEPTH	32
 int	window_depth(const struct target_module *, int write_concurrency);
 /* open_max flushes unwritten at once (write_concurrency) */
 void	window_init(struct window *, int open_max, struct sink *);
