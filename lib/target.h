@@ -91,9 +91,13 @@ enum target_cap {
 };
 #define TCAP_ALL	((1u << 12) - 1)
 
-/* a span of an arena (offsets stay valid when the arena grows) */
+/* a span of an arena (offsets stay valid when the arena grows). 32 bits
+ * are enough: an arena holds at most batch_max_bytes (1 GiB at most) and
+ * one frame past it (P2O_FRAME_MAX), and the writer keeps seven spans in
+ * each of its ops, tens of thousands of which may wait on a target's
+ * task queue */
 struct aspan {
-	size_t	off, len;
+	uint32_t off, len;
 };
 
 /* the document an operation writes: raw JSON strings (quotes included) of

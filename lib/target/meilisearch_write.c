@@ -53,11 +53,12 @@ struct ms_task {
 	char	 code[96], msg[320];
 };
 
-/* one entry of the body, as encode wrote it */
+/* one entry of the body, as encode wrote it (a body is a flush's arena,
+ * 32 bits of offset: struct aspan) */
 struct ms_ent {
-	size_t	 ioff, ilen;	/* raw JSON strings in body */
-	size_t	 idoff, idlen;
-	size_t	 doff, dlen;	/* the document, dlen 0 for a delete */
+	uint32_t ioff, ilen;	/* raw JSON strings in body */
+	uint32_t idoff, idlen;
+	uint32_t doff, dlen;	/* the document, dlen 0 for a delete */
 	int	 del;
 	int	 last;		/* the entry whose write it ends as (itself:
 				 * its document's last entry) */
