@@ -220,6 +220,9 @@ target_proc_reset(struct target_proc *p)
 	p->page_done = 0;
 	p->page_bytes = 0;
 	p->deleted = p->newer = 0;
+	/* a procedure's verdicts are its own: none carries over */
+	free(p->items);
+	p->items = NULL;
 	sbuf_reset(&p->path);
 	sbuf_reset(&p->body);
 	sbuf_reset(&p->query);

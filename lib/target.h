@@ -91,9 +91,13 @@ enum target_cap {
 };
 #define TCAP_ALL	((1u << 12) - 1)
 
-/* a span of an arena (offsets stay valid when the arena grows) */
+/* a span of an arena (offsets stay valid when the arena grows). 32 bits
+ * are enough: an arena holds at most batch_max_bytes (1 GiB at most) and
+ * one frame past it (P2O_FRAME_MAX), and the writer keeps seven spans in
+ * each of its ops, tens of thousands of which may wait on a target's
+ * task queue */
 struct aspan {
-	size_t	off, len;
+	uint32_t off, len;
 };
 
 /* the document an operation writes: raw JSON strings (quotes included) of
@@ -228,7 +232,9 @@ struct target_proc {
 	 * sent, so another procedure may start writing behind this one */
 	int	 sent_all;
 	/* after an answer that wrote a page of deletes: its items and
-	 * bytes, for the caller's counters (it zeroes page_done) */
+	 * bytes, for the caller's counters (it zeroes page_done); a write
+	 * procedure may keep its verdicts here until its last answer
+	 * (target_proc_reset frees them) */
 	int	 page_done;
 	size_t	 page_bytes;
 	struct item_result *items;
@@ -346,7 +352,10 @@ struct target_ops {
 	 * unchanged until the end), its next request, and what its answer
 	 * means: TA_NEXT go on (after proc->poll_ms), TA_OK done with
 	 * items[] of the nsent entries filled, else TA_RETRY, TA_REFUSED or
-	 * TA_AUTH with why (the next call goes on where it stopped). A task
+	 * TA_AUTH with why (the next call goes on where it stopped). Only
+	 * the answer that returns TA_OK writes items[], all of them at once,
+	 * so the caller may lend each answer the same array rather than keep
+	 * one per procedure under way (the writer keeps dozens). A task
 	 * is done only when it succeeded. The module may send several tasks
 	 * before it asks about any, and may write a document once for
 	 * several entries of it (its last state): an entry whose write a

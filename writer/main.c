@@ -99,7 +99,7 @@ static const char usage_text[] =
 "before it to free its place); a position is reported only when every\n"
 "request before it is written. A target whose writes are tasks\n"
 "(Meilisearch) gets a batch's documents and deletes as one task each per\n"
-"index, each document in its last state, and up to 8 batches' tasks in its\n"
+"index, each document in its last state, and up to 32 batches' tasks in its\n"
 "queue (within the bytes of two), sent in order, each batch's once the\n"
 "last one's are all enqueued; a position is reported only once every task\n"
 "before it succeeded. A failed request is retried with backoff\n"

@@ -178,6 +178,7 @@ quarantine_call(struct sink *s, struct flush *fl, struct http_call *call)
 	struct op *op;
 	int i, n = 0;
 
+	flush_room(fl);
 	r = xcalloc(b->nops ? (size_t)b->nops : 1, sizeof(*r));
 	for (i = 0; i < b->nops; i++) {
 		op = &b->ops[i];

@@ -102,6 +102,7 @@ sink_release(struct sink *s)
 	free(s->known);
 	free(s->stream);
 	sbuf_release(&s->probe_resp);
+	free(s->items);
 }
 
 static int
@@ -333,12 +334,7 @@ flush_begin(struct flush *fl, uint64_t seq)
 
 	if (fl->arr.room < n) {
 		fl->arr.room = n;
-		fl->arr.from = xrealloc(fl->arr.from, n * sizeof(*fl->arr.from));
-		/* a move may read two documents */
-		fl->arr.refs = xrealloc(fl->arr.refs, 2 * n * sizeof(*fl->arr.refs));
-		fl->arr.asked = xrealloc(fl->arr.asked, 2 * n * sizeof(*fl->arr.asked));
 		fl->arr.sent = xrealloc(fl->arr.sent, n * sizeof(*fl->arr.sent));
-		fl->arr.items = xrealloc(fl->arr.items, n * sizeof(*fl->arr.items));
 	}
 	fl->seq = seq;
 	fl->phase = PH_CREATE;
@@ -353,6 +349,20 @@ flush_begin(struct flush *fl, uint64_t seq)
 	fl->nlogged = 0;
 }
 
+void
+flush_room(struct flush *fl)
+{
+	int n = fl->b.nops;
+
+	if (fl->arr.troom >= n)
+		return;
+	fl->arr.troom = n;
+	fl->arr.from = xrealloc(fl->arr.from, n * sizeof(*fl->arr.from));
+	/* a move may read two documents */
+	fl->arr.refs = xrealloc(fl->arr.refs, 2 * n * sizeof(*fl->arr.refs));
+	fl->arr.asked = xrealloc(fl->arr.asked, 2 * n * sizeof(*fl->arr.asked));
+}
+
 static void
 arrays_free(struct flush_arrays *a)
 {
@@ -360,8 +370,18 @@ arrays_free(struct flush_arrays *a)
 	free(a->refs);
 	free(a->asked);
 	free(a->sent);
-	free(a->items);
 	memset(a, 0, sizeof(*a));
+}
+
+/* the sink's verdicts for an answer about n entries */
+static struct item_result *
+answer_items(struct sink *s, int n)
+{
+	if (s->nitems < n) {
+		s->nitems = n;
+		s->items = xrealloc(s->items, n * sizeof(*s->items));
+	}
+	return s->items;
 }
 
 void
@@ -389,6 +409,16 @@ flush_spare_release(struct flush_spare *sp)
 	arrays_free(&sp->arr);
 }
 
+/* a procedure's buffers freed, not only emptied: a write procedure's
+ * plan and task body hold about as much as its flush's operations, and
+ * slots outnumber the flushes under way (twice, WINDOW_SLOTS) */
+static void
+proc_free(struct target_proc *p)
+{
+	target_proc_release(p);
+	target_proc_init(p);
+}
+
 void
 flush_reset(struct flush *fl)
 {
@@ -407,7 +437,7 @@ flush_reset(struct flush *fl)
 	fl->retry_at = 0;
 	fl->poll_at = 0;
 	fl->tasking = 0;
-	target_proc_reset(&fl->proc);
+	proc_free(&fl->proc);
 }
 
 void
@@ -636,6 +666,7 @@ flush_next(struct sink *s, struct flush *fl, struct batch *const *earlier,
 			    call);
 			return NEXT_SEND;
 		case PH_TOAST:
+			flush_room(fl);
 			nread = toast_plan(&fl->b, fl->b.nops, earlier,
 			    nearlier, fl->arr.from);
 			if (nread == -1)
@@ -862,6 +893,7 @@ static enum step_result
 answer_bulk(struct sink *s, struct flush *fl, long status)
 {
 	struct batch *b = &fl->b;
+	struct item_result *items;
 	const struct item_result *it;
 	struct op *op;
 	char name[800], why[512];
@@ -869,21 +901,26 @@ answer_bulk(struct sink *s, struct flush *fl, long status)
 
 	enum target_answer a;
 
+	items = answer_items(s, fl->nsent);
 	if (fl->tasking) {
 		a = s->tm->ops->write_answer(&fl->proc, status, &fl->resp,
-		    fl->task_body, fl->task_len, fl->nsent, fl->arr.items, why,
+		    fl->task_body, fl->task_len, fl->nsent, items, why,
 		    sizeof(why));
 		if (a == TA_NEXT) {
 			sink_up(s);
 			return STEP_NEXT;
 		}
 		/* a failed request is asked again where the procedure is;
-		 * an ended one is started afresh for what is left */
-		if (a == TA_OK)
+		 * an ended one is started afresh for what is left, and
+		 * what it planned is not kept while the flush waits to be
+		 * reported */
+		if (a == TA_OK) {
 			fl->tasking = 0;
+			proc_free(&fl->proc);
+		}
 	} else
 		a = s->tm->ops->bulk_answer(status, fl->resp.buf, fl->resp.len,
-		    fl->nsent, fl->arr.items, why, sizeof(why));
+		    fl->nsent, items, why, sizeof(why));
 	if (a == TA_OK || !fl->tasking)
 		s->stats->bulk_bytes += fl->sent_len;
 	switch (a) {
@@ -908,14 +945,14 @@ answer_bulk(struct sink *s, struct flush *fl, long status)
 	}
 	s->stats->batches++;
 	for (i = 0; i < fl->nsent; i++) {
-		it = &fl->arr.items[i];
+		it = &items[i];
 		count_item(s, it);
 		if (it->verdict == ITEM_OK || it->verdict == ITEM_CONFLICT ||
 		    it->verdict == ITEM_NOTFOUND)
 			b->ops[fl->arr.sent[i]].written = 1;
 	}
 	for (i = 0; i < fl->nsent; i++) {
-		it = &fl->arr.items[i];
+		it = &items[i];
 		op = &b->ops[fl->arr.sent[i]];
 		if (op->written)
 			continue;
@@ -963,9 +1000,9 @@ answer_bulk(struct sink *s, struct flush *fl, long status)
 		return STEP_WAIT;
 	}
 	sink_why(s, "%d of %d bulk items not accepted yet (HTTP %d): %s: %s",
-	    nretry, fl->nsent, fl->arr.items[first].status,
-	    fl->arr.items[first].type[0] ? fl->arr.items[first].type : "error",
-	    fl->arr.items[first].reason);
+	    nretry, fl->nsent, items[first].status,
+	    items[first].type[0] ? items[first].type : "error",
+	    items[first].reason);
 	return sink_down(s);
 }
 

@@ -6,8 +6,10 @@
  * write_concurrency requests open when one of them is slow, as a client
  * with one connection per request would, while the report waits for the
  * slow one. What the window holds is bounded by bytes too: every flush in
- * it counts toward write_concurrency batches of batch_max_bytes, so the
- * writer's memory does not grow with the extra slots. It owns the scheduling
+ * it counts toward write_concurrency batches of batch_max_bytes, its
+ * documents and what it keeps for each operation (flush_held), so the
+ * writer's memory grows neither with the extra slots nor with the number
+ * of small operations in them. It owns the scheduling
  * rules: which flush sends next, when a backoff ends, that a clear waits
  * for every flush before it to be written and holds back every flush after
  * it until it is done, and that flushes are reported in the order they
@@ -24,7 +26,8 @@
  * tasks in the order they were sent, and writes its store once per batch
  * of the tasks waiting in its queue, whatever their size: there the window
  * holds up to WINDOW_TASK_DEPTH flushes (window_depth) within the bytes of
- * two batches, and a flush sends its writes only once every flush before
+ * two batches (of narrow rows, fewer: their ops count), and a flush sends
+ * its writes only once every flush before
  * it has sent all of its own (may_send), so the later flushes' tasks wait
  * in the queue behind the first one's, in cut order, and the server takes
  * them in one batch; a flush that met a refusal holds the later ones back
@@ -129,10 +132,24 @@ slot_of(const struct window *w, uint64_t seq)
 }
 
 /*
+ * What a flush holds: its documents, and what it keeps for each of its
+ * operations, the op and its procedure's plan. The second is not small
+ * beside the first: a narrow row is some 200 bytes of document and 260 of
+ * op, and a window of many small flushes (a target whose writes are
+ * tasks) counted in documents alone grew with its depth.
+ */
+static size_t
+flush_held(const struct flush *fl)
+{
+	return fl->b.arena.len + (size_t)fl->b.nops * sizeof(struct op) +
+	    fl->proc.plan.len;
+}
+
+/*
  * The bytes every flush still in the window holds, written or not: with
- * the batch being read, the writer's bodies stay within bytes_batches + 1
- * batches of batch_max_bytes however many written flushes wait for an
- * earlier one.
+ * the batch being read, the writer's bodies and their bookkeeping stay
+ * within bytes_batches + 1 batches of batch_max_bytes however many
+ * flushes the window may hold.
  */
 static size_t
 held(const struct window *w)
@@ -141,7 +158,7 @@ held(const struct window *w)
 	size_t n = 0;
 
 	for (seq = w->ord.head; seq < w->ord.next; seq++)
-		n += slot_of(w, seq)->b.arena.len;
+		n += flush_held(slot_of(w, seq));
 	return n;
 }
 
@@ -222,7 +239,8 @@ window_may_open(const struct window *w, const struct batch *b, int n)
 	if (n <= 0 || window_full(w) || w->barrier)
 		return 0;
 	/* the whole arena of b: an upper bound of what ops [0, n) take */
-	if (!order_empty(&w->ord) && held(w) + b->arena.len >
+	if (!order_empty(&w->ord) && held(w) + b->arena.len +
+	    (size_t)n * sizeof(struct op) >
 	    (size_t)w->bytes_batches * b->limit_bytes)
 		return 0;
 	if (overtakes(w, b, n))

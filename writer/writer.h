@@ -16,8 +16,8 @@
  * each owning its operations, and they are reported in the order they were
  * cut. A flush written before an earlier one waits in its slot for the
  * report without taking a request's place: the window has twice as many
- * slots, and the bytes of every flush in it stay within write_concurrency
- * batches of batch_max_bytes.
+ * slots, and the bytes of every flush in it (its documents and its ops)
+ * stay within write_concurrency batches of batch_max_bytes.
  */
 #ifndef WRITER_H
 #define WRITER_H
@@ -266,13 +266,18 @@ enum flush_phase { PH_CREATE, PH_TOAST, PH_BULK, PH_REJECTS, PH_BARRIER,
 enum quarantine_step { Q_READY, Q_PREPARE, Q_COUNT };
 
 /* a cut of the batch on its way to the target */
-/* a flush's per-operation arrays, sized by flush_begin to its cut */
+/* a flush's per-operation arrays: sent[], sized by flush_begin to its
+ * cut, and those of a TOAST completion or a quarantine, made when one
+ * needs them (flush_room). The verdicts of an answer are not among them:
+ * the sink lends its own array to each answer (sink.items), since dozens
+ * of flushes may wait on a target's task queue at once */
 struct flush_arrays {
+	int	*sent;
+	int	 room;		/* entries of sent */
 	struct toast_from *from;
 	struct docref *refs;
-	int	*asked, *sent;
-	struct item_result *items;
-	int	 room;		/* entries of each */
+	int	*asked;
+	int	 troom;		/* entries of from (refs, asked: twice) */
 };
 
 struct flush {
@@ -314,6 +319,10 @@ struct sink {
 	long long down_since;	/* ms when the target became unavailable, 0 */
 	long long down_logged;	/* ms of the last "unavailable" line */
 	struct sbuf probe_resp;
+	/* the verdicts of the answer being read, one per entry it answers
+	 * (an answer's own: flush_answer reads them before it returns) */
+	struct item_result *items;
+	int	 nitems;
 	char	 node[64];	/* what the probe found there */
 	struct p2o_err err;	/* why the last step failed (code 77 for
 				 * refused credentials, else 75) */
@@ -349,6 +358,8 @@ enum step_result sink_start_answer(struct sink *, const char *terr,
 void	flush_init(struct flush *);
 /* start the flush of the ops its batch now holds */
 void	flush_begin(struct flush *, uint64_t seq);
+/* the arrays of a TOAST completion or a quarantine, for every op */
+void	flush_room(struct flush *);
 struct flush_spare;
 /* a retired flush's arena and arrays into an empty spare, and back into
  * a flush that holds none */
@@ -472,8 +483,12 @@ struct window {
  * WINDOW_TASK_DEPTH for a target whose writes are tasks (the later
  * flushes' wait in its queue while the first one's run, and the server
  * takes them in one batch; one flush sends writes at a time, and the
- * window holds the bytes of two batches at most) */
-#define WINDOW_TASK_DEPTH	8
+ * window holds the bytes of two batches at most, documents and ops). A
+ * server's batch costs about the same whatever it holds, so the rate
+ * follows the documents waiting in its queue: 32 lets small batches fill
+ * it, and the bytes bound a load of narrow rows first (some 19 batches
+ * of 1,000 in 4 MiB) */
+#define WINDOW_TASK_DEPTH	32
 int	window_depth(const struct target_module *, int write_concurrency);
 /* open_max flushes unwritten at once (write_concurrency) */
 void	window_init(struct window *, int open_max, struct sink *);

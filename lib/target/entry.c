@@ -76,6 +76,8 @@ tentry_read(const char *body, size_t len, size_t at, struct tentry *e,
 	size_t end = nl ? (size_t)(nl - body) : len, i = at, j;
 
 	*next = nl ? end + 1 : len;
+	if (end > UINT32_MAX)
+		return -1;
 	if (!has_at(body, end, i, "{\"index\":"))
 		return -1;
 	i += 9;

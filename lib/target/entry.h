@@ -10,9 +10,11 @@
 
 /* an entry as tentry_put wrote it: spans into the body */
 struct tentry {
-	size_t	 ioff, ilen;	/* raw JSON strings */
-	size_t	 idoff, idlen;
-	size_t	 doff, dlen;	/* the document, dlen 0 for a delete */
+	/* a body is a flush's arena: 32 bits of offset (struct aspan), and
+	 * a plan holds one of these per entry */
+	uint32_t ioff, ilen;	/* raw JSON strings */
+	uint32_t idoff, idlen;
+	uint32_t doff, dlen;	/* the document, dlen 0 for a delete */
 	int	 del;
 	int	 last;	/* tentry_plan: the entry whose write it ends as
 			 * (itself: its document's last entry) */

@@ -13,7 +13,10 @@
  * again after a back-off (MS_POLL_MS doubling to MS_POLL_MAX_MS) while one
  * is enqueued or processing.
  *
- * The procedure ends when every task has ended. An entry counts as
+ * The procedure ends when every task has ended, and writes the verdicts
+ * of its entries then, all at once, from each task's end as it was kept:
+ * many procedures wait on the server's queue at once, and none holds an
+ * entry's verdict meanwhile. An entry counts as
  * written only when its task succeeded (a delete whose index does not
  * exist deleted nothing, which is what it asked for); a failed task
  * refuses the document its error names - its other documents were not
@@ -43,13 +46,20 @@ struct ms_task {
 	int	 del;		/* a delete-batch, else an addition */
 	enum task_state state;
 	uint64_t uid;
+	/* T_DONE: how it ended (ms_task_view; -1 gone from the queue), and
+	 * a failure's code and message: the verdicts of its entries are
+	 * written from these once every task has ended */
+	int	 st;
+	char	 code[96], msg[320];
 };
 
 /* what the procedure planned for its body, in proc->plan */
 struct ms_plan {
 	int	 nent, ntask;
 	size_t	 tasks_off;	/* the entries follow the plan (a task is
-				 * their unit), then the tasks */
+				 * their unit), then the tasks (as many as
+				 * it has: an entry's worth of room each
+				 * would double the plan) */
 	int	 polled;	/* the last request asked about the tasks */
 	int	 sending;	/* the task the last request enqueued */
 	long	 backoff_ms;	/* the next poll's delay */
@@ -82,18 +92,15 @@ plan(struct target_proc *p, const char *body, size_t len)
 {
 	struct ms_plan *pl;
 	struct tentry *ents, *e;
-	struct ms_task *tasks, *t;
-	int n, i, k, ntask = 0;
+	struct ms_task *tasks = NULL, *t;
+	int n, i, k, ntask = 0, cap = 0;
 
-	/* room for a task per entry at most, so nothing moves once filled */
-	n = tentry_plan(&p->plan, sizeof(*pl), sizeof(*tasks), body, len);
-	if (n == -1)
+	if ((n = tentry_plan(&p->plan, sizeof(*pl), 0, body, len)) == -1)
 		return -1;
 	pl = plan_of(p);
 	pl->nent = n;
-	pl->tasks_off = sizeof(*pl) + (size_t)n * sizeof(*ents);
+	pl->tasks_off = p->plan.len;
 	ents = ents_of(pl);
-	tasks = tasks_of(pl);
 	for (i = 0; i < n; i++) {
 		e = &ents[i];
 		e->unit = -1;
@@ -106,7 +113,13 @@ plan(struct target_proc *p, const char *body, size_t len)
 				break;
 		}
 		if (k < 0) {
+			if (ntask == cap) {
+				cap = cap ? 2 * cap : 4;
+				tasks = xrealloc(tasks, (size_t)cap *
+				    sizeof(*tasks));
+			}
 			k = ntask++;
+			memset(&tasks[k], 0, sizeof(tasks[k]));
 			tasks[k].ioff = e->ioff;
 			tasks[k].ilen = e->ilen;
 			tasks[k].del = e->del;
@@ -114,6 +127,10 @@ plan(struct target_proc *p, const char *body, size_t len)
 		}
 		e->unit = k;
 	}
+	/* the tasks behind the ents (the plan may move: pl again) */
+	sbuf_add(&p->plan, (const char *)tasks, (size_t)ntask * sizeof(*tasks));
+	free(tasks);
+	pl = plan_of(p);
 	pl->ntask = ntask;
 	pl->backoff_ms = MS_POLL_MS;
 	return 0;
@@ -251,19 +268,30 @@ named_entry(struct ms_plan *pl, const char *body, int k, const char *msg)
 	return -1;
 }
 
-/* task k ended (st as ms_task_view says, -1: gone from the queue): the
- * verdicts of its entries */
+/* task k ended (st as ms_task_view says, -1: gone from the queue) */
 static void
-task_ended(struct ms_plan *pl, const char *body, int k, int st,
-    const char *code, const char *msg, int nsent,
+task_ended(struct ms_plan *pl, int k, int st, const char *code,
+    const char *msg)
+{
+	struct ms_task *t = &tasks_of(pl)[k];
+
+	t->state = T_DONE;
+	t->st = st;
+	snprintf(t->code, sizeof(t->code), "%s", code);
+	snprintf(t->msg, sizeof(t->msg), "%s", msg);
+}
+
+/* every task ended: the verdicts of the entries of task k */
+static void
+task_verdicts(struct ms_plan *pl, const char *body, int k, int nsent,
     struct item_result *items)
 {
 	struct tentry *ents = ents_of(pl);
 	struct ms_task *t = &tasks_of(pl)[k];
+	const char *code = t->code;
 	char reason[400], other[400];
-	int i, named = -1;
+	int i, named = -1, st = t->st;
 
-	t->state = T_DONE;
 	if (st == 3 || st == -1)
 		/* canceled by someone, or deleted from the queue before we
 		 * saw it end: its documents are owed */
@@ -271,9 +299,9 @@ task_ended(struct ms_plan *pl, const char *body, int k, int st,
 		    (unsigned long long)t->uid, st == 3 ? "was canceled" :
 		    "is no longer in the task queue");
 	if (st == 2 && !(t->del && strcmp(code, "index_not_found") == 0)) {
-		snprintf(reason, sizeof(reason), "%s (task %llu)", msg,
+		snprintf(reason, sizeof(reason), "%s (task %llu)", t->msg,
 		    (unsigned long long)t->uid);
-		named = named_entry(pl, body, k, msg);
+		named = named_entry(pl, body, k, t->msg);
 		if (named != -1)
 			snprintf(other, sizeof(other), "not written: task %llu "
 			    "failed on another document",
@@ -343,11 +371,11 @@ tasks_answer(struct target_proc *p, const struct sbuf *resp,
 		seen[k] = 1;
 		st = ms_task_view(task, code, sizeof(code), msg, sizeof(msg));
 		if (st > 0)
-			task_ended(pl, body, k, st, code, msg, nsent, items);
+			task_ended(pl, k, st, code, msg);
 	}
 	for (k = 0; k < pl->ntask; k++) {
 		if (tasks[k].state == T_OPEN && !seen[k])
-			task_ended(pl, body, k, -1, "", "", nsent, items);
+			task_ended(pl, k, -1, "", "");
 		open += tasks[k].state != T_DONE;
 	}
 	free(seen);
@@ -355,6 +383,10 @@ tasks_answer(struct target_proc *p, const struct sbuf *resp,
 		p->poll_ms = next_wait(pl);
 		return TA_NEXT;
 	}
+	/* items[] only now, all at once: the caller may lend an array to
+	 * each answer rather than keep one per procedure under way */
+	for (k = 0; k < pl->ntask; k++)
+		task_verdicts(pl, body, k, nsent, items);
 	tentry_replaced(ents, pl->nent < nsent ? pl->nent : nsent, items);
 	return TA_OK;
 }
@@ -388,10 +420,14 @@ ms_write_answer(struct target_proc *p, long status, const struct sbuf *resp,
 		return TA_RETRY;
 	}
 	t->state = T_OPEN;
-	/* the first question after the last task is sent */
+	/* the first question after the last task is sent; the documents
+	 * they carried are the server's now: their copy goes (held by every
+	 * procedure waiting for its tasks, it would be a second copy of the
+	 * window's bodies) */
 	if (first_unsent(pl) == -1) {
 		p->sent_all = 1;
 		p->poll_ms = next_wait(pl);
+		sbuf_release(&p->body);
 	}
 	return TA_NEXT;
 }

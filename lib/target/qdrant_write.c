@@ -236,13 +236,20 @@ qd_write_call(struct target_proc *p, const char *body, size_t len,
 	    p->body.buf, p->body.len);
 }
 
-/* the verdicts of the entries the last request carried */
+/* the verdicts of the entries the last request carried, kept in the
+ * procedure (proc->items, one per entry) until every collection is
+ * answered: the caller's items[] are written in that last answer only */
 static void
-answered(struct qd_plan *pl, long status, const char *why, int nsent,
-    struct item_result *items)
+answered(struct target_proc *p, struct qd_plan *pl, long status,
+    const char *why, int nsent)
 {
 	struct tentry *ents = ents_of(pl), *e;
+	struct item_result *items;
 	int i;
+
+	if (p->items == NULL)
+		p->items = xcalloc((size_t)pl->nent, sizeof(*p->items));
+	items = p->items;
 
 	for (i = 0; i < pl->nent && i < nsent; i++) {
 		e = &ents[i];
@@ -316,7 +323,7 @@ qd_write_answer(struct target_proc *p, long status, const struct sbuf *resp,
 		split_next(pl, g, -1);
 		return TA_NEXT;
 	}
-	answered(pl, status, why, nsent, items);
+	answered(p, pl, status, why, nsent);
 	if (pl->alone != -1)
 		split_next(pl, g, pl->alone);
 	else
@@ -324,6 +331,10 @@ qd_write_answer(struct target_proc *p, long status, const struct sbuf *resp,
 	for (i = 0; i < pl->ngroup; i++)
 		if (groups_of(pl)[i].state != G_DONE)
 			return TA_NEXT;
+	for (i = 0; i < pl->nent && i < nsent; i++)
+		items[i] = p->items[i];
+	free(p->items);
+	p->items = NULL;
 	tentry_replaced(ents_of(pl), pl->nent < nsent ? pl->nent : nsent,
 	    items);
 	return TA_OK;

@@ -241,11 +241,19 @@ def load(table, kind, n):
     t0 = time.monotonic()
     p.start()
     deadline = t0 + 180 + n / 500
-    while M.count(p.index) < n:
+    while True:
+        # the clock first, then the count: rows that are all in by the
+        # deadline are a load that finished, not one that failed (counted
+        # before the clock was read, the last of them could land in
+        # between and be reported as 'n of n rows' missing the deadline)
+        past = time.monotonic() > deadline
+        count = M.count(p.index)
+        if count >= n:
+            break
         if not p.alive():
             raise RuntimeError(f"pg2osync exited: {open(p.logpath).read()[-500:]}")
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{M.count(p.index)} of {n} rows after {deadline - t0:.0f} s")
+        if past:
+            raise RuntimeError(f"{count} of {n} rows after {deadline - t0:.0f} s")
         time.sleep(0.05)
     dt = time.monotonic() - t0
     return p, n / dt
@@ -269,8 +277,12 @@ def streaming(p, n):
         upd = M.doc(p.index, str(last))
         return (ins is not None and upd is not None and upd.get("qty") == -last and
                 M.doc(p.index, str(n // 2 + last)) is None)
-    while not landed():
-        if time.monotonic() - t1 > 600:
+    while True:
+        # the clock before the look, as in load()
+        past = time.monotonic() - t1 > 600
+        if landed():
+            break
+        if past:
             raise RuntimeError("the last transaction not in the index after 600 s")
         time.sleep(0.02)
     t2 = time.monotonic()

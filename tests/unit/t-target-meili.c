@@ -241,6 +241,9 @@ test_writes(const struct target_ops *ops)
 	add(&a, ops, "\"jx\"", "\"5\"", "{\"z\":[1]}");
 	target_proc_init(&p);
 	memset(items, 0, sizeof(items));
+	/* untouched until the last answer: not a verdict the module gives */
+	for (i = 0; i < 7; i++)
+		items[i].verdict = ITEM_RETRY;
 
 	ops->write_call(&p, a.buf, a.len, &c);
 	is_str(c.method, "POST", "the adds of an index are one POST");
@@ -277,8 +280,8 @@ test_writes(const struct target_ops *ops)
 		ok(poll(ops, &p, &a, 7, items, 3, u, st, NULL) == TA_NEXT,
 		    "one succeeded, two still running: go on");
 	}
-	ok(items[6].verdict == ITEM_OK, "the documents of the one that "
-	    "succeeded are written");
+	ok(items[6].verdict == ITEM_RETRY, "the verdicts wait for the last "
+	    "task: the caller may lend each answer the same array");
 	waits[1] = p.poll_ms;
 	ops->write_call(&p, a.buf, a.len, &c);
 	is_str(c.path, "/tasks?uids=7,8&limit=2", "the next question is "

@@ -268,6 +268,7 @@ test_writes(const struct target_ops *ops)
 	struct item_result items[6];
 	struct p2o_err err;
 	char u1[37], u2[37], u3[37], u4[37], want[1024];
+	int i;
 
 	ok(add(&a, ops, "\"ix\"", "\"1\"", "{\"pg2osync_id\":3}", &err) == -1 &&
 	    strstr(err.msg, "has a member 'pg2osync_id'"), "a document with a "
@@ -341,16 +342,19 @@ test_writes(const struct target_ops *ops)
 	    "[{\"id\":\"%s\",\"vector\":{\"emb\":[1]},\"payload\":"
 	    "{\"pg2osync_id\":\"1\"}}]}}]}", u1);
 	is_str(c.body, want, "the first alone");
+	/* the verdicts come with the last answer only (the caller may lend
+	 * each answer the same array): before it they are untouched */
+	for (i = 0; i < 3; i++)
+		items[i].verdict = ITEM_RETRY;
 	ok(answer(ops, &p, 400, "{\"status\":{\"error\":\"Wrong input: Vector "
 	    "dimension error: expected dim: 3, got 1\"},\"time\":0}", &a, 3,
-	    items) == TA_NEXT && items[0].verdict == ITEM_REJECT &&
-	    strstr(items[0].reason, "expected dim: 3"), "refused alone: its "
-	    "refusal, with Qdrant's words (%s)", items[0].reason);
+	    items) == TA_NEXT && items[0].verdict == ITEM_RETRY,
+	    "refused alone: no verdict yet");
 	ops->write_call(&p, a.buf, a.len, &c);
 	ok(strstr(c.body, u2) && !strstr(c.body, u1) && !strstr(c.body, u3),
 	    "then the second alone");
 	ok(answer(ops, &p, 200, OK_BODY, &a, 3, items) == TA_NEXT &&
-	    items[1].verdict == ITEM_OK, "written");
+	    items[1].verdict == ITEM_RETRY, "written, no verdict yet");
 	ops->write_call(&p, a.buf, a.len, &c);
 	snprintf(want, sizeof(want), "{\"operations\":[{\"delete\":"
 	    "{\"points\":[\"%s\"]}}]}", u3);
@@ -359,6 +363,10 @@ test_writes(const struct target_ops *ops)
 	    "Collection `ix` doesn't exist!\"},\"time\":0}", &a, 3, items) ==
 	    TA_OK && items[2].verdict == ITEM_NOTFOUND, "a delete where there "
 	    "is no collection found nothing, and the procedure ends");
+	ok(items[0].verdict == ITEM_REJECT && strstr(items[0].reason,
+	    "expected dim: 3"), "the one refused alone: its refusal, with "
+	    "Qdrant's words (%s)", items[0].reason);
+	ok(items[1].verdict == ITEM_OK, "the second written");
 	target_proc_release(&p);
 	sbuf_release(&a);
 }

@@ -217,6 +217,8 @@ test_order(void)
 static void
 test_in_order(void)
 {
+	/* two flushes' worth of bytes, not three */
+	const size_t limit = 2 * sizeof(struct op) + 120;
 	struct window w;
 	struct batch b;
 	int s[8], n;
@@ -352,9 +354,10 @@ test_in_order(void)
 	window_release(&w);
 
 	/* the bytes: written flushes waiting for an earlier one count
-	 * toward open_max batches of batch_max_bytes */
+	 * toward open_max batches of batch_max_bytes, their documents and
+	 * their ops (two each here) */
 	window_init(&w, 2, &sink);
-	batch_init(&b, tmod(), 100, 120);
+	batch_init(&b, tmod(), 100, limit);
 	idx(&b, 20, 1100);
 	commit(&b, 1150);
 	ok(cut(&w, &b, CUT_IDLE), "a first flush");
@@ -377,8 +380,9 @@ test_in_order(void)
 	next_all(&w, 4000, s);
 	answer_ok(&w, 2);
 	reported(&w);
-	ok(b.arena.len > 120 && cut(&w, &b, CUT_IDLE),
-	    "a batch over the limit alone in an empty window is cut");
+	ok(b.arena.len + b.nops * sizeof(struct op) > limit &&
+	    cut(&w, &b, CUT_IDLE), "a batch over the limit alone in an empty "
+	    "window is cut");
 	next_all(&w, 4000, s);
 	answer_ok(&w, 3);
 	is_str(reported(&w), "1450", "and written");

@@ -10,6 +10,7 @@
  * the next one back, and so does one that met a refusal, until it is
  * written.
  */
+#include <malloc.h>
 #include <string.h>
 
 #include "p2o.h"
@@ -162,8 +163,8 @@ test_depth(void)
 	    "writes are tasks keeps %d flushes open", WINDOW_TASK_DEPTH);
 	is_int(window_depth(tmod(), 3), 3, "another, write_concurrency");
 	window_init(&w, window_depth(meili, 1), &sink);
-	batch_init(&b, meili, 100, 4096);
-	for (i = 0; i < 20; i++) {
+	batch_init(&b, meili, 100, 1 << 20);
+	for (i = 0; i < 2 * WINDOW_TASK_DEPTH; i++) {
 		idx(&b, 100 + i, 900 + i);
 		commit(&b, 1000 + i);
 		n += cut(&w, &b);
@@ -186,6 +187,62 @@ test_depth(void)
 		n += cut(&w, &b);
 	}
 	is_int(n, 2, "flushes near the byte limit: two open (%d)", n);
+	window_release(&w);
+	batch_release(&b);
+}
+
+/* the heap in use, from the allocator's own count */
+static size_t
+heap_used(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+}
+
+/*
+ * Narrow rows, a batch of 1,000 at a time, into a window as deep as a
+ * target of tasks gets: every flush opened sends its task, and the heap
+ * they take together stays within the window's bytes (two batches), the
+ * batch being read (one) and the sink's verdicts for a batch, whatever the
+ * depth. An
+ * op and its plan outweigh a narrow row's document: counted in documents
+ * alone, the window grew with WINDOW_TASK_DEPTH (13 MB here at 32).
+ */
+static void
+test_narrow_memory(void)
+{
+	const size_t limit = 1 << 20,
+	    bound = 3 * limit + 1000 * sizeof(struct item_result);
+	struct window w;
+	struct batch b;
+	size_t before, used;
+	int i, k, s, n = 0;
+
+	before = heap_used();
+	window_init(&w, window_depth(meili, 1), &sink);
+	batch_init(&b, meili, 1000, limit);
+	for (k = 0; k < 2 * WINDOW_TASK_DEPTH; k++) {
+		for (i = 0; i < 999; i++)
+			idx(&b, k * 1000 + i, 10 + k);
+		commit(&b, 100 + k);
+		if (!cut(&w, &b))
+			break;
+		n++;
+		while ((s = next(&w, 1000)) >= 0)
+			reply(&w, s, 202, "{\"taskUid\":1}", 1000);
+	}
+	used = heap_used() - before;
+#ifdef __SANITIZE_ADDRESS__
+	ok(1, "# skip the allocator's count is ASan's (%zu of %zu bytes)",
+	    used, bound);
+#else
+	ok(used <= bound, "%d flushes of narrow rows sent: %zu KB in use, "
+	    "at most the bytes of three batches and a batch's verdicts "
+	    "(%zu KB) at depth %d", n, used >> 10, bound >> 10,
+	    WINDOW_TASK_DEPTH);
+#endif
+	ok(n >= 2, "and more than one flush opened (%d)", n);
 	window_release(&w);
 	batch_release(&b);
 }
@@ -313,6 +370,7 @@ main(void)
 	    NULL, &err) == -1)
 		BAIL_OUT("no meilisearch sink");
 	test_depth();
+	test_narrow_memory();
 	test_held_back();
 	test_refused();
 	test_retry_behind();
