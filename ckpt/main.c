@@ -57,7 +57,7 @@ static const char usage_text[] =
 "          every table's progress and answers no checkpoint; the load\n"
 "          frame says \"sweep\":true while one is owed, swept clears it;\n"
 "          ends at EOF on stdin. An unreachable or\n"
-"          failing target is retried (1 s doubling to 30 s) instead of\n"
+"          failing target is retried (1 s doubling to 5 s) instead of\n"
 "          ending serve: acknowledgements wait for it\n"
 "\n"
 "options:\n"
@@ -156,14 +156,23 @@ logged_newer(struct ckpt_store *st, uint64_t pos)
  * every failed put and, after reconnect_max of them, give up, so a target
  * down for a few minutes would stop replication for good. Waiting only
  * delays the acknowledgement, which is the safe direction.
+ *
+ * The pause is short (1 s doubling to RETRY_MAX_S): it is how late ckpt
+ * sees a target that answers again, and a SIGTERM's drain has a minute
+ * for the last checkpoint. At 30 s, a cluster back from an outage waited
+ * up to half of that minute for ckpt's next attempt. An attempt is one
+ * small document, and the nodes that failed rest in the HTTP client
+ * (lib/nodes.c), so a failing target is asked once in a few seconds.
  */
+#define RETRY_MAX_S	5
+
 static void
 backoff(struct ckpt_store *st, const char *what, int *attempt)
 {
-	unsigned secs = 1u << (*attempt < 5 ? *attempt : 5);
+	unsigned secs = 1u << (*attempt < 3 ? *attempt : 3);
 
-	if (secs > 30)
-		secs = 30;
+	if (secs > RETRY_MAX_S)
+		secs = RETRY_MAX_S;
 	if (*attempt == 0)
 		log_warnx("%s: %s; retrying until the target answers", what,
 		    st->err.msg);

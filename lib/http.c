@@ -454,12 +454,26 @@ http_request(struct http_client *c, const char *method, const char *path,
     const char *ctype, const char *body, size_t len, struct sbuf *resp,
     long *status)
 {
+	struct http_call call;
+
+	http_call_set(&call, method, path, ctype, body, len);
+	return http_call_do(c, &call, resp, status);
+}
+
+int
+http_call_do(struct http_client *c, const struct http_call *call,
+    struct sbuf *resp, long *status)
+{
 	int rc;
 
 	*status = 0;
 	if (c->local != NULL)
-		return local_request(c, method, path, body, len, resp, status);
-	begin(c, method, path, ctype, body, len, resp, 0);
+		return local_request(c, call->method, call->path, call->body,
+		    call->len, resp, status);
+	/* the call's own timeout bounds each attempt: a node that holds it
+	 * longer is left for the next, as one that refuses it */
+	begin(c, call->method, call->path, call->ctype, call->body, call->len,
+	    resp, call->timeout_ms);
 	do {
 		if (prepare(c) == -1)
 			return -1;

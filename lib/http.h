@@ -119,6 +119,10 @@ void	http_release(struct http_client *);
 int	http_request(struct http_client *, const char *method, const char *path,
 	    const char *ctype, const char *body, size_t len, struct sbuf *resp,
 	    long *status);
+/* the same for a call; its timeout_ms, when not 0, bounds each attempt
+ * (each node it goes to) instead of the client's timeout */
+int	http_call_do(struct http_client *, const struct http_call *,
+	    struct sbuf *resp, long *status);
 
 /*
  * A pool of slots, each a client with its own connection, all driven

@@ -135,8 +135,7 @@ target_request(struct target_conn *c, const struct http_call *call,
     struct sbuf *resp, long *status, struct p2o_err *err)
 {
 	sbuf_reset(resp);
-	if (http_request(&c->http, call->method, call->path, call->ctype,
-	    call->body, call->len, resp, status) == -1)
+	if (http_call_do(&c->http, call, resp, status) == -1)
 		return p2o_fail(err, c->http.tls_failed ? P2O_EXIT_REFUSED :
 		    P2O_EXIT_TEMPFAIL, "%s", c->http.err);
 	return 0;

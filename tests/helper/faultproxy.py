@@ -23,7 +23,12 @@ until the mode is set again (mode=none); M is 429, 503, reset, or disk: a
 its indices past the disk's flood-stage watermark. delay_ms holds every
 forwarded request that long first (a slow target). Sticky faults log a
 line when set and count each request they hit (GET /_faultproxy answers
-{"mode", "delay_ms", "hits"}).
+{"mode", "delay_ms", "hits", "hold_ms", "held"}). hold_ms=H holds every
+PUT of a document of a hidden index (a checkpoint: PUT
+/.pg2osync_meta/_doc/...) H ms, then answers it 500
+node_not_connected_exception unforwarded, as a node of a cluster answers a
+write it could not hand to the shard's primary once the write's timeout
+is over (hold_ms=0 ends it); held counts those requests.
 
 It logs one line per injected fault on stderr, for the test to count, and
 one each time more _bulk requests than ever before are open at once. With
@@ -51,7 +56,7 @@ for part in filter(None, plan.split(",")):
 t = urllib.parse.urlparse(target)
 bulk_seen = 0
 log_lock = threading.Lock()
-sticky = {"mode": "none", "delay_ms": 0, "hits": 0}
+sticky = {"mode": "none", "delay_ms": 0, "hits": 0, "hold_ms": 0, "held": 0}
 FLOOD = ("index [{}] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage "
          "watermark, index has read-only-allow-delete block];")
 
@@ -141,9 +146,13 @@ class Proxy(http.server.BaseHTTPRequestHandler):
                 sticky["hits"] = 0
             if "delay_ms" in q:
                 sticky["delay_ms"] = int(q["delay_ms"][0])
+            if "hold_ms" in q:
+                sticky["hold_ms"] = int(q["hold_ms"][0])
+                sticky["held"] = 0
             state = dict(sticky)
         if q:
-            log(f"faultproxy: mode {state['mode']}, delay {state['delay_ms']} ms")
+            log(f"faultproxy: mode {state['mode']}, delay {state['delay_ms']} ms, "
+                f"hold {state['hold_ms']} ms")
         self.reply(200, "application/json", json.dumps(state).encode())
 
     def handle_any(self):
@@ -152,6 +161,9 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(n) if n else None
         if self.path.startswith("/_faultproxy"):
             return self.control()
+        if self.command == "PUT" and self.path.startswith("/.") and "/_doc/" in self.path \
+                and sticky["hold_ms"]:
+            return self.hold()
         if not self.path.split("?")[0].endswith("/_bulk"):
             return self.handle_request(body, None)
         if hidden_only(self.path, body):
@@ -168,6 +180,20 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         finally:
             with bulk_lock:
                 bulk_open -= 1
+
+    def hold(self):
+        with bulk_lock:
+            sticky["held"] += 1
+            ms = sticky["hold_ms"]
+        log(f"faultproxy: holding {self.command} {self.path.split('?')[0]} {ms} ms")
+        time.sleep(ms / 1000.0)
+        node = f"127.0.0.1:{port}"
+        err = {"error": {"type": "node_not_connected_exception",
+                         "reason": f"[lost][{node}] Node not connected"}, "status": 500}
+        try:
+            self.reply(500, "application/json", json.dumps(err).encode())
+        except OSError:
+            pass    # the client gave up on it meanwhile
 
     def handle_request(self, body, n):
         is_bulk = n is not None

@@ -9,11 +9,14 @@
 # left; the failing node is tried again only after a rest that doubles,
 # not at every turn; the two healthy nodes share the requests; once it
 # answers again it takes its share again; a proxy killed under writes is
-# left like the others; the verbs (verify) go through the same nodes; and
-# the pipeline never restarts.
+# left like the others; the verbs (verify) go through the same nodes; the
+# pipeline never restarts; and a node that holds the checkpoint's writes
+# does not keep the drain from storing the last one.
 # Fails when: a failed attempt is handed to the writer instead of the next
 # node (sink errors, "unavailable" lines), every request keeps going to a
-# failing node, or one node takes all the requests.
+# failing node, one node takes all the requests, or a checkpoint write
+# waits for a node that holds it while another node would take it (the
+# drain then ends without the last checkpoint, exit 75).
 . "$(dirname "$0")/../lib.sh"
 
 S=p2o_nodes
@@ -111,7 +114,24 @@ ok $([ "${r%.*}" = 0 ] && [ "$(pgrep -f "/writer -c $T/cfg.yaml" | head -n 1)" =
 	"the pipeline never restarted ($r restarts, the writer's pid unchanged)"
 pg2osync verify -c "$T/cfg.yaml" > "$T/verify.out" 2>&1; st=$?
 ok $([ $st = 0 ]; echo $?) "verify runs on the same nodes and finds the index equal (exit $st)"
-kill -TERM $SUP; wait $SUP; ok $? "drains and exits 0"
+
+# a node that takes the checkpoint's writes and holds them, as a node of a
+# cluster holds a write it cannot hand to the shard's primary (no cluster
+# manager, its connection to the primary's node lost) until the write's
+# timeout, then answers 500: the checkpoint goes on to the other node in
+# time for the drain, under writes, rather than wait for that answer
+"$PGBENCH" -n -c 1 -R 50 -T 3600 -f "$T/load.sql" > "$T/load2.log" 2>&1 &
+LOAD=$!; cleanup_add $LOAD
+curl -sf "http://127.0.0.1:$P3/_faultproxy?hold_ms=90000" >/dev/null
+held() { curl -sf "http://127.0.0.1:$P3/_faultproxy" | jq -r .held; }
+wait_for 30 eval '[ "$(held)" -ge 1 ]'
+ok $? "the holding node took a checkpoint write ($(held) held)"
+sleep 2
+t0=$(date +%s)
+kill -TERM $SUP; wait $SUP; st=$?
+ok $([ $st = 0 ]; echo $?) "drains and exits 0 while a node holds the checkpoint's writes (exit $st in $(($(date +%s) - t0)) s, $(held) held)"
+kill $LOAD; wait $LOAD 2>/dev/null
+curl -sf "http://127.0.0.1:$P3/_faultproxy?hold_ms=0" >/dev/null
 [ $_tap_fail -gt 0 ] && { grep -v ' info: ' "$T/sup.log" | tail -n 30 | sed 's/^/#   /'; sed 's/^/#   /' "$T/verify.out" | tail -n 5; }
 drop_slot $S
 done_testing

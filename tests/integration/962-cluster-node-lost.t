@@ -71,7 +71,22 @@ r=$(metric pg2osync_reconnects_total)
 ok $([ "${r%.*}" = 0 ] && [ "$(pgrep -f "/writer -c $T/cfg.yaml" | head -n 1)" = "$wpid" ]; echo $?) \
 	"nothing restarted ($r restarts, the writer's pid unchanged; $(metric pg2osync_sink_errors_total) failed requests)"
 
-# one node answering, no cluster manager: the pipeline waits
+# one node answering, no cluster manager: the pipeline waits. Node 2 goes
+# away holding replicas only: a primary of its would be promoted on node 3
+# by the cluster manager elected at node 2's return, and OpenSearch 2.19
+# (issue 19150: that election's join overwrites the primary term the
+# promotion raised) leaves such a primary out of primary mode for good,
+# every write to it answered 500 retry_on_primary_exception by any node -
+# two runs of seven here, once on the state index, where no checkpoint
+# could be stored. So node 2's primaries move to their in-sync copies on
+# node 3 first, under the writes, while there is a cluster manager.
+on_n2() { curl -s -m 30 "$OS_URL/_cat/shards?h=index,shard,prirep,node" | awk '$3 == "p" && $4 == "p2o-n2" { print $1, $2 }'; }
+on_n2 | while read -r ix sh; do
+	curl -s -m 60 -XPOST "$OS_URL/_cluster/reroute" -H 'Content-Type: application/json' \
+		-d "{\"commands\":[{\"cancel\":{\"index\":\"$ix\",\"shard\":$sh,\"node\":\"p2o-n2\",\"allow_primary\":true}}]}" >/dev/null
+done
+h=$(curl -s -m 200 "$OS_URL/_cluster/health?wait_for_status=green&wait_for_no_relocating_shards=true&timeout=180s" | jq -r .status)
+ok $([ -z "$(on_n2)" ] && [ "$h" = green ]; echo $?) "node 2 holds no primary, every copy in sync ($h)"
 cluster_node kill 2
 diag "node 2 ($OSC_URL2) killed: node 3 alone, no cluster manager"
 psql_q -c "insert into lost values (40002, 0, 'without a manager')"
@@ -87,7 +102,18 @@ diag "cluster health: $(curl -s "$OS_URL/_cluster/health/${S}_lost" | jq -c '{st
 ok $(kill -0 $SUP 2>/dev/null; echo $?) "the pipeline never exited for good ($(metric pg2osync_reconnects_total) restarts)"
 pg2osync verify -c "$T/cfg.yaml" > "$T/verify.out" 2>&1; st=$?
 ok $([ $st = 0 ]; echo $?) "pg2osync verify, its first request to the lost node, finds nothing to repair (exit $st): $(tail -n 1 "$T/verify.out")"
-kill -TERM $SUP; wait $SUP; ok $? "drains and exits 0"
-[ $_tap_fail -gt 0 ] && { grep -v ' info: ' "$T/sup.log" | tail -n 40 | sed 's/^/#   /'; tail -n 5 "$T/node2.log" | sed 's/^/#   /'; }
+t0=$SECONDS
+kill -TERM $SUP; wait $SUP; st=$?
+ok $([ $st = 0 ]; echo $?) "drains and exits 0 (exit $st in $((SECONDS - t0)) s)"
+if [ $_tap_fail -gt 0 ]; then
+	grep -v ' info: ' "$T/sup.log" | tail -n 40 | sed 's/^/#   /'; tail -n 5 "$T/node2.log" | sed 's/^/#   /'
+	# a cluster that cannot write tells apart from a pipeline that does
+	# not: the shards, and what a write of the state index answers now
+	# (retry_on_primary_exception: a promoted primary that never came
+	# into primary mode, an OpenSearch wedge no client gets past)
+	curl -s -m 30 "$OS_URL/_cat/shards?h=index,shard,prirep,state,node" | sed 's/^/#   /'
+	diag "a state write now: $(curl -s -m 30 -XPUT "$OS_URL/.pg2osync_meta/_doc/962-probe?timeout=5s" \
+		-H 'Content-Type: application/json' -d '{"source":"962"}' | jq -c '.error.type // .result')"
+fi
 drop_slot $S; os_drop ${S}_lost
 done_testing
