@@ -324,16 +324,11 @@ cluster_whole() {
 	done
 	curl -sf -m 200 "$OSC_URL1/_cluster/health?wait_for_nodes=3&wait_for_status=green&timeout=180s" >/dev/null
 }
-# wait_for SECONDS CMD... : poll until CMD succeeds, for SECONDS of the
-# clock: a CMD that itself takes long (a refresh a wedged shard holds for
-# curl's 30 s) counted as a tenth of a second stretched a 120 s wait to hours
+# wait_for SECONDS CMD... : poll until CMD succeeds
 wait_for() {
-	local end=$((SECONDS + $1)); shift
-	while :; do
-		"$@" >/dev/null 2>&1 && return 0
-		[ $SECONDS -lt "$end" ] || return 1
-		sleep 0.1
-	done
+	local secs=$1 i; shift
+	for ((i = 0; i < secs * 10; i++)); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+	return 1
 }
 # rss_kb PID -> resident set in kB
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
