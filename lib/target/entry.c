@@ -6,6 +6,7 @@
  * back when the procedure plans its requests, each reduced to what it
  * leaves behind. Pure; never trusts a line it reads to be one it wrote.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +152,15 @@ reduce(const char *body, struct tentry *ents, int n)
 	free(slot);
 }
 
+size_t
+tentry_units_at(size_t head, int n)
+{
+	size_t at = head + (size_t)n * sizeof(struct tentry);
+	size_t a = _Alignof(max_align_t);
+
+	return (at + a - 1) / a * a;
+}
+
 int
 tentry_plan(struct sbuf *plan, size_t head, size_t unitsize,
     const char *body, size_t len)
@@ -166,7 +176,7 @@ tentry_plan(struct sbuf *plan, size_t head, size_t unitsize,
 	}
 	if (n == 0)
 		return -1;
-	need = head + (size_t)n * sizeof(*ents) + (size_t)n * unitsize;
+	need = tentry_units_at(head, n) + (size_t)n * unitsize;
 	sbuf_reset(plan);
 	sbuf_grow(plan, need);
 	memset(plan->buf, 0, need);

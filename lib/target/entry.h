@@ -40,12 +40,16 @@ int	tentry_read(const char *body, size_t len, size_t at,
 /*
  * The entries of body laid out in plan (reset first): head bytes of the
  * caller's own, then the entries, each with its last set, then room for
- * one unit of unitsize bytes an entry, so nothing moves once filled; all
- * zeroed but the entries. The number of entries, or -1 (plan left empty)
- * when there are none or a line is not one tentry_put wrote.
+ * one unit of unitsize bytes an entry at tentry_units_at (plan->len, the
+ * end of the entries, when unitsize is 0), so nothing moves once filled;
+ * all zeroed but the entries. The number of entries, or -1 (plan left
+ * empty) when there are none or a line is not one tentry_put wrote.
  */
 int	tentry_plan(struct sbuf *plan, size_t head, size_t unitsize,
 	    const char *body, size_t len);
+/* where a plan of n entries after head bytes keeps its units: past the
+ * entries (36 bytes each), rounded up for a unit holding 64-bit members */
+size_t	tentry_units_at(size_t head, int n);
 /* an entry's verdict: type and reason cut to their fields */
 void	tentry_verdict(struct item_result *it, int del, enum item_verdict v,
 	    long status, const char *type, const char *reason);

@@ -99,7 +99,7 @@ plan(struct target_proc *p, const char *body, size_t len)
 		return -1;
 	pl = plan_of(p);
 	pl->nent = n;
-	pl->tasks_off = p->plan.len;
+	pl->tasks_off = p->plan.len;	/* tentry_units_at: aligned */
 	ents = ents_of(pl);
 	for (i = 0; i < n; i++) {
 		e = &ents[i];

@@ -91,7 +91,7 @@ plan(struct target_proc *p, const char *body, size_t len)
 		return -1;
 	pl = plan_of(p);
 	pl->nent = n;
-	pl->groups_off = sizeof(*pl) + (size_t)n * sizeof(*ents);
+	pl->groups_off = tentry_units_at(sizeof(*pl), n);
 	ents = ents_of(pl);
 	groups = groups_of(pl);
 	for (i = 0; i < n; i++) {
