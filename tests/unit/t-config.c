@@ -2024,16 +2024,6 @@ test_target_urls(void)
 	config_release(&cfg);
 }
 
-/* seconds since some fixed point, for the test of many sections */
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* n sections writing index "many", each with an id; extra appended */
 static void
 many_text(struct sbuf *t, int n, const char *extra)
@@ -2068,15 +2058,15 @@ test_many(void)
 	 * slows both alike, while pairs make eight times the sections
 	 * cost 64 times as much */
 	many_text(&t, 2500, "");
-	t0 = now_s();
+	t0 = tap_now_s();
 	rc = load(t.buf, &cfg, err, sizeof(err));
-	small = now_s() - t0;
+	small = tap_now_s() - t0;
 	if (rc == 0)
 		config_release(&cfg);
 	many_text(&t, 20000, "");
-	t0 = now_s();
+	t0 = tap_now_s();
 	rc = load(t.buf, &cfg, err, sizeof(err));
-	secs = now_s() - t0;
+	secs = tap_now_s() - t0;
 	ok(rc == 0 && cfg.nsyncs == 20000, "20,000 sections sharing an "
 	    "index load (%s)", rc == 0 ? "ok" : err);
 	ok(secs < 10.0 || secs < 25 * small, "in under 10 s, or 25 times "

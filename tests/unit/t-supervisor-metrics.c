@@ -289,15 +289,6 @@ test_readme(void)
 	sv_metrics_release(&m);
 }
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* a loader's stats frame: four gauges for each of tables n0..n-1 */
 static void
 load_frame(struct sbuf *j, int n0, int n, int rows)
@@ -348,11 +339,11 @@ test_many_keys(void)
 
 	sv_metrics_init(&m);
 	load_frame(&j, 0, 10000, 1);
-	t0 = now_s();
+	t0 = tap_now_s();
 	sv_metrics_stats(&m, (struct jspan){ j.buf, j.len });
 	load_frame(&j, 0, 10000, 2);
 	sv_metrics_stats(&m, (struct jspan){ j.buf, j.len });
-	secs = now_s() - t0;
+	secs = tap_now_s() - t0;
 	is_int(m.nkeyed, 40000, "two frames of 10,000 tables: 40,000 series");
 	is_int(sv_metrics_total(&m, MC_LOAD_ROWS, NULL), 20000,
 	    "the second replaced the first");

@@ -9,8 +9,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdarg.h>
+#include <time.h>
 
 static int tap_n, tap_failed;
+
+/* seconds since some fixed point: the tests that compare the time of a
+ * large case with a small one (a pairwise walk against an index) */
+static inline double
+tap_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static inline int
 tap_ok(int cond, const char *fmt, ...)
