@@ -251,7 +251,9 @@ pg_writer() {
 while :; do
 	n=\$(cat "$T/writer.n" 2>/dev/null); n=\${n:-0}
 	while :; do
-		n=\$((n + 1)); echo \$n > "$T/writer.n"
+		# by rename, so that pg_writer_count never reads the file emptied
+		# and not yet written (it once read 0 after thousands of statements)
+		n=\$((n + 1)); echo \$n > "$T/writer.n.new"; mv -f "$T/writer.n.new" "$T/writer.n"
 		echo "insert into $1 (id, title, score) values (\$((RANDOM % $2 + 1)), md5(random()::text), random())
 			on conflict (id) do update set title = excluded.title, score = excluded.score;"
 		echo "delete from $1 where id = \$((RANDOM % $2 + 1)) and score < 0.2;"
