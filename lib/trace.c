@@ -101,14 +101,57 @@ trace_ctx_format(const struct trace_ctx *c, char buf[TRACE_PARENT_LEN])
 	sbuf_release(&sb);
 }
 
+/*
+ * Ids come from a generator of each thread's own (xoshiro256**), seeded
+ * once from OpenSSL's RAND_bytes: RAND_bytes costs about 7,600
+ * instructions a call (its DRBG, locks and parameters), six calls a batch
+ * in a capture, where an id only has to be unpredictable enough not to
+ * collide, not secret. 256 bits of state seeded at random make two
+ * processes' sequences overlap with no likelihood worth counting.
+ */
+static _Thread_local uint64_t rng[4];
+static _Thread_local int rng_seeded;
+
+static uint64_t
+rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t
+rng_next(void)
+{
+	uint64_t r = rotl(rng[1] * 5, 7) * 9, t = rng[1] << 17;
+
+	rng[2] ^= rng[0];
+	rng[3] ^= rng[1];
+	rng[1] ^= rng[2];
+	rng[0] ^= rng[3];
+	rng[2] ^= t;
+	rng[3] = rotl(rng[3], 45);
+	return r;
+}
+
 int
 trace_random(unsigned char *buf, size_t n)
 {
+	uint64_t v;
+	size_t i;
 	int tries;
 
-	for (tries = 0; tries < 4; tries++) {
-		if (RAND_bytes(buf, (int)n) != 1)
+	if (!rng_seeded) {
+		/* an all-zero state would stay zero */
+		if (RAND_bytes((unsigned char *)rng, sizeof(rng)) != 1 ||
+		    all_zero((unsigned char *)rng, sizeof(rng)))
 			return -1;
+		rng_seeded = 1;
+	}
+	for (tries = 0; tries < 4; tries++) {
+		for (i = 0; i < n; i += sizeof(v)) {
+			v = rng_next();
+			memcpy(buf + i, &v, n - i < sizeof(v) ? n - i :
+			    sizeof(v));
+		}
 		if (!all_zero(buf, n))
 			return 0;
 	}
@@ -347,13 +390,15 @@ trace_emit(struct trace_span *sp, long long end_ns)
 
 /* ---- a capture's batches ---- */
 
-/* spans waiting for their position to be kept, oldest first; only the
- * process's loop touches them */
+/* spans waiting for their position to be kept, oldest first, in a ring
+ * (a capture ahead of its acks by more than TRACE_OPEN_MAX batches ends
+ * the oldest at each commit: moving the rest down, 250 KB, cost more than
+ * all the rest of its tracing); only the process's loop touches them */
 static struct {
 	uint64_t pos;
 	struct trace_span sp;
 } open_root[TRACE_OPEN_MAX];
-static int nopen, hold_roots;
+static int open_head, nopen, hold_roots;
 
 void
 trace_batch_hold(int on)
@@ -374,13 +419,11 @@ trace_batch_add(struct trace_batch *tb, size_t n)
 static void
 end_oldest(int k, long long now)
 {
-	int i;
-
-	for (i = 0; i < k; i++)
-		trace_emit(&open_root[i].sp, now);
-	memmove(open_root, open_root + k, (size_t)(nopen - k) *
-	    sizeof(open_root[0]));
-	nopen -= k;
+	for (; k > 0; k--) {
+		trace_emit(&open_root[open_head].sp, now);
+		open_head = (open_head + 1) % TRACE_OPEN_MAX;
+		nopen--;
+	}
 }
 
 const char *
@@ -423,12 +466,15 @@ trace_batch_commit(struct trace_batch *tb, uint64_t rows, uint64_t pos,
 void
 trace_hold(const struct trace_span *sp, uint64_t pos)
 {
+	int i;
+
 	if (!ex.on)
 		return;
 	if (nopen == TRACE_OPEN_MAX)
 		end_oldest(1, trace_now_ns());
-	open_root[nopen].pos = pos;
-	open_root[nopen++].sp = *sp;
+	i = (open_head + nopen++) % TRACE_OPEN_MAX;
+	open_root[i].pos = pos;
+	open_root[i].sp = *sp;
 }
 
 void
@@ -436,7 +482,8 @@ trace_held_end(uint64_t pos)
 {
 	int k = 0;
 
-	while (k < nopen && open_root[k].pos <= pos)
+	while (k < nopen &&
+	    open_root[(open_head + k) % TRACE_OPEN_MAX].pos <= pos)
 		k++;
 	if (k > 0)
 		end_oldest(k, trace_now_ns());

@@ -10,7 +10,8 @@
  * blocking (a full queue drops them, counted) and sent in small batches by
  * a thread of its own, so a slow or unreachable collector never holds a
  * stage's loop up: it costs one warning per outage and the spans it drops.
- * Ids come from OpenSSL's RAND_bytes. Nothing here exits.
+ * Ids come from a fast generator of each thread's, seeded from OpenSSL's
+ * RAND_bytes. Nothing here exits.
  */
 #ifndef TRACE_H
 #define TRACE_H
@@ -68,7 +69,8 @@ struct trace_span {
  * 0, or -1 when it is not one (the caller drops it, never fails on it) */
 int	trace_ctx_parse(const char *s, size_t n, struct trace_ctx *);
 void	trace_ctx_format(const struct trace_ctx *, char buf[TRACE_PARENT_LEN]);
-/* n random bytes, never all zero: 0, or -1 when OpenSSL has none */
+/* n random bytes, never all zero: 0, or -1 when OpenSSL has none to
+ * seed the thread's generator with */
 int	trace_random(unsigned char *buf, size_t n);
 long long trace_now_ns(void);
 /* a span under ctx (a new span id; ctx's span is its parent), named name,
