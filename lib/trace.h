@@ -29,9 +29,12 @@
 /* spans a process holds for the exporter at most; more are dropped */
 #define TRACE_QUEUE_MAX	4096
 /* a batch is sent once this many spans wait, or the oldest has waited
- * TRACE_FLUSH_MS */
+ * TRACE_FLUSH_MS. A request costs the exporter's thread about as much as
+ * its spans do (curl, the loopback, the wakeups), so the delay is what
+ * keeps the requests few under a steady stream: 1 s (OpenTelemetry's
+ * SDKs wait 5) */
 #define TRACE_BATCH_MAX	256
-#define TRACE_FLUSH_MS	200
+#define TRACE_FLUSH_MS	1000
 /* one export request at most this long: a collector that does not answer
  * in time costs the batch, never the stream */
 #define TRACE_TIMEOUT_MS	2000
