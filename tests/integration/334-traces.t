@@ -50,7 +50,8 @@ root_of() {	# the trace (JSON) whose pg2osync.batch has rows 2
 			any(.tags[]; .key == "rows" and .value == 2)))] | first // empty'
 }
 have_all() {
-	root_of > "$T/trace.json"
+	# not there yet is an empty answer, and jq -e takes no input as true
+	root_of > "$T/trace.json" && [ -s "$T/trace.json" ] || return 1
 	jq -e '[.spans[].operationName] as $n | all(("pg2osync.batch", "decode", "shape",
 		"write", "checkpoint"); . as $o | $n | index($o))' "$T/trace.json"
 }
