@@ -6,7 +6,9 @@
 # truncate end with the target table equal to the source, row for row; a
 # kill -9 under writes replays to the same rows; the checkpoint is kept in
 # pg2osync_state; a nearest-neighbour query (embedding <-> '[...]') returns
-# the expected row; a document with a field the table has no column for is
+# the expected row; updates during a load whose copies reach the writer
+# after them are filled from the late copies (a NULL column reads back as
+# no field); a document with a field the table has no column for is
 # refused, naming it, and kept in pg2osync_rejects, which pg2osync rejects
 # lists and replays once the column is there; the configuration's refusals
 # name file:line; the target url's password is in no argv and no log line.
