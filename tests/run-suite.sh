@@ -100,10 +100,12 @@ P2O_ES9_VERSION=${P2O_ES9_VERSION:-9.2.0}
 # with the ASan and Elasticsearch passes, is the longer. 680
 # on MariaDB 10.11 runs in lane b's plain pass like the other MySQL files.
 # tests/compat/table.sh makes the README's compatibility table of the logs.
+# pg-target.t (issue 37) is pg.t's scenarios into a pgvector table of
+# another database on the same server (about 60 s on each version).
 # 230 (PostgreSQL's failover slots, 17 on; it skips on 15) runs last: it
 # kills the PostgreSQL the others use and starts it again
-compat_t=(tests/compat/pg.t tests/compat/mysql.t tests/integration/680-mysql-failover.t
-	tests/integration/230-pg-failover-slots.t)
+compat_t=(tests/compat/pg.t tests/compat/pg-target.t tests/compat/mysql.t
+	tests/integration/680-mysql-failover.t tests/integration/230-pg-failover-slots.t)
 # the OpenSearch 3 pass: the streaming CRUD, a key change, TOAST and
 # truncate (300); the node's start (63 s at a load average of 10) is most
 # of it. 501 and 930 passed on it too (890 s with the start at a load

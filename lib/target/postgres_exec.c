@@ -479,7 +479,13 @@ do_bulk(struct pgt_session *s, const char *body, size_t len,
 }
 
 /* lines of {"t":..,"id":..}: each stored row as a document (less its
- * _version; the key column keeps its own name), or null */
+ * _version; the key column keeps its own name), or null. A column that
+ * is NULL is no field of it: a field a document lacked was written NULL,
+ * and a fill (framing.md, fill) copies the late copy's value only into a
+ * document that lacks the field - read as a null field, a row the stream
+ * wrote without its unchanged TOAST value during a load kept NULL for
+ * good. For a completion an absent field and a null one write the same
+ * row. Only the top level: a null inside a json value stays. */
 static int
 do_read(struct pgt_session *s, const char *body, size_t len,
     struct sbuf *resp, long *status, struct p2o_err *err)
@@ -513,8 +519,10 @@ do_read(struct pgt_session *s, const char *body, size_t len,
 			continue;
 		}
 		sbuf_reset(&sql);
-		sbuf_adds(&sql, "SELECT (pg_catalog.to_jsonb(t) - '"
-		    PGT_VERSION_COL "')::text FROM ");
+		sbuf_adds(&sql, "SELECT (SELECT pg_catalog.jsonb_object_agg("
+		    "f.key, f.value) FROM pg_catalog.jsonb_each("
+		    "pg_catalog.to_jsonb(t) - '" PGT_VERSION_COL "') f WHERE "
+		    "pg_catalog.jsonb_typeof(f.value) <> 'null')::text FROM ");
 		pgt_put_table(&sql, t->name);
 		sbuf_adds(&sql, " t WHERE ");
 		pgconn_put_ident(&sql, t->key);

@@ -6,8 +6,10 @@
 # VERSION' line (tests/compat/*.t, 680) counts toward that server's row,
 # any other file is left out. A column per scenario: the checks that
 # passed of those run ('-' none ran; a skipped check is not run). The
-# scenario is what a check's description starts with (tests/compat/pg.t
-# and mysql.t), or 'failover' for every check of a failover test.
+# scenario is what a check's description starts with (tests/compat/pg.t,
+# pg-target.t and mysql.t), or 'failover' for every check of a failover
+# test. Words after the version in the '# compat:' line (pg-target.t's
+# 'into a pgvector table') are part of the row's name: a row of their own.
 # Prints the markdown table; with --readme, exits 1 when FILE's table (the
 # lines from '| server |' to the first line not a row) differs from it.
 # Exits 1 too when a check failed or no file named its server.
@@ -15,18 +17,20 @@ set -u
 readme=
 if [ "${1:-}" = --readme ]; then readme=$2; shift 2; fi
 [ $# -gt 0 ] || { echo "usage: $0 [--readme FILE] TAP-LOG..." >&2; exit 64; }
-cols='load|crud|key change|toast|truncate|kill -9|equal|auth|failover'
-heads='load beside writes|CRUD, every type|key change|TOAST|truncate|kill -9 under writes|drained, equal|caching_sha2 auth|failover'
+cols='load|crud|nearest|key change|toast|truncate|kill -9|equal|auth|failover'
+heads='load beside writes|CRUD, every type|nearest neighbour|key change|TOAST|truncate|kill -9 under writes|drained, equal|caching_sha2 auth|failover'
 st=0
 rows=$(awk -v cols="$cols" '
 	BEGIN { nc = split(cols, col, "|") }
 	# a test file begins: its server is unknown until it says
 	/^\[[0-9:]+\] [^ ]+ \.+/ { file = $2; srv = "" }
 	FNR == 1 { srv = "" }
-	# engine and major version (minor too for MySQL and MariaDB)
+	# engine and major version (minor too for MySQL and MariaDB), and
+	# what follows them: the target, when not OpenSearch (pg-target.t)
 	/^# compat: / {
 		split($4, p, /[.-]/)
 		srv = $3 " " (($3 == "PostgreSQL") ? p[1] : p[1] "." p[2])
+		for (i = 5; i <= NF; i++) srv = srv " " $i
 		if (!(srv in seen)) { seen[srv] = 1; order[++ns] = srv }
 	}
 	srv != "" && /^(not )?ok [0-9]+ - / {
@@ -57,10 +61,11 @@ table=$(
 	IFS='|' read -ra h <<<"$heads"
 	printf '| server |'; printf ' %s |' "${h[@]}"; echo
 	printf '| --- |'; printf ' %.0s--- |' "${h[@]}"; echo
-	# PostgreSQL first, then MariaDB and MySQL, each by version
-	awk -F'|' '{ e = $2; sub(/^ /, "", e); sub(/ .*/, "", e)
-		print (e == "PostgreSQL" ? 0 : e == "MariaDB" ? 1 : 2) "\t" $0 }' <<<"$rows" |
-		sort -t"$(printf '\t')" -k1,1n -k2,2V | cut -f2-
+	# PostgreSQL first, then MariaDB and MySQL, each by version, a
+	# server's row into OpenSearch before its rows into other targets
+	awk -F'|' '{ nw = split($2, w, " ")
+		print (w[1] == "PostgreSQL" ? 0 : w[1] == "MariaDB" ? 1 : 2) "\t" w[2] "\t" (nw > 2) "\t" $0 }' <<<"$rows" |
+		sort -t"$(printf '\t')" -k1,1n -k2,2V -k3,3n -s | cut -f4-
 )
 echo "$table"
 if [ -n "$readme" ]; then

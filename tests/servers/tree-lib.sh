@@ -13,11 +13,11 @@
 # only there.
 
 # kind|version|suite|packages|the package whose version is the server's
-# (trixie: PostgreSQL 17 with pgvector, MariaDB 11.8; sid: PostgreSQL 18,
-# MySQL 9.7; MySQL's packages conflict with MariaDB's, so every server has
-# a tree of its own)
+# (trixie: PostgreSQL 17 with pgvector, MariaDB 11.8; sid: PostgreSQL 18
+# with pgvector, MySQL 9.7; MySQL's packages conflict with MariaDB's, so
+# every server has a tree of its own)
 P2O_TREES='pg|17|trixie|postgresql-17,postgresql-17-pgvector|postgresql-17
-pg|18|sid|postgresql-18|postgresql-18
+pg|18|sid|postgresql-18,postgresql-18-pgvector|postgresql-18
 mariadb|11.8|trixie|mariadb-server,mariadb-client|mariadb-server
 mysql|9.7|sid|mysql-server-core,mysql-client|mysql-server-core'
 P2O_DEBIAN_MIRROR=${P2O_DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -42,7 +42,17 @@ p2o_tree_versions() {
 }
 
 p2o_tree_ready() { # KIND VERSION
-    p2o_tree_row "$1" "$2" && [ -f "$TREE_DIR/.p2o-ready" ]
+    p2o_tree_row "$1" "$2" && [ -f "$TREE_DIR/.p2o-ready" ] && p2o_tree_has_pkgs "$TREE_DIR"
+}
+
+# p2o_tree_has_pkgs DIR: every package of the row (TREE_PKGS) is in the
+# tree at DIR - a tree cached before a package joined its row is built
+# again, not used without it
+p2o_tree_has_pkgs() {
+    local p
+    for p in ${TREE_PKGS//,/ }; do
+        [ -f "$1/var/lib/dpkg/info/$p.list" ] || compgen -G "$1/var/lib/dpkg/info/$p:*.list" >/dev/null || return 1
+    done
 }
 
 # p2o_tree_build KIND VERSION: the tree in the cache, built once (under the
@@ -50,13 +60,13 @@ p2o_tree_ready() { # KIND VERSION
 p2o_tree_build() {
     local kind=$1 v=$2 work got hooks=()
     p2o_tree_row "$kind" "$v" || p2o_die "no $kind $v to build (trees: $(p2o_tree_versions "$kind"))"
-    [ -f "$TREE_DIR/.p2o-ready" ] && return 0
+    p2o_tree_ready "$kind" "$v" && return 0
     p2o_apt_ensure mmdebstrap ca-certificates
     mkdir -p "$P2O_CACHE"
     (
         exec 9>"$P2O_CACHE/.install.lock"
         flock 9
-        [ -f "$TREE_DIR/.p2o-ready" ] && exit 0
+        p2o_tree_ready "$kind" "$v" && exit 0
         work=$TREE_DIR.part
         rm -rf "$work"
         case $kind in
