@@ -216,10 +216,13 @@ struct source_ops {
 	void	(*pos_close)(void *conn);
 };
 
-/* source_ops.c */
+/* source_kinds.c */
 
 /* the operations of cf's kind of source */
 const struct source_ops *source_ops_of(const struct config *);
+
+/* source_ops.c */
+
 /* a capture's and bootstrap's way with a verdict (arg: a struct
  * p2o_err): the first failure becomes the error, with its exit class,
  * and stops the list; a note is logged as a warning, the rest at debug */
