@@ -156,6 +156,18 @@ struct ckpt_view {
 	char	 instance[160];	/* the process that wrote it, "" unknown */
 	char	 why[P2O_ERR_MAX];	/* when it is not known */
 };
+/* what the supervisor running a source answers at its metrics
+ * listener's /ready/<name> (metrics.bind, the file's or the set's) */
+enum sup_view {
+	SUP_NONE,	/* no listener configured: nobody to ask */
+	SUP_UNASKED,	/* the request could not be made */
+	SUP_DOWN,	/* nothing answers there: none runs */
+	SUP_OTHER,	/* one runs there, not this source */
+	SUP_RUNS,	/* it runs this source (halted, backing off or
+			 * streaming: its answer) */
+};
+/* status.c: the answer, or why there is none, in buf */
+enum sup_view supervisor_ask(const struct config *, char *buf, size_t len);
 /* the stored checkpoint, through `ckpt get` */
 void	status_checkpoint(const struct config *, struct ckpt_view *);
 void	ckpt_view_release(struct ckpt_view *);

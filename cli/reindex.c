@@ -6,7 +6,9 @@
  * In order:
  * - refused while the pipeline streams, on positive evidence only: the
  *   slot active (PostgreSQL), a binlog dump thread of the source's user
- *   (MySQL), or on either the stored checkpoint seen moving. A fresh
+ *   (MySQL), a supervisor answering for the source at its metrics.bind
+ *   (poll mode, whose server keeps nothing of the reader's), or on any
+ *   the stored checkpoint seen moving. A fresh
  *   index the stream does not write to has no second version to lose
  *   to: a row changed during the build would stay wrong there while the
  *   count still matched. Stopped, the restart replays everything since
@@ -57,17 +59,46 @@ static const struct cli_opt opts[] = {
 	{ NULL, 0, NULL, NULL }
 };
 
+/* 1 (why says so) when a supervisor answers for the source, else 0 */
+static int
+supervisor_runs(const struct config *cfg, char *why, size_t len)
+{
+	char sup[600];
+
+	switch (supervisor_ask(cfg, sup, sizeof(sup))) {
+	case SUP_RUNS:
+		snprintf(why, len, "the supervisor at metrics.bind runs it: "
+		    "%.400s", sup);
+		return 1;
+	case SUP_NONE:
+		fprintf(stderr, "pg2osync reindex: %s keeps nothing on its "
+		    "server that shows a pipeline reading it, and no "
+		    "metrics.bind names a supervisor to ask: only a moving "
+		    "checkpoint is seen - make sure none runs\n",
+		    source_ops_of(cfg)->what);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
 /* 1 (why says what was seen) when the pipeline streams, 0, -1 */
 static int
 streaming(const struct config *cfg, char *why, size_t len,
     struct p2o_err *e)
 {
+	const struct source_ops *ops = source_ops_of(cfg);
 	struct ckpt_view a, b;
 	long long wait_ms;
 	int rc;
 
-	/* the slot active, a binlog dump of the source's user */
-	rc = source_ops_of(cfg)->stream_live(cfg, why, len, e);
+	/* the slot active, a binlog dump of the source's user; a source
+	 * whose server keeps nothing of the reader's (poll mode): the
+	 * supervisor running it, when a metrics listener says where */
+	if (ops->stream_live != NULL)
+		rc = ops->stream_live(cfg, why, len, e);
+	else
+		rc = supervisor_runs(cfg, why, len);
 	if (rc != 0)
 		return rc;
 	/* a pipeline between connections still stores checkpoints */

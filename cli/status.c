@@ -324,47 +324,59 @@ standby_word(const struct source_verdict *v)
 /*
  * What the supervisor running this source says of it, when a metrics
  * listener is configured: its /ready/<name> ("ready: streaming", "not
- * ready: halted: ..."), or why it could not be asked. 1 with the answer
- * in buf, 0 none configured.
+ * ready: halted: ..."), or why it could not be asked, in buf.
  */
-static int
-supervisor_view(const struct config *cfg, char *buf, size_t len)
+enum sup_view
+supervisor_ask(const struct config *cfg, char *buf, size_t len)
 {
 	const char *bind = cfg->metrics_bind ? cfg->metrics_bind :
 	    cli_set ? cli_set->metrics_bind : NULL;
 	struct http_client hc;
 	struct sbuf base = SBUF_INIT, path = SBUF_INIT, resp = SBUF_INIT;
 	char name[CONFIG_NAME_MAX];
+	enum sup_view v;
 	long status = 0;
 
 	if (bind == NULL)
-		return 0;
+		return SUP_NONE;
 	sbuf_addf(&base, "http://%s", bind);
 	sbuf_adds(&path, "/ready/");
 	http_escape(&path, config_source_name(cfg, name, sizeof(name)),
 	    ":");
-	if (http_init(&hc, (const char *const *)&base.buf, 1, NULL) == -1)
+	if (http_init(&hc, (const char *const *)&base.buf, 1, NULL) == -1) {
 		snprintf(buf, len, "not asked: %s", hc.err);
-	else {
+		v = SUP_UNASKED;
+	} else {
 		hc.timeout_ms = 5000;
 		if (http_request(&hc, "GET", path.buf, NULL, NULL, 0, &resp,
-		    &status) == -1)
+		    &status) == -1) {
 			snprintf(buf, len, "not running (or not reachable at "
 			    "%s: %s)", bind, hc.err);
-		else if (status == 404)
+			v = SUP_DOWN;
+		} else if (status == 404) {
 			snprintf(buf, len, "the one at %s runs no source named "
 			    "'%s'", bind, name);
-		else {
+			v = SUP_OTHER;
+		} else {
 			while (resp.len > 0 && resp.buf[resp.len - 1] == '\n')
 				resp.buf[--resp.len] = '\0';
 			snprintf(buf, len, "%s", resp.buf ? resp.buf : "");
+			v = SUP_RUNS;
 		}
 		http_release(&hc);
 	}
 	sbuf_release(&base);
 	sbuf_release(&path);
 	sbuf_release(&resp);
-	return 1;
+	return v;
+}
+
+/* the same for status's line: 1 with the answer in buf, 0 none
+ * configured */
+static int
+supervisor_view(const struct config *cfg, char *buf, size_t len)
+{
+	return supervisor_ask(cfg, buf, len) != SUP_NONE;
 }
 
 /* ms since the epoch as "2026-12-07T12:50:00.596Z" */
@@ -439,6 +451,12 @@ json_rounds(struct sbuf *j, const struct source_ckpt *c)
 			json_list(j, t->at, t->ncur);
 		else
 			sbuf_adds(j, "null");
+		/* no checkpoint yet: nothing read, nothing measured */
+		if (!t->judged) {
+			sbuf_adds(j, ",\"rows_behind\":null,"
+			    "\"rows_behind_capped\":false,\"caught_up\":false}");
+			continue;
+		}
 		sbuf_adds(j, ",\"rows_behind\":");
 		sbuf_add_i64(j, t->behind);
 		sbuf_addf(j, ",\"rows_behind_capped\":%s,\"caught_up\":%s}",
@@ -447,14 +465,13 @@ json_rounds(struct sbuf *j, const struct source_ckpt *c)
 	sbuf_addc(j, ']');
 }
 
+static void text_tables(const struct source_ckpt *);
+
 /* the same as lines */
 static void
 text_rounds(const struct source_ckpt *c)
 {
-	const struct source_table *t;
-	struct sbuf b = SBUF_INIT;
 	char at[64];
-	int i;
 
 	if (!c->has_round)
 		printf("rounds      none ended yet (the first reads every "
@@ -467,10 +484,29 @@ text_rounds(const struct source_ckpt *c)
 		    c->round_late ? "LATE (one starts every few seconds): "
 		    "the round now running reads far more, or none runs" :
 		    "keeping up");
+	text_tables(c);
+}
+
+/* each table read in rounds and its cursor */
+static void
+text_tables(const struct source_ckpt *c)
+{
+	const struct source_table *t;
+	struct sbuf b = SBUF_INIT;
+	int i;
+
 	for (i = 0; i < c->ntables; i++) {
 		t = &c->tables[i];
 		sbuf_reset(&b);
 		sbuf_addf(&b, "table       %s: ", t->table);
+		if (!t->judged) {
+			/* no checkpoint yet: the first round reads it all */
+			sbuf_adds(&b, "cursor (");
+			list(&b, t->by, t->ncur);
+			sbuf_adds(&b, ") none yet (read from its first row)\n");
+			fputs(b.buf, stdout);
+			continue;
+		}
 		if (t->at == NULL)
 			sbuf_adds(&b, "no cursor stored (read from its first "
 			    "row)");
@@ -537,7 +573,9 @@ json(const struct config *cfg, const struct status_opts *so,
 		sbuf_addc(&j, '}');
 	} else
 		sbuf_adds(&j, "null");
-	if (st->rounds && ck->found && c->parsed)
+	/* before the first checkpoint, the tables the configuration names */
+	if (st->rounds && ((ck->found && c->parsed) || (!ck->found &&
+	    c->ntables > 0)))
 		json_rounds(&j, c);
 	if (!st->rounds) {
 		sbuf_adds(&j, ",\"loads\":");
@@ -576,9 +614,11 @@ text(const struct config *cfg, const struct status_opts *so,
 		printf("supervisor  %s\n", sup);
 	if (!ck->known)
 		printf("checkpoint  unknown: %s\n", ck->why);
-	else if (!ck->found)
+	else if (!ck->found) {
 		printf("checkpoint  none stored (the pipeline has not run)\n");
-	else if (!c->parsed)
+		if (st->rounds)
+			text_tables(c);
+	} else if (!c->parsed)
 		printf("checkpoint  %s: not a %s position\n", ck->text,
 		    cfg->source->title);
 	else if (st->rounds) {
@@ -651,7 +691,9 @@ show(const struct config *cfg, const struct status_opts *so)
 	status_checkpoint(cfg, &ck);
 	memset(&c, 0, sizeof(c));
 	c.lag_bytes = -1;
-	if (ck.found && ops->status_ckpt(&st, ck.text, ck.pos, &c, &e) == -1) {
+	/* none stored: a source read in rounds lists its tables anyway */
+	if ((ck.found || (ck.known && st.rounds)) && ops->status_ckpt(&st,
+	    ck.found ? ck.text : NULL, ck.pos, &c, &e) == -1) {
 		rc = cli_fail(&e);
 		goto done;
 	}

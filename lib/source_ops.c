@@ -1,8 +1,10 @@
 /*
- * source_ops.c - the kind of source's operations, from the configuration:
- * each light module (lib/source.h) beside its operations table; and what
- * every kind's verdicts share: how one is filled, and how a program that
- * must stop at the first failure takes them. Knows no kind's SQL.
+ * source_ops.c - what every kind's verdicts share: how one is filled, and
+ * how a program that must stop at the first failure takes them; and the
+ * release of what status fills. Knows no kind's SQL, and names no kind's
+ * operations table (source_kinds.c does): a capture judges its own
+ * server's verdicts through source_refuse without linking every other
+ * kind's database client.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,31 +17,6 @@
 #include "p2o.h"
 #include "source.h"
 #include "source_ops.h"
-
-extern const struct source_module source_postgres, source_mysql;
-
-/* poll: the operations of the kind's poll mode (source.mode: poll), whose
- * server keeps nothing of the stream's; NULL for a kind without it */
-static const struct {
-	const struct source_module *mod;
-	const struct source_ops *ops, *poll;
-} kinds[] = {
-	{ &source_postgres, &pgsource_ops, &pgpoll_ops },
-	{ &source_mysql, &mysource_ops, NULL },
-};
-
-const struct source_ops *
-source_ops_of(const struct config *cf)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (kinds[i].mod == cf->source)
-			return cf->poll && kinds[i].poll != NULL ?
-			    kinds[i].poll : kinds[i].ops;
-	/* a configuration always names a kind its loader resolved */
-	return NULL;
-}
 
 void
 source_verdict_set(struct source_verdict *v, enum source_verdict_kind kind,

@@ -124,6 +124,9 @@ struct source_table {
 	int	 capped;	/* ... the cap: at least behind */
 	int	 reached;	/* no row the table held at the call is
 				 * after the cursor */
+	int	 judged;	/* behind and reached were measured; 0: no
+				 * checkpoint is stored yet, only the table
+				 * and its cursor's columns are known */
 };
 
 /* a stored checkpoint judged against the source now */
@@ -192,11 +195,14 @@ struct source_ops {
 		    struct p2o_err *);
 	/* a stored checkpoint (its text and number) against st, into a
 	 * struct source_ckpt (source_ckpt_release): 0, or -1 with err (a
-	 * kind that asks its server again, through st) */
+	 * kind that asks its server again, through st). text NULL: none
+	 * is stored yet; a source read in rounds still lists the tables
+	 * its configuration names, their cursors none yet and unjudged */
 	int	(*status_ckpt)(const struct source_status *, const char *text,
 		    uint64_t pos, struct source_ckpt *, struct p2o_err *);
 	/* 1 when a reader streams from the source now (why says what was
-	 * seen), 0 not, -1 with err */
+	 * seen), 0 not, -1 with err. NULL: the server keeps nothing that
+	 * shows a reader (poll mode); the caller asks the supervisor */
 	int	(*stream_live)(const struct config *, char *why, size_t len,
 		    struct p2o_err *);
 	/*
@@ -210,10 +216,13 @@ struct source_ops {
 	void	(*pos_close)(void *conn);
 };
 
-/* source_ops.c */
+/* source_kinds.c */
 
 /* the operations of cf's kind of source */
 const struct source_ops *source_ops_of(const struct config *);
+
+/* source_ops.c */
+
 /* a capture's and bootstrap's way with a verdict (arg: a struct
  * p2o_err): the first failure becomes the error, with its exit class,
  * and stops the list; a note is logged as a warning, the rest at debug */

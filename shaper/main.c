@@ -17,6 +17,7 @@
 #include "ctl.h"
 #include "frame.h"
 #include "log.h"
+#include "memtrim.h"
 #include "msg.h"
 #include "p2o.h"
 #include "stage.h"
@@ -234,6 +235,7 @@ main(int argc, char **argv)
 	struct pollfd pfd[2];
 	char loadname[32];
 	int load_open, load_pending = 0, n, timeout;
+	long long idle;
 	long long now;
 
 	d.load_fd = -1;
@@ -274,6 +276,11 @@ main(int argc, char **argv)
 		send_stats(&d, now);
 		timeout = load_pending ? 0 : stage_stats_wait(&d.st, now,
 		    stats_changed(&d));
+		/* about to wait with every frame shaped: what a load or a
+		 * burst grew goes back (72 kB of 232 after a load) */
+		if (!load_pending && (idle = mem_idle_trim(now)) >= 0 &&
+		    (timeout < 0 || idle < timeout))
+			timeout = (int)idle;
 		pfd[0] = (struct pollfd){ .fd = in.eof ? -1 : P2O_FD_IN,
 		    .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = load_open ? d.load_fd : -1,
@@ -287,6 +294,7 @@ main(int argc, char **argv)
 			fatalx(P2O_EXIT_INTERNAL, "stdin is not open");
 		if (pfd[0].revents) {
 			fill(&in);
+			mem_busy();
 			continue;
 		}
 		if (!load_open || (!load_pending && pfd[1].revents == 0))
@@ -299,6 +307,7 @@ main(int argc, char **argv)
 		 */
 		if (!load_pending)
 			fill(&ld);
+		mem_busy();
 		for (n = 0; n < LOAD_BATCH; n++)
 			if (!next_frame(&d, &ld, SHAPE_LOAD))
 				break;

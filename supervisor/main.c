@@ -245,6 +245,25 @@ name_instance(void)
 		fatal(P2O_EXIT_INTERNAL, "setenv");
 }
 
+/*
+ * GnuTLS is loaded into every stage without being used: libldap (through
+ * libpq) and librtmp (through libcurl) link it, while libpq and libcurl
+ * speak TLS through OpenSSL. Its constructor still builds its ASN.1 trees
+ * and opens p11-kit at load, some 140 kB of private pages in each of the
+ * four processes of every source (docs/benchmarks.md, "sources in one
+ * process"). GNUTLS_NO_IMPLICIT_INIT skips that; the libraries that do
+ * use GnuTLS call gnutls_global_init themselves first (libldap for an
+ * ldaps:// service lookup, librtmp for rtmps://). The operator's own
+ * setting, either way, is kept. Set before any stage starts: it acts
+ * when a program is loaded.
+ */
+static void
+gnutls_lazy(void)
+{
+	if (setenv("GNUTLS_NO_IMPLICIT_INIT", "1", 0) == -1)
+		fatal(P2O_EXIT_INTERNAL, "setenv");
+}
+
 /* log.format and log.level of the file, applied before it is loaded
  * for good (its errors are that load's to report) */
 static void
@@ -405,6 +424,7 @@ main(int argc, char *argv[])
 	if (stage_begin(&st, &spec, &a, argc, argv, &e) != STAGE_RUN)
 		exit(stage_report(&e));
 	name_instance();
+	gnutls_lazy();
 	if ((env = getenv("P2O_HELLO_TIMEOUT_S")) != NULL &&
 	    (p.hello_timeout_s = atoi(env)) <= 0)
 		fatalx(P2O_EXIT_USAGE, "P2O_HELLO_TIMEOUT_S='%s' is not a "

@@ -105,6 +105,14 @@ sink_release(struct sink *s)
 	free(s->items);
 }
 
+void
+sink_trim(struct sink *s)
+{
+	free(s->items);
+	s->items = NULL;
+	s->nitems = 0;
+}
+
 static int
 is_known(const struct sink *s, const char *index)
 {

@@ -344,6 +344,9 @@ int	sink_init(struct sink *, const struct target_module *,
 	    const char *target, struct writer_stats *, const struct config *,
 	    struct p2o_err *);
 void	sink_release(struct sink *);
+/* no answer is being read: its array of verdicts, sized to the largest
+ * answer so far, is freed (sink_items makes it again) */
+void	sink_trim(struct sink *);
 /* is the target there? */
 void	sink_probe_call(struct sink *, struct http_call *);
 /* its answer (terr: the transport error, or NULL when a response arrived

@@ -345,6 +345,19 @@ judge_round(const struct pnow *p, struct jspan top, struct source_ckpt *ck)
 	    ck->round_took_s) + 10.0;
 }
 
+/* o is t: its name and its cursor's columns */
+static void
+table_named(struct source_table *o, const struct ptab *t)
+{
+	int j;
+
+	o->table = xstrdup(t->sec->rel);
+	o->ncur = t->ncur;
+	o->by = xcalloc((size_t)o->ncur, sizeof(char *));
+	for (j = 0; j < o->ncur; j++)
+		o->by[j] = xstrdup(t->by[j]);
+}
+
 int
 pgpoll_status_ckpt(const struct source_status *st, const char *text,
     uint64_t pos, struct source_ckpt *ck, struct p2o_err *e)
@@ -353,11 +366,20 @@ pgpoll_status_ckpt(const struct source_status *st, const char *text,
 	struct source_table *o;
 	struct jspan top, at, v;
 	uint64_t n;
-	int i, j;
+	int i;
 
 	(void)pos;
 	memset(ck, 0, sizeof(*ck));
 	ck->lag_bytes = -1;
+	if (text == NULL) {
+		/* before the first checkpoint: what the configuration reads,
+		 * from its first row */
+		ck->interval_s = p->interval_s;
+		ck->tables = xcalloc((size_t)p->n + 1, sizeof(*ck->tables));
+		for (i = 0; i < p->n; i++)
+			table_named(&ck->tables[ck->ntables++], &p->t[i]);
+		return 0;
+	}
 	top.p = text;
 	top.n = strlen(text);
 	if (strncmp(text, PGPOLL_TEXT, strlen(PGPOLL_TEXT)) != 0 ||
@@ -370,14 +392,11 @@ pgpoll_status_ckpt(const struct source_status *st, const char *text,
 	ck->tables = xcalloc((size_t)p->n + 1, sizeof(*ck->tables));
 	for (i = 0; i < p->n; i++) {
 		o = &ck->tables[ck->ntables++];
-		o->table = xstrdup(p->t[i].sec->rel);
-		o->ncur = p->t[i].ncur;
-		o->by = xcalloc((size_t)o->ncur, sizeof(char *));
-		for (j = 0; j < o->ncur; j++)
-			o->by[j] = xstrdup(p->t[i].by[j]);
+		table_named(o, &p->t[i]);
 		o->at = stored_cursor(&p->t[i], at);
 		if (judge_table(p->c, &p->t[i], o, e) == -1)
 			return -1;
+		o->judged = 1;
 		ck->reached &= o->reached;
 	}
 	judge_round(p, top, ck);

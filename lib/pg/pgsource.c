@@ -721,7 +721,10 @@ const struct source_ops pgpoll_ops = {
 	.drop_stream = NULL,
 	.status = pgpoll_status,
 	.status_ckpt = pgpoll_status_ckpt,
-	.stream_live = pg_stream_live,
+	/* no slot: the slot of the same name another pipeline might
+	 * have says nothing of this one (pg2osync reindex asks the
+	 * supervisor instead) */
+	.stream_live = NULL,
 	.pos_now = pg_pos_now,
 	.pos_close = pg_pos_close,
 };

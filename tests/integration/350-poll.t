@@ -92,7 +92,15 @@ st=$?
 ok $([ $st = 0 ] && grep -q '^source .*poll mode' "$T/st.out" &&
 	! grep -qE '^(slots|load) |WAL at|behind|does not exist' "$T/st.out"; echo $?) \
 	"status before the first start: poll mode, no slot, WAL or load line (exit $st)"
+ok $(grep -qE '^table +public.poll_items: cursor \(rev, id\) none yet \(read from its first row\)$' "$T/st.out"; echo $?) \
+	"status before the first checkpoint lists the configured table, its cursor none yet"
 [ $_tap_fail -gt 0 ] && sed 's/^/#   /' "$T/st.out"
+st_json > "$T/st.json"
+ok $(jq -e '.checkpoint == null and .rounds == null and (.tables | length) == 1 and
+	.tables[0].table == "public.poll_items" and .tables[0].by == ["rev","id"] and
+	.tables[0].cursor == null and .tables[0].rows_behind == null' "$T/st.json" >/dev/null; echo $?) \
+	"status --json before the first checkpoint: the table, its cursor's columns, cursor null"
+[ $_tap_fail -gt 0 ] && sed 's/^/#   /' "$T/st.json"
 pg2osync status -c "$T/cfg.yaml" --max-retained-mb 10 > /dev/null 2> "$T/st.err"
 st=$?
 ok $([ $st = 64 ] && grep -q 'poll mode has no slot' "$T/st.err"; echo $?) \
