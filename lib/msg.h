@@ -54,6 +54,8 @@ enum msg_kind msg_kind(const struct frame *);
 enum msg_kind msg_kind_of(struct jspan kind);
 /* "row", "commit", ... ("?" for MSG_UNKNOWN) */
 const char *msg_kind_name(enum msg_kind);
+/* strlen(msg_kind_name(k)), from a table (0 for MSG_UNKNOWN) */
+size_t	msg_kind_len(enum msg_kind);
 
 /* ---- control frames ---- */
 

@@ -14,6 +14,7 @@
 
 #include "frame.h"
 #include "jscan.h"
+#include "msg.h"
 #include "sbuf.h"
 #include "tap.h"
 #include "xio.h"
@@ -306,9 +307,54 @@ test_memory(void)
 	sbuf_release(&json);
 }
 
+/* msg_kind_of tells every kind by its name, and nothing else */
+static void
+test_kinds(void)
+{
+	struct sbuf q = SBUF_INIT;
+	struct jspan s;
+	int k, good = 1;
+
+	for (k = MSG_UNKNOWN + 1; k < MSG_NKINDS; k++) {
+		if (msg_kind_len(k) != strlen(msg_kind_name(k)))
+			good = 0;
+		sbuf_reset(&q);
+		sbuf_add_jstr(&q, msg_kind_name(k), strlen(msg_kind_name(k)));
+		s.p = q.buf;
+		s.n = q.len;
+		if (msg_kind_of(s) != (enum msg_kind)k)
+			good = 0;
+		/* one byte fewer, one more: not a kind */
+		s.p = q.buf;
+		sbuf_reset(&q);
+		sbuf_addf(&q, "\"%.*s\"", (int)strlen(msg_kind_name(k)) - 1,
+		    msg_kind_name(k));
+		s.p = q.buf;
+		s.n = q.len;
+		if (msg_kind_of(s) != MSG_UNKNOWN)
+			good = 0;
+		sbuf_reset(&q);
+		sbuf_addf(&q, "\"%sx\"", msg_kind_name(k));
+		s.p = q.buf;
+		s.n = q.len;
+		if (msg_kind_of(s) != MSG_UNKNOWN)
+			good = 0;
+	}
+	ok(good, "each kind known by its name, with its length, and a name "
+	    "one byte short or long is not a kind");
+	s.p = "\"\"";
+	s.n = 2;
+	ok(msg_kind_of(s) == MSG_UNKNOWN, "the empty name is not a kind");
+	s.p = "\"\\u0072ow\"";
+	s.n = strlen(s.p);
+	ok(msg_kind_of(s) == MSG_UNKNOWN, "an escaped spelling is not a kind");
+	sbuf_release(&q);
+}
+
 int
 main(void)
 {
+	test_kinds();
 	signal(SIGPIPE, SIG_IGN);
 	test_frame_put();
 	test_round_trip();
