@@ -158,6 +158,58 @@ msg_end(struct sbuf *out, struct sbuf *j)
 	sbuf_reset(j);
 }
 
+/* the digits of a frame's length prefix */
+static unsigned
+len_digits(size_t n)
+{
+	unsigned d = 1;
+
+	while (n >= 10) {
+		n /= 10;
+		d++;
+	}
+	return d;
+}
+
+/* a frame built in out itself: room for its prefix as long as the last
+ * one's (a table's rows are much of a size), then {"k":"<kind>" */
+static void
+open_in(struct sbuf *out, struct msg_in *in, enum msg_kind k)
+{
+	if (in->room < 2)
+		in->room = 4;
+	sbuf_grow(out, in->room + 16);
+	in->at = out->len;
+	out->len += in->room;
+	sbuf_adds(out, "{\"k\":\"");
+	sbuf_add(out, kind_names[k], kind_lens[k]);
+	sbuf_addc(out, '"');
+}
+
+void
+msg_end_in(struct sbuf *out, struct msg_in *in)
+{
+	size_t json = in->at + in->room, len;
+	unsigned room, i;
+
+	sbuf_addc(out, '}');
+	sbuf_addc(out, '\n');
+	len = out->len - json;	/* the JSON and its LF */
+	room = len_digits(len) + 1;
+	if (room != in->room) {
+		/* a frame of another size than the last: moved once */
+		sbuf_grow(out, room);
+		memmove(out->buf + in->at + room, out->buf + json, len);
+		out->len = in->at + room + len;
+		out->buf[out->len] = '\0';
+		in->room = room;
+	}
+	/* the digits from the last, then the space */
+	out->buf[in->at + room - 1] = ' ';
+	for (i = room - 1; i > 0; i--, len /= 10)
+		out->buf[in->at + i - 1] = (char)('0' + len % 10);
+}
+
 /* the control frames are small and rare: each builds in its own buffer */
 static void
 end_small(struct sbuf *out, struct sbuf *j)
@@ -888,15 +940,30 @@ msg_read_truncate(struct jspan obj, struct jspan *rels, uint64_t *v,
 
 /* ---- operations ---- */
 
+static void
+op_members(struct sbuf *j, const char *index, size_t ilen, const char *id,
+    size_t idlen, uint64_t v)
+{
+	member_str(j, "index", index, ilen);
+	if (id != NULL)
+		member_str(j, "id", id, idlen);
+	member_u64(j, "v", v);
+}
+
 void
 msg_op_begin(struct sbuf *j, enum msg_kind kind, const char *index,
     size_t ilen, const char *id, size_t idlen, uint64_t v)
 {
 	open_kind(j, kind);
-	member_str(j, "index", index, ilen);
-	if (id != NULL)
-		member_str(j, "id", id, idlen);
-	member_u64(j, "v", v);
+	op_members(j, index, ilen, id, idlen, v);
+}
+
+void
+msg_op_begin_in(struct sbuf *out, struct msg_in *in, enum msg_kind kind,
+    const char *index, size_t ilen, const char *id, size_t idlen, uint64_t v)
+{
+	open_in(out, in, kind);
+	op_members(out, index, ilen, id, idlen, v);
 }
 
 void

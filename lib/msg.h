@@ -215,6 +215,18 @@ void	msg_column(struct sbuf *j, const char *name, size_t n);
 void	msg_image_end(struct sbuf *j);
 /* close the object in j, append it to out as a frame, reset j */
 void	msg_end(struct sbuf *out, struct sbuf *j);
+/* A frame built in out itself, not in j: its bytes are written once, not
+ * once into j and again into out (a wide document is kilobytes). A
+ * *_begin_in leaves room for the length prefix and the builders then
+ * append to out; msg_end_in closes the object and writes the prefix. Only
+ * what a builder appends may come between; a caller that gives up on the
+ * frame truncates out to its length before the *_begin_in. The room is
+ * the last frame's prefix: one of another size moves once. */
+struct msg_in {
+	size_t	 at;	/* where the frame's prefix starts in out */
+	unsigned room;	/* bytes left for the prefix (0: not yet known) */
+};
+void	msg_end_in(struct sbuf *out, struct msg_in *);
 
 /*
  * The bytes every row frame of one table shares, built once by the
@@ -274,6 +286,10 @@ int	msg_read_truncate(struct jspan obj, struct jspan *rels, uint64_t *v,
  * fills */
 void	msg_op_begin(struct sbuf *j, enum msg_kind kind, const char *index,
 	    size_t ilen, const char *id, size_t idlen, uint64_t v);
+/* the same, in out itself (msg_end_in closes it) */
+void	msg_op_begin_in(struct sbuf *out, struct msg_in *, enum msg_kind kind,
+	    const char *index, size_t ilen, const char *id, size_t idlen,
+	    uint64_t v);
 void	msg_op_routing(struct sbuf *j, const char *s, size_t n);
 void	msg_op_pipeline(struct sbuf *j, const char *s, size_t n);
 /* the source table of an index op whose document needs completion, for
