@@ -174,13 +174,19 @@ len_digits(size_t n)
 /* a frame built in out itself: room for its prefix as long as the last
  * one's (a table's rows are much of a size), then {"k":"<kind>" */
 static void
-open_in(struct sbuf *out, struct msg_in *in, enum msg_kind k)
+reserve_in(struct sbuf *out, struct msg_in *in)
 {
 	if (in->room < 2)
 		in->room = 4;
 	sbuf_grow(out, in->room + 16);
 	in->at = out->len;
 	out->len += in->room;
+}
+
+static void
+open_in(struct sbuf *out, struct msg_in *in, enum msg_kind k)
+{
+	reserve_in(out, in);
 	sbuf_adds(out, "{\"k\":\"");
 	sbuf_add(out, kind_names[k], kind_lens[k]);
 	sbuf_addc(out, '"');
@@ -208,6 +214,14 @@ msg_end_in(struct sbuf *out, struct msg_in *in)
 	out->buf[in->at + room - 1] = ' ';
 	for (i = room - 1; i > 0; i--, len /= 10)
 		out->buf[in->at + i - 1] = (char)('0' + len % 10);
+}
+
+void
+msg_abort_in(struct sbuf *out, const struct msg_in *in)
+{
+	out->len = in->at;
+	if (out->cap)
+		out->buf[out->len] = '\0';
 }
 
 /* the control frames are small and rare: each builds in its own buffer */
@@ -755,17 +769,32 @@ static const char *const list_names[] = {
 	[ML_RETYPED] = "retyped", [ML_CHILDREN] = "children",
 };
 
-void
-msg_row_begin(struct sbuf *j, char op, const char *rel, size_t rellen,
+static void
+row_members(struct sbuf *j, char op, const char *rel, size_t rellen,
     uint64_t v)
 {
-	open_kind(j, MSG_ROW);
 	member(j, "op");
 	sbuf_addc(j, '"');
 	sbuf_addc(j, op);
 	sbuf_addc(j, '"');
 	member_str(j, "rel", rel, rellen);
 	member_u64(j, "v", v);
+}
+
+void
+msg_row_begin(struct sbuf *j, char op, const char *rel, size_t rellen,
+    uint64_t v)
+{
+	open_kind(j, MSG_ROW);
+	row_members(j, op, rel, rellen, v);
+}
+
+void
+msg_row_begin_in(struct sbuf *out, struct msg_in *in, char op,
+    const char *rel, size_t rellen, uint64_t v)
+{
+	open_in(out, in, MSG_ROW);
+	row_members(out, op, rel, rellen, v);
 }
 
 void
@@ -876,6 +905,16 @@ msg_rowtpl_begin(struct sbuf *j, const struct msg_rowtpl *t, uint64_t v)
 	sbuf_add(j, t->head.buf, t->head.len);
 	sbuf_add_u64(j, v);
 	sbuf_add(j, t->mid.buf, t->mid.len);
+}
+
+void
+msg_rowtpl_begin_in(struct sbuf *out, struct msg_in *in,
+    const struct msg_rowtpl *t, uint64_t v)
+{
+	reserve_in(out, in);
+	sbuf_add(out, t->head.buf, t->head.len);
+	sbuf_add_u64(out, v);
+	sbuf_add(out, t->mid.buf, t->mid.len);
 }
 
 void
