@@ -498,11 +498,16 @@ jobj_get(struct jspan obj, const char *name, struct jspan *val)
 {
 	struct jiter it;
 	struct jspan k, v;
+	size_t len = strlen(name);
 
 	if (obj.n == 0 || obj.p[0] != '{' || jiter_init(&it, obj) < 0)
 		return 0;
+	/* the bytes decide; only a member name longer than the name can be
+	 * an escaped spelling of it (an escape is longer than its byte) */
 	while (jiter_member(&it, &k, &v))
-		if (jstr_eq(k, name)) {
+		if ((k.n == len + 2 && memcmp(k.p + 1, name, len) == 0) ||
+		    (k.n > len + 2 && memchr(k.p + 1, '\\', k.n - 2) != NULL &&
+		    jstr_eq(k, name))) {
 			*val = v;
 			return 1;
 		}
