@@ -50,26 +50,40 @@ static const unsigned char kind_lens[MSG_NKINDS] = {
 	[MSG_SWEPT] = 5, [MSG_GAP] = 3,
 };
 
+/* kind k is spelled by the n bytes at p */
+static inline int
+kind_is(int k, const char *p, size_t n)
+{
+	size_t i;
+
+	if (kind_lens[k] != n || kind_names[k][0] != p[0])
+		return 0;
+	for (i = 1; i < n && kind_names[k][i] == p[i]; i++)
+		;
+	return i == n;
+}
+
 enum msg_kind
 msg_kind_of(struct jspan kind)
 {
+	/* the data path's kinds, asked of every frame (the writer asks an
+	 * operation three times), before the walk of them all */
+	static const enum msg_kind hot[] = { MSG_INDEX, MSG_ROW, MSG_DELETE,
+	    MSG_COMMIT };
 	const char *p = kind.p + 1;
-	size_t n = kind.n - 2, i;
+	size_t n = kind.n - 2;
 	int k;
 
 	if (kind.n < 3 || kind.p[0] != '"')
 		return MSG_UNKNOWN;
 	/* kind names hold no escapes; an escaped spelling is not a kind.
-	 * The first byte and the length turn most names away: every frame
-	 * of the data path is asked its kind, some twice or more. */
-	for (k = 1; k < MSG_NKINDS; k++) {
-		if (kind_lens[k] != n || kind_names[k][0] != p[0])
-			continue;
-		for (i = 1; i < n && kind_names[k][i] == p[i]; i++)
-			;
-		if (i == n)
+	 * The first byte and the length turn most names away. */
+	for (k = 0; k < (int)(sizeof(hot) / sizeof(hot[0])); k++)
+		if (kind_is(hot[k], p, n))
+			return hot[k];
+	for (k = 1; k < MSG_NKINDS; k++)
+		if (kind_is(k, p, n))
 			return (enum msg_kind)k;
-	}
 	return MSG_UNKNOWN;
 }
 
