@@ -22,6 +22,7 @@
 #include "outq.h"
 #include "sbuf.h"
 #include "lsn.h"
+#include "msg.h"
 #include "pg/pgtypes.h"
 #include "capture.h"
 #include "trace.h"
@@ -119,6 +120,7 @@ struct pgo_decoder {
 	struct pgo_counters n;
 	struct p2o_err	 err;		/* with -1: why, and the exit code */
 	struct sbuf	 json;		/* scratch for one frame's JSON */
+	struct msg_in	 row_in;	/* a row frame, built in the output */
 	struct nestread	*nest;		/* parents with collections (the
 					 * commit-time re-read), or NULL */
 };

@@ -678,29 +678,30 @@ decode_row(struct pgo_decoder *d, struct rd *r, char type, struct sbuf *out)
 		rc = 0;
 		goto done;
 	}
-	msg_row_begin(&d->json, type == 'I' ? 'i' : type == 'U' ? 'u' : 'd',
-	    rel->qname, strlen(rel->qname), d->txn_lsn);
-	msg_list_begin(&d->json, ML_KEY);
+	/* built in out itself: a wide row's values are copied once */
+	msg_row_begin_in(out, &d->row_in, type == 'I' ? 'i' : type == 'U' ?
+	    'u' : 'd', rel->qname, strlen(rel->qname), d->txn_lsn);
+	msg_list_begin(out, ML_KEY);
 	for (i = 0; i < rel->nkeys; i++) {
 		const char *kname = rel->cols[rel->keys[i]].name;
 
-		msg_list_item(&d->json, kname, strlen(kname));
+		msg_list_item(out, kname, strlen(kname));
 	}
-	msg_list_end(&d->json);
+	msg_list_end(out);
 	if (type != 'D')
-		json_tuple(&d->json, MI_NEW, rel, newt, 0);
+		json_tuple(out, MI_NEW, rel, newt, 0);
 	/* a 'K' tuple sends the key and NULL for every other column */
 	if (oldkind)
-		json_tuple(&d->json, MI_OLD, rel, oldt, oldkind == 'K');
+		json_tuple(out, MI_OLD, rel, oldt, oldkind == 'K');
 	if (ntoast) {
-		msg_list_begin(&d->json, ML_TOAST);
+		msg_list_begin(out, ML_TOAST);
 		for (i = 0; i < rel->ncols; i++)
 			if (newt[i].kind == 'u' && !rel->cols[i].skip)
-				msg_list_item(&d->json, rel->cols[i].name,
+				msg_list_item(out, rel->cols[i].name,
 				    strlen(rel->cols[i].name));
-		msg_list_end(&d->json);
+		msg_list_end(out);
 	}
-	msg_end(out, &d->json);
+	msg_end_in(out, &d->row_in);
 
 	d->txn_n++;
 	if (type == 'I')

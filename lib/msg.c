@@ -37,24 +37,60 @@ msg_kind(const struct frame *f)
 	return msg_kind_of(f->kind);
 }
 
+/* the lengths of kind_names, so that a kind is told by its first byte and
+ * its length before any bytes are compared (t-frame checks they agree) */
+static const unsigned char kind_lens[MSG_NKINDS] = {
+	[MSG_UNKNOWN] = 1,
+	[MSG_ROW] = 3, [MSG_COMMIT] = 6, [MSG_TRUNCATE] = 8, [MSG_POS] = 3,
+	[MSG_DRIFT] = 5, [MSG_MARK] = 4, [MSG_INDEX] = 5, [MSG_DELETE] = 6,
+	[MSG_CLEAR] = 5, [MSG_CASCADE] = 7, [MSG_FILL] = 4, [MSG_HELLO] = 5,
+	[MSG_DURABLE] = 7, [MSG_MARKED] = 6, [MSG_ACK] = 3,
+	[MSG_MARK_CONFIRM] = 7, [MSG_STATS] = 5, [MSG_LOAD] = 4, [MSG_GET] = 3,
+	[MSG_CHECKPOINT] = 10, [MSG_PUT] = 3, [MSG_STORED] = 6,
+	[MSG_SWEPT] = 5, [MSG_GAP] = 3,
+};
+
+/* kind k is spelled by the n bytes at p */
+static inline int
+kind_is(int k, const char *p, size_t n)
+{
+	size_t i;
+
+	if (kind_lens[k] != n || kind_names[k][0] != p[0])
+		return 0;
+	for (i = 1; i < n && kind_names[k][i] == p[i]; i++)
+		;
+	return i == n;
+}
+
 enum msg_kind
 msg_kind_of(struct jspan kind)
 {
+	/* the data path's kinds, asked of every frame (the writer asks an
+	 * operation three times), before the walk of them all */
+	static const enum msg_kind hot[] = { MSG_INDEX, MSG_ROW, MSG_DELETE,
+	    MSG_COMMIT };
 	const char *p = kind.p + 1;
 	size_t n = kind.n - 2;
 	int k;
 
-	if (kind.n < 2 || kind.p[0] != '"')
+	if (kind.n < 3 || kind.p[0] != '"')
 		return MSG_UNKNOWN;
 	/* kind names hold no escapes; an escaped spelling is not a kind.
-	 * The first byte turns most names away before any length is taken:
-	 * every frame of the data path is asked its kind. */
+	 * The first byte and the length turn most names away. */
+	for (k = 0; k < (int)(sizeof(hot) / sizeof(hot[0])); k++)
+		if (kind_is(hot[k], p, n))
+			return hot[k];
 	for (k = 1; k < MSG_NKINDS; k++)
-		if (n > 0 && kind_names[k][0] == p[0] &&
-		    strlen(kind_names[k]) == n &&
-		    memcmp(kind_names[k], p, n) == 0)
+		if (kind_is(k, p, n))
 			return (enum msg_kind)k;
 	return MSG_UNKNOWN;
+}
+
+size_t
+msg_kind_len(enum msg_kind k)
+{
+	return k > MSG_UNKNOWN && k < MSG_NKINDS ? kind_lens[k] : 0;
 }
 
 const char *
@@ -134,6 +170,72 @@ msg_end(struct sbuf *out, struct sbuf *j)
 	sbuf_addc(j, '}');
 	frame_put(out, j->buf, j->len);
 	sbuf_reset(j);
+}
+
+/* the digits of a frame's length prefix */
+static unsigned
+len_digits(size_t n)
+{
+	unsigned d = 1;
+
+	while (n >= 10) {
+		n /= 10;
+		d++;
+	}
+	return d;
+}
+
+/* a frame built in out itself: room for its prefix as long as the last
+ * one's (a table's rows are much of a size), then {"k":"<kind>" */
+static void
+reserve_in(struct sbuf *out, struct msg_in *in)
+{
+	if (in->room < 2)
+		in->room = 4;
+	sbuf_grow(out, in->room + 16);
+	in->at = out->len;
+	out->len += in->room;
+}
+
+static void
+open_in(struct sbuf *out, struct msg_in *in, enum msg_kind k)
+{
+	reserve_in(out, in);
+	sbuf_adds(out, "{\"k\":\"");
+	sbuf_add(out, kind_names[k], kind_lens[k]);
+	sbuf_addc(out, '"');
+}
+
+void
+msg_end_in(struct sbuf *out, struct msg_in *in)
+{
+	size_t json = in->at + in->room, len;
+	unsigned room, i;
+
+	sbuf_addc(out, '}');
+	sbuf_addc(out, '\n');
+	len = out->len - json;	/* the JSON and its LF */
+	room = len_digits(len) + 1;
+	if (room != in->room) {
+		/* a frame of another size than the last: moved once */
+		sbuf_grow(out, room);
+		memmove(out->buf + in->at + room, out->buf + json, len);
+		out->len = in->at + room + len;
+		out->buf[out->len] = '\0';
+		in->room = room;
+	}
+	/* the digits from the last, then the space */
+	out->buf[in->at + room - 1] = ' ';
+	for (i = room - 1; i > 0; i--, len /= 10)
+		out->buf[in->at + i - 1] = (char)('0' + len % 10);
+}
+
+void
+msg_abort_in(struct sbuf *out, const struct msg_in *in)
+{
+	out->len = in->at;
+	if (out->cap)
+		out->buf[out->len] = '\0';
 }
 
 /* the control frames are small and rare: each builds in its own buffer */
@@ -681,17 +783,32 @@ static const char *const list_names[] = {
 	[ML_RETYPED] = "retyped", [ML_CHILDREN] = "children",
 };
 
-void
-msg_row_begin(struct sbuf *j, char op, const char *rel, size_t rellen,
+static void
+row_members(struct sbuf *j, char op, const char *rel, size_t rellen,
     uint64_t v)
 {
-	open_kind(j, MSG_ROW);
 	member(j, "op");
 	sbuf_addc(j, '"');
 	sbuf_addc(j, op);
 	sbuf_addc(j, '"');
 	member_str(j, "rel", rel, rellen);
 	member_u64(j, "v", v);
+}
+
+void
+msg_row_begin(struct sbuf *j, char op, const char *rel, size_t rellen,
+    uint64_t v)
+{
+	open_kind(j, MSG_ROW);
+	row_members(j, op, rel, rellen, v);
+}
+
+void
+msg_row_begin_in(struct sbuf *out, struct msg_in *in, char op,
+    const char *rel, size_t rellen, uint64_t v)
+{
+	open_in(out, in, MSG_ROW);
+	row_members(out, op, rel, rellen, v);
 }
 
 void
@@ -805,6 +922,16 @@ msg_rowtpl_begin(struct sbuf *j, const struct msg_rowtpl *t, uint64_t v)
 }
 
 void
+msg_rowtpl_begin_in(struct sbuf *out, struct msg_in *in,
+    const struct msg_rowtpl *t, uint64_t v)
+{
+	reserve_in(out, in);
+	sbuf_add(out, t->head.buf, t->head.len);
+	sbuf_add_u64(out, v);
+	sbuf_add(out, t->mid.buf, t->mid.len);
+}
+
+void
 msg_rowtpl_column(struct sbuf *j, const struct msg_rowtpl *t, int i)
 {
 	sbuf_add(j, t->names.buf + t->off[i], t->off[i + 1] - t->off[i]);
@@ -866,15 +993,30 @@ msg_read_truncate(struct jspan obj, struct jspan *rels, uint64_t *v,
 
 /* ---- operations ---- */
 
+static void
+op_members(struct sbuf *j, const char *index, size_t ilen, const char *id,
+    size_t idlen, uint64_t v)
+{
+	member_str(j, "index", index, ilen);
+	if (id != NULL)
+		member_str(j, "id", id, idlen);
+	member_u64(j, "v", v);
+}
+
 void
 msg_op_begin(struct sbuf *j, enum msg_kind kind, const char *index,
     size_t ilen, const char *id, size_t idlen, uint64_t v)
 {
 	open_kind(j, kind);
-	member_str(j, "index", index, ilen);
-	if (id != NULL)
-		member_str(j, "id", id, idlen);
-	member_u64(j, "v", v);
+	op_members(j, index, ilen, id, idlen, v);
+}
+
+void
+msg_op_begin_in(struct sbuf *out, struct msg_in *in, enum msg_kind kind,
+    const char *index, size_t ilen, const char *id, size_t idlen, uint64_t v)
+{
+	open_in(out, in, kind);
+	op_members(out, index, ilen, id, idlen, v);
 }
 
 void

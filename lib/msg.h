@@ -54,6 +54,8 @@ enum msg_kind msg_kind(const struct frame *);
 enum msg_kind msg_kind_of(struct jspan kind);
 /* "row", "commit", ... ("?" for MSG_UNKNOWN) */
 const char *msg_kind_name(enum msg_kind);
+/* strlen(msg_kind_name(k)), from a table (0 for MSG_UNKNOWN) */
+size_t	msg_kind_len(enum msg_kind);
 
 /* ---- control frames ---- */
 
@@ -188,6 +190,18 @@ int	msg_load_next(struct jiter *, char **table, struct jspan *progress,
  * a list) is closed by its *_end before the next member.
  */
 
+/* A frame built in out itself, not in j: its bytes are written once, not
+ * once into j and again into out (a wide document is kilobytes). A
+ * *_begin_in leaves room for the length prefix and the builders then
+ * append to out; msg_end_in closes the object and writes the prefix. Only
+ * what a builder appends may come between; a caller that gives up on the
+ * frame truncates out to its length before the *_begin_in. The room is
+ * the last frame's prefix: one of another size moves once. */
+struct msg_in {
+	size_t	 at;	/* where the frame's prefix starts in out */
+	unsigned room;	/* bytes left for the prefix (0: not yet known) */
+};
+
 enum msg_list {
 	ML_KEY,		/* row: the key column names, in key order */
 	ML_TOAST,	/* row, index op: unchanged out-of-line columns */
@@ -200,6 +214,8 @@ enum msg_image { MI_NEW, MI_OLD };
 /* row: op is 'i', 'u', 'd' or 'c' (a copy row: no position, ever) */
 void	msg_row_begin(struct sbuf *j, char op, const char *rel, size_t rellen,
 	    uint64_t v);
+void	msg_row_begin_in(struct sbuf *out, struct msg_in *, char op,
+	    const char *rel, size_t rellen, uint64_t v);
 void	msg_truncate_begin(struct sbuf *j, uint64_t v);
 void	msg_drift_begin(struct sbuf *j, const char *rel, size_t rellen);
 /* a list of strings: begin, one msg_list_item per name, end */
@@ -213,6 +229,9 @@ void	msg_column(struct sbuf *j, const char *name, size_t n);
 void	msg_image_end(struct sbuf *j);
 /* close the object in j, append it to out as a frame, reset j */
 void	msg_end(struct sbuf *out, struct sbuf *j);
+void	msg_end_in(struct sbuf *out, struct msg_in *);
+/* give up on the frame begun in out: out as before its *_begin_in */
+void	msg_abort_in(struct sbuf *out, const struct msg_in *);
 
 /*
  * The bytes every row frame of one table shares, built once by the
@@ -237,6 +256,8 @@ void	msg_rowtpl_init(struct msg_rowtpl *, char op, const char *rel,
 void	msg_rowtpl_release(struct msg_rowtpl *);
 void	msg_rowtpl_begin(struct sbuf *j, const struct msg_rowtpl *,
 	    uint64_t v);
+void	msg_rowtpl_begin_in(struct sbuf *out, struct msg_in *,
+	    const struct msg_rowtpl *, uint64_t v);
 /* column i of the names given to msg_rowtpl_init */
 void	msg_rowtpl_column(struct sbuf *j, const struct msg_rowtpl *, int i);
 
@@ -272,6 +293,10 @@ int	msg_read_truncate(struct jspan obj, struct jspan *rels, uint64_t *v,
  * fills */
 void	msg_op_begin(struct sbuf *j, enum msg_kind kind, const char *index,
 	    size_t ilen, const char *id, size_t idlen, uint64_t v);
+/* the same, in out itself (msg_end_in closes it) */
+void	msg_op_begin_in(struct sbuf *out, struct msg_in *, enum msg_kind kind,
+	    const char *index, size_t ilen, const char *id, size_t idlen,
+	    uint64_t v);
 void	msg_op_routing(struct sbuf *j, const char *s, size_t n);
 void	msg_op_pipeline(struct sbuf *j, const char *s, size_t n);
 /* the source table of an index op whose document needs completion, for

@@ -116,16 +116,6 @@ sbuf_grow_slow(struct sbuf *sb, size_t extra)
 }
 
 void
-sbuf_add(struct sbuf *sb, const void *p, size_t n)
-{
-	sbuf_grow(sb, n);
-	if (n)
-		memcpy(sb->buf + sb->len, p, n);
-	sb->len += n;
-	sb->buf[sb->len] = '\0';
-}
-
-void
 sbuf_addf(struct sbuf *sb, const char *fmt, ...)
 {
 	va_list ap;

@@ -29,7 +29,17 @@ sbuf_grow(struct sbuf *sb, size_t extra)
 	if (sb->cap - sb->len <= extra)
 		sbuf_grow_slow(sb, extra);
 }
-void	sbuf_add(struct sbuf *, const void *, size_t);
+/* inline: the frame builders add a few bytes at a time (a member name, a
+ * quote, a colon), and a call cost more than the copy */
+static inline void
+sbuf_add(struct sbuf *sb, const void *p, size_t n)
+{
+	sbuf_grow(sb, n);
+	if (n)
+		memcpy(sb->buf + sb->len, p, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
 static inline void
 sbuf_addc(struct sbuf *sb, char c)
 {

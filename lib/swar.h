@@ -15,6 +15,17 @@
 #include <emmintrin.h>
 #endif
 
+/* swar.c: past the 64-byte blocks at p that hold none of the bytes the
+ * inline scan of the same name looks for, and at the first such byte of
+ * the block that holds one; called once a run is long (SWAR_LONG bytes
+ * left after a clean sixteen) */
+#define SWAR_LONG	128
+const unsigned char *swar_json_plain_long(const unsigned char *,
+    const unsigned char *);
+const unsigned char *swar_none_of4_long(const unsigned char *,
+    const unsigned char *, unsigned char, unsigned char, unsigned char,
+    unsigned char);
+
 #define SWAR_ONES	0x0101010101010101ULL
 #define SWAR_HIGHS	0x8080808080808080ULL
 
@@ -84,6 +95,11 @@ swar_json_plain(const unsigned char *p, const unsigned char *end)
 		if (vm != 0)
 			return p + __builtin_ctz(vm);
 		p += 16;
+		if (end - p >= SWAR_LONG) {
+			p = swar_json_plain_long(p, end);
+			if (end - p >= 64)
+				return p;	/* at the byte */
+		}
 	}
 #endif
 	while (end - p >= 8) {
@@ -117,6 +133,11 @@ swar_none_of4(const unsigned char *p, const unsigned char *end,
 		if (vm != 0)
 			return p + __builtin_ctz(vm);
 		p += 16;
+		if (end - p >= SWAR_LONG) {
+			p = swar_none_of4_long(p, end, a, b, c, d);
+			if (end - p >= 64)
+				return p;	/* at the byte */
+		}
 	}
 #else
 	(void)end; (void)a; (void)b; (void)c; (void)d;

@@ -50,6 +50,7 @@
 #include "ctl.h"
 #include "err.h"
 #include "jscan.h"
+#include "msg.h"
 #include "sbuf.h"
 #include "strindex.h"
 #include "pg/pgnest.h"
@@ -310,6 +311,7 @@ struct loader {
 	int	 out_fd;
 	struct sbuf out;	/* frames not yet on stdout */
 	struct sbuf json;	/* one frame being built */
+	struct msg_in row_in;	/* a PostgreSQL copy row, built in out */
 
 	struct meter meter;
 	struct pace pace;
@@ -419,7 +421,7 @@ int	table_copy_sql(struct sbuf *sql, struct pg_conn *,
 /* wave.c */
 /* the copy row for one COPY row's fields, appended to out: 0, or -1
  * with err when its collections are not what was asked for */
-int	wave_row_frame(struct sbuf *out, struct sbuf *j,
+int	wave_row_frame(struct sbuf *out, struct msg_in *,
 	    const struct ld_table *, uint64_t v, const struct copy_field *,
 	    struct p2o_err *);
 /* ranges first .. first+n-1, read at once, each on its own connection;

@@ -37,7 +37,7 @@ struct reader {
 };
 
 int
-wave_row_frame(struct sbuf *out, struct sbuf *j, const struct ld_table *t,
+wave_row_frame(struct sbuf *out, struct msg_in *in, const struct ld_table *t,
     uint64_t v, const struct copy_field *f, struct p2o_err *e)
 {
 	const char *vals[t->nest.n + 1];
@@ -47,30 +47,30 @@ wave_row_frame(struct sbuf *out, struct sbuf *j, const struct ld_table *t,
 
 	/* the same builders, names and value mapping as the stream's row,
 	 * so the two documents are the same bytes (the template is their
-	 * bytes, built once per table) */
+	 * bytes, built once per table), written in out itself */
 	if (t->tpl != NULL)
-		msg_rowtpl_begin(j, t->tpl, v);
+		msg_rowtpl_begin_in(out, in, t->tpl, v);
 	else {
-		msg_row_begin(j, 'c', t->rel, strlen(t->rel), v);
-		msg_list_begin(j, ML_KEY);
+		msg_row_begin_in(out, in, 'c', t->rel, strlen(t->rel), v);
+		msg_list_begin(out, ML_KEY);
 		for (i = 0; i < t->nkeys; i++)
-			msg_list_item(j, t->keys[i].name,
+			msg_list_item(out, t->keys[i].name,
 			    strlen(t->keys[i].name));
-		msg_list_end(j);
-		msg_image_begin(j, MI_NEW);
+		msg_list_end(out);
+		msg_image_begin(out, MI_NEW);
 	}
 	for (i = 0, sent = 0; i < t->ncols; i++) {
 		if (t->cols[i].hidden)
 			continue;
 		if (t->tpl != NULL)
-			msg_rowtpl_column(j, t->tpl, sent++);
+			msg_rowtpl_column(out, t->tpl, sent++);
 		else
-			msg_column(j, t->cols[i].name,
+			msg_column(out, t->cols[i].name,
 			    strlen(t->cols[i].name));
 		if (f[i].p == NULL)
-			sbuf_adds(j, "null");
+			sbuf_adds(out, "null");
 		else
-			pgtype_to_json(t->cols[i].typoid, f[i].p, f[i].n, j);
+			pgtype_to_json(t->cols[i].typoid, f[i].p, f[i].n, out);
 	}
 	if (t->nest.n > 0) {
 		/* the collections' fields follow the columns */
@@ -80,16 +80,16 @@ wave_row_frame(struct sbuf *out, struct sbuf *j, const struct ld_table *t,
 		}
 		key = f[t->nest_key].p ? xstrndup(f[t->nest_key].p,
 		    f[t->nest_key].n) : xstrdup("NULL");
-		rc = pgnest_put((struct pgnest *)&t->nest, j, vals, lens, key,
+		rc = pgnest_put((struct pgnest *)&t->nest, out, vals, lens, key,
 		    t->rel, e);
 		free(key);
 		if (rc == -1) {
-			sbuf_reset(j);
+			msg_abort_in(out, in);
 			return -1;
 		}
 	}
-	msg_image_end(j);
-	msg_end(out, j);
+	msg_image_end(out);
+	msg_end_in(out, in);
 	return 0;
 }
 
@@ -126,7 +126,7 @@ drain(struct loader *ld, const struct ld_table *t, uint64_t v,
 			PQfreemem(row);
 			return -1;
 		}
-		if (wave_row_frame(&ld->out, &ld->json, t, v, f, &ld->err) ==
+		if (wave_row_frame(&ld->out, &ld->row_in, t, v, f, &ld->err) ==
 		    -1) {
 			PQfreemem(row);
 			return -1;

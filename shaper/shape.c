@@ -214,7 +214,7 @@ shaper_init(struct shaper *sh, const struct config *cfg)
 	ident_init(&sh->now);
 	ident_init(&sh->was);
 	sbuf_init(&sh->parent);
-	sbuf_init(&sh->op);
+	sh->opin.room = 0;
 	sh->key_json = xcalloc((size_t)cfg->nsyncs + 1, sizeof(char *));
 	for (i = 0; i < cfg->nsyncs; i++)
 		if (cfg->syncs[i].primary_key != NULL)
@@ -240,7 +240,6 @@ shaper_release(struct shaper *sh)
 	fan_release(&sh->now_el);
 	fan_release(&sh->was_el);
 	sbuf_release(&sh->parent);
-	sbuf_release(&sh->op);
 	for (i = 0; sh->cfg && i < sh->cfg->nsyncs; i++)
 		free(sh->key_json[i]);
 	free(sh->key_json);
@@ -294,21 +293,21 @@ buf_of(const struct sbuf *b)
 /* kind, index, id, v and routing of an operation on document i of ids
  * (of identity d) */
 static void
-op_begin(struct sbuf *op, enum msg_kind kind, const struct ident *d,
-    const struct idlist *ids, int i, uint64_t v)
+op_begin(struct sbuf *out, struct msg_in *in, enum msg_kind kind,
+    const struct ident *d, const struct idlist *ids, int i, uint64_t v)
 {
 	const struct sbuf *rt = doc_routing(d, ids, i);
 
-	msg_op_begin(op, kind, buf_of(&d->index), d->index.len,
+	msg_op_begin_in(out, in, kind, buf_of(&d->index), d->index.len,
 	    buf_of(&ids->id[i]), ids->id[i].len, v);
 	if (rt != NULL)
-		msg_op_routing(op, buf_of(rt), rt->len);
+		msg_op_routing(out, buf_of(rt), rt->len);
 }
 
 static void
 op_end(struct shaper *sh, struct sbuf *out)
 {
-	msg_end(out, &sh->op);
+	msg_end_in(out, &sh->opin);
 	sh->n.ops_out++;
 }
 
@@ -404,13 +403,13 @@ cascade(struct shaper *sh, const struct row *r, const struct ident *d,
 	const struct sync_join *j = &r->sec->join;
 	int i;
 
-	msg_op_begin(&sh->op, MSG_CASCADE, buf_of(&d->index), d->index.len,
-	    buf_of(id), id->len, r->m.v);
-	msg_list_begin(&sh->op, ML_CHILDREN);
+	msg_op_begin_in(out, &sh->opin, MSG_CASCADE, buf_of(&d->index),
+	    d->index.len, buf_of(id), id->len, r->m.v);
+	msg_list_begin(out, ML_CHILDREN);
 	for (i = 0; i < j->nchildren; i++)
-		msg_list_item(&sh->op, j->children[i],
+		msg_list_item(out, j->children[i],
 		    strlen(j->children[i]));
-	msg_list_end(&sh->op);
+	msg_list_end(out);
 	op_end(sh, out);
 }
 
@@ -473,7 +472,7 @@ delete_docs(struct shaper *sh, const struct row *r, const struct ident *d,
 		 * from the document this delete removes */
 		if (r->src == SHAPE_STREAM && when != DEL_BEFORE)
 			remember_delete(sh, d, ids, i, r->m.v, 1);
-		op_begin(&sh->op, MSG_DELETE, d, ids, i, r->m.v);
+		op_begin(out, &sh->opin, MSG_DELETE, d, ids, i, r->m.v);
 		op_end(sh, out);
 		if (sec->has_join && sec->join.parent == NULL)
 			cascade(sh, r, d, &ids->id[i], out);
@@ -583,26 +582,26 @@ fill_heads(struct shaper *sh, struct row *r, int i, const struct view *m,
 	n = tw_match(&sh->toasts, &d, r->m.v, chains, 8);
 	for (k = 0; k < n; k++) {
 		c = &sh->toasts.chain[chains[k]];
-		msg_op_begin(&sh->op, MSG_FILL, c->index, strlen(c->index),
-		    c->id, strlen(c->id), c->last_v);
+		msg_op_begin_in(out, &sh->opin, MSG_FILL, c->index,
+		    strlen(c->index), c->id, strlen(c->id), c->last_v);
 		if (c->routing)
-			msg_op_routing(&sh->op, c->routing, strlen(c->routing));
+			msg_op_routing(out, c->routing, strlen(c->routing));
 		if (r->sec->pipeline)
-			msg_op_pipeline(&sh->op, r->sec->pipeline,
+			msg_op_pipeline(out, r->sec->pipeline,
 			    strlen(r->sec->pipeline));
-		msg_list_begin(&sh->op, ML_TOAST);
+		msg_list_begin(out, ML_TOAST);
 		list.p = c->fields;
 		list.n = strlen(c->fields);
 		jiter_init(&it, list);
 		while (jiter_elem(&it, &name) == 1) {
 			plain = jstr_dup(name);
-			msg_list_item(&sh->op, plain, strlen(plain));
+			msg_list_item(out, plain, strlen(plain));
 			free(plain);
 		}
-		msg_list_end(&sh->op);
-		msg_op_rel(&sh->op, r->relname, strlen(r->relname));
-		msg_op_doc(&sh->op);
-		doc_build(sh, r->sec, m, parent, &sh->op, r->relname);
+		msg_list_end(out);
+		msg_op_rel(out, r->relname, strlen(r->relname));
+		msg_op_doc(out);
+		doc_build(sh, r->sec, m, parent, out, r->relname);
 		op_end(sh, out);
 		tw_end(&sh->toasts, chains[k]);
 	}
@@ -646,13 +645,14 @@ index_docs(struct shaper *sh, struct row *r, struct sbuf *out)
 				continue;
 			}
 		}
-		op_begin(&sh->op, MSG_INDEX, &sh->now, &sh->now_ids, i, r->m.v);
+		op_begin(out, &sh->opin, MSG_INDEX, &sh->now, &sh->now_ids, i,
+		    r->m.v);
 		if (sec->pipeline)
-			msg_op_pipeline(&sh->op, sec->pipeline,
+			msg_op_pipeline(out, sec->pipeline,
 			    strlen(sec->pipeline));
-		marked = toast_members(sh, r, &sh->op, &sh->fields);
-		msg_op_doc(&sh->op);
-		doc_build(sh, sec, &m, parent, &sh->op, r->relname);
+		marked = toast_members(sh, r, out, &sh->fields);
+		msg_op_doc(out);
+		doc_build(sh, sec, &m, parent, out, r->relname);
 		op_end(sh, out);
 		if (r->src == SHAPE_STREAM && sh->loading) {
 			tomb_write(&sh->tombs, buf_of(&sh->now.index),
@@ -826,10 +826,10 @@ shape_truncate(struct shaper *sh, struct jspan obj, struct sbuf *out,
 		if (sh->loading)
 			tomb_clear(&sh->tombs, name, strlen(name), v);
 		index = sec->index_templated ? sec->index_glob : sec->index;
-		msg_op_begin(&sh->op, MSG_CLEAR, index, strlen(index), NULL, 0,
-		    v);
+		msg_op_begin_in(out, &sh->opin, MSG_CLEAR, index, strlen(index),
+		    NULL, 0, v);
 		if (sec->has_join)
-			msg_op_clear_term(&sh->op, sec->join.field,
+			msg_op_clear_term(out, sec->join.field,
 			    strlen(sec->join.field), sec->join.name,
 			    strlen(sec->join.name));
 		op_end(sh, out);

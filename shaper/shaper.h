@@ -25,6 +25,7 @@
 #include "config.h"
 #include "jscan.h"
 #include "kcount.h"
+#include "msg.h"
 #include "sbuf.h"
 
 /* where an event came from: the change stream or the loader's copy rows */
@@ -136,7 +137,8 @@ struct shaper {
 		size_t	*end;		/* where each ends in text */
 		int	 n, cap;
 	} now_el, was_el;	/* a fan-out row's elements, now and before */
-	struct sbuf parent, op;
+	struct sbuf parent;
+	struct msg_in opin;	/* the operation being built, in the output */
 	struct sbuf fields;	/* an index op's toast list, raw */
 };
 

@@ -42,7 +42,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ld_table t = { .rel = "public.t", .cols = cols, .nkeys = 1,
 	    .keys = &key };
 	struct copy_field f[8];
-	struct sbuf out = SBUF_INIT, j = SBUF_INIT;
+	struct sbuf out = SBUF_INIT;
+	struct msg_in j = { 0, 0 };
 	char err[256], *row;
 	const char *json;
 	size_t len, jl, i;
@@ -84,7 +85,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(jscan_validate(json, jl, NULL, NULL) == 0);
 out:
 	sbuf_release(&out);
-	sbuf_release(&j);
 	free(row);
 	return 0;
 }

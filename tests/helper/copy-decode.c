@@ -100,6 +100,7 @@ main(int argc, char **argv)
 	char *keynames[MAX_COLS], *line = NULL, *w[SPEC_WORDS], err[256];
 	struct p2o_err e;
 	struct sbuf out = SBUF_INIT, j = SBUF_INIT;
+	struct msg_in in = { 0, 0 };
 	unsigned long long v = 0;
 	size_t cap = 0;
 	ssize_t len;
@@ -173,7 +174,7 @@ main(int argc, char **argv)
 			break;
 		}
 		if (!mysql) {
-			wave_row_frame(&out, &j, &pt, v, f, NULL);
+			wave_row_frame(&out, &in, &pt, v, f, NULL);
 			continue;
 		}
 		for (i = 0; i < ncols; i++) {

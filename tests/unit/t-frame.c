@@ -14,6 +14,7 @@
 
 #include "frame.h"
 #include "jscan.h"
+#include "msg.h"
 #include "sbuf.h"
 #include "tap.h"
 #include "xio.h"
@@ -306,9 +307,93 @@ test_memory(void)
 	sbuf_release(&json);
 }
 
+/* msg_kind_of tells every kind by its name, and nothing else */
+static void
+test_kinds(void)
+{
+	struct sbuf q = SBUF_INIT;
+	struct jspan s;
+	int k, good = 1;
+
+	for (k = MSG_UNKNOWN + 1; k < MSG_NKINDS; k++) {
+		if (msg_kind_len(k) != strlen(msg_kind_name(k)))
+			good = 0;
+		sbuf_reset(&q);
+		sbuf_add_jstr(&q, msg_kind_name(k), strlen(msg_kind_name(k)));
+		s.p = q.buf;
+		s.n = q.len;
+		if (msg_kind_of(s) != (enum msg_kind)k)
+			good = 0;
+		/* one byte fewer, one more: not a kind */
+		s.p = q.buf;
+		sbuf_reset(&q);
+		sbuf_addf(&q, "\"%.*s\"", (int)strlen(msg_kind_name(k)) - 1,
+		    msg_kind_name(k));
+		s.p = q.buf;
+		s.n = q.len;
+		if (msg_kind_of(s) != MSG_UNKNOWN)
+			good = 0;
+		sbuf_reset(&q);
+		sbuf_addf(&q, "\"%sx\"", msg_kind_name(k));
+		s.p = q.buf;
+		s.n = q.len;
+		if (msg_kind_of(s) != MSG_UNKNOWN)
+			good = 0;
+	}
+	ok(good, "each kind known by its name, with its length, and a name "
+	    "one byte short or long is not a kind");
+	s.p = "\"\"";
+	s.n = 2;
+	ok(msg_kind_of(s) == MSG_UNKNOWN, "the empty name is not a kind");
+	s.p = "\"\\u0072ow\"";
+	s.n = strlen(s.p);
+	ok(msg_kind_of(s) == MSG_UNKNOWN, "an escaped spelling is not a kind");
+	sbuf_release(&q);
+}
+
+/* a frame built in the output itself is the frame built in a scratch
+ * buffer, whatever the size of the one before: prefixes of 2 to 6 digits,
+ * growing and shrinking, after bytes already in the output */
+static void
+test_in_place(void)
+{
+	static const size_t sizes[] = { 0, 5, 90, 95, 100, 5, 990, 1000, 3,
+	    99990, 10, 100000, 100000, 1, 0 };
+	struct sbuf a = SBUF_INIT, b = SBUF_INIT, j = SBUF_INIT;
+	struct msg_in in = { 0, 0 };
+	char *id = malloc(100001);
+	size_t i;
+
+	memset(id, 'x', 100001);
+	sbuf_adds(&a, "x");	/* out already holds something */
+	sbuf_adds(&b, "x");
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		msg_op_begin(&j, MSG_INDEX, "ix", 2, id, sizes[i], 7);
+		msg_op_doc(&j);
+		sbuf_adds(&j, "{}");
+		msg_end(&a, &j);
+		msg_op_begin_in(&b, &in, MSG_INDEX, "ix", 2, id, sizes[i], 7);
+		msg_op_doc(&b);
+		sbuf_adds(&b, "{}");
+		msg_end_in(&b, &in);
+	}
+	ok(a.len == b.len && memcmp(a.buf, b.buf, a.len) == 0 &&
+	    b.buf[b.len] == '\0', "in place: the same %zu bytes as through "
+	    "a scratch buffer", b.len);
+	is_int(read_stream(b.buf + 1, b.len - 1, NULL, 0, NULL),
+	    (int)(sizeof(sizes) / sizeof(sizes[0])), "in place: every frame "
+	    "reads back");
+	free(id);
+	sbuf_release(&a);
+	sbuf_release(&b);
+	sbuf_release(&j);
+}
+
 int
 main(void)
 {
+	test_kinds();
+	test_in_place();
 	signal(SIGPIPE, SIG_IGN);
 	test_frame_put();
 	test_round_trip();

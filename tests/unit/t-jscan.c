@@ -297,6 +297,23 @@ test_pick(void)
 	ok(m[0].p && m[0].p[0] == '7', "pick: an escaped name still matches");
 	jobj_pick(span("[1]"), names, 4, m);
 	ok(m[0].p == NULL && m[1].p == NULL, "pick: not an object");
+	{
+		/* names sharing first bytes, a name a prefix of another, the
+		 * empty name, members in an order other than the names' */
+		static const char *const nm[] = { "i", "id", "idx", "", "x" };
+		struct jspan v[5];
+
+		jobj_pick(span("{\"x\":5,\"idx\":3,\"\":4,\"id\":2,\"ix\":9,"
+		    "\"i\":1,\"x\":6}"), nm, 5, v);
+		ok(v[0].p && v[0].p[0] == '1' && v[1].p && v[1].p[0] == '2' &&
+		    v[2].p && v[2].p[0] == '3' && v[3].p && v[3].p[0] == '4' &&
+		    v[4].p && v[4].p[0] == '5',
+		    "pick: like names told apart, the empty name, any order");
+		jobj_pick(span("{\"\\u0078\":7,\"id\":2}"), nm, 5, v);
+		ok(v[4].p && v[4].p[0] == '7' && v[1].p && v[1].p[0] == '2' &&
+		    v[0].p == NULL && v[3].p == NULL,
+		    "pick: an escaped name after the plain ones missed it");
+	}
 }
 
 /* the members noted while validating: the same answers as jobj_pick */

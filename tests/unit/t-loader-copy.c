@@ -120,7 +120,8 @@ frame_test(void)
 	char row[] = "7\tlamp \\t\"q\"\t12.50\t\\\\x00ff10\t{\"a\": [1, 2]}\t"
 	    "{x,\"y z\",NULL}\t\\N\t2026-11-30 08:00:00.5+00\n";
 	struct copy_field f[8];
-	struct sbuf out = SBUF_INIT, j = SBUF_INIT;
+	struct sbuf out = SBUF_INIT;
+	struct msg_in j = { 0, 0 };
 	char err[128];
 	const char *want = "{\"k\":\"row\",\"op\":\"c\",\"rel\":\"public.items\","
 	    "\"v\":22817392,\"key\":[\"id\"],\"new\":{\"id\":7,"
@@ -161,7 +162,6 @@ frame_test(void)
 		sbuf_release(&by_name);
 	}
 	sbuf_release(&out);
-	sbuf_release(&j);
 }
 
 int

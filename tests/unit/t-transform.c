@@ -485,7 +485,8 @@ test_paths(void)
 	unsigned char m[1024];
 	size_t n = 0, i, k;
 	struct pgo_decoder d;
-	struct sbuf stream = SBUF_INIT, load = SBUF_INIT, j = SBUF_INIT;
+	struct sbuf stream = SBUF_INIT, load = SBUF_INIT;
+	struct msg_in j = { 0, 0 };
 	struct ld_column lc[NC] = { 0 };
 	struct ld_table t;
 	struct copy_field f[NC];
@@ -555,7 +556,6 @@ test_paths(void)
 	    "and a row that differs in a value (12.5, not 12.50) does not");
 	sbuf_release(&stream);
 	sbuf_release(&load);
-	sbuf_release(&j);
 }
 
 int
