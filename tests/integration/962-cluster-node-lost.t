@@ -56,8 +56,9 @@ LOAD=$!; cleanup_add $LOAD
 sleep 5
 wpid=$(pgrep -f "/writer -c $T/cfg.yaml" | head -n 1)
 
-# which node manages the cluster decides which path promotes the lost
-# node's primaries: said, to read a failure by
+# the node managing the cluster when a node goes, and the one elected
+# after, decide how that node's primaries are promoted: said, to read a
+# failure by
 manager() { curl -s -m 30 "$OS_URL/_cat/cluster_manager?h=node"; }
 diag "cluster manager before the loss: $(manager)"
 cluster_node kill 1
@@ -84,7 +85,7 @@ ok $([ "${r%.*}" = 0 ] && [ "$(pgrep -f "/writer -c $T/cfg.yaml" | head -n 1)" =
 # one node answering, no cluster manager: the pipeline waits. Node 2 goes
 # away holding replicas only: a primary of its would be promoted on node 3
 # by the cluster manager elected at node 2's return, and OpenSearch 2.19
-# (issue 19150: that election's join overwrites the primary term the
+# and 3.6 alike (issue 19150: that election's join overwrites the primary term the
 # promotion raised) leaves such a primary out of primary mode for good,
 # every write to it answered 500 retry_on_primary_exception by any node -
 # two runs of seven here, once on the state index, where no checkpoint
