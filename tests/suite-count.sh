@@ -10,9 +10,9 @@ files=("$dir"/*.tap)
 if [ ${#files[@]} -eq 0 ]; then
 	echo "tests: 0 passed, 0 failed (no TAP log in $dir)"; exit 1
 fi
-pass=$(cat "${files[@]}" | grep -E '^ok [0-9]' | grep -vc '# TODO')
-fail=$(cat "${files[@]}" | grep -E '^not ok [0-9]' | grep -vc '# TODO')
-todo=$(cat "${files[@]}" | grep -E '^(not )?ok [0-9].*# TODO' | sed 's/^/  /')
+pass=$(cat "${files[@]}" | grep -aE '^ok [0-9]' | grep -avc '# TODO')
+fail=$(cat "${files[@]}" | grep -aE '^not ok [0-9]' | grep -avc '# TODO')
+todo=$(cat "${files[@]}" | grep -aE '^(not )?ok [0-9].*# TODO' | sed 's/^/  /')
 [ -n "$todo" ] && printf 'known bugs (TAP TODO):\n%s\n' "$todo"
 echo "tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
