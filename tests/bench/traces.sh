@@ -7,7 +7,8 @@
 # by one client, timed from the first commit until /synced says the source's
 # position then is acknowledged (every row durable in the index, the
 # checkpoint stored).
-# RUNS runs of each (default 3), interleaved: off on, on off, off on, ...
+# After a warm-up run that is not counted, RUNS runs of each (default 3),
+# interleaved: off on, on off, off on, ...
 # (each pair in the other order, so a drift of the host's load weighs on
 # both alike), and the median of each is reported. The wall clock of a
 # shared machine moves by more than the cost measured, so the line also
@@ -99,6 +100,11 @@ run() {	# run off|on -> "rows/s cpu-ns exporter-ns jaeger-ns load0 load1 name=cp
 }
 
 : > "$T/off" ; : > "$T/on"
+# one run not counted: the first of a series ran at under half the later
+# ones' rate (14,316 rows/s off, then 19,037 on, then 31,000-36,000 for
+# both, on a quiet machine), the node's JIT and caches still cold
+v=$(run off) || exit 1
+echo "# warm-up, not counted: $v" >&2
 for ((r = 0; r < RUNS; r++)); do
 	if ((r % 2 == 0)); then order="off on"; else order="on off"; fi
 	for m in $order; do
