@@ -190,6 +190,18 @@ sup_start() {
 	SUP=$!; cleanup_add $SUP
 	wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready"
 }
+# kill_rounds N: N times, after 1 to 2 s, the pipeline killed -9
+# (kill_pipeline) and started again (sup_start); KILL_UP is how many
+# times it came back ready
+kill_rounds() {
+	local r
+	KILL_UP=0
+	for ((r = 0; r < $1; r++)); do
+		sleep 1.$((RANDOM % 10))
+		kill_pipeline
+		sup_start && KILL_UP=$((KILL_UP + 1))
+	done
+}
 # kill_pipeline [FILE]: every process of the pipeline run on FILE
 # (default $T/cfg.yaml) killed -9, as a power cut would: the supervisor,
 # its stages and its helpers (a sweep's pg2osync verify, and what that

@@ -95,14 +95,8 @@ check "truncate: rows after it land" -- my_equal items $IX 30 "$SEL"
 
 my_writer items 4000
 sleep 1
-up=0
-for r in 1 2 3; do
-	sleep 1.$((RANDOM % 10))
-	kill_pipeline
-	sv_start "$T/sup.log"
-	wait_for 60 healthy && up=$((up + 1))
-done
-ok $([ $up = 3 ]; echo $?) "kill -9: every process killed 3 times under writes, the pipeline back each time ($up)"
+kill_rounds 3
+ok $([ $KILL_UP = 3 ]; echo $?) "kill -9: every process killed 3 times under writes, the pipeline back each time ($KILL_UP)"
 n=$(my_sql "SELECT COUNT(*) FROM items")
 my_writer_stop
 ok $([ "$n" -gt 100 ]; echo $?) "kill -9: the client wrote meanwhile ($n rows)"

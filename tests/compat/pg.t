@@ -95,15 +95,8 @@ check "truncate: rows after it land" -- wait_equal items $IX 30 "$SEL"
 
 pg_writer items 4000
 sleep 1
-up=0
-for r in 1 2 3; do
-	sleep 1.$((RANDOM % 10))
-	kill_pipeline
-	pg2osync-supervise -c "$T/cfg.yaml" >> "$T/sup.log" 2>&1 &
-	SUP=$!; cleanup_add $SUP
-	wait_for 60 curl -sf "http://127.0.0.1:$METRICS_PORT/ready" && up=$((up + 1))
-done
-ok $([ $up = 3 ]; echo $?) "kill -9: every process killed 3 times under writes, the pipeline back each time ($up)"
+kill_rounds 3
+ok $([ $KILL_UP = 3 ]; echo $?) "kill -9: every process killed 3 times under writes, the pipeline back each time ($KILL_UP)"
 n=$(pg_writer_count)
 pg_writer_stop
 ok $([ "$n" -gt 50 ]; echo $?) "kill -9: the client wrote meanwhile ($n statements)"
