@@ -33,7 +33,10 @@ set_urls "$T/cfg.yaml" $OSC_URLS
 sed -i "s/^engine:\$/engine:\n  write_concurrency: 2/" "$T/cfg.yaml"
 metric() { metrics_text | awk -v s="$1" '$1 == s { print $2 }'; }
 SEL="json_build_object('id',id,'v',v,'note',note)"
-pg2osync-supervise -c "$T/cfg.yaml" > "$T/sup.log" 2>&1 &
+# the writer's operations copied to a file (a tap never holds the pipeline
+# up): a document found missing at the end is then told apart - never
+# handed to the writer, or handed to it and lost on the way or by the cluster
+pg2osync-supervise -c "$T/cfg.yaml" --tap ops="$T/ops.frames" --tap-max 1G > "$T/sup.log" 2>&1 &
 SUP=$!; cleanup_add $SUP
 load_done() { grep -q "'loader' finished: every table is loaded" "$T/sup.log"; }
 wait_for 300 load_done
@@ -134,6 +137,15 @@ if [ $_tap_fail -gt 0 ]; then
 	# (retry_on_primary_exception: a promoted primary that never came
 	# into primary mode, an OpenSearch wedge no client gets past)
 	curl -s -m 30 "$OS_URL/_cat/shards?h=index,shard,prirep,state,node" | sed 's/^/#   /'
+	# each document missing: the writer's operations on it (kind, version)
+	# and what each copy holds now
+	for id in $(grep -ho "missing from index: id [0-9]*" "$T"/*.out 2>/dev/null | awk '{ print $NF }' | sort -u | head -n 5); do
+		diag "id $id: row $(psql_q -c "select v, xmin from lost where id = $id" | tr '|' ' ')"
+		grep -aho "{\"k\":\"[a-z]*\",\"index\":\"${S}_lost\",\"id\":\"$id\",\"v\":[0-9]*" "$T"/ops.frames* | sed 's/^/#   op /'
+		for n in p2o-n2 p2o-n3; do
+			diag "id $id on $n: $(curl -s -m 30 "$OS_URL/${S}_lost/_doc/$id?preference=_only_nodes:$n&version=true" | jq -c '{found, _version, v: ._source.v}')"
+		done
+	done
 	diag "a state write now: $(curl -s -m 30 -XPUT "$OS_URL/.pg2osync_meta/_doc/962-probe?timeout=5s" \
 		-H 'Content-Type: application/json' -d '{"source":"962"}' | jq -c '.error.type // .result')"
 fi
