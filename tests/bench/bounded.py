@@ -190,6 +190,9 @@ def txn_row(B, src, name, n, repeat, nsample):
         meter.stop()
         r["peak_pss_mb"] = {k: v / 2**20 for k, v in meter.peak_pss.items()}
         r["peak_rss_mb"] = {k: v / 2**20 for k, v in meter.peak.items()}
+        # each stage's own peak: which one a sum near the bound is in
+        r["peak_pss_each_mb"] = {k: round(v / 2**20, 1)
+                                 for k, v in meter.peak_each["tool"].items()}
         r["processes"] = dict(meter.procs)
         tool.stop()
         B.NODE.req("DELETE", f"/{index}")
@@ -198,6 +201,7 @@ def txn_row(B, src, name, n, repeat, nsample):
     r["ok"] = ("error" not in r and r.get("count") == n and not r.get("differ")
                and pss < BOUND_MB)
     B.log(f"bounded {name}: {json.dumps(r)[:600]}")
+    B.log(f"bounded {name}: peak PSS each (MB) {json.dumps(r['peak_pss_each_mb'])}")
     return r
 
 
