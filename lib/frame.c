@@ -186,7 +186,12 @@ frame_next(struct frame_reader *r, struct frame *f)
 	f->obj = f->top.obj;
 	if (f->obj.p[0] != '{')
 		return frame_error(r, "frame is not a JSON object");
-	jtop_pick(&f->top, f->obj, &kname, 1, &f->kind);
+	/* "k" comes first in every frame a stage writes */
+	if (f->top.complete && f->top.n > 0 && f->top.key[0].n == 3 &&
+	    f->top.key[0].p[1] == 'k')
+		f->kind = f->top.val[0];
+	else
+		jtop_pick(&f->top, f->obj, &kname, 1, &f->kind);
 	if (f->kind.p == NULL || jspan_type(f->kind) != J_STRING)
 		return frame_error(r, "frame has no \"k\"");
 	f->offset = r->base + r->start;

@@ -25,10 +25,6 @@ static const unsigned char is_ws[256] = {
 	[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1,
 };
 
-static const unsigned char is_digit[256] = {
-	['0' ... '9'] = 1,
-};
-
 static inline uptr
 skip_ws(uptr p, uptr end)
 {
@@ -139,42 +135,61 @@ scan_string_slow(uptr p, uptr end, struct verr *e)
 	}
 }
 
+/* the digits from p on: just past the last */
+static inline uptr
+skip_digits(uptr p, uptr end)
+{
+	while (p < end && (unsigned)(*p - '0') < 10)
+		p++;
+	return p;
+}
+
+/* a number's fraction and exponent, from the '.' or 'e' at p; start is
+ * the number's first byte, where an error points */
 static uptr
+scan_fraction(uptr p, uptr end, uptr start, struct verr *e)
+{
+	if (*p == '.') {
+		p++;
+		if (p >= end || (unsigned)(*p - '0') >= 10)
+			FAIL(start, "invalid number");
+		p = skip_digits(p, end);
+	}
+	if (p < end && (*p | 0x20) == 'e') {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= end || (unsigned)(*p - '0') >= 10)
+			FAIL(start, "invalid number");
+		p = skip_digits(p, end);
+	}
+	return p;
+}
+
+/* p is at a number's '-' or first digit; returns just past it. An
+ * integer, what the stages write, is one branch and one loop. */
+static inline uptr
 scan_number(uptr p, uptr end, struct verr *e)
 {
 	uptr start = p;
 
 	if (*p == '-')
 		p++;
-	if (p >= end || !is_digit[*p])
-		FAIL(start, "invalid number");
-	if (*p == '0') {
+	if (p < end && (unsigned)(*p - '1') < 9)
+		p = skip_digits(p + 1, end);
+	else if (p < end && *p == '0') {
 		p++;
-		if (p < end && is_digit[*p])
+		if (p < end && (unsigned)(*p - '0') < 10)
 			FAIL(start, "leading zero in number");
 	} else
-		while (p < end && is_digit[*p])
-			p++;
-	if (p < end && *p == '.') {
-		p++;
-		if (p >= end || !is_digit[*p])
-			FAIL(start, "invalid number");
-		while (p < end && is_digit[*p])
-			p++;
-	}
-	if (p < end && (*p == 'e' || *p == 'E')) {
-		p++;
-		if (p < end && (*p == '+' || *p == '-'))
-			p++;
-		if (p >= end || !is_digit[*p])
-			FAIL(start, "invalid number");
-		while (p < end && is_digit[*p])
-			p++;
-	}
+		FAIL(start, "invalid number");
+	if (p < end && (*p == '.' || (*p | 0x20) == 'e'))
+		return scan_fraction(p, end, start, e);
 	return p;
 }
 
-static uptr
+/* inline, so that the compare is of a constant's few bytes */
+static inline __attribute__((always_inline)) uptr
 scan_literal(uptr p, uptr end, const char *lit, size_t n, struct verr *e)
 {
 	if ((size_t)(end - p) < n || memcmp(p, lit, n) != 0)
@@ -186,10 +201,28 @@ scan_literal(uptr p, uptr end, const char *lit, size_t n, struct verr *e)
 
 /* scan_string_slow, with the common case inline: a member name or a
  * short value whose first special byte is its closing quote */
-static inline uptr
+static inline __attribute__((always_inline)) uptr
 scan_string(uptr p, uptr end, struct verr *e)
 {
+#ifdef __SSE2__
+	unsigned m;
+
+	/* most strings end within sixteen bytes: their end found without
+	 * the loop's bookkeeping */
+	if (end - p >= 16) {
+		if ((m = swar_json_mask16(p)) != 0) {
+			p += __builtin_ctz(m);
+			if (*p == '"')
+				return p + 1;
+			return scan_string_slow(p, end, e);
+		}
+		p += 16;
+	}
+#endif
 	p = swar_json_plain(p, end);
+	/* the last few bytes of a frame, which the word scans leave */
+	while (p < end && str_plain[*p])
+		p++;
 	if (p < end && *p == '"')
 		return p + 1;
 	return scan_string_slow(p, end, e);
@@ -201,37 +234,119 @@ jscan_validate(const char *s, size_t n, size_t *err_off, const char **why)
 	return jscan_validate_top(s, n, NULL, err_off, why);
 }
 
+/* a member name and its ':', from just past the '{' or ',' before it: the
+ * value's first byte, the name's span in *key and *keyn; NULL on error */
+static inline __attribute__((always_inline)) uptr
+member_name(uptr p, uptr end, uptr *key, size_t *keyn, struct verr *e)
+{
+	if (p >= end || *p != '"') {
+		p = skip_ws(p, end);
+		if (p >= end) {
+			e->at = p;
+			e->why = "unexpected end of input";
+			return NULL;
+		}
+		if (*p != '"') {
+			e->at = p;
+			e->why = "expected a member name";
+			return NULL;
+		}
+	}
+	*key = p;
+	if ((p = scan_string(p + 1, end, e)) == NULL)
+		return NULL;
+	*keyn = p - *key;
+	if (p < end && *p == ':')
+		p++;
+	else {
+		p = skip_ws(p, end);
+		if (p >= end || *p != ':') {
+			e->at = p;
+			e->why = p >= end ? "unexpected end of input" :
+			    "expected ':'";
+			return NULL;
+		}
+		p++;
+	}
+	if (p >= end || *p <= ' ') {
+		p = skip_ws(p, end);
+		if (p >= end) {
+			e->at = p;
+			e->why = "unexpected end of input";
+			return NULL;
+		}
+	}
+	return p;
+}
+
+/* after a value in a container closed by close: 1 past a ',', 0 past
+ * the closing byte, -1 on error (what the container expected in *e) */
+static inline __attribute__((always_inline)) int
+after_value(uptr *pp, uptr end, unsigned char close, const char *expect,
+    struct verr *e)
+{
+	uptr p = *pp;
+
+	if (p < end && *p == ',') {
+		*pp = p + 1;
+		return 1;
+	}
+	p = skip_ws(p, end);
+	if (p >= end || (*p != ',' && *p != close)) {
+		e->at = p;
+		e->why = p >= end ? "unexpected end of input" : expect;
+		return -1;
+	}
+	*pp = p + 1;
+	return *p == ',';
+}
+
+/*
+ * One pass, a state per place in the grammar, and where a value ends the
+ * container it ends in: the outermost object (whose members are noted),
+ * another object, an array, or none. The stack of open containers is read
+ * only when one closes, and a compact frame's ',' and ':' are taken before
+ * any whitespace is looked for. The errors, and the bytes they point at,
+ * are those of the grammar read token by token.
+ */
 int
 jscan_validate_top(const char *s, size_t n, struct jtop *top,
     size_t *err_off, const char **why)
 {
-	uptr p = (uptr)s, end = p + n;
+	enum { IN_NONE, IN_ROOT, IN_OBJECT, IN_ARRAY };
+	uptr p = (uptr)s, end = p + n, root, vend, ks, kp = NULL, vp = NULL;
 	/* one bit per open container: 1 object, 0 array */
 	uint64_t stack[JSCAN_DEPTH_MAX / 64];
-	int depth = 0;
 	struct verr e = { NULL, NULL };
-	/* a member of the outermost object: its name seen, its value begun */
-	uptr kp = NULL, vp = NULL, root = skip_ws(p, end), vend;
-	size_t kn = 0;
-	int named = 0, over = 0;
+	struct jtop unused;
+	size_t kn = 0, ksn;
+	int depth = 0, in = IN_NONE, nt = 0, over = 0;
 
-	if (top != NULL) {
-		top->n = 0;
-		top->complete = 0;
-		top->obj.p = NULL;
-		top->obj.n = 0;
-	}
+	/* the outermost object's members are noted into a scratch when the
+	 * caller does not want them: no test of top on the way */
+	if (top == NULL)
+		top = &unused;
+	top->n = 0;
+	top->complete = 0;
+	top->obj.p = NULL;
+	top->obj.n = 0;
 
-#define TOP_IS_OBJECT()	(stack[(depth - 1) >> 6] >> ((depth - 1) & 63) & 1)
 #define ERR(pos, msg)	do { e.at = (pos); e.why = (msg); goto fail; } while (0)
 
-value:
-	p = skip_ws(p, end);
+	root = p = skip_ws(p, end);
 	if (p >= end)
 		ERR(p, "unexpected end of input");
-	if (named) {	/* the value of a noted member name */
-		vp = p;
-		named = 0;
+
+value:	/* at a value's first byte: a string or a number, most often */
+	if (*p == '"') {
+		if ((p = scan_string(p + 1, end, &e)) == NULL)
+			goto fail;
+		goto scalar_end;
+	}
+	if ((unsigned)(*p - '0') < 10 || *p == '-') {
+		if ((p = scan_number(p, end, &e)) == NULL)
+			goto fail;
+		goto scalar_end;
 	}
 	switch (*p) {
 	case '{':
@@ -240,141 +355,145 @@ value:
 		stack[depth >> 6] |= 1ULL << (depth & 63);
 		depth++;
 		p = skip_ws(p + 1, end);
+		in = depth == 1 ? IN_ROOT : IN_OBJECT;
 		if (p < end && *p == '}') {
 			p++;
-			depth--;
-			goto next;
+			goto closed;
 		}
-		goto member;
+		if (in == IN_ROOT)
+			goto root_key;
+		goto key;
 	case '[':
 		if (depth == JSCAN_DEPTH_MAX)
 			ERR(p, "nesting deeper than 512");
 		stack[depth >> 6] &= ~(1ULL << (depth & 63));
 		depth++;
+		in = IN_ARRAY;
 		p = skip_ws(p + 1, end);
 		if (p < end && *p == ']') {
 			p++;
-			depth--;
-			goto next;
+			goto closed;
 		}
+		if (p >= end)
+			ERR(p, "unexpected end of input");
 		goto value;
-	case '"':
-		p = scan_string(p + 1, end, &e);
-		break;
 	case 't':
-		p = scan_literal(p, end, "true", 4, &e);
+		if ((p = scan_literal(p, end, "true", 4, &e)) == NULL)
+			goto fail;
 		break;
 	case 'f':
-		p = scan_literal(p, end, "false", 5, &e);
+		if ((p = scan_literal(p, end, "false", 5, &e)) == NULL)
+			goto fail;
 		break;
 	case 'n':
-		p = scan_literal(p, end, "null", 4, &e);
-		break;
-	case '-': case '0': case '1': case '2': case '3': case '4':
-	case '5': case '6': case '7': case '8': case '9':
-		p = scan_number(p, end, &e);
+		if ((p = scan_literal(p, end, "null", 4, &e)) == NULL)
+			goto fail;
 		break;
 	default:
 		ERR(p, "unexpected character");
 	}
-	if (p == NULL)
-		goto fail;
+scalar_end:	/* a scalar ended at p, in the container that was open */
+	switch (in) {
+	case IN_ROOT:
+		goto root_member_end;
+	case IN_OBJECT:
+		goto member_end;
+	case IN_ARRAY:
+		goto elem_end;
+	default:
+		goto done;
+	}
 
-next:
-	if (vp != NULL && depth == 1) {
-		if (top->n < JTOP_MAX) {
-			top->key[top->n].p = (const char *)kp;
-			top->key[top->n].n = kn;
-			top->val[top->n].p = (const char *)vp;
-			top->val[top->n].n = p - vp;
-			top->n++;
-		} else
-			over = 1;
-		vp = NULL;
-	}
-	vend = p;
-	p = skip_ws(p, end);
-	if (depth == 0) {
-		if (p != end)
-			ERR(p, "unexpected data after the value");
-		if (top != NULL) {
-			top->obj.p = (const char *)root;
-			top->obj.n = vend - root;
-			top->complete = *root == '{' && !over;
-		}
-		return 0;
-	}
-	if (p >= end)
-		ERR(p, "unexpected end of input");
-	if (TOP_IS_OBJECT()) {
-		if (*p == ',') {
-			p = skip_ws(p + 1, end);
-			goto member;
-		}
-		if (*p != '}')
-			ERR(p, "expected ',' or '}'");
-	} else {
-		if (*p == ',') {
-			p++;
-			goto value;
-		}
-		if (*p != ']')
-			ERR(p, "expected ',' or ']'");
-	}
-	p++;
-	depth--;
-	goto next;
-
-member:
-	if (p >= end)
-		ERR(p, "unexpected end of input");
-	if (*p != '"')
-		ERR(p, "expected a member name");
-	if (top != NULL && depth == 1) {
-		kp = p;
-		named = 1;
-	}
-	p = scan_string(p + 1, end, &e);
-	if (p == NULL)
+root_member_end:	/* a member of the outermost object ended at p */
+	if (nt < JTOP_MAX) {
+		top->key[nt].p = (const char *)kp;
+		top->key[nt].n = kn;
+		top->val[nt].p = (const char *)vp;
+		top->val[nt].n = p - vp;
+		nt++;
+	} else
+		over = 1;
+	switch (after_value(&p, end, '}', "expected ',' or '}'", &e)) {
+	case 1:
+		goto root_key;
+	case 0:
+		goto closed;
+	default:
 		goto fail;
-	if (named)
-		kn = p - kp;
-	p = skip_ws(p, end);
-	if (p >= end)
-		ERR(p, "unexpected end of input");
-	if (*p != ':')
-		ERR(p, "expected ':'");
-	p++;
+	}
+
+member_end:	/* a member of another object ended at p */
+	switch (after_value(&p, end, '}', "expected ',' or '}'", &e)) {
+	case 1:
+		goto key;
+	case 0:
+		goto closed;
+	default:
+		goto fail;
+	}
+
+elem_end:	/* an element ended at p */
+	switch (after_value(&p, end, ']', "expected ',' or ']'", &e)) {
+	case 1:
+		goto elem;
+	case 0:
+		goto closed;
+	default:
+		goto fail;
+	}
+
+closed:	/* a container closed just before p */
+	if (--depth == 0)
+		goto done;
+	if (stack[(depth - 1) >> 6] >> ((depth - 1) & 63) & 1) {
+		if (depth == 1) {
+			in = IN_ROOT;
+			goto root_member_end;
+		}
+		in = IN_OBJECT;
+		goto member_end;
+	}
+	in = IN_ARRAY;
+	goto elem_end;
+
+elem:	/* past an array's ',' */
+	if (p >= end || *p <= ' ') {
+		p = skip_ws(p, end);
+		if (p >= end)
+			ERR(p, "unexpected end of input");
+	}
 	goto value;
 
+root_key:	/* past the outermost object's '{' or ',' */
+	if ((p = member_name(p, end, &kp, &kn, &e)) == NULL)
+		goto fail;
+	vp = p;
+	goto value;
+
+key:	/* past another object's '{' or ',' */
+	if ((p = member_name(p, end, &ks, &ksn, &e)) == NULL)
+		goto fail;
+	goto value;
+
+done:
+	vend = p;
+	p = skip_ws(p, end);
+	if (p != end)
+		ERR(p, "unexpected data after the value");
+	top->obj.p = (const char *)root;
+	top->obj.n = vend - root;
+	top->n = nt;
+	top->complete = *root == '{' && !over;
+	return 0;
+
 fail:
+	top->n = nt;
 	if (err_off)
 		*err_off = e.at - (uptr)s;
 	if (why)
 		*why = e.why;
 	return -1;
-#undef TOP_IS_OBJECT
 #undef ERR
-}
-
-enum jtype
-jspan_type(struct jspan v)
-{
-	if (v.p == NULL || v.n == 0)
-		return J_INVALID;
-	switch (v.p[0]) {
-	case '{':	return J_OBJECT;
-	case '[':	return J_ARRAY;
-	case '"':	return J_STRING;
-	case 't':	return J_TRUE;
-	case 'f':	return J_FALSE;
-	case 'n':	return J_NULL;
-	case '-': case '0': case '1': case '2': case '3': case '4':
-	case '5': case '6': case '7': case '8': case '9':
-		return J_NUMBER;
-	default:
-		return J_INVALID;
-	}
 }
 
 /* p is just past the opening quote of a valid string */
@@ -628,6 +747,119 @@ jtop_pick(const struct jtop *top, struct jspan obj, const char *const *names,
 		picker_offer(&pk, top->key[j], top->val[j]);
 }
 
+static inline unsigned
+jnames_hash(size_t len, unsigned char first)
+{
+	/* names sharing a hash are chained; msg.c's lists of row and
+	 * operation members share none */
+	return (first * 2u + (unsigned)len * 3u) & (JNAMES_HASH - 1);
+}
+
+/* the index of nm's names: once, by whoever asks first (a second asker
+ * waits the few hundred instructions it takes) */
+static void
+jnames_build(struct jnames *nm)
+{
+	int expect = 0, i;
+	unsigned h;
+
+	if (!__atomic_compare_exchange_n(&nm->ready, &expect, 1, 0,
+	    __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
+		while (__atomic_load_n(&nm->ready, __ATOMIC_ACQUIRE) != 2)
+			;
+		return;
+	}
+	memset(nm->head, -1, sizeof(nm->head));
+	/* backwards, so that each chain lists its names in order */
+	for (i = (nm->n < JNAMES_MAX ? nm->n : JNAMES_MAX) - 1; i >= 0; i--) {
+		nm->len[i] = (unsigned char)strlen(nm->names[i]);
+		nm->word[i] = 0;
+		memcpy(&nm->word[i], nm->names[i], nm->len[i] < 8 ?
+		    nm->len[i] : 8);
+		h = jnames_hash(nm->len[i], (unsigned char)nm->names[i][0]);
+		nm->next[i] = nm->head[h];
+		nm->head[h] = (signed char)i;
+	}
+	__atomic_store_n(&nm->ready, 2, __ATOMIC_RELEASE);
+}
+
+/* the n bytes at k (n at most 8, and eight bytes readable at k) equal
+ * the name whose first eight bytes are w, zero padded */
+static inline int
+word_is(const char *k, size_t n, uint64_t w)
+{
+	uint64_t x;
+
+	memcpy(&x, k, 8);
+	if (n < 8)
+		x &= (1ULL << (n * 8)) - 1;
+	return x == w;
+}
+
+void
+jtop_pickn(const struct jtop *top, struct jspan obj, struct jnames *nm,
+    struct jspan *vals)
+{
+	const char *kc, *name, *objend = obj.p + obj.n;
+	size_t kl, c;
+	int i, j, left = nm->n, ntop;
+
+	if (__atomic_load_n(&nm->ready, __ATOMIC_ACQUIRE) != 2)
+		jnames_build(nm);
+	if (nm->n > JNAMES_MAX || top == NULL || !top->complete ||
+	    top->obj.p != obj.p || top->obj.n != obj.n) {
+		jtop_pick(top, obj, nm->names, nm->n, vals);
+		return;
+	}
+	for (i = 0; i < nm->n; i++)
+		vals[i].p = NULL, vals[i].n = 0;
+	ntop = top->n;
+	for (j = 0; j < ntop && left > 0; j++) {
+		kc = top->key[j].p + 1;
+		kl = top->key[j].n - 2;
+		for (i = nm->head[jnames_hash(kl, kl ? (unsigned char)kc[0] :
+		    0)]; i >= 0; i = nm->next[i]) {
+			if (nm->len[i] != kl)
+				continue;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			/* a short name in one load, where the object has
+			 * eight bytes from the member's name on */
+			if (kl <= 8 && objend - kc >= 8) {
+				if (word_is(kc, kl, nm->word[i]))
+					break;
+				continue;
+			}
+#endif
+			name = nm->names[i];
+			for (c = 0; c < kl && name[c] == kc[c]; c++)
+				;
+			if (c == kl)
+				break;
+		}
+		if (i >= 0) {
+			/* the first member of a name is the one */
+			if (vals[i].p == NULL) {
+				vals[i] = top->val[j];
+				left--;
+			}
+			continue;
+		}
+		/* spelled with an escape (legal JSON no stage writes)? A
+		 * short name is looked at inline: "k" is in every frame */
+		for (c = 0; c < kl && kc[c] != '\\'; c++)
+			;
+		if (c == kl)
+			continue;
+		for (i = 0; i < nm->n; i++)
+			if (vals[i].p == NULL && jstr_eq(top->key[j],
+			    nm->names[i])) {
+				vals[i] = top->val[j];
+				left--;
+				break;
+			}
+	}
+}
+
 void
 jobj_pick(struct jspan obj, const char *const *names, int n,
     struct jspan *vals)
@@ -830,11 +1062,25 @@ jnum_u64(struct jspan num, uint64_t *out)
 
 	if (num.p == NULL || num.n == 0 || (num.n > 1 && num.p[0] == '0'))
 		return -1;
+	/* nineteen digits cannot overflow: a version is checked digit by
+	 * digit only */
+	if (num.n <= 19) {
+		for (i = 0; i < num.n; i++) {
+			d = (unsigned char)num.p[i] - '0';
+			if (d > 9)
+				return -1;
+			v = v * 10 + d;
+		}
+		*out = v;
+		return 0;
+	}
 	for (i = 0; i < num.n; i++) {
-		if (num.p[i] < '0' || num.p[i] > '9')
+		d = (unsigned char)num.p[i] - '0';
+		if (d > 9)
 			return -1;
-		d = num.p[i] - '0';
-		if (v > (UINT64_MAX - d) / 10)
+		/* v * 10 + d overflows: no division per digit */
+		if (v >= UINT64_MAX / 10 && (v > UINT64_MAX / 10 ||
+		    d > UINT64_MAX % 10))
 			return -1;
 		v = v * 10 + d;
 	}

@@ -41,7 +41,27 @@ struct jtop {
 int	jscan_validate_top(const char *s, size_t n, struct jtop *top,
 	    size_t *err_off, const char **why);
 
-enum jtype jspan_type(struct jspan);
+/* the type a span's first byte says: inline, a reader asks it of every
+ * member it takes */
+static inline enum jtype
+jspan_type(struct jspan v)
+{
+	if (v.p == NULL || v.n == 0)
+		return J_INVALID;
+	switch (v.p[0]) {
+	case '{':	return J_OBJECT;
+	case '[':	return J_ARRAY;
+	case '"':	return J_STRING;
+	case 't':	return J_TRUE;
+	case 'f':	return J_FALSE;
+	case 'n':	return J_NULL;
+	case '-': case '0': case '1': case '2': case '3': case '4':
+	case '5': case '6': case '7': case '8': case '9':
+		return J_NUMBER;
+	default:
+		return J_INVALID;
+	}
+}
 
 /* iterate over an object's members / an array's elements */
 struct jiter {
@@ -64,6 +84,30 @@ void	jobj_pick(struct jspan obj, const char *const *names, int n,
  * be NULL) holds all of them and was noted from this very obj */
 void	jtop_pick(const struct jtop *top, struct jspan obj,
 	    const char *const *names, int n, struct jspan *vals);
+/*
+ * A reader's member names, indexed for jtop_pickn: a member is told by a
+ * hash of its length and first byte and one compare, not offered to each
+ * name in turn (an operation has fourteen). Declared static with
+ * JNAMES(list) and built at its first use; the names are distinct, at
+ * most JNAMES_MAX, and hold no backslash.
+ */
+#define JNAMES_MAX	32
+#define JNAMES_HASH	64
+struct jnames {
+	const char *const *names;
+	int	 n;
+	int	 ready;		/* 0 not built, 1 being built, 2 built */
+	unsigned char len[JNAMES_MAX];
+	uint64_t word[JNAMES_MAX];	/* a name's first eight bytes, zero
+					 * padded, as a load reads them */
+	signed char head[JNAMES_HASH];	/* the first name of a hash, -1 */
+	signed char next[JNAMES_MAX];	/* the next of the same hash, -1 */
+};
+#define JNAMES(list)	{ (list), (int)(sizeof(list) / sizeof((list)[0])), \
+	0, { 0 }, { 0 }, { 0 }, { 0 } }
+/* jtop_pick(top, obj, nm->names, nm->n, vals), the same answers */
+void	jtop_pickn(const struct jtop *top, struct jspan obj, struct jnames *nm,
+	    struct jspan *vals);
 /* a member name span equals name (fast on unescaped names) */
 int	jkey_is(struct jspan key, const char *name, size_t len);
 

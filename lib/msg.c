@@ -50,41 +50,81 @@ static const unsigned char kind_lens[MSG_NKINDS] = {
 	[MSG_SWEPT] = 5, [MSG_GAP] = 3,
 };
 
-/* kind k is spelled by the n bytes at p */
-static inline int
-kind_is(int k, const char *p, size_t n)
+/* the one kind the n bytes at p can name, told by their length and
+ * first bytes; msg_kind_of then compares them all */
+static enum msg_kind
+kind_guess(const char *p, size_t n)
 {
-	size_t i;
-
-	if (kind_lens[k] != n || kind_names[k][0] != p[0])
-		return 0;
-	for (i = 1; i < n && kind_names[k][i] == p[i]; i++)
-		;
-	return i == n;
+	switch (n) {
+	case 3:
+		switch (p[0]) {
+		case 'r':	return MSG_ROW;
+		case 'p':	return p[1] == 'o' ? MSG_POS : MSG_PUT;
+		case 'a':	return MSG_ACK;
+		case 'g':	return p[1] == 'e' ? MSG_GET : MSG_GAP;
+		}
+		break;
+	case 4:
+		switch (p[0]) {
+		case 'm':	return MSG_MARK;
+		case 'f':	return MSG_FILL;
+		case 'l':	return MSG_LOAD;
+		}
+		break;
+	case 5:
+		switch (p[0]) {
+		case 'i':	return MSG_INDEX;
+		case 'd':	return MSG_DRIFT;
+		case 'c':	return MSG_CLEAR;
+		case 'h':	return MSG_HELLO;
+		case 's':	return p[1] == 't' ? MSG_STATS : MSG_SWEPT;
+		}
+		break;
+	case 6:
+		switch (p[0]) {
+		case 'c':	return MSG_COMMIT;
+		case 'd':	return MSG_DELETE;
+		case 'm':	return MSG_MARKED;
+		case 's':	return MSG_STORED;
+		}
+		break;
+	case 7:
+		switch (p[0]) {
+		case 'c':	return p[1] == 'a' ? MSG_CASCADE :
+				    MSG_MARK_CONFIRM;
+		case 'd':	return MSG_DURABLE;
+		}
+		break;
+	case 8:
+		if (p[0] == 't')
+			return MSG_TRUNCATE;
+		break;
+	case 10:
+		if (p[0] == 'c')
+			return MSG_CHECKPOINT;
+		break;
+	}
+	return MSG_UNKNOWN;
 }
 
 enum msg_kind
 msg_kind_of(struct jspan kind)
 {
-	/* the data path's kinds, asked of every frame (the writer asks an
-	 * operation three times), before the walk of them all */
-	static const enum msg_kind hot[] = { MSG_INDEX, MSG_ROW, MSG_DELETE,
-	    MSG_COMMIT };
-	const char *p = kind.p + 1;
-	size_t n = kind.n - 2;
-	int k;
+	const char *p = kind.p + 1, *name;
+	size_t n = kind.n - 2, i;
+	enum msg_kind k;
 
 	if (kind.n < 3 || kind.p[0] != '"')
 		return MSG_UNKNOWN;
 	/* kind names hold no escapes; an escaped spelling is not a kind.
-	 * The first byte and the length turn most names away. */
-	for (k = 0; k < (int)(sizeof(hot) / sizeof(hot[0])); k++)
-		if (kind_is(hot[k], p, n))
-			return hot[k];
-	for (k = 1; k < MSG_NKINDS; k++)
-		if (kind_is(k, p, n))
-			return (enum msg_kind)k;
-	return MSG_UNKNOWN;
+	 * Every kind is asked of every frame (the writer asks an operation
+	 * three times): one guess, then its bytes compared. */
+	if ((k = kind_guess(p, n)) == MSG_UNKNOWN)
+		return MSG_UNKNOWN;
+	name = kind_names[k];
+	for (i = 0; i < n && name[i] == p[i]; i++)
+		;
+	return i == n ? k : MSG_UNKNOWN;
 }
 
 size_t
@@ -134,7 +174,9 @@ sep(struct sbuf *j)
 		sbuf_addc(j, ',');
 }
 
-static inline void
+/* inline wherever it is written, so that the name's length is the
+ * literal's (a call measured strlen and copied it, each frame) */
+static inline __attribute__((always_inline)) void
 member(struct sbuf *j, const char *name)
 {
 	sep(j);
@@ -143,7 +185,7 @@ member(struct sbuf *j, const char *name)
 	sbuf_adds(j, "\":");
 }
 
-static inline void
+static inline __attribute__((always_inline)) void
 member_u64(struct sbuf *j, const char *name, uint64_t v)
 {
 	member(j, name);
@@ -157,7 +199,7 @@ member_i64(struct sbuf *j, const char *name, long long v)
 	sbuf_add_i64(j, v);
 }
 
-static inline void
+static inline __attribute__((always_inline)) void
 member_str(struct sbuf *j, const char *name, const char *s, size_t n)
 {
 	member(j, name);
@@ -943,10 +985,11 @@ msg_read_row(struct jspan obj, const struct jtop *top, struct msg_row *r,
 {
 	static const char *const names[] = { "op", "rel", "v", "key", "new",
 	    "old", "toast" };
+	static struct jnames nm = JNAMES(names);
 	struct jspan m[7];
 
 	memset(r, 0, sizeof(*r));
-	jtop_pick(top, obj, names, 7, m);
+	jtop_pickn(top, obj, &nm, m);
 	if (m[0].p == NULL || jspan_type(m[0]) != J_STRING || m[0].n != 3 ||
 	    strchr("iudc", m[0].p[1]) == NULL)
 		return bad(err, errlen, "row has no \"op\" of i, u, d or c");
@@ -1020,6 +1063,42 @@ msg_op_begin_in(struct sbuf *out, struct msg_in *in, enum msg_kind kind,
 }
 
 void
+msg_op_begin_memo(struct sbuf *out, struct msg_in *in, struct msg_ophead *h,
+    enum msg_kind kind, const char *index, size_t ilen, const char *id,
+    size_t idlen, uint64_t v)
+{
+	if (h->kind != kind || h->index.len != ilen ||
+	    (ilen > 0 && memcmp(h->index.buf, index, ilen) != 0)) {
+		/* the bytes open_in and op_members write before the id */
+		sbuf_reset(&h->text);
+		sbuf_adds(&h->text, "{\"k\":\"");
+		sbuf_add(&h->text, kind_names[kind], kind_lens[kind]);
+		sbuf_addc(&h->text, '"');
+		member_str(&h->text, "index", index, ilen);
+		sbuf_reset(&h->index);
+		sbuf_add(&h->index, index, ilen);
+		h->kind = kind;
+	}
+	reserve_in(out, in);
+	sbuf_add(out, h->text.buf, h->text.len);
+	/* op_members' bytes after the index, each name's length known here */
+	if (id != NULL) {
+		sbuf_add(out, ",\"id\":", 6);
+		sbuf_add_jstr(out, id, idlen);
+	}
+	sbuf_add(out, ",\"v\":", 5);
+	sbuf_add_u64(out, v);
+}
+
+void
+msg_ophead_release(struct msg_ophead *h)
+{
+	sbuf_release(&h->text);
+	sbuf_release(&h->index);
+	h->kind = MSG_UNKNOWN;
+}
+
+void
 msg_op_routing(struct sbuf *j, const char *s, size_t n)
 {
 	member_str(j, "routing", s, n);
@@ -1066,7 +1145,8 @@ msg_op_clear_term(struct sbuf *j, const char *field, size_t flen,
 void
 msg_op_doc(struct sbuf *j)
 {
-	member(j, "doc");
+	sep(j);
+	sbuf_add(j, "\"doc\":", 6);
 }
 
 static int
@@ -1108,6 +1188,7 @@ msg_read_op(const struct frame *f, struct msg_op *op, char *err,
 	enum { I_INDEX, I_ID, I_V, I_ROUTING, I_PIPELINE, I_REL, I_TOAST,
 	    I_TOAST_ID, I_TOAST_INDEX, I_TOAST_ROUTING, I_FIELD, I_VALUE,
 	    I_CHILDREN, I_DOC, I_N };
+	static struct jnames nm = JNAMES(names);
 	struct jspan m[I_N];
 	const char *what;
 
@@ -1119,7 +1200,7 @@ msg_read_op(const struct frame *f, struct msg_op *op, char *err,
 	    op->kind != MSG_FILL)
 		return bad(err, errlen, "a '%s' frame is not an operation",
 		    what);
-	jtop_pick(&f->top, f->obj, names, I_N, m);
+	jtop_pickn(&f->top, f->obj, &nm, m);
 	if (op_string(m[I_INDEX], "index", 1, what, err, errlen) == -1 ||
 	    op_string(m[I_ID], "id", op->kind != MSG_CLEAR, what, err,
 	    errlen) == -1 ||

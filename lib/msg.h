@@ -297,6 +297,20 @@ void	msg_op_begin(struct sbuf *j, enum msg_kind kind, const char *index,
 void	msg_op_begin_in(struct sbuf *out, struct msg_in *, enum msg_kind kind,
 	    const char *index, size_t ilen, const char *id, size_t idlen,
 	    uint64_t v);
+/* msg_op_begin_in's bytes up to the id, kept for the last kind and index
+ * they were written for: a load writes one table's documents into one
+ * index, and escaping its name again for each was a third of the
+ * operation's head. Zeroed to begin with; msg_ophead_release frees it. */
+struct msg_ophead {
+	struct sbuf text;	/* {"k":"<kind>","index":"<index>" */
+	struct sbuf index;	/* the index, as given */
+	enum msg_kind kind;	/* MSG_UNKNOWN: none yet */
+};
+/* msg_op_begin_in, the same bytes, its head from h when it matches */
+void	msg_op_begin_memo(struct sbuf *out, struct msg_in *,
+	    struct msg_ophead *h, enum msg_kind kind, const char *index,
+	    size_t ilen, const char *id, size_t idlen, uint64_t v);
+void	msg_ophead_release(struct msg_ophead *);
 void	msg_op_routing(struct sbuf *j, const char *s, size_t n);
 void	msg_op_pipeline(struct sbuf *j, const char *s, size_t n);
 /* the source table of an index op whose document needs completion, for

@@ -139,12 +139,24 @@ sbuf_addf(struct sbuf *sb, const char *fmt, ...)
 void
 sbuf_add_u64(struct sbuf *sb, uint64_t v)
 {
+	/* two digits a step: every frame carries a version of eight or more */
+	static const char pairs[] =
+	    "00010203040506070809101112131415161718192021222324252627282930"
+	    "31323334353637383940414243444546474849505152535455565758596061"
+	    "62636465666768697071727374757677787980818283848586878889909192"
+	    "93949596979899";
 	char tmp[20], *p = tmp + sizeof(tmp);
 
-	do {
-		*--p = '0' + v % 10;
-		v /= 10;
-	} while (v);
+	while (v >= 100) {
+		p -= 2;
+		memcpy(p, pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, pairs + 2 * v, 2);
+	} else
+		*--p = (char)('0' + v);
 	sbuf_add(sb, p, tmp + sizeof(tmp) - p);
 }
 

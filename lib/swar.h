@@ -69,6 +69,22 @@ swar_first(uint64_t m)
 #endif
 }
 
+#ifdef __SSE2__
+/* one bit for each of the sixteen bytes at p that swar_json_special8
+ * would flag (a signed compare: below 0x20 is a control character, and a
+ * byte from 0x80 up is negative) */
+static inline unsigned
+swar_json_mask16(const unsigned char *p)
+{
+	const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+
+	return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(
+	    _mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+	    _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+	    _mm_cmplt_epi8(v, _mm_set1_epi8(0x20))));
+}
+#endif
+
 /* past the blocks at p that hold nothing swar_json_special8 flags, and up
  * to the first flagged byte of the block that holds one; the bytes after
  * it are for the caller to look at one by one. Sixteen bytes at a time

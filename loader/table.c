@@ -246,9 +246,12 @@ key_list(struct sbuf *sql, const struct ld_table *t)
 }
 
 /*
- * The sample, sorted by the key, in single-row mode: the server counts it
- * first (the window), so the boundaries can be picked as the rows go by
- * and only they are kept, however large the sample.
+ * The boundaries of a sample sorted by the key. The server numbers and
+ * counts the sample (the windows) and sends only the rows range_pick
+ * takes, with their numbers, which are checked against range_pick's: a
+ * sample of a third of a small table used to cross the wire row by row
+ * for the few it cuts at (600 instructions a row of the table in the
+ * client, as much as copying it).
  */
 static int
 sample(struct pg_conn *c, const struct ld_table *t, int nranges,
@@ -256,47 +259,54 @@ sample(struct pg_conn *c, const struct ld_table *t, int nranges,
 {
 	struct sbuf sql = SBUF_INIT;
 	PGresult *res;
-	size_t *idx = NULL, row = 0, nsample = 0;
-	int nb = 0, next = 0, i, rc = -1, failed = 0;
+	size_t *idx = NULL, nsample = 0, at;
+	int nb = 0, next = 0, i, row, nrows, rc = -1;
 
+	/* the window's columns have names no key column has in practice;
+	 * the pick is range_pick's: a sample row r is a boundary when
+	 * floor(i * n / nranges) = r for an i in 1 .. nranges - 1 */
 	sbuf_adds(&sql, "SELECT ");
 	key_list(&sql, t);
-	sbuf_addf(&sql, ", pg_catalog.count(*) OVER () FROM %s "
-	    "TABLESAMPLE SYSTEM (%.6f) ORDER BY ", t->from,
-	    range_sample_percent(t->estimate, t->pages, nranges));
+	sbuf_adds(&sql, ", \"p2o sample n\", \"p2o sample r\" FROM (SELECT ");
 	key_list(&sql, t);
-	if (!PQsendQuery(c, sql.buf) || !PQsetSingleRowMode(c)) {
-		pgconn_failed(c, NULL, "sampling the key", e);
+	sbuf_adds(&sql, ", pg_catalog.count(*) OVER () AS \"p2o sample n\", "
+	    "pg_catalog.row_number() OVER (ORDER BY ");
+	key_list(&sql, t);
+	sbuf_addf(&sql, ") - 1 AS \"p2o sample r\" FROM %s TABLESAMPLE SYSTEM "
+	    "(%.6f)) s WHERE GREATEST((\"p2o sample r\" * %d + \"p2o sample "
+	    "n\" - 1) / \"p2o sample n\", 1) <= LEAST(((\"p2o sample r\" + 1) * "
+	    "%d + \"p2o sample n\" - 1) / \"p2o sample n\" - 1, %d) ORDER BY "
+	    "\"p2o sample r\"", t->from,
+	    range_sample_percent(t->estimate, t->pages, nranges), nranges,
+	    nranges, nranges - 1);
+	res = PQexec(c, sql.buf);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+		pgconn_failed(c, res, "sampling the key", e);
+		PQclear(res);
 		goto out;
 	}
 	idx = xcalloc(nranges, sizeof(*idx));
 	p->bounds = xcalloc(nranges, (size_t)t->nkeys * sizeof(char *));
-	while ((res = PQgetResult(c)) != NULL) {
-		if (PQresultStatus(res) == PGRES_SINGLE_TUPLE && !failed) {
-			if (row == 0) {
-				nsample = strtoull(PQgetvalue(res, 0,
-				    t->nkeys), NULL, 10);
-				nb = range_pick(nsample, nranges, idx);
-			}
-			if (next < nb && idx[next] == row) {
-				for (i = 0; i < t->nkeys; i++)
-					p->bounds[(size_t)next * t->nkeys + i] =
-					    xstrdup(PQgetvalue(res, 0, i));
-				next++;
-			}
-			row++;
-		} else if (PQresultStatus(res) != PGRES_TUPLES_OK &&
-		    !failed) {
-			pgconn_failed(c, res, "sampling the key", e);
-			failed = 1;
+	nrows = PQntuples(res);
+	for (row = 0; row < nrows; row++) {
+		if (row == 0) {
+			nsample = strtoull(PQgetvalue(res, 0, t->nkeys), NULL,
+			    10);
+			nb = range_pick(nsample, nranges, idx);
 		}
-		PQclear(res);
+		at = strtoull(PQgetvalue(res, row, t->nkeys + 1), NULL, 10);
+		if (next == nb || idx[next] != at)
+			break;
+		for (i = 0; i < t->nkeys; i++)
+			p->bounds[(size_t)next * t->nkeys + i] =
+			    xstrdup(PQgetvalue(res, row, i));
+		next++;
 	}
-	if (failed)
-		goto out;
-	if (next != nb) {
-		p2o_fail(e, P2O_EXIT_TEMPFAIL, "sampling the key of '%s': %zu "
-		    "rows arrived, %zu announced", t->rel, row, nsample);
+	PQclear(res);
+	if (next != nb || row != nrows) {
+		p2o_fail(e, P2O_EXIT_TEMPFAIL, "sampling the key of '%s': %d "
+		    "boundaries arrived, %d expected of %zu rows", t->rel, nrows,
+		    nb, nsample);
 		goto out;
 	}
 	p->of = nb + 1;

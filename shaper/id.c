@@ -25,6 +25,22 @@ ident_init(struct ident *d)
 	sbuf_init(&d->id);
 	sbuf_init(&d->routing);
 	d->routed = 0;
+	sbuf_init(&d->keyraw);
+	d->keycols = NULL;
+	d->nkeycols = 0;
+}
+
+static void
+keycols_forget(struct ident *d)
+{
+	int i;
+
+	for (i = 0; i < d->nkeycols; i++)
+		free(d->keycols[i]);
+	free(d->keycols);
+	d->keycols = NULL;
+	d->nkeycols = 0;
+	sbuf_reset(&d->keyraw);
 }
 
 void
@@ -33,6 +49,8 @@ ident_release(struct ident *d)
 	sbuf_release(&d->index);
 	sbuf_release(&d->id);
 	sbuf_release(&d->routing);
+	keycols_forget(d);
+	sbuf_release(&d->keyraw);
 }
 
 static int
@@ -158,6 +176,60 @@ id_render_view(struct jspan keys, const struct view *v, struct sbuf *id,
 		/* an array or object key (a PostgreSQL int[] key, say) is
 		 * rendered as its JSON text, which the capture writes compact */
 		add_value(id, val, nkeys > 1);
+	}
+	return 0;
+}
+
+/* d's key columns for keys: those of the last rows when its bytes are
+ * theirs, else read from it; -1 when keys is not an array of at least one
+ * string (id_render_view then says what is wrong, as it always has) */
+static int
+key_columns(struct ident *d, struct jspan keys)
+{
+	struct jiter it;
+	struct jspan name;
+	int n = 0;
+
+	if (d->keyraw.len > 0 && d->keyraw.len == keys.n &&
+	    memcmp(d->keyraw.buf, keys.p, keys.n) == 0)
+		return 0;
+	keycols_forget(d);
+	if (jspan_type(keys) != J_ARRAY || jiter_init(&it, keys) == -1)
+		return -1;
+	while (jiter_elem(&it, &name)) {
+		if (jspan_type(name) != J_STRING)
+			return -1;
+		n++;
+	}
+	if (n == 0)
+		return -1;
+	d->keycols = xcalloc((size_t)n, sizeof(*d->keycols));
+	jiter_init(&it, keys);
+	while (jiter_elem(&it, &name))
+		d->keycols[d->nkeycols++] = jstr_dup(name);
+	sbuf_add(&d->keyraw, keys.p, keys.n);
+	return 0;
+}
+
+/* id_render_view with d's key columns, the same id and errors */
+static int
+id_render_key(struct ident *d, struct jspan keys, const struct view *v,
+    char *err, size_t errlen)
+{
+	struct jspan val;
+	char why[NAME_BUF + 64];
+	int i;
+
+	if (key_columns(d, keys) == -1)
+		return id_render_view(keys, v, &d->id, err, errlen);
+	for (i = 0; i < d->nkeycols; i++) {
+		if (get_value(v, d->keycols[i], &val, why, sizeof(why)) == -1) {
+			snprintf(err, errlen, "key %s", why);
+			return -1;
+		}
+		if (i > 0)
+			sbuf_addc(&d->id, '|');
+		add_value(&d->id, val, d->nkeycols > 1);
 	}
 	return 0;
 }
@@ -305,7 +377,7 @@ id_ident(const struct config *cfg, const struct sync_section *sec,
 			snprintf(err, errlen, "id: %s", why);
 			return -1;
 		}
-	} else if (id_render_view(keys, v, &d->id, err, errlen) == -1)
+	} else if (id_render_key(d, keys, v, err, errlen) == -1)
 		return -1;
 	if (sec->routing != NULL) {
 		/* the target refuses an empty routing, and a fallback to the

@@ -240,6 +240,7 @@ shaper_release(struct shaper *sh)
 	fan_release(&sh->now_el);
 	fan_release(&sh->was_el);
 	sbuf_release(&sh->parent);
+	msg_ophead_release(&sh->ophead);
 	for (i = 0; sh->cfg && i < sh->cfg->nsyncs; i++)
 		free(sh->key_json[i]);
 	free(sh->key_json);
@@ -275,6 +276,36 @@ find_section(const struct config *cfg, struct jspan rel, char *buf,
 	return sec;
 }
 
+/* find_section for a row's rel: the answer for the last rel when these
+ * are its bytes (a section is a configuration's, and the shaper's
+ * configuration never changes under it) */
+static const struct sync_section *
+row_section(struct shaper *sh, struct jspan rel, char *buf, size_t cap)
+{
+	struct relmemo *m = &sh->lastrel;
+	const struct sync_section *sec;
+	size_t len;
+
+	if (rel.n == m->rawn && memcmp(rel.p, m->raw, rel.n) == 0 &&
+	    m->namelen < cap) {
+		memcpy(buf, m->name, m->namelen + 1);
+		return m->sec;
+	}
+	sec = find_section(sh->cfg, rel, buf, cap);
+	len = strlen(buf);
+	/* a name that did not fit buf was looked up whole, not memoised */
+	if (rel.n <= sizeof(m->raw) && len + 1 < cap &&
+	    len < sizeof(m->name)) {
+		memcpy(m->raw, rel.p, rel.n);
+		m->rawn = rel.n;
+		memcpy(m->name, buf, len + 1);
+		m->namelen = len;
+		m->sec = sec;
+	} else
+		m->rawn = 0;
+	return sec;
+}
+
 static int
 row_fail(const struct row *r, const char *which, const char *why, char *err,
     size_t errlen)
@@ -293,13 +324,13 @@ buf_of(const struct sbuf *b)
 /* kind, index, id, v and routing of an operation on document i of ids
  * (of identity d) */
 static void
-op_begin(struct sbuf *out, struct msg_in *in, enum msg_kind kind,
+op_begin(struct shaper *sh, struct sbuf *out, enum msg_kind kind,
     const struct ident *d, const struct idlist *ids, int i, uint64_t v)
 {
 	const struct sbuf *rt = doc_routing(d, ids, i);
 
-	msg_op_begin_in(out, in, kind, buf_of(&d->index), d->index.len,
-	    buf_of(&ids->id[i]), ids->id[i].len, v);
+	msg_op_begin_memo(out, &sh->opin, &sh->ophead, kind, buf_of(&d->index),
+	    d->index.len, buf_of(&ids->id[i]), ids->id[i].len, v);
 	if (rt != NULL)
 		msg_op_routing(out, buf_of(rt), rt->len);
 }
@@ -472,7 +503,7 @@ delete_docs(struct shaper *sh, const struct row *r, const struct ident *d,
 		 * from the document this delete removes */
 		if (r->src == SHAPE_STREAM && when != DEL_BEFORE)
 			remember_delete(sh, d, ids, i, r->m.v, 1);
-		op_begin(out, &sh->opin, MSG_DELETE, d, ids, i, r->m.v);
+		op_begin(sh, out, MSG_DELETE, d, ids, i, r->m.v);
 		op_end(sh, out);
 		if (sec->has_join && sec->join.parent == NULL)
 			cascade(sh, r, d, &ids->id[i], out);
@@ -645,7 +676,7 @@ index_docs(struct shaper *sh, struct row *r, struct sbuf *out)
 				continue;
 			}
 		}
-		op_begin(out, &sh->opin, MSG_INDEX, &sh->now, &sh->now_ids, i,
+		op_begin(sh, out, MSG_INDEX, &sh->now, &sh->now_ids, i,
 		    r->m.v);
 		if (sec->pipeline)
 			msg_op_pipeline(out, sec->pipeline,
@@ -689,7 +720,7 @@ read_row(struct shaper *sh, enum shape_source src, struct jspan obj,
 	sh->n.rows_in++;
 	if (src == SHAPE_LOAD && r->m.v > sh->wave_v)
 		sh->wave_v = r->m.v;
-	sec = r->sec = find_section(sh->cfg, r->m.rel, r->relname,
+	sec = r->sec = row_section(sh, r->m.rel, r->relname,
 	    sizeof(r->relname));
 	if (sec == NULL)
 		return 0;

@@ -106,6 +106,12 @@ struct view {
 struct ident {
 	struct sbuf index, id, routing;
 	int	 routed;	/* routing holds one */
+	/* the last "key" an id was rendered from, as its bytes arrived, and
+	 * its column names unescaped: a table's rows all carry the same, and
+	 * reading it again for each was half the cost of an id */
+	struct sbuf keyraw;	/* empty: none */
+	char	**keycols;
+	int	 nkeycols;
 };
 
 struct shaper {
@@ -138,7 +144,18 @@ struct shaper {
 		int	 n, cap;
 	} now_el, was_el;	/* a fan-out row's elements, now and before */
 	struct sbuf parent;
+	/* the rel the last row named, as its bytes arrived, with its
+	 * section and name: a load's rows, and most of a stream's, name the
+	 * table the row before named */
+	struct relmemo {
+		char	 raw[256];
+		size_t	 rawn;		/* 0: none yet */
+		const struct sync_section *sec;
+		char	 name[256];
+		size_t	 namelen;
+	} lastrel;
 	struct msg_in opin;	/* the operation being built, in the output */
+	struct msg_ophead ophead;	/* its head up to the id, last time's */
 	struct sbuf fields;	/* an index op's toast list, raw */
 };
 

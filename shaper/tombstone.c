@@ -205,6 +205,9 @@ tomb_drops(const struct tombstones *w, const char *rel, size_t rlen,
 		    memcmp(w->clears[i].rel, rel, rlen) == 0 &&
 		    w->clears[i].v > v)
 			return 1;
+	/* a load before any stream change: no hash of each copy's id */
+	if (w->n == 0)
+		return 0;
 	s = find(w, index, ilen, id, idlen, hash(index, ilen, id, idlen));
 	return s != NULL && s->key != NULL && s->v > v;
 }

@@ -148,6 +148,7 @@ index_to_create(struct sink *s, const struct batch *b)
 	const struct sync_section *sec;
 	const struct op *op;
 	static char name[512];
+	struct jspan ix, last = { NULL, 0 };
 	int i;
 
 	/* the alias names an index made beforehand; creating one under the
@@ -156,9 +157,17 @@ index_to_create(struct sink *s, const struct batch *b)
 		return NULL;
 	for (i = 0; i < b->nops; i++) {
 		op = &b->ops[i];
-		if ((op->kind != OP_INDEX && op->kind != OP_DELETE) ||
-		    jstr_copy(batch_span(b, op->index), name,
-		    sizeof(name)) == -1 || is_known(s, name))
+		if (op->kind != OP_INDEX && op->kind != OP_DELETE)
+			continue;
+		/* the index of the op before, known by now: a batch's
+		 * documents mostly go to one */
+		ix = batch_span(b, op->index);
+		if (last.p != NULL && ix.n == last.n &&
+		    memcmp(ix.p, last.p, ix.n) == 0)
+			continue;
+		last = ix;
+		if (jstr_copy(ix, name, sizeof(name)) == -1 ||
+		    is_known(s, name))
 			continue;
 		sec = config_find_index(s->cfg, name);
 		if (sec != NULL && (sec->index_templated ||

@@ -4,6 +4,7 @@
  * integer limits.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -265,6 +266,9 @@ test_numbers(void)
 	    "u64 max");
 	ok(jnum_u64(span("18446744073709551616"), &u) < 0, "u64 max+1");
 	ok(jnum_u64(span("99999999999999999999"), &u) < 0, "u64 20 nines");
+	ok(jnum_u64(span("18446744073709551610"), &u) == 0 &&
+	    u == UINT64_MAX - 5 && jnum_u64(span("18446744073709551620"),
+	    &u) < 0, "u64: the last digit's overflow, either side");
 	ok(jnum_u64(span("-1"), &u) < 0, "u64 negative");
 	ok(jnum_u64(span("-0"), &u) < 0, "u64 minus zero");
 	ok(jnum_u64(span("1.0"), &u) < 0, "u64 fraction");
@@ -363,12 +367,70 @@ test_top(void)
 	sbuf_release(&b);
 }
 
+/* same as the picks above, through the indexed names: the first member
+ * of a name, an escaped spelling, names that share a hash (a chain), and
+ * a list longer than the index, picked by a walk */
+static int
+same_pick(const char *json, struct jnames *nm)
+{
+	struct jspan a[40], b[40];
+	struct jtop top;
+	int i;
+
+	if (jscan_validate_top(json, strlen(json), &top, NULL, NULL) == -1)
+		return 0;
+	jtop_pickn(&top, top.obj, nm, a);
+	jobj_pick(top.obj, nm->names, nm->n, b);
+	for (i = 0; i < nm->n; i++)
+		if (a[i].p != b[i].p || a[i].n != b[i].n)
+			return 0;
+	return 1;
+}
+
+static void
+test_pickn(void)
+{
+	static const char *const op[] = { "index", "id", "v", "routing",
+	    "pipeline", "rel", "toast", "toast_id", "toast_index",
+	    "toast_routing", "field", "value", "children", "doc" };
+	/* "ab" and "ac", "ba" and "bb": two chains */
+	static const char *const like[] = { "i", "id", "idx", "", "x", "ab",
+	    "ac", "ba", "bb" };
+	static const char *many[JNAMES_MAX + 2];
+	static char text[JNAMES_MAX + 2][8];
+	static struct jnames nop = JNAMES(op), nlike = JNAMES(like);
+	static struct jnames nmany = JNAMES(many);
+	const char *tests[] = {
+		"{\"k\":\"index\",\"index\":\"i\",\"id\":\"1\",\"v\":7,"
+		    "\"doc\":{\"id\":1,\"v\":2}}",
+		"{\"doc\":{},\"v\":1,\"v\":2,\"toast_routing\":\"r\","
+		    "\"toast\":[],\"\\u0069d\":\"e\",\"id\":\"p\"}",
+		"{\"x\":5,\"idx\":3,\"\":4,\"id\":2,\"ix\":9,\"i\":1,"
+		    "\"x\":6,\"ac\":1,\"bb\":2,\"ab\":3,\"ba\":4,\"ab\":5}",
+		"{\"\\u0078\":7,\"id\":2,\"a\\u0062\":8,\"ac\":[1]}",
+		"{}", "{\"k\":1}",
+	};
+	size_t i;
+	int good = 0, n = 0;
+
+	for (i = 0; i < JNAMES_MAX + 2; i++) {
+		snprintf(text[i], sizeof(text[i]), "m%zu", i);
+		many[i] = text[i];
+	}
+	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++, n += 2)
+		good += same_pick(tests[i], &nop) + same_pick(tests[i], &nlike);
+	is_int(good, n, "pickn: %d of %d picks as jobj_pick's", good, n);
+	ok(same_pick("{\"m33\":1,\"m0\":2,\"m32\":3}", &nmany),
+	    "pickn: more names than the index holds, picked by a walk");
+}
+
 int
 main(void)
 {
 	test_table();
 	test_pick();
 	test_top();
+	test_pickn();
 	test_errors();
 	test_depth();
 	test_members();

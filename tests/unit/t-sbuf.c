@@ -151,6 +151,30 @@ test_basics(void)
 	sbuf_add_i64(&sb, -7);
 	is_str(sb.buf, "0 18446744073709551615 -9223372036854775808 -7",
 	    "integers");
+	{
+		/* two digits a step: each count of digits, odd and even,
+		 * each side of a power of ten, as printf writes them */
+		uint64_t v, p10 = 1;
+		char want[32];
+		int bad = 0, k;
+
+		for (k = 0; k < 20; k++, p10 *= 10)
+			for (v = p10 > 2 ? p10 - 2 : 0; v < p10 + 3; v++) {
+				sbuf_reset(&sb);
+				sbuf_add_u64(&sb, v);
+				snprintf(want, sizeof(want), "%llu",
+				    (unsigned long long)v);
+				bad += strcmp(sb.buf, want) != 0;
+			}
+		for (v = 0; v < 100000; v += 7) {
+			sbuf_reset(&sb);
+			sbuf_add_u64(&sb, v);
+			snprintf(want, sizeof(want), "%llu",
+			    (unsigned long long)v);
+			bad += strcmp(sb.buf, want) != 0;
+		}
+		is_int(bad, 0, "u64: as printf writes them");
+	}
 	sbuf_reset(&sb);
 	is_int(sb.len, 0, "reset");
 	is_str(sb.buf, "", "reset leaves an empty string");
