@@ -2179,6 +2179,16 @@ test_many_memory(void)
 	    "the schema, the index and its template are held once");
 	ok(config_find_rel(&cfg, "public.t09999") == &cfg.syncs[9998],
 	    "config_find_rel finds a table among them");
+	{
+		struct config big;
+
+		/* refused before a byte is read: the tree's offsets are
+		 * 32-bit */
+		ok(config_load_mem("big.yaml", "x", ((size_t)1 << 30) + 1,
+		    &big, err, sizeof(err)) == -1 &&
+		    strcmp(err, "big.yaml: larger than 1024 MiB") == 0,
+		    "a file over 1 GiB is refused: %s", err);
+	}
 	held = (m1.uordblks + m1.hblkhd) - (m0.uordblks + m0.hblkhd);
 #ifdef __SANITIZE_ADDRESS__
 	(void)held;
