@@ -198,6 +198,12 @@ struct pg_source {
 
 void	slot_init(struct pg_source *);
 void	slot_release(struct pg_source *);
+/* the catalogue's description of every table (s->tables) let go, once
+ * the stream has started and when no nested reader reads it: the
+ * decoder keeps the keys and followed children it needs as copies, and
+ * with ten thousand tables the descriptions were 7 MB held for as long
+ * as capture-pg ran (issue 38) */
+void	slot_forget_tables(struct pg_source *);
 /* the SQL connection, then the server's part of the contract: the
  * settings and the role (pgsrv_judge_server) */
 int	slot_connect_sql(struct pg_source *, const struct config *);

@@ -18,6 +18,7 @@
 #include "capture-pg.h"
 #include "config.h"
 #include "log.h"
+#include "memtrim.h"
 #include "nestread.h"
 #include "p2o.h"
 #include "source.h"
@@ -168,6 +169,13 @@ main(int argc, char **argv)
 	 * supervisor reporting healthy means changes are being captured */
 	if (stage_hello(&st, &e) == -1)
 		exit(stage_report(&e));
+	/* the catalogue's answers for every table were read and let go,
+	 * and without collections to read its descriptions are not needed
+	 * any more: with ten thousand tables the holes they leave are
+	 * megabytes the stream never reuses */
+	if (dec.nest == NULL)
+		slot_forget_tables(&src);
+	mem_trim();
 
 	walstream_init(&ws, src.repl, &dec, src.start);
 	capture_init(&cap, &walstream_ops, &ws, &st.ctl,

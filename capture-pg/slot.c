@@ -44,6 +44,18 @@ slot_release(struct pg_source *s)
 	s->tables = NULL;
 }
 
+void
+slot_forget_tables(struct pg_source *s)
+{
+	int i;
+
+	for (i = 0; s->k.tables != NULL && i < s->k.cfg->nsyncs; i++)
+		pgcat_table_release(&s->k.tables[i]);
+	free(s->k.tables);
+	s->k.tables = NULL;
+	s->tables = NULL;
+}
+
 int
 slot_connect_sql(struct pg_source *s, const struct config *cfg)
 {

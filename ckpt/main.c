@@ -20,6 +20,7 @@
 #include "target.h"
 #include "jscan.h"
 #include "log.h"
+#include "memtrim.h"
 #include "msg.h"
 #include "p2o.h"
 #include "sbuf.h"
@@ -254,6 +255,14 @@ serve(struct ckpt_store *st, const struct config *cf)
 			ckpt_value_release(&val);
 			msg_load_end(&out, &load, sweep);
 			reply(&out);
+			/* the plan is done once an incarnation: its frame
+			 * names every table left to load (a megabyte at ten
+			 * thousand), and reading and writing every progress
+			 * document left holes in the heap; none of it is
+			 * kept for the marks and puts that follow */
+			sbuf_release(&out);
+			sbuf_release(&load);
+			mem_trim();
 			break;
 		case MSG_MARKED:
 			if (msg_read_mark(&f, &mk, why, sizeof(why)) == -1)

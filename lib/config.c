@@ -18,8 +18,10 @@
 #include <string.h>
 
 #include "config.h"
+#include "config_pack.h"
 #include "config_sections.h"
 #include "log.h"
+#include "memtrim.h"
 #include "p2o.h"
 #include "sbuf.h"
 #include "source.h"
@@ -621,6 +623,8 @@ load_mem(const char *name, const char *buf, size_t len, unsigned secrets,
 		config_release(cfg);
 		return -1;
 	}
+	config_pack(cfg);
+	mem_trim();
 	return 0;
 }
 
@@ -685,6 +689,7 @@ config_load_with(const char *path, unsigned secrets, struct config *cfg,
 void
 config_release(struct config *cfg)
 {
+	config_unpack(cfg);
 	cs_release(&config_root, cfg);
 	strindex_release(&cfg->relidx);
 	free(cfg->path);

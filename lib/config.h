@@ -157,17 +157,20 @@ struct sync_section {
 	char	*rel;		/* "schema.table" as it appears in row frames */
 	char	*index;		/* target index (or index template); defaults
 				 * to the table name */
+	/* every process holds one of these per table, ten thousand of
+	 * them in many.py's row: the ints go in pairs, so no pointer after
+	 * one leaves a hole (issue 38) */
 	char	**columns;	/* NULL = all columns */
-	int	 ncolumns;
 	char	**exclude_columns;
+	int	 ncolumns;
 	int	 nexclude_columns;
 	int	 line;		/* where the section starts, for messages */
 
 	/* identity */
+	int	 index_templated;	/* it has placeholders */
 	char	*id;		/* id template, or NULL: the key */
 	struct tmpl id_t;
 	struct tmpl index_t;	/* the index as a template */
-	int	 index_templated;	/* it has placeholders */
 	char	*index_glob;	/* what a templated index claims: "events-*" */
 	char	**primary_key;	/* the key override, or NULL */
 	int	 nprimary_key;
@@ -176,12 +179,12 @@ struct sync_section {
 	int	 shared;	/* another section writes its index */
 
 	/* documents */
+	int	 ntransforms;
 	char	*pipeline;
 	struct sync_transform *transforms;
-	int	 ntransforms;
 	struct sync_pair *fields;	/* renames */
-	int	 nfields;
 	struct sync_pair *constants;
+	int	 nfields;
 	int	 nconstants;
 	char	*where;
 	struct where *where_expr;
@@ -192,8 +195,8 @@ struct sync_section {
 				 * (or of a join), NULL: the defaults */
 	int	 has_fan_out, has_join;
 	struct sync_child *children;	/* embedded collections */
-	int	 nchildren;
 	struct sync_aggregate *aggregates;	/* counted ones */
+	int	 nchildren;
 	int	 naggregates;
 	struct sync_fan_out fan_out;
 	struct sync_join join;
@@ -315,6 +318,11 @@ struct config {
 	 * section up, and with ten thousand tables a walk of the list was
 	 * ten thousand comparisons each time */
 	struct strindex relidx;
+	/* the sections' names, tables, indices and ids, each distinct one
+	 * once (config_pack.c): with ten thousand sections these were a
+	 * dozen heap blocks each, in every process. NULL in a configuration
+	 * built by hand, whose strings are its own */
+	char	*pack;
 
 	/* engine */
 	int	 batch_size;		/* default 1000 documents */

@@ -760,7 +760,13 @@ cs_load(const struct cs_node *root, void *base, const char *name,
 		goto out;
 	}
 	/* a missing top-level key is reported on line 1 */
-	if (walk(&w, 0, root, base, 1) == -1 || finish_all(&w) == -1)
+	if (walk(&w, 0, root, base, 1) == -1)
+		goto out;
+	/* the finish rules read the lines recorded, never the tree: it goes
+	 * before they add what they derive, which with ten thousand
+	 * sections is megabytes on top of the tree's own (issue 38) */
+	ctree_release(&w.t);
+	if (finish_all(&w) == -1)
 		goto out;
 	rc = 0;
 out:

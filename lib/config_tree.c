@@ -134,7 +134,7 @@ add(struct build *b, enum cnode_kind kind, const yaml_event_t *ev)
 		t->cap = t->cap ? t->cap * 2 : 64;
 		t->v = xrealloc(t->v, t->cap * sizeof(*t->v));
 	}
-	i = t->n++;
+	i = t->n++;	/* below CN_NONE: CTREE_MAX_BYTES */
 	n = &t->v[i];
 	memset(n, 0, sizeof(*n));
 	n->kind = kind;
@@ -175,8 +175,8 @@ scalar(struct build *b, const yaml_event_t *ev)
 	n->null = is_null(ev);
 	n->has_nul = strlen(s) != len;
 	n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-	n->text = b->t->text.len;
-	n->len = len;
+	n->text = (uint32_t)b->t->text.len;
+	n->len = (uint32_t)len;
 	sbuf_add(&b->t->text, s, len);
 	sbuf_addc(&b->t->text, '\0');
 }
@@ -238,6 +238,9 @@ ctree_parse(struct ctree *t, const char *buf, size_t len, struct cmsg *m)
 	int done = 0, rc = 0;
 
 	memset(t, 0, sizeof(*t));
+	if (len > CTREE_MAX_BYTES)
+		return cmsg_err(m, 0, "larger than %zu MiB",
+		    CTREE_MAX_BYTES >> 20);
 	memset(&b, 0, sizeof(b));
 	b.t = t;
 	b.m = m;

@@ -7,26 +7,39 @@
 #define CONFIG_TREE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sbuf.h"
 
 enum cnode_kind { CN_SCALAR, CN_MAP, CN_LIST };
 
-#define CN_NONE	((size_t)-1)
+/* no node: an unsigned 32-bit value, so that a size_t compared with it
+ * and a node's first or next read into a size_t agree */
+#define CN_NONE	UINT32_MAX
+/* a document larger than this is refused, so that every offset and index
+ * of a node fits in 32 bits: there are fewer nodes than bytes, and an
+ * escape makes at most 3 bytes of text from 2, each scalar ending in a
+ * NUL */
+#define CTREE_MAX_BYTES	((size_t)1 << 30)
 
+/*
+ * 28 bytes: a configuration of ten thousand sections is some 100,000
+ * nodes, and every stage parses it at start, so the tree was the largest
+ * thing in each process's peak (8 MiB of 64-byte nodes, issue 38)
+ */
 struct cnode {
-	enum cnode_kind kind;
-	int	 line;		/* 1-based, where the node starts */
-	int	 null;		/* a plain "", "~" or "null" scalar */
-	int	 has_nul;	/* the scalar holds a NUL byte */
-	int	 plain;		/* written unquoted, as a YAML number or
-				   boolean would be */
-	size_t	 text;		/* CN_SCALAR: its bytes' offset in text */
-	size_t	 len;
-	size_t	 first;		/* first child or CN_NONE; a map's children
+	uint32_t text;		/* CN_SCALAR: its bytes' offset in text */
+	uint32_t len;
+	uint32_t first;		/* first child or CN_NONE; a map's children
 				   alternate key, value */
-	size_t	 next;		/* next sibling or CN_NONE */
-	size_t	 n;		/* how many children */
+	uint32_t next;		/* next sibling or CN_NONE */
+	uint32_t n;		/* how many children */
+	int	 line;		/* 1-based, where the node starts */
+	unsigned char kind;	/* enum cnode_kind */
+	unsigned char null;	/* a plain "", "~" or "null" scalar */
+	unsigned char has_nul;	/* the scalar holds a NUL byte */
+	unsigned char plain;	/* written unquoted, as a YAML number or
+				   boolean would be */
 };
 
 /* the nodes live in one array, so freeing never recurses */

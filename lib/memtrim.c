@@ -32,3 +32,11 @@ mem_idle_trim(long long now)
 	dirty = 0;
 	return -1;
 }
+
+void
+mem_trim(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}

@@ -18,6 +18,10 @@
 long long mem_idle_trim(long long now);
 /* something was done since: the next idle moment trims again */
 void	mem_busy(void);
+/* the free pages returned now, after a burst done once (the
+ * configuration loaded: its parse tree and the strings config_pack.c
+ * moved leave holes below what stays). Never fails */
+void	mem_trim(void);
 
 /* a burst of small transactions goes idle between each: trimming after
  * every one would make the next fault its pages in again */

@@ -317,11 +317,11 @@ struct sv_hist {
 
 /* one key of a keyed counter (msg.h): its value summed over restarts */
 struct sv_keyed {
-	int	 counter;	/* enum msg_counter */
-	char	*key;
 	uint64_t base, last;
+	char	*key;
+	int	 counter;	/* enum msg_counter */
 	int	 seen;		/* in the last frame carrying its counter */
-};
+};	/* 32 bytes, no hole: the loader reports four per table */
 
 struct sv_metrics {
 	uint64_t base[MC_N];	/* sums of earlier incarnations */

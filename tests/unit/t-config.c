@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "sbuf.h"
 #include "where.h"
 #include "log.h"
+#include "memtrim.h"
 #include "source.h"
 #include "tap.h"
 
@@ -2102,6 +2104,111 @@ test_many(void)
 	sbuf_release(&t);
 }
 
+/* the process's resident and peak resident kB (/proc/self/status) */
+static long
+status_kb(const char *field)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, field, strlen(field)) == 0 &&
+		    line[strlen(field)] == ':')
+			kb = atol(line + strlen(field) + 1);
+	fclose(f);
+	return kb;
+}
+
+/*
+ * Issue 38: every stage holds the whole configuration and parses it at
+ * start, so with ten thousand sections each one's bytes count six times
+ * over, and the bench sums each process's peak. A section of many.py's
+ * shape cost 840 bytes held (456 of struct, a dozen small strings) and
+ * the parse peaked 17 MB above the start (64-byte tree nodes).
+ */
+static void
+test_many_memory(void)
+{
+	struct config cfg;
+	struct sbuf t = SBUF_INIT;
+	struct mallinfo2 m0, m1;
+	const struct sync_section *s;
+	char err[512];
+	long rss0, peak;
+	size_t held;
+	int fd, rc;
+
+	many_text(&t, 10000, "");
+	write_file(t.buf);
+	sbuf_release(&t);
+	mem_trim();
+	m0 = mallinfo2();
+	rss0 = status_kb("VmRSS");
+	/* the peak from here: clear_refs 5 resets VmHWM to VmRSS */
+	if ((fd = open("/proc/self/clear_refs", O_WRONLY)) != -1) {
+		if (write(fd, "5", 1) != 1)
+			rss0 = -1;
+		close(fd);
+	} else
+		rss0 = -1;
+	rc = load_path(path, &cfg, err, sizeof(err));
+	peak = status_kb("VmHWM");
+	m1 = mallinfo2();
+	ok(rc == 0 && cfg.nsyncs == 10000, "10,000 sections load (%s)",
+	    rc == 0 ? "ok" : err);
+	if (rc != 0)
+		return;
+	s = &cfg.syncs[1233];
+	ok(strcmp(s->name, "s01234") == 0 && strcmp(s->table, "t01234") == 0 &&
+	    strcmp(s->schema, "public") == 0 &&
+	    strcmp(s->rel, "public.t01234") == 0 &&
+	    strcmp(s->index, "many") == 0 && strcmp(s->id, "s01234-{id}") == 0,
+	    "a packed section's strings are its own: %s %s %s %s %s %s",
+	    s->name, s->table, s->schema, s->rel, s->index, s->id);
+	ok(s->id_t.nparts == 2 && strcmp(s->id_t.parts[0].text, "s01234-") == 0 &&
+	    !s->id_t.parts[0].column && strcmp(s->id_t.parts[1].text, "id") == 0 &&
+	    s->id_t.parts[1].column && s->index_t.nparts == 1 &&
+	    strcmp(s->index_t.parts[0].text, "many") == 0,
+	    "and so are its templates' parts");
+	ok(cfg.syncs[0].schema == cfg.syncs[9999].schema &&
+	    cfg.syncs[0].index == cfg.syncs[9999].index &&
+	    cfg.syncs[0].index_t.parts == cfg.syncs[9999].index_t.parts,
+	    "the schema, the index and its template are held once");
+	ok(config_find_rel(&cfg, "public.t09999") == &cfg.syncs[9998],
+	    "config_find_rel finds a table among them");
+	{
+		struct config big;
+
+		/* refused before a byte is read: the tree's offsets are
+		 * 32-bit */
+		ok(config_load_mem("big.yaml", "x", ((size_t)1 << 30) + 1,
+		    &big, err, sizeof(err)) == -1 &&
+		    strcmp(err, "big.yaml: larger than 1024 MiB") == 0,
+		    "a file over 1 GiB is refused: %s", err);
+	}
+	held = (m1.uordblks + m1.hblkhd) - (m0.uordblks + m0.hblkhd);
+#ifdef __SANITIZE_ADDRESS__
+	(void)held;
+	(void)peak;
+	(void)rss0;
+	ok(1, "# skip the sanitizer's allocator counts otherwise");
+	ok(1, "# skip the sanitizer's allocator counts otherwise");
+#else
+	ok(held / 10000 < 600, "a section holds under 600 bytes (%zu; 840 "
+	    "before the strings were packed)", held / 10000);
+	if (rss0 <= 0 || peak <= 0)
+		ok(1, "# skip no peak resident size to read");
+	else
+		ok(peak - rss0 < 14 * 1024, "the load peaks under 14 MB above "
+		    "where it started (%ld kB; 17 MB with 64-byte tree nodes)",
+		    peak - rss0);
+#endif
+	config_release(&cfg);
+}
+
 int
 main(void)
 {
@@ -2129,6 +2236,7 @@ main(void)
 	test_schema_valid();
 	test_schema_errors();
 	test_many();
+	test_many_memory();
 
 	unlink(path);
 	rmdir(dir);
