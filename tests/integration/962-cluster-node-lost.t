@@ -137,9 +137,9 @@ if [ $_tap_fail -gt 0 ]; then
 	# (retry_on_primary_exception: a promoted primary that never came
 	# into primary mode, an OpenSearch wedge no client gets past)
 	curl -s -m 30 "$OS_URL/_cat/shards?h=index,shard,prirep,state,node" | sed 's/^/#   /'
-	# each document missing: the writer's operations on it (kind, version)
+	# each document missing or left over: the writer's operations on it (kind, version)
 	# and what each copy holds now
-	for id in $(grep -ho "missing from index: id [0-9]*" "$T"/*.out 2>/dev/null | awk '{ print $NF }' | sort -u | head -n 5); do
+	for id in $(grep -hoE "(missing from index|in index but not in table[^:]*): id [0-9]+" "$T"/*.out 2>/dev/null | awk '{ print $NF }' | sort -u | head -n 5); do
 		diag "id $id: row $(psql_q -c "select v, xmin from lost where id = $id" | tr '|' ' ')"
 		grep -aho "{\"k\":\"[a-z]*\",\"index\":\"${S}_lost\",\"id\":\"$id\",\"v\":[0-9]*" "$T"/ops.frames* | sed 's/^/#   op /'
 		for n in p2o-n2 p2o-n3; do
