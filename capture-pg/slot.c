@@ -47,12 +47,7 @@ slot_release(struct pg_source *s)
 void
 slot_forget_tables(struct pg_source *s)
 {
-	int i;
-
-	for (i = 0; s->k.tables != NULL && i < s->k.cfg->nsyncs; i++)
-		pgcat_table_release(&s->k.tables[i]);
-	free(s->k.tables);
-	s->k.tables = NULL;
+	pgsrv_contract_forget_tables(&s->k);
 	s->tables = NULL;
 }
 

@@ -38,13 +38,20 @@ pgsrv_contract_init(struct pgsrv_contract *k, const struct config *cfg)
 }
 
 void
-pgsrv_contract_release(struct pgsrv_contract *k)
+pgsrv_contract_forget_tables(struct pgsrv_contract *k)
 {
 	int i;
 
 	for (i = 0; k->tables != NULL && i < k->cfg->nsyncs; i++)
 		pgcat_table_release(&k->tables[i]);
 	free(k->tables);
+	k->tables = NULL;
+}
+
+void
+pgsrv_contract_release(struct pgsrv_contract *k)
+{
+	pgsrv_contract_forget_tables(k);
 	free(k->usable);
 	free(k->append);
 	free(k->nest);

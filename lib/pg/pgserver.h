@@ -205,6 +205,9 @@ int	pgsrv_apply(struct pg_conn *, const char *lines, struct sbuf *done,
 /* pgcontract.c: what was read, judged */
 void	pgsrv_contract_init(struct pgsrv_contract *, const struct config *);
 void	pgsrv_contract_release(struct pgsrv_contract *);
+/* the catalogue's descriptions of the tables let go (k->tables NULL),
+ * the verdicts kept: a stream without collections to read needs no more */
+void	pgsrv_contract_forget_tables(struct pgsrv_contract *);
 /* the server and the role (k->facts, read first): wal_level, a standby
  * before PostgreSQL 16, max_wal_senders, REPLICATION or SUPERUSER */
 int	pgsrv_judge_server(const struct pgsrv_facts *, source_emit, void *);
