@@ -23,6 +23,7 @@
 
 #include "config.h"
 #include "config_pack.h"
+#include "keyset.h"
 #include "sbuf.h"
 
 /* the section's strings that are packed */
@@ -77,17 +78,6 @@ struct packer {
 	int	 nmine;
 };
 
-static uint64_t
-fnv(const void *p, size_t n)
-{
-	const unsigned char *c = p;
-	uint64_t h = 14695981039346656037ULL;
-
-	while (n-- > 0)
-		h = (h ^ *c++) * 1099511628211ULL;
-	return h;
-}
-
 static struct slot *
 find(struct packer *k, uint64_t h, const void *p, size_t n)
 {
@@ -108,7 +98,8 @@ static size_t
 put(struct packer *k, const void *p, size_t n, size_t align, int *isnew)
 {
 	struct slot *s;
-	uint64_t h = fnv(p, n) ^ align;
+	/* the hash lib files key texts under (keyset.h) */
+	uint64_t h = keyset_hash(p, n) ^ align;
 	size_t off;
 	int i;
 
