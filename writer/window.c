@@ -20,7 +20,8 @@
  * of it runs without a socket.
  *
  * Writes of one document with one version are never open at once, since
- * the target cannot order them (overtakes).
+ * the target cannot order them, nor a delete with an earlier write of its
+ * document, since the target forgets a delete's version (overtakes).
  *
  * A target whose writes are tasks (TCAP_ASYNC_TASKS) applies one index's
  * tasks in the order they were sent, and writes its store once per batch
@@ -197,36 +198,51 @@ versions(const struct batch *b, int n, uint64_t *lo, uint64_t *hi)
 }
 
 /*
- * Would ops [0, n) of b overtake a write of the same document with the
- * same version in a flush not written yet? External versions order two writes
- * of one document by version, and two of one version (the rows of a
- * transaction split over flushes, the copy rows of one wave) not at all:
- * such a cut waits until the earlier flush is written. Two writes of
- * different versions may land in any order.
+ * Would ops [0, n) of b overtake a write of the same document in a flush
+ * not written yet? External versions order two writes of one document by
+ * version, and two of one version (the rows of a transaction split over
+ * flushes, the copy rows of one wave) not at all: such a cut waits until
+ * the earlier flush is written. Two writes of different versions may land
+ * in any order, but for one case: a delete. The node remembers a deleted
+ * document's version in the primary's memory only, for index.gc_deletes
+ * (60 s), and forgets it when a copy is promoted after a node is lost; an
+ * older write landing after the delete then brings the document back. So
+ * a delete waits until every earlier write of its document is written.
  */
 static int
 overtakes(const struct window *w, const struct batch *b, int n)
 {
 	const struct batch *e;
+	const struct op *op;
 	struct docref r;
 	uint64_t lo, hi, elo, ehi, seq;
-	int i, j;
+	int i, j, same, dels;
 
 	if (!versions(b, n, &lo, &hi))
 		return 0;
+	/* a target whose writes are tasks applies them in the order sent */
+	dels = target_can(w->sink->tm, TCAP_EXTERNAL_VERSIONS);
 	for (seq = w->ord.head; seq < w->ord.next; seq++) {
 		if (!order_pending(&w->ord, seq))
 			continue;
 		e = &slot_of(w, seq)->b;
-		if (!versions(e, e->nops, &elo, &ehi) || ehi < lo || elo > hi)
+		if (!versions(e, e->nops, &elo, &ehi))
+			continue;
+		same = !(ehi < lo || elo > hi);
+		if (!same && !dels)
 			continue;
 		for (i = 0; i < n; i++) {
-			if (!is_data(&b->ops[i]))
+			op = &b->ops[i];
+			if (!is_data(op) || (!same && op->kind != OP_DELETE))
 				continue;
-			r = docref_of(b, &b->ops[i], 0);
+			r = docref_of(b, op, 0);
 			/* the table is built once per flush and kept */
 			j = batch_last_write((struct batch *)e, &r);
-			if (j >= 0 && e->ops[j].v == b->ops[i].v)
+			if (j < 0)
+				continue;
+			if (e->ops[j].v == op->v)
+				return 1;
+			if (dels && op->kind == OP_DELETE && !e->ops[j].written)
 				return 1;
 		}
 	}
@@ -316,6 +332,46 @@ drop_superseded(const struct window *w, uint64_t seq)
 	}
 }
 
+/*
+ * A flush about to build its body again (its request failed while the
+ * flushes after it went on) leaves out each write a later flush has had
+ * taken: the later one is the document's state, and the older would only
+ * come back as a version conflict. (It could not bring back a document a
+ * later flush deleted: a delete waits for every earlier write of its
+ * document, overtakes.) A later write under another routing may sit on
+ * another shard: the earlier one is still owed there, as superseded() in
+ * sink.c has it within one flush.
+ */
+static void
+drop_taken_later(const struct window *w, uint64_t seq)
+{
+	struct flush *fl = slot_of(w, seq);
+	const struct flush *lf;
+	struct docref r, rj;
+	struct op *op;
+	uint64_t s;
+	int i, j;
+
+	if (!target_can(w->sink->tm, TCAP_EXTERNAL_VERSIONS) ||
+	    fl->phase > PH_BULK)
+		return;
+	for (s = seq + 1; s < w->ord.next; s++) {
+		lf = slot_of(w, s);
+		for (i = 0; i < fl->b.nops; i++) {
+			op = &fl->b.ops[i];
+			if (!is_data(op) || op->written)
+				continue;
+			r = docref_of(&fl->b, op, 0);
+			j = batch_last_write((struct batch *)&lf->b, &r);
+			if (j < 0 || !lf->b.ops[j].written)
+				continue;
+			rj = docref_of(&lf->b, &lf->b.ops[j], 0);
+			if (docref_same_routing(&r, &rj))
+				op->written = 1;
+		}
+	}
+}
+
 /* the request a flush is failing on, for the message that ends it */
 static const char *
 phase_what(const struct flush *fl)
@@ -360,6 +416,7 @@ window_next(struct window *w, long long now, int retry, int *slot,
 		if (!(fl->tasking && fl->proc.sent_all) && !may_send(w, seq))
 			continue;
 		drop_superseded(w, seq);
+		drop_taken_later(w, seq);
 		nearlier = 0;
 		for (e = w->ord.head; e < seq; e++)
 			w->earlier[nearlier++] = &slot_of(w, e)->b;

@@ -978,6 +978,85 @@ test_spares(void)
 	window_release(&w);
 }
 
+/*
+ * A delete and an earlier write of its document: the node forgets a
+ * delete's version after index.gc_deletes or when a copy is promoted, so
+ * an older write landing after the delete would bring the document back.
+ * The delete waits until the earlier write is taken; two writes of
+ * different versions may still be open at once, and a retry leaves out a
+ * write a later flush has had taken.
+ */
+static void
+test_later_writes(void)
+{
+	struct window w;
+	struct batch b;
+	int s[8], n, slot;
+
+	window_init(&w, 4, &sink);
+	batch_init(&b, tmod(), 100, 1 << 20);
+	idx(&b, 1, 100);
+	idx(&b, 2, 100);
+	commit(&b, 150);
+	ok(cut(&w, &b, CUT_IDLE), "a flush writing documents 1 and 2");
+	add(&b, "{\"k\":\"delete\",\"index\":\"t\",\"id\":\"1\",\"v\":200}");
+	commit(&b, 250);
+	ok(!cut(&w, &b, CUT_IDLE), "a newer delete of document 1 waits");
+	n = next_all(&w, 1000, s);
+	is_int(n, 1, "the first is sent alone");
+	is_int(answer_bulk(&w, s[0], 503, 503), STEP_WAIT,
+	    "it fails (its node lost)");
+	ok(!cut(&w, &b, CUT_IDLE), "the delete still waits");
+	slot = next(&w, window_retry_at(&w), NULL);
+	is_int(slot, s[0], "the first is retried");
+	answer_ok(&w, s[0]);
+	ok(cut(&w, &b, CUT_IDLE), "taken: the delete goes");
+	n = next_all(&w, 2000, s);
+	is_int(n, 1, "the delete sent");
+	answer_ok(&w, s[0]);
+	is_str(reported(&w), "150,250", "both reported");
+
+	/* a delete of another document, or a write of the same one with
+	 * another version, does not wait */
+	idx(&b, 3, 300);
+	commit(&b, 350);
+	cut(&w, &b, CUT_IDLE);
+	add(&b, "{\"k\":\"delete\",\"index\":\"t\",\"id\":\"4\",\"v\":400}");
+	idx(&b, 3, 400);
+	commit(&b, 450);
+	ok(cut(&w, &b, CUT_IDLE), "an update and a delete of another "
+	    "document open beside the first write");
+	n = next_all(&w, 3000, s);
+	is_int(n, 2, "both sent");
+	answer_bulk(&w, s[0], 503, 503);
+	answer_ok(&w, s[1]);
+	is_int(next(&w, window_retry_at(&w), NULL), -1,
+	    "the newer update taken: the older has nothing left to send");
+	is_str(reported(&w), "350,450", "both reported");
+	ok(window_empty(&w), "window empty");
+
+	/* the newer one failed too: the older goes first, then the newer */
+	idx(&b, 5, 500);
+	commit(&b, 550);
+	cut(&w, &b, CUT_IDLE);
+	idx(&b, 5, 600);
+	commit(&b, 650);
+	cut(&w, &b, CUT_IDLE);
+	n = next_all(&w, 4000, s);
+	answer_bulk(&w, s[0], 503, 503);
+	answer_bulk(&w, s[1], 503, 503);
+	slot = next(&w, 100000, NULL);
+	is_int(slot, s[0], "both failed: the older is retried first");
+	is_int(w.fl[s[0]].nsent, 1, "with its write");
+	answer_ok(&w, s[0]);
+	slot = next(&w, 100000, NULL);
+	is_int(slot, s[1], "then the newer");
+	answer_ok(&w, s[1]);
+	is_str(reported(&w), "550,650", "both reported");
+	batch_release(&b);
+	window_release(&w);
+}
+
 int
 main(void)
 {
@@ -994,6 +1073,7 @@ main(void)
 	test_retry_limits();
 	test_fill();
 	test_spares();
+	test_later_writes();
 	sink_release(&sink);
 	kcount_release(&stats.toast_missing);
 	return done_testing();
