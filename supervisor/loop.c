@@ -40,8 +40,13 @@
 /* a child ended: the others that are ending too get this long to be
  * reaped on their own before the rest are signalled, so the cause is
  * told from its consequences by what the children did, not by the order
- * their exits reached us */
-#define END_GRACE_MS	200
+ * their exits reached us. A reader of the dead stage's pipe may be
+ * blocked writing to a slow writer before it reads the end of its input
+ * and says what it found there (a frame cut in half): 200 ms was too
+ * short for that on a crowded machine, where its message was lost to the
+ * SIGTERM; a second more before a restart costs nothing beside the
+ * restart's own backoff */
+#define END_GRACE_MS	1200
 
 int
 sv_state_is(const struct sv *sv, unsigned plf)

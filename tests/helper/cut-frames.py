@@ -23,7 +23,7 @@ for line in sys.stdin.buffer:
         out.write(line[: max(1, len(line) // 2)])
         out.flush()
         # the reader sees the end of the pipe first, as it would when the
-        # stage died, and has the supervisor's grace (200 ms) to say so
+        # stage died, and has the supervisor's grace (1.2 s) to say so
         # before the stage's death is noticed
         out.close()
         os.close(1)
