@@ -303,8 +303,17 @@ def bounded_text():
             lines_.append(f"{head_}: n/a* - {r['unavailable']}")
             continue
         pk = r.get("peak_pss_mb", {}).get("tool", 0)
+        if "error" in r and "commit_to_all_s" not in r:
+            # a row that never carried its transaction says nothing of the bound
+            lines_.append(f"{head_}: FAILED* {r['error']}")
+            continue
         cell = (f"{head_}: peak PSS {pk:.1f} MB ({'within' if pk < bound else 'OVER'} the "
                 f"bound), RSS {r.get('peak_rss_mb', {}).get('tool', 0):.0f} MB")
+        if "stored" in r:
+            st = r["stored"]
+            cell += (f"; stored {st['value_stored_bytes']:,} B a value compressed, TOAST "
+                     f"{st['toast_bytes'] / 2**20:,.0f} MB" if "value_stored_bytes" in st
+                     else f"; table {st['table_bytes'] / 2**20:,.0f} MB compressed")
         if "commit_to_all_s" in r:
             cell += (f"; COMMIT->all {r['commit_to_all_s']:.1f} s (client "
                      f"{r['client_s']:.1f} s), CPU {r.get('cpu_s', {}).get('tool', 0):.1f} s; "
