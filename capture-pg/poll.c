@@ -160,13 +160,13 @@ table_init(struct poller *p, struct poll_table *t,
 		    s->rel);
 		goto out;
 	}
-	if (s->soft_delete_expr != NULL && where_sql(s->soft_delete_expr,
+	if (sync_more(s)->soft_delete_expr != NULL && where_sql(sync_more(s)->soft_delete_expr,
 	    &soft, quote_sql, NULL) == -1) {
 		p2o_fail(&p->err, P2O_EXIT_CONFIG, "table '%s': its "
 		    "soft_delete could not be written as SQL", s->rel);
 		goto out;
 	}
-	t->soft = s->soft_delete_expr != NULL;
+	t->soft = sync_more(s)->soft_delete_expr != NULL;
 	t->ncols = ct.ncols;
 	t->names = xcalloc((size_t)ct.ncols, sizeof(char *));
 	t->types = xcalloc((size_t)ct.ncols, sizeof(uint32_t));

@@ -141,8 +141,8 @@ filter(struct loader *ld, const struct sync_section *sec, struct mytab *tab)
 	char why[512];
 	int rc = 0;
 
-	if (sec->where_expr != NULL)
-		rc = mychunk_filter(&sql, &tab->t, sec->where_expr,
+	if (sync_more(sec)->where_expr != NULL)
+		rc = mychunk_filter(&sql, &tab->t, sync_more(sec)->where_expr,
 		    mysrc_quote, my, why, sizeof(why));
 	if (rc == -1)
 		goto quoting;
@@ -229,7 +229,7 @@ my_describe(struct loader *ld, const struct sync_section *sec,
 			    k->column_type);
 	}
 	tab->last = xcalloc((size_t)tab->t.nkeys + 1, sizeof(*tab->last));
-	if (sec->nchildren > 0 || sec->naggregates > 0) {
+	if (sync_more(sec)->nchildren > 0 || sync_more(sec)->naggregates > 0) {
 		tab->nest = xcalloc(1, sizeof(*tab->nest));
 		if (mynest_describe(my->conn, my->mariadb, sec, &tab->t,
 		    tab->nest, &ld->err) == -1)

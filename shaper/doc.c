@@ -29,11 +29,11 @@
 static int
 keep(const struct sync_section *sec, const char *name)
 {
-	if ((sec->nchildren > 0 || sec->naggregates > 0) &&
+	if ((sync_more(sec)->nchildren > 0 || sync_more(sec)->naggregates > 0) &&
 	    config_nest_member(sec, name))
 		return 1;
-	return config_projects(sec->columns, sec->ncolumns,
-	    sec->exclude_columns, sec->nexclude_columns, name);
+	return config_projects(sync_more(sec)->columns, sync_more(sec)->ncolumns,
+	    sync_more(sec)->exclude_columns, sync_more(sec)->nexclude_columns, name);
 }
 
 static const char *
@@ -41,9 +41,9 @@ target(const struct sync_section *sec, const char *name)
 {
 	int i;
 
-	for (i = 0; i < sec->nfields; i++)
-		if (strcmp(sec->fields[i].name, name) == 0)
-			return sec->fields[i].value;
+	for (i = 0; i < sync_more(sec)->nfields; i++)
+		if (strcmp(sync_more(sec)->fields[i].name, name) == 0)
+			return sync_more(sec)->fields[i].value;
 	return name;
 }
 
@@ -55,17 +55,17 @@ taken(const struct sync_section *sec, const struct view *v,
 	struct jspan val;
 	int i;
 
-	for (i = 0; i < sec->nconstants; i++)
-		if (strcmp(sec->constants[i].name, tname) == 0)
+	for (i = 0; i < sync_more(sec)->nconstants; i++)
+		if (strcmp(sync_more(sec)->constants[i].name, tname) == 0)
 			return 1;
-	if (sec->has_join && strcmp(sec->join.field, tname) == 0)
+	if (sec->has_join && strcmp(sync_more(sec)->join.field, tname) == 0)
 		return 1;
 	/* another column renamed onto it, and present: the rename wins */
-	for (i = 0; i < sec->nfields; i++)
-		if (strcmp(sec->fields[i].value, tname) == 0 &&
-		    strcmp(sec->fields[i].name, name) != 0 &&
-		    keep(sec, sec->fields[i].name) &&
-		    view_get(v, sec->fields[i].name, &val))
+	for (i = 0; i < sync_more(sec)->nfields; i++)
+		if (strcmp(sync_more(sec)->fields[i].value, tname) == 0 &&
+		    strcmp(sync_more(sec)->fields[i].name, name) != 0 &&
+		    keep(sec, sync_more(sec)->fields[i].name) &&
+		    view_get(v, sync_more(sec)->fields[i].name, &val))
 			return 1;
 	return 0;
 }
@@ -142,8 +142,8 @@ name_of(struct jspan key, char *buf, size_t cap, char **heap)
 static int
 reshapes(const struct sync_section *sec)
 {
-	return sec->columns != NULL || sec->nexclude_columns > 0 ||
-	    sec->ntransforms > 0 || sec->nfields > 0 || sec->nconstants > 0 ||
+	return sync_more(sec)->columns != NULL || sync_more(sec)->nexclude_columns > 0 ||
+	    sync_more(sec)->ntransforms > 0 || sync_more(sec)->nfields > 0 || sync_more(sec)->nconstants > 0 ||
 	    sec->has_join || sec->has_fan_out;
 }
 
@@ -187,27 +187,27 @@ doc_build(struct shaper *sh, const struct sync_section *sec,
 	} else if (v->elem.p != NULL)
 		add_member(sh, sec, v, v->elem_name, v->elem, op, &first, rel,
 		    1);
-	for (i = 0; i < sec->nconstants; i++) {
+	for (i = 0; i < sync_more(sec)->nconstants; i++) {
 		if (!first)
 			sbuf_addc(op, ',');
 		first = 0;
-		sbuf_add_jstr(op, sec->constants[i].name,
-		    strlen(sec->constants[i].name));
+		sbuf_add_jstr(op, sync_more(sec)->constants[i].name,
+		    strlen(sync_more(sec)->constants[i].name));
 		sbuf_addc(op, ':');
-		sbuf_adds(op, sec->constants[i].json);
+		sbuf_adds(op, sync_more(sec)->constants[i].json);
 	}
 	if (sec->has_join) {
 		if (!first)
 			sbuf_addc(op, ',');
-		sbuf_add_jstr(op, sec->join.field, strlen(sec->join.field));
+		sbuf_add_jstr(op, sync_more(sec)->join.field, strlen(sync_more(sec)->join.field));
 		sbuf_addc(op, ':');
 		if (parent_id == NULL)
-			sbuf_add_jstr(op, sec->join.name,
-			    strlen(sec->join.name));
+			sbuf_add_jstr(op, sync_more(sec)->join.name,
+			    strlen(sync_more(sec)->join.name));
 		else {
 			sbuf_adds(op, "{\"name\":");
-			sbuf_add_jstr(op, sec->join.name,
-			    strlen(sec->join.name));
+			sbuf_add_jstr(op, sync_more(sec)->join.name,
+			    strlen(sync_more(sec)->join.name));
 			sbuf_adds(op, ",\"parent\":");
 			sbuf_add_jstr(op, parent_id, strlen(parent_id));
 			sbuf_addc(op, '}');
@@ -230,7 +230,7 @@ doc_toast(const struct sync_section *sec, struct jspan toast,
 	while (jiter_elem(&it, &name)) {
 		s = jstr_dup(name);
 		if (keep(sec, s) && !(sec->has_fan_out &&
-		    strcmp(s, sec->fan_out.column) == 0)) {
+		    strcmp(s, sync_more(sec)->fan_out.column) == 0)) {
 			if (first)
 				msg_list_begin(op, ML_TOAST);
 			first = 0;

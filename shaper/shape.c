@@ -145,7 +145,7 @@ static void
 fan_elements(const struct sync_section *sec, struct jspan val,
     struct fanlist *l)
 {
-	const char *by = sec->fan_out.by, *p, *end, *hit, *a, *b;
+	const char *by = sync_more(sec)->fan_out.by, *p, *end, *hit, *a, *b;
 	struct jiter it;
 	struct jspan el;
 	char *heap = NULL;
@@ -189,11 +189,11 @@ key_json(const struct sync_section *sec)
 	int i;
 
 	sbuf_addc(&j, '[');
-	for (i = 0; i < sec->nprimary_key; i++) {
+	for (i = 0; i < sync_more(sec)->nprimary_key; i++) {
 		if (i > 0)
 			sbuf_addc(&j, ',');
-		sbuf_add_jstr(&j, sec->primary_key[i],
-		    strlen(sec->primary_key[i]));
+		sbuf_add_jstr(&j, sync_more(sec)->primary_key[i],
+		    strlen(sync_more(sec)->primary_key[i]));
 	}
 	sbuf_addc(&j, ']');
 	return j.buf;
@@ -217,7 +217,7 @@ shaper_init(struct shaper *sh, const struct config *cfg)
 	sh->opin.room = 0;
 	sh->key_json = xcalloc((size_t)cfg->nsyncs + 1, sizeof(char *));
 	for (i = 0; i < cfg->nsyncs; i++)
-		if (cfg->syncs[i].primary_key != NULL)
+		if (sync_more(&cfg->syncs[i])->primary_key != NULL)
 			sh->key_json[i] = key_json(&cfg->syncs[i]);
 }
 
@@ -362,26 +362,26 @@ doc_ids(struct shaper *sh, struct row *r, const struct view *v,
 	int k;
 
 	idl_reset(ids);
-	ids->own = sec->has_join && sec->join.by_element;
+	ids->own = sec->has_join && sync_more(sec)->join.by_element;
 	if (!sec->has_fan_out) {
 		sbuf_add(idl_add(ids), buf_of(&d->id), d->id.len);
 		return 0;
 	}
-	if (!view_get(v, sec->fan_out.column, &arr)) {
+	if (!view_get(v, sync_more(sec)->fan_out.column, &arr)) {
 		snprintf(why, sizeof(why), "fan_out column '%s' is missing",
-		    sec->fan_out.column);
+		    sync_more(sec)->fan_out.column);
 		return row_fail(r, which, why, err, errlen);
 	}
 	fan_elements(sec, arr, els);
-	m.elem_name = sec->fan_out.element;
-	m.skip = sec->fan_out.column;
+	m.elem_name = sync_more(sec)->fan_out.element;
+	m.skip = sync_more(sec)->fan_out.column;
 	for (k = 0; k < els->n; k++) {
 		m.elem = fan_elem(els, k);
 		id = idl_add(ids);
 		if (ids->own && id_parent_of(sh->cfg, sec, m.elem,
 		    &ids->rt[ids->n - 1], why, sizeof(why)) == -1)
 			return row_fail(r, which, why, err, errlen);
-		if (id_template(&sec->fan_out.id_t, &m, id, why,
+		if (id_template(&sync_more(sec)->fan_out.id_t, &m, id, why,
 		    sizeof(why)) == -1) {
 			snprintf(why + strlen(why), sizeof(why) - strlen(why),
 			    " (fan_out id)");
@@ -431,7 +431,7 @@ static void
 cascade(struct shaper *sh, const struct row *r, const struct ident *d,
     const struct sbuf *id, struct sbuf *out)
 {
-	const struct sync_join *j = &r->sec->join;
+	const struct sync_join *j = &sync_more(r->sec)->join;
 	int i;
 
 	msg_op_begin_in(out, &sh->opin, MSG_CASCADE, buf_of(&d->index),
@@ -505,7 +505,7 @@ delete_docs(struct shaper *sh, const struct row *r, const struct ident *d,
 			remember_delete(sh, d, ids, i, r->m.v, 1);
 		op_begin(sh, out, MSG_DELETE, d, ids, i, r->m.v);
 		op_end(sh, out);
-		if (sec->has_join && sec->join.parent == NULL)
+		if (sec->has_join && sync_more(sec)->join.parent == NULL)
 			cascade(sh, r, d, &ids->id[i], out);
 	}
 }
@@ -617,9 +617,9 @@ fill_heads(struct shaper *sh, struct row *r, int i, const struct view *m,
 		    strlen(c->index), c->id, strlen(c->id), c->last_v);
 		if (c->routing)
 			msg_op_routing(out, c->routing, strlen(c->routing));
-		if (r->sec->pipeline)
-			msg_op_pipeline(out, r->sec->pipeline,
-			    strlen(r->sec->pipeline));
+		if (sync_more(r->sec)->pipeline)
+			msg_op_pipeline(out, sync_more(r->sec)->pipeline,
+			    strlen(sync_more(r->sec)->pipeline));
 		msg_list_begin(out, ML_TOAST);
 		list.p = c->fields;
 		list.n = strlen(c->fields);
@@ -648,7 +648,7 @@ index_docs(struct shaper *sh, struct row *r, struct sbuf *out)
 	struct view m = r->now;
 	int i, marked;
 
-	if (sec->has_join && sec->join.parent != NULL && !sh->now_ids.own) {
+	if (sec->has_join && sync_more(sec)->join.parent != NULL && !sh->now_ids.own) {
 		/* the routing is the parent's id (id_ident) */
 		sbuf_reset(&sh->parent);
 		sbuf_add(&sh->parent, buf_of(&sh->now.routing),
@@ -657,8 +657,8 @@ index_docs(struct shaper *sh, struct row *r, struct sbuf *out)
 		parent = sh->parent.buf;
 	}
 	if (sec->has_fan_out) {
-		m.elem_name = sec->fan_out.element;
-		m.skip = sec->fan_out.column;
+		m.elem_name = sync_more(sec)->fan_out.element;
+		m.skip = sync_more(sec)->fan_out.column;
 	}
 	for (i = 0; i < sh->now_ids.n; i++) {
 		if (sec->has_fan_out)
@@ -678,9 +678,9 @@ index_docs(struct shaper *sh, struct row *r, struct sbuf *out)
 		}
 		op_begin(sh, out, MSG_INDEX, &sh->now, &sh->now_ids, i,
 		    r->m.v);
-		if (sec->pipeline)
-			msg_op_pipeline(out, sec->pipeline,
-			    strlen(sec->pipeline));
+		if (sync_more(sec)->pipeline)
+			msg_op_pipeline(out, sync_more(sec)->pipeline,
+			    strlen(sync_more(sec)->pipeline));
 		marked = toast_members(sh, r, out, &sh->fields);
 		msg_op_doc(out);
 		doc_build(sh, sec, &m, parent, out, r->relname);
@@ -794,7 +794,7 @@ shape_row(struct shaper *sh, enum shape_source src, struct jspan obj,
 		delete_docs(sh, &r, &sh->was, &sh->was_ids, DEL_ALL, out);
 		return 0;
 	}
-	match = r.sec->where_expr == NULL || where_match(r.sec->where_expr,
+	match = sync_more(r.sec)->where_expr == NULL || where_match(sync_more(r.sec)->where_expr,
 	    where_get, &r.now);
 	if (!match) {
 		/* wherever the row's documents were, they go; an insert
@@ -860,9 +860,9 @@ shape_truncate(struct shaper *sh, struct jspan obj, struct sbuf *out,
 		msg_op_begin_in(out, &sh->opin, MSG_CLEAR, index, strlen(index),
 		    NULL, 0, v);
 		if (sec->has_join)
-			msg_op_clear_term(out, sec->join.field,
-			    strlen(sec->join.field), sec->join.name,
-			    strlen(sec->join.name));
+			msg_op_clear_term(out, sync_more(sec)->join.field,
+			    strlen(sync_more(sec)->join.field), sync_more(sec)->join.name,
+			    strlen(sync_more(sec)->join.name));
 		op_end(sh, out);
 	}
 	return 0;

@@ -325,16 +325,16 @@ mynest_describe(struct st_mysql *m, int mariadb,
 		    key->column_type);
 	n->key = xstrdup(key->name);
 	n->key_kind = key->kind;
-	n->n = sec->nchildren + sec->naggregates;
+	n->n = sync_more(sec)->nchildren + sync_more(sec)->naggregates;
 	n->coll = xcalloc((size_t)n->n + 1, sizeof(*n->coll));
 	for (i = 0; i < n->n && rc == 0; i++) {
 		struct mynest_coll *k = &n->coll[i];
 
-		if (i < sec->nchildren) {
-			k->child = &sec->children[i];
+		if (i < sync_more(sec)->nchildren) {
+			k->child = &sync_more(sec)->children[i];
 			rc = describe_child(m, mariadb, sec, k, e);
 		} else {
-			k->agg = &sec->aggregates[i - sec->nchildren];
+			k->agg = &sync_more(sec)->aggregates[i - sync_more(sec)->nchildren];
 			rc = describe_table(m, mariadb, sec, k->agg->schema,
 			    k->agg->table, k->agg->rel, &k->t, e);
 		}

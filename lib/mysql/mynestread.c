@@ -128,11 +128,11 @@ collection(void *arg, void *parg, int k, struct sbuf *via_col,
 	const struct my_table *ct;
 	const struct my_col *ck;
 
-	if (k >= sec->nchildren) {
-		a = &sec->aggregates[k - sec->nchildren];
+	if (k >= sync_more(sec)->nchildren) {
+		a = &sync_more(sec)->aggregates[k - sync_more(sec)->nchildren];
 		return table_of(s, a->rel, a->schema, a->table, e) < 0 ? -1 : 0;
 	}
-	c = &sec->children[k];
+	c = &sync_more(sec)->children[k];
 	if (table_of(s, c->rel, c->schema, c->table, e) < 0)
 		return -1;
 	if (c->through == NULL)

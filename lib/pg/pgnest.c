@@ -90,18 +90,18 @@ pgnest_describe(struct pg_conn *c, const struct sync_section *sec,
 	memset(n, 0, sizeof(*n));
 	n->sec = sec;
 	n->key = xstrdup(key);
-	n->n = sec->nchildren + sec->naggregates;
+	n->n = sync_more(sec)->nchildren + sync_more(sec)->naggregates;
 	n->coll = xcalloc((size_t)n->n + 1, sizeof(*n->coll));
-	for (i = 0; i < sec->nchildren; i++) {
-		n->coll[i].child = &sec->children[i];
-		if (describe_table(c, sec->children[i].schema,
-		    sec->children[i].table, &n->coll[i], e) == -1)
+	for (i = 0; i < sync_more(sec)->nchildren; i++) {
+		n->coll[i].child = &sync_more(sec)->children[i];
+		if (describe_table(c, sync_more(sec)->children[i].schema,
+		    sync_more(sec)->children[i].table, &n->coll[i], e) == -1)
 			return -1;
 	}
-	for (i = 0; i < sec->naggregates; i++) {
-		n->coll[sec->nchildren + i].agg = &sec->aggregates[i];
-		if (describe_table(c, sec->aggregates[i].schema,
-		    sec->aggregates[i].table, &n->coll[sec->nchildren + i],
+	for (i = 0; i < sync_more(sec)->naggregates; i++) {
+		n->coll[sync_more(sec)->nchildren + i].agg = &sync_more(sec)->aggregates[i];
+		if (describe_table(c, sync_more(sec)->aggregates[i].schema,
+		    sync_more(sec)->aggregates[i].table, &n->coll[sync_more(sec)->nchildren + i],
 		    e) == -1)
 			return -1;
 	}

@@ -201,7 +201,7 @@ static int
 through(struct pgnr_parent *p, int k, const struct pgcat_table *ct,
     const struct pgcat_table *jt, struct sbuf *via_col, struct p2o_err *e)
 {
-	const struct sync_child *c = &p->sec->children[k];
+	const struct sync_child *c = &sync_more(p->sec)->children[k];
 	const struct pgcat_column *jk = pgcat_column(jt, c->through_key);
 	struct sbuf b = SBUF_INIT;
 
@@ -237,8 +237,8 @@ collection(void *arg, void *parg, int k, struct sbuf *via_col,
 	struct pgcat_table ct, jt;
 	int rc = 0;
 
-	if (k >= sec->nchildren) {
-		a = &sec->aggregates[k - sec->nchildren];
+	if (k >= sync_more(sec)->nchildren) {
+		a = &sync_more(sec)->aggregates[k - sync_more(sec)->nchildren];
 		if (describe(s, a->rel, a->schema, a->table, sec->name, &ct,
 		    e) == -1)
 			return -1;
@@ -246,7 +246,7 @@ collection(void *arg, void *parg, int k, struct sbuf *via_col,
 		pgcat_table_release(&ct);
 		return 0;
 	}
-	c = &sec->children[k];
+	c = &sync_more(sec)->children[k];
 	if (describe(s, c->rel, c->schema, c->table, sec->name, &ct, e) == -1)
 		return -1;
 	if (c->through == NULL)

@@ -93,8 +93,8 @@ renamed_onto(const struct sync_section *s, const char *name)
 {
 	int i;
 
-	for (i = 0; i < s->nfields; i++)
-		if (strcmp(s->fields[i].value, name) == 0)
+	for (i = 0; i < sync_more(s)->nfields; i++)
+		if (strcmp(sync_more(s)->fields[i].value, name) == 0)
 			return 1;
 	return 0;
 }
@@ -112,23 +112,23 @@ check_names(const struct sync_section *s, struct jspan body, char *why,
 	struct jspan v;
 	int i;
 
-	for (i = 0; i < s->nfields; i++) {
-		props[2] = s->fields[i].name;
+	for (i = 0; i < sync_more(s)->nfields; i++) {
+		props[2] = sync_more(s)->fields[i].name;
 		if (json_path(body, props, 3, &v) &&
-		    !renamed_onto(s, s->fields[i].name)) {
+		    !renamed_onto(s, sync_more(s)->fields[i].name)) {
 			snprintf(why, len, "maps field '%s', which 'fields' "
 			    "renames to '%s': the mapping must use the names "
-			    "the documents carry", s->fields[i].name,
-			    s->fields[i].value);
+			    "the documents carry", sync_more(s)->fields[i].name,
+			    sync_more(s)->fields[i].value);
 			return -1;
 		}
 	}
 	if (s->has_join) {
-		props[2] = s->join.field;
+		props[2] = sync_more(s)->join.field;
 		if (!json_path(body, props, 4, &v) || !jstr_eq(v, "join")) {
 			snprintf(why, len, "must map the join field '%s' as "
 			    "type join (or leave mapping_file out: the join "
-			    "mapping is then generated)", s->join.field);
+			    "mapping is then generated)", sync_more(s)->join.field);
 			return -1;
 		}
 	}
@@ -193,15 +193,15 @@ join_body(const struct sync_section *p)
 	int i;
 
 	sbuf_adds(&b, "{\"mappings\":{\"properties\":{");
-	sbuf_add_jstr(&b, p->join.field, strlen(p->join.field));
+	sbuf_add_jstr(&b, sync_more(p)->join.field, strlen(sync_more(p)->join.field));
 	sbuf_adds(&b, ":{\"type\":\"join\",\"relations\":{");
-	sbuf_add_jstr(&b, p->join.name, strlen(p->join.name));
+	sbuf_add_jstr(&b, sync_more(p)->join.name, strlen(sync_more(p)->join.name));
 	sbuf_adds(&b, ":[");
-	for (i = 0; i < p->join.nchildren; i++) {
+	for (i = 0; i < sync_more(p)->join.nchildren; i++) {
 		if (i > 0)
 			sbuf_addc(&b, ',');
-		sbuf_add_jstr(&b, p->join.children[i],
-		    strlen(p->join.children[i]));
+		sbuf_add_jstr(&b, sync_more(p)->join.children[i],
+		    strlen(sync_more(p)->join.children[i]));
 	}
 	sbuf_adds(&b, "]}}}}}");
 	return b.buf;
@@ -214,7 +214,7 @@ os_index_body(const struct sync_section *s, const char *mapping,
 	*body = NULL;
 	if (mapping != NULL)
 		return file_body(s, mapping, len, body, why, whylen);
-	if (s->has_join && s->join.parent == NULL && s->join.nchildren > 0)
+	if (s->has_join && sync_more(s)->join.parent == NULL && sync_more(s)->join.nchildren > 0)
 		*body = join_body(s);
 	return 0;
 }

@@ -154,28 +154,28 @@ section_columns(const struct sync_section *s, struct named_col *v, int max)
 {
 	int n = 0, i;
 
-	for (i = 0; i < s->ncolumns; i++)
-		n = add(v, n, max, s->columns[i], "columns");
-	for (i = 0; i < s->nexclude_columns; i++)
-		n = add(v, n, max, s->exclude_columns[i], "exclude_columns");
-	for (i = 0; i < s->nprimary_key; i++)
-		n = add(v, n, max, s->primary_key[i], "primary_key");
-	if (s->routing)
-		n = add(v, n, max, s->routing, "routing");
-	for (i = 0; i < s->ntransforms; i++)
-		n = add(v, n, max, s->transforms[i].name, "transform");
-	for (i = 0; i < s->nfields; i++)
-		n = add(v, n, max, s->fields[i].name, "fields");
-	for (i = 0; s->where_expr && i < where_ncolumns(s->where_expr); i++)
-		n = add(v, n, max, where_column(s->where_expr, i), "where");
+	for (i = 0; i < sync_more(s)->ncolumns; i++)
+		n = add(v, n, max, sync_more(s)->columns[i], "columns");
+	for (i = 0; i < sync_more(s)->nexclude_columns; i++)
+		n = add(v, n, max, sync_more(s)->exclude_columns[i], "exclude_columns");
+	for (i = 0; i < sync_more(s)->nprimary_key; i++)
+		n = add(v, n, max, sync_more(s)->primary_key[i], "primary_key");
+	if (sync_more(s)->routing)
+		n = add(v, n, max, sync_more(s)->routing, "routing");
+	for (i = 0; i < sync_more(s)->ntransforms; i++)
+		n = add(v, n, max, sync_more(s)->transforms[i].name, "transform");
+	for (i = 0; i < sync_more(s)->nfields; i++)
+		n = add(v, n, max, sync_more(s)->fields[i].name, "fields");
+	for (i = 0; sync_more(s)->where_expr && i < where_ncolumns(sync_more(s)->where_expr); i++)
+		n = add(v, n, max, where_column(sync_more(s)->where_expr, i), "where");
 	if (s->id)
 		n = add_tmpl(v, n, max, &s->id_t, "id");
 	if (s->index_templated)
 		n = add_tmpl(v, n, max, &s->index_t, "index");
 	if (s->has_fan_out)
-		n = add(v, n, max, s->fan_out.column, "fan_out.column");
-	if (s->has_join && s->join.column)
-		n = add(v, n, max, s->join.column, "join.column");
+		n = add(v, n, max, sync_more(s)->fan_out.column, "fan_out.column");
+	if (s->has_join && sync_more(s)->join.column)
+		n = add(v, n, max, sync_more(s)->join.column, "join.column");
 	return n;
 }
 

@@ -41,13 +41,13 @@ filter(struct check_report *r, MYSQL *m, const struct sync_section *s)
 	char why[512];
 	int rc;
 
-	if (s->where_expr == NULL)
+	if (sync_more(s)->where_expr == NULL)
 		return;
 	p2o_err_clear(&e);
 	myconn_ident(&rel, s->schema);
 	sbuf_addc(&rel, '.');
 	myconn_ident(&rel, s->table);
-	if (where_sql(s->where_expr, &cond, quote, m) == -1)
+	if (where_sql(sync_more(s)->where_expr, &cond, quote, m) == -1)
 		check_fail(r, "table '%s': the filter could not be quoted",
 		    s->rel);
 	else {
