@@ -343,7 +343,8 @@ check_joins(struct cs_walk *w, struct config *cfg)
 		s->more->join.parent_sec = (int)(p - cfg->syncs);
 		p->more->join.children = xrealloc(p->more->join.children,
 		    (size_t)(p->more->join.nchildren + 1) * sizeof(char *));
-		p->more->join.children[p->more->join.nchildren++] = s->more->join.name;
+		p->more->join.children[p->more->join.nchildren++] =
+		    s->more->join.name;
 	}
 	for (i = 0; i < cfg->nsyncs; i++) {
 		s = &cfg->syncs[i];
@@ -353,7 +354,8 @@ check_joins(struct cs_walk *w, struct config *cfg)
 			o = &cfg->syncs[j];
 			if (!o->has_join || strcmp(o->index, s->index) != 0)
 				continue;
-			if (strcmp(o->more->join.name, s->more->join.name) == 0) {
+			if (strcmp(o->more->join.name,
+			    s->more->join.name) == 0) {
 				cs_err(w, sec_line(w, s, "join.name"), "'%s."
 				    "join.name' repeats relation '%s' of "
 				    "section '%s'", config_sec_path(s, &path),

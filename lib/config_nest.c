@@ -148,7 +148,8 @@ owner(const struct sync_section *s, const char *name)
 		if (strcmp(m->fields[i].value, name) == 0)
 			return "a rename (fields)";
 	/* a column kept under its own name: known only when listed */
-	if (m->columns != NULL && config_list_has(m->columns, m->ncolumns, name)) {
+	if (m->columns != NULL &&
+	    config_list_has(m->columns, m->ncolumns, name)) {
 		for (i = 0; i < m->nfields; i++)
 			if (strcmp(m->fields[i].name, name) == 0)
 				return NULL;

@@ -105,16 +105,17 @@ static void
 filter(struct check_report *r, struct pg_conn *c, const struct pgcat_table *t)
 {
 	const struct sync_section *s = t->sec;
+	const struct sync_more *more = sync_more(s);
 	struct sbuf cond = SBUF_INIT;
 	struct p2o_err e;
 	char why[512], *rel;
 	int rc;
 
-	if (sync_more(s)->where_expr == NULL)
+	if (more->where_expr == NULL)
 		return;
 	p2o_err_clear(&e);
 	if ((rel = qrel(c, s, &e)) == NULL ||
-	    where_sql(sync_more(s)->where_expr, &cond, quote, c) == -1) {
+	    where_sql(more->where_expr, &cond, quote, c) == -1) {
 		check_fail(r, "table '%s': the filter could not be quoted",
 		    s->rel);
 		goto out;

@@ -154,10 +154,11 @@ setup(struct mynest *n, const struct sync_section *sec, struct my_table *p)
 	n->key_kind = MK_INT;
 	n->n = NCOLL;
 	n->coll = xcalloc(NCOLL + 1, sizeof(*n->coll));
-	for (i = 0; i < sync_more(sec)->nchildren; i++)
-		n->coll[i].child = &sync_more(sec)->children[i];
-	for (i = 0; i < sync_more(sec)->naggregates; i++)
-		n->coll[sync_more(sec)->nchildren + i].agg = &sync_more(sec)->aggregates[i];
+	for (i = 0; i < sec->more->nchildren; i++)
+		n->coll[i].child = &sec->more->children[i];
+	for (i = 0; i < sec->more->naggregates; i++)
+		n->coll[sec->more->nchildren + i].agg =
+		    &sec->more->aggregates[i];
 	table(&n->coll[ORDERS].t, "shop", "orders", orders_c, 10, one, 1);
 	table(&n->coll[VISITS].t, "shop", "visits", visits_c, 4, visits_pk,
 	    3);
