@@ -139,6 +139,7 @@ static int
 table_init(struct poller *p, struct poll_table *t,
     const struct sync_section *s)
 {
+	const struct sync_more *more = sync_more(s);
 	struct pgcat_table ct;
 	struct sbuf soft = SBUF_INIT;
 	const char *pc = config_poll_column(p->cfg, s);
@@ -160,13 +161,13 @@ table_init(struct poller *p, struct poll_table *t,
 		    s->rel);
 		goto out;
 	}
-	if (s->soft_delete_expr != NULL && where_sql(s->soft_delete_expr,
+	if (more->soft_delete_expr != NULL && where_sql(more->soft_delete_expr,
 	    &soft, quote_sql, NULL) == -1) {
 		p2o_fail(&p->err, P2O_EXIT_CONFIG, "table '%s': its "
 		    "soft_delete could not be written as SQL", s->rel);
 		goto out;
 	}
-	t->soft = s->soft_delete_expr != NULL;
+	t->soft = more->soft_delete_expr != NULL;
 	t->ncols = ct.ncols;
 	t->names = xcalloc((size_t)ct.ncols, sizeof(char *));
 	t->types = xcalloc((size_t)ct.ncols, sizeof(uint32_t));

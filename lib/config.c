@@ -188,16 +188,19 @@ render_constants(struct sync_section *s)
 	struct tmpl t;
 	struct sbuf v = SBUF_INIT;
 	char why[64];
+	struct sync_more *m = s->more;
 	int i, k;
 
-	for (i = 0; i < s->nconstants; i++) {
+	if (m == NULL)
+		return;
+	for (i = 0; i < m->nconstants; i++) {
 		/* a number or a boolean is its JSON already */
-		if (s->constants[i].literal)
+		if (m->constants[i].literal)
 			continue;
 		sbuf_reset(&v);
 		sbuf_add(&v, "", 0);
 		/* config_sync.c parsed it already */
-		if (tmpl_parse(s->constants[i].value, &t, why,
+		if (tmpl_parse(m->constants[i].value, &t, why,
 		    sizeof(why)) == -1)
 			continue;
 		for (k = 0; k < t.nparts; k++)
@@ -205,13 +208,13 @@ render_constants(struct sync_section *s)
 			    strcmp(t.parts[k].text, "schema") == 0 ?
 			    s->schema : s->table);
 		tmpl_release(&t);
-		free(s->constants[i].json);
+		free(m->constants[i].json);
 		sbuf_add(&v, "", 0);
 		{
 			struct sbuf j = SBUF_INIT;
 
 			sbuf_add_jstr(&j, v.buf, v.len);
-			s->constants[i].json = j.buf;
+			m->constants[i].json = j.buf;
 		}
 	}
 	sbuf_release(&v);
@@ -240,8 +243,8 @@ check_sharing(struct cs_walk *w, struct sync_section *s,
 			    "sections '%s' and '%s' both write index '%s': "
 			    "sections may share an index only when each "
 			    "declares 'id'", o->name, s->name, s->index);
-		if (s->index_body && o->index_body &&
-		    strcmp(s->index_body, o->index_body) != 0)
+		if (sync_more(s)->index_body && sync_more(o)->index_body &&
+		    strcmp(s->more->index_body, o->more->index_body) != 0)
 			return cs_err(w, sec_line(w, s, "mapping_file"), "sync "
 			    "sections '%s' and '%s' both write index '%s' "
 			    "with different mapping files", o->name, s->name,
@@ -287,8 +290,9 @@ join_parent_of(struct config *cfg, const char *index)
 	int i;
 
 	for (i = 0; i < cfg->nsyncs; i++)
-		if (cfg->syncs[i].has_join && cfg->syncs[i].join.parent ==
-		    NULL && strcmp(cfg->syncs[i].index, index) == 0)
+		if (cfg->syncs[i].has_join &&
+		    cfg->syncs[i].more->join.parent == NULL &&
+		    strcmp(cfg->syncs[i].index, index) == 0)
 			return &cfg->syncs[i];
 	return NULL;
 }
@@ -307,39 +311,40 @@ check_joins(struct cs_walk *w, struct config *cfg)
 
 	for (i = 0; i < cfg->nsyncs; i++) {
 		s = &cfg->syncs[i];
-		if (!s->has_join || s->join.parent == NULL)
+		if (!s->has_join || s->more->join.parent == NULL)
 			continue;
-		p = s->join.by_element ? join_parent_of(cfg, s->index) :
-		    find_section(cfg, s->join.parent);
-		if (p == NULL && s->join.by_element) {
+		p = s->more->join.by_element ? join_parent_of(cfg, s->index) :
+		    find_section(cfg, s->more->join.parent);
+		if (p == NULL && s->more->join.by_element) {
 			cs_err(w, sec_line(w, s, "join.parent"), "'%s.join."
 			    "parent' is '%s', and index '%s' has no join parent "
 			    "section for the elements to name",
-			    config_sec_path(s, &path), s->join.parent,
+			    config_sec_path(s, &path), s->more->join.parent,
 			    s->index);
 			goto fail;
 		}
-		if (p == NULL || !p->has_join || p->join.parent != NULL) {
+		if (p == NULL || !p->has_join || p->more->join.parent != NULL) {
 			cs_err(w, sec_line(w, s, "join.parent"), "'%s.join."
 			    "parent' names '%s', which is not a sync section "
 			    "with a join and no parent of its own",
-			    config_sec_path(s, &path), s->join.parent);
+			    config_sec_path(s, &path), s->more->join.parent);
 			goto fail;
 		}
 		if (strcmp(p->index, s->index) != 0 ||
-		    strcmp(p->join.field, s->join.field) != 0) {
+		    strcmp(p->more->join.field, s->more->join.field) != 0) {
 			cs_err(w, sec_line(w, s, "join"), "'%s.join': a child "
 			    "writes its parent's index ('%s') with its join "
 			    "field ('%s')", config_sec_path(s, &path), p->index,
-			    p->join.field);
+			    p->more->join.field);
 			goto fail;
 		}
 		if (config_sync_join_key(w, s, p) == -1)
 			goto fail;
-		s->join.parent_sec = (int)(p - cfg->syncs);
-		p->join.children = xrealloc(p->join.children,
-		    (size_t)(p->join.nchildren + 1) * sizeof(char *));
-		p->join.children[p->join.nchildren++] = s->join.name;
+		s->more->join.parent_sec = (int)(p - cfg->syncs);
+		p->more->join.children = xrealloc(p->more->join.children,
+		    (size_t)(p->more->join.nchildren + 1) * sizeof(char *));
+		p->more->join.children[p->more->join.nchildren++] =
+		    s->more->join.name;
 	}
 	for (i = 0; i < cfg->nsyncs; i++) {
 		s = &cfg->syncs[i];
@@ -349,14 +354,15 @@ check_joins(struct cs_walk *w, struct config *cfg)
 			o = &cfg->syncs[j];
 			if (!o->has_join || strcmp(o->index, s->index) != 0)
 				continue;
-			if (strcmp(o->join.name, s->join.name) == 0) {
+			if (strcmp(o->more->join.name,
+			    s->more->join.name) == 0) {
 				cs_err(w, sec_line(w, s, "join.name"), "'%s."
 				    "join.name' repeats relation '%s' of "
 				    "section '%s'", config_sec_path(s, &path),
-				    s->join.name, o->name);
+				    s->more->join.name, o->name);
 				goto fail;
 			}
-			if (!o->join.parent && !s->join.parent) {
+			if (!o->more->join.parent && !s->more->join.parent) {
 				cs_err(w, sec_line(w, s, "join"), "'%s.join': "
 				    "index '%s' has a join parent already, "
 				    "section '%s'", config_sec_path(s, &path),
@@ -364,9 +370,9 @@ check_joins(struct cs_walk *w, struct config *cfg)
 				goto fail;
 			}
 		}
-		if (s->join.parent)
+		if (s->more->join.parent)
 			continue;
-		if (s->join.nchildren == 0) {
+		if (s->more->join.nchildren == 0) {
 			cs_err(w, sec_line(w, s, "join"), "'%s.join' is a "
 			    "parent no section names as its 'parent'",
 			    config_sec_path(s, &path));
@@ -381,8 +387,8 @@ check_joins(struct cs_walk *w, struct config *cfg)
 		}
 		/* the generated join mapping, unless a sharer has a file */
 		for (body = 0, j = 0; j < cfg->nsyncs; j++)
-			if (cfg->syncs[j].index_body && strcmp(cfg->syncs[j].
-			    index, s->index) == 0)
+			if (sync_more(&cfg->syncs[j])->index_body &&
+			    strcmp(cfg->syncs[j].index, s->index) == 0)
 				body = 1;
 		if (!body && config_target_join_body(w, s) == -1)
 			goto fail;
@@ -487,17 +493,18 @@ pairs_first(struct config *cfg, struct pairs *pg, int i)
 		return first;
 	}
 	if ((g = strindex_put(&pg->byindex, cfg, i)) == i)
-		pg->body[i] = s->index_body ? i : -1;
+		pg->body[i] = sync_more(s)->index_body ? i : -1;
 	else {
 		o = &cfg->syncs[g];
 		s->shared = o->shared = 1;
 		if (!s->id || !o->id || s->has_join != o->has_join)
 			first = min_pos(first, g);
 		b = pg->body[g];
-		if (s->index_body && b >= 0 &&
-		    strcmp(s->index_body, cfg->syncs[b].index_body) != 0)
+		if (sync_more(s)->index_body && b >= 0 &&
+		    strcmp(s->more->index_body,
+		    cfg->syncs[b].more->index_body) != 0)
 			first = min_pos(first, b);
-		if (b < 0 && s->index_body)
+		if (b < 0 && sync_more(s)->index_body)
 			pg->body[g] = i;
 	}
 	for (j = 0; j < pg->ntemplated && pg->templated[j] < first; j++)
@@ -696,6 +703,9 @@ config_release(struct config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 }
 
+/* what sync_more gives a section that sets none of it */
+const struct sync_more sync_more_none;
+
 const struct sync_section *
 config_find_index(const struct config *cfg, const char *index)
 {
@@ -720,10 +730,10 @@ config_index_body(const struct config *cfg, const char *index)
 	/* sharers of an index agree on its body (finish_syncs) */
 	for (i = 0; i < cfg->nsyncs; i++) {
 		s = &cfg->syncs[i];
-		if (s->index_body && (s->index_templated ?
+		if (sync_more(s)->index_body && (s->index_templated ?
 		    glob_match(s->index_glob, index) :
 		    strcmp(s->index, index) == 0))
-			return s->index_body;
+			return sync_more(s)->index_body;
 	}
 	return NULL;
 }

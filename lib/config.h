@@ -150,36 +150,25 @@ struct sync_aggregate {
 	int	 line;
 };
 
-struct sync_section {
-	char	*name;		/* the key under sync: */
-	char	*schema;	/* "public" when table has no schema part */
-	char	*table;		/* bare table name */
-	char	*rel;		/* "schema.table" as it appears in row frames */
-	char	*index;		/* target index (or index template); defaults
-				 * to the table name */
-	/* every process holds one of these per table, ten thousand of
-	 * them in many.py's row: the ints go in pairs, so no pointer after
-	 * one leaves a hole (issue 38) */
+/*
+ * What a section sets only sometimes: every process holds a struct
+ * sync_section per table, ten thousand of them in many.py's row, and a
+ * section of the usual shape (a table, an index, an id) sets none of
+ * this, so it lives behind the section's more pointer, made only for a
+ * section that sets one of these keys (issue 38). Read it through
+ * sync_more(), which gives a section without one an empty one.
+ */
+struct sync_more {
 	char	**columns;	/* NULL = all columns */
 	char	**exclude_columns;
 	int	 ncolumns;
 	int	 nexclude_columns;
-	int	 line;		/* where the section starts, for messages */
-
-	/* identity */
-	int	 index_templated;	/* it has placeholders */
-	char	*id;		/* id template, or NULL: the key */
-	struct tmpl id_t;
-	struct tmpl index_t;	/* the index as a template */
-	char	*index_glob;	/* what a templated index claims: "events-*" */
 	char	**primary_key;	/* the key override, or NULL */
 	int	 nprimary_key;
-	int	 append_only;	/* keyless, insert-only, filed by content */
+	int	 ntransforms;
 	char	*routing;	/* routing column, or NULL */
-	int	 shared;	/* another section writes its index */
 
 	/* documents */
-	int	 ntransforms;
 	char	*pipeline;
 	struct sync_transform *transforms;
 	struct sync_pair *fields;	/* renames */
@@ -193,7 +182,6 @@ struct sync_section {
 	char	*mapping;	/* what it holds, a JSON object */
 	char	*index_body;	/* the creation body the target makes of it
 				 * (or of a join), NULL: the defaults */
-	int	 has_fan_out, has_join;
 	struct sync_child *children;	/* embedded collections */
 	struct sync_aggregate *aggregates;	/* counted ones */
 	int	 nchildren;
@@ -208,6 +196,39 @@ struct sync_section {
 	char	*soft_delete;
 	struct where *soft_delete_expr;
 };
+
+struct sync_section {
+	char	*name;		/* the key under sync: */
+	char	*schema;	/* "public" when table has no schema part */
+	char	*table;		/* bare table name */
+	char	*rel;		/* "schema.table" as it appears in row frames */
+	char	*index;		/* target index (or index template); defaults
+				 * to the table name */
+	/* every process holds one of these per table, ten thousand of
+	 * them in many.py's row: the ints go in pairs, so no pointer after
+	 * one leaves a hole, and what a section rarely sets is behind
+	 * more (issue 38) */
+	int	 line;		/* where the section starts, for messages */
+
+	/* identity */
+	int	 index_templated;	/* it has placeholders */
+	char	*id;		/* id template, or NULL: the key */
+	struct tmpl id_t;
+	struct tmpl index_t;	/* the index as a template */
+	char	*index_glob;	/* what a templated index claims: "events-*" */
+	int	 append_only;	/* keyless, insert-only, filed by content */
+	int	 shared;	/* another section writes its index */
+	int	 has_fan_out, has_join;
+	struct sync_more *more;	/* NULL: none of it set */
+};
+
+/* s's rarely set parts: an empty set for a section without them */
+extern const struct sync_more sync_more_none;
+static inline const struct sync_more *
+sync_more(const struct sync_section *s)
+{
+	return s->more != NULL ? s->more : &sync_more_none;
+}
 
 /*
  * The secrets config_load_with resolves from the environment, each named

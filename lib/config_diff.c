@@ -68,6 +68,9 @@ same_node(const struct cs_node *s, const void *a, const void *b)
 	const void *e;
 	int i, n;
 
+	/* a key kept behind a pointer: an empty one where it is NULL */
+	a = cs_via(s, a);
+	b = cs_via(s, b);
 	if (s->alt != NULL && !same_node(s->alt, a, b))
 		return 0;
 	switch (s->kind) {
@@ -144,15 +147,19 @@ static int
 same_columns(const struct config *wc, const struct sync_section *a,
     const struct config *nc, const struct sync_section *b)
 {
-	return same_set(a->columns, a->ncolumns, b->columns, b->ncolumns);
+	const struct sync_more *ma = sync_more(a), *mb = sync_more(b);
+
+	return same_set(ma->columns, ma->ncolumns, mb->columns, mb->ncolumns);
 }
 
 static int
 same_excluded(const struct config *wc, const struct sync_section *a,
     const struct config *nc, const struct sync_section *b)
 {
-	return same_set(a->exclude_columns, a->nexclude_columns,
-	    b->exclude_columns, b->nexclude_columns);
+	const struct sync_more *ma = sync_more(a), *mb = sync_more(b);
+
+	return same_set(ma->exclude_columns, ma->nexclude_columns,
+	    mb->exclude_columns, mb->nexclude_columns);
 }
 
 static char *
@@ -171,15 +178,16 @@ static int
 same_where(const struct config *wc, const struct sync_section *a,
     const struct config *nc, const struct sync_section *b)
 {
+	const struct sync_more *ma = sync_more(a), *mb = sync_more(b);
 	struct sbuf x = SBUF_INIT, y = SBUF_INIT;
 	int same;
 
-	if ((a->where_expr == NULL) != (b->where_expr == NULL))
+	if ((ma->where_expr == NULL) != (mb->where_expr == NULL))
 		return 0;
-	if (a->where_expr == NULL)
+	if (ma->where_expr == NULL)
 		return 1;
-	same = where_sql(a->where_expr, &x, quote_plain, NULL) == 0 &&
-	    where_sql(b->where_expr, &y, quote_plain, NULL) == 0 &&
+	same = where_sql(ma->where_expr, &x, quote_plain, NULL) == 0 &&
+	    where_sql(mb->where_expr, &y, quote_plain, NULL) == 0 &&
 	    x.len == y.len && memcmp(x.buf, y.buf, x.len) == 0;
 	sbuf_release(&x);
 	sbuf_release(&y);
@@ -191,7 +199,9 @@ static int
 same_mapping(const struct config *wc, const struct sync_section *a,
     const struct config *nc, const struct sync_section *b)
 {
-	return same_str(a->mapping, b->mapping);
+	const struct sync_more *ma = sync_more(a), *mb = sync_more(b);
+
+	return same_str(ma->mapping, mb->mapping);
 }
 
 /* a join names its parent by section name, which may change with the
@@ -201,7 +211,8 @@ static int
 same_join(const struct config *wc, const struct sync_section *a,
     const struct config *nc, const struct sync_section *b)
 {
-	const struct sync_join *x = &a->join, *y = &b->join;
+	const struct sync_join *x = &sync_more(a)->join,
+	    *y = &sync_more(b)->join;
 	int i;
 
 	if (a->has_join != b->has_join)
@@ -245,16 +256,17 @@ static int
 same_soft_delete(const struct config *wc, const struct sync_section *a,
     const struct config *nc, const struct sync_section *b)
 {
+	const struct sync_more *ma = sync_more(a), *mb = sync_more(b);
 	struct sbuf x = SBUF_INIT, y = SBUF_INIT;
 	int same;
 
 	(void)wc; (void)nc;
-	if ((a->soft_delete_expr == NULL) != (b->soft_delete_expr == NULL))
+	if ((ma->soft_delete_expr == NULL) != (mb->soft_delete_expr == NULL))
 		return 0;
-	if (a->soft_delete_expr == NULL)
+	if (ma->soft_delete_expr == NULL)
 		return 1;
-	same = where_sql(a->soft_delete_expr, &x, quote_plain, NULL) == 0 &&
-	    where_sql(b->soft_delete_expr, &y, quote_plain, NULL) == 0 &&
+	same = where_sql(ma->soft_delete_expr, &x, quote_plain, NULL) == 0 &&
+	    where_sql(mb->soft_delete_expr, &y, quote_plain, NULL) == 0 &&
 	    x.len == y.len && memcmp(x.buf, y.buf, x.len) == 0;
 	sbuf_release(&x);
 	sbuf_release(&y);

@@ -84,12 +84,13 @@ static int
 each_member(const struct sync_section *s,
     int (*fn)(void *, const char *, int line), void *arg)
 {
+	const struct sync_more *m = sync_more(s);
 	const struct sync_child *c;
 	struct sbuf b = SBUF_INIT;
 	int i, k, rc = 0;
 
-	for (i = 0; i < s->nchildren && rc == 0; i++) {
-		c = &s->children[i];
+	for (i = 0; i < m->nchildren && rc == 0; i++) {
+		c = &m->children[i];
 		if (c->flatten) {
 			for (k = 0; k < c->ncolumns && rc == 0; k++)
 				rc = fn(arg, nest_name(c, c->columns[k]),
@@ -107,8 +108,8 @@ each_member(const struct sync_section *s,
 				rc = fn(arg, b.buf, c->line);
 		}
 	}
-	for (i = 0; i < s->naggregates && rc == 0; i++)
-		rc = fn(arg, s->aggregates[i].field, s->aggregates[i].line);
+	for (i = 0; i < m->naggregates && rc == 0; i++)
+		rc = fn(arg, m->aggregates[i].field, m->aggregates[i].line);
 	sbuf_release(&b);
 	return rc;
 }
@@ -137,22 +138,24 @@ struct clash {
 static const char *
 owner(const struct sync_section *s, const char *name)
 {
+	const struct sync_more *m = sync_more(s);
 	int i;
 
-	for (i = 0; i < s->nconstants; i++)
-		if (strcmp(s->constants[i].name, name) == 0)
+	for (i = 0; i < m->nconstants; i++)
+		if (strcmp(m->constants[i].name, name) == 0)
 			return "a constant";
-	for (i = 0; i < s->nfields; i++)
-		if (strcmp(s->fields[i].value, name) == 0)
+	for (i = 0; i < m->nfields; i++)
+		if (strcmp(m->fields[i].value, name) == 0)
 			return "a rename (fields)";
 	/* a column kept under its own name: known only when listed */
-	if (s->columns != NULL && config_list_has(s->columns, s->ncolumns, name)) {
-		for (i = 0; i < s->nfields; i++)
-			if (strcmp(s->fields[i].name, name) == 0)
+	if (m->columns != NULL &&
+	    config_list_has(m->columns, m->ncolumns, name)) {
+		for (i = 0; i < m->nfields; i++)
+			if (strcmp(m->fields[i].name, name) == 0)
 				return NULL;
 		return "a column the documents keep";
 	}
-	if (s->has_join && strcmp(s->join.field, name) == 0)
+	if (s->has_join && strcmp(m->join.field, name) == 0)
 		return "the join field";
 	return NULL;
 }
@@ -233,12 +236,13 @@ int
 config_nest_finish(struct cs_walk *w, struct sync_section *s,
     const char *path)
 {
+	struct sync_more *m = s->more;
 	struct clash cl = { w, s, path, SBUF_INIT };
 	int i, l, rc;
 
-	if (s->nchildren == 0 && s->naggregates == 0)
+	if (m->nchildren == 0 && m->naggregates == 0)
 		return 0;
-	l = s->nchildren ? s->children[0].line : s->aggregates[0].line;
+	l = m->nchildren ? m->children[0].line : m->aggregates[0].line;
 	if (s->append_only)
 		return cs_err(w, l, "'%s': an append_only section cannot "
 		    "embed children or aggregates: its documents have no key "
@@ -247,11 +251,11 @@ config_nest_finish(struct cs_walk *w, struct sync_section *s,
 		return cs_err(w, l, "'%s': a fan_out section cannot embed "
 		    "children or aggregates: one row is many documents, and "
 		    "a child change would have to rewrite each", path);
-	for (i = 0; i < s->nchildren; i++)
-		if (finish_child(w, path, &s->children[i], i) == -1)
+	for (i = 0; i < m->nchildren; i++)
+		if (finish_child(w, path, &m->children[i], i) == -1)
 			return -1;
-	for (i = 0; i < s->naggregates; i++) {
-		struct sync_aggregate *a = &s->aggregates[i];
+	for (i = 0; i < m->naggregates; i++) {
+		struct sync_aggregate *a = &m->aggregates[i];
 		char why[256];
 
 		if (a->where && (a->where_expr = where_parse(a->where, why,
@@ -292,11 +296,15 @@ int
 config_nest_resolve(struct cs_walk *w, const struct config *cfg,
     struct sync_section *s, const char *path)
 {
+	struct sync_more *m = s->more;
 	struct sbuf p = SBUF_INIT;
 	int i, rc = 0;
 
-	for (i = 0; i < s->nchildren && rc == 0; i++) {
-		struct sync_child *c = &s->children[i];
+	/* no collections without a more */
+	if (m == NULL)
+		return 0;
+	for (i = 0; i < m->nchildren && rc == 0; i++) {
+		struct sync_child *c = &m->children[i];
 
 		sbuf_reset(&p);
 		sbuf_addf(&p, "%s.children[%d].table", path, i);
@@ -313,8 +321,8 @@ config_nest_resolve(struct cs_walk *w, const struct config *cfg,
 			    &c->through_schema, &c->through_table);
 		}
 	}
-	for (i = 0; i < s->naggregates && rc == 0; i++) {
-		struct sync_aggregate *a = &s->aggregates[i];
+	for (i = 0; i < m->naggregates && rc == 0; i++) {
+		struct sync_aggregate *a = &m->aggregates[i];
 
 		sbuf_reset(&p);
 		sbuf_addf(&p, "%s.aggregates[%d].table", path, i);
@@ -328,10 +336,11 @@ config_nest_resolve(struct cs_walk *w, const struct config *cfg,
 void
 config_nest_release(struct sync_section *s)
 {
+	struct sync_more *m = s->more;
 	int i;
 
-	for (i = 0; i < s->nchildren; i++) {
-		struct sync_child *c = &s->children[i];
+	for (i = 0; i < m->nchildren; i++) {
+		struct sync_child *c = &m->children[i];
 
 		free(c->schema);
 		free(c->table);
@@ -341,8 +350,8 @@ config_nest_release(struct sync_section *s)
 		c->schema = c->table = NULL;
 		c->through_schema = c->through_table = c->through_rel = NULL;
 	}
-	for (i = 0; i < s->naggregates; i++) {
-		struct sync_aggregate *a = &s->aggregates[i];
+	for (i = 0; i < m->naggregates; i++) {
+		struct sync_aggregate *a = &m->aggregates[i];
 
 		free(a->schema);
 		free(a->table);
@@ -356,20 +365,20 @@ config_nest_release(struct sync_section *s)
 int
 config_nest_tables(const struct config *cfg, const char ***rels)
 {
-	const struct sync_section *s;
+	const struct sync_more *x;
 	const char *r;
 	int i, k, j, m, n = 0;
 
 	*rels = NULL;
 	for (i = 0; i < cfg->nsyncs; i++) {
-		s = &cfg->syncs[i];
-		*rels = xrealloc(*rels, (size_t)(n + 2 * s->nchildren +
-		    s->naggregates + 1) * sizeof(char *));
-		for (k = 0; k < 2 * s->nchildren + s->naggregates; k++) {
-			r = k < 2 * s->nchildren ? (k % 2 ?
-			    s->children[k / 2].through_rel :
-			    s->children[k / 2].rel) :
-			    s->aggregates[k - 2 * s->nchildren].rel;
+		x = sync_more(&cfg->syncs[i]);
+		*rels = xrealloc(*rels, (size_t)(n + 2 * x->nchildren +
+		    x->naggregates + 1) * sizeof(char *));
+		for (k = 0; k < 2 * x->nchildren + x->naggregates; k++) {
+			r = k < 2 * x->nchildren ? (k % 2 ?
+			    x->children[k / 2].through_rel :
+			    x->children[k / 2].rel) :
+			    x->aggregates[k - 2 * x->nchildren].rel;
 			if (r == NULL || config_find_rel(cfg, r) != NULL)
 				continue;
 			for (j = 0, m = 0; j < n && !m; j++)

@@ -38,13 +38,9 @@ static const size_t str_off[] = {
 };
 #define NSTR	(sizeof(str_off) / sizeof(str_off[0]))
 
-/* and its templates, parts and texts */
-static const size_t tmpl_off[] = {
-	offsetof(struct sync_section, id_t),
-	offsetof(struct sync_section, index_t),
-	offsetof(struct sync_section, fan_out.id_t),
-};
-#define NTMPL	(sizeof(tmpl_off) / sizeof(tmpl_off[0]))
+/* and its templates, parts and texts: the id's and the index's, and a
+ * fan-out's element id behind the section's more (NULL without one) */
+#define NTMPL	3
 
 struct slot {
 	uint64_t h;
@@ -183,9 +179,16 @@ str_at(struct sync_section *s, size_t off)
 }
 
 static struct tmpl *
-tmpl_at(struct sync_section *s, size_t off)
+tmpl_at(struct sync_section *s, size_t j)
 {
-	return (struct tmpl *)((char *)s + off);
+	switch (j) {
+	case 0:
+		return &s->id_t;
+	case 1:
+		return &s->index_t;
+	default:
+		return s->more != NULL ? &s->more->fan_out.id_t : NULL;
+	}
 }
 
 void
@@ -220,7 +223,8 @@ config_pack(struct config *cfg)
 			*f = (char *)(uintptr_t)o;
 		}
 		for (j = 0; j < NTMPL; j++)
-			pack_tmpl(&k, tmpl_at(s, tmpl_off[j]));
+			if ((t = tmpl_at(s, j)) != NULL)
+				pack_tmpl(&k, t);
 	}
 	/* the block is final: offsets become pointers */
 	k.buf = xrealloc(k.buf, k.len);
@@ -237,8 +241,8 @@ config_pack(struct config *cfg)
 				*f = k.buf + (uintptr_t)*f;
 		}
 		for (j = 0; j < NTMPL; j++) {
-			t = tmpl_at(s, tmpl_off[j]);
-			if (t->parts != NULL)
+			t = tmpl_at(s, j);
+			if (t != NULL && t->parts != NULL)
 				t->parts = (struct tmpl_part *)(k.buf +
 				    (uintptr_t)t->parts);
 		}
@@ -265,7 +269,8 @@ config_unpack(struct config *cfg)
 		for (j = 0; j < NSTR; j++)
 			*str_at(s, str_off[j]) = NULL;
 		for (j = 0; j < NTMPL; j++) {
-			t = tmpl_at(s, tmpl_off[j]);
+			if ((t = tmpl_at(s, j)) == NULL)
+				continue;
 			t->parts = NULL;
 			t->nparts = 0;
 		}

@@ -634,11 +634,46 @@ fits(const struct cs_walk *w, size_t ni, const struct cs_node *s)
 	}
 }
 
+/* where key s's value lives: base, or what its via pointer points to,
+ * made now if make (else NULL when there is none) */
+static void *
+via(const struct cs_node *s, void *base, int make)
+{
+	void **p;
+
+	if (s->via_size == 0)
+		return base;
+	p = at(base, s->via_off);
+	if (*p == NULL && make)
+		*p = xcalloc(1, s->via_size);
+	return *p;
+}
+
+const void *
+cs_via(const struct cs_node *s, const void *base)
+{
+	/* what a NULL pointer reads as: nothing set */
+	static const union {
+		max_align_t a;
+		char	 c[1024];
+	} none;
+	const void *p;
+
+	if (s->via_size == 0)
+		return base;
+	p = *(void *const *)((const char *)base + s->via_off);
+	if (p != NULL)
+		return p;
+	/* a larger structure would read past none */
+	return s->via_size <= sizeof(none) ? &none : NULL;
+}
+
 /* ni is the value of key s (line: the key's line) */
 static int
 walk(struct cs_walk *w, size_t ni, const struct cs_node *s, void *base,
     int line)
 {
+	base = via(s, base, 1);
 	if (s->alt != NULL && !fits(w, ni, s) && fits(w, ni, s->alt))
 		s = s->alt;
 	switch (s->kind) {
@@ -664,6 +699,8 @@ defaults(struct cs_walk *w, const struct cs_node *s, void *base)
 	if (s->kind != CS_STRUCT)
 		return s->def ? store(w, s, base, s->def, 0) : 0;
 	for (k = s->keys; k->name; k++) {
+		if (k->via_size != 0)
+			continue;
 		len = push_key(w, k->name);
 		rc = defaults(w, k, at(base, s->off));
 		pop(w, len);
@@ -677,9 +714,12 @@ static void
 release(const struct cs_node *s, void *base)
 {
 	const struct cs_node *k;
-	char **p = at(base, s->off);
+	char **p;
 	int *count, i;
 
+	if ((base = via(s, base, 0)) == NULL)
+		return;
+	p = at(base, s->off);
 	/* the other spelling stores elsewhere in the same base */
 	if (s->alt != NULL)
 		release(s->alt, base);
@@ -708,6 +748,14 @@ release(const struct cs_node *s, void *base)
 			s->release(at(base, s->off));
 		for (k = s->keys; k->name; k++)
 			release(k, at(base, s->off));
+		/* the structures its keys lived in, once all are gone */
+		for (k = s->keys; k->name; k++)
+			if (k->via_size != 0) {
+				free(*(void **)at(at(base, s->off),
+				    k->via_off));
+				*(void **)at(at(base, s->off), k->via_off) =
+				    NULL;
+			}
 		return;
 	default:
 		return;

@@ -73,6 +73,14 @@ struct cs_node {
 	/* frees what finish added beyond the table's own keys */
 	void		(*release)(void *base);
 
+	/* via_size > 0: the key's value lives in a via_size-byte structure
+	 * the pointer at base + via_off points to, made when the file first
+	 * sets one of its keys (a section's rarely set parts, issue 38);
+	 * off is within it. Such a key takes no default: nothing is made
+	 * for a key the file does not set */
+	size_t		 via_off;
+	size_t		 via_size;
+
 	/* a value of the other shape (a scalar where this node takes a
 	 * mapping or a list, or the reverse) is read by alt instead, into
 	 * the same base: one key, two spellings */
@@ -93,6 +101,11 @@ int	cs_load(const struct cs_node *root, void *base, const char *name,
 	    const char *buf, size_t len, char *err, size_t errlen);
 /* frees every string and array root's keys stored in base; zeroes them */
 void	cs_release(const struct cs_node *root, void *base);
+
+/* where key s's value lives in base: base, else (a key with via_size)
+ * the structure its pointer points to, or an all-zero one of that size
+ * when the pointer is NULL - to read, never to write */
+const void *cs_via(const struct cs_node *s, const void *base);
 
 /* for finish rules */
 int	cs_err(struct cs_walk *, int line, const char *fmt, ...)

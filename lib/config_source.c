@@ -257,7 +257,9 @@ config_source_finish(struct cs_walk *w, void *base, const char *path,
 const char *
 config_poll_column(const struct config *cfg, const struct sync_section *s)
 {
-	return s->poll_column ? s->poll_column : cfg->poll_column;
+	const struct sync_more *m = sync_more(s);
+
+	return m->poll_column ? m->poll_column : cfg->poll_column;
 }
 
 /* a section's poll-mode key, refused outside the mode */
@@ -265,6 +267,7 @@ static int
 section_poll_keys(struct cs_walk *w, const struct config *cfg,
     const struct sync_section *s)
 {
+	const struct sync_more *m = sync_more(s);
 	static const char *const keys[] = { "poll_column", "soft_delete",
 		NULL };
 	struct sbuf path = SBUF_INIT;
@@ -288,11 +291,11 @@ section_poll_keys(struct cs_walk *w, const struct config *cfg,
 		    "key of its last row", path.buf);
 	/* a collection's rows change without their parent's column
 	 * moving: nothing would ever read them again */
-	else if (s->nchildren || s->naggregates)
-		rc = cs_err(w, cs_line(w, "%s.%s", path.buf, s->nchildren ?
+	else if (m->nchildren || m->naggregates)
+		rc = cs_err(w, cs_line(w, "%s.%s", path.buf, m->nchildren ?
 		    "children" : "aggregates"), "'%s.%s' cannot be polled: "
 		    "its rows change without the parent's poll column moving",
-		    path.buf, s->nchildren ? "children" : "aggregates");
+		    path.buf, m->nchildren ? "children" : "aggregates");
 out:
 	sbuf_release(&path);
 	return rc;

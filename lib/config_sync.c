@@ -31,8 +31,11 @@
 #define PAIR(f)	offsetof(struct sync_pair, f)
 #define PSEU(f)	offsetof(struct sync_pseudonym, f)
 #define LOOK(f)	offsetof(struct sync_lookup, f)
-#define FAN(f)	(SYN(fan_out) + offsetof(struct sync_fan_out, f))
-#define JOIN(f)	(SYN(join) + offsetof(struct sync_join, f))
+#define MORE(f)	offsetof(struct sync_more, f)
+#define FAN(f)	(MORE(fan_out) + offsetof(struct sync_fan_out, f))
+#define JOIN(f)	(MORE(join) + offsetof(struct sync_join, f))
+/* a key whose value is in the section's struct sync_more */
+#define VIA	.via_off = SYN(more), .via_size = sizeof(struct sync_more)
 
 /* a mapping file larger than this is not a mapping */
 #define MAPPING_MAX	(16 * 1024 * 1024)
@@ -190,48 +193,48 @@ static const struct cs_node section_keys[] = {
 	/* table lands in rel as written; finish_section() splits it */
 	{ "table", CS_STR, SYN(rel), .required = 1, .check = config_check_table },
 	{ "index", CS_STR, SYN(index), .check = check_index },
-	{ "columns", CS_LIST, SYN(columns), .elem = &column,
-	    .elem_size = sizeof(char *), .count_off = SYN(ncolumns),
-	    .distinct = 1 },
-	{ "exclude_columns", CS_LIST, SYN(exclude_columns), .elem = &column,
-	    .elem_size = sizeof(char *), .count_off = SYN(nexclude_columns),
-	    .distinct = 1 },
+	{ "columns", CS_LIST, MORE(columns), .elem = &column,
+	    .elem_size = sizeof(char *), .count_off = MORE(ncolumns),
+	    .distinct = 1, VIA },
+	{ "exclude_columns", CS_LIST, MORE(exclude_columns), .elem = &column,
+	    .elem_size = sizeof(char *), .count_off = MORE(nexclude_columns),
+	    .distinct = 1, VIA },
 	{ "id", CS_STR, SYN(id), .check = check_id },
-	{ "primary_key", CS_LIST, SYN(primary_key), .elem = &column,
-	    .elem_size = sizeof(char *), .count_off = SYN(nprimary_key),
-	    .distinct = 1 },
+	{ "primary_key", CS_LIST, MORE(primary_key), .elem = &column,
+	    .elem_size = sizeof(char *), .count_off = MORE(nprimary_key),
+	    .distinct = 1, VIA },
 	{ "append_only", CS_BOOL, SYN(append_only), .def = "false" },
-	{ "routing", CS_STR, SYN(routing) },
-	{ "pipeline", CS_STR, SYN(pipeline) },
-	{ "transform", CS_MAP, SYN(transforms), .elem = &transform,
+	{ "routing", CS_STR, MORE(routing), VIA },
+	{ "pipeline", CS_STR, MORE(pipeline), VIA },
+	{ "transform", CS_MAP, MORE(transforms), .elem = &transform,
 	    .elem_size = sizeof(struct sync_transform),
-	    .count_off = SYN(ntransforms), .name_off = XF(name),
+	    .count_off = MORE(ntransforms), .name_off = XF(name),
 	    .has_line = 1, .line_off = XF(line),
-	    .expect = "must be a mapping of columns to operations" },
-	{ "fields", CS_MAP, SYN(fields), .elem = &pair_value,
-	    .elem_size = sizeof(struct sync_pair), .count_off = SYN(nfields),
+	    .expect = "must be a mapping of columns to operations", VIA },
+	{ "fields", CS_MAP, MORE(fields), .elem = &pair_value,
+	    .elem_size = sizeof(struct sync_pair), .count_off = MORE(nfields),
 	    .name_off = PAIR(name), .has_line = 1, .line_off = PAIR(line),
-	    .expect = "must be a mapping of columns to field names" },
-	{ "constants", CS_MAP, SYN(constants), .elem = &typed_value,
+	    .expect = "must be a mapping of columns to field names", VIA },
+	{ "constants", CS_MAP, MORE(constants), .elem = &typed_value,
 	    .elem_size = sizeof(struct sync_pair),
-	    .count_off = SYN(nconstants), .name_off = PAIR(name),
+	    .count_off = MORE(nconstants), .name_off = PAIR(name),
 	    .has_line = 1, .line_off = PAIR(line),
-	    .expect = "must be a mapping of field names to values" },
-	{ "where", CS_STR, SYN(where), .check = where_check },
-	{ "poll_column", CS_STR, SYN(poll_column) },
-	{ "soft_delete", CS_STR, SYN(soft_delete), .check = where_check },
-	{ "mapping_file", CS_STR, SYN(mapping_file) },
-	{ "fan_out", CS_STRUCT, .keys = fan_out_keys },
-	{ "join", CS_STRUCT, .keys = join_keys },
-	{ "children", CS_LIST, SYN(children), .elem = &config_nest_child,
+	    .expect = "must be a mapping of field names to values", VIA },
+	{ "where", CS_STR, MORE(where), .check = where_check, VIA },
+	{ "poll_column", CS_STR, MORE(poll_column), VIA },
+	{ "soft_delete", CS_STR, MORE(soft_delete), .check = where_check, VIA },
+	{ "mapping_file", CS_STR, MORE(mapping_file), VIA },
+	{ "fan_out", CS_STRUCT, .keys = fan_out_keys, VIA },
+	{ "join", CS_STRUCT, .keys = join_keys, VIA },
+	{ "children", CS_LIST, MORE(children), .elem = &config_nest_child,
 	    .elem_size = sizeof(struct sync_child),
-	    .count_off = SYN(nchildren), .has_line = 1,
-	    .line_off = offsetof(struct sync_child, line) },
-	{ "aggregates", CS_LIST, SYN(aggregates),
+	    .count_off = MORE(nchildren), .has_line = 1,
+	    .line_off = offsetof(struct sync_child, line), VIA },
+	{ "aggregates", CS_LIST, MORE(aggregates),
 	    .elem = &config_nest_aggregate,
 	    .elem_size = sizeof(struct sync_aggregate),
-	    .count_off = SYN(naggregates), .has_line = 1,
-	    .line_off = offsetof(struct sync_aggregate, line) },
+	    .count_off = MORE(naggregates), .has_line = 1,
+	    .line_off = offsetof(struct sync_aggregate, line), VIA },
 	{ NULL }
 };
 
@@ -273,8 +276,10 @@ config_projects(char *const *columns, int ncolumns, char *const *exclude,
 static int
 projected(const struct sync_section *s, const char *c)
 {
-	return config_projects(s->columns, s->ncolumns, s->exclude_columns,
-	    s->nexclude_columns, c);
+	const struct sync_more *m = sync_more(s);
+
+	return config_projects(m->columns, m->ncolumns, m->exclude_columns,
+	    m->nexclude_columns, c);
 }
 
 static const struct sync_pair *
@@ -292,7 +297,8 @@ find_pair(const struct sync_pair *p, int n, const char *name)
 static const char *
 target_name(const struct sync_section *s, const char *c)
 {
-	const struct sync_pair *f = find_pair(s->fields, s->nfields, c);
+	const struct sync_pair *f = find_pair(sync_more(s)->fields,
+	    sync_more(s)->nfields, c);
 
 	return f ? f->value : c;
 }
@@ -400,12 +406,13 @@ static int
 finish_transforms(struct cs_walk *w, struct sync_section *s,
     const char *path)
 {
+	struct sync_more *m = s->more;
 	struct sync_transform *t;
 	struct sbuf kp = SBUF_INIT;
 	int i, k, n, rc = -1;
 
-	for (i = 0; i < s->ntransforms; i++) {
-		t = &s->transforms[i];
+	for (i = 0; i < m->ntransforms; i++) {
+		t = &m->transforms[i];
 		if (t->op != NULL) {
 			for (k = 0; xf_names[k]; k++)
 				if (strcmp(t->op, xf_names[k]) == 0)
@@ -437,7 +444,7 @@ finish_transforms(struct cs_walk *w, struct sync_section *s,
 			    "drops it)", path, t->name, t->name);
 			goto out;
 		}
-		if (s->has_fan_out && strcmp(t->name, s->fan_out.column) == 0) {
+		if (s->has_fan_out && strcmp(t->name, m->fan_out.column) == 0) {
 			cs_err(w, t->line, "'%s.transform.%s': column '%s' is "
 			    "the fan_out column, which fan_out reads raw and no "
 			    "document carries", path, t->name, t->name);
@@ -467,22 +474,23 @@ out:
 static int
 finish_fields(struct cs_walk *w, struct sync_section *s, const char *path)
 {
+	struct sync_more *m = s->more;
 	const struct sync_pair *f, *g;
 	int i, j;
 
-	for (i = 0; i < s->nfields; i++) {
-		f = &s->fields[i];
+	for (i = 0; i < m->nfields; i++) {
+		f = &m->fields[i];
 		if (!projected(s, f->name))
 			return cs_err(w, f->line, "'%s.fields.%s': column '%s' "
 			    "is not in the documents (columns or "
 			    "exclude_columns drops it)", path, f->name,
 			    f->name);
-		if (s->has_fan_out && strcmp(f->name, s->fan_out.column) == 0)
+		if (s->has_fan_out && strcmp(f->name, m->fan_out.column) == 0)
 			return cs_err(w, f->line, "'%s.fields.%s': column '%s' "
 			    "is the fan_out column, which no document "
 			    "carries", path, f->name, f->name);
 		for (j = 0; j < i; j++) {
-			g = &s->fields[j];
+			g = &m->fields[j];
 			if (strcmp(f->value, g->value) == 0)
 				return cs_err(w, f->line, "'%s.fields.%s' "
 				    "renames '%s' onto '%s', which "
@@ -491,8 +499,9 @@ finish_fields(struct cs_walk *w, struct sync_section *s, const char *path)
 				    g->name, g->name);
 		}
 		/* onto a column that stays under its own name */
-		if (s->columns != NULL && config_list_has(s->columns, s->ncolumns,
-		    f->value) && find_pair(s->fields, s->nfields,
+		if (m->columns != NULL &&
+		    config_list_has(m->columns, m->ncolumns,
+		    f->value) && find_pair(m->fields, m->nfields,
 		    f->value) == NULL)
 			return cs_err(w, f->line, "'%s.fields.%s' renames '%s' "
 			    "onto '%s', a column the documents keep", path,
@@ -543,28 +552,30 @@ static int
 finish_constants(struct cs_walk *w, struct sync_section *s,
     const char *path)
 {
+	struct sync_more *m = s->more;
 	struct sync_pair *c;
 	int i, k;
 
-	for (i = 0; i < s->nconstants; i++) {
-		c = &s->constants[i];
+	for (i = 0; i < m->nconstants; i++) {
+		c = &m->constants[i];
 		if (constant_value(w, c, path) == -1)
 			return -1;
-		if (s->columns != NULL && config_list_has(s->columns, s->ncolumns,
+		if (m->columns != NULL &&
+		    config_list_has(m->columns, m->ncolumns,
 		    c->name) && strcmp(target_name(s, c->name), c->name) == 0)
 			return cs_err(w, c->line, "'%s.constants.%s' has the "
 			    "name of column '%s', which the documents keep",
 			    path, c->name, c->name);
-		for (k = 0; k < s->nfields; k++)
-			if (strcmp(s->fields[k].value, c->name) == 0)
+		for (k = 0; k < m->nfields; k++)
+			if (strcmp(m->fields[k].value, c->name) == 0)
 				return cs_err(w, c->line, "'%s.constants.%s' "
 				    "has the name 'fields' renames '%s' onto",
-				    path, c->name, s->fields[k].name);
-		if (s->has_join && strcmp(c->name, s->join.field) == 0)
+				    path, c->name, m->fields[k].name);
+		if (s->has_join && strcmp(c->name, m->join.field) == 0)
 			return cs_err(w, c->line, "'%s.constants.%s' has the "
 			    "name of the join field", path, c->name);
-		if (s->has_fan_out && strcmp(c->name, s->fan_out.element ?
-		    s->fan_out.element : s->fan_out.column) == 0)
+		if (s->has_fan_out && strcmp(c->name, m->fan_out.element ?
+		    m->fan_out.element : m->fan_out.column) == 0)
 			return cs_err(w, c->line, "'%s.constants.%s' has the "
 			    "name a fan_out element is put under", path,
 			    c->name);
@@ -617,6 +628,7 @@ read_file(const char *path, struct sbuf *out, char *why, size_t len)
 static int
 finish_mapping(struct cs_walk *w, struct sync_section *s, const char *path)
 {
+	struct sync_more *m = s->more;
 	const struct config *cfg = cs_base(w);
 	struct sbuf text = SBUF_INIT;
 	struct jspan obj;
@@ -627,10 +639,10 @@ finish_mapping(struct cs_walk *w, struct sync_section *s, const char *path)
 	int rc = -1;
 
 	dir = config_dir(cs_name(w));
-	file = s->mapping_file[0] == '/' ? xstrdup(s->mapping_file) :
-	    xmalloc(strlen(dir) + strlen(s->mapping_file) + 1);
-	if (s->mapping_file[0] != '/')
-		sprintf(file, "%s%s", dir, s->mapping_file);
+	file = m->mapping_file[0] == '/' ? xstrdup(m->mapping_file) :
+	    xmalloc(strlen(dir) + strlen(m->mapping_file) + 1);
+	if (m->mapping_file[0] != '/')
+		sprintf(file, "%s%s", dir, m->mapping_file);
 	if (read_file(file, &text, why, sizeof(why)) == -1) {
 		cs_err(w, line, "'%s.mapping_file' '%s': %s", path, file, why);
 		goto out;
@@ -639,8 +651,8 @@ finish_mapping(struct cs_walk *w, struct sync_section *s, const char *path)
 	 * reads it itself */
 	if (cfg->target_module != NULL &&
 	    cfg->target_module->mapping_form != NULL) {
-		s->mapping = xstrndup(text.buf ? text.buf : "", text.len);
-		s->mapping_path = file;
+		m->mapping = xstrndup(text.buf ? text.buf : "", text.len);
+		m->mapping_path = file;
 		file = NULL;
 		rc = 0;
 		goto out;
@@ -662,8 +674,8 @@ finish_mapping(struct cs_walk *w, struct sync_section *s, const char *path)
 		    "object", path, file);
 		goto out;
 	}
-	s->mapping = xstrndup(obj.p, obj.n);
-	s->mapping_path = file;
+	m->mapping = xstrndup(obj.p, obj.n);
+	m->mapping_path = file;
 	file = NULL;
 	rc = 0;
 out:
@@ -676,7 +688,8 @@ out:
 static int
 finish_join(struct cs_walk *w, struct sync_section *s, const char *path)
 {
-	struct sync_join *j = &s->join;
+	struct sync_more *m = s->more;
+	struct sync_join *j = &m->join;
 	int lj = cs_line(w, "%s.join", path);
 
 	if (contradicts(w, path, "join", "routing") == -1)
@@ -714,6 +727,40 @@ finish_join(struct cs_walk *w, struct sync_section *s, const char *path)
 	return 0;
 }
 
+/* the rules of what a section sets behind its more pointer */
+static int
+finish_more(struct cs_walk *w, struct sync_section *s, const char *path,
+    int line)
+{
+	struct sync_more *m = s->more;
+	char why[256];
+
+	/* the checks already passed: this parses */
+	if (s->has_fan_out && tmpl_parse(m->fan_out.id, &m->fan_out.id_t,
+	    why, sizeof(why)) == -1)
+		return cs_err(w, line, "'%s': %s", path, why);
+	if (s->has_fan_out && m->fan_out.element == NULL)
+		m->fan_out.element = xstrdup(m->fan_out.column);
+	if (s->has_join && finish_join(w, s, path) == -1)
+		return -1;
+	if (m->where && (m->where_expr = where_parse(m->where, why,
+	    sizeof(why))) == NULL)
+		return cs_err(w, cs_line(w, "%s.where", path), "'%s.where' %s",
+		    path, why);
+	if (m->soft_delete && (m->soft_delete_expr =
+	    where_parse(m->soft_delete, why, sizeof(why))) == NULL)
+		return cs_err(w, cs_line(w, "%s.soft_delete", path),
+		    "'%s.soft_delete' %s", path, why);
+	if (finish_transforms(w, s, path) == -1 ||
+	    finish_fields(w, s, path) == -1 ||
+	    finish_constants(w, s, path) == -1 ||
+	    config_nest_finish(w, s, path) == -1)
+		return -1;
+	if (m->mapping_file && finish_mapping(w, s, path) == -1)
+		return -1;
+	return 0;
+}
+
 static int
 finish_section(struct cs_walk *w, void *base, const char *path, int line)
 {
@@ -746,9 +793,7 @@ finish_section(struct cs_walk *w, void *base, const char *path, int line)
 		s->index = xstrdup(s->table);
 	/* the checks above already passed: these parse */
 	if (tmpl_parse(s->index, &s->index_t, why, sizeof(why)) == -1 ||
-	    (s->id && tmpl_parse(s->id, &s->id_t, why, sizeof(why)) == -1) ||
-	    (s->has_fan_out && tmpl_parse(s->fan_out.id, &s->fan_out.id_t,
-	    why, sizeof(why)) == -1))
+	    (s->id && tmpl_parse(s->id, &s->id_t, why, sizeof(why)) == -1))
 		return cs_err(w, line, "'%s': %s", path, why);
 	s->index_templated = s->index_t.ncolumns > 0;
 	if (s->index_templated)
@@ -758,26 +803,8 @@ finish_section(struct cs_walk *w, void *base, const char *path, int line)
 		free(s->index);
 		s->index = xstrdup(s->index_t.parts[0].text);
 	}
-	if (s->has_fan_out && s->fan_out.element == NULL)
-		s->fan_out.element = xstrdup(s->fan_out.column);
-	if (s->has_join && finish_join(w, s, path) == -1)
-		return -1;
-	if (s->where && (s->where_expr = where_parse(s->where, why,
-	    sizeof(why))) == NULL)
-		return cs_err(w, cs_line(w, "%s.where", path), "'%s.where' %s",
-		    path, why);
-	if (s->soft_delete && (s->soft_delete_expr = where_parse(s->soft_delete,
-	    why, sizeof(why))) == NULL)
-		return cs_err(w, cs_line(w, "%s.soft_delete", path),
-		    "'%s.soft_delete' %s", path, why);
-	if (finish_transforms(w, s, path) == -1 ||
-	    finish_fields(w, s, path) == -1 ||
-	    finish_constants(w, s, path) == -1 ||
-	    config_nest_finish(w, s, path) == -1)
-		return -1;
-	if (s->mapping_file && finish_mapping(w, s, path) == -1)
-		return -1;
-	return 0;
+	/* a section of the usual shape sets nothing more */
+	return s->more != NULL ? finish_more(w, s, path, line) : 0;
 }
 
 /* what finish_transforms and config_sync_scopes made */
@@ -805,33 +832,36 @@ static void
 release_section(void *base)
 {
 	struct sync_section *s = base;
+	struct sync_more *m = s->more;
 	int i;
 
-	config_nest_release(s);
 	free(s->schema);
 	free(s->table);
 	free(s->index_glob);
-	free(s->index_body);
-	free(s->mapping_path);
-	free(s->mapping);
 	tmpl_release(&s->id_t);
 	tmpl_release(&s->index_t);
-	tmpl_release(&s->fan_out.id_t);
-	where_free(s->where_expr);
-	where_free(s->soft_delete_expr);
-	s->soft_delete_expr = NULL;
-	for (i = 0; i < s->nconstants; i++) {
-		free(s->constants[i].json);
-		s->constants[i].json = NULL;
+	s->schema = s->table = s->index_glob = NULL;
+	if (m == NULL)
+		return;
+	config_nest_release(s);
+	free(m->index_body);
+	free(m->mapping_path);
+	free(m->mapping);
+	tmpl_release(&m->fan_out.id_t);
+	where_free(m->where_expr);
+	where_free(m->soft_delete_expr);
+	m->soft_delete_expr = NULL;
+	for (i = 0; i < m->nconstants; i++) {
+		free(m->constants[i].json);
+		m->constants[i].json = NULL;
 	}
-	for (i = 0; i < s->ntransforms; i++)
-		release_transform(&s->transforms[i]);
-	free(s->join.children);
-	s->join.children = NULL;
-	s->join.nchildren = 0;
-	s->schema = s->table = s->index_glob = s->index_body = NULL;
-	s->mapping_path = s->mapping = NULL;
-	s->where_expr = NULL;
+	for (i = 0; i < m->ntransforms; i++)
+		release_transform(&m->transforms[i]);
+	free(m->join.children);
+	m->join.children = NULL;
+	m->join.nchildren = 0;
+	m->index_body = m->mapping_path = m->mapping = NULL;
+	m->where_expr = NULL;
 }
 
 const struct cs_node config_sync_section = {
@@ -842,31 +872,35 @@ const struct cs_node config_sync_section = {
 const struct sync_transform *
 config_transform_of(const struct sync_section *s, const char *name)
 {
+	const struct sync_more *m = sync_more(s);
 	int i;
 
-	for (i = 0; i < s->ntransforms; i++)
-		if (strcmp(s->transforms[i].name, name) == 0)
-			return &s->transforms[i];
+	for (i = 0; i < m->ntransforms; i++)
+		if (strcmp(m->transforms[i].name, name) == 0)
+			return &m->transforms[i];
 	return NULL;
 }
 
 void
 config_sync_scopes(struct sync_section *s)
 {
+	struct sync_transform *t;
 	struct sync_pseudonym *p;
 	int i;
 
-	for (i = 0; i < s->ntransforms; i++) {
-		if (s->transforms[i].kind != XF_PSEUDONYM)
+	if (s->more == NULL)
+		return;
+	for (i = 0; i < s->more->ntransforms; i++) {
+		t = &s->more->transforms[i];
+		if (t->kind != XF_PSEUDONYM)
 			continue;
-		p = &s->transforms[i].pseudonym;
+		p = &t->pseudonym;
 		free(p->ad);
 		if (p->scope != NULL)
 			p->ad = xstrdup(p->scope);
 		else {
-			p->ad = xmalloc(strlen(s->rel) + strlen(s->transforms[i].
-			    name) + 2);
-			sprintf(p->ad, "%s.%s", s->rel, s->transforms[i].name);
+			p->ad = xmalloc(strlen(s->rel) + strlen(t->name) + 2);
+			sprintf(p->ad, "%s.%s", s->rel, t->name);
 		}
 	}
 }
@@ -889,14 +923,15 @@ config_sync_join_key(struct cs_walk *w, const struct sync_section *child,
 	const struct sync_transform *c, *p;
 	struct sbuf path = SBUF_INIT;
 	const char *pcol = NULL;
+	const char *jcol = sync_more(child)->join.column;
 	int i, line;
 
-	if (child->join.column == NULL)
+	if (jcol == NULL)
 		return 0;
 	for (i = 0; i < parent->id_t.nparts; i++)
 		if (parent->id_t.parts[i].column)
 			pcol = parent->id_t.parts[i].text;
-	c = config_transform_of(child, child->join.column);
+	c = config_transform_of(child, jcol);
 	p = pcol ? config_transform_of(parent, pcol) : NULL;
 	if ((c == NULL || c->kind != XF_PSEUDONYM) &&
 	    (p == NULL || p->kind != XF_PSEUDONYM))
@@ -912,7 +947,7 @@ config_sync_join_key(struct cs_walk *w, const struct sync_section *child,
 	    "'%s') are pseudonymised apart: both must be pseudonyms with the "
 	    "same 'key_env' and the same explicit 'scope', or their documents "
 	    "hold different tokens for one key", path.buf,
-	    child->join.column, pcol ? pcol : "?", parent->name);
+	    jcol, pcol ? pcol : "?", parent->name);
 	sbuf_release(&path);
 	return -1;
 }

@@ -375,12 +375,14 @@ config_target_indices(struct cs_walk *w, struct config *cfg)
 		s = &cfg->syncs[i];
 		config_sec_path(s, &path);
 		rc = check_index_name(w, ops, s, path.buf);
-		if (rc == 0 && s->mapping != NULL && ops->index_body(s,
-		    s->mapping, strlen(s->mapping), &s->index_body, why,
+		/* a mapping is read only into a section's more */
+		if (rc == 0 && sync_more(s)->mapping != NULL &&
+		    ops->index_body(s, s->more->mapping,
+		    strlen(s->more->mapping), &s->more->index_body, why,
 		    sizeof(why)) == -1)
 			rc = cs_err(w, cs_line(w, "%s.mapping_file", path.buf),
 			    "'%s.mapping_file' '%s' %s", path.buf,
-			    s->mapping_path, why);
+			    s->more->mapping_path, why);
 	}
 	sbuf_release(&path);
 	return rc;
@@ -389,14 +391,15 @@ config_target_indices(struct cs_walk *w, struct config *cfg)
 int
 config_target_join_body(struct cs_walk *w, struct sync_section *s)
 {
+	struct sync_more *m = s->more;
 	const struct config *cfg = cs_base(w);
 	struct sbuf path = SBUF_INIT;
 	char why[512];
 	int rc = 0;
 
-	free(s->index_body);
-	s->index_body = NULL;
-	if (cfg->target_module->ops->index_body(s, NULL, 0, &s->index_body,
+	free(m->index_body);
+	m->index_body = NULL;
+	if (cfg->target_module->ops->index_body(s, NULL, 0, &m->index_body,
 	    why, sizeof(why)) == -1) {
 		config_sec_path(s, &path);
 		rc = cs_err(w, cs_line(w, "%s.join", path.buf), "'%s.join': %s",

@@ -67,8 +67,8 @@ wanted(const struct config *cfg)
 	int i;
 
 	for (i = 0; i < cfg->nsyncs; i++)
-		if (cfg->syncs[i].nchildren > 0 ||
-		    cfg->syncs[i].naggregates > 0)
+		if (sync_more(&cfg->syncs[i])->nchildren > 0 ||
+		    sync_more(&cfg->syncs[i])->naggregates > 0)
 			return 1;
 	return 0;
 }
@@ -96,6 +96,7 @@ add_parent(struct nestread *nr, const struct config *cfg, int si,
     struct p2o_err *e)
 {
 	const struct sync_section *sec = &cfg->syncs[si];
+	const struct sync_more *more = sync_more(sec);
 	struct nr_parent *p;
 	struct sbuf via = SBUF_INIT;
 	void *state;
@@ -111,8 +112,8 @@ add_parent(struct nestread *nr, const struct config *cfg, int si,
 	p->sec = sec;
 	p->state = state;
 	p->key = key;
-	for (k = 0; k < sec->nchildren && rc == 0; k++) {
-		const struct sync_child *c = &sec->children[k];
+	for (k = 0; k < more->nchildren && rc == 0; k++) {
+		const struct sync_child *c = &more->children[k];
 
 		sbuf_reset(&via);
 		if ((rc = nr->ops->collection(nr->src, state, k, &via,
@@ -132,12 +133,12 @@ add_parent(struct nestread *nr, const struct config *cfg, int si,
 		else
 			add_link(nr, cfg, c->rel, idx, via.buf, k);
 	}
-	for (k = 0; k < sec->naggregates && rc == 0; k++) {
-		const struct sync_aggregate *a = &sec->aggregates[k];
+	for (k = 0; k < more->naggregates && rc == 0; k++) {
+		const struct sync_aggregate *a = &more->aggregates[k];
 
 		sbuf_reset(&via);
 		if ((rc = nr->ops->collection(nr->src, state,
-		    sec->nchildren + k, &via, e)) == 0)
+		    more->nchildren + k, &via, e)) == 0)
 			add_link(nr, cfg, a->rel, idx, a->foreign_key, -1);
 	}
 	sbuf_release(&via);
@@ -160,8 +161,8 @@ nestread_open(const struct config *cfg, const struct nestread_ops *ops,
 	nr->ops = ops;
 	nr->src = src;
 	for (i = 0; i < cfg->nsyncs; i++)
-		if ((cfg->syncs[i].nchildren > 0 ||
-		    cfg->syncs[i].naggregates > 0) &&
+		if ((sync_more(&cfg->syncs[i])->nchildren > 0 ||
+		    sync_more(&cfg->syncs[i])->naggregates > 0) &&
 		    add_parent(nr, cfg, i, e) == -1) {
 			nestread_close(nr);
 			return NULL;

@@ -136,13 +136,14 @@ my_close(struct loader *ld)
 static int
 filter(struct loader *ld, const struct sync_section *sec, struct mytab *tab)
 {
+	const struct sync_more *more = sync_more(sec);
 	struct myload *my = ld->src;
 	struct sbuf sql = SBUF_INIT, scope = SBUF_INIT;
 	char why[512];
 	int rc = 0;
 
-	if (sec->where_expr != NULL)
-		rc = mychunk_filter(&sql, &tab->t, sec->where_expr,
+	if (more->where_expr != NULL)
+		rc = mychunk_filter(&sql, &tab->t, more->where_expr,
 		    mysrc_quote, my, why, sizeof(why));
 	if (rc == -1)
 		goto quoting;
@@ -208,6 +209,7 @@ static int
 my_describe(struct loader *ld, const struct sync_section *sec,
     struct load_view **vp)
 {
+	const struct sync_more *more = sync_more(sec);
 	struct myload *my = ld->src;
 	struct mytab *tab = xcalloc(1, sizeof(*tab));
 	const struct my_col *k;
@@ -229,7 +231,7 @@ my_describe(struct loader *ld, const struct sync_section *sec,
 			    k->column_type);
 	}
 	tab->last = xcalloc((size_t)tab->t.nkeys + 1, sizeof(*tab->last));
-	if (sec->nchildren > 0 || sec->naggregates > 0) {
+	if (more->nchildren > 0 || more->naggregates > 0) {
 		tab->nest = xcalloc(1, sizeof(*tab->nest));
 		if (mynest_describe(my->conn, my->mariadb, sec, &tab->t,
 		    tab->nest, &ld->err) == -1)

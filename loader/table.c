@@ -89,6 +89,7 @@ from_catalogue(struct pg_conn *c, const struct pgcat_table *pt,
     struct ld_table *t, struct p2o_err *e)
 {
 	const struct sync_section *sec = pt->sec;
+	const struct sync_more *more = sync_more(sec);
 	struct sbuf sel = SBUF_INIT;
 	char *q, *s, *n;
 	int i, rc = -1;
@@ -142,7 +143,7 @@ from_catalogue(struct pg_conn *c, const struct pgcat_table *pt,
 		if ((t->keys[i].ident = pgconn_ident(c, k->name, e)) == NULL)
 			goto out;
 	}
-	if (sec->nchildren + sec->naggregates > 0 &&
+	if (more->nchildren + more->naggregates > 0 &&
 	    describe_nest(c, sec, t, e) == -1)
 		goto out;
 	rc = 0;
@@ -203,7 +204,7 @@ table_describe(struct pg_conn *c, const char *pub, const struct config *cfg,
 
 	memset(t, 0, sizeof(*t));
 	t->rel = xstrdup(sec->rel);
-	t->where = sec->where_expr;
+	t->where = sync_more(sec)->where_expr;
 	if (pgcat_describe(c, pub, sec, &pt, e) == -1) {
 		table_release(t);
 		return -1;

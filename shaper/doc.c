@@ -29,21 +29,23 @@
 static int
 keep(const struct sync_section *sec, const char *name)
 {
-	if ((sec->nchildren > 0 || sec->naggregates > 0) &&
+	const struct sync_more *more = sync_more(sec);
+	if ((more->nchildren > 0 || more->naggregates > 0) &&
 	    config_nest_member(sec, name))
 		return 1;
-	return config_projects(sec->columns, sec->ncolumns,
-	    sec->exclude_columns, sec->nexclude_columns, name);
+	return config_projects(more->columns, more->ncolumns,
+	    more->exclude_columns, more->nexclude_columns, name);
 }
 
 static const char *
 target(const struct sync_section *sec, const char *name)
 {
+	const struct sync_more *more = sync_more(sec);
 	int i;
 
-	for (i = 0; i < sec->nfields; i++)
-		if (strcmp(sec->fields[i].name, name) == 0)
-			return sec->fields[i].value;
+	for (i = 0; i < more->nfields; i++)
+		if (strcmp(more->fields[i].name, name) == 0)
+			return more->fields[i].value;
 	return name;
 }
 
@@ -52,20 +54,21 @@ static int
 taken(const struct sync_section *sec, const struct view *v,
     const char *name, const char *tname)
 {
+	const struct sync_more *more = sync_more(sec);
 	struct jspan val;
 	int i;
 
-	for (i = 0; i < sec->nconstants; i++)
-		if (strcmp(sec->constants[i].name, tname) == 0)
+	for (i = 0; i < more->nconstants; i++)
+		if (strcmp(more->constants[i].name, tname) == 0)
 			return 1;
-	if (sec->has_join && strcmp(sec->join.field, tname) == 0)
+	if (sec->has_join && strcmp(more->join.field, tname) == 0)
 		return 1;
 	/* another column renamed onto it, and present: the rename wins */
-	for (i = 0; i < sec->nfields; i++)
-		if (strcmp(sec->fields[i].value, tname) == 0 &&
-		    strcmp(sec->fields[i].name, name) != 0 &&
-		    keep(sec, sec->fields[i].name) &&
-		    view_get(v, sec->fields[i].name, &val))
+	for (i = 0; i < more->nfields; i++)
+		if (strcmp(more->fields[i].value, tname) == 0 &&
+		    strcmp(more->fields[i].name, name) != 0 &&
+		    keep(sec, more->fields[i].name) &&
+		    view_get(v, more->fields[i].name, &val))
 			return 1;
 	return 0;
 }
@@ -142,8 +145,10 @@ name_of(struct jspan key, char *buf, size_t cap, char **heap)
 static int
 reshapes(const struct sync_section *sec)
 {
-	return sec->columns != NULL || sec->nexclude_columns > 0 ||
-	    sec->ntransforms > 0 || sec->nfields > 0 || sec->nconstants > 0 ||
+	const struct sync_more *more = sync_more(sec);
+	return more->columns != NULL || more->nexclude_columns > 0 ||
+	    more->ntransforms > 0 || more->nfields > 0 ||
+	    more->nconstants > 0 ||
 	    sec->has_join || sec->has_fan_out;
 }
 
@@ -152,6 +157,7 @@ doc_build(struct shaper *sh, const struct sync_section *sec,
     const struct view *v, const char *parent_id, struct sbuf *op,
     const char *rel)
 {
+	const struct sync_more *more = sync_more(sec);
 	struct jiter it;
 	struct jspan key, val, other;
 	char buf[NAME_BUF], *heap;
@@ -187,27 +193,27 @@ doc_build(struct shaper *sh, const struct sync_section *sec,
 	} else if (v->elem.p != NULL)
 		add_member(sh, sec, v, v->elem_name, v->elem, op, &first, rel,
 		    1);
-	for (i = 0; i < sec->nconstants; i++) {
+	for (i = 0; i < more->nconstants; i++) {
 		if (!first)
 			sbuf_addc(op, ',');
 		first = 0;
-		sbuf_add_jstr(op, sec->constants[i].name,
-		    strlen(sec->constants[i].name));
+		sbuf_add_jstr(op, more->constants[i].name,
+		    strlen(more->constants[i].name));
 		sbuf_addc(op, ':');
-		sbuf_adds(op, sec->constants[i].json);
+		sbuf_adds(op, more->constants[i].json);
 	}
 	if (sec->has_join) {
 		if (!first)
 			sbuf_addc(op, ',');
-		sbuf_add_jstr(op, sec->join.field, strlen(sec->join.field));
+		sbuf_add_jstr(op, more->join.field, strlen(more->join.field));
 		sbuf_addc(op, ':');
 		if (parent_id == NULL)
-			sbuf_add_jstr(op, sec->join.name,
-			    strlen(sec->join.name));
+			sbuf_add_jstr(op, more->join.name,
+			    strlen(more->join.name));
 		else {
 			sbuf_adds(op, "{\"name\":");
-			sbuf_add_jstr(op, sec->join.name,
-			    strlen(sec->join.name));
+			sbuf_add_jstr(op, more->join.name,
+			    strlen(more->join.name));
 			sbuf_adds(op, ",\"parent\":");
 			sbuf_add_jstr(op, parent_id, strlen(parent_id));
 			sbuf_addc(op, '}');
@@ -230,7 +236,7 @@ doc_toast(const struct sync_section *sec, struct jspan toast,
 	while (jiter_elem(&it, &name)) {
 		s = jstr_dup(name);
 		if (keep(sec, s) && !(sec->has_fan_out &&
-		    strcmp(s, sec->fan_out.column) == 0)) {
+		    strcmp(s, sync_more(sec)->fan_out.column) == 0)) {
 			if (first)
 				msg_list_begin(op, ML_TOAST);
 			first = 0;

@@ -304,14 +304,15 @@ int
 id_parent_of(const struct config *cfg, const struct sync_section *child,
     struct jspan val, struct sbuf *out, char *err, size_t errlen)
 {
-	const struct sync_section *p = &cfg->syncs[child->join.parent_sec];
+	const struct sync_more *more = sync_more(child);
+	const struct sync_section *p = &cfg->syncs[more->join.parent_sec];
 
 	/* an element naming its parent is one key: a scalar, never absent */
 	if (jspan_type(val) == J_NULL || jspan_type(val) == J_OBJECT ||
 	    jspan_type(val) == J_ARRAY || has_nul_escape(val)) {
 		snprintf(err, errlen, "join: a fan_out element of column '%s' "
 		    "is %s, and 'parent: {element}' needs each element to be "
-		    "its parent's key", child->fan_out.column,
+		    "its parent's key", more->fan_out.column,
 		    jspan_type(val) == J_NULL ? "null" : jspan_type(val) ==
 		    J_OBJECT ? "an object" : jspan_type(val) == J_ARRAY ?
 		    "an array" : "a string holding a NUL character");
@@ -325,13 +326,14 @@ int
 id_parent(const struct config *cfg, const struct sync_section *child,
     const struct view *v, struct sbuf *out, char *err, size_t errlen)
 {
-	const struct sync_section *p = &cfg->syncs[child->join.parent_sec];
+	const struct sync_more *more = sync_more(child);
+	const struct sync_section *p = &cfg->syncs[more->join.parent_sec];
 	struct jspan val;
 	char why[NAME_BUF + 64];
 
 	/* the parent's id template names one column (config.c): the
 	 * child's parent column stands for it */
-	if (get_value(v, child->join.column, &val, why, sizeof(why)) == -1) {
+	if (get_value(v, more->join.column, &val, why, sizeof(why)) == -1) {
 		snprintf(err, errlen, "join: %s", why);
 		return -1;
 	}
@@ -344,6 +346,7 @@ id_ident(const struct config *cfg, const struct sync_section *sec,
     const struct view *v, struct jspan keys, struct ident *d, char *err,
     size_t errlen)
 {
+	const struct sync_more *more = sync_more(sec);
 	char why[512];
 	struct jspan val;
 
@@ -379,22 +382,22 @@ id_ident(const struct config *cfg, const struct sync_section *sec,
 		}
 	} else if (id_render_key(d, keys, v, err, errlen) == -1)
 		return -1;
-	if (sec->routing != NULL) {
+	if (more->routing != NULL) {
 		/* the target refuses an empty routing, and a fallback to the
 		 * default shard would hide the document from routed reads */
-		if (get_value(v, sec->routing, &val, why, sizeof(why)) == -1) {
+		if (get_value(v, more->routing, &val, why, sizeof(why)) == -1) {
 			snprintf(err, errlen, "routing: %s", why);
 			return -1;
 		}
 		add_value(&d->routing, val, 0);
 		if (d->routing.len == 0) {
 			snprintf(err, errlen, "routing: column '%s' is empty",
-			    sec->routing);
+			    more->routing);
 			return -1;
 		}
 		d->routed = 1;
-	} else if (sec->has_join && sec->join.parent != NULL &&
-	    !sec->join.by_element) {
+	} else if (sec->has_join && more->join.parent != NULL &&
+	    !more->join.by_element) {
 		/* (a child whose elements name parents is routed per element,
 		 * shape.c) */
 		if (id_parent(cfg, sec, v, &d->routing, err, errlen) == -1)

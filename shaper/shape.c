@@ -145,7 +145,7 @@ static void
 fan_elements(const struct sync_section *sec, struct jspan val,
     struct fanlist *l)
 {
-	const char *by = sec->fan_out.by, *p, *end, *hit, *a, *b;
+	const char *by = sync_more(sec)->fan_out.by, *p, *end, *hit, *a, *b;
 	struct jiter it;
 	struct jspan el;
 	char *heap = NULL;
@@ -185,15 +185,16 @@ fan_elements(const struct sync_section *sec, struct jspan val,
 static char *
 key_json(const struct sync_section *sec)
 {
+	const struct sync_more *more = sync_more(sec);
 	struct sbuf j = SBUF_INIT;
 	int i;
 
 	sbuf_addc(&j, '[');
-	for (i = 0; i < sec->nprimary_key; i++) {
+	for (i = 0; i < more->nprimary_key; i++) {
 		if (i > 0)
 			sbuf_addc(&j, ',');
-		sbuf_add_jstr(&j, sec->primary_key[i],
-		    strlen(sec->primary_key[i]));
+		sbuf_add_jstr(&j, more->primary_key[i],
+		    strlen(more->primary_key[i]));
 	}
 	sbuf_addc(&j, ']');
 	return j.buf;
@@ -217,7 +218,7 @@ shaper_init(struct shaper *sh, const struct config *cfg)
 	sh->opin.room = 0;
 	sh->key_json = xcalloc((size_t)cfg->nsyncs + 1, sizeof(char *));
 	for (i = 0; i < cfg->nsyncs; i++)
-		if (cfg->syncs[i].primary_key != NULL)
+		if (sync_more(&cfg->syncs[i])->primary_key != NULL)
 			sh->key_json[i] = key_json(&cfg->syncs[i]);
 }
 
@@ -355,6 +356,7 @@ doc_ids(struct shaper *sh, struct row *r, const struct view *v,
     const char *which, char *err, size_t errlen)
 {
 	const struct sync_section *sec = r->sec;
+	const struct sync_more *more = sync_more(sec);
 	struct view m = *v;
 	struct jspan arr;
 	struct sbuf *id;
@@ -362,26 +364,26 @@ doc_ids(struct shaper *sh, struct row *r, const struct view *v,
 	int k;
 
 	idl_reset(ids);
-	ids->own = sec->has_join && sec->join.by_element;
+	ids->own = sec->has_join && more->join.by_element;
 	if (!sec->has_fan_out) {
 		sbuf_add(idl_add(ids), buf_of(&d->id), d->id.len);
 		return 0;
 	}
-	if (!view_get(v, sec->fan_out.column, &arr)) {
+	if (!view_get(v, more->fan_out.column, &arr)) {
 		snprintf(why, sizeof(why), "fan_out column '%s' is missing",
-		    sec->fan_out.column);
+		    more->fan_out.column);
 		return row_fail(r, which, why, err, errlen);
 	}
 	fan_elements(sec, arr, els);
-	m.elem_name = sec->fan_out.element;
-	m.skip = sec->fan_out.column;
+	m.elem_name = more->fan_out.element;
+	m.skip = more->fan_out.column;
 	for (k = 0; k < els->n; k++) {
 		m.elem = fan_elem(els, k);
 		id = idl_add(ids);
 		if (ids->own && id_parent_of(sh->cfg, sec, m.elem,
 		    &ids->rt[ids->n - 1], why, sizeof(why)) == -1)
 			return row_fail(r, which, why, err, errlen);
-		if (id_template(&sec->fan_out.id_t, &m, id, why,
+		if (id_template(&more->fan_out.id_t, &m, id, why,
 		    sizeof(why)) == -1) {
 			snprintf(why + strlen(why), sizeof(why) - strlen(why),
 			    " (fan_out id)");
@@ -431,7 +433,7 @@ static void
 cascade(struct shaper *sh, const struct row *r, const struct ident *d,
     const struct sbuf *id, struct sbuf *out)
 {
-	const struct sync_join *j = &r->sec->join;
+	const struct sync_join *j = &sync_more(r->sec)->join;
 	int i;
 
 	msg_op_begin_in(out, &sh->opin, MSG_CASCADE, buf_of(&d->index),
@@ -505,7 +507,7 @@ delete_docs(struct shaper *sh, const struct row *r, const struct ident *d,
 			remember_delete(sh, d, ids, i, r->m.v, 1);
 		op_begin(sh, out, MSG_DELETE, d, ids, i, r->m.v);
 		op_end(sh, out);
-		if (sec->has_join && sec->join.parent == NULL)
+		if (sec->has_join && sync_more(sec)->join.parent == NULL)
 			cascade(sh, r, d, &ids->id[i], out);
 	}
 }
@@ -617,9 +619,9 @@ fill_heads(struct shaper *sh, struct row *r, int i, const struct view *m,
 		    strlen(c->index), c->id, strlen(c->id), c->last_v);
 		if (c->routing)
 			msg_op_routing(out, c->routing, strlen(c->routing));
-		if (r->sec->pipeline)
-			msg_op_pipeline(out, r->sec->pipeline,
-			    strlen(r->sec->pipeline));
+		if (sync_more(r->sec)->pipeline)
+			msg_op_pipeline(out, sync_more(r->sec)->pipeline,
+			    strlen(sync_more(r->sec)->pipeline));
 		msg_list_begin(out, ML_TOAST);
 		list.p = c->fields;
 		list.n = strlen(c->fields);
@@ -644,11 +646,12 @@ static void
 index_docs(struct shaper *sh, struct row *r, struct sbuf *out)
 {
 	const struct sync_section *sec = r->sec;
+	const struct sync_more *more = sync_more(sec);
 	const char *parent = NULL;
 	struct view m = r->now;
 	int i, marked;
 
-	if (sec->has_join && sec->join.parent != NULL && !sh->now_ids.own) {
+	if (sec->has_join && more->join.parent != NULL && !sh->now_ids.own) {
 		/* the routing is the parent's id (id_ident) */
 		sbuf_reset(&sh->parent);
 		sbuf_add(&sh->parent, buf_of(&sh->now.routing),
@@ -657,8 +660,8 @@ index_docs(struct shaper *sh, struct row *r, struct sbuf *out)
 		parent = sh->parent.buf;
 	}
 	if (sec->has_fan_out) {
-		m.elem_name = sec->fan_out.element;
-		m.skip = sec->fan_out.column;
+		m.elem_name = more->fan_out.element;
+		m.skip = more->fan_out.column;
 	}
 	for (i = 0; i < sh->now_ids.n; i++) {
 		if (sec->has_fan_out)
@@ -678,9 +681,9 @@ index_docs(struct shaper *sh, struct row *r, struct sbuf *out)
 		}
 		op_begin(sh, out, MSG_INDEX, &sh->now, &sh->now_ids, i,
 		    r->m.v);
-		if (sec->pipeline)
-			msg_op_pipeline(out, sec->pipeline,
-			    strlen(sec->pipeline));
+		if (more->pipeline)
+			msg_op_pipeline(out, more->pipeline,
+			    strlen(more->pipeline));
 		marked = toast_members(sh, r, out, &sh->fields);
 		msg_op_doc(out);
 		doc_build(sh, sec, &m, parent, out, r->relname);
@@ -794,8 +797,8 @@ shape_row(struct shaper *sh, enum shape_source src, struct jspan obj,
 		delete_docs(sh, &r, &sh->was, &sh->was_ids, DEL_ALL, out);
 		return 0;
 	}
-	match = r.sec->where_expr == NULL || where_match(r.sec->where_expr,
-	    where_get, &r.now);
+	match = sync_more(r.sec)->where_expr == NULL ||
+	    where_match(sync_more(r.sec)->where_expr, where_get, &r.now);
 	if (!match) {
 		/* wherever the row's documents were, they go; an insert
 		 * that never matched costs one not-found delete */
@@ -860,9 +863,10 @@ shape_truncate(struct shaper *sh, struct jspan obj, struct sbuf *out,
 		msg_op_begin_in(out, &sh->opin, MSG_CLEAR, index, strlen(index),
 		    NULL, 0, v);
 		if (sec->has_join)
-			msg_op_clear_term(out, sec->join.field,
-			    strlen(sec->join.field), sec->join.name,
-			    strlen(sec->join.name));
+			msg_op_clear_term(out, sec->more->join.field,
+			    strlen(sec->more->join.field),
+			    sec->more->join.name,
+			    strlen(sec->more->join.name));
 		op_end(sh, out);
 	}
 	return 0;

@@ -179,20 +179,21 @@ int
 mycat_key(struct my_table *tb, const struct sync_section *sec,
     struct p2o_err *e)
 {
+	const struct sync_more *more = sync_more(sec);
 	int j, ix;
 
-	if (sec->primary_key != NULL) {
+	if (more->primary_key != NULL) {
 		/* every column is in every image: any columns will do */
 		tb->nkeys = 0;
 		free(tb->keys);
-		tb->keys = xcalloc((size_t)sec->nprimary_key + 1, sizeof(int));
-		for (j = 0; j < sec->nprimary_key; j++) {
-			if ((ix = mycat_column(tb, sec->primary_key[j])) < 0)
+		tb->keys = xcalloc((size_t)more->nprimary_key + 1, sizeof(int));
+		for (j = 0; j < more->nprimary_key; j++) {
+			if ((ix = mycat_column(tb, more->primary_key[j])) < 0)
 				return p2o_fail(e, P2O_EXIT_REFUSED, "table "
 				    "'%s' (sync '%s'): 'primary_key' names "
 				    "column '%s', which the table does not "
 				    "have", sec->rel, sec->name,
-				    sec->primary_key[j]);
+				    more->primary_key[j]);
 			tb->keys[tb->nkeys++] = ix;
 		}
 		return 0;

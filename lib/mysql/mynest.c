@@ -307,6 +307,7 @@ mynest_describe(struct st_mysql *m, int mariadb,
     const struct sync_section *sec, const struct my_table *parent,
     struct mynest *n, struct p2o_err *e)
 {
+	const struct sync_more *more = sync_more(sec);
 	const struct my_col *key;
 	int i, rc = 0;
 
@@ -325,16 +326,16 @@ mynest_describe(struct st_mysql *m, int mariadb,
 		    key->column_type);
 	n->key = xstrdup(key->name);
 	n->key_kind = key->kind;
-	n->n = sec->nchildren + sec->naggregates;
+	n->n = more->nchildren + more->naggregates;
 	n->coll = xcalloc((size_t)n->n + 1, sizeof(*n->coll));
 	for (i = 0; i < n->n && rc == 0; i++) {
 		struct mynest_coll *k = &n->coll[i];
 
-		if (i < sec->nchildren) {
-			k->child = &sec->children[i];
+		if (i < more->nchildren) {
+			k->child = &more->children[i];
 			rc = describe_child(m, mariadb, sec, k, e);
 		} else {
-			k->agg = &sec->aggregates[i - sec->nchildren];
+			k->agg = &more->aggregates[i - more->nchildren];
 			rc = describe_table(m, mariadb, sec, k->agg->schema,
 			    k->agg->table, k->agg->rel, &k->t, e);
 		}

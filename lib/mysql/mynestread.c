@@ -123,16 +123,17 @@ collection(void *arg, void *parg, int k, struct sbuf *via_col,
 	struct mynr *s = arg;
 	struct mynr_parent *p = parg;
 	const struct sync_section *sec = p->sec;
+	const struct sync_more *more = sync_more(sec);
 	const struct sync_aggregate *a;
 	const struct sync_child *c;
 	const struct my_table *ct;
 	const struct my_col *ck;
 
-	if (k >= sec->nchildren) {
-		a = &sec->aggregates[k - sec->nchildren];
+	if (k >= more->nchildren) {
+		a = &more->aggregates[k - more->nchildren];
 		return table_of(s, a->rel, a->schema, a->table, e) < 0 ? -1 : 0;
 	}
-	c = &sec->children[k];
+	c = &more->children[k];
 	if (table_of(s, c->rel, c->schema, c->table, e) < 0)
 		return -1;
 	if (c->through == NULL)

@@ -255,22 +255,23 @@ static int
 choose_key(struct pgcat_table *t, struct p2o_err *e)
 {
 	const struct sync_section *sec = t->sec;
+	const struct sync_more *more = sync_more(sec);
 	int j, ix, k;
 
 	if (t->ident == 'n' && !sec->append_only)
 		return p2o_fail(e, P2O_EXIT_REFUSED, "table '%s' has REPLICA "
 		    "IDENTITY NOTHING; publishing it would make its updates "
 		    "and deletes fail", sec->rel);
-	t->key = xcalloc((size_t)(sec->nprimary_key > t->nidkey ?
-	    sec->nprimary_key : t->nidkey) + 1, sizeof(int));
-	if (sec->primary_key != NULL) {
-		for (j = 0; j < sec->nprimary_key; j++) {
-			if ((ix = column_index(t, sec->primary_key[j])) < 0)
+	t->key = xcalloc((size_t)(more->nprimary_key > t->nidkey ?
+	    more->nprimary_key : t->nidkey) + 1, sizeof(int));
+	if (more->primary_key != NULL) {
+		for (j = 0; j < more->nprimary_key; j++) {
+			if ((ix = column_index(t, more->primary_key[j])) < 0)
 				return p2o_fail(e, P2O_EXIT_REFUSED, "table "
 				    "'%s' (sync section '%s'): 'primary_key' "
 				    "names column '%s', which the table does "
 				    "not have", sec->rel, sec->name,
-				    sec->primary_key[j]);
+				    more->primary_key[j]);
 			for (k = 0; k < t->nidkey && t->idkey[k] != ix; k++)
 				;
 			if (t->ident != 'f' && k == t->nidkey)
@@ -280,7 +281,7 @@ choose_key(struct pgcat_table *t, struct p2o_err *e)
 				    "replica identity: a delete sends only "
 				    "those columns (ALTER TABLE %s REPLICA "
 				    "IDENTITY FULL)", sec->rel, sec->name,
-				    sec->primary_key[j], sec->rel);
+				    more->primary_key[j], sec->rel);
 			t->key[t->nkey++] = ix;
 		}
 		return 0;
@@ -466,6 +467,7 @@ check_view(const struct pgcat_table *t, const struct idview *v,
     struct p2o_err *e)
 {
 	const struct sync_section *sec = t->sec;
+	const struct sync_more *more = sync_more(sec);
 	int i;
 
 	for (i = 0; i < t->nkey; i++)
@@ -477,20 +479,20 @@ check_view(const struct pgcat_table *t, const struct idview *v,
 	if (sec->index_templated &&
 	    need_template(t, v, "index", &sec->index_t, e) == -1)
 		return -1;
-	if (sec->routing && need_column(t, v, "routing", sec->routing, 0,
+	if (more->routing && need_column(t, v, "routing", more->routing, 0,
 	    e) == -1)
 		return -1;
-	if (sec->has_join && sec->join.column && need_column(t, v,
-	    "join.column", sec->join.column, 0, e) == -1)
+	if (sec->has_join && more->join.column && need_column(t, v,
+	    "join.column", more->join.column, 0, e) == -1)
 		return -1;
 	/* an element that went is found in the before-image */
 	if (sec->has_fan_out && need_column(t, v, "fan_out.column",
-	    sec->fan_out.column, 0, e) == -1)
+	    more->fan_out.column, 0, e) == -1)
 		return -1;
-	for (i = 0; sec->where_expr && i < where_ncolumns(sec->where_expr);
+	for (i = 0; more->where_expr && i < where_ncolumns(more->where_expr);
 	    i++)
-		if (need_column(t, v, "where", where_column(sec->where_expr, i),
-		    1, e) == -1)
+		if (need_column(t, v, "where",
+		    where_column(more->where_expr, i), 1, e) == -1)
 			return -1;
 	return 0;
 }
@@ -531,7 +533,7 @@ pgcat_check_images(const struct pgcat_table *t, struct p2o_err *e)
 	v = (struct idview){ sec->rel, t->ident, names, t->nidkey };
 	i = check_view(t, &v, e);
 	free(names);
-	if (i == -1 || (sec->has_join && sec->join.parent == NULL &&
+	if (i == -1 || (sec->has_join && sync_more(sec)->join.parent == NULL &&
 	    check_join_parent(t, e) == -1))
 		return -1;
 

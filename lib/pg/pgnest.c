@@ -85,23 +85,24 @@ int
 pgnest_describe(struct pg_conn *c, const struct sync_section *sec,
     const char *key, struct pgnest *n, struct p2o_err *e)
 {
+	const struct sync_more *more = sync_more(sec);
 	int i;
 
 	memset(n, 0, sizeof(*n));
 	n->sec = sec;
 	n->key = xstrdup(key);
-	n->n = sec->nchildren + sec->naggregates;
+	n->n = more->nchildren + more->naggregates;
 	n->coll = xcalloc((size_t)n->n + 1, sizeof(*n->coll));
-	for (i = 0; i < sec->nchildren; i++) {
-		n->coll[i].child = &sec->children[i];
-		if (describe_table(c, sec->children[i].schema,
-		    sec->children[i].table, &n->coll[i], e) == -1)
+	for (i = 0; i < more->nchildren; i++) {
+		n->coll[i].child = &more->children[i];
+		if (describe_table(c, more->children[i].schema,
+		    more->children[i].table, &n->coll[i], e) == -1)
 			return -1;
 	}
-	for (i = 0; i < sec->naggregates; i++) {
-		n->coll[sec->nchildren + i].agg = &sec->aggregates[i];
-		if (describe_table(c, sec->aggregates[i].schema,
-		    sec->aggregates[i].table, &n->coll[sec->nchildren + i],
+	for (i = 0; i < more->naggregates; i++) {
+		n->coll[more->nchildren + i].agg = &more->aggregates[i];
+		if (describe_table(c, more->aggregates[i].schema,
+		    more->aggregates[i].table, &n->coll[more->nchildren + i],
 		    e) == -1)
 			return -1;
 	}

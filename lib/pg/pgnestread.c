@@ -201,7 +201,7 @@ static int
 through(struct pgnr_parent *p, int k, const struct pgcat_table *ct,
     const struct pgcat_table *jt, struct sbuf *via_col, struct p2o_err *e)
 {
-	const struct sync_child *c = &p->sec->children[k];
+	const struct sync_child *c = &sync_more(p->sec)->children[k];
 	const struct pgcat_column *jk = pgcat_column(jt, c->through_key);
 	struct sbuf b = SBUF_INIT;
 
@@ -232,13 +232,14 @@ collection(void *arg, void *parg, int k, struct sbuf *via_col,
 	struct pgnr *s = arg;
 	struct pgnr_parent *p = parg;
 	const struct sync_section *sec = p->sec;
+	const struct sync_more *more = sync_more(sec);
 	const struct sync_aggregate *a;
 	const struct sync_child *c;
 	struct pgcat_table ct, jt;
 	int rc = 0;
 
-	if (k >= sec->nchildren) {
-		a = &sec->aggregates[k - sec->nchildren];
+	if (k >= more->nchildren) {
+		a = &more->aggregates[k - more->nchildren];
 		if (describe(s, a->rel, a->schema, a->table, sec->name, &ct,
 		    e) == -1)
 			return -1;
@@ -246,7 +247,7 @@ collection(void *arg, void *parg, int k, struct sbuf *via_col,
 		pgcat_table_release(&ct);
 		return 0;
 	}
-	c = &sec->children[k];
+	c = &more->children[k];
 	if (describe(s, c->rel, c->schema, c->table, sec->name, &ct, e) == -1)
 		return -1;
 	if (c->through == NULL)

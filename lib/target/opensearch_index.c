@@ -91,10 +91,11 @@ json_path(struct jspan obj, const char *const *path, int n, struct jspan *v)
 static int
 renamed_onto(const struct sync_section *s, const char *name)
 {
+	const struct sync_more *more = sync_more(s);
 	int i;
 
-	for (i = 0; i < s->nfields; i++)
-		if (strcmp(s->fields[i].value, name) == 0)
+	for (i = 0; i < more->nfields; i++)
+		if (strcmp(more->fields[i].value, name) == 0)
 			return 1;
 	return 0;
 }
@@ -108,27 +109,28 @@ static int
 check_names(const struct sync_section *s, struct jspan body, char *why,
     size_t len)
 {
+	const struct sync_more *more = sync_more(s);
 	const char *props[] = { "mappings", "properties", NULL, "type" };
 	struct jspan v;
 	int i;
 
-	for (i = 0; i < s->nfields; i++) {
-		props[2] = s->fields[i].name;
+	for (i = 0; i < more->nfields; i++) {
+		props[2] = more->fields[i].name;
 		if (json_path(body, props, 3, &v) &&
-		    !renamed_onto(s, s->fields[i].name)) {
+		    !renamed_onto(s, more->fields[i].name)) {
 			snprintf(why, len, "maps field '%s', which 'fields' "
 			    "renames to '%s': the mapping must use the names "
-			    "the documents carry", s->fields[i].name,
-			    s->fields[i].value);
+			    "the documents carry", more->fields[i].name,
+			    more->fields[i].value);
 			return -1;
 		}
 	}
 	if (s->has_join) {
-		props[2] = s->join.field;
+		props[2] = more->join.field;
 		if (!json_path(body, props, 4, &v) || !jstr_eq(v, "join")) {
 			snprintf(why, len, "must map the join field '%s' as "
 			    "type join (or leave mapping_file out: the join "
-			    "mapping is then generated)", s->join.field);
+			    "mapping is then generated)", more->join.field);
 			return -1;
 		}
 	}
@@ -189,19 +191,20 @@ file_body(const struct sync_section *s, const char *mapping, size_t mlen,
 static char *
 join_body(const struct sync_section *p)
 {
+	const struct sync_more *more = sync_more(p);
 	struct sbuf b = SBUF_INIT;
 	int i;
 
 	sbuf_adds(&b, "{\"mappings\":{\"properties\":{");
-	sbuf_add_jstr(&b, p->join.field, strlen(p->join.field));
+	sbuf_add_jstr(&b, more->join.field, strlen(more->join.field));
 	sbuf_adds(&b, ":{\"type\":\"join\",\"relations\":{");
-	sbuf_add_jstr(&b, p->join.name, strlen(p->join.name));
+	sbuf_add_jstr(&b, more->join.name, strlen(more->join.name));
 	sbuf_adds(&b, ":[");
-	for (i = 0; i < p->join.nchildren; i++) {
+	for (i = 0; i < more->join.nchildren; i++) {
 		if (i > 0)
 			sbuf_addc(&b, ',');
-		sbuf_add_jstr(&b, p->join.children[i],
-		    strlen(p->join.children[i]));
+		sbuf_add_jstr(&b, more->join.children[i],
+		    strlen(more->join.children[i]));
 	}
 	sbuf_adds(&b, "]}}}}}");
 	return b.buf;
@@ -211,10 +214,12 @@ int
 os_index_body(const struct sync_section *s, const char *mapping,
     size_t len, char **body, char *why, size_t whylen)
 {
+	const struct sync_more *more = sync_more(s);
 	*body = NULL;
 	if (mapping != NULL)
 		return file_body(s, mapping, len, body, why, whylen);
-	if (s->has_join && s->join.parent == NULL && s->join.nchildren > 0)
+	if (s->has_join && more->join.parent == NULL &&
+	    more->join.nchildren > 0)
 		*body = join_body(s);
 	return 0;
 }

@@ -152,30 +152,32 @@ add_tmpl(struct named_col *v, int n, int max, const struct tmpl *t,
 int
 section_columns(const struct sync_section *s, struct named_col *v, int max)
 {
+	const struct sync_more *more = sync_more(s);
 	int n = 0, i;
 
-	for (i = 0; i < s->ncolumns; i++)
-		n = add(v, n, max, s->columns[i], "columns");
-	for (i = 0; i < s->nexclude_columns; i++)
-		n = add(v, n, max, s->exclude_columns[i], "exclude_columns");
-	for (i = 0; i < s->nprimary_key; i++)
-		n = add(v, n, max, s->primary_key[i], "primary_key");
-	if (s->routing)
-		n = add(v, n, max, s->routing, "routing");
-	for (i = 0; i < s->ntransforms; i++)
-		n = add(v, n, max, s->transforms[i].name, "transform");
-	for (i = 0; i < s->nfields; i++)
-		n = add(v, n, max, s->fields[i].name, "fields");
-	for (i = 0; s->where_expr && i < where_ncolumns(s->where_expr); i++)
-		n = add(v, n, max, where_column(s->where_expr, i), "where");
+	for (i = 0; i < more->ncolumns; i++)
+		n = add(v, n, max, more->columns[i], "columns");
+	for (i = 0; i < more->nexclude_columns; i++)
+		n = add(v, n, max, more->exclude_columns[i], "exclude_columns");
+	for (i = 0; i < more->nprimary_key; i++)
+		n = add(v, n, max, more->primary_key[i], "primary_key");
+	if (more->routing)
+		n = add(v, n, max, more->routing, "routing");
+	for (i = 0; i < more->ntransforms; i++)
+		n = add(v, n, max, more->transforms[i].name, "transform");
+	for (i = 0; i < more->nfields; i++)
+		n = add(v, n, max, more->fields[i].name, "fields");
+	for (i = 0; more->where_expr && i < where_ncolumns(more->where_expr);
+	    i++)
+		n = add(v, n, max, where_column(more->where_expr, i), "where");
 	if (s->id)
 		n = add_tmpl(v, n, max, &s->id_t, "id");
 	if (s->index_templated)
 		n = add_tmpl(v, n, max, &s->index_t, "index");
 	if (s->has_fan_out)
-		n = add(v, n, max, s->fan_out.column, "fan_out.column");
-	if (s->has_join && s->join.column)
-		n = add(v, n, max, s->join.column, "join.column");
+		n = add(v, n, max, more->fan_out.column, "fan_out.column");
+	if (s->has_join && more->join.column)
+		n = add(v, n, max, more->join.column, "join.column");
 	return n;
 }
 

@@ -36,18 +36,19 @@ quote(void *arg, const char *s, int ident)
 static void
 filter(struct check_report *r, MYSQL *m, const struct sync_section *s)
 {
+	const struct sync_more *more = sync_more(s);
 	struct sbuf rel = SBUF_INIT, cond = SBUF_INIT;
 	struct p2o_err e;
 	char why[512];
 	int rc;
 
-	if (s->where_expr == NULL)
+	if (more->where_expr == NULL)
 		return;
 	p2o_err_clear(&e);
 	myconn_ident(&rel, s->schema);
 	sbuf_addc(&rel, '.');
 	myconn_ident(&rel, s->table);
-	if (where_sql(s->where_expr, &cond, quote, m) == -1)
+	if (where_sql(more->where_expr, &cond, quote, m) == -1)
 		check_fail(r, "table '%s': the filter could not be quoted",
 		    s->rel);
 	else {

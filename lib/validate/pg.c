@@ -105,16 +105,17 @@ static void
 filter(struct check_report *r, struct pg_conn *c, const struct pgcat_table *t)
 {
 	const struct sync_section *s = t->sec;
+	const struct sync_more *more = sync_more(s);
 	struct sbuf cond = SBUF_INIT;
 	struct p2o_err e;
 	char why[512], *rel;
 	int rc;
 
-	if (s->where_expr == NULL)
+	if (more->where_expr == NULL)
 		return;
 	p2o_err_clear(&e);
 	if ((rel = qrel(c, s, &e)) == NULL ||
-	    where_sql(s->where_expr, &cond, quote, c) == -1) {
+	    where_sql(more->where_expr, &cond, quote, c) == -1) {
 		check_fail(r, "table '%s': the filter could not be quoted",
 		    s->rel);
 		goto out;
@@ -204,7 +205,7 @@ soft_delete(struct check_report *r, struct pg_conn *c,
 
 	p2o_err_clear(&e);
 	if ((rel = qrel(c, s, &e)) == NULL ||
-	    where_sql(s->soft_delete_expr, &cond, quote, c) == -1)
+	    where_sql(sync_more(s)->soft_delete_expr, &cond, quote, c) == -1)
 		check_fail(r, "table '%s': the soft_delete could not be quoted",
 		    s->rel);
 	else if ((rc = pgsrv_where_compiles(c, rel, cond.buf, why,
@@ -255,7 +256,7 @@ poll_tables(struct check_report *r, struct pg_conn *c,
 		readable(r, &t, role);
 		if (ok) {
 			filter(r, c, &t);
-			if (s->soft_delete_expr != NULL)
+			if (sync_more(s)->soft_delete_expr != NULL)
 				soft_delete(r, c, s);
 			check_ok(r, "table '%s': %d column(s), polled in the "
 			    "order of '%s' and its key, every %d s once caught "

@@ -22,27 +22,29 @@ pipelines(struct check_report *r, struct target_conn *tc,
 
 	for (i = 0; i < cfg->nsyncs; i++) {
 		s = &cfg->syncs[i];
-		if (s->pipeline == NULL)
+		/* a pipeline is set only in a section's more */
+		if (sync_more(s)->pipeline == NULL)
 			continue;
 		for (seen = 0, k = 0; k < i; k++)
-			seen |= cfg->syncs[k].pipeline != NULL &&
-			    strcmp(cfg->syncs[k].pipeline, s->pipeline) == 0;
+			seen |= sync_more(&cfg->syncs[k])->pipeline != NULL &&
+			    strcmp(sync_more(&cfg->syncs[k])->pipeline,
+			    s->more->pipeline) == 0;
 		if (seen)
 			continue;
 		p2o_err_clear(&e);
-		rc = tc->mod->ops->pipeline_exists(tc, s->pipeline, &e);
+		rc = tc->mod->ops->pipeline_exists(tc, s->more->pipeline, &e);
 		if (rc == 1)
 			check_ok(r, "target: ingest pipeline '%s' exists",
-			    s->pipeline);
+			    s->more->pipeline);
 		else if (rc == 0)
 			check_fail(r, "target: ingest pipeline '%s' "
 			    "('sync.%s.pipeline') does not exist: every write "
 			    "naming it would be refused; create it first (PUT "
-			    "_ingest/pipeline/%s)", s->pipeline, s->name,
-			    s->pipeline);
+			    "_ingest/pipeline/%s)", s->more->pipeline, s->name,
+			    s->more->pipeline);
 		else
 			check_fail(r, "target: reading ingest pipeline '%s': %s",
-			    s->pipeline, e.msg);
+			    s->more->pipeline, e.msg);
 	}
 }
 

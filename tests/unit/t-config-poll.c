@@ -83,8 +83,8 @@ test_values(void)
 	    "a section without its own takes source.poll_column");
 	is_str(config_poll_column(&cfg, &cfg.syncs[1]), "rev",
 	    "a section's own poll_column wins");
-	ok(cfg.syncs[0].soft_delete_expr != NULL &&
-	    cfg.syncs[1].soft_delete_expr == NULL,
+	ok(sync_more(&cfg.syncs[0])->soft_delete_expr != NULL &&
+	    sync_more(&cfg.syncs[1])->soft_delete_expr == NULL,
 	    "soft_delete is parsed as a filter");
 	if (ok(source_ident_init(&id, &cfg, err, sizeof(err)) == 0,
 	    "a poll has an identity")) {

@@ -154,10 +154,11 @@ setup(struct mynest *n, const struct sync_section *sec, struct my_table *p)
 	n->key_kind = MK_INT;
 	n->n = NCOLL;
 	n->coll = xcalloc(NCOLL + 1, sizeof(*n->coll));
-	for (i = 0; i < sec->nchildren; i++)
-		n->coll[i].child = &sec->children[i];
-	for (i = 0; i < sec->naggregates; i++)
-		n->coll[sec->nchildren + i].agg = &sec->aggregates[i];
+	for (i = 0; i < sec->more->nchildren; i++)
+		n->coll[i].child = &sec->more->children[i];
+	for (i = 0; i < sec->more->naggregates; i++)
+		n->coll[sec->more->nchildren + i].agg =
+		    &sec->more->aggregates[i];
 	table(&n->coll[ORDERS].t, "shop", "orders", orders_c, 10, one, 1);
 	table(&n->coll[VISITS].t, "shop", "visits", visits_c, 4, visits_pk,
 	    3);
@@ -396,7 +397,7 @@ test_refusals(const struct sync_section *sec, const struct my_table *parent)
 	struct p2o_err e;
 
 	memset(&k, 0, sizeof(k));
-	k.child = &sec->children[ORDERS];
+	k.child = &sync_more(sec)->children[ORDERS];
 	table(&k.t, "shop", "orders", orders_c, 10, one, 1);
 	k.t.npk = 0;
 	ok(mynest_plan(NULL, sec, parent, &k, &e) == -1 && e.code == 69 &&
@@ -467,8 +468,8 @@ test_collate(struct st_mysql *m, const struct sync_section *sec)
 	n.key_kind = MK_TEXT;
 	n.n = 2;
 	n.coll = xcalloc(3, sizeof(*n.coll));
-	n.coll[0].child = &sec->children[0];
-	n.coll[1].agg = &sec->aggregates[0];
+	n.coll[0].child = &sync_more(sec)->children[0];
+	n.coll[1].agg = &sync_more(sec)->aggregates[0];
 	table(&n.coll[0].t, "shop", "notes", notes_c, 2, one, 1);
 	table(&n.coll[1].t, "shop", "notes", notes_c, 2, one, 1);
 	for (i = 0; i < 2; i++)

@@ -77,8 +77,8 @@ setup(struct pgnest *n, const struct sync_section *sec)
 	n->n = 5;
 	n->coll = xcalloc(5, sizeof(*n->coll));
 	for (i = 0; i < 4; i++)
-		n->coll[i].child = &sec->children[i];
-	n->coll[4].agg = &sec->aggregates[0];
+		n->coll[i].child = &sync_more(sec)->children[i];
+	n->coll[4].agg = &sync_more(sec)->aggregates[0];
 	cols(&n->coll[0], 5, o, ot, ok_);
 	cols(&n->coll[1], 4, p, pt, pk);
 	cols(&n->coll[2], 2, t, tt, tk);

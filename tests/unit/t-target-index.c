@@ -87,6 +87,8 @@ test_bodies(void)
 		{ .name = "nick", .value = "nick2" },
 	};
 	char *children[] = { "answer", "comment" };
+	/* what a section sets beyond its table and index */
+	struct sync_more sm, cm;
 	char why[512], *body = NULL;
 
 	memset(&s, 0, sizeof(s));
@@ -112,8 +114,10 @@ test_bodies(void)
 	ok(body_of(&s, "[1]", &body, why, sizeof(why)) == -1 &&
 	    strcmp(why, "must hold a JSON object") == 0, "not an object");
 
-	s.fields = renames;
-	s.nfields = 2;
+	memset(&sm, 0, sizeof(sm));
+	s.more = &sm;
+	s.more->fields = renames;
+	s.more->nfields = 2;
 	ok(body_of(&s, "{\"properties\":{\"email\":{\"type\":\"keyword\"}}}",
 	    &body, why, sizeof(why)) == -1 && strcmp(why, "maps field "
 	    "'email', which 'fields' renames to 'mail': the mapping must use "
@@ -129,12 +133,12 @@ test_bodies(void)
 	    "a name another rename lands on is mapped: %s", why);
 	free(body);
 	body = NULL;
-	s.fields = NULL;
-	s.nfields = 0;
+	s.more->fields = NULL;
+	s.more->nfields = 0;
 
 	s.has_join = 1;
-	s.join.field = "qa";
-	s.join.name = "question";
+	s.more->join.field = "qa";
+	s.more->join.name = "question";
 	ok(body_of(&s, "{\"properties\":{\"qa\":{\"type\":\"keyword\"}}}",
 	    &body, why, sizeof(why)) == -1 && strstr(why, "must map the join "
 	    "field 'qa' as type join") != NULL, "a join field mapped as "
@@ -143,8 +147,8 @@ test_bodies(void)
 	    why, sizeof(why)) == 0, "mapped as a join: %s", why);
 	free(body);
 	body = NULL;
-	s.join.children = children;
-	s.join.nchildren = 2;
+	s.more->join.children = children;
+	s.more->join.nchildren = 2;
 	ok(body_of(&s, NULL, &body, why, sizeof(why)) == 0 && body != NULL,
 	    "a join parent without a mapping file");
 	is_str(body, "{\"mappings\":{\"properties\":{\"qa\":{\"type\":\"join\","
@@ -154,10 +158,12 @@ test_bodies(void)
 	body = NULL;
 
 	memset(&child, 0, sizeof(child));
+	memset(&cm, 0, sizeof(cm));
+	child.more = &cm;
 	child.has_join = 1;
-	child.join.field = "qa";
-	child.join.name = "answer";
-	child.join.parent = "questions";
+	child.more->join.field = "qa";
+	child.more->join.name = "answer";
+	child.more->join.parent = "questions";
 	ok(body_of(&child, NULL, &body, why, sizeof(why)) == 0 && body == NULL,
 	    "a child without a file: its parent's section gives the body");
 }

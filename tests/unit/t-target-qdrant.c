@@ -156,9 +156,9 @@ test_config(void)
 	ok(load("", rest, &cfg, err, sizeof(err)) == 0, "named vectors load "
 	    "(%s)", err);
 	if (err[0] == '\0') {
-		ok(cfg.syncs[0].index_body != NULL &&
-		    strstr(cfg.syncs[0].index_body, "\"emb\"") &&
-		    strstr(cfg.syncs[0].index_body, "on_disk_payload"),
+		ok(cfg.syncs[0].more->index_body != NULL &&
+		    strstr(cfg.syncs[0].more->index_body, "\"emb\"") &&
+		    strstr(cfg.syncs[0].more->index_body, "on_disk_payload"),
 		    "and the file is the collection's creation body");
 		config_release(&cfg);
 	}
