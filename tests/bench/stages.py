@@ -148,8 +148,11 @@ def main():
             ours.stop()
             bench.NODE.req("DELETE", f"/{index}")
     if STREAM:
-        ours.stop()
-        bench.NODE.req("DELETE", "/bench_pg2osync_wide")
+        # the streaming rows with the last build named
+        bench.BIN = bins[-1][1]
+        if hasattr(ours, "p"):
+            ours.stop()
+            bench.NODE.req("DELETE", "/bench_pg2osync_wide")
         bench.make_table("narrow", "narrow", 1000)
         index = "bench_pg2osync_narrow"
         bench.NODE.fresh(index, "narrow")
@@ -162,12 +165,12 @@ def main():
         r = bench.stream_big(ours, "narrow", index, 1000, STREAM)
         b = smp.sample()
         text, out = diff(a, b, STREAM)
-        print(f"streaming, one transaction of {STREAM}: {json.dumps(r)}\n{text}", flush=True)
+        print(f"{bins[-1][0]} streaming, one transaction of {STREAM}: {json.dumps(r)}\n{text}", flush=True)
         res["big"] = out
         r = bench.stream_many(ours, "narrow", index, 1000 + STREAM, STREAM)
         c = smp.stop()
         text, out = diff(b, c, STREAM)
-        print(f"streaming, {STREAM // bench.TXN} transactions of {bench.TXN}: {json.dumps(r)}\n{text}",
+        print(f"{bins[-1][0]} streaming, {STREAM // bench.TXN} transactions of {bench.TXN}: {json.dumps(r)}\n{text}",
               flush=True)
         res["many"] = out
         ours.stop()
