@@ -15,7 +15,12 @@
 #include "frame.h"
 #include "xio.h"
 
-#define FRAME_BUF_INIT	(64u * 1024)
+/* what one read(2) may take: a pipe between stages holds 1 MiB
+ * (supervisor/wire.c), and at 64 KiB a read the wide rows' load spent a
+ * third of each stage's time in the wake-ups of the stage on the other end
+ * (docs/benchmarks.md, "fourth round"); the pages a small stream never
+ * fills are never touched */
+#define FRAME_BUF_INIT	(256u * 1024)
 #define FRAME_LEN_DIGITS 10
 /* the smallest frame: "{}" and LF */
 #define FRAME_LEN_MIN	3

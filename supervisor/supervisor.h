@@ -114,6 +114,8 @@ char	*sv_find_exe(const char *name);
 void	sv_child_init(struct sv_child *, const char *name, char *path);
 /* descriptors a child is given: stdin, stdout, stderr, fd 3, fd 4 */
 #define SV_CHILD_FDS	5
+/* what a data pipe between stages holds (wire.c) */
+#define SV_PIPE_BYTES	(1024 * 1024)
 
 /* fork and exec argv with in_fd/out_fd as stdin/stdout (SV_CTL_FD3) or
  * with control pipes there (SV_CTL_STDIO), fd4 as fd 4 (-1: closed);

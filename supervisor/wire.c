@@ -81,6 +81,21 @@ close_pair(int p[2])
 	p[0] = p[1] = -1;
 }
 
+/*
+ * A data pipe holds SV_PIPE_BYTES, not the kernel's 64 KiB: a stage that
+ * writes faster than the next one reads was woken for every 64 KiB the
+ * reader took, and on the wide rows' load those wake-ups were a third of
+ * each stage's CPU (docs/benchmarks.md, "fourth round"). Only what is
+ * written and not yet read takes the pages. Past the user's pipe limits
+ * (fs.pipe-max-size, fs.pipe-user-pages-soft) the pipe keeps its size:
+ * slower, never wrong.
+ */
+static void
+pipe_size(int fd)
+{
+	(void)fcntl(fd, F_SETPIPE_SZ, SV_PIPE_BYTES);
+}
+
 /* spawn stage s with its fds (-1: /dev/null, or closed for fd 4) */
 static int
 spawn_stage(struct sv *sv, int s, int in, int out, int fd4, int null,
@@ -160,6 +175,9 @@ sv_start_stages(struct sv *sv, long long now)
 				    "pipeline's pipes: %s", strerror(errno));
 				goto fail;
 			}
+			pipe_size(edge[s][e][0][1]);
+			if (t->path)
+				pipe_size(edge[s][e][1][1]);
 			out[from] = edge[s][e][0][1];
 			*(e == 0 ? &in[s] : &fd4[s]) = t->path ?
 			    edge[s][e][1][0] : edge[s][e][0][0];

@@ -408,6 +408,8 @@ flush_keep(struct flush *fl, struct flush_spare *sp)
 	sbuf_init(&fl->b.arena);
 	sp->arr = fl->arr;
 	memset(&fl->arr, 0, sizeof(fl->arr));
+	sp->resp = fl->resp;
+	sbuf_init(&fl->resp);
 }
 
 void
@@ -416,6 +418,9 @@ flush_reuse(struct flush *fl, struct flush_spare *sp)
 	fl->b.arena = sp->arena;
 	sbuf_reset(&fl->b.arena);
 	fl->arr = sp->arr;
+	sbuf_release(&fl->resp);
+	fl->resp = sp->resp;
+	sbuf_reset(&fl->resp);
 	memset(sp, 0, sizeof(*sp));
 }
 
@@ -424,6 +429,7 @@ flush_spare_release(struct flush_spare *sp)
 {
 	sbuf_release(&sp->arena);
 	arrays_free(&sp->arr);
+	sbuf_release(&sp->resp);
 }
 
 /* a procedure's buffers freed, not only emptied: a write procedure's

@@ -459,6 +459,11 @@ int	order_pop(struct order *, uint64_t *seq);
 struct flush_spare {
 	struct sbuf arena;
 	struct flush_arrays arr;
+	/* the answer's buffer: a bulk answer of a thousand entries is past
+	 * glibc's mmap threshold (main.c), and one freed with every flush
+	 * was mapped and faulted in afresh for the next, some 6,000 pages a
+	 * 100,000 streamed rows */
+	struct sbuf resp;
 };
 
 struct window {

@@ -14,6 +14,7 @@
 #   acks             every ack the capture received
 #   load.got         the load frames the loader received
 #   marked           every mark ckpt was asked to store
+#   pipe.writer      the size of the writer's stdin pipe, once per start
 #   behaviour.<tool> optional: what this tool does this time (read once
 #                    per start, first line consumed):
 #                      exit:N      say hello, then exit N
@@ -139,6 +140,8 @@ shaper)
 	fi
 	exec cat ;;
 writer)
+	# the size of the pipe it reads (F_GETPIPE_SZ)
+	perl -e 'print fcntl(STDIN, 1032, 0), "\n"' >> "$dir/pipe.writer"
 	while read -r word pos more; do
 		if [ "$word" = mark ]; then
 			ctl "{\"k\":\"marked\",\"id\":\"$pos\",\"table\":\"public.items\",\"progress\":{\"at\":\"$pos\"},\"done\":$more}"

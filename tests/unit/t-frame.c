@@ -105,7 +105,7 @@ test_round_trip(void)
 			good++;
 	is_int(rc, 0, "round trip ends cleanly (%s)", r.err);
 	is_int(good, nframes, "every frame came back in order");
-	ok(r.cap == 64 * 1024, "small frames keep the 64 KiB buffer (%zu)",
+	ok(r.cap == 256 * 1024, "small frames keep the 256 KiB buffer (%zu)",
 	    r.cap);
 	frame_reader_release(&r);
 	close(fds[0]);
@@ -184,7 +184,7 @@ test_malformed(void)
 	    "a 10-digit length over the limit is an error");
 	is_str(err, "stdin: offset 0: frame of 9999999999 bytes exceeds the "
 	    "67108864-byte limit", "its message");
-	ok(cap <= 64 * 1024, "and nothing was allocated for it (cap %zu)", cap);
+	ok(cap <= 256 * 1024, "and nothing was allocated for it (cap %zu)", cap);
 	BAD("67108865 {}", "stdin: offset 0: frame of 67108865 bytes exceeds "
 	    "the 67108864-byte limit", "one byte over the limit");
 	BAD("12345678901 {}\n", "stdin: offset 0: bad frame length",

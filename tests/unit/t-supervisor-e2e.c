@@ -278,6 +278,8 @@ test_drain(void)
 	    "the capture's last ack is 300");
 	is_str(slurp(statefile("ckpt.pos")), "300\n", "the checkpoint is 300");
 	ok(acks_were_stored(), "every ack was a position ckpt had stored");
+	is_str(slurp(statefile("pipe.writer")), "1048576\n",
+	    "the pipe between two stages holds 1 MiB, not 64 KiB");
 	s = slurp(logpath);
 	ok(strstr(s, "capture-pg: info: fd 3 closed, exiting") != NULL,
 	    "the capture saw fd 3 close after its ack");

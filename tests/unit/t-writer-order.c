@@ -929,7 +929,7 @@ test_retry_limits(void)
 }
 
 /*
- * A retired flush's arena and arrays wait in a spare for the next flush,
+ * A retired flush's arena, arrays and answer buffer wait in a spare for the next flush,
  * at most WINDOW_SPARES of them, and the next cut's input fills that
  * arena; what a reused arena sends is the new cut's entries only; the
  * spares go once the input is idle.
@@ -942,7 +942,7 @@ test_spares(void)
 	struct http_call call;
 	struct sbuf *resp;
 	char want[64];
-	int round, slot, most = 0, reused = 1, fresh = 1;
+	int round, slot, most = 0, reused = 1, fresh = 1, answers = 1;
 
 	window_init(&w, 4, &sink);
 	batch_init(&b, tmod(), 100, 1 << 20);
@@ -958,6 +958,9 @@ test_spares(void)
 			reused = 0;
 		if (!window_next(&w, 1000, 1, &slot, &call, &resp))
 			break;
+		/* the answer goes into the buffer a retired flush's went into */
+		if (round > 0 && resp->cap == 0)
+			answers = 0;
 		snprintf(want, sizeof(want), "\"_id\":\"%d\"", 1000 + round);
 		if (call.body == NULL || strstr(call.body, want) == NULL ||
 		    (round > 0 && strstr(call.body, "\"_id\":\"1000\"") != NULL))
@@ -970,6 +973,8 @@ test_spares(void)
 	is_int(round, 12, "twelve flushes cut, sent and retired");
 	ok(reused, "each cut after the first fills a retired flush's arena");
 	ok(fresh, "a reused arena sends the new cut's entries only");
+	ok(answers, "each flush after the first reads its answer into a "
+	    "retired flush's buffer");
 	ok(most >= 1 && most <= WINDOW_SPARES, "spares kept: %d, at most %d",
 	    most, WINDOW_SPARES);
 	window_trim(&w);
