@@ -93,6 +93,17 @@ struct mynest;
  * of the load in drained pipeline (see LOAD_RANGE_ROWS).
  */
 #define LOAD_CHUNK_ROWS		50000
+/*
+ * Marks written and not yet confirmed, at most: a mark waits for the one
+ * before it of its own table (its progress is stored in order), the marks
+ * of other tables only for room here. One mark at a time cost a table one
+ * round trip to the target and back (the writer's bulk request, ckpt's
+ * write, 20 ms at 1,000 tables of one row, issue 38) while the loader
+ * needed 8 ms of its own; with several open, ckpt stores those that
+ * arrive together in one request. It bounds how many small tables a crash
+ * reads again.
+ */
+#define LOAD_MARKS_OPEN		64
 /* frames wait in memory until this much is buffered for stdout */
 #define LOAD_OUT_CAP		(256 * 1024)
 
@@ -325,9 +336,11 @@ struct loader {
 	int	 stats_dirty;
 
 	struct p2o_err err;
-	/* the mark written and not yet confirmed ("" when none): the next
-	 * wave is read while it is stored, the next mark waits for it */
-	char	 pending[512];
+	/* the marks written and not yet confirmed, oldest first (a ring of
+	 * heap ids): the next wave is read while they are stored, the next
+	 * mark of their table waits for them (control.c) */
+	char	*pending[LOAD_MARKS_OPEN];
+	int	 pend_first, npending;
 };
 
 /* load.c */
@@ -346,10 +359,15 @@ struct ld_job {
 	char	*progress;
 };
 int	control_read_load(struct loader *, struct ld_job **, int *njobs);
-/* wait for the confirmation of the pending mark, if one is pending; 0, or
- * -1 with err (75 when fd 3 closed, 65 on a confirmation of another mark
- * or of none) */
+/* wait for the confirmation of every pending mark; 0, or -1 with err (75
+ * when fd 3 closed, 65 on a confirmation of another mark than the oldest
+ * pending, or of none) */
 int	control_wait_confirm(struct loader *);
+/* before a mark of rel: wait until no mark of rel is pending and there
+ * is room for one more (LOAD_MARKS_OPEN); 0, or -1 with err as above */
+int	control_wait_room(struct loader *, const char *rel);
+/* a mark written (supervised): its confirmation is awaited */
+void	control_pending(struct loader *, const char *id);
 /* sleep ms, watching fd 3 and sending stats; -1 with err when fd 3 is
  * gone */
 int	control_idle(struct loader *, int ms);
