@@ -61,6 +61,7 @@ struct config;
 struct sync_section;
 struct where;
 struct pg_conn;			/* libpq's PGconn */
+struct pgcat_table;
 struct st_mysql;		/* libmariadb's MYSQL */
 struct my_table;
 struct my_col;
@@ -311,6 +312,10 @@ struct loader {
 	uint64_t range_rows;	/* rows a unit */
 	const struct load_ops *ops;
 	void	*src;		/* the source's state (pgload.c, myload.c) */
+	/* the sections to load, in order: a source may read ahead what it
+	 * asks of each (PostgreSQL's catalogue, a batch at a time) */
+	const struct sync_section **ahead;
+	int	 nahead;
 
 	/* the checkpoint the load frame carried (MySQL versions by it) */
 	int	 cp_present;
@@ -405,6 +410,12 @@ struct pgload {
 	struct pg_conn **conns;	/* one a range of a wave; conns[0] also
 				 * asks every question */
 	int	 nconns;
+	/* the catalogue's answers for the next tables of the load, read
+	 * PGCAT_BATCH at a time: pre[k] is ahead[pre_at + k], the first
+	 * pre_ok of them described, the next one failed with pre_err */
+	struct pgcat_table *pre;
+	int	 pre_at, pre_n, pre_ok, next;
+	struct p2o_err pre_err;
 	int	 version;	/* server_version_num */
 	int	 slot_known;	/* 1 present, -1 missing (warned), 0 unasked */
 };
@@ -414,10 +425,11 @@ extern const struct load_ops pgload_ops;
 /* the table, its copied columns, its key (lib/pg/pgcat.h's rule), its
  * filter; 69 when it is missing, has no key, may not be read, or a table
  * under it is a sync section of its own (pub: the publication, whose
- * column list says what is sent) */
+ * column list says what is sent; pre: the catalogue's answers read
+ * already, taken over and released, or NULL to ask) */
 int	table_describe(struct pg_conn *, const char *pub,
 	    const struct config *, const struct sync_section *,
-	    struct ld_table *, struct p2o_err *);
+	    struct pgcat_table *pre, struct ld_table *, struct p2o_err *);
 /* the rows and heap pages there are now, into t */
 int	table_size(struct pg_conn *, struct ld_table *, struct p2o_err *);
 /* a fresh progress: the table cut into ranges of about range_rows rows */
