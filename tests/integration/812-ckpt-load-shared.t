@@ -77,8 +77,9 @@ ok $([ "$(echo "$out" | jq -s '[.[] | select(.k == "confirm")] | length')" = $((
 ok $(echo "$out" | jq -s -e --arg n $((N - 1)) '[.[] | select(.k == "confirm") | .id] == [range(1; ($n | tonumber) + 1) | "public.s\(. | tostring | if length < 2 then "0" + . else . end)#1"]' >/dev/null; echo $?) \
 	"in the order the marks arrived"
 # the marks arrived together (the loader keeps several tables' open): their
-# progress in one write, not one each (the plan's own write aside)
-ok $([ "$(used "$u2" "$u3" bulk_action)" -le 2 ]; echo $?) \
+# progress in one write, not one each (the plan's own write aside, and a
+# second should ckpt's first read have caught only some of them)
+ok $([ "$(used "$u2" "$u3" bulk_action)" -le 3 ]; echo $?) \
 	"the $((N - 1)) marks that arrived together are stored in one _bulk ($(used "$u2" "$u3" bulk_action) with the plan's)"
 ok $([ "$(used "$u2" "$u3" document_mget_action)" = 1 ] && [ "$(used "$u2" "$u3" document_get_action)" -le 2 ]; echo $?) \
 	"a mark is stored without reading its document first (mget $(used "$u2" "$u3" document_mget_action), GET $(used "$u2" "$u3" document_get_action))"
@@ -128,7 +129,7 @@ n=$(curl -s "$OS_URL/.pg2osync_meta/_mget" -H 'Content-Type: application/json' \
 	-d "$(jq -n -c --arg s "$S" --arg t "$tabs" '{ids: [$t | split("\n")[] | "postgres:\($s)/load/public.\(.)"]}')" |
 	jq '[.docs[] | select(.found and ._source.done and ._source.restored)] | length')
 ok $([ "$n" = $N ]; echo $?) "every section's document says done and restored ($n)"
-ok $([ "$(used "$u6" "$u7" bulk_action)" -le 3 ]; echo $?) \
+ok $([ "$(used "$u6" "$u7" bulk_action)" -le 4 ]; echo $?) \
 	"in few writes: the plan's, the marks', the last's ($(used "$u6" "$u7" bulk_action))"
 
 drop_loads $S $tabs
