@@ -59,6 +59,12 @@ struct ckpt_store {
 	int	 nplan;
 	int	*loading;
 	char	**originals;
+	/* per section the first section of its index (group_first), and per
+	 * such first section how many of its group still load: whether a
+	 * mark is its index's last is known without a walk of every section
+	 * (which, mark after mark, grew with the square of the tables) */
+	int	*group;
+	int	*left;
 	struct p2o_err err;	/* why the last call returned -1 */
 };
 
@@ -134,6 +140,32 @@ int	ckpt_load_plan(struct ckpt_store *, const struct config *,
  * section writing the index is still loading */
 int	ckpt_load_mark(struct ckpt_store *, const struct config *,
 	    const struct msg_mark *);
+/*
+ * Marks stored together: the ckpt serve loop takes the marks that arrived
+ * together (the loader keeps several tables' marks open) and writes their
+ * progress documents in one request, instead of one request a mark.
+ * A mark that needs more than its own document written - no plan to
+ * know its section by, or its index restored - is stored alone
+ * (ckpt_load_mark), after the marks before it.
+ */
+struct writes;
+struct ckpt_marks {
+	struct writes *w;	/* the documents */
+	int	*fin;		/* the sections whose last mark it holds */
+	int	 n, nfin;	/* marks added; of them last ones */
+};
+/* 1 when m must be stored by ckpt_load_mark, after the marks before it */
+int	ckpt_load_mark_alone(struct ckpt_store *, const struct config *,
+	    const struct msg_mark *);
+/* m's progress document, added to b (a mark ckpt_load_mark_alone let
+ * through) */
+void	ckpt_load_marks_add(struct ckpt_store *, const struct config *,
+	    const struct msg_mark *, struct ckpt_marks *);
+/* every document of b, in as few requests as the target takes; b is
+ * kept (a failure is retried with it) until ckpt_load_marks_release */
+int	ckpt_load_marks_store(struct ckpt_store *, const struct config *,
+	    struct ckpt_marks *);
+void	ckpt_load_marks_release(struct ckpt_marks *);
 /* what the plan kept (ckpt_store_release calls it) */
 void	ckpt_load_release(struct ckpt_store *);
 

@@ -327,8 +327,12 @@ ckpt_load_release(struct ckpt_store *st)
 		free(st->originals[i]);
 	free(st->originals);
 	free(st->loading);
+	free(st->group);
+	free(st->left);
 	st->originals = NULL;
 	st->loading = NULL;
+	st->group = NULL;
+	st->left = NULL;
 	st->nplan = 0;
 }
 
@@ -336,20 +340,42 @@ ckpt_load_release(struct ckpt_store *st)
  * sections are still loading, and the originals of each */
 static void
 remember(struct ckpt_store *st, const struct config *cf, const int *loading,
-    const struct jspan *orig)
+    const struct jspan *orig, const int *first)
 {
 	int i;
 
 	ckpt_load_release(st);
 	st->nplan = cf->nsyncs;
 	st->loading = xcalloc((size_t)cf->nsyncs + 1, sizeof(*st->loading));
+	st->group = xcalloc((size_t)cf->nsyncs + 1, sizeof(*st->group));
+	st->left = xcalloc((size_t)cf->nsyncs + 1, sizeof(*st->left));
 	st->originals = xcalloc((size_t)cf->nsyncs + 1,
 	    sizeof(*st->originals));
 	for (i = 0; i < cf->nsyncs; i++) {
 		st->loading[i] = loading[i];
+		st->group[i] = first[i];
+		st->left[first[i]] += loading[i] != 0;
 		if (orig[i].p != NULL)
 			st->originals[i] = xstrndup(orig[i].p, orig[i].n);
 	}
+}
+
+/* section i's load is done, as far as the plan's bookkeeping goes */
+static void
+plan_done(struct ckpt_store *st, int i)
+{
+	if (st->nplan == 0 || !st->loading[i])
+		return;
+	st->loading[i] = 0;
+	st->left[st->group[i]]--;
+}
+
+/* from the plan: whether no section but i writing i's index still
+ * loads */
+static int
+plan_last(const struct ckpt_store *st, int i)
+{
+	return st->left[st->group[i]] - (st->loading[i] != 0) == 0;
 }
 
 /*
@@ -490,7 +516,7 @@ ckpt_load_plan(struct ckpt_store *st, const struct config *cf,
 		    d[i].found ? d[i].progress : none);
 		(*ntables)++;
 	}
-	remember(st, cf, loading, use);
+	remember(st, cf, loading, use, first);
 out:
 	for (i = 0; i < n; i++) {
 		ldoc_release(&d[i]);
@@ -591,10 +617,7 @@ last_of_index(struct ckpt_store *st, const struct config *cf, int i,
 {
 	int *pick, k, rc;
 
-	*last = 1;
-	for (k = 0; k < st->nplan && *last; k++)
-		if (k != i && st->loading[k] && same_index(cf, i, k))
-			*last = 0;
+	*last = st->nplan == 0 || plan_last(st, i);
 	if (!*last || !cf->syncs[i].shared)
 		return 0;
 	pick = xcalloc((size_t)cf->nsyncs + 1, sizeof(*pick));
@@ -668,7 +691,7 @@ ckpt_load_mark(struct ckpt_store *st, const struct config *cf,
 	if (m->done) {
 		log_info("initial load of '%s' finished", sec->rel);
 		if (st->nplan == cf->nsyncs)
-			st->loading[i] = 0;
+			plan_done(st, i);
 	}
 out:
 	for (k = 0; d != NULL && k < cf->nsyncs; k++)
@@ -678,4 +701,83 @@ out:
 	sbuf_release(&suffix);
 	writes_release(&w);
 	return rc;
+}
+
+/* the section a mark is for, NULL when none names its table */
+static const struct sync_section *
+mark_section(const struct config *cf, const struct msg_mark *m)
+{
+	return m->table == NULL ? NULL : config_find_rel(cf, m->table);
+}
+
+int
+ckpt_load_mark_alone(struct ckpt_store *st, const struct config *cf,
+    const struct msg_mark *m)
+{
+	const struct sync_section *sec = mark_section(cf, m);
+	int i;
+
+	/* ckpt_load_mark says what is wrong with a mark of no section, and
+	 * reads what a mark without a plan needs */
+	if (sec == NULL || st->nplan != cf->nsyncs)
+		return 1;
+	i = (int)(sec - cf->syncs);
+	/* the last of its index restores the index first */
+	return m->done && st->originals[i] != NULL && plan_last(st, i);
+}
+
+void
+ckpt_load_marks_add(struct ckpt_store *st, const struct config *cf,
+    const struct msg_mark *m, struct ckpt_marks *b)
+{
+	const struct sync_section *sec = mark_section(cf, m);
+	struct jspan settings = { NULL, 0 };
+	int i = (int)(sec - cf->syncs);
+
+	if (b->w == NULL)
+		b->w = xcalloc(1, sizeof(*b->w));
+	if (st->originals[i] != NULL)
+		settings = (struct jspan){ st->originals[i],
+		    strlen(st->originals[i]) };
+	/* as ckpt_load_mark writes it for a section not its index's last */
+	add_doc(st, b->w, sec->rel, sec->index, m->progress, settings, m->done,
+	    m->done && settings.p == NULL);
+	b->n++;
+	if (m->done) {
+		b->fin = xrealloc(b->fin, (size_t)(b->nfin + 1) *
+		    sizeof(*b->fin));
+		b->fin[b->nfin++] = i;
+		/* a later mark of the batch sees this section done: the
+		 * last of the index is stored alone, after this one */
+		plan_done(st, i);
+	}
+}
+
+int
+ckpt_load_marks_store(struct ckpt_store *st, const struct config *cf,
+    struct ckpt_marks *b)
+{
+	char what[64];
+	int k, rc;
+
+	if (b->n == 0)
+		return 0;
+	snprintf(what, sizeof(what), "storing the load progress of %d "
+	    "tables", b->n);
+	if ((rc = put_docs(st, b->w, what)) != 0)
+		return rc;
+	for (k = 0; k < b->nfin; k++)
+		log_info("initial load of '%s' finished",
+		    cf->syncs[b->fin[k]].rel);
+	return 0;
+}
+
+void
+ckpt_load_marks_release(struct ckpt_marks *b)
+{
+	if (b->w != NULL)
+		writes_release(b->w);
+	free(b->w);
+	free(b->fin);
+	memset(b, 0, sizeof(*b));
 }

@@ -196,6 +196,78 @@ recovered(const char *what, int attempt)
 		    attempt);
 }
 
+/* at most this many marks in one write: a request of a few hundred
+ * kilobytes at most, and the loader keeps 64 open (LOAD_MARKS_OPEN) */
+#define MARKS_MAX	256
+
+/* the marks of b stored, retried until the target answers, then each
+ * one confirmed in the order it arrived */
+static void
+store_marks(struct ckpt_store *st, const struct config *cf,
+    struct ckpt_marks *b, char **ids, struct sbuf *out)
+{
+	int attempt = 0, rc, k;
+
+	while (retry(st, rc = ckpt_load_marks_store(st, cf, b)))
+		backoff(st, "storing the load progress", &attempt);
+	if (rc != 0)
+		fatalx(st->err.code, "%s", st->err.msg);
+	recovered("storing the load progress", attempt);
+	for (k = 0; k < b->n; k++) {
+		msg_put_confirm(out, ids[k]);
+		free(ids[k]);
+	}
+	ckpt_load_marks_release(b);
+	reply(out);
+}
+
+/*
+ * The marked frame f and those that arrived with it: their progress in one
+ * write, then a confirm for each. Marks arrive in the order the loader
+ * wrote them, one at most of each table, so storing them together keeps
+ * every table's own order; a mark stored alone (ckpt_load_mark_alone) is
+ * stored after those before it. Returns 1 when f holds the next frame,
+ * one of another kind read meanwhile, for the caller to serve; else 0.
+ */
+static int
+serve_marks(struct ckpt_store *st, const struct config *cf,
+    struct frame_reader *rd, struct frame *f, struct sbuf *out)
+{
+	struct ckpt_marks b = { 0 };
+	struct msg_mark mk;
+	char why[256], *ids[MARKS_MAX];
+	int attempt, rc, r;
+
+	do {
+		if (msg_read_mark(f, &mk, why, sizeof(why)) == -1)
+			fatalx(P2O_EXIT_DATA, "stdin: offset %" PRIu64 ": %s",
+			    f->offset, why);
+		if (!ckpt_load_mark_alone(st, cf, &mk)) {
+			ids[b.n] = xstrdup(mk.id);
+			ckpt_load_marks_add(st, cf, &mk, &b);
+			msg_mark_release(&mk);
+			if (b.n == MARKS_MAX)
+				store_marks(st, cf, &b, ids, out);
+			continue;
+		}
+		store_marks(st, cf, &b, ids, out);
+		attempt = 0;
+		while (retry(st, rc = ckpt_load_mark(st, cf, &mk)))
+			backoff(st, "storing the load progress", &attempt);
+		if (rc != 0)
+			fatalx(st->err.code, "%s", st->err.msg);
+		recovered("storing the load progress", attempt);
+		msg_put_confirm(out, mk.id);
+		msg_mark_release(&mk);
+		reply(out);
+		/* only frames already read: never wait for more here */
+	} while ((r = frame_next(rd, f)) == 1 && msg_kind(f) == MSG_MARKED);
+	store_marks(st, cf, &b, ids, out);
+	if (r == -1)
+		fatalx(P2O_EXIT_DATA, "%s", rd->err);
+	return r == 1;
+}
+
 static int
 serve(struct ckpt_store *st, const struct config *cf)
 {
@@ -204,12 +276,13 @@ serve(struct ckpt_store *st, const struct config *cf)
 	struct sbuf out = SBUF_INIT, load = SBUF_INIT;
 	struct ckpt_value val;
 	struct msg_pos put;
-	struct msg_mark mk;
 	char why[256];
-	int r, rc, newer, attempt, ntables, forget, sweep;
+	int r = 1, rc, newer, attempt, ntables, forget, sweep, held = 0;
 
 	frame_reader_init(&rd, P2O_FD_IN, "stdin");
-	while ((r = frame_read(&rd, &f)) == 1) {
+	/* held: a frame serve_marks read past the marks it stored */
+	while (held || (r = frame_read(&rd, &f)) == 1) {
+		held = 0;
 		switch (msg_kind(&f)) {
 		case MSG_GET:
 			attempt = 0;
@@ -265,19 +338,7 @@ serve(struct ckpt_store *st, const struct config *cf)
 			mem_trim();
 			break;
 		case MSG_MARKED:
-			if (msg_read_mark(&f, &mk, why, sizeof(why)) == -1)
-				fatalx(P2O_EXIT_DATA, "stdin: offset %" PRIu64
-				    ": %s", f.offset, why);
-			attempt = 0;
-			while (retry(st, rc = ckpt_load_mark(st, cf, &mk)))
-				backoff(st, "storing the load progress",
-				    &attempt);
-			if (rc != 0)
-				fatalx(st->err.code, "%s", st->err.msg);
-			recovered("storing the load progress", attempt);
-			msg_put_confirm(&out, mk.id);
-			msg_mark_release(&mk);
-			reply(&out);
+			held = serve_marks(st, cf, &rd, &f, &out);
 			break;
 		case MSG_PUT:
 			if (msg_read_pos(&f, &put, why, sizeof(why)) == -1 ||

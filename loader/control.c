@@ -98,8 +98,39 @@ control_read_load(struct loader *ld, struct ld_job **jobs, int *njobs)
 	return 0;
 }
 
-/* a confirmation: of the pending mark, which is then done; of any other
- * mark, or of none, a broken protocol */
+/* the oldest pending mark's id, or NULL */
+static const char *
+oldest(const struct loader *ld)
+{
+	return ld->npending ? ld->pending[ld->pend_first] : NULL;
+}
+
+/* whether the newest pending mark is one of rel's ("<rel>#<n>") */
+static int
+newest_is(const struct loader *ld, const char *rel)
+{
+	const char *id;
+	size_t n = strlen(rel);
+
+	if (ld->npending == 0)
+		return 0;
+	id = ld->pending[(ld->pend_first + ld->npending - 1) %
+	    LOAD_MARKS_OPEN];
+	return strncmp(id, rel, n) == 0 && id[n] == '#';
+}
+
+void
+control_pending(struct loader *ld, const char *id)
+{
+	/* control_wait_room made the room */
+	ld->pending[(ld->pend_first + ld->npending) % LOAD_MARKS_OPEN] =
+	    xstrdup(id);
+	ld->npending++;
+}
+
+/* a confirmation: of the oldest pending mark, which is then done (marks
+ * are stored in the order written); of any other mark, or of none, a
+ * broken protocol */
 static int
 take_confirm(struct loader *ld, const struct frame *f)
 {
@@ -110,17 +141,20 @@ take_confirm(struct loader *ld, const struct frame *f)
 	if (msg_read_mark(f, &m, err, sizeof(err)) == -1)
 		return p2o_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: "
 		    "offset %llu: %s", (unsigned long long)f->offset, err);
-	if (!ld->pending[0])
+	if (oldest(ld) == NULL)
 		rc = p2o_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: offset "
 		    "%llu: a confirmation of mark '%s' while no mark waits for "
 		    "one", (unsigned long long)f->offset, m.id);
-	else if (strcmp(m.id, ld->pending) != 0)
+	else if (strcmp(m.id, oldest(ld)) != 0)
 		rc = p2o_fail(&ld->err, P2O_EXIT_DATA, "control fd 3: offset "
 		    "%llu: a confirmation of mark '%s' while mark '%s' waits",
-		    (unsigned long long)f->offset, m.id, ld->pending);
+		    (unsigned long long)f->offset, m.id, oldest(ld));
 	else {
 		log_debug("mark '%s' confirmed", m.id);
-		ld->pending[0] = '\0';
+		free(ld->pending[ld->pend_first]);
+		ld->pending[ld->pend_first] = NULL;
+		ld->pend_first = (ld->pend_first + 1) % LOAD_MARKS_OPEN;
+		ld->npending--;
 	}
 	msg_mark_release(&m);
 	return rc;
@@ -137,23 +171,37 @@ unexpected(struct loader *ld, const struct frame *f)
 	return 0;
 }
 
-int
-control_wait_confirm(struct loader *ld)
+/* wait until fewer than max marks are pending and, with rel, none of
+ * rel's */
+static int
+wait_pending(struct loader *ld, int max, const char *rel)
 {
 	struct frame f;
 	char when[600];
 
-	if (!ld->supervised || !ld->pending[0])
+	if (!ld->supervised)
 		return 0;
-	snprintf(when, sizeof(when), "before mark '%s' was confirmed",
-	    ld->pending);
-	while (ld->pending[0]) {
+	while (ld->npending >= max || (rel != NULL && newest_is(ld, rel))) {
+		snprintf(when, sizeof(when), "before mark '%s' was confirmed",
+		    oldest(ld));
 		if (next_frame(ld, &f, -1, when) == -1)
 			return -1;
 		if (unexpected(ld, &f) == -1)
 			return -1;
 	}
 	return 0;
+}
+
+int
+control_wait_confirm(struct loader *ld)
+{
+	return wait_pending(ld, 1, NULL);
+}
+
+int
+control_wait_room(struct loader *ld, const char *rel)
+{
+	return wait_pending(ld, LOAD_MARKS_OPEN, rel);
 }
 
 int

@@ -7,8 +7,11 @@
  * - a unit's version is read (by the source's read) only after the mark
  *   before it is written, so every copy after a mark is newer than the
  *   removals the shaper forgets at it;
- * - one mark at a time is being stored (a mark waits for the confirmation
- *   of the one before), so progress is stored in order.
+ * - one mark of a table at a time is being stored (a mark waits for the
+ *   confirmation of its table's one before), so a table's progress is
+ *   stored in order. Marks of other tables are stored meanwhile, up to
+ *   LOAD_MARKS_OPEN of them: what a mark says is its table's alone, and
+ *   confirmations come back in the order the marks were written.
  *
  * A source whose units may overlap the storing of a mark (ops->overlap:
  * PostgreSQL's waves) reads the next unit while the mark before it is
@@ -16,7 +19,7 @@
  * then redoes what an unstored mark covered, as it redoes a unit cut
  * short. A source without it (MySQL's chunks, not measured) waits for
  * each mark before the next read. The same holds between tables: the next
- * table is read while the last mark of the one before is stored. The
+ * tables are read while the last marks of those before are stored. The
  * driver writes no SQL and no row of its own, and never exits.
  */
 #include <errno.h>
@@ -74,8 +77,9 @@ mark(struct loader *ld, const struct load_view *v)
 	char id[512];
 	int rc = -1;
 
-	/* one mark at a time is being stored */
-	if (control_wait_confirm(ld) == -1)
+	/* a table's marks are stored one at a time, in order; other
+	 * tables' may be stored meanwhile, together */
+	if (control_wait_room(ld, v->rel) == -1)
 		goto out;
 	ld->ops->progress(v, &prog);
 	snprintf(id, sizeof(id), "%s#%d", v->rel, v->done);
@@ -84,7 +88,7 @@ mark(struct loader *ld, const struct load_view *v)
 	if (load_flush(ld) == -1)
 		goto out;
 	if (ld->supervised)
-		snprintf(ld->pending, sizeof(ld->pending), "%s", id);
+		control_pending(ld, id);
 	log_debug("table '%s': mark '%s' written", v->rel, id);
 	rc = ld->ops->overlap ? 0 : control_wait_confirm(ld);
 out:

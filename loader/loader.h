@@ -61,6 +61,7 @@ struct config;
 struct sync_section;
 struct where;
 struct pg_conn;			/* libpq's PGconn */
+struct pgcat_table;
 struct st_mysql;		/* libmariadb's MYSQL */
 struct my_table;
 struct my_col;
@@ -93,6 +94,17 @@ struct mynest;
  * of the load in drained pipeline (see LOAD_RANGE_ROWS).
  */
 #define LOAD_CHUNK_ROWS		50000
+/*
+ * Marks written and not yet confirmed, at most: a mark waits for the one
+ * before it of its own table (its progress is stored in order), the marks
+ * of other tables only for room here. One mark at a time cost a table one
+ * round trip to the target and back (the writer's bulk request, ckpt's
+ * write, 20 ms at 1,000 tables of one row, issue 38) while the loader
+ * needed 8 ms of its own; with several open, ckpt stores those that
+ * arrive together in one request. It bounds how many small tables a crash
+ * reads again.
+ */
+#define LOAD_MARKS_OPEN		64
 /* frames wait in memory until this much is buffered for stdout */
 #define LOAD_OUT_CAP		(256 * 1024)
 
@@ -300,6 +312,10 @@ struct loader {
 	uint64_t range_rows;	/* rows a unit */
 	const struct load_ops *ops;
 	void	*src;		/* the source's state (pgload.c, myload.c) */
+	/* the sections to load, in order: a source may read ahead what it
+	 * asks of each (PostgreSQL's catalogue, a batch at a time) */
+	const struct sync_section **ahead;
+	int	 nahead;
 
 	/* the checkpoint the load frame carried (MySQL versions by it) */
 	int	 cp_present;
@@ -325,9 +341,11 @@ struct loader {
 	int	 stats_dirty;
 
 	struct p2o_err err;
-	/* the mark written and not yet confirmed ("" when none): the next
-	 * wave is read while it is stored, the next mark waits for it */
-	char	 pending[512];
+	/* the marks written and not yet confirmed, oldest first (a ring of
+	 * heap ids): the next wave is read while they are stored, the next
+	 * mark of their table waits for them (control.c) */
+	char	*pending[LOAD_MARKS_OPEN];
+	int	 pend_first, npending;
 };
 
 /* load.c */
@@ -346,10 +364,15 @@ struct ld_job {
 	char	*progress;
 };
 int	control_read_load(struct loader *, struct ld_job **, int *njobs);
-/* wait for the confirmation of the pending mark, if one is pending; 0, or
- * -1 with err (75 when fd 3 closed, 65 on a confirmation of another mark
- * or of none) */
+/* wait for the confirmation of every pending mark; 0, or -1 with err (75
+ * when fd 3 closed, 65 on a confirmation of another mark than the oldest
+ * pending, or of none) */
 int	control_wait_confirm(struct loader *);
+/* before a mark of rel: wait until no mark of rel is pending and there
+ * is room for one more (LOAD_MARKS_OPEN); 0, or -1 with err as above */
+int	control_wait_room(struct loader *, const char *rel);
+/* a mark written (supervised): its confirmation is awaited */
+void	control_pending(struct loader *, const char *id);
 /* sleep ms, watching fd 3 and sending stats; -1 with err when fd 3 is
  * gone */
 int	control_idle(struct loader *, int ms);
@@ -387,6 +410,12 @@ struct pgload {
 	struct pg_conn **conns;	/* one a range of a wave; conns[0] also
 				 * asks every question */
 	int	 nconns;
+	/* the catalogue's answers for the next tables of the load, read
+	 * PGCAT_BATCH at a time: pre[k] is ahead[pre_at + k], the first
+	 * pre_ok of them described, the next one failed with pre_err */
+	struct pgcat_table *pre;
+	int	 pre_at, pre_n, pre_ok, next;
+	struct p2o_err pre_err;
 	int	 version;	/* server_version_num */
 	int	 slot_known;	/* 1 present, -1 missing (warned), 0 unasked */
 };
@@ -396,10 +425,11 @@ extern const struct load_ops pgload_ops;
 /* the table, its copied columns, its key (lib/pg/pgcat.h's rule), its
  * filter; 69 when it is missing, has no key, may not be read, or a table
  * under it is a sync section of its own (pub: the publication, whose
- * column list says what is sent) */
+ * column list says what is sent; pre: the catalogue's answers read
+ * already, taken over and released, or NULL to ask) */
 int	table_describe(struct pg_conn *, const char *pub,
 	    const struct config *, const struct sync_section *,
-	    struct ld_table *, struct p2o_err *);
+	    struct pgcat_table *pre, struct ld_table *, struct p2o_err *);
 /* the rows and heap pages there are now, into t */
 int	table_size(struct pg_conn *, struct ld_table *, struct p2o_err *);
 /* a fresh progress: the table cut into ranges of about range_rows rows */

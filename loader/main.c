@@ -252,6 +252,9 @@ main(int argc, char **argv)
 
 	if (njobs > 0 && ld.ops->open(&ld) == -1)
 		exit(stage_report(&ld.err));
+	ld.ahead = xcalloc((size_t)njobs + 1, sizeof(*ld.ahead));
+	for (i = 0; i < njobs; i++)
+		ld.ahead[ld.nahead++] = config_find_rel(&cfg, jobs[i].table);
 	if (ld.count_only) {
 		if (count_table(&ld, config_find_rel(&cfg, jobs[0].table)) ==
 		    -1)
@@ -277,6 +280,7 @@ main(int argc, char **argv)
 	free(ld.stats);
 	strindex_release(&ld.statidx);
 	jobs_release(jobs, njobs);
+	free(ld.ahead);
 	sbuf_release(&ld.out);
 	sbuf_release(&ld.json);
 	stage_end(&st);

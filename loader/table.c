@@ -197,7 +197,8 @@ out:
 
 int
 table_describe(struct pg_conn *c, const char *pub, const struct config *cfg,
-    const struct sync_section *sec, struct ld_table *t, struct p2o_err *e)
+    const struct sync_section *sec, struct pgcat_table *pre,
+    struct ld_table *t, struct p2o_err *e)
 {
 	struct pgcat_table pt;
 	int rc;
@@ -205,7 +206,9 @@ table_describe(struct pg_conn *c, const char *pub, const struct config *cfg,
 	memset(t, 0, sizeof(*t));
 	t->rel = xstrdup(sec->rel);
 	t->where = sync_more(sec)->where_expr;
-	if (pgcat_describe(c, pub, sec, &pt, e) == -1) {
+	if (pre != NULL)
+		pt = *pre;
+	else if (pgcat_describe(c, pub, sec, &pt, e) == -1) {
 		table_release(t);
 		return -1;
 	}

@@ -24,11 +24,21 @@
 #include "sbuf.h"
 #include "where.h"
 
+/*
+ * Every question below is asked of many tables at once (pgcat_describe_many:
+ * their names, or oids, as arrays; the answers tagged with the table's
+ * number or oid): a question a table cost thousands of round trips at
+ * start with thousands of tables (issue 38), each answered in well under
+ * a millisecond by the server.
+ */
 static const char find_sql[] =
-    "SELECT c.oid, c.relkind, c.relreplident "
-    "FROM pg_catalog.pg_class c "
-    "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-    "WHERE n.nspname = $1 AND c.relname = $2";
+    "SELECT s.ord, c.oid, c.relkind, c.relreplident "
+    "FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.text[]), "
+    "  pg_catalog.unnest($2::pg_catalog.text[])) "
+    "  WITH ORDINALITY AS s(nsp, rel, ord) "
+    "JOIN pg_catalog.pg_namespace n ON n.nspname = s.nsp "
+    "JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid "
+    "  AND c.relname = s.rel";
 
 /* the replica identity's columns in key order: the identity index when
  * the table names one, else the primary key (what pgoutput flags) */
@@ -43,6 +53,17 @@ static const char identity_sql[] =
     "  AND a.attnum = k.attnum "
     "WHERE c.oid = $1 ORDER BY k.ord";
 
+static const char identity_many_sql[] =
+    "SELECT c.oid, a.attname FROM pg_catalog.pg_class c "
+    "JOIN pg_catalog.pg_index i ON i.indrelid = c.oid AND "
+    "  (CASE c.relreplident WHEN 'i' THEN i.indisreplident "
+    "   ELSE i.indisprimary END) "
+    "CROSS JOIN LATERAL pg_catalog.unnest(i.indkey::pg_catalog.int2[]) "
+    "  WITH ORDINALITY AS k(attnum, ord) "
+    "JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid "
+    "  AND a.attnum = k.attnum "
+    "WHERE c.oid = ANY ($1::pg_catalog.oid[]) ORDER BY c.oid, k.ord";
+
 /*
  * Every column, by attnum: its type (the exact one, which a boundary is
  * cast to: bit(4), not bit), whether pgoutput sends it (from PostgreSQL
@@ -51,13 +72,14 @@ static const char identity_sql[] =
  * may read it.
  */
 #define COLUMNS_HEAD \
-    "SELECT a.attname, a.atttypid, " \
+    "SELECT a.attrelid, a.attname, a.atttypid, " \
     "pg_catalog.format_type(a.atttypid, a.atttypmod), "
 #define COLUMNS_TAIL \
     ", " PGCAT_TOASTABLE ", " \
     "pg_catalog.has_column_privilege(a.attrelid, a.attnum, 'SELECT') " \
-    "FROM pg_catalog.pg_attribute a WHERE a.attrelid = $1 " \
-    "AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum"
+    "FROM pg_catalog.pg_attribute a " \
+    "WHERE a.attrelid = ANY ($1::pg_catalog.oid[]) " \
+    "AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attrelid, a.attnum"
 static const char columns15_sql[] = COLUMNS_HEAD
     "a.attgenerated = '' AND ($2 = '' OR a.attnum = ANY (coalesce(("
     "SELECT pr.prattrs::pg_catalog.int2[] "
@@ -72,16 +94,16 @@ static const char columns10_sql[] = COLUMNS_HEAD "true" COLUMNS_TAIL;
 /* what a publication of the table carries with it: its inheritance
  * children and partitions, at every depth (pg_inherits holds both) */
 static const char tree_sql[] =
-    "WITH RECURSIVE tree(oid) AS ("
-    "  SELECT i.inhrelid FROM pg_catalog.pg_inherits i "
-    "  WHERE i.inhparent = $1 "
-    "  UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i "
+    "WITH RECURSIVE tree(root, oid) AS ("
+    "  SELECT i.inhparent, i.inhrelid FROM pg_catalog.pg_inherits i "
+    "  WHERE i.inhparent = ANY ($1::pg_catalog.oid[]) "
+    "  UNION SELECT t.root, i.inhrelid FROM pg_catalog.pg_inherits i "
     "  JOIN tree t ON i.inhparent = t.oid) "
-    "SELECT c.oid, n.nspname, c.relname, c.relispartition, c.relreplident, "
-    "c.relkind "
+    "SELECT tree.root, c.oid, n.nspname, c.relname, c.relispartition, "
+    "c.relreplident, c.relkind "
     "FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.oid "
     "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-    "WHERE c.relkind IN ('r', 'p') ORDER BY 2, 3";
+    "WHERE c.relkind IN ('r', 'p') ORDER BY 1, 3, 4";
 
 static const char names_sql[] =
     "SELECT a.attname FROM pg_catalog.pg_attribute a "
@@ -170,84 +192,178 @@ column_index(const struct pgcat_table *t, const char *name)
 	return c == NULL ? -1 : (int)(c - t->cols);
 }
 
-static int
-find(struct pg_conn *c, struct pgcat_table *t, struct p2o_err *e)
+void
+pgcat_array_add(struct sbuf *b, const char *s)
 {
-	const struct sync_section *sec = t->sec;
-	const char *params[2] = { sec->schema, sec->table };
-	PGresult *res;
-	const char *kind;
-
-	if ((res = pgconn_query(c, "reading the catalogue", find_sql, 2,
-	    params, e)) == NULL)
-		return -1;
-	if (PQntuples(res) == 0) {
-		PQclear(res);
-		return p2o_fail(e, P2O_EXIT_REFUSED, "table '%s' does not "
-		    "exist (sync section '%s')", sec->rel, sec->name);
+	if (b->len > 1)
+		sbuf_addc(b, ',');
+	sbuf_addc(b, '"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			sbuf_addc(b, '\\');
+		sbuf_addc(b, *s);
 	}
-	kind = PQgetvalue(res, 0, 1);
-	if (strcmp(kind, "r") != 0 && strcmp(kind, "p") != 0) {
-		p2o_fail(e, P2O_EXIT_REFUSED, "'%s' is not a table (relkind "
-		    "'%s'); only tables have rows in the WAL", sec->rel, kind);
-		PQclear(res);
-		return -1;
-	}
-	t->oid = (uint32_t)strtoul(PQgetvalue(res, 0, 0), NULL, 10);
-	t->kind = kind[0];
-	t->ident = PQgetvalue(res, 0, 2)[0];
-	PQclear(res);
-	return 0;
+	sbuf_addc(b, '"');
 }
 
+/* the tables of one pgcat_describe_many, by oid */
+struct byoid {
+	uint32_t oid;
+	int	 i;
+};
+
 static int
-columns(struct pg_conn *c, const char *pub, struct pgcat_table *t,
+byoid_cmp(const void *a, const void *b)
+{
+	const struct byoid *x = a, *y = b;
+
+	return x->oid < y->oid ? -1 : x->oid > y->oid;
+}
+
+/* the entries of by (n, sorted) for the oid of a row: by[*lo..*hi), the
+ * tables of every section naming that table (none: *lo == *hi) */
+static void
+tables_of(const struct byoid *by, int n, const char *oidtext, int *lo,
+    int *hi)
+{
+	struct byoid key = { (uint32_t)strtoul(oidtext, NULL, 10), 0 };
+	const struct byoid *hit;
+
+	*lo = *hi = 0;
+	if ((hit = bsearch(&key, by, (size_t)n, sizeof(*by),
+	    byoid_cmp)) == NULL)
+		return;
+	*lo = *hi = (int)(hit - by);
+	while (*lo > 0 && by[*lo - 1].oid == key.oid)
+		(*lo)--;
+	while (*hi < n && by[*hi].oid == key.oid)
+		(*hi)++;
+}
+
+/* the oid, relkind and replica identity of each table found into t[];
+ * found[i] says which were */
+static int
+find(struct pg_conn *c, struct pgcat_table *t, int n, int *found,
     struct p2o_err *e)
 {
-	int version = PQserverVersion(c);
-	char oid[16];
-	const char *params[2] = { oid, pub ? pub : "" };
+	struct sbuf nsp = SBUF_INIT, rel = SBUF_INIT;
+	const char *params[2];
 	PGresult *res;
-	int i;
+	long ord;
+	int i, rc = 0;
 
-	snprintf(oid, sizeof(oid), "%u", t->oid);
+	sbuf_addc(&nsp, '{');
+	sbuf_addc(&rel, '{');
+	for (i = 0; i < n; i++) {
+		pgcat_array_add(&nsp, t[i].sec->schema);
+		pgcat_array_add(&rel, t[i].sec->table);
+	}
+	sbuf_addc(&nsp, '}');
+	sbuf_addc(&rel, '}');
+	params[0] = nsp.buf;
+	params[1] = rel.buf;
+	if ((res = pgconn_query(c, "reading the catalogue", find_sql, 2,
+	    params, e)) == NULL) {
+		rc = -1;
+		goto out;
+	}
+	for (i = 0; i < PQntuples(res); i++) {
+		ord = strtol(PQgetvalue(res, i, 0), NULL, 10) - 1;
+		if (ord < 0 || ord >= n)
+			continue;
+		t[ord].oid = (uint32_t)strtoul(PQgetvalue(res, i, 1), NULL,
+		    10);
+		t[ord].kind = PQgetvalue(res, i, 2)[0];
+		t[ord].ident = PQgetvalue(res, i, 3)[0];
+		found[ord] = 1;
+	}
+	PQclear(res);
+out:
+	sbuf_release(&nsp);
+	sbuf_release(&rel);
+	return rc;
+}
+
+/* every column of the tables in by, into each one's cols */
+static int
+columns(struct pg_conn *c, const char *pub, struct pgcat_table *t,
+    const struct byoid *by, int nby, const char *oids, struct p2o_err *e)
+{
+	int version = PQserverVersion(c);
+	const char *params[2] = { oids, pub ? pub : "" };
+	struct pgcat_column *col;
+	PGresult *res;
+	int i, k, hi;
+
 	res = pgconn_query(c, "reading the table's columns", version >= 150000 ?
 	    columns15_sql : version >= 120000 ? columns12_sql : columns10_sql,
 	    version >= 150000 ? 2 : 1, params, e);
 	if (res == NULL)
 		return -1;
-	t->ncols = PQntuples(res);
-	t->cols = xcalloc((size_t)t->ncols + 1, sizeof(*t->cols));
-	for (i = 0; i < t->ncols; i++) {
-		t->cols[i].name = xstrdup(PQgetvalue(res, i, 0));
-		t->cols[i].typoid = (uint32_t)strtoul(PQgetvalue(res, i, 1),
-		    NULL, 10);
-		t->cols[i].type = xstrdup(PQgetvalue(res, i, 2));
-		t->cols[i].sent = PQgetvalue(res, i, 3)[0] == 't';
-		t->cols[i].toastable = PQgetvalue(res, i, 4)[0] == 't';
-		t->cols[i].readable = PQgetvalue(res, i, 5)[0] == 't';
+	/* counted first: a table's columns are one array */
+	for (i = 0; i < PQntuples(res); i++)
+		for (tables_of(by, nby, PQgetvalue(res, i, 0), &k, &hi);
+		    k < hi; k++)
+			t[by[k].i].ncols++;
+	for (k = 0; k < nby; k++) {
+		t[by[k].i].cols = xcalloc((size_t)t[by[k].i].ncols + 1,
+		    sizeof(*t[by[k].i].cols));
+		t[by[k].i].ncols = 0;
+	}
+	for (i = 0; i < PQntuples(res); i++) {
+		for (tables_of(by, nby, PQgetvalue(res, i, 0), &k, &hi);
+		    k < hi; k++) {
+			col = &t[by[k].i].cols[t[by[k].i].ncols++];
+			col->name = xstrdup(PQgetvalue(res, i, 1));
+			col->typoid = (uint32_t)strtoul(PQgetvalue(res, i, 2),
+			    NULL, 10);
+			col->type = xstrdup(PQgetvalue(res, i, 3));
+			col->sent = PQgetvalue(res, i, 4)[0] == 't';
+			col->toastable = PQgetvalue(res, i, 5)[0] == 't';
+			col->readable = PQgetvalue(res, i, 6)[0] == 't';
+		}
 	}
 	PQclear(res);
 	return 0;
 }
 
+/* each table's replica identity, as indexes into its columns; a name its
+ * columns lack goes into lost[i] (heap), the table's error */
 static int
-identity(struct pg_conn *c, struct pgcat_table *t, struct p2o_err *e)
+identity(struct pg_conn *c, struct pgcat_table *t, const struct byoid *by,
+    int nby, const char *oids, char **lost, struct p2o_err *e)
 {
-	char **names;
-	int n, i, rc = 0;
+	const char *params[1] = { oids };
+	struct pgcat_table *tt;
+	PGresult *res;
+	const char *name;
+	int i, k, hi, ix;
 
-	if (strings(c, "reading the table's replica identity", identity_sql,
-	    t->oid, &names, &n, e) == -1)
+	if ((res = pgconn_query(c, "reading the table's replica identity",
+	    identity_many_sql, 1, params, e)) == NULL)
 		return -1;
-	t->idkey = xcalloc((size_t)n + 1, sizeof(int));
-	for (i = 0; i < n; i++)
-		if ((t->idkey[t->nidkey++] = column_index(t, names[i])) < 0)
-			rc = p2o_fail(e, P2O_EXIT_TEMPFAIL, "table '%s': its "
-			    "replica identity names column '%s', which the "
-			    "catalogue did not list", t->sec->rel, names[i]);
-	free_strings(names, n);
-	return rc;
+	for (i = 0; i < PQntuples(res); i++)
+		for (tables_of(by, nby, PQgetvalue(res, i, 0), &k, &hi);
+		    k < hi; k++)
+			t[by[k].i].nidkey++;
+	for (k = 0; k < nby; k++) {
+		t[by[k].i].idkey = xcalloc((size_t)t[by[k].i].nidkey + 1,
+		    sizeof(int));
+		t[by[k].i].nidkey = 0;
+	}
+	for (i = 0; i < PQntuples(res); i++) {
+		name = PQgetvalue(res, i, 1);
+		for (tables_of(by, nby, PQgetvalue(res, i, 0), &k, &hi);
+		    k < hi; k++) {
+			tt = &t[by[k].i];
+			if ((ix = column_index(tt, name)) < 0 &&
+			    lost[by[k].i] == NULL)
+				lost[by[k].i] = xstrdup(name);
+			tt->idkey[tt->nidkey++] = ix;
+		}
+	}
+	PQclear(res);
+	return 0;
 }
 
 /* pgcat.h states the rule */
@@ -299,34 +415,57 @@ choose_key(struct pgcat_table *t, struct p2o_err *e)
 	    sec->name);
 }
 
+/* the descendants of the tables in by, each one's rels by name */
 static int
-tree(struct pg_conn *c, struct pgcat_table *t, struct p2o_err *e)
+tree(struct pg_conn *c, struct pgcat_table *t, const struct byoid *by,
+    int nby, const char *oids, struct p2o_err *e)
 {
-	char oid[16];
-	const char *params[1] = { oid };
+	const char *params[1] = { oids };
 	struct pgcat_rel *r;
+	struct pgcat_table *tt;
 	PGresult *res;
-	int i;
+	int i, k, hi;
 
-	snprintf(oid, sizeof(oid), "%u", t->oid);
 	if ((res = pgconn_query(c, "reading the table's inheritance tree",
 	    tree_sql, 1, params, e)) == NULL)
 		return -1;
-	t->nrels = PQntuples(res);
-	t->rels = xcalloc((size_t)t->nrels + 1, sizeof(*t->rels));
-	for (i = 0; i < t->nrels; i++) {
-		r = &t->rels[i];
-		r->oid = (uint32_t)strtoul(PQgetvalue(res, i, 0), NULL, 10);
-		r->qname = xmalloc(strlen(PQgetvalue(res, i, 1)) +
-		    strlen(PQgetvalue(res, i, 2)) + 2);
-		sprintf(r->qname, "%s.%s", PQgetvalue(res, i, 1),
-		    PQgetvalue(res, i, 2));
-		r->partition = PQgetvalue(res, i, 3)[0] == 't';
-		r->ident = PQgetvalue(res, i, 4)[0];
-		r->kind = PQgetvalue(res, i, 5)[0];
-		t->nchildren += !r->partition;
+	for (i = 0; i < PQntuples(res); i++)
+		for (tables_of(by, nby, PQgetvalue(res, i, 0), &k, &hi);
+		    k < hi; k++)
+			t[by[k].i].nrels++;
+	for (k = 0; k < nby; k++) {
+		tt = &t[by[k].i];
+		tt->rels = xcalloc((size_t)tt->nrels + 1, sizeof(*tt->rels));
+		tt->nrels = 0;
+	}
+	for (i = 0; i < PQntuples(res); i++) {
+	    for (tables_of(by, nby, PQgetvalue(res, i, 0), &k, &hi); k < hi;
+		k++) {
+		tt = &t[by[k].i];
+		r = &tt->rels[tt->nrels++];
+		r->oid = (uint32_t)strtoul(PQgetvalue(res, i, 1), NULL, 10);
+		r->qname = xmalloc(strlen(PQgetvalue(res, i, 2)) +
+		    strlen(PQgetvalue(res, i, 3)) + 2);
+		sprintf(r->qname, "%s.%s", PQgetvalue(res, i, 2),
+		    PQgetvalue(res, i, 3));
+		r->partition = PQgetvalue(res, i, 4)[0] == 't';
+		r->ident = PQgetvalue(res, i, 5)[0];
+		r->kind = PQgetvalue(res, i, 6)[0];
+		tt->nchildren += !r->partition;
+	    }
 	}
 	PQclear(res);
+	return 0;
+}
+
+/* what only a table with descendants needs: each one's identity and
+ * columns (rare enough to ask one at a time) */
+static int
+tree_rels(struct pg_conn *c, struct pgcat_table *t, struct p2o_err *e)
+{
+	struct pgcat_rel *r;
+	int i;
+
 	for (i = 0; i < t->nrels; i++) {
 		r = &t->rels[i];
 		if (strings(c, "reading a replica identity", identity_sql,
@@ -338,19 +477,93 @@ tree(struct pg_conn *c, struct pgcat_table *t, struct p2o_err *e)
 	return 0;
 }
 
+/* table t as found (found: whether it was): 0, or -1 with the refusal
+ * pgcat_describe makes of it */
+static int
+judge(struct pgcat_table *t, int found, const char *lost, struct p2o_err *e)
+{
+	const struct sync_section *sec = t->sec;
+
+	if (!found)
+		return p2o_fail(e, P2O_EXIT_REFUSED, "table '%s' does not "
+		    "exist (sync section '%s')", sec->rel, sec->name);
+	if (t->kind != 'r' && t->kind != 'p')
+		return p2o_fail(e, P2O_EXIT_REFUSED, "'%s' is not a table "
+		    "(relkind '%c'); only tables have rows in the WAL",
+		    sec->rel, t->kind);
+	if (lost != NULL)
+		return p2o_fail(e, P2O_EXIT_TEMPFAIL, "table '%s': its "
+		    "replica identity names column '%s', which the "
+		    "catalogue did not list", sec->rel, lost);
+	return choose_key(t, e);
+}
+
+int
+pgcat_describe_many(struct pg_conn *c, const char *pub,
+    const struct sync_section *const *secs, int n, struct pgcat_table *t,
+    int *ndone, struct p2o_err *e)
+{
+	struct sbuf oids = SBUF_INIT;
+	struct byoid *by;
+	char **lost;
+	int *found, i, nby = 0, rc = -1;
+
+	*ndone = 0;
+	found = xcalloc((size_t)n + 1, sizeof(*found));
+	lost = xcalloc((size_t)n + 1, sizeof(*lost));
+	by = xcalloc((size_t)n + 1, sizeof(*by));
+	for (i = 0; i < n; i++) {
+		memset(&t[i], 0, sizeof(t[i]));
+		t[i].sec = secs[i];
+	}
+	if (find(c, t, n, found, e) == -1)
+		goto out;
+	sbuf_addc(&oids, '{');
+	for (i = 0; i < n; i++) {
+		if (!found[i] || (t[i].kind != 'r' && t[i].kind != 'p'))
+			continue;
+		/* a table named twice is asked for once, answered to both */
+		by[nby].oid = t[i].oid;
+		by[nby++].i = i;
+	}
+	qsort(by, (size_t)nby, sizeof(*by), byoid_cmp);
+	for (i = 0; i < nby; i++)
+		if (i == 0 || by[i].oid != by[i - 1].oid)
+			sbuf_addf(&oids, "%s%u", oids.len > 1 ? "," : "",
+			    by[i].oid);
+	sbuf_addc(&oids, '}');
+	if (nby > 0 && (columns(c, pub, t, by, nby, oids.buf, e) == -1 ||
+	    identity(c, t, by, nby, oids.buf, lost, e) == -1 ||
+	    tree(c, t, by, nby, oids.buf, e) == -1))
+		goto out;
+	/* in order: the first table that fails is the one named, as when
+	 * they were described one at a time */
+	for (i = 0; i < n; i++) {
+		if (judge(&t[i], found[i], lost[i], e) == -1 ||
+		    tree_rels(c, &t[i], e) == -1)
+			goto out;
+		(*ndone)++;
+	}
+	rc = 0;
+out:
+	for (i = *ndone; i < n; i++)
+		pgcat_table_release(&t[i]);
+	for (i = 0; i < n; i++)
+		free(lost[i]);
+	free(lost);
+	free(found);
+	free(by);
+	sbuf_release(&oids);
+	return rc;
+}
+
 int
 pgcat_describe(struct pg_conn *c, const char *pub,
     const struct sync_section *sec, struct pgcat_table *t, struct p2o_err *e)
 {
-	memset(t, 0, sizeof(*t));
-	t->sec = sec;
-	if (find(c, t, e) == -1 || columns(c, pub, t, e) == -1 ||
-	    identity(c, t, e) == -1 || choose_key(t, e) == -1 ||
-	    tree(c, t, e) == -1) {
-		pgcat_table_release(t);
-		return -1;
-	}
-	return 0;
+	int ndone;
+
+	return pgcat_describe_many(c, pub, &sec, 1, t, &ndone, e);
 }
 
 /* a table UPDATE and DELETE keep working on while a publication

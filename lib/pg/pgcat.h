@@ -93,6 +93,23 @@ struct pgcat_table {
 int	pgcat_describe(struct pg_conn *, const char *pub,
 	    const struct sync_section *, struct pgcat_table *,
 	    struct p2o_err *);
+struct sbuf;
+/* s as the next element of the array literal in b ("{" so far, or
+ * "{...": "}" closes it), quoted, '"' and '\\' escaped */
+void	pgcat_array_add(struct sbuf *b, const char *s);
+/* tables described together at most: a few questions for each batch
+ * instead of four for each table, and what a batch holds stays small */
+#define PGCAT_BATCH	256
+/*
+ * The same for the n tables of secs[] into t[], in a few questions for all
+ * of them. 0 when every one is described; else -1 with the error of the
+ * first that is not (the one pgcat_describe of each in turn would have
+ * named), *ndone the tables before it, described (the caller releases
+ * those; the rest are released).
+ */
+int	pgcat_describe_many(struct pg_conn *, const char *pub,
+	    const struct sync_section *const *secs, int n,
+	    struct pgcat_table *t, int *ndone, struct p2o_err *);
 void	pgcat_table_release(struct pgcat_table *);
 /* the column named name, or NULL */
 const struct pgcat_column *pgcat_column(const struct pgcat_table *,

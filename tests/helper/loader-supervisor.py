@@ -15,14 +15,17 @@ durable. Records what it saw and exits with the loader's exit status.
   --stats FILE         each stats frame's JSON from fd 3, one per line
   --hold SECONDS       wait this long before each confirmation, and count
                        the frames that arrive meanwhile: rows of the next
-                       wave may (reported on stderr), a mark must not (the
-                       next mark waits for the confirmation)
+                       wave may (reported on stderr), and marks of other
+                       tables (reported: the loader keeps several tables'
+                       marks open), a mark of the same table must not (a
+                       table's next mark waits for its confirmation)
   --close-after N      close fd 3 after the N-th mark instead of
                        confirming it
   --wrong-confirm      confirm each mark under another id
   --checkpoint POS=TEXT  the stored checkpoint the load frame carries
 """
 import argparse
+import collections
 import json
 import os
 import select
@@ -101,20 +104,22 @@ def main():
 
     out = b""
     nmarks = 0
-    pending = None          # (id, when to confirm)
-    early = 0               # marks before the previous one's confirmation
+    pending = collections.deque()   # (id, table, when to confirm), oldest first
+    early = 0               # marks before their table's previous one's confirmation
     overlap = 0             # rows read while a mark was being confirmed
+    others = 0              # marks written while another table's waited
+    most = 0                # marks waiting at once, at most
     open_ctl = True
     fd_out = proc.stdout.fileno()
     while True:
         timeout = None
         if pending:
-            timeout = max(0, pending[1] - time.monotonic())
+            timeout = max(0, pending[0][2] - time.monotonic())
         rl = [fd_out] + ([ours] if open_ctl else [])
         r, _, _ = select.select(rl, [], [], timeout)
-        if pending and time.monotonic() >= pending[1]:
-            ours.sendall(frame({"k": "confirm", "id": pending[0]}))
-            pending = None
+        while pending and time.monotonic() >= pending[0][2]:
+            ours.sendall(frame({"k": "confirm", "id": pending[0][0]}))
+            pending.popleft()
         if open_ctl and ours in r:
             data = ours.recv(65536)
             if not data:
@@ -137,8 +142,10 @@ def main():
                     overlap += 1
                 if m.get("k") != "mark":
                     continue
-                if pending:
+                if any(p[1] == m.get("table") for p in pending):
                     early += 1
+                elif pending:
+                    others += 1
                 nmarks += 1
                 if mk:
                     mk.write(g.decode() + "\n")
@@ -148,12 +155,13 @@ def main():
                     ours.close()
                     open_ctl = False
                 elif open_ctl:
-                    pending = (m["id"] + ("x" if a.wrong_confirm else ""),
-                               time.monotonic() + a.hold)
+                    cid = m["id"] + ("x" if a.wrong_confirm else "")
                     if a.hold == 0:
-                        ours.sendall(frame({"k": "confirm",
-                                            "id": pending[0]}))
-                        pending = None
+                        ours.sendall(frame({"k": "confirm", "id": cid}))
+                    else:
+                        pending.append((cid, m.get("table"),
+                                        time.monotonic() + a.hold))
+                        most = max(most, len(pending))
     rc = proc.wait()
     if open_ctl:
         # the last stats frame may follow the last mark
@@ -172,9 +180,11 @@ def main():
     if a.hold:
         print("loader-supervisor: %d row frames arrived while a mark "
               "waited for its confirmation" % overlap, file=sys.stderr)
+        print("loader-supervisor: %d marks arrived while another table's "
+              "waited, %d waiting at most" % (others, most), file=sys.stderr)
     if early:
-        print("loader-supervisor: %d marks arrived before the previous "
-              "mark was confirmed" % early, file=sys.stderr)
+        print("loader-supervisor: %d marks arrived before their table's "
+              "previous mark was confirmed" % early, file=sys.stderr)
         rc = rc or 100
     sys.exit(rc if rc >= 0 else 128 - rc)
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The loader under a stand-in supervisor (tests/helper/loader-supervisor.py,
 # fd 3 as a socketpair): marks confirmed one by one, the next wave read
-# while a mark is confirmed but no mark written before the one before it is
-# confirmed, stats; resuming from the progress a mark
+# while a mark is confirmed but no mark written before its table's one
+# before it is confirmed, the next tables' marks written meanwhile, stats;
+# resuming from the progress a mark
 # carried, at the range after it; fd 3 closing early; and every refusal
 # with its exit code.
 . "$(dirname "$0")/../lib.sh"
@@ -13,7 +14,7 @@ SUPER=(psql -X -q -At -h "$P2O_SERVERS_DIR/pg" -U postgres -d "$PGDATABASE")
 trap '"${SUPER[@]}" -c "drop role if exists ld_limited" >/dev/null 2>&1; _cleanup' EXIT
 drop_slot $S
 psql_q <<'SQL'
-drop table if exists ld_res, ld_nokey;
+drop table if exists ld_res, ld_nokey, ld_s1, ld_s2, ld_s3;
 create table ld_res (id int primary key, v text);
 insert into ld_res select g, 'v' || g from generate_series(1, 60000) g;
 analyze ld_res;
@@ -78,6 +79,25 @@ st=$?
 ok $([ $st = 65 ] && grep -q "a confirmation of mark 'public.ld_res#1x' while mark 'public.ld_res#1' waits" "$T/f.err"; echo $?) \
 	"a confirmation of another mark: exit 65 (got $st)"
 
+# several tables: marks of the next tables are written while a mark waits
+# for its confirmation (ckpt stores those that arrive together in one
+# request), a table's own next mark never is
+psql_q -c "drop table if exists ld_s1, ld_s2, ld_s3" \
+	-c "create table ld_s1 (id int primary key)" -c "insert into ld_s1 values (1), (2)" \
+	-c "create table ld_s2 (id int primary key)" -c "insert into ld_s2 values (3)" \
+	-c "create table ld_s3 (id int primary key)"
+mkconfig "$T/small.yaml" $S $S ld_res ld_s1 ld_s2 ld_s3
+psql_q -c "select pg_create_logical_replication_slot('$S', 'pgoutput')" > /dev/null 2>&1
+"${SUP[@]}" --table public.ld_s1 --table public.ld_s2 --table public.ld_s3 --table public.ld_res \
+	--frames "$T/g.frames" --marks "$T/g.marks" --hold 0.5 \
+	-- loader -c "$T/small.yaml" --range-rows 5000 2> "$T/g.err"
+ok $? "several tables: exit 0, no table's mark written before its last one was confirmed"
+others=$(sed -n 's/^loader-supervisor: \([0-9]*\) marks arrived while another table.*/\1/p' "$T/g.err")
+ok $([ "${others:-0}" -ge 2 ]; echo $?) "the next tables' marks were written while a mark waited (${others:-0})"
+ok $([ "$(grep -c '"k":"row"' "$T/g.frames")" = 60003 ] &&
+	[ "$(jq -s -c '[.[] | select(.done == true) | .table]' "$T/g.marks")" = '["public.ld_s1","public.ld_s2","public.ld_s3","public.ld_res"]' ]; echo $?) \
+	"every row, and each table's last mark in the order of the load"
+
 # refusals
 refused() {	# refused CODE MESSAGE DESCRIPTION -- COMMAND...
 	local code=$1 msg=$2 what=$3 st; shift 3; [ "$1" = -- ] && shift
@@ -106,5 +126,5 @@ printf 'source:\n  url_env: P2O_TEST_URL\n  slot: x\n' > "$T/bad.yaml"
 refused 78 "unknown key 'source.slot'" "an invalid configuration" -- loader -c "$T/bad.yaml"
 refused 64 "not a number" "a bad --range-rows" -- loader -c "$T/cfg.yaml" --range-rows 0
 
-[ $_tap_fail -gt 0 ] && for f in a b c d e f; do diag "$f.err:"; tail -n 8 "$T/$f.err" | sed 's/^/#   /'; done
+[ $_tap_fail -gt 0 ] && for f in a b c d e f g; do diag "$f.err:"; tail -n 8 "$T/$f.err" | sed 's/^/#   /'; done
 done_testing

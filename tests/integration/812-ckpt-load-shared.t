@@ -74,6 +74,13 @@ u2=$(usage)
 out=$(serve "${frames[@]}")
 u3=$(usage)
 ok $([ "$(echo "$out" | jq -s '[.[] | select(.k == "confirm")] | length')" = $((N - 1)) ]; echo $?) "every mark is confirmed"
+ok $(echo "$out" | jq -s -e --arg n $((N - 1)) '[.[] | select(.k == "confirm") | .id] == [range(1; ($n | tonumber) + 1) | "public.s\(. | tostring | if length < 2 then "0" + . else . end)#1"]' >/dev/null; echo $?) \
+	"in the order the marks arrived"
+# the marks arrived together (the loader keeps several tables' open): their
+# progress in one write, not one each (the plan's own write aside, and a
+# second should ckpt's first read have caught only some of them)
+ok $([ "$(used "$u2" "$u3" bulk_action)" -le 3 ]; echo $?) \
+	"the $((N - 1)) marks that arrived together are stored in one _bulk ($(used "$u2" "$u3" bulk_action) with the plan's)"
 ok $([ "$(used "$u2" "$u3" document_mget_action)" = 1 ] && [ "$(used "$u2" "$u3" document_get_action)" -le 2 ]; echo $?) \
 	"a mark is stored without reading its document first (mget $(used "$u2" "$u3" document_mget_action), GET $(used "$u2" "$u3" document_get_action))"
 ok $([ "$(used "$u2" "$u3" update_settings_action)" = 1 ]; echo $?) \
@@ -102,6 +109,28 @@ curl -sS -XPUT "$OS_URL/$IX/_settings" -H 'Content-Type: application/json' \
 out=$(serve '{"k":"get"}')
 check "nothing is left to load" -- test "$(echo "$out" | jq -c 'select(.k == "load")')" = '{"k":"load","tables":[]}'
 ok $([ "$(setting refresh_interval)" = 9s ]; echo $?) "a finished load leaves the index's settings alone ($(setting refresh_interval))"
+
+# every mark in one serve with its plan: the last of the index, among
+# marks stored together, is stored after them and restores the index once
+drop_loads $S $tabs
+curl -sS -XPUT "$OS_URL/$IX/_settings" -H 'Content-Type: application/json' \
+	-d '{"index":{"refresh_interval":"6s"}}' >/dev/null
+frames=('{"k":"get"}')
+for t in $tabs; do
+	frames+=("{\"k\":\"marked\",\"id\":\"public.$t#1\",\"table\":\"public.$t\",\"progress\":{\"done\":1},\"done\":true}")
+done
+u6=$(usage)
+out=$(serve "${frames[@]}")
+u7=$(usage)
+ok $([ "$(echo "$out" | jq -s '[.[] | select(.k == "confirm")] | length')" = $N ]; echo $?) "all $N marks in one serve: each confirmed"
+ok $([ "$(setting refresh_interval)" = 6s ] && [ "$(used "$u6" "$u7" update_settings_action)" = 2 ]; echo $?) \
+	"the index suspended by the plan and restored once, by the last ($(setting refresh_interval), settings written $(used "$u6" "$u7" update_settings_action) times)"
+n=$(curl -s "$OS_URL/.pg2osync_meta/_mget" -H 'Content-Type: application/json' \
+	-d "$(jq -n -c --arg s "$S" --arg t "$tabs" '{ids: [$t | split("\n")[] | "postgres:\($s)/load/public.\(.)"]}')" |
+	jq '[.docs[] | select(.found and ._source.done and ._source.restored)] | length')
+ok $([ "$n" = $N ]; echo $?) "every section's document says done and restored ($n)"
+ok $([ "$(used "$u6" "$u7" bulk_action)" -le 4 ]; echo $?) \
+	"in few writes: the plan's, the marks', the last's ($(used "$u6" "$u7" bulk_action))"
 
 drop_loads $S $tabs
 os_drop $IX
