@@ -415,6 +415,8 @@ struct pgload {
 	 * pre_ok of them described, the next one failed with pre_err */
 	struct pgcat_table *pre;
 	int	 pre_at, pre_n, pre_ok, next;
+	long long pre_when;	/* when they were read (now_ms) */
+	int	 want;		/* how many to ask next (pgload.c) */
 	struct p2o_err pre_err;
 	int	 version;	/* server_version_num */
 	int	 slot_known;	/* 1 present, -1 missing (warned), 0 unasked */

@@ -18,6 +18,7 @@
 #include "p2o.h"
 #include "pg/pgcat.h"
 #include "pg/pgconn.h"
+#include "xio.h"
 #include "loader.h"
 
 /*
@@ -111,6 +112,15 @@ sync_view(struct pgtab *tab)
  * tables of one row). 1 with *t (taken over), 0 when sec is not the next
  * table (the caller asks), -1 with err when its description failed.
  */
+/*
+ * How old answers read ahead may be when their table's load starts: a
+ * table's columns, key and publication are what the catalogue said just
+ * before its copy, as when each table was asked alone; past this the rest
+ * of the batch is asked again (a load of large tables asks each table
+ * alone, a load of many small ones still asks once for many).
+ */
+#define PRE_FRESH_MS	1000
+
 static int
 pre_take(struct loader *ld, const char *pub, const struct sync_section *sec,
     struct pgcat_table *t)
@@ -121,14 +131,24 @@ pre_take(struct loader *ld, const char *pub, const struct sync_section *sec,
 	if (pg->next >= ld->nahead || ld->ahead[pg->next] != sec)
 		return 0;
 	k = pg->next - pg->pre_at;
-	if (pg->pre == NULL || k >= pg->pre_n) {
+	if (pg->pre != NULL && k < pg->pre_n &&
+	    now_ms() - pg->pre_when > PRE_FRESH_MS)
+		/* as many as were used in time: 1 for large tables */
+		pg->want = k > 0 ? k : 1;
+	else if (pg->pre != NULL && k >= pg->pre_n && pg->want < PGCAT_BATCH)
+		pg->want *= 2;
+	if (pg->pre == NULL || k >= pg->pre_n ||
+	    now_ms() - pg->pre_when > PRE_FRESH_MS) {
 		pre_release(pg);
 		pg->pre_at = pg->next;
-		n = ld->nahead - pg->next < PGCAT_BATCH ? ld->nahead -
-		    pg->next : PGCAT_BATCH;
+		if (pg->want < 1 || pg->want > PGCAT_BATCH)
+			pg->want = PGCAT_BATCH;
+		n = ld->nahead - pg->next < pg->want ? ld->nahead -
+		    pg->next : pg->want;
 		pg->pre = xcalloc((size_t)n, sizeof(*pg->pre));
 		pg->pre_n = n;
 		p2o_err_clear(&pg->pre_err);
+		pg->pre_when = now_ms();
 		/* the tables after a failing one are released: the load
 		 * stops at it */
 		if (pgcat_describe_many(pg->conns[0], pub, ld->ahead +
