@@ -3,8 +3,10 @@
 # the 50 progress documents in one request and writes them in one, and
 # suspends the shared index once; a mark is stored without a read first;
 # the index is restored once, by the last section to finish, and not
-# before. Requests are counted by the node itself (_nodes/usage: the REST
-# actions it served), not by a stand-in.
+# before; 1,100 sections, more than ckpt holds at once, each end done and
+# restored, and a forget reaches every one. Requests are
+# counted by the node itself (_nodes/usage: the REST actions it served),
+# not by a stand-in.
 . "$(dirname "$0")/../lib.sh"
 
 S=p2o_ckshared
@@ -32,7 +34,7 @@ curl -sS -XPUT "$OS_URL/$IX" -H 'Content-Type: application/json' \
 frame() { printf '%d %s\n' $((${#1} + 1)) "$1"; }
 serve() {
 	local f
-	for f in "$@"; do frame "$f"; done | ckpt -c "$T/cfg.yaml" serve 2>>"$T/serve.err" | sed -E 's/^[0-9]+ //'
+	for f in "$@"; do frame "$f"; done | ckpt -c "${CFG:-$T/cfg.yaml}" serve 2>>"$T/serve.err" | sed -E 's/^[0-9]+ //'
 }
 setting() {	# setting NAME -> the index's own value, or "null"
 	curl -s "$OS_URL/$IX/_settings?flat_settings=true" | jq -r --arg i "$IX" --arg n "index.$1" '.[$i].settings[$n] // "null"'
@@ -134,5 +136,66 @@ ok $([ "$(used "$u6" "$u7" bulk_action)" -le 4 ]; echo $?) \
 
 drop_loads $S $tabs
 os_drop $IX
+
+# more sections writing one index than ckpt reads or writes in one request
+# (DOCS_SLICE, 512): the plan reads them in slices, and the last to finish
+# reads the others in slices again to mark them restored; each is stored
+# done and restored, and a forget reaches every one
+S2=p2o_ckshared_big
+N2=1100
+IX2=${S2}_all
+big=$(seq -f 'b%04g' 1 $N2)
+meta_drop() {	# every progress document and the sweep marker of S2
+	{ echo "$big" | jq -R -c --arg s $S2 '{delete: {_index: ".pg2osync_meta", _id: "postgres:\($s)/load/public.\(.)"}}'
+	  jq -n -c --arg s $S2 '{delete: {_index: ".pg2osync_meta", _id: "postgres:\($s)/sweep"}}'; } |
+		curl -sS -XPOST "$OS_URL/_bulk?refresh=true" -H 'Content-Type: application/x-ndjson' --data-binary @- >/dev/null
+}
+big_docs() {	# the progress documents of S2's sections that pass jq's FILTER
+	curl -s "$OS_URL/.pg2osync_meta/_mget" -H 'Content-Type: application/json' \
+		-d "$(jq -n -c --arg s "$S2" --arg t "$big" '{ids: [$t | split("\n")[] | "postgres:\($s)/load/public.\(.)"]}')" |
+		jq "[.docs[] | select(.found and ($1))] | length"
+}
+meta_drop
+os_drop $IX2
+psql_q -c "do \$\$ begin for i in 1..$N2 loop
+	execute format('drop table if exists b%s', lpad(i::text, 4, '0'));
+	execute format('create table b%s (id int primary key)', lpad(i::text, 4, '0'));
+	end loop; end \$\$"
+mkhead "$T/big.yaml" $S2
+{
+	echo "sync:"
+	for t in $big; do
+		printf '  %s:\n    table: public.%s\n    index: %s\n    id: "%s-{id}"\n' $t $t $IX2 $t
+	done
+} >> "$T/big.yaml"
+curl -sS -XPUT "$OS_URL/$IX2" -H 'Content-Type: application/json' \
+	-d '{"settings":{"index":{"refresh_interval":"5s","number_of_replicas":0}}}' >/dev/null
+frames=('{"k":"get"}')
+for t in $big; do
+	frames+=("{\"k\":\"marked\",\"id\":\"public.$t#1\",\"table\":\"public.$t\",\"progress\":{\"done\":1},\"done\":true}")
+done
+u8=$(usage)
+out=$(CFG=$T/big.yaml serve "${frames[@]}")
+u9=$(usage)
+ok $(echo "$out" | jq -s -e --arg n $N2 '[.[] | select(.k == "confirm") | .id] == [range(1; ($n | tonumber) + 1) | "public.b\(. | tostring | ("000" + .)[-4:])#1"]' >/dev/null; echo $?) \
+	"$N2 sections' marks in one serve: each confirmed, in order"
+ok $(curl -s "$OS_URL/$IX2/_settings?flat_settings=true" | jq -e --arg i "$IX2" '.[$i].settings["index.refresh_interval"] == "5s"' >/dev/null; echo $?) \
+	"the index restored by the last"
+ok $([ "$(used "$u8" "$u9" update_settings_action)" = 2 ]; echo $?) \
+	"suspended once and restored once ($(used "$u8" "$u9" update_settings_action) settings writes)"
+n=$(big_docs '._source.done and ._source.restored')
+ok $([ "$n" = $N2 ]; echo $?) "every section's document says done and restored ($n of $N2)"
+diag "the requests of $N2 sections' load: $(jq -n -c --argjson a "$u8" --argjson b "$u9" '$b | with_entries(.value -= ($a[.key] // 0)) | with_entries(select(.value > 0))')"
+out=$(CFG=$T/big.yaml serve '{"k":"get","forget":true}')
+n=$(echo "$out" | jq -s '[.[] | select(.k == "load") | .tables[]] | length')
+ok $([ "$n" = $N2 ]; echo $?) "after a forget the plan lists the $N2 tables again ($n)"
+n=$(big_docs '(._source.done | not) and ._source.progress == null')
+ok $([ "$n" = $N2 ]; echo $?) "and every section's progress is forgotten ($n of $N2)"
+
+meta_drop
+os_drop $IX2
+psql_q -c "do \$\$ begin for i in 1..$N2 loop
+	execute format('drop table b%s', lpad(i::text, 4, '0'));
+	end loop; end \$\$"
 drop_slot $S
 done_testing
