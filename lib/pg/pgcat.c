@@ -41,27 +41,21 @@ static const char find_sql[] =
     "  AND c.relname = s.rel";
 
 /* the replica identity's columns in key order: the identity index when
- * the table names one, else the primary key (what pgoutput flags) */
+ * the table names one, else the primary key (what pgoutput flags); of
+ * one table, and of many at once with each one's oid */
+#define IDENTITY_FROM \
+    "FROM pg_catalog.pg_class c " \
+    "JOIN pg_catalog.pg_index i ON i.indrelid = c.oid AND " \
+    "  (CASE c.relreplident WHEN 'i' THEN i.indisreplident " \
+    "   ELSE i.indisprimary END) " \
+    "CROSS JOIN LATERAL pg_catalog.unnest(i.indkey::pg_catalog.int2[]) " \
+    "  WITH ORDINALITY AS k(attnum, ord) " \
+    "JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid " \
+    "  AND a.attnum = k.attnum "
 static const char identity_sql[] =
-    "SELECT a.attname FROM pg_catalog.pg_class c "
-    "JOIN pg_catalog.pg_index i ON i.indrelid = c.oid AND "
-    "  (CASE c.relreplident WHEN 'i' THEN i.indisreplident "
-    "   ELSE i.indisprimary END) "
-    "CROSS JOIN LATERAL pg_catalog.unnest(i.indkey::pg_catalog.int2[]) "
-    "  WITH ORDINALITY AS k(attnum, ord) "
-    "JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid "
-    "  AND a.attnum = k.attnum "
-    "WHERE c.oid = $1 ORDER BY k.ord";
-
+    "SELECT a.attname " IDENTITY_FROM "WHERE c.oid = $1 ORDER BY k.ord";
 static const char identity_many_sql[] =
-    "SELECT c.oid, a.attname FROM pg_catalog.pg_class c "
-    "JOIN pg_catalog.pg_index i ON i.indrelid = c.oid AND "
-    "  (CASE c.relreplident WHEN 'i' THEN i.indisreplident "
-    "   ELSE i.indisprimary END) "
-    "CROSS JOIN LATERAL pg_catalog.unnest(i.indkey::pg_catalog.int2[]) "
-    "  WITH ORDINALITY AS k(attnum, ord) "
-    "JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid "
-    "  AND a.attnum = k.attnum "
+    "SELECT c.oid, a.attname " IDENTITY_FROM
     "WHERE c.oid = ANY ($1::pg_catalog.oid[]) ORDER BY c.oid, k.ord";
 
 /*
