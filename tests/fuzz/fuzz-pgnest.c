@@ -59,8 +59,8 @@ setup(void)
 	nest.n = 3;
 	nest.coll = calloc(3, sizeof(*nest.coll));
 	for (i = 0; i < 2; i++)
-		nest.coll[i].child = &cfg.syncs[0].children[i];
-	nest.coll[2].agg = &cfg.syncs[0].aggregates[0];
+		nest.coll[i].child = &sync_more(&cfg.syncs[0])->children[i];
+	nest.coll[2].agg = &sync_more(&cfg.syncs[0])->aggregates[0];
 	for (i = 0; i < 3; i++)
 		cols(&nest.coll[i], 3);
 	if (pgnest_build(&nest, &e) == -1)
