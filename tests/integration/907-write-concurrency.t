@@ -48,19 +48,27 @@ check "reports in order, each after everything before it was accepted" -- \
 	python3 - "$T/ops.frames" "$T/accepted.log" "$T/ctl.log" <<'PY'
 import json, sys
 ops_path, acc_path, ctl_path = sys.argv[1:4]
-first_ok = {}
+# per document, each write the node accepted and when (first time)
+acc = {}
 for line in open(acc_path):
     t, items = line.split(" ", 1)
     for a, idx, i, v in json.loads(items):
-        first_ok.setdefault((a, idx, i, v), float(t))
+        acc.setdefault((idx, i), {}).setdefault((a, v), float(t))
+inf = float("inf")
+def accepted(a, idx, i, v):
+    # when the node accepted this write, or a newer one of its document: a
+    # request sent again leaves out a write that a later request's newer
+    # write of the document has already put in (writer/window.c,
+    # drop_taken_later)
+    return min((t for (a2, v2), t in acc.get((idx, i), {}).items()
+                if v2 > v or (v2 == v and a2 == a)), default=inf)
 # for each boundary in stream order: when its last operation was accepted
 need, latest, marks = {}, 0.0, {}
-inf = float("inf")
 for line in open(ops_path):
     op = json.loads(line.split(" ", 1)[1])
     k = op["k"]
     if k in ("index", "delete"):
-        latest = max(latest, first_ok.get((k, op["index"], op["id"], op["v"]), inf))
+        latest = max(latest, accepted(k, op["index"], op["id"], op["v"]))
     elif k in ("commit", "pos"):
         need.setdefault(op["pos"], latest)
     elif k == "mark":
