@@ -19,12 +19,19 @@ psql_q -c "insert into strict values (1, 'x', '7')"
 check "an accepted row lands" -- wait_equal strict ${S}_strict 30
 wait_for 10 test -n "$(ckpt_lsn "$T/cfg.yaml")"
 ck1=$(ckpt_lsn "$T/cfg.yaml")
-psql_q -c "insert into strict values (2, 'y', 'not a number')"
+# the WAL position inside the refused row's transaction, after its insert:
+# the transaction commits past it, so a checkpoint at or below it is short
+# of the refused document. (The checkpoint may still move up to it: ck1 may
+# be read before the first row's position is stored, and a commit of
+# autovacuum's may come between, as after a test that dropped many tables.)
+in2=$(printf '%s\n' "begin;" "insert into strict values (2, 'y', 'not a number');" \
+	"select pg_current_wal_insert_lsn();" "commit;" | psql_q)
 psql_q -c "insert into strict (id, a) values (3, 'z')"
 wait_for 30 grep -q "document .* refused" "$T/sup.log"; ok $? "the refusal is logged: $(grep -m1 "document .* refused" "$T/sup.log" | cut -c1-160)"
 sleep 3
 ck2=$(ckpt_lsn "$T/cfg.yaml")
-ok $([ "$ck1" = "$ck2" ]; echo $?) "the checkpoint does not move past the refused document ($ck1 -> $ck2)"
+ok $([ -n "$ck2" ] && [ "$(lsn_num "$ck2")" -le "$(lsn_num "$in2")" ]; echo $?) \
+	"the checkpoint does not move past the refused document ($ck1 -> $ck2, the refused row's transaction past $in2)"
 sl=$(slot_confirmed $S)
 ok $([ "$(lsn_num "$sl")" -le "$(lsn_num "$ck2")" ]; echo $?) "nor does the slot ($sl)"
 ok $([ "$(os_get /${S}_strict/_doc/3 | jq -r .found)" = false ]; echo $?) "the row after it is held back too: no partial progress past it"
