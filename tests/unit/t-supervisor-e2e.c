@@ -22,6 +22,7 @@
 
 #include "xio.h"
 #include "tap.h"
+#include "free-port.h"
 
 static char tmp[64], bin[128], state[128], cfg[128], logpath[128];
 static char helper[PATH_MAX + 64], sv_exe[PATH_MAX + 64];
@@ -659,7 +660,8 @@ main(int argc, char *argv[])
 		printf("1..0 # SKIP no %s or %s\n", sv_exe, helper);
 		return 0;
 	}
-	port = 20000 + getpid() % 20000;
+	if ((port = free_port()) == 0)
+		BAIL_OUT("no free loopback port");
 
 	test_drain();
 	test_restart_from_checkpoint();
