@@ -304,20 +304,31 @@ may_send(const struct window *w, uint64_t seq)
 	return 1;
 }
 
-/* a target without versions: a flush about to build its body leaves out
- * each write a later flush in the window makes of the same document */
+/*
+ * A flush about to build its body (again) leaves out each write of a
+ * document a later flush in the window supersedes. Without versions the
+ * later write is the newer one wherever it lands, since a write sent again
+ * lands after everything sent before it. With external versions (the
+ * request failed while the flushes after it went on) only a later write
+ * the node has taken supersedes it, and only under the same routing: one
+ * under another may sit on another shard, where the earlier one is still
+ * owed, as superseded() in sink.c has it within one flush; the older write
+ * would only come back as a version conflict, and could not bring back a
+ * document a later flush deleted (a delete waits for every earlier write
+ * of its document, overtakes).
+ */
 static void
 drop_superseded(const struct window *w, uint64_t seq)
 {
 	struct flush *fl = slot_of(w, seq);
-	struct batch *later;
-	struct docref r;
+	const struct batch *later;
+	struct docref r, rj;
 	struct op *op;
 	uint64_t s;
-	int i;
+	int i, j, versioned;
 
-	if (target_can(w->sink->tm, TCAP_EXTERNAL_VERSIONS) || fl->tasking ||
-	    fl->phase > PH_BULK)
+	versioned = target_can(w->sink->tm, TCAP_EXTERNAL_VERSIONS);
+	if ((!versioned && fl->tasking) || fl->phase > PH_BULK)
 		return;
 	for (s = seq + 1; s < w->ord.next; s++) {
 		later = &slot_of(w, s)->b;
@@ -326,48 +337,17 @@ drop_superseded(const struct window *w, uint64_t seq)
 			if (!is_data(op) || op->written)
 				continue;
 			r = docref_of(&fl->b, op, 0);
-			if (batch_last_write(later, &r) >= 0)
-				op->written = 1;
-		}
-	}
-}
-
-/*
- * A flush about to build its body again (its request failed while the
- * flushes after it went on) leaves out each write a later flush has had
- * taken: the later one is the document's state, and the older would only
- * come back as a version conflict. (It could not bring back a document a
- * later flush deleted: a delete waits for every earlier write of its
- * document, overtakes.) A later write under another routing may sit on
- * another shard: the earlier one is still owed there, as superseded() in
- * sink.c has it within one flush.
- */
-static void
-drop_taken_later(const struct window *w, uint64_t seq)
-{
-	struct flush *fl = slot_of(w, seq);
-	const struct flush *lf;
-	struct docref r, rj;
-	struct op *op;
-	uint64_t s;
-	int i, j;
-
-	if (!target_can(w->sink->tm, TCAP_EXTERNAL_VERSIONS) ||
-	    fl->phase > PH_BULK)
-		return;
-	for (s = seq + 1; s < w->ord.next; s++) {
-		lf = slot_of(w, s);
-		for (i = 0; i < fl->b.nops; i++) {
-			op = &fl->b.ops[i];
-			if (!is_data(op) || op->written)
+			j = batch_last_write((struct batch *)later, &r);
+			if (j < 0)
 				continue;
-			r = docref_of(&fl->b, op, 0);
-			j = batch_last_write((struct batch *)&lf->b, &r);
-			if (j < 0 || !lf->b.ops[j].written)
-				continue;
-			rj = docref_of(&lf->b, &lf->b.ops[j], 0);
-			if (docref_same_routing(&r, &rj))
-				op->written = 1;
+			if (versioned) {
+				if (!later->ops[j].written)
+					continue;
+				rj = docref_of(later, &later->ops[j], 0);
+				if (!docref_same_routing(&r, &rj))
+					continue;
+			}
+			op->written = 1;
 		}
 	}
 }
@@ -416,7 +396,6 @@ window_next(struct window *w, long long now, int retry, int *slot,
 		if (!(fl->tasking && fl->proc.sent_all) && !may_send(w, seq))
 			continue;
 		drop_superseded(w, seq);
-		drop_taken_later(w, seq);
 		nearlier = 0;
 		for (e = w->ord.head; e < seq; e++)
 			w->earlier[nearlier++] = &slot_of(w, e)->b;

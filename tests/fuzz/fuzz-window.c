@@ -125,7 +125,7 @@ read_op(struct fz *z)
 
 /* version - 1 = i written, or a newer write of its document: a flush sent
  * again leaves out a write a later flush's newer one of the document has
- * put in the node (window.c, drop_taken_later) */
+ * put in the node (window.c, drop_superseded) */
 static int
 done(const struct fz *z, int i)
 {

@@ -59,7 +59,7 @@ def accepted(a, idx, i, v):
     # when the node accepted this write, or a newer one of its document: a
     # request sent again leaves out a write that a later request's newer
     # write of the document has already put in (writer/window.c,
-    # drop_taken_later)
+    # drop_superseded)
     return min((t for (a2, v2), t in acc.get((idx, i), {}).items()
                 if v2 > v or (v2 == v and a2 == a)), default=inf)
 # for each boundary in stream order: when its last operation was accepted
