@@ -9,6 +9,26 @@
 # not by a stand-in.
 . "$(dirname "$0")/../lib.sh"
 
+# setup CONFIG SLOT INDEX REFRESH PREFIX N WIDTH: N tables PREFIX<n> (n
+# WIDTH digits wide), each a sync section of CONFIG writing INDEX, which
+# exists before the load with a refresh interval of its own
+setup() {
+	local cfg=$1 slot=$2 ix=$3 refresh=$4 p=$5 n=$6 wd=$7 t
+	psql_q -c "do \$\$ begin for i in 1..$n loop
+		execute format('drop table if exists $p%s', lpad(i::text, $wd, '0'));
+		execute format('create table $p%s (id int primary key)', lpad(i::text, $wd, '0'));
+		end loop; end \$\$"
+	mkhead "$cfg" $slot
+	{
+		echo "sync:"
+		for t in $(seq -f "$p%0${wd}g" 1 $n); do
+			printf '  %s:\n    table: public.%s\n    index: %s\n    id: "%s-{id}"\n' $t $t $ix $t
+		done
+	} >> "$cfg"
+	curl -sS -XPUT "$OS_URL/$ix" -H 'Content-Type: application/json' \
+		-d "{\"settings\":{\"index\":{\"refresh_interval\":\"$refresh\",\"number_of_replicas\":0}}}" >/dev/null
+}
+
 S=p2o_ckshared
 N=50
 IX=${S}_all
@@ -16,20 +36,7 @@ tabs=$(seq -f 's%02g' 1 $N)
 drop_slot $S
 os_drop $IX
 drop_loads $S $tabs
-psql_q -c "do \$\$ begin for i in 1..$N loop
-	execute format('drop table if exists s%s', lpad(i::text, 2, '0'));
-	execute format('create table s%s (id int primary key)', lpad(i::text, 2, '0'));
-	end loop; end \$\$"
-mkhead "$T/cfg.yaml" $S
-{
-	echo "sync:"
-	for t in $tabs; do
-		printf '  %s:\n    table: public.%s\n    index: %s\n    id: "%s-{id}"\n' $t $t $IX $t
-	done
-} >> "$T/cfg.yaml"
-# the index exists before the load with a refresh interval of its own
-curl -sS -XPUT "$OS_URL/$IX" -H 'Content-Type: application/json' \
-	-d '{"settings":{"index":{"refresh_interval":"7s","number_of_replicas":0}}}' >/dev/null
+setup "$T/cfg.yaml" $S $IX 7s s $N 2
 
 frame() { printf '%d %s\n' $((${#1} + 1)) "$1"; }
 serve() {
@@ -157,19 +164,7 @@ big_docs() {	# the progress documents of S2's sections that pass jq's FILTER
 }
 meta_drop
 os_drop $IX2
-psql_q -c "do \$\$ begin for i in 1..$N2 loop
-	execute format('drop table if exists b%s', lpad(i::text, 4, '0'));
-	execute format('create table b%s (id int primary key)', lpad(i::text, 4, '0'));
-	end loop; end \$\$"
-mkhead "$T/big.yaml" $S2
-{
-	echo "sync:"
-	for t in $big; do
-		printf '  %s:\n    table: public.%s\n    index: %s\n    id: "%s-{id}"\n' $t $t $IX2 $t
-	done
-} >> "$T/big.yaml"
-curl -sS -XPUT "$OS_URL/$IX2" -H 'Content-Type: application/json' \
-	-d '{"settings":{"index":{"refresh_interval":"5s","number_of_replicas":0}}}' >/dev/null
+setup "$T/big.yaml" $S2 $IX2 5s b $N2 4
 frames=('{"k":"get"}')
 for t in $big; do
 	frames+=("{\"k\":\"marked\",\"id\":\"public.$t#1\",\"table\":\"public.$t\",\"progress\":{\"done\":1},\"done\":true}")
