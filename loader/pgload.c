@@ -106,13 +106,6 @@ sync_view(struct pgtab *tab)
 }
 
 /*
- * sec's catalogue answers when it is the next table of the load: read
- * with those of the tables after it, PGCAT_BATCH at a time (four
- * questions a table were most of the loader's own 8 ms a table at 1,000
- * tables of one row). 1 with *t (taken over), 0 when sec is not the next
- * table (the caller asks), -1 with err when its description failed.
- */
-/*
  * How old answers read ahead may be when their table's load starts: a
  * table's columns, key and publication are what the catalogue said just
  * before its copy, as when each table was asked alone; past this the rest
@@ -121,28 +114,36 @@ sync_view(struct pgtab *tab)
  */
 #define PRE_FRESH_MS	1000
 
+/*
+ * sec's catalogue answers when it is the next table of the load: read
+ * with those of the tables after it, PGCAT_BATCH at a time (four
+ * questions a table were most of the loader's own 8 ms a table at 1,000
+ * tables of one row). 1 with *t (taken over), 0 when sec is not the next
+ * table (the caller asks), -1 with err when its description failed.
+ */
 static int
 pre_take(struct loader *ld, const char *pub, const struct sync_section *sec,
     struct pgcat_table *t)
 {
 	struct pgload *pg = ld->src;
-	int n, k;
+	int n, k, stale;
 
 	if (pg->next >= ld->nahead || ld->ahead[pg->next] != sec)
 		return 0;
 	k = pg->next - pg->pre_at;
-	if (pg->pre != NULL && k < pg->pre_n &&
-	    now_ms() - pg->pre_when > PRE_FRESH_MS)
-		/* as many as were used in time: 1 for large tables */
-		pg->want = k > 0 ? k : 1;
-	else if (pg->pre != NULL && k >= pg->pre_n && pg->want < PGCAT_BATCH)
-		pg->want *= 2;
-	if (pg->pre == NULL || k >= pg->pre_n ||
-	    now_ms() - pg->pre_when > PRE_FRESH_MS) {
-		pre_release(pg);
-		pg->pre_at = pg->next;
+	stale = pg->pre != NULL && k < pg->pre_n &&
+	    now_ms() - pg->pre_when > PRE_FRESH_MS;
+	if (pg->pre == NULL || k >= pg->pre_n || stale) {
+		/* next, as many as were used in time (1 for large tables),
+		 * or twice as many as a batch used whole */
+		if (stale)
+			pg->want = k > 0 ? k : 1;
+		else if (pg->pre != NULL)
+			pg->want *= 2;
 		if (pg->want < 1 || pg->want > PGCAT_BATCH)
 			pg->want = PGCAT_BATCH;
+		pre_release(pg);
+		pg->pre_at = pg->next;
 		n = ld->nahead - pg->next < pg->want ? ld->nahead -
 		    pg->next : pg->want;
 		pg->pre = xcalloc((size_t)n, sizeof(*pg->pre));
